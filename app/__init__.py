@@ -1,0 +1,50 @@
+"""llmbench: the Flask app factory. Importing this package starts nothing."""
+
+import hashlib
+import logging
+
+from flask import Flask
+
+from . import config as config_mod
+from . import crypto
+from . import db
+
+log = logging.getLogger(__name__)
+
+
+def create_app(test_config=None):
+    """Build the app: config, master key, database, extensions, blueprints, orchestrator."""
+    config = config_mod.load(test_config)
+    app = Flask(
+        __name__,
+        instance_path=str(config_mod.INSTANCE_PATH),
+        template_folder=str(config_mod.REPO_ROOT / "templates"),
+        static_folder=str(config_mod.REPO_ROOT / "static"),
+    )
+    app.config.update(config)
+
+    key = crypto.load_key(
+        key_path=app.config["MASTER_KEY_PATH"],
+        key_base64=app.config["MASTER_KEY_BASE64"],
+        instance_path=app.instance_path,
+    )
+    crypto.set_key(key)
+    # Session/CSRF signing key derived from the master key: nothing else to keep safe.
+    app.config.setdefault("SECRET_KEY", hashlib.sha256(b"llmbench-session:" + key).hexdigest())
+
+    db.init_app(app)
+    if app.config["LOAD_DEFAULTS"]:
+        from . import defaults
+
+        with db.database.connection_context():
+            defaults.ensure_defaults()
+
+    from .web import init_app as init_web
+
+    init_web(app)
+
+    if app.config["SCHEDULER_ENABLED"]:
+        from . import scheduler
+
+        scheduler.start(app.config)
+    return app

@@ -1,0 +1,3 @@
+"""JSON API: datasets. (placeholder)"""
+
+from . import bp  # noqa: F401

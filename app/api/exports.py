@@ -1,0 +1,3 @@
+"""JSON API: exports. (placeholder)"""
+
+from . import bp  # noqa: F401

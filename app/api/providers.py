@@ -1,0 +1,3 @@
+"""JSON API: providers. (placeholder)"""
+
+from . import bp  # noqa: F401

@@ -1,0 +1,3 @@
+"""JSON API: runs. (placeholder)"""
+
+from . import bp  # noqa: F401

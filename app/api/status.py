@@ -1,0 +1,3 @@
+"""JSON API: status. (placeholder)"""
+
+from . import bp  # noqa: F401

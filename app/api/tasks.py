@@ -1,0 +1,3 @@
+"""JSON API: tasks. (placeholder)"""
+
+from . import bp  # noqa: F401

@@ -1,0 +1,1 @@
+"""Datasets: import and export tasks in every seed format."""

@@ -1,0 +1,48 @@
+"""The deferred Peewee database: initialised by the factory or the CLI with the same pragmas."""
+
+import logging
+from pathlib import Path
+
+from peewee import SqliteDatabase
+
+log = logging.getLogger(__name__)
+
+# Deferred: bound to a file by init_db(); importing this module opens nothing.
+database = SqliteDatabase(None)
+
+PRAGMAS = {
+    "journal_mode": "wal",
+    "foreign_keys": 1,
+    "cache_size": -64000,
+    "synchronous": "normal",
+    "busy_timeout": 10000,
+}
+
+
+def init_db(path, migrate=True):
+    """Bind the database to `path` (created with its folder), then apply migrations."""
+    if path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    if not database.is_closed():
+        database.close()
+    database.init(path, pragmas=PRAGMAS, timeout=10, check_same_thread=False)
+    if migrate:
+        from . import migrations
+
+        with database.connection_context():
+            migrations.apply(database)
+    return database
+
+
+def init_app(app):
+    """Bind the database for the app and open/close a connection per request."""
+    init_db(app.config["DB"])
+
+    @app.before_request
+    def _connect():
+        database.connect(reuse_if_open=True)
+
+    @app.teardown_request
+    def _close(exc):
+        if not database.is_closed():
+            database.close()

@@ -1,0 +1,1 @@
+"""Exports: CSV, Markdown, summary.json, report.html (streamed)."""

@@ -1,0 +1,52 @@
+"""Named, ordered, add-only schema migrations recorded in `_migrations`. Never edit a shipped one."""
+
+import logging
+
+from .clock import utcnow
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS = []
+
+
+def migration(fn):
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@migration
+def m001_initial(db):
+    from .models import ALL_MODELS
+
+    db.create_tables(ALL_MODELS)
+
+
+def applied(db):
+    """Names of the migrations already applied, in order."""
+    return [row[0] for row in db.execute_sql("SELECT name FROM _migrations ORDER BY id")]
+
+
+def schema_version(db):
+    return len(applied(db))
+
+
+def apply(db):
+    """Apply every migration not yet recorded; each in its own transaction."""
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS _migrations ("
+        "id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    done = set(applied(db))
+    for fn in MIGRATIONS:
+        if fn.__name__ in done:
+            continue
+        with db.atomic("IMMEDIATE"):
+            # Another process may have applied it while we waited for the lock.
+            if fn.__name__ in set(applied(db)):
+                continue
+            fn(db)
+            db.execute_sql(
+                "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
+                (fn.__name__, utcnow().isoformat()),
+            )
+        log.info("applied migration %s", fn.__name__)

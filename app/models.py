@@ -1,0 +1,274 @@
+"""Peewee models: the whole data model. Queries that belong to one model live beside it."""
+
+import json
+
+from peewee import BooleanField
+from peewee import CharField
+from peewee import DateTimeField
+from peewee import FloatField
+from peewee import ForeignKeyField
+from peewee import IntegerField
+from peewee import Model
+from peewee import TextField
+
+from .clock import utcnow
+from .db import database
+
+PROVIDER_TYPES = ("OPENAI", "OLLAMA")
+DIFFICULTIES = ("easy", "medium", "hard")
+
+# Item statuses, exactly these five (PRODUCT.md).
+NEW = "NEW"
+WAITING_FOR_JUDGE = "WAITING_FOR_JUDGE"
+COMPLETED = "COMPLETED"
+FAILED = "FAILED"
+CANT_BE_FINISHED = "CANT_BE_FINISHED"
+ITEM_STATUSES = (NEW, WAITING_FOR_JUDGE, COMPLETED, FAILED, CANT_BE_FINISHED)
+
+# Run status (persisted) and phase.
+PENDING = "PENDING"
+FINISHED = "FINISHED"
+BENCHMARKING = "BENCHMARKING"
+JUDGING = "JUDGING"
+
+# What the person asked the run to do; survives restarts. Shown state is derived in runs.py.
+CONTROL_RUNNING = "running"
+CONTROL_PAUSED = "paused"
+CONTROL_STOPPED = "stopped"
+
+
+class JSONField(TextField):
+    """JSON stored as text; None stays NULL."""
+
+    def db_value(self, value):
+        return None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+    def python_value(self, value):
+        return None if value is None else json.loads(value)
+
+
+class BaseModel(Model):
+    class Meta:
+        database = database
+
+
+class Provider(BaseModel):
+    name = CharField(max_length=100, unique=True)
+    type = CharField(max_length=10)
+    base_url = CharField(max_length=500)
+    models_endpoint = CharField(max_length=200)
+    inference_endpoint = CharField(max_length=200)
+    timeout_seconds = FloatField(default=120.0)
+    max_concurrency = IntegerField(default=1)
+    created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(default=utcnow)
+
+
+class ProviderHeader(BaseModel):
+    provider = ForeignKeyField(Provider, backref="headers", on_delete="CASCADE")
+    key = CharField(max_length=100)
+    # Plain text when not secret; base64(nonce + AES-GCM ciphertext) when secret (crypto.py).
+    value = TextField()
+    is_secret = BooleanField(default=False)
+
+    class Meta:
+        indexes = ((("provider", "key"), True),)
+
+
+class Task(BaseModel):
+    task_id = CharField(max_length=200, unique=True)
+    category = CharField(max_length=100, index=True)
+    subcategory = CharField(max_length=100, default="")
+    difficulty = CharField(max_length=20, default="medium")
+    question = TextField()
+    system_prompt = TextField(null=True)
+    excellent = TextField(default="")
+    good = TextField(default="")
+    pass_answer = TextField(default="")
+    incorrect_direction = TextField(default="")
+    rubric = JSONField(null=True)  # [{"id", "text", "weight", "max_score"}]
+    auto_fail = JSONField(null=True)  # ["rule text", ...]
+    tags = JSONField(null=True)  # ["tag", ...]
+    vars = JSONField(null=True)  # {"name": "value"} for {name} in the question
+    template_version = CharField(max_length=50, null=True)
+    created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(default=utcnow)
+
+
+class Collection(BaseModel):
+    name = CharField(max_length=200, unique=True)
+    description = TextField(default="")
+    created_at = DateTimeField(default=utcnow)
+
+
+class CollectionTask(BaseModel):
+    collection = ForeignKeyField(Collection, backref="memberships", on_delete="CASCADE")
+    task = ForeignKeyField(Task, backref="memberships", on_delete="CASCADE")
+
+    class Meta:
+        indexes = ((("collection", "task"), True),)
+
+
+class Run(BaseModel):
+    run_id = CharField(max_length=200, unique=True)
+    name = CharField(max_length=200, default="")
+    judge_provider = ForeignKeyField(Provider, null=True, on_delete="SET NULL")
+    judge_provider_name = CharField(max_length=100)  # kept if the provider is deleted
+    judge_model = CharField(max_length=300)
+    judge_params = JSONField(null=True)
+    status = CharField(max_length=20, default=PENDING, index=True)  # PENDING | FINISHED
+    phase = CharField(max_length=20, default=BENCHMARKING)
+    control = CharField(max_length=20, default=CONTROL_RUNNING, index=True)
+    control_reason = TextField(null=True)  # why it is paused/stopped (crash, budget, person)
+    settings = JSONField(null=True)  # max_attempts, max_budget_usd, ... for this run
+    dataset_hash = CharField(max_length=64, null=True)
+    prompt_hash = CharField(max_length=64, null=True)
+    source = CharField(max_length=20, default="web")  # web | api | cli
+    created_at = DateTimeField(default=utcnow, index=True)
+    started_at = DateTimeField(null=True)
+    finished_at = DateTimeField(null=True)
+    updated_at = DateTimeField(default=utcnow)
+
+
+class RunTarget(BaseModel):
+    run = ForeignKeyField(Run, backref="targets", on_delete="CASCADE")
+    provider = ForeignKeyField(Provider, null=True, on_delete="SET NULL")
+    provider_name = CharField(max_length=100)
+    model = CharField(max_length=300)
+    params = JSONField(null=True)  # temperature, top_p, max_tokens, seed, stop
+    position = IntegerField(default=0)
+    warmup_ms = FloatField(null=True)
+    load_ms = FloatField(null=True)
+    warmup_error = TextField(null=True)
+
+    class Meta:
+        indexes = ((("run", "provider", "model"), True),)
+
+
+class RunCollection(BaseModel):
+    run = ForeignKeyField(Run, backref="run_collections", on_delete="CASCADE")
+    collection = ForeignKeyField(Collection, null=True, on_delete="SET NULL")
+    collection_name = CharField(max_length=200)
+
+
+class Item(BaseModel):
+    run = ForeignKeyField(Run, backref="items", on_delete="CASCADE")
+    target = ForeignKeyField(RunTarget, backref="items", on_delete="CASCADE")
+    task = ForeignKeyField(Task, null=True, on_delete="SET NULL")
+    # Snapshot of the task as it was when the run started.
+    task_key = CharField(max_length=200)
+    category = CharField(max_length=100, default="")
+    subcategory = CharField(max_length=100, default="")
+    difficulty = CharField(max_length=20, default="")
+    question = TextField()
+    system_prompt = TextField(null=True)
+    excellent = TextField(default="")
+    good = TextField(default="")
+    pass_answer = TextField(default="")
+    incorrect_direction = TextField(default="")
+    rubric = JSONField(null=True)
+    auto_fail_rules = JSONField(null=True)
+    template_version = CharField(max_length=50, null=True)
+    # Claiming (seed 000 §5, §12.1): no IN_PROGRESS status, these columns instead.
+    status = CharField(max_length=20, default=NEW)
+    attempts = IntegerField(default=0)
+    answer_attempts = IntegerField(default=0)
+    first_attempt_at = DateTimeField(null=True)
+    last_attempt_at = DateTimeField(null=True)
+    next_retry_at = DateTimeField(null=True)
+    # The answer.
+    request_json = JSONField(null=True)
+    response_raw = TextField(null=True)
+    answer = TextField(null=True)
+    finish_reason = CharField(max_length=50, null=True)
+    time_taken_ms = FloatField(null=True)
+    ttft_ms = FloatField(null=True)
+    prompt_ms = FloatField(null=True)
+    decode_ms = FloatField(null=True)
+    load_ms = FloatField(null=True)
+    prompt_tokens = IntegerField(null=True)
+    tokens_generated = IntegerField(null=True)
+    tokens_per_second = FloatField(null=True)
+    tps_source = CharField(max_length=30, null=True)  # e.g. ollama.eval, llamacpp.timings, estimated
+    tokens_estimated = BooleanField(default=False)
+    cost_usd = FloatField(null=True)
+    cost_source = CharField(max_length=30, null=True)  # provider | price_table
+    context_hash = CharField(max_length=64, null=True, index=True)
+    answered_at = DateTimeField(null=True)
+    # The judgement.
+    judge_request_json = JSONField(null=True)
+    judge_raw = TextField(null=True)
+    judge_ms = FloatField(null=True)
+    evaluation_score = FloatField(null=True)
+    evaluation_reason = TextField(null=True)
+    rubric_scores = JSONField(null=True)
+    auto_fail = BooleanField(null=True)
+    judged_at = DateTimeField(null=True)
+    # Failure: which stage failed (answer | judge | warmup) and why.
+    error_stage = CharField(max_length=20, null=True)
+    error_msg = TextField(null=True)
+    created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = (
+            (("run", "status", "target", "next_retry_at"), False),  # the claim query
+            (("run", "target", "task_key"), False),
+            (("run", "evaluation_score"), False),
+            (("run", "time_taken_ms"), False),
+            (("run", "tokens_per_second"), False),
+            (("run", "category"), False),
+        )
+
+
+class RunLog(BaseModel):
+    """Append-only run log."""
+
+    run = ForeignKeyField(Run, backref="logs", on_delete="CASCADE")
+    created_at = DateTimeField(default=utcnow)
+    level = CharField(max_length=10, default="INFO")
+    event = CharField(max_length=40, default="INFO")
+    message = TextField()
+    data = JSONField(null=True)
+
+    class Meta:
+        indexes = ((("run", "id"), False),)
+
+
+class Lease(BaseModel):
+    """One row per lease name: who runs the orchestrator for this database, until when."""
+
+    name = CharField(max_length=50, unique=True)
+    holder = CharField(max_length=200)
+    acquired_at = DateTimeField(default=utcnow)
+    heartbeat_at = DateTimeField(default=utcnow)
+    expires_at = DateTimeField()
+
+
+class Price(BaseModel):
+    """Price table: USD per 1M tokens for a provider+model."""
+
+    provider_name = CharField(max_length=100)
+    model = CharField(max_length=300)
+    input_per_1m = FloatField(default=0.0)
+    output_per_1m = FloatField(default=0.0)
+    updated_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("provider_name", "model"), True),)
+
+
+ALL_MODELS = [
+    Provider,
+    ProviderHeader,
+    Task,
+    Collection,
+    CollectionTask,
+    Run,
+    RunTarget,
+    RunCollection,
+    Item,
+    RunLog,
+    Lease,
+    Price,
+]

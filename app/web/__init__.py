@@ -1,0 +1,69 @@
+"""The web layer: extensions, blueprints and the one place errors become HTTP responses."""
+
+from flask import jsonify
+from flask import render_template
+from flask import request
+from flask_htmx import HTMX
+from flask_wtf.csrf import CSRFError
+from flask_wtf.csrf import CSRFProtect
+from werkzeug.exceptions import HTTPException
+
+from ..errors import LlmbenchError
+
+htmx = HTMX()
+csrf = CSRFProtect()
+
+
+def init_app(app):
+    """Bind extensions, register blueprints and error handlers."""
+    htmx.init_app(app)
+    csrf.init_app(app)
+
+    from ..api import bp as api_bp
+    from . import collections
+    from . import dashboard
+    from . import providers
+    from . import results
+    from . import runs
+    from . import settings
+    from . import tasks
+
+    # The JSON API takes application/json only, which a cross-site form cannot send
+    # without a CORS preflight we never grant; CSRF tokens guard the HTML forms.
+    csrf.exempt(api_bp)
+    app.register_blueprint(api_bp)
+    for module in (dashboard, providers, tasks, collections, settings, runs, results):
+        app.register_blueprint(module.bp)
+    if app.debug or app.config.get("TESTING"):
+        from . import patterns
+
+        app.register_blueprint(patterns.bp)
+
+    @app.context_processor
+    def _globals():
+        from ..runs import active_run
+
+        return {"active_run": active_run()}
+
+    def wants_json():
+        return request.path.startswith("/api/") or request.accept_mimetypes.best == "application/json"
+
+    @app.errorhandler(LlmbenchError)
+    def _domain_error(exc):
+        if wants_json():
+            return jsonify(exc.to_dict()), exc.status
+        return render_template("errors/error.html", error=exc, status=exc.status), exc.status
+
+    @app.errorhandler(CSRFError)
+    def _csrf_error(exc):
+        message = "The form expired or came from another site; reload the page and try again."
+        if wants_json():
+            return jsonify({"error": message}), 400
+        return render_template("errors/error.html", error=exc, message=message, status=400), 400
+
+    @app.errorhandler(HTTPException)
+    def _http_error(exc):
+        if wants_json():
+            return jsonify({"error": exc.description}), exc.code
+        return render_template("errors/error.html", error=exc, message=exc.description,
+                               status=exc.code), exc.code
