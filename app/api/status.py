@@ -1,3 +1,35 @@
-"""JSON API: status. (placeholder)"""
+"""JSON API: service status (seed 000 §3.5)."""
 
-from . import bp  # noqa: F401
+import importlib.metadata
+
+from flask import jsonify
+
+from ..clock import isoformat
+from ..db import database
+from ..migrations import schema_version
+from ..models import Lease
+from ..runs import active_run
+from . import bp
+
+
+def _version():
+    try:
+        return importlib.metadata.version("llmbench")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+@bp.get("/status")
+def status():
+    """Health, the active run, who holds the orchestrator lease, the schema version."""
+    run = active_run()
+    lease = Lease.get_or_none(Lease.name == "orchestrator")
+    return jsonify({
+        "status": "ok",
+        "activeRun": run.run_id if run else None,
+        "state": run.state if run else "idle",
+        "orchestrator": {"holder": lease.holder, "heartbeatAt": isoformat(lease.heartbeat_at),
+                         "expiresAt": isoformat(lease.expires_at)} if lease else None,
+        "schemaVersion": schema_version(database),
+        "version": _version(),
+    })

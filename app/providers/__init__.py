@@ -58,7 +58,8 @@ class ProviderError(Exception):
         super().__init__(message)
         self.message = message
         self.transient = transient
-        self.kind = kind  # connection | timeout | rate_limit | server | client | not_found | malformed | cancelled
+        # connection, timeout, rate_limit, server, client, not_found, malformed, cancelled
+        self.kind = kind
         self.status = status
         self.retry_after = retry_after  # seconds, from Retry-After
         self.raw = raw

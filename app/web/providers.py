@@ -1,5 +1,178 @@
-"""Web pages: providers. (placeholder until its owner fills it in)"""
+"""Web pages: providers (list, add/edit with header rows, delete, refresh models, test inference)."""
 
 from flask import Blueprint
+from flask import flash
+from flask import redirect
+from flask import render_template
+from flask import request
+from flask import url_for
 
-bp = Blueprint("providers", __name__, url_prefix="/settings/providers" or None)
+from .. import provider_store as store
+from ..errors import Conflict
+from ..errors import ValidationError
+from ..providers import ProviderError
+from . import htmx
+from .settings import errors_by_field
+
+bp = Blueprint("providers", __name__, url_prefix="/settings/providers")
+
+EMPTY_HEADER_ROWS = 3
+
+
+def _with_rows(provider):
+    provider.header_rows = store.header_rows(provider)
+    return provider
+
+
+def _form_from_request(form):
+    """The submitted form as the store's camelCase dict (header rows gathered by index)."""
+    data = {k: form.get(k, "") for k in ("name", "type", "baseUrl", "modelsEndpoint",
+                                          "inferenceEndpoint", "timeoutSeconds", "maxConcurrency")}
+    indices = sorted({int(k.split("-")[1]) for k in form
+                      if k.startswith("headers-") and k.split("-")[1].isdigit()})
+    data["headers"] = [{"id": form.get(f"headers-{i}-id", ""), "key": form.get(f"headers-{i}-key", ""),
+                        "value": form.get(f"headers-{i}-value", ""),
+                        "isSecret": bool(form.get(f"headers-{i}-isSecret"))} for i in indices]
+    return data
+
+
+def _form_from_provider(provider):
+    rows = [{"id": h["id"], "key": h["key"], "value": "" if h["isSecret"] else h["value"],
+             "valueMasked": h["valueMasked"], "isSecret": h["isSecret"]}
+            for h in store.header_rows(provider)]
+    return {"name": provider.name, "type": provider.type, "baseUrl": provider.base_url,
+            "modelsEndpoint": provider.models_endpoint,
+            "inferenceEndpoint": provider.inference_endpoint,
+            "timeoutSeconds": f"{provider.timeout_seconds:g}",
+            "maxConcurrency": provider.max_concurrency, "headers": rows}
+
+
+def _render_form(form, provider=None, errors=None, status=200):
+    masked = {}
+    if provider is not None:
+        masked = {h["id"]: h["valueMasked"] for h in store.header_rows(provider) if h["isSecret"]}
+    for row in form["headers"]:
+        if row.get("isSecret") and not row.get("valueMasked") and str(row.get("id") or "").isdigit():
+            row["valueMasked"] = masked.get(int(row["id"]))
+    form["headers"] = [r for r in form["headers"] if r.get("key") or r.get("value")]
+    form["headers"] += [{}] * EMPTY_HEADER_ROWS
+    return render_template("providers/form.html", form=form, provider=provider,
+                           errors=errors or {}, subnav_active="providers"), status
+
+
+@bp.get("/")
+def index():
+    """All providers with their actions."""
+    providers = [_with_rows(p) for p in store.list_providers()]
+    return render_template("providers/index.html", providers=providers, models_by_id={},
+                           subnav_active="providers")
+
+
+@bp.get("/new")
+def new():
+    """An empty provider form (Ollama defaults)."""
+    form = {"type": "OLLAMA", "baseUrl": "http://localhost:11434", "timeoutSeconds": "120",
+            "maxConcurrency": "1", "headers": []}
+    return _render_form(form)
+
+
+@bp.post("/new")
+def create():
+    """Save a new provider, or show the form again with what is wrong."""
+    form = _form_from_request(request.form)
+    try:
+        provider = store.create_provider(form)
+    except ValidationError as exc:
+        return _render_form(form, errors=errors_by_field(exc), status=400)
+    except Conflict as exc:
+        return _render_form(form, errors={"name": exc.message}, status=409)
+    flash(f"Provider {provider.name} added. Refresh its models to check the connection.", "success")
+    return redirect(url_for("providers.index"))
+
+
+@bp.get("/<int:provider_id>/edit")
+def edit(provider_id):
+    """The provider form, secret values masked."""
+    provider = store.get_provider(provider_id)
+    return _render_form(_form_from_provider(provider), provider)
+
+
+@bp.post("/<int:provider_id>/edit")
+def update(provider_id):
+    """Save changes; an empty secret value keeps the stored one."""
+    provider = store.get_provider(provider_id)
+    form = _form_from_request(request.form)
+    try:
+        provider = store.update_provider(provider_id, form)
+    except ValidationError as exc:
+        return _render_form(form, provider, errors_by_field(exc), 400)
+    except Conflict as exc:
+        return _render_form(form, provider, {"name": exc.message}, 409)
+    flash(f"Provider {provider.name} saved.", "success")
+    return redirect(url_for("providers.index"))
+
+
+@bp.post("/<int:provider_id>/delete")
+def delete(provider_id):
+    """Delete a provider (htmx: remove its card)."""
+    provider = store.get_provider(provider_id)
+    store.delete_provider(provider_id)
+    if htmx:
+        return ""
+    flash(f"Provider {provider.name} deleted.", "success")
+    return redirect(url_for("providers.index"))
+
+
+def _models(provider_id, refresh):
+    try:
+        return store.list_models(provider_id, refresh=refresh), None
+    except ProviderError as exc:
+        return None, exc.message
+
+
+@bp.get("/<int:provider_id>")
+def show(provider_id):
+    """One provider: its models (asked from the server) and the test form."""
+    provider = store.get_provider(provider_id)
+    models, error = _models(provider_id, refresh=bool(request.args.get("refresh")))
+    return render_template("providers/show.html", provider=provider, models=models,
+                           models_error=error, subnav_active="providers")
+
+
+@bp.get("/<int:provider_id>/models")
+def models_fragment(provider_id):
+    """Fragment #models-<id>: the model list or the error, asked fresh with ?refresh=1."""
+    provider = store.get_provider(provider_id)
+    models, error = _models(provider_id, refresh=bool(request.args.get("refresh")))
+    return render_template("providers/_models.html", provider=provider, models=models,
+                           models_error=error)
+
+
+def _test(provider_id):
+    form = request.form
+    test = {"model": form.get("model", ""), "prompt": form.get("prompt", "")}
+    try:
+        return test, store.test_inference(provider_id, test["model"], test["prompt"]), None
+    except ValidationError as exc:
+        return test, None, errors_by_field(exc)
+
+
+@bp.post("/<int:provider_id>/test")
+def test_inference(provider_id):
+    """Send a test prompt and show the provider page with the answer (no JS)."""
+    provider = store.get_provider(provider_id)
+    test, result, errors = _test(provider_id)
+    # The models are not asked again here: a server that is down would double the wait.
+    return render_template("providers/show.html", provider=provider, models=None,
+                           models_error=None, test=test, result=result,
+                           test_errors=errors, subnav_active="providers"), 400 if errors else 200
+
+
+@bp.post("/<int:provider_id>/test/fragment")
+def test_inference_fragment(provider_id):
+    """Fragment #provider-test-<id>: the test answer with time, TTFT, tokens, tokens/s."""
+    provider = store.get_provider(provider_id)
+    test, result, errors = _test(provider_id)
+    if errors:
+        result = {"success": False, "error": "; ".join(errors.values()), "raw": None}
+    return render_template("providers/_test_result.html", provider=provider, result=result)

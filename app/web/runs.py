@@ -1,17 +1,173 @@
-"""Web pages: runs. (placeholder until its owner fills it in)"""
+"""Run pages: history, the live run view with its polled fragments, and the run controls."""
 
 from flask import Blueprint
+from flask import make_response
+from flask import redirect
+from flask import render_template
+from flask import request
+from flask import url_for
+
+from .. import run_views
+from .. import runs
+from ..errors import LlmbenchError
+from ..models import ITEM_STATUSES
+from . import htmx
 
 bp = Blueprint("runs", __name__, url_prefix="/runs")
+
+def _int_arg(name, default=None):
+    try:
+        return int(request.args.get(name, ""))
+    except ValueError:
+        return default
+
+
+def item_filters(run):
+    """The latest-items filter from the query string: (target id or None, status or None)."""
+    target = _int_arg("model")
+    targets = run_views.run_models(run)
+    if target not in {t.id for t in targets}:
+        target = None
+    status = request.args.get("status") or None
+    if status not in ITEM_STATUSES:
+        status = None
+    return targets, target, status
+
+
+def live_context(run):
+    """Everything the live view and its fragments render."""
+    targets, target, status = item_filters(run)
+    logs = run_views.recent_logs(run)
+    items = run_views.latest_items(run, target=target, status=status)
+    return {
+        "run": run,
+        "p": run_views.progress(run),
+        "logs": logs,
+        "items": items,
+        # What the page shows now; the poll sends them back so unchanged regions are not resent.
+        "log_mark": logs[0].id if logs else 0,
+        "items_mark": run_views.items_mark(items, target, status),
+        "targets": targets,
+        "filter_model": target,
+        "filter_status": status,
+        "statuses": ITEM_STATUSES,
+    }
 
 
 @bp.get("/")
 def index():
-    """Run history (placeholder)."""
-    return "runs"
+    """Run history: filter by state, judge model and dates; sort; paginate (all in the URL)."""
+    args = request.args
+    filters = {
+        "state": args.get("state") if args.get("state") in run_views.RUN_STATES else None,
+        "judge": args.get("judge") or None,
+        "date_from": run_views.parse_date(args.get("from")),
+        "date_to": run_views.parse_date(args.get("to")),
+    }
+    result = run_views.history(sort=args.get("sort", "-created"), page=_int_arg("page", 1),
+                               **filters)
+    return render_template("runs/index.html", result=result, filters=filters,
+                           states=run_views.RUN_STATES, judges=run_views.judge_models())
 
 
 @bp.get("/<run_id>")
 def show(run_id):
-    """Live run view (placeholder)."""
-    return run_id
+    """Live run view: progress, controls, log and latest items; polls while running."""
+    run = run_views.get_run(run_id)
+    return render_template("runs/show.html", **live_context(run))
+
+
+@bp.get("/<run_id>/progress")
+def progress(run_id):
+    """Fragment #run-progress (+ controls, log and latest items out of band): the poll target."""
+    run = run_views.get_run(run_id)
+    context = live_context(run)
+    return render_template("runs/_poll.html",
+                           send_log=request.args.get("log_mark") != str(context["log_mark"]),
+                           send_items=request.args.get("items_mark") != context["items_mark"],
+                           **context)
+
+
+@bp.get("/<run_id>/log")
+def log(run_id):
+    """Fragment #run-log: the latest run log lines."""
+    run = run_views.get_run(run_id)
+    return render_template("runs/_log.html", run=run, logs=run_views.recent_logs(run))
+
+
+@bp.get("/<run_id>/events")
+def events(run_id):
+    """Fragment #raw-events: the latest run log entries as raw JSON."""
+    run = run_views.get_run(run_id)
+    return render_template("runs/_events.html", run=run, logs=run_views.recent_logs(run, 20))
+
+
+@bp.get("/<run_id>/items")
+def items(run_id):
+    """Fragment #latest-items, filtered by ?model=<target id>&status=; the page URL follows."""
+    run = run_views.get_run(run_id)
+    context = live_context(run)
+    response = make_response(render_template("runs/_latest_items.html", **context))
+    # Keep the filter bookmarkable: the address bar shows the page URL, not the fragment's.
+    response.headers["HX-Replace-Url"] = url_for(
+        "runs.show", run_id=run.run_id, model=context["filter_model"],
+        status=context["filter_status"])
+    return response
+
+
+def _control(run_id, action):
+    """Apply pause/stop/resume; htmx gets the controls (+ progress) back, a plain form a redirect."""
+    apply = {"pause": runs.pause_run, "stop": runs.stop_run, "resume": runs.resume_run}[action]
+    if not htmx:
+        apply(run_id)  # errors become the 404/409 page at the one edge
+        return redirect(url_for("runs.show", run_id=run_id), code=303)
+    error = None
+    try:
+        apply(run_id)
+    except LlmbenchError as exc:
+        # htmx swaps only 2xx: show why in the controls instead of failing silently.
+        error = exc.message
+    run = run_views.get_run(run_id)
+    response = make_response(render_template("runs/_control_result.html",
+                                             control_error=error, **live_context(run)))
+    response.headers["Vary"] = "HX-Request"
+    return response
+
+
+@bp.post("/<run_id>/pause")
+def pause(run_id):
+    """Pause: the item in flight finishes, then the run halts."""
+    return _control(run_id, "pause")
+
+
+@bp.post("/<run_id>/stop")
+def stop(run_id):
+    """Stop now: the request in flight is abandoned; its item stays claimable."""
+    return _control(run_id, "stop")
+
+
+@bp.post("/<run_id>/resume")
+def resume(run_id):
+    """Resume / continue a paused, stopped or crashed run."""
+    return _control(run_id, "resume")
+
+
+@bp.app_template_filter("duration")
+def duration(seconds):
+    """Seconds as '1h 02m', '3m 05s' or '12s'."""
+    seconds = int(round(seconds or 0))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h {minutes:02d}m"
+    if minutes:
+        return f"{minutes}m {secs:02d}s"
+    return f"{secs}s"
+
+
+@bp.app_template_filter("duration_ms")
+def duration_ms(ms):
+    """Milliseconds as '850 ms' or '6.1 s'."""
+    if ms is None:
+        return "—"
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"

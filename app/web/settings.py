@@ -1,11 +1,90 @@
-"""Web pages: settings. (placeholder until its owner fills it in)"""
+"""Web pages: settings index, the price table, reset defaults; form helpers the settings pages share."""
+
+import json
 
 from flask import Blueprint
+from flask import flash
+from flask import redirect
+from flask import render_template
+from flask import request
+from flask import url_for
 
-bp = Blueprint("settings", __name__, url_prefix="/settings" or None)
+from .. import defaults
+from .. import provider_store
+from ..errors import ValidationError
+
+bp = Blueprint("settings", __name__, url_prefix="/settings")
+
+
+def errors_by_field(exc):
+    """ValidationError → {field: message} for templates (first message per field)."""
+    out = {}
+    for entry in exc.errors:
+        out.setdefault(entry.get("field"), entry["message"])
+    return out
+
+
+@bp.app_template_filter("pretty_json")
+def pretty_json(value):
+    """Indented JSON for <pre> blocks (Jinja escapes it)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
 
 
 @bp.get("/")
 def index():
-    """Settings (placeholder)."""
-    return "settings"
+    """Settings start at the providers."""
+    return redirect(url_for("providers.index"))
+
+
+def _prices_page(errors=None, form=None, status=200):
+    return render_template(
+        "settings/prices.html", prices=provider_store.list_prices(), errors=errors or {},
+        form=form or {}, provider_names=[p.name for p in provider_store.list_providers()],
+        subnav_active="prices"), status
+
+
+@bp.get("/prices")
+def prices():
+    """The editable price table."""
+    return _prices_page()
+
+
+@bp.post("/prices")
+def prices_save():
+    """Insert or update one price row."""
+    form = request.form
+    try:
+        price = provider_store.set_price(form.get("providerName"), form.get("model"),
+                                         form.get("inputPer1m"), form.get("outputPer1m"))
+    except ValidationError as exc:
+        return _prices_page(errors_by_field(exc), form, 400)
+    flash(f"Price for {price.provider_name} / {price.model} saved.", "success")
+    return redirect(url_for("settings.prices"))
+
+
+@bp.post("/prices/<int:price_id>/delete")
+def prices_delete(price_id):
+    """Remove one price row."""
+    provider_store.delete_price(price_id)
+    flash("Price removed.", "success")
+    return redirect(url_for("settings.prices"))
+
+
+@bp.get("/defaults", endpoint="defaults")
+def defaults_page():
+    """What reset defaults does, and the button."""
+    return render_template("settings/defaults.html", subnav_active="defaults",
+                           providers=defaults.DEFAULT_PROVIDERS)
+
+
+@bp.post("/reset-defaults")
+def reset_defaults():
+    """Restore the default providers, built-in tasks and collections; user data is kept."""
+    summary = defaults.reset_defaults()
+    flash(summary[:1].upper() + summary[1:] + ".", "success")
+    return redirect(url_for("settings.defaults"))

@@ -1,5 +1,133 @@
-"""Web pages: tasks. (placeholder until its owner fills it in)"""
+"""Web pages: tasks (searchable, paginated list; add/edit with a prompt preview; delete)."""
+
+import json
 
 from flask import Blueprint
+from flask import flash
+from flask import redirect
+from flask import render_template
+from flask import request
+from flask import url_for
 
-bp = Blueprint("tasks", __name__, url_prefix="/settings/tasks" or None)
+from .. import task_store as store
+from ..errors import Conflict
+from ..errors import ValidationError
+from . import htmx
+from .settings import errors_by_field
+
+bp = Blueprint("tasks", __name__, url_prefix="/settings/tasks")
+
+PER_PAGE = 50
+FIELDS = ("taskId", "category", "subcategory", "difficulty", "question", "systemPrompt",
+          "excellent", "good", "pass", "incorrectAnswerDirection", "rubric", "autoFail", "tags",
+          "vars", "templateVersion")
+
+
+def _listing():
+    args = request.args
+    q, category = args.get("q", "").strip(), args.get("category", "")
+    page = store.search_tasks(q, category, args.get("page", 1), PER_PAGE)
+    return {"page": page, "q": q, "category": category, "categories": store.list_categories()}
+
+
+@bp.get("/")
+def index():
+    """Tasks with a search box and a category filter (GET params, bookmarkable)."""
+    return render_template("tasks/index.html", subnav_active="tasks", **_listing())
+
+
+@bp.get("/table")
+def table():
+    """Fragment #task-table for the same query; the address bar shows the full page's URL."""
+    response = render_template("tasks/_table.html", **_listing())
+    args = {k: v for k, v in request.args.items() if v}
+    return response, 200, {"HX-Push-Url": url_for("tasks.index", **args)}
+
+
+def _form_from_task(task):
+    d = store.task_to_dict(task)
+    form = {f: d.get(f) or "" for f in FIELDS}
+    form["rubric"] = json.dumps(task.rubric, indent=2, ensure_ascii=False) if task.rubric else ""
+    form["autoFail"] = "\n".join(task.auto_fail or [])
+    form["tags"] = ", ".join(task.tags or [])
+    form["vars"] = "\n".join(f"{k} = {v}" for k, v in (task.vars or {}).items())
+    return form
+
+
+def _preview(form):
+    """The question with its {variables} filled, or None when there is nothing to fill."""
+    try:
+        values = store.clean_task({"task_id": "preview", "category": "preview",
+                                   "question": form.get("question") or "?", "excellent": "-",
+                                   "vars": form.get("vars")})
+    except ValidationError:
+        return None
+    if not values.get("vars"):
+        return None
+    return store.fill_question(values["question"], values["vars"])
+
+
+def _render_form(form, task=None, errors=None, status=200):
+    return render_template("tasks/form.html", form=form, task=task, errors=errors or {},
+                           categories=store.list_categories(), preview=_preview(form),
+                           subnav_active="tasks"), status
+
+
+@bp.get("/new")
+def new():
+    """An empty task form."""
+    return _render_form({"difficulty": "medium", "category": request.args.get("category", "")})
+
+
+@bp.post("/new")
+def create():
+    """Save a new task, or show the form again with what is wrong."""
+    form = {f: request.form.get(f, "") for f in FIELDS}
+    try:
+        task = store.create_task(form)
+    except ValidationError as exc:
+        return _render_form(form, errors=errors_by_field(exc), status=400)
+    except Conflict as exc:
+        return _render_form(form, errors={"taskId": exc.message}, status=409)
+    flash(f"Task {task.task_id} added.", "success")
+    return redirect(url_for("tasks.index"))
+
+
+@bp.get("/<int:task_pk>/edit")
+def edit(task_pk):
+    """The task form, filled in."""
+    task = store.get_task(task_pk)
+    return _render_form(_form_from_task(task), task)
+
+
+@bp.post("/<int:task_pk>/edit")
+def update(task_pk):
+    """Save changes to a task."""
+    task = store.get_task(task_pk)
+    form = {f: request.form.get(f, "") for f in FIELDS}
+    try:
+        task = store.update_task(task_pk, form)
+    except ValidationError as exc:
+        return _render_form(form, task, errors_by_field(exc), 400)
+    except Conflict as exc:
+        return _render_form(form, task, {"taskId": exc.message}, 409)
+    flash(f"Task {task.task_id} saved.", "success")
+    return redirect(url_for("tasks.index"))
+
+
+@bp.post("/preview")
+def preview():
+    """Fragment #task-preview: the question with its variables filled in."""
+    form = {f: request.form.get(f, "") for f in FIELDS}
+    return render_template("tasks/_preview.html", preview=_preview(form))
+
+
+@bp.post("/<int:task_pk>/delete")
+def delete(task_pk):
+    """Delete a task (htmx: remove its row)."""
+    task = store.get_task(task_pk)
+    store.delete_task(task_pk)
+    if htmx:
+        return ""
+    flash(f"Task {task.task_id} deleted.", "success")
+    return redirect(request.form.get("next") or url_for("tasks.index"))

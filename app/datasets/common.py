@@ -1,0 +1,193 @@
+"""Shared pieces of the dataset formats: parsed tasks, error collection, value normalisers."""
+
+from dataclasses import dataclass
+from dataclasses import field
+
+from ..errors import ValidationError
+
+# Task fields by their model names (app.models.Task), in export order.
+TASK_FIELDS = (
+    "task_id", "category", "subcategory", "difficulty", "question", "system_prompt",
+    "excellent", "good", "pass_answer", "incorrect_direction", "rubric", "auto_fail", "tags",
+    "vars", "template_version",
+)
+TEXT_FIELDS = ("task_id", "category", "subcategory", "difficulty", "question", "system_prompt",
+               "excellent", "good", "pass_answer", "incorrect_direction", "template_version")
+DIFFICULTIES = ("easy", "medium", "hard")
+
+
+@dataclass
+class ParsedTask:
+    """One task read from a file: model field names, where it came from, per-key lines."""
+
+    data: dict
+    line: int | None = None
+    file: str | None = None
+    # model field name -> (line, name of the key in the source file)
+    fields: dict = field(default_factory=dict)
+    bad: bool = False  # the parser already reported a problem: check the rest, save nothing
+    references_optional: bool = False  # seed 003 rows have no reference answers
+    always_template: bool = False  # seed 003 prompt_template: placeholders need vars
+
+    def where(self, name):
+        """(line, source field name) for a model field, falling back to the task's line."""
+        line, label = self.fields.get(name, (None, None))
+        return (line or self.line), (label or name)
+
+
+@dataclass
+class Dataset:
+    """What a file held: tasks, collections by name (task_id lists), and every problem found."""
+
+    tasks: list = field(default_factory=list)
+    collections: dict = field(default_factory=dict)
+    problems: list = field(default_factory=list)
+
+
+class Problems:
+    """Collects error entries {file, line, field, message} instead of stopping at the first."""
+
+    def __init__(self, file=None, entries=None):
+        self.file = file
+        self.entries = entries if entries is not None else []
+
+    def add(self, field_name, message, line=None, file=None):
+        entry = {"file": file or self.file, "line": line, "field": field_name, "message": message}
+        self.entries.append(entry)
+
+    def __bool__(self):
+        return bool(self.entries)
+
+    def raise_if_any(self):
+        if self.entries:
+            raise ValidationError(self.entries, message=summary_message(self.entries))
+
+
+def summary_message(entries, limit=20):
+    """One readable message for many problems (the full list travels in `errors`)."""
+    from ..errors import format_error
+
+    head = [format_error(e) for e in entries[:limit]]
+    more = len(entries) - limit
+    if more > 0:
+        head.append(f"... and {more} more")
+    noun = "problem" if len(entries) == 1 else "problems"
+    return f"{len(entries)} {noun} found, nothing was imported:\n" + "\n".join(head)
+
+
+def as_text(value):
+    """A scalar a person wrote in a file (42, 3.5, true, a date) as text; None stays None."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value  # lists/dicts: left for the validator to reject with its field name
+
+
+def norm_difficulty(value):
+    """'Easy' / 'MEDIUM' / ' hard ' -> 'easy' / 'medium' / 'hard' (other values pass through)."""
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in DIFFICULTIES:
+            return lowered
+    return value
+
+
+def norm_rubric(value, label, task, problems):
+    """Rubric items to {id, text, weight, max_score}; strings become items r1, r2, ..."""
+    if value is None or value == []:
+        return None
+    line, _ = task.where("rubric")
+    if not isinstance(value, list):
+        problems.add(label, "must be a list of items {id, text, weight, max_score}", line)
+        return None
+    items = []
+    seen = set()
+    for n, raw in enumerate(value, start=1):
+        where = f"{label}[{n - 1}]"
+        if isinstance(raw, str):
+            raw = {"id": f"r{n}", "text": raw}
+        if not isinstance(raw, dict):
+            problems.add(where, "must be an object {id, text, weight, max_score} or a string", line)
+            continue
+        unknown = sorted(set(raw) - {"id", "text", "weight", "max_score", "maxScore"})
+        if unknown:
+            problems.add(where, f"unknown key(s) {', '.join(unknown)}; allowed: id, text, weight, "
+                                f"max_score (or maxScore)", line)
+            continue
+        item_id = as_text(raw.get("id")) or f"r{n}"
+        text = as_text(raw.get("text"))
+        if not isinstance(text, str) or not text.strip():
+            problems.add(f"{where}.text", "is required", line)
+            continue
+        if item_id in seen:
+            problems.add(f"{where}.id", f"duplicate rubric id {item_id!r}", line)
+            continue
+        seen.add(item_id)
+        weight = raw.get("weight", 1)
+        max_score = raw.get("max_score", raw.get("maxScore", 1))
+        bad = False
+        for key, number in (("weight", weight), ("max_score", max_score)):
+            if isinstance(number, bool) or not isinstance(number, int | float) or number <= 0:
+                problems.add(f"{where}.{key}", "must be a number greater than 0", line)
+                bad = True
+        if not bad:
+            items.append({"id": item_id, "text": text.strip(), "weight": weight,
+                          "max_score": max_score})
+    return items or None
+
+
+def norm_str_list(value, label, task, problems, name):
+    """A list of non-empty strings (auto-fail rules, tags); a single string becomes a list."""
+    if value is None or value == []:
+        return None
+    line, _ = task.where(name)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        problems.add(label, "must be a list of strings", line)
+        return None
+    out = []
+    for n, item in enumerate(value):
+        item = as_text(item)
+        if not isinstance(item, str) or not item.strip():
+            problems.add(f"{label}[{n}]", "must be a non-empty string", line)
+            continue
+        out.append(item.strip())
+    return out or None
+
+
+def norm_vars(value, label, task, problems):
+    """Template variables: a JSON object (or its text); None means 'not a template'."""
+    import json
+
+    if value is None or value == "":
+        return None
+    line, _ = task.where("vars")
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            problems.add(label, f"is not valid JSON ({exc.msg} at column {exc.colno})", line)
+            return None
+    if not isinstance(value, dict):
+        problems.add(label, "must be a JSON object like {\"name\": \"value\"}", line)
+        return None
+    for key in value:
+        if not isinstance(key, str) or not key.isidentifier():
+            problems.add(label, f"variable name {key!r} must be letters, digits and _", line)
+            return None
+    return value
+
+
+def check_keys(raw, allowed, task, problems, prefix=""):
+    """Reject unknown keys, naming each with its line and the allowed ones."""
+    unknown = [k for k in raw if k not in allowed]
+    for key in unknown:
+        line = getattr(raw, "key_lines", {}).get(key, task.line)
+        problems.add(f"{prefix}{key}", "unknown key; allowed: " + ", ".join(sorted(allowed)), line)
+    return not unknown

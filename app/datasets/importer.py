@@ -1,0 +1,255 @@
+"""Import tasks from files, all or nothing: check everything first, then save in one transaction."""
+
+import json
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+
+from ..clock import utcnow
+from ..db import database
+from ..errors import ValidationError
+from ..models import Collection
+from ..models import CollectionTask
+from ..models import Task
+from . import json_tasks
+from . import jsonl_tasks
+from . import runner_tasks
+from . import yaml_tasks
+from .common import TASK_FIELDS
+from .common import Problems
+from .common import summary_message
+from .validate import finish
+
+PARSERS = {
+    "yaml": yaml_tasks.parse,
+    "jsonl": jsonl_tasks.parse,
+    "csv": runner_tasks.parse_csv,
+    "runner-jsonl": runner_tasks.parse_jsonl,
+    "json": json_tasks.parse,
+}
+FORMATS = tuple(PARSERS)
+ALIASES = {"yml": "yaml", "seed001": "yaml", "seed004": "jsonl", "seed003": "csv",
+           "runner-csv": "csv", "runner_jsonl": "runner-jsonl"}
+ON_DUPLICATE = ("reject", "skip", "update")
+_EXTENSIONS = {".yml": "yaml", ".yaml": "yaml", ".csv": "csv", ".json": "json"}
+MAX_ERRORS = 500  # a file with 100 000 bad lines still gets a readable answer
+_BATCH = 200  # rows per INSERT: well under SQLite's bound-variable limit
+
+
+@dataclass
+class ImportResult:
+    """What an import did."""
+
+    created: int = 0
+    updated: int = 0
+    skipped: int = 0
+    collection: str | None = None
+    collections: list = field(default_factory=list)  # every collection that got tasks
+    task_ids: list = field(default_factory=list)  # task_id of every task in the file(s)
+
+    def to_dict(self):
+        """camelCase for the API."""
+        return {"created": self.created, "updated": self.updated, "skipped": self.skipped,
+                "collection": self.collection, "collections": self.collections,
+                "total": len(self.task_ids)}
+
+
+@dataclass
+class CheckedDataset:
+    """Validated tasks (model field dicts, in file order) and collections; nothing saved yet."""
+
+    tasks: list
+    collections: dict
+    existing: dict  # task_id -> pk of tasks already in the database
+
+
+def normalise_format(fmt):
+    """A known format name or None; ValidationError names the choices."""
+    if fmt in (None, "", "auto"):
+        return None
+    name = ALIASES.get(str(fmt).lower(), str(fmt).lower())
+    if name not in PARSERS:
+        raise ValidationError.field("format", f"unknown format {fmt!r}; use one of "
+                                              + ", ".join(FORMATS))
+    return name
+
+
+def sniff(name, text):
+    """Guess the format from the file name, else from the content."""
+    suffix = Path(name or "").suffix.lower()
+    if suffix in _EXTENSIONS:
+        return _EXTENSIONS[suffix]
+    stripped = text.lstrip()
+    first = next((ln for ln in stripped.splitlines() if ln.strip()), "")
+    if suffix in (".jsonl", ".ndjson") or first.startswith("{"):
+        if suffix not in (".jsonl", ".ndjson"):
+            try:
+                doc = json.loads(stripped)
+            except ValueError:
+                doc = None
+            if isinstance(doc, dict) and ("tasks" in doc or "format" in doc):
+                return "json"
+        try:
+            keys = json.loads(first)
+        except ValueError:
+            keys = {}
+        return "runner-jsonl" if isinstance(keys, dict) and "prompt_template" in keys else "jsonl"
+    if stripped.startswith("["):
+        return "json"
+    if "prompt_template" in first and "," in first:
+        return "csv"
+    return "yaml"
+
+
+def read_sources(path_or_bytes, filename=None, problems=None):
+    """[(label, text)] from bytes, a file, a folder of *.yml/*.yaml, or a list of those."""
+    problems = problems if problems is not None else Problems()
+    if isinstance(path_or_bytes, bytes | bytearray):
+        return [_decode(bytes(path_or_bytes), filename or "upload", problems)]
+    if isinstance(path_or_bytes, list | tuple):
+        sources = []
+        for item in path_or_bytes:
+            sources.extend(read_sources(item, None, problems))
+        return sources
+    path = Path(path_or_bytes)
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.suffix.lower() in (".yml", ".yaml"))
+        if not files:
+            problems.add(None, "the folder holds no *.yml or *.yaml files", file=str(path))
+        return [_decode(p.read_bytes(), str(p), problems) for p in files]
+    if not path.is_file():
+        problems.add(None, "no such file or folder", file=str(path))
+        return []
+    return [_decode(path.read_bytes(), str(path), problems)]
+
+
+def _decode(data, label, problems):
+    try:
+        return label, data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        problems.add(None, f"is not UTF-8 text (byte {exc.start})", file=label)
+        return label, ""
+
+
+def check(path_or_bytes, fmt=None, filename=None, on_duplicate="reject"):
+    """Parse and validate everything without saving; ValidationError lists every problem."""
+    fmt = normalise_format(fmt)
+    if on_duplicate not in ON_DUPLICATE:
+        raise ValidationError.field("onDuplicate", "must be reject, skip or update")
+    problems = Problems()
+    sources = read_sources(path_or_bytes, filename, problems)
+    parsed, collections = [], {}
+    for label, text in sources:
+        if not text.strip():
+            if not problems.entries:
+                problems.add(None, "the file is empty", file=label)
+            continue
+        dataset = PARSERS[fmt or sniff(label, text)](text, label)
+        problems.entries.extend(dataset.problems)
+        parsed.extend(dataset.tasks)
+        collections.update(dataset.collections)
+    if not parsed and not problems:
+        problems.add(None, "no tasks found", file=sources[0][0] if sources else None)
+    cleaned = []
+    first_seen = {}
+    for task in parsed:
+        data = finish(task, problems)
+        if data is None or task.bad:
+            continue
+        earlier = first_seen.get(data["task_id"])
+        if earlier is not None:
+            problems.add(task.where("task_id")[1], f"task_id {data['task_id']!r} is given twice "
+                         f"(first at {_place(earlier)})", task.line, task.file)
+            continue
+        first_seen[data["task_id"]] = task
+        cleaned.append((task, data))
+    existing = _existing_ids([d["task_id"] for _, d in cleaned])
+    if on_duplicate == "reject":
+        for task, data in cleaned:
+            if data["task_id"] in existing:
+                problems.add(task.where("task_id")[1],
+                             f"task_id {data['task_id']!r} already exists; choose skip or update "
+                             "for duplicates, or rename it", task.line, task.file)
+    known = set(first_seen)
+    for name, spec in collections.items():
+        unknown = [i for i in spec["task_ids"] if i not in known]
+        unknown = [i for i in unknown if i not in _existing_ids(unknown)]
+        if unknown:
+            problems.add(f"collections.{name}", "unknown task_id(s): " + ", ".join(unknown[:10]),
+                         spec.get("line"), spec.get("file"))
+    if problems:
+        entries = problems.entries
+        if len(entries) > MAX_ERRORS:
+            entries = entries[:MAX_ERRORS] + [{"file": None, "line": None, "field": None,
+                                               "message": f"... and {len(entries) - MAX_ERRORS}"
+                                                          " more problems"}]
+        raise ValidationError(entries, message=summary_message(problems.entries))
+    return CheckedDataset([d for _, d in cleaned], collections, existing)
+
+
+def _place(task):
+    return ", ".join(p for p in (task.file, f"line {task.line}" if task.line else None) if p) \
+        or "an earlier task"
+
+
+def _existing_ids(task_ids):
+    found = {}
+    for start in range(0, len(task_ids), 500):
+        chunk = task_ids[start:start + 500]
+        query = Task.select(Task.id, Task.task_id).where(Task.task_id.in_(chunk)).tuples()
+        found.update({task_id: pk for pk, task_id in query})
+    return found
+
+
+def import_tasks(path_or_bytes, fmt=None, filename=None, collection=None, on_duplicate="reject"):
+    """Import tasks from a file, folder, list of paths or bytes; all or nothing."""
+    if collection is not None:
+        collection = collection.strip() or None
+        if collection and len(collection) > 200:
+            raise ValidationError.field("collection", "must be at most 200 characters")
+    checked = check(path_or_bytes, fmt, filename, on_duplicate)
+    # IMMEDIATE: take the write lock at BEGIN (a deferred read-then-write can fail in WAL mode).
+    with database.atomic("IMMEDIATE"):
+        # Look again inside the lock: another writer may have added one of these task_ids.
+        checked.existing = _existing_ids([d["task_id"] for d in checked.tasks])
+        if on_duplicate == "reject" and checked.existing:
+            taken = ", ".join(sorted(checked.existing)[:10])
+            raise ValidationError.field("task_id", f"already exists: {taken}")
+        return _save(checked, collection, on_duplicate)
+
+
+def _save(checked, collection, on_duplicate):
+    result = ImportResult(collection=collection, task_ids=[d["task_id"] for d in checked.tasks])
+    now = utcnow()
+    rows = []
+    for data in checked.tasks:
+        values = {name: data.get(name) for name in TASK_FIELDS}
+        pk = checked.existing.get(data["task_id"])
+        if pk is None:
+            rows.append({**values, "created_at": now, "updated_at": now})
+        elif on_duplicate == "update":
+            Task.update(**{k: v for k, v in values.items() if k != "task_id"},
+                        updated_at=now).where(Task.id == pk).execute()
+            result.updated += 1
+        else:
+            result.skipped += 1
+    for start in range(0, len(rows), _BATCH):
+        Task.insert_many(rows[start:start + _BATCH]).execute()
+    result.created = len(rows)
+    groups = dict(checked.collections)
+    if collection:
+        groups[collection] = {"task_ids": result.task_ids, "description": ""}
+    wanted = set(result.task_ids)
+    for spec in groups.values():
+        wanted.update(spec["task_ids"])
+    pks = _existing_ids(sorted(wanted))
+    for name, spec in groups.items():
+        group = Collection.get_or_none(Collection.name == name)
+        if group is None:
+            group = Collection.create(name=name, description=spec.get("description") or "")
+        members = [{"collection": group.id, "task": pks[i]} for i in spec["task_ids"]]
+        for start in range(0, len(members), _BATCH):
+            CollectionTask.insert_many(members[start:start + _BATCH]).on_conflict_ignore() \
+                .execute()
+        result.collections.append(name)
+    return result

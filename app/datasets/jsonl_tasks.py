@@ -1,0 +1,121 @@
+"""Seed 004 JSONL: one strict object per line {id, category, difficulty, scenario: [str], prompt,
+rubric: [{id, text, weight?, maxScore?}], auto_fail: [str], version?, source?}.
+
+Unknown keys are rejected. The scenario bullets are put before the prompt in the question. So that
+our own tasks survive an export and re-import, these optional keys are known too: subcategory,
+system_prompt, excellent, good, pass, incorrect_direction, tags, vars.
+"""
+
+import json
+
+from .common import Dataset
+from .common import ParsedTask
+from .common import Problems
+from .common import as_text
+from .common import norm_difficulty
+from .common import norm_rubric
+from .common import norm_str_list
+from .common import norm_vars
+from .lines import LineDict
+
+SEED_KEYS = {"id", "category", "difficulty", "scenario", "prompt", "rubric", "auto_fail",
+             "version", "source"}
+EXTRA_KEYS = {"subcategory", "system_prompt", "excellent", "good", "pass",
+              "incorrect_direction", "tags", "vars"}
+ALLOWED = SEED_KEYS | EXTRA_KEYS
+
+_TEXT = {"id": "task_id", "category": "category", "difficulty": "difficulty",
+         "version": "template_version", "subcategory": "subcategory",
+         "system_prompt": "system_prompt", "excellent": "excellent", "good": "good",
+         "pass": "pass_answer", "incorrect_direction": "incorrect_direction"}
+
+
+def parse(text, file=None):
+    """Read seed 004 JSONL; every bad line is reported with its number."""
+    problems = Problems(file)
+    dataset = Dataset(problems=problems.entries)
+    for number, raw_line in enumerate(text.splitlines(), start=1):
+        if not raw_line.strip():
+            continue
+        try:
+            raw = json.loads(raw_line, object_pairs_hook=LineDict)
+        except json.JSONDecodeError as exc:
+            problems.add(None, f"not valid JSON: {exc.msg} (column {exc.colno})", number)
+            continue
+        task = _task(raw, number, file, problems)
+        if task is not None:
+            dataset.tasks.append(task)
+    return dataset
+
+
+def _task(raw, line, file, problems):
+    if not isinstance(raw, dict):
+        problems.add(None, "each line must be a JSON object", line)
+        return None
+    task = ParsedTask({}, line, file)
+    before = len(problems.entries)
+    for key in sorted(set(raw) - ALLOWED):
+        problems.add(key, "unknown key; allowed: " + ", ".join(sorted(ALLOWED)), line)
+    for key, name in _TEXT.items():
+        if key in raw:
+            task.data[name] = as_text(raw[key])
+            task.fields[name] = (line, key)
+    task.fields["question"] = (line, "prompt")
+    task.data["question"] = _question(raw, line, problems)
+    task.data["difficulty"] = norm_difficulty(task.data.get("difficulty"))
+    task.data["rubric"] = norm_rubric(raw.get("rubric"), "rubric", task, problems)
+    task.data["auto_fail"] = norm_str_list(raw.get("auto_fail"), "auto_fail", task, problems,
+                                           "auto_fail")
+    tags = norm_str_list(raw.get("tags"), "tags", task, problems, "tags") or []
+    source = as_text(raw.get("source"))
+    if source is not None and not isinstance(source, str):
+        problems.add("source", "must be text", line)
+    elif source and f"source:{source}" not in tags:
+        tags.append(f"source:{source}")  # no column of its own; kept as a tag
+    task.data["tags"] = tags or None
+    task.data["vars"] = norm_vars(raw.get("vars"), "vars", task, problems)
+    task.bad = len(problems.entries) != before
+    return task
+
+
+def _question(raw, line, problems):
+    prompt = raw.get("prompt")
+    if prompt is not None and not isinstance(prompt, str):
+        problems.add("prompt", "must be text", line)
+        return None
+    scenario = raw.get("scenario")
+    if scenario in (None, []):
+        return prompt
+    if isinstance(scenario, str):
+        scenario = [scenario]
+    if not isinstance(scenario, list) or not all(isinstance(s, str) for s in scenario):
+        problems.add("scenario", "must be a list of strings", line)
+        return None
+    bullets = "\n".join(f"- {s.strip()}" for s in scenario if s.strip())
+    return f"{bullets}\n\n{prompt}" if prompt else bullets
+
+
+def task_entry(t):
+    """One task as a seed 004 JSONL object (its question becomes `prompt`, scenario empty)."""
+    get = t.get if isinstance(t, dict) else (lambda k: getattr(t, k))
+    entry = {"id": get("task_id"), "category": get("category"),
+             "difficulty": (get("difficulty") or "medium").capitalize(),
+             "scenario": [], "prompt": get("question"),
+             "rubric": [{"id": r["id"], "text": r["text"], "weight": r.get("weight", 1),
+                         "maxScore": r.get("max_score", 1)} for r in (get("rubric") or [])],
+             "auto_fail": list(get("auto_fail") or [])}
+    if get("template_version"):
+        entry["version"] = get("template_version")
+    for key, name in (("subcategory", "subcategory"), ("system_prompt", "system_prompt"),
+                      ("excellent", "excellent"), ("good", "good"), ("pass", "pass_answer"),
+                      ("incorrect_direction", "incorrect_direction"), ("tags", "tags"),
+                      ("vars", "vars")):
+        if get(name) not in (None, "", []):
+            entry[key] = get(name)
+    return entry
+
+
+def dump_lines(tasks):
+    """Seed 004 JSONL, one line per task."""
+    for t in tasks:
+        yield json.dumps(task_entry(t), ensure_ascii=False) + "\n"

@@ -1,0 +1,140 @@
+"""Reading YAML and JSON while keeping line numbers, so every error can say where it is."""
+
+import json
+
+import yaml
+
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class LineDict(dict):
+    """A mapping from YAML/JSON that remembers its own line and the line of each key."""
+
+    line = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.key_lines = {}
+        self.duplicates = []  # (key, line) of keys given twice
+
+    def line_of(self, key):
+        """Line of `key` in the source, else the mapping's own line."""
+        return self.key_lines.get(key, self.line)
+
+
+class _LineLoader(_BaseLoader):
+    pass
+
+
+def _construct_map(loader, node):
+    data = LineDict()
+    data.line = node.start_mark.line + 1
+    yield data
+    loader.flatten_mapping(node)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            key = str(key)
+        line = key_node.start_mark.line + 1
+        if key in data:
+            data.duplicates.append((key, line))
+        data[key] = loader.construct_object(value_node, deep=True)
+        data.key_lines[key] = line
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+
+
+class YamlSyntaxError(ValueError):
+    """The text is not YAML; `line` says where the parser gave up."""
+
+    def __init__(self, message, line=None):
+        super().__init__(message)
+        self.line = line
+
+
+def load_yaml(text):
+    """Parse YAML into LineDicts and lists; raises YamlSyntaxError with the line."""
+    try:
+        return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        problem = exc.problem or str(exc)
+        raise YamlSyntaxError(f"not valid YAML: {problem}", line) from None
+    except yaml.YAMLError as exc:
+        raise YamlSyntaxError(f"not valid YAML: {exc}") from None
+
+
+def line_at(text, offset):
+    """1-based line number of a character offset."""
+    return text.count("\n", 0, offset) + 1
+
+
+_decoder = json.JSONDecoder()
+_WS = " \t\r\n"
+
+
+def _skip_ws(text, pos):
+    while pos < len(text) and text[pos] in _WS:
+        pos += 1
+    return pos
+
+
+def array_element_lines(text, key=None):
+    """Lines where each element of the top-level array (or of `key` in a top-level object) starts.
+
+    The text must already be known to be valid JSON; returns [] when the shape differs.
+    """
+    pos = _skip_ws(text, 0)
+    if key is not None:
+        if text[pos:pos + 1] != "{":
+            return []
+        pos = _skip_ws(text, pos + 1)
+        while pos < len(text) and text[pos] != "}":
+            name, pos = _decoder.raw_decode(text, pos)
+            pos = _skip_ws(text, pos)
+            pos = _skip_ws(text, pos + 1)  # the colon
+            if name == key:
+                break
+            _, pos = _decoder.raw_decode(text, pos)
+            pos = _skip_ws(text, pos)
+            if text[pos:pos + 1] == ",":
+                pos = _skip_ws(text, pos + 1)
+        else:
+            return []
+    if text[pos:pos + 1] != "[":
+        return []
+    lines = []
+    pos = _skip_ws(text, pos + 1)
+    # Count newlines incrementally: one pass over the text, not one per element.
+    seen, line = 0, 1
+    while pos < len(text) and text[pos] != "]":
+        line += text.count("\n", seen, pos)
+        seen = pos
+        lines.append(line)
+        _, pos = _decoder.raw_decode(text, pos)
+        pos = _skip_ws(text, pos)
+        if text[pos:pos + 1] == ",":
+            pos = _skip_ws(text, pos + 1)
+    return lines
+
+
+def load_json(text):
+    """Parse JSON; objects become LineDicts (without per-key lines). Raises YamlSyntaxError."""
+    try:
+        return json.loads(text, object_pairs_hook=_pairs)
+    except json.JSONDecodeError as exc:
+        message = f"not valid JSON: {exc.msg} (column {exc.colno})"
+        raise YamlSyntaxError(message, exc.lineno) from None
+
+
+def _pairs(pairs):
+    data = LineDict()
+    for key, value in pairs:
+        if key in data:
+            data.duplicates.append((key, None))
+        data[key] = value
+    return data

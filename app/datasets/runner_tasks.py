@@ -1,0 +1,194 @@
+"""Seed 003 (LLM Runner) CSV and JSONL: task_id, template_version, prompt_template, input_text,
+vars_json.
+
+`prompt_template` is filled with `vars_json`. With an `input_text`, the template is the system
+prompt and the input text the question (seed 003 §5.2); without one, the template is the question.
+Optional columns carry the rest of a task: category (default "general"), subcategory, difficulty,
+excellent, good, pass, incorrect_direction, rubric_json, auto_fail_json, tags_json.
+"""
+
+import csv
+import io
+import json
+
+from .common import Dataset
+from .common import ParsedTask
+from .common import Problems
+from .common import as_text
+from .common import norm_difficulty
+from .common import norm_rubric
+from .common import norm_str_list
+from .common import norm_vars
+from .lines import LineDict
+
+SEED_COLUMNS = ["task_id", "template_version", "prompt_template", "input_text", "vars_json"]
+EXTRA_COLUMNS = ["category", "subcategory", "difficulty", "excellent", "good", "pass",
+                 "incorrect_direction", "rubric_json", "auto_fail_json", "tags_json"]
+COLUMNS = SEED_COLUMNS + EXTRA_COLUMNS
+DEFAULT_CATEGORY = "general"
+
+_TEXT = {"task_id": "task_id", "template_version": "template_version", "category": "category",
+         "subcategory": "subcategory", "difficulty": "difficulty", "excellent": "excellent",
+         "good": "good", "pass": "pass_answer", "incorrect_direction": "incorrect_direction"}
+
+
+def parse_csv(text, file=None):
+    """Read seed 003 CSV (header row required); line numbers count the header as line 1."""
+    problems = Problems(file)
+    dataset = Dataset(problems=problems.entries)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        problems.add(None, f"not valid CSV: {exc}", 1)
+        return dataset
+    if not header:
+        problems.add(None, "the file is empty; the first line must name the columns", 1)
+        return dataset
+    header = [h.strip().lstrip("\ufeff") for h in header]
+    unknown = [h for h in header if h not in COLUMNS]
+    for name in unknown:
+        problems.add(name, "unknown column; allowed: " + ", ".join(COLUMNS), 1)
+    if "prompt_template" not in header or "task_id" not in header:
+        problems.add(None, "the header must have task_id and prompt_template columns", 1)
+    if problems:
+        return dataset
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            problems.add(None, f"not valid CSV: {exc}", start)
+            break
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            problems.add(None, f"has {len(row)} cells, the header has {len(header)}", start)
+            continue
+        raw = LineDict(zip(header, row, strict=True))
+        task = _task(raw, start, file, problems, empty_is_none=True)
+        if task is not None:
+            dataset.tasks.append(task)
+    return dataset
+
+
+def parse_jsonl(text, file=None):
+    """Read seed 003 JSONL (same keys as the CSV columns; JSON values may be objects)."""
+    problems = Problems(file)
+    dataset = Dataset(problems=problems.entries)
+    for number, raw_line in enumerate(text.splitlines(), start=1):
+        if not raw_line.strip():
+            continue
+        try:
+            raw = json.loads(raw_line, object_pairs_hook=LineDict)
+        except json.JSONDecodeError as exc:
+            problems.add(None, f"not valid JSON: {exc.msg} (column {exc.colno})", number)
+            continue
+        if not isinstance(raw, dict):
+            problems.add(None, "each line must be a JSON object", number)
+            continue
+        unknown = sorted(set(raw) - set(COLUMNS))
+        for key in unknown:
+            problems.add(key, "unknown key; allowed: " + ", ".join(COLUMNS), number)
+        if unknown:
+            continue
+        task = _task(raw, number, file, problems, empty_is_none=False)
+        if task is not None:
+            dataset.tasks.append(task)
+    return dataset
+
+
+def _task(raw, line, file, problems, *, empty_is_none):
+    task = ParsedTask({}, line, file, references_optional=True, always_template=True)
+    for key in raw:
+        task.fields[_field(key)] = (line, key)
+    if empty_is_none:
+        raw = {k: (v if v.strip() else None) for k, v in raw.items()}
+    for key, name in _TEXT.items():
+        if key in raw:
+            task.data[name] = as_text(raw[key])
+    task.data["category"] = task.data.get("category") or DEFAULT_CATEGORY
+    template = as_text(raw.get("prompt_template"))
+    input_text = as_text(raw.get("input_text"))
+    if input_text:
+        task.data["system_prompt"] = template
+        task.data["question"] = input_text
+        task.fields["system_prompt"] = (line, "prompt_template")
+        task.fields["question"] = (line, "input_text")
+    else:
+        task.data["question"] = template
+        task.fields["question"] = (line, "prompt_template")
+    before = len(problems.entries)
+    task.data["difficulty"] = norm_difficulty(task.data.get("difficulty"))
+    task.data["vars"] = norm_vars(raw.get("vars_json"), "vars_json", task, problems)
+    task.data["rubric"] = norm_rubric(_json(raw.get("rubric_json"), "rubric_json", line, problems),
+                                      "rubric_json", task, problems)
+    for key, name in (("auto_fail_json", "auto_fail"), ("tags_json", "tags")):
+        value = _json(raw.get(key), key, line, problems)
+        task.data[name] = norm_str_list(value, key, task, problems, name)
+    task.bad = len(problems.entries) != before
+    return task
+
+
+def _field(key):
+    return {"vars_json": "vars", "rubric_json": "rubric", "auto_fail_json": "auto_fail",
+            "tags_json": "tags", "pass": "pass_answer", "prompt_template": "question",
+            "input_text": "question"}.get(key, key)
+
+
+def _json(value, label, line, problems):
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError as exc:
+        problems.add(label, f"is not valid JSON ({exc.msg} at column {exc.colno})", line)
+        return None
+
+
+def _row(t):
+    get = t.get if isinstance(t, dict) else (lambda k: getattr(t, k))
+    system_prompt = get("system_prompt")
+    return {
+        "task_id": get("task_id"),
+        "template_version": get("template_version") or "",
+        "prompt_template": system_prompt if system_prompt else get("question"),
+        "input_text": get("question") if system_prompt else "",
+        "vars_json": get("vars"),
+        "category": get("category"), "subcategory": get("subcategory") or "",
+        "difficulty": get("difficulty") or "", "excellent": get("excellent") or "",
+        "good": get("good") or "", "pass": get("pass_answer") or "",
+        "incorrect_direction": get("incorrect_direction") or "",
+        "rubric_json": get("rubric"), "auto_fail_json": get("auto_fail"), "tags_json": get("tags"),
+    }
+
+
+def dump_csv(tasks):
+    """Seed 003 CSV rows (header first), streamed; JSON columns as compact JSON text."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+
+    def flush():
+        text = buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate(0)
+        return text
+
+    writer.writerow(COLUMNS)
+    yield flush()
+    for t in tasks:
+        row = _row(t)
+        for key in ("vars_json", "rubric_json", "auto_fail_json", "tags_json"):
+            value = row[key]
+            row[key] = "" if value is None else json.dumps(value, ensure_ascii=False)
+        writer.writerow([row[c] for c in COLUMNS])
+        yield flush()
+
+
+def dump_jsonl(tasks):
+    """Seed 003 JSONL, one object per task; JSON columns as JSON values."""
+    for t in tasks:
+        row = {k: v for k, v in _row(t).items() if v not in (None, "")}
+        yield json.dumps(row, ensure_ascii=False) + "\n"

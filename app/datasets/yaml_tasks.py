@@ -1,0 +1,155 @@
+"""Seed 001 YAML tasks: a list of {task_id, category, sub_category, question, expected_answer:
+{most_expected, good_answer, pass_option}, incorrect_direction}.
+
+Also read: the built-in bank's shape ({tasks: [...], collections: {name: [task_id, ...]}}) and the
+flat names excellent/good/pass. Our extra fields (difficulty, system_prompt, rubric, auto_fail,
+tags, vars, template_version) are optional keys, so every task survives an export and re-import.
+"""
+
+import yaml
+
+from .common import Dataset
+from .common import ParsedTask
+from .common import Problems
+from .common import as_text
+from .common import check_keys
+from .common import norm_difficulty
+from .common import norm_rubric
+from .common import norm_str_list
+from .common import norm_vars
+from .lines import LineDict
+from .lines import YamlSyntaxError
+from .lines import load_yaml
+
+# source key -> model field
+_FLAT = {
+    "task_id": "task_id", "category": "category", "sub_category": "subcategory",
+    "subcategory": "subcategory", "difficulty": "difficulty", "question": "question",
+    "system_prompt": "system_prompt", "excellent": "excellent", "good": "good",
+    "pass": "pass_answer", "incorrect_direction": "incorrect_direction",
+    "template_version": "template_version",
+}
+_EXPECTED = {"most_expected": "excellent", "good_answer": "good", "pass_option": "pass_answer"}
+_STRUCTURED = ("expected_answer", "rubric", "auto_fail", "tags", "vars")
+ALLOWED = set(_FLAT) | set(_STRUCTURED)
+
+
+def parse(text, file=None):
+    """Read one YAML file into a Dataset (tasks, collections, problems)."""
+    problems = Problems(file)
+    dataset = Dataset(problems=problems.entries)
+    try:
+        doc = load_yaml(text)
+    except YamlSyntaxError as exc:
+        problems.add(None, str(exc), exc.line)
+        return dataset
+    items = doc
+    if isinstance(doc, dict):
+        if not check_keys(doc, {"tasks", "collections"}, ParsedTask({}, doc.line, file), problems):
+            return dataset
+        items = doc.get("tasks") or []
+        _collections(doc.get("collections"), doc, dataset, problems)
+    if doc is None:
+        items = []
+    if not isinstance(items, list):
+        problems.add("tasks", "must be a list of tasks (each starting with '- task_id: ...')",
+                     getattr(doc, "line", 1))
+        return dataset
+    for n, raw in enumerate(items):
+        task = _task(raw, n, file, problems)
+        if task is not None:
+            dataset.tasks.append(task)
+    return dataset
+
+
+def _collections(value, doc, dataset, problems):
+    if value is None:
+        return
+    line = doc.line_of("collections")
+    if not isinstance(value, dict):
+        problems.add("collections", "must map a collection name to a list of task_ids", line)
+        return
+    for name, ids in value.items():
+        where = value.line_of(name) if isinstance(value, LineDict) else line
+        if not isinstance(ids, list) or not all(isinstance(i, str | int) for i in ids):
+            problems.add(f"collections.{name}", "must be a list of task_ids", where)
+            continue
+        dataset.collections[str(name)] = {"task_ids": [str(i) for i in ids], "line": where,
+                                          "file": problems.file, "description": ""}
+
+
+def _task(raw, n, file, problems):
+    line = getattr(raw, "line", None)
+    if not isinstance(raw, dict):
+        problems.add(f"tasks[{n}]", "must be a mapping with task_id, category, question, ...", line)
+        return None
+    task = ParsedTask({}, line, file)
+    before = len(problems.entries)
+    for key, dup_line in raw.duplicates:
+        problems.add(key, "is given twice in this task", dup_line)
+    check_keys(raw, ALLOWED, task, problems)
+    for key, name in _FLAT.items():
+        if key in raw:
+            task.data[name] = as_text(raw[key])
+            task.fields[name] = (raw.line_of(key), key)
+    for key, name in _EXPECTED.items():
+        task.fields.setdefault(name, (raw.line_of("expected_answer"), f"expected_answer.{key}"))
+    expected = raw.get("expected_answer")
+    if expected is not None:
+        if not isinstance(expected, dict):
+            problems.add("expected_answer", "must be a mapping with most_expected, good_answer, "
+                                            "pass_option", raw.line_of("expected_answer"))
+            expected = {}
+        check_keys(expected, set(_EXPECTED), task, problems, "expected_answer.")
+        for key, name in _EXPECTED.items():
+            if key in expected:
+                task.data[name] = as_text(expected[key])
+                task.fields[name] = (expected.line_of(key), f"expected_answer.{key}")
+    for name in _STRUCTURED[1:]:
+        if name in raw:
+            task.fields[name] = (raw.line_of(name), name)
+    task.data["difficulty"] = norm_difficulty(task.data.get("difficulty"))
+    task.data["rubric"] = norm_rubric(raw.get("rubric"), "rubric", task, problems)
+    task.data["auto_fail"] = norm_str_list(raw.get("auto_fail"), "auto_fail", task, problems,
+                                           "auto_fail")
+    task.data["tags"] = norm_str_list(raw.get("tags"), "tags", task, problems, "tags")
+    task.data["vars"] = norm_vars(raw.get("vars"), "vars", task, problems)
+    task.bad = len(problems.entries) != before
+    return task
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str(dumper, value):
+    # Multi-line text as a literal block: readable and diff-friendly.
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def task_entry(t):
+    """One task (model or dict with model fields) as a seed 001 YAML mapping."""
+    get = t.get if isinstance(t, dict) else (lambda k: getattr(t, k))
+    entry = {"task_id": get("task_id"), "category": get("category"),
+             "sub_category": get("subcategory") or "", "difficulty": get("difficulty"),
+             "question": get("question")}
+    if get("system_prompt"):
+        entry["system_prompt"] = get("system_prompt")
+    entry["expected_answer"] = {"most_expected": get("excellent") or "",
+                                "good_answer": get("good") or "",
+                                "pass_option": get("pass_answer") or ""}
+    entry["incorrect_direction"] = get("incorrect_direction") or ""
+    for name in ("rubric", "auto_fail", "tags", "vars", "template_version"):
+        if get(name) not in (None, [], ""):
+            entry[name] = get(name)
+    return entry
+
+
+def dump(tasks, collections=None):
+    """Tasks as a seed 001 YAML list (always a list, so seed 001 tools read it as is)."""
+    entries = [task_entry(t) for t in tasks]
+    return yaml.dump(entries, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)

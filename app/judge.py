@@ -1,0 +1,241 @@
+"""The judge: prompt, JSON schema, strict validation, one repair request, our own rubric score."""
+
+import json
+import re
+import time
+
+from .metrics import sha256_json
+from .providers import ProviderError
+
+JUDGE_PROMPT_VERSION = "judge-v1"
+REASON_MAX_LENGTH = 400
+DEFAULT_JUDGE_PARAMS = {"temperature": 0, "max_tokens": 1024}
+
+JUDGE_SYSTEM_PROMPT = (
+    "You are a strict, fair grader of answers written by AI models. You compare an answer with "
+    "reference answers and grading rules and reply with one JSON object only, no other text."
+)
+
+JUDGE_TEMPLATE = """Grade the ANSWER to the QUESTION below.
+
+## Question
+{question}
+
+## Reference answers
+- Excellent answer (score 90-100): {excellent}
+- Good answer (score 70-89): {good}
+- Passing answer (score 50-69): {pass_answer}
+- An incorrect answer goes in this direction (score below 50): {incorrect_direction}
+{rubric_section}{auto_fail_section}
+## Answer to grade
+<answer>
+{answer}
+</answer>
+
+## Reply
+One JSON object with exactly these keys:
+- "score": integer 0-100, your overall grade;
+- "reason": string, at most {reason_max} characters, why you gave that score;
+{rubric_key}- "auto_fail": true if the answer breaks an auto-fail rule, else false.
+"""
+
+REPAIR_TEMPLATE = (
+    "Your reply could not be used: {error}\n"
+    "Reply again with the corrected JSON object only (keys: {keys}), nothing else."
+)
+
+PROMPT_HASH = sha256_json({
+    "version": JUDGE_PROMPT_VERSION,
+    "system": JUDGE_SYSTEM_PROMPT,
+    "template": JUDGE_TEMPLATE,
+    "repair": REPAIR_TEMPLATE,
+})
+
+
+class JudgeOutputError(ValueError):
+    """The judge's reply is not a usable judgement; the message says why."""
+
+
+class JudgeError(Exception):
+    """A judgement attempt failed; carries what was sent and received so it can be stored."""
+
+    def __init__(self, message, *, transient, request=None, raws=None, ms=0.0, retry_after=None):
+        super().__init__(message)
+        self.message = message
+        self.transient = transient
+        self.request = request
+        self.raws = raws or []
+        self.ms = ms
+        self.retry_after = retry_after
+
+
+def _or_dash(text):
+    return text.strip() if text and text.strip() else "(none given)"
+
+
+def build_judge_messages(item):
+    """The judge's chat messages for one item (question, references, rubric, rules, answer)."""
+    rubric_section = ""
+    rubric_key = ""
+    if item.rubric:
+        lines = [f'- "{r["id"]}" (weight {r.get("weight", 1):g}, score 0-{r.get("max_score", 1):g}): '
+                 f'{r.get("text", "")}' for r in item.rubric]
+        rubric_section = "\n## Rubric (score every item)\n" + "\n".join(lines) + "\n"
+        rubric_key = ('- "rubric_scores": object with one number per rubric id, each between 0 '
+                      "and that item's maximum;\n")
+    auto_fail_section = ""
+    if item.auto_fail_rules:
+        rules = "\n".join(f"- {rule}" for rule in item.auto_fail_rules)
+        auto_fail_section = ("\n## Auto-fail rules (if the answer breaks any, set auto_fail true)\n"
+                             + rules + "\n")
+    user = JUDGE_TEMPLATE.format(
+        question=item.question.strip(),
+        excellent=_or_dash(item.excellent),
+        good=_or_dash(item.good),
+        pass_answer=_or_dash(item.pass_answer),
+        incorrect_direction=_or_dash(item.incorrect_direction),
+        rubric_section=rubric_section,
+        auto_fail_section=auto_fail_section,
+        answer=item.answer or "",
+        reason_max=REASON_MAX_LENGTH,
+        rubric_key=rubric_key,
+    )
+    return [{"role": "system", "content": JUDGE_SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def judge_schema(item):
+    """The JSON schema the judge must follow (sent as structured output)."""
+    properties = {
+        "score": {"type": "integer", "minimum": 0, "maximum": 100},
+        "reason": {"type": "string", "maxLength": REASON_MAX_LENGTH},
+        "auto_fail": {"type": "boolean"},
+    }
+    required = ["score", "reason", "auto_fail"]
+    if item.rubric:
+        properties["rubric_scores"] = {
+            "type": "object",
+            "properties": {r["id"]: {"type": "number", "minimum": 0,
+                                     "maximum": r.get("max_score", 1)} for r in item.rubric},
+            "required": [r["id"] for r in item.rubric],
+            "additionalProperties": False,
+        }
+        required.insert(2, "rubric_scores")
+    return {"type": "object", "properties": properties, "required": required,
+            "additionalProperties": False}
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
+
+
+def _number(value):
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def parse_judgement(text, item, finish_reason=None):
+    """Validate the judge's reply; return {score, judge_score, reason, rubric_scores, auto_fail}."""
+    if finish_reason == "length":
+        raise JudgeOutputError("the reply was cut off (finish_reason length): "
+                               "raise the judge's max_tokens")
+    body = (text or "").strip()
+    fenced = _FENCE.match(body)
+    if fenced:  # a fenced block is still exactly one JSON object; prose around it is not accepted
+        body = fenced.group(1)
+    if not body:
+        raise JudgeOutputError("the reply was empty")
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise JudgeOutputError(f"the reply is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise JudgeOutputError("the reply must be a JSON object")
+    score = data.get("score")
+    if not _number(score) or score != int(score) or not 0 <= score <= 100:
+        raise JudgeOutputError(f'"score" must be an integer from 0 to 100, got {score!r}')
+    reason = data.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise JudgeOutputError('"reason" must be a non-empty string')
+    auto_fail = data.get("auto_fail", False)
+    if not isinstance(auto_fail, bool):
+        raise JudgeOutputError(f'"auto_fail" must be true or false, got {auto_fail!r}')
+    rubric_scores = None
+    final = float(score)
+    if item.rubric:
+        rubric_scores, final = _rubric(data.get("rubric_scores"), item.rubric)
+    if auto_fail:
+        final = 0.0
+    return {"score": round(final, 2), "judge_score": int(score), "reason": reason.strip(),
+            "rubric_scores": rubric_scores, "auto_fail": auto_fail}
+
+
+def _rubric(given, rubric):
+    """Check per-item scores and compute our weighted score (missing ids count 0, seed 004)."""
+    if not isinstance(given, dict):
+        raise JudgeOutputError('"rubric_scores" must be an object keyed by rubric id')
+    ids = {r["id"]: r for r in rubric}
+    unknown = sorted(set(given) - set(ids))
+    if unknown:
+        raise JudgeOutputError(f'"rubric_scores" has unknown ids {unknown}; use {sorted(ids)}')
+    scores, total, weights = {}, 0.0, 0.0
+    for rid, r in ids.items():
+        top = float(r.get("max_score", 1) or 1)
+        weight = float(r.get("weight", 1))
+        value = given.get(rid, 0)
+        if not _number(value) or not 0 <= value <= top:
+            raise JudgeOutputError(f'rubric score "{rid}" must be a number from 0 to {top:g}, '
+                                   f"got {value!r}")
+        scores[rid] = value
+        total += weight * (value / top)
+        weights += weight
+    return scores, (100.0 * total / weights if weights else 0.0)
+
+
+def judge_params(run_params):
+    """The judge's generation params: deterministic defaults under the run's own."""
+    params = dict(DEFAULT_JUDGE_PARAMS)
+    params.update({k: v for k, v in (run_params or {}).items() if v not in (None, "")})
+    return params
+
+
+def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=None):
+    """Ask the judge about one item, with one repair request; return the judgement dict.
+
+    The result also holds `request`, `raws` (every raw reply) and `ms`. Failures raise
+    JudgeError carrying the same, so the caller can store them; provider errors keep their
+    transient/permanent class, unusable output counts as transient (the retry policy decides).
+    """
+    messages = build_judge_messages(item)
+    schema = judge_schema(item)
+    params = judge_params(params)
+    raws, request, ms = [], None, 0.0
+    started = time.perf_counter()
+    try:
+        completion = adapter.chat(model, messages, params=params, stream=False, json_schema=schema,
+                                  keep_alive=keep_alive, cancel=cancel)
+        request, ms = completion.request, completion.wall_ms
+        raws.append(completion.raw or completion.text)
+        try:
+            result = parse_judgement(completion.text, item, completion.finish_reason)
+        except JudgeOutputError as exc:
+            repair = messages + [
+                {"role": "assistant", "content": completion.text or ""},
+                {"role": "user", "content": REPAIR_TEMPLATE.format(
+                    error=exc, keys=", ".join(schema["required"]))},
+            ]
+            completion = adapter.chat(model, repair, params=params, stream=False,
+                                      json_schema=schema, keep_alive=keep_alive, cancel=cancel)
+            ms += completion.wall_ms
+            raws.append(completion.raw or completion.text)
+            try:
+                result = parse_judgement(completion.text, item, completion.finish_reason)
+            except JudgeOutputError as exc2:
+                raise JudgeError(f"judge output unusable after one repair: {exc2}", transient=True,
+                                 request=request, raws=raws, ms=ms) from None
+    except ProviderError as exc:
+        ms = ms or (time.perf_counter() - started) * 1000.0
+        if exc.raw:
+            raws.append(exc.raw)
+        raise JudgeError(f"judge call failed: {exc.message}", transient=exc.transient,
+                         request=request, raws=raws, ms=ms,
+                         retry_after=exc.retry_after) from exc
+    result.update(request=request, raws=raws, ms=ms)
+    return result

@@ -1,0 +1,204 @@
+"""OPENAI wire format: /v1/models and /v1/chat/completions (SSE), usage, llama.cpp timings."""
+
+import json
+import time
+
+from . import Completion
+from .base import HttpAdapter
+from .base import integer
+from .base import number
+
+DEFAULT_MODELS_ENDPOINT = "/v1/models"
+DEFAULT_INFERENCE_ENDPOINT = "/v1/chat/completions"
+# Friendly spellings of generation params -> the OpenAI names.
+PARAM_ALIASES = {"maxTokens": "max_tokens", "num_predict": "max_tokens", "topP": "top_p",
+                 "max_completion_tokens": "max_tokens"}
+RESERVED = {"model", "messages", "stream", "stream_options", "response_format"}
+
+
+def openai_params(params):
+    """Generation params as OpenAI body keys; None values dropped, unknown keys passed through."""
+    out = {}
+    for key, value in (params or {}).items():
+        key = PARAM_ALIASES.get(key, key)
+        if value is None or key in RESERVED:
+            continue
+        out[key] = value
+    return out
+
+
+def judge_format(schema):
+    """The response_format that makes a server answer with JSON of this schema."""
+    return {"type": "json_schema",
+            "json_schema": {"name": "judgement", "strict": True, "schema": schema}}
+
+
+class OpenAIAdapter(HttpAdapter):
+    """OpenAI-compatible servers: OpenAI, OpenRouter, llama.cpp, vLLM, LM Studio, Ollama /v1."""
+
+    @property
+    def models_endpoint(self):
+        return self.config.models_endpoint or DEFAULT_MODELS_ENDPOINT
+
+    @property
+    def inference_endpoint(self):
+        return self.config.inference_endpoint or DEFAULT_INFERENCE_ENDPOINT
+
+    def list_models(self):
+        """Models the server offers: [{"id": ..., ...metadata}]."""
+        data = self.get_json(self.models_endpoint)
+        items = data
+        if isinstance(data, dict):
+            items = data.get("data")
+            if not isinstance(items, list):
+                items = data.get("models")  # Ollama-style list
+        if not isinstance(items, list):
+            raise self.error(f"Server sent no model list from {self.url(self.models_endpoint)} "
+                             f"(expected a 'data' array)", transient=False, kind="malformed",
+                             raw=json.dumps(data)[:10000])
+        models = []
+        for item in items:
+            if isinstance(item, str):
+                models.append({"id": item})
+            elif isinstance(item, dict):
+                model_id = item.get("id") or item.get("name") or item.get("model")
+                if model_id:
+                    models.append({**item, "id": str(model_id)})
+        return models
+
+    def unload(self, model):
+        """OpenAI-compatible servers have no unload call; nothing to do."""
+        return None
+
+    def loaded_models(self):
+        """Not knowable over the OpenAI API."""
+        return []
+
+    def chat(self, model, messages, params=None, *, stream=True, json_schema=None,
+             keep_alive=None, cancel=None):
+        """Send one chat completion and measure it; see Completion for the fields."""
+        body = {"model": model, "messages": messages, **openai_params(params)}
+        if json_schema is not None:
+            body["response_format"] = judge_format(json_schema)
+        body["stream"] = bool(stream)
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        url = self.url(self.inference_endpoint)
+        start = time.perf_counter()
+        resp = self.request("POST", self.inference_endpoint, json_body=body, stream=stream,
+                            cancel=cancel)
+        content_type = resp.headers.get("Content-Type", "")
+        if stream and "event-stream" in content_type:
+            return self._read_stream(resp, url, body, start, cancel)
+        # Not streamed (asked so, or the server ignored stream: true).
+        text = self.read_text(resp, url)
+        end = time.perf_counter()
+        data = self.parse_json(text, url)
+        if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
+            raise self.error(f"Server sent a reply from {url} without 'choices'",
+                             transient=False, kind="malformed", raw=text[:10000])
+        choice = data["choices"][0] if data["choices"] else {}
+        message = choice.get("message") or {}
+        completion = Completion(text=message.get("content") or "", model=data.get("model"),
+                                finish_reason=choice.get("finish_reason"),
+                                wall_ms=(end - start) * 1000, request=body, raw=text,
+                                raw_json=data)
+        apply_usage(completion, data.get("usage"), data.get("timings"))
+        return completion
+
+    def _read_stream(self, resp, url, body, start, cancel):
+        raw, parts = [], []
+        model = finish = usage = timings = None
+        first = None
+        events = 0
+        for line in self.iter_lines(resp, url, cancel):
+            raw.append(line)
+            if not line.startswith("data:"):
+                continue  # blank separators, ": keep-alive" comments, event:/id: fields
+            data = line[5:].strip()
+            if data == "[DONE]":
+                break
+            try:
+                obj = json.loads(data)
+            except ValueError:
+                resp.close()
+                raise self.error(f"Server sent a stream event from {url} that is not valid "
+                                 f"JSON: {data[:200]!r}", transient=False, kind="malformed",
+                                 raw="\n".join(raw)[:10000]) from None
+            events += 1
+            if not isinstance(obj, dict):
+                continue
+            if obj.get("error"):
+                resp.close()
+                err = obj["error"]
+                detail = err.get("message") if isinstance(err, dict) else str(err)
+                raise self.error(f"Server reported an error mid-answer: {str(detail)[:200]}",
+                                 transient=True, kind="server", raw="\n".join(raw)[:10000])
+            model = obj.get("model") or model
+            for choice in obj.get("choices") or []:
+                content = (choice.get("delta") or {}).get("content")
+                if content:
+                    if first is None:
+                        first = time.perf_counter()
+                    parts.append(content)
+                finish = choice.get("finish_reason") or finish
+            usage = obj.get("usage") or usage
+            timings = obj.get("timings") or timings
+        end = time.perf_counter()
+        if not events:
+            raise self.error(f"Server sent an empty stream from {url}", transient=False,
+                             kind="malformed", raw="\n".join(raw)[:10000])
+        text = "".join(parts)
+        assembled = {"object": "chat.completion", "model": model,
+                     "choices": [{"index": 0, "finish_reason": finish,
+                                  "message": {"role": "assistant", "content": text}}]}
+        if usage:
+            assembled["usage"] = usage
+        if timings:
+            assembled["timings"] = timings
+        completion = Completion(text=text, model=model, finish_reason=finish,
+                                wall_ms=(end - start) * 1000,
+                                ttft_ms=(first - start) * 1000 if first is not None else None,
+                                request=body, raw="\n".join(raw), raw_json=assembled)
+        apply_usage(completion, usage, timings)
+        if completion.completion_tokens is None and parts:
+            # No server counter: one content chunk is about one token.
+            completion.completion_tokens = len(parts)
+            completion.tokens_estimated = True
+        if completion.tokens_per_second is None and first is not None:
+            stream_estimate(completion, first, end)
+        return completion
+
+
+def apply_usage(completion, usage, timings):
+    """Token counts, cost and llama.cpp timings from a reply onto a Completion."""
+    usage = usage if isinstance(usage, dict) else {}
+    timings = timings if isinstance(timings, dict) else {}
+    completion.prompt_tokens = integer(usage.get("prompt_tokens"))
+    completion.completion_tokens = integer(usage.get("completion_tokens"))
+    completion.cost_usd = number(usage.get("cost"))
+    if timings:
+        if completion.prompt_tokens is None:
+            prompt_n = integer(timings.get("prompt_n"))
+            cache_n = integer(timings.get("cache_n")) or 0
+            completion.prompt_tokens = prompt_n + cache_n if prompt_n is not None else None
+        if completion.completion_tokens is None:
+            completion.completion_tokens = integer(timings.get("predicted_n"))
+        completion.prompt_ms = number(timings.get("prompt_ms"))
+        completion.decode_ms = number(timings.get("predicted_ms"))
+        tps = number(timings.get("predicted_per_second"))
+        if tps:
+            completion.tokens_per_second = tps
+            completion.tps_source = "llamacpp.timings"
+
+
+def stream_estimate(completion, first, end):
+    """Decode speed from the stream: tokens after the first over the time after the first."""
+    seconds = end - first
+    tokens = completion.completion_tokens
+    if not tokens or tokens < 2 or seconds <= 0:
+        return
+    completion.decode_ms = completion.decode_ms or seconds * 1000
+    # The first token's time belongs to TTFT, so count the tokens that came after it.
+    completion.tokens_per_second = (tokens - 1) / seconds
+    completion.tps_source = "stream.estimate"

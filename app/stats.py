@@ -1,0 +1,156 @@
+"""Small, dependency-free statistics: percentile bootstrap CIs (fixed seed) and the sign test.
+
+Every function here is deterministic: the same multiset of values gives the same answer, because
+values are sorted before resampling and the generator is seeded.
+"""
+
+import math
+import random
+from collections import Counter
+
+RESAMPLES = 1000
+CONFIDENCE = 0.95
+SEED = 20240601
+# Past this many values per distinct value, resampling the histogram (one binomial draw per
+# distinct value) is cheaper than drawing n indices; both sample the same bootstrap distribution.
+_HISTOGRAM_RATIO = 15
+
+
+def mean(values):
+    """Arithmetic mean, or None for no values."""
+    values = list(values)
+    return sum(values) / len(values) if values else None
+
+
+def percentile(sorted_values, q):
+    """Linear-interpolated percentile (q in 0..1) of an already sorted sequence."""
+    if not sorted_values:
+        return None
+    pos = (len(sorted_values) - 1) * q
+    lo = math.floor(pos)
+    hi = math.ceil(pos)
+    if lo == hi:
+        return sorted_values[lo]
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def bootstrap_means(values, *, resamples=RESAMPLES, seed=SEED):
+    """The `resamples` bootstrap means of `values`, sorted ascending."""
+    values = sorted(values)
+    n = len(values)
+    rng = random.Random(seed)
+    counts = Counter(values)
+    if len(counts) * _HISTOGRAM_RATIO < n:
+        means = _histogram_means(sorted(counts.items()), n, resamples, rng)
+    else:
+        choices = rng.choices
+        means = [sum(choices(values, k=n)) / n for _ in range(resamples)]
+    means.sort()
+    return means
+
+
+def _histogram_means(pairs, n, resamples, rng):
+    """Bootstrap means drawn as multinomial counts over the distinct values (conditional binomials)."""
+    means = []
+    for _ in range(resamples):
+        left = n
+        weight_left = n
+        total = 0.0
+        for value, count in pairs:
+            if left == 0:
+                break
+            if count == weight_left:
+                drawn = left
+            else:
+                drawn = binomial(rng, left, count / weight_left)
+            total += value * drawn
+            left -= drawn
+            weight_left -= count
+        means.append(total / n)
+    return means
+
+
+def bootstrap_mean_ci(values, *, resamples=RESAMPLES, confidence=CONFIDENCE, seed=SEED):
+    """Percentile bootstrap CI (lo, hi) of the mean of `values`; None when there are none."""
+    values = list(values)
+    if not values:
+        return None
+    if len(values) == 1 or min(values) == max(values):
+        return (float(values[0]), float(values[0]))
+    means = bootstrap_means(values, resamples=resamples, seed=seed)
+    alpha = (1.0 - confidence) / 2
+    return (percentile(means, alpha), percentile(means, 1.0 - alpha))
+
+
+def paired_bootstrap(pairs, *, resamples=RESAMPLES, confidence=CONFIDENCE, seed=SEED):
+    """Mean difference (b - a) over (a, b) pairs with its bootstrap CI and whether it excludes 0."""
+    diffs = [b - a for a, b in pairs]
+    if not diffs:
+        return {"n": 0, "meanDiff": None, "ciLow": None, "ciHigh": None, "significant": False}
+    ci = bootstrap_mean_ci(diffs, resamples=resamples, confidence=confidence, seed=seed)
+    low, high = ci
+    significant = len(diffs) >= 2 and (low > 0 or high < 0)
+    return {"n": len(diffs), "meanDiff": sum(diffs) / len(diffs), "ciLow": low, "ciHigh": high,
+            "significant": significant}
+
+
+def sign_test(diffs):
+    """Exact two-sided sign test p-value over non-zero differences (None when all are ties)."""
+    plus = sum(1 for d in diffs if d > 0)
+    minus = sum(1 for d in diffs if d < 0)
+    n = plus + minus
+    if n == 0:
+        return None
+    k = min(plus, minus)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def binomial(rng, n, p):
+    """One Binomial(n, p) draw from `rng` (CPython 3.12's binomialvariate: BG / BTRS)."""
+    if p <= 0.0:
+        return 0
+    if p >= 1.0:
+        return n
+    if n == 1:
+        return int(rng.random() < p)
+    if p > 0.5:
+        return n - binomial(rng, n, 1.0 - p)
+    random_ = rng.random
+    if n * p < 10.0:
+        # Geometric method (Devroye): O(np).
+        x = y = 0
+        c = math.log2(1.0 - p)
+        if not c:
+            return x
+        while True:
+            y += math.floor(math.log2(random_()) / c) + 1
+            if y > n:
+                return x
+            x += 1
+    # BTRS: transformed rejection with squeeze (Hörmann 1993).
+    spq = math.sqrt(n * p * (1.0 - p))
+    b = 1.15 + 2.53 * spq
+    a = -0.0873 + 0.0248 * b + 0.01 * p
+    c = n * p + 0.5
+    vr = 0.92 - 4.2 / b
+    setup = None
+    while True:
+        u = random_() - 0.5
+        us = 0.5 - abs(u)
+        k = math.floor((2.0 * a / us + b) * u + c)
+        if k < 0 or k > n:
+            continue
+        v = random_()
+        if us >= 0.07 and v <= vr:
+            return k
+        if setup is None:
+            alpha = (2.83 + 5.1 / b) * spq
+            lpq = math.log(p / (1.0 - p))
+            m = math.floor((n + 1) * p)
+            h = math.lgamma(m + 1) + math.lgamma(n - m + 1)
+            setup = (alpha, lpq, m, h)
+        alpha, lpq, m, h = setup
+        v *= alpha / (a / (us * us) + b)
+        if math.log(v) <= h - math.lgamma(k + 1) - math.lgamma(n - k + 1) + (k - m) * lpq:
+            return k

@@ -1,0 +1,579 @@
+"""Tasks and collections: validation, storage, search and membership."""
+
+import json
+import logging
+import math
+import re
+from dataclasses import dataclass
+
+from peewee import JOIN
+from peewee import fn
+
+from .clock import isoformat
+from .clock import utcnow
+from .db import database
+from .errors import Conflict
+from .errors import NotFound
+from .errors import ValidationError
+from .models import DIFFICULTIES
+from .models import Collection
+from .models import CollectionTask
+from .models import Task
+
+log = logging.getLogger(__name__)
+
+TASK_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]+$")
+# {name} placeholders; {{ and }} are literal braces.
+VARIABLE_RE = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+TEXT_LIMIT = 100_000
+
+# API (seed 000 §7.2, camelCase) spellings → model field names.
+DTO_FIELDS = {
+    "taskId": "task_id",
+    "systemPrompt": "system_prompt",
+    "pass": "pass_answer",
+    "incorrectAnswerDirection": "incorrect_direction",
+    "incorrectDirection": "incorrect_direction",
+    "autoFail": "auto_fail",
+    "templateVersion": "template_version",
+}
+TASK_FIELDS = ("task_id", "category", "subcategory", "difficulty", "question", "system_prompt",
+               "excellent", "good", "pass_answer", "incorrect_direction", "rubric", "auto_fail",
+               "tags", "vars", "template_version")
+
+
+def _str(value):
+    """Scalars as text (YAML may give numbers); None for lists/dicts."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return str(value)
+    return value if isinstance(value, str) else None
+
+
+def _num(value):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return value
+    return None
+
+
+def _maybe_json(value):
+    """Forms and CSV cells give JSON as text; parse it, or return the original on failure."""
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def variables(question):
+    """The {variable} names a question uses, in order, without repeats."""
+    return list(dict.fromkeys(VARIABLE_RE.findall(question or "")))
+
+
+def fill_question(question, vars_):
+    """The question with {variables} replaced from vars_ (unknown ones left as they are)."""
+    vars_ = vars_ or {}
+    text = VARIABLE_RE.sub(lambda m: str(vars_.get(m.group(1), m.group(0))), question or "")
+    return text.replace("{{", "{").replace("}}", "}")
+
+
+def clean_task(data, *, line=None, file=None):
+    """Validate a task given with model field names; returns cleaned values or ValidationError."""
+    errors = []
+
+    def err(field, message):
+        entry = {"field": field, "message": message}
+        if line is not None:
+            entry["line"] = line
+        if file is not None:
+            entry["file"] = file
+        errors.append(entry)
+
+    if not isinstance(data, dict):
+        err(None, "a task must be an object with task_id, category, question, ...")
+        raise ValidationError(errors)
+    out = {}
+
+    def text(field, *, required=False, limit=TEXT_LIMIT, default="", null=False):
+        value = _str(data.get(field))
+        if value is None:
+            err(field, "must be text")
+            return
+        value = value.strip()
+        if required and not value:
+            err(field, "required")
+        elif len(value) > limit:
+            err(field, f"at most {limit} characters")
+        else:
+            out[field] = value or (None if null else default)
+
+    text("task_id", required=True, limit=200)
+    if out.get("task_id") and not TASK_ID_RE.match(out["task_id"]):
+        err("task_id", "letters, digits and _ . : - only (no spaces)")
+        out.pop("task_id")
+    text("category", required=True, limit=100)
+    text("subcategory", limit=100)
+    difficulty = _str(data.get("difficulty"))
+    difficulty = (difficulty or "").strip().lower() or "medium"
+    if difficulty not in DIFFICULTIES:
+        err("difficulty", "easy, medium or hard")
+    else:
+        out["difficulty"] = difficulty
+    text("question", required=True)
+    text("system_prompt", null=True)
+    for field in ("excellent", "good", "pass_answer", "incorrect_direction"):
+        text(field)
+    text("template_version", limit=50, null=True)
+
+    out["rubric"] = _clean_rubric(_maybe_json(data.get("rubric")), err)
+    out["auto_fail"] = _clean_strings(data.get("auto_fail"), "auto_fail", "\n", err)
+    out["tags"] = _clean_strings(data.get("tags"), "tags", ",", err, unique=True, limit=100)
+    out["vars"] = _clean_vars(_maybe_json(data.get("vars")), err)
+
+    refs = [out.get(f) for f in ("excellent", "good", "pass_answer")]
+    if not any(refs) and not out["rubric"] and "excellent" in out:
+        err("excellent", "give at least one reference answer (excellent, good or pass) "
+                         "or rubric items")
+    if out["vars"] and out.get("question"):
+        missing = [v for v in variables(out["question"]) if v not in out["vars"]]
+        if missing:
+            err("vars", "the question uses {" + "}, {".join(missing) + "} but vars do not "
+                        "define " + ("it" if len(missing) == 1 else "them"))
+    if errors:
+        raise ValidationError(errors)
+    return out
+
+
+def _clean_rubric(value, err):
+    if value in (None, "", []):
+        return None
+    if not isinstance(value, list):
+        err("rubric", 'a list of {"id", "text", "weight", "max_score"} items')
+        return None
+    items, seen = [], set()
+    for i, item in enumerate(value):
+        where = f"rubric[{i}]"
+        if not isinstance(item, dict):
+            err(where, 'an object {"id", "text", "weight", "max_score"}')
+            continue
+        rid = _str(item.get("id"))
+        text = _str(item.get("text"))
+        weight = _num(item.get("weight", 1))
+        max_score = _num(item.get("max_score", item.get("maxScore", 1)))
+        ok = True
+        if not rid or not rid.strip() or len(rid) > 100:
+            err(f"{where}.id", "an id of 1 to 100 characters")
+            ok = False
+        elif rid.strip() in seen:
+            err(f"{where}.id", f"the id {rid.strip()} is used twice")
+            ok = False
+        if not text or not text.strip():
+            err(f"{where}.text", "required")
+            ok = False
+        if weight is None or weight <= 0:
+            err(f"{where}.weight", "a number greater than 0")
+            ok = False
+        if max_score is None or max_score <= 0:
+            err(f"{where}.max_score", "a number greater than 0")
+            ok = False
+        if ok:
+            seen.add(rid.strip())
+            items.append({"id": rid.strip(), "text": text.strip(), "weight": weight,
+                          "max_score": max_score})
+    return items or None
+
+
+def _clean_strings(value, field, sep, err, unique=False, limit=TEXT_LIMIT):
+    if value in (None, "", []):
+        return None
+    if isinstance(value, str):
+        value = value.split(sep)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        err(field, "a list of text values")
+        return None
+    items = [v.strip() for v in value if v.strip()]
+    if unique:
+        items = list(dict.fromkeys(items))
+    too_long = [v for v in items if len(v) > limit]
+    if too_long:
+        err(field, f"each at most {limit} characters")
+        return None
+    return items or None
+
+
+def _clean_vars(value, err):
+    if value in (None, "", {}):
+        return None
+    if isinstance(value, str):
+        value = _vars_from_lines(value)
+    if not isinstance(value, dict):
+        err("vars", 'an object of name → value, e.g. {"city": "Paris"}')
+        return None
+    out = {}
+    for name, val in value.items():
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", str(name)):
+            err("vars", f"{name!r} is not a variable name (letters, digits, _)")
+            return None
+        text = _str(val)
+        if text is None:
+            err("vars", f"the value of {name} must be text or a number")
+            return None
+        out[str(name)] = text
+    return out
+
+
+def _vars_from_lines(text):
+    """'name = value' lines (a form's textarea) → dict; None when a line has no '='."""
+    out = {}
+    for raw in text.splitlines():
+        if not raw.strip():
+            continue
+        name, sep, value = raw.partition("=")
+        if not sep:
+            return None
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _normalise(data):
+    """Accept camelCase DTO keys or model names; returns (model-named dict, spelling map)."""
+    out, spelled = {}, {}
+    for key, value in (data or {}).items():
+        name = DTO_FIELDS.get(key, key)
+        out[name] = value
+        if name != key:
+            spelled[name] = key
+    return out, spelled
+
+
+def _respell(exc, spelled):
+    """Name each error's field the way the caller spelled it."""
+    for entry in exc.errors:
+        field = entry.get("field") or ""
+        head, sep, rest = field.partition("[")
+        if head in spelled:
+            entry["field"] = spelled[head] + sep + rest
+    return ValidationError(exc.errors)
+
+
+def _clean(data, current=None):
+    if not isinstance(data, dict):
+        raise ValidationError("send a JSON object with the task's fields")
+    values, spelled = _normalise(data)
+    if current is not None:
+        merged = {f: getattr(current, f) for f in TASK_FIELDS}
+        merged.update(values)
+        values = merged
+    try:
+        return clean_task(values)
+    except ValidationError as exc:
+        raise _respell(exc, spelled) from None
+
+
+def get_task(task_pk):
+    """The task with this database id, or NotFound."""
+    task = Task.get_or_none(Task.id == task_pk)
+    if task is None:
+        raise NotFound(f"task {task_pk} not found")
+    return task
+
+
+def _check_task_id_free(task_id, exclude=None):
+    query = Task.select().where(Task.task_id == task_id)
+    if exclude is not None:
+        query = query.where(Task.id != exclude)
+    if query.exists():
+        raise Conflict(f"a task with taskId {task_id!r} already exists")
+
+
+def create_task(data):
+    """Validate and save a new task (camelCase or model field names); 409 on a taken taskId."""
+    values = _clean(data)
+    with database.atomic():
+        _check_task_id_free(values["task_id"])
+        return Task.create(**values)
+
+
+def update_task(task_pk, data):
+    """Validate and save changes; fields not given keep their values."""
+    with database.atomic():
+        task = get_task(task_pk)
+        values = _clean(data, current=task)
+        _check_task_id_free(values["task_id"], exclude=task.id)
+        for field, value in values.items():
+            setattr(task, field, value)
+        task.updated_at = utcnow()
+        task.save()
+    return task
+
+
+def delete_task(task_pk):
+    """Delete a task (its memberships go; past run items keep their snapshot)."""
+    task = get_task(task_pk)
+    with database.atomic():
+        CollectionTask.delete().where(CollectionTask.task == task.id).execute()
+        task.delete_instance()
+
+
+def task_to_dict(task):
+    """TaskDto (seed 000 §7.2) plus difficulty, rubric, autoFail, tags, vars and more."""
+    return {
+        "id": task.id,
+        "taskId": task.task_id,
+        "category": task.category,
+        "subcategory": task.subcategory,
+        "difficulty": task.difficulty,
+        "question": task.question,
+        "systemPrompt": task.system_prompt,
+        "excellent": task.excellent,
+        "good": task.good,
+        "pass": task.pass_answer,
+        "incorrectAnswerDirection": task.incorrect_direction,
+        "rubric": task.rubric,
+        "autoFail": task.auto_fail,
+        "tags": task.tags,
+        "vars": task.vars,
+        "templateVersion": task.template_version,
+        "createdAt": isoformat(task.created_at),
+        "updatedAt": isoformat(task.updated_at),
+    }
+
+
+@dataclass
+class Page:
+    """One page of a query's rows."""
+
+    items: list
+    total: int
+    page: int
+    per_page: int
+
+    @property
+    def pages(self):
+        return max(1, math.ceil(self.total / self.per_page))
+
+    @property
+    def has_prev(self):
+        return self.page > 1
+
+    @property
+    def has_next(self):
+        return self.page < self.pages
+
+
+def _page_args(page, per_page, max_per_page=200):
+    try:
+        page = max(1, int(page or 1))
+    except (TypeError, ValueError):
+        page = 1
+    try:
+        per_page = min(max_per_page, max(1, int(per_page or 50)))
+    except (TypeError, ValueError):
+        per_page = 50
+    return page, per_page
+
+
+def task_query(q="", category="", exclude_collection=None):
+    """Tasks matching a search text and category, by category then taskId."""
+    query = Task.select()
+    q = (q or "").strip()
+    if q:
+        like = f"%{q}%"
+        query = query.where(Task.task_id ** like | Task.question ** like | Task.category ** like
+                            | Task.subcategory ** like | Task.tags.cast("TEXT") ** like)
+    if category:
+        query = query.where(Task.category == category)
+    if exclude_collection is not None:
+        members = CollectionTask.select(CollectionTask.task).where(
+            CollectionTask.collection == exclude_collection)
+        query = query.where(Task.id.not_in(members))
+    return query.order_by(Task.category, Task.task_id)
+
+
+def search_tasks(q="", category="", page=1, per_page=50, exclude_collection=None):
+    """One Page of tasks for the task list (search in id/question/category/tags)."""
+    page, per_page = _page_args(page, per_page)
+    query = task_query(q, category, exclude_collection)
+    total = query.count()
+    last = max(1, math.ceil(total / per_page))
+    page = min(page, last)
+    return Page(list(query.paginate(page, per_page)), total, page, per_page)
+
+
+def list_categories():
+    """Distinct task categories, sorted."""
+    rows = Task.select(Task.category).distinct().order_by(Task.category)
+    return [r.category for r in rows]
+
+
+# -- collections ---------------------------------------------------------------------------
+
+
+def get_collection(collection_id):
+    """The collection with this id, or NotFound."""
+    collection = Collection.get_or_none(Collection.id == collection_id)
+    if collection is None:
+        raise NotFound(f"collection {collection_id} not found")
+    return collection
+
+
+def list_collections():
+    """Collections by name, each with `task_count`."""
+    count = fn.COUNT(CollectionTask.id)
+    return list(Collection.select(Collection, count.alias("task_count"))
+                .join(CollectionTask, JOIN.LEFT_OUTER).group_by(Collection.id)
+                .order_by(Collection.name))
+
+
+def collection_tasks(collection):
+    """The collection's tasks, by category then taskId."""
+    return list(Task.select().join(CollectionTask)
+                .where(CollectionTask.collection == collection.id)
+                .order_by(Task.category, Task.task_id))
+
+
+def collection_to_dict(collection):
+    """CollectionDto (seed 000 §7.3) plus description, taskCount and createdAt."""
+    ids = [r.task_id for r in CollectionTask.select(CollectionTask.task)
+           .where(CollectionTask.collection == collection.id).order_by(CollectionTask.task)]
+    return {"id": collection.id, "name": collection.name, "description": collection.description,
+            "taskIds": ids, "taskCount": len(ids), "createdAt": isoformat(collection.created_at)}
+
+
+def _clean_collection(name, description):
+    errors = []
+    name = _str(name)
+    description = _str(description)
+    if name is None or not name.strip():
+        errors.append({"field": "name", "message": "enter a name"})
+    elif len(name.strip()) > 200:
+        errors.append({"field": "name", "message": "at most 200 characters"})
+    if description is None:
+        errors.append({"field": "description", "message": "must be text"})
+    elif len(description) > 2000:
+        errors.append({"field": "description", "message": "at most 2000 characters"})
+    if errors:
+        raise ValidationError(errors)
+    return name.strip(), description.strip()
+
+
+def _check_collection_name_free(name, exclude=None):
+    query = Collection.select().where(Collection.name == name)
+    if exclude is not None:
+        query = query.where(Collection.id != exclude)
+    if query.exists():
+        raise Conflict(f"a collection named {name!r} already exists")
+
+
+def create_collection(name, description=""):
+    """Create an empty collection; 409 when the name is taken."""
+    name, description = _clean_collection(name, description)
+    with database.atomic():
+        _check_collection_name_free(name)
+        return Collection.create(name=name, description=description)
+
+
+def create_collection_with_tasks(name, description="", task_ids=None):
+    """Create a collection and, when given, its first tasks; all or nothing."""
+    with database.atomic():
+        collection = create_collection(name, description if description is not None else "")
+        if task_ids:
+            add_tasks_to_collection(collection.id, task_ids)
+    return collection
+
+
+def update_collection(collection_id, name=None, description=None):
+    """Rename a collection and/or change its description."""
+    with database.atomic():
+        collection = get_collection(collection_id)
+        name, description = _clean_collection(
+            collection.name if name is None else name,
+            collection.description if description is None else description)
+        _check_collection_name_free(name, exclude=collection.id)
+        collection.name, collection.description = name, description
+        collection.save()
+    return collection
+
+
+def delete_collection(collection_id):
+    """Delete a collection and its memberships (tasks stay)."""
+    collection = get_collection(collection_id)
+    with database.atomic():
+        CollectionTask.delete().where(CollectionTask.collection == collection.id).execute()
+        collection.delete_instance()
+
+
+def _resolve_tasks(refs):
+    """Task database ids (or taskId strings) → Task rows; ValidationError naming unknown ones."""
+    if not isinstance(refs, list) or not refs:
+        raise ValidationError.field("taskIds", "give a non-empty list of task ids")
+    pks, keys, bad = [], [], []
+    for ref in refs:
+        if isinstance(ref, bool):
+            bad.append(ref)
+        elif isinstance(ref, int):
+            pks.append(ref)
+        elif isinstance(ref, str) and ref.strip().isdigit():
+            pks.append(int(ref.strip()))
+        elif isinstance(ref, str) and ref.strip():
+            keys.append(ref.strip())
+        else:
+            bad.append(ref)
+    found = {}
+    if pks:
+        found.update({t.id: t for t in Task.select().where(Task.id.in_(pks))})
+    by_key = {t.task_id: t for t in Task.select().where(Task.task_id.in_(keys))} if keys else {}
+    unknown = [p for p in pks if p not in found] + [k for k in keys if k not in by_key] + bad
+    if unknown:
+        raise ValidationError.field(
+            "taskIds", "no such task: " + ", ".join(str(u) for u in unknown))
+    ordered = []
+    for ref in refs:
+        if isinstance(ref, int) or (isinstance(ref, str) and ref.strip().isdigit()):
+            ordered.append(found[int(ref)])
+        else:
+            ordered.append(by_key[ref.strip()])
+    return ordered
+
+
+def add_tasks_to_collection(collection_id, task_pks):
+    """Add tasks (all or nothing); 409 naming any already in the collection or given twice."""
+    with database.atomic():
+        collection = get_collection(collection_id)
+        tasks = _resolve_tasks(task_pks)
+        ids = [t.id for t in tasks]
+        members = {r.task_id for r in CollectionTask.select(CollectionTask.task)
+                   .where((CollectionTask.collection == collection.id)
+                          & (CollectionTask.task.in_(ids)))}
+        dupes, seen = [], set()
+        for t in tasks:
+            if t.id in members or t.id in seen:
+                dupes.append(t.task_id)
+            seen.add(t.id)
+        if dupes:
+            raise Conflict(f"already in collection {collection.name!r}: "
+                           + ", ".join(dict.fromkeys(dupes)))
+        CollectionTask.insert_many(
+            [{"collection": collection.id, "task": pk} for pk in ids]).execute()
+    return collection
+
+
+def remove_task_from_collection(collection_id, task_pk):
+    """Remove one task from a collection (the task stays)."""
+    collection = get_collection(collection_id)
+    deleted = CollectionTask.delete().where(
+        (CollectionTask.collection == collection.id) & (CollectionTask.task == task_pk)).execute()
+    if not deleted:
+        raise NotFound(f"task {task_pk} is not in collection {collection.name!r}")
+    return collection

@@ -1,0 +1,253 @@
+"""OpenAIAdapter against the fake server over real HTTP."""
+
+import socket
+import threading
+from email.utils import formatdate
+
+import pytest
+
+from app.providers import Cancelled
+from app.providers import ProviderConfig
+from app.providers import ProviderError
+from app.providers.base import parse_retry_after
+from app.providers.base import redact
+from app.providers.openai import OpenAIAdapter
+
+SECRET = "sk-test-very-secret-1234"
+HI = [{"role": "user", "content": "hi"}]
+SCHEMA = {"type": "object", "properties": {"score": {"type": "integer"}},
+          "required": ["score"]}
+
+
+def make(base_url, timeout=5.0, **kw):
+    return OpenAIAdapter(ProviderConfig(
+        name="t", type="OPENAI", base_url=base_url, models_endpoint="/v1/models",
+        inference_endpoint="/v1/chat/completions",
+        headers={"Authorization": f"Bearer {SECRET}"}, timeout=timeout, **kw))
+
+
+@pytest.fixture
+def adapter(fake):
+    adapter = make(fake.url)
+    yield adapter
+    adapter.close()
+
+
+def chat_error(adapter, **kw):
+    with pytest.raises(ProviderError) as info:
+        adapter.chat("m", HI, **kw)
+    assert SECRET not in str(info.value) and "very-secret" not in (info.value.raw or "")
+    return info.value
+
+
+def test_list_models(fake, adapter):
+    fake.models = ["a", "b"]
+    assert [m["id"] for m in adapter.list_models()] == ["a", "b"]
+    assert adapter.list_models()[0]["owned_by"] == "fake"
+
+
+def test_list_models_accepts_ollama_style_models_list(fake, adapter):
+    fake.enqueue(path="/v1/models", body={"models": [{"name": "llama3"}]})
+    assert adapter.list_models() == [{"name": "llama3", "id": "llama3"}]
+
+
+def test_list_models_malformed(fake, adapter):
+    fake.enqueue(path="/v1/models", malformed=True)
+    with pytest.raises(ProviderError) as info:
+        adapter.list_models()
+    assert info.value.kind == "malformed" and not info.value.transient
+
+
+def test_streaming_assembles_text(fake, adapter):
+    fake.enqueue("The answer is 42.")
+    result = adapter.chat("m", HI)
+    assert result.text == "The answer is 42."
+    assert result.model == "m" and result.finish_reason == "stop"
+    assert result.raw_json["choices"][0]["message"]["content"] == "The answer is 42."
+    assert "data: [DONE]" in result.raw
+
+
+def test_streaming_request_body(fake, adapter):
+    adapter.chat("m", HI, {"temperature": 0.2, "max_tokens": 50, "seed": 7, "top_k": 3,
+                           "top_p": None})
+    body = fake.calls[-1]["body"]
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["temperature"] == 0.2 and body["max_tokens"] == 50 and body["seed"] == 7
+    assert body["top_k"] == 3 and "top_p" not in body
+
+
+def test_secret_header_is_sent(fake, adapter):
+    adapter.chat("m", HI)
+    assert fake.calls[-1]["headers"]["Authorization"] == f"Bearer {SECRET}"
+
+
+def test_ttft_measured_before_the_rest_of_the_stream(fake, adapter):
+    fake.enqueue(chunks=["a", "b", "c"], latency=0.1, chunk_delay=0.1)
+    result = adapter.chat("m", HI)
+    assert 100 <= result.ttft_ms < result.wall_ms
+    assert result.wall_ms >= 300
+
+
+def test_usage_picked_up_and_tps_estimated_from_stream(fake, adapter):
+    fake.enqueue(chunks=["a", "b", "c"], chunk_delay=0.05, usage={"prompt_tokens": 11})
+    result = adapter.chat("m", HI)
+    assert result.prompt_tokens == 11 and result.completion_tokens == 3
+    assert result.tps_source == "stream.estimate" and not result.tokens_estimated
+    # 2 tokens after the first over ~0.1 s: about 20 tok/s, not 3 / total latency.
+    assert 10 < result.tokens_per_second < 25
+
+
+def test_llamacpp_timings_picked_up(fake, adapter):
+    fake.enqueue("x y", timings={"prompt_n": 4, "prompt_ms": 12.5, "predicted_n": 2,
+                                 "predicted_ms": 40.0, "predicted_per_second": 49.3})
+    result = adapter.chat("m", HI)
+    assert result.tokens_per_second == 49.3 and result.tps_source == "llamacpp.timings"
+    assert result.prompt_ms == 12.5 and result.decode_ms == 40.0
+    assert result.raw_json["timings"]["predicted_per_second"] == 49.3
+
+
+def test_openrouter_cost_picked_up(fake, adapter):
+    fake.enqueue("ok", usage={"cost": 0.00123})
+    assert adapter.chat("m", HI).cost_usd == 0.00123
+
+
+def test_tokens_estimated_without_usage(fake, adapter):
+    fake.enqueue(chunks=["a", "b", "c", "d"], usage=False)
+    result = adapter.chat("m", HI)
+    assert result.completion_tokens == 4 and result.tokens_estimated
+    assert result.prompt_tokens is None
+
+
+def test_non_streaming(fake, adapter):
+    fake.enqueue("whole", timings=True)
+    result = adapter.chat("m", HI, stream=False)
+    assert result.text == "whole" and result.ttft_ms is None
+    assert fake.calls[-1]["body"]["stream"] is False
+    assert result.completion_tokens == 1 and result.tps_source == "llamacpp.timings"
+    assert result.raw_json["object"] == "chat.completion"
+
+
+def test_empty_answer_is_not_an_error(fake, adapter):
+    fake.enqueue(chunks=[])
+    assert adapter.chat("m", HI).text == ""
+
+
+def test_json_schema_sent_as_response_format(fake, adapter):
+    result = adapter.chat("m", HI, json_schema=SCHEMA)
+    sent = fake.calls[-1]["body"]["response_format"]
+    assert sent == {"type": "json_schema",
+                    "json_schema": {"name": "judgement", "strict": True, "schema": SCHEMA}}
+    assert '"score": 80' in result.text
+
+
+@pytest.mark.parametrize("status", [500, 502, 503])
+def test_5xx_is_transient_server_error(fake, adapter, status):
+    fake.enqueue("backend exploded", status=status)
+    err = chat_error(adapter)
+    assert err.transient and err.kind == "server" and err.status == status
+    assert err.message.startswith(f"Server answered {status} ")
+    assert "backend exploded" in err.message
+
+
+def test_429_with_retry_after_seconds(fake, adapter):
+    fake.enqueue("slow down", status=429, retry_after=7)
+    err = chat_error(adapter)
+    assert err.transient and err.kind == "rate_limit" and err.retry_after == 7
+
+
+def test_retry_after_http_date():
+    now = 1_000_000_000
+    assert parse_retry_after(formatdate(now + 30, usegmt=True), now=now) == 30
+    assert parse_retry_after("garbage") is None
+
+
+def test_read_timeout(fake):
+    adapter = make(fake.url, timeout=0.2)
+    fake.enqueue(latency=1.0)
+    err = chat_error(adapter)
+    assert err.transient and err.kind == "timeout" and "0.2 s" in err.message
+    adapter.close()
+
+
+def test_connection_refused_on_closed_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    adapter = make(f"http://127.0.0.1:{port}")
+    err = chat_error(adapter)
+    assert err.transient and err.kind == "connection"
+    assert err.message == (f"Could not connect to http://127.0.0.1:{port}/v1/chat/completions:"
+                           " connection refused (is the server running?)")
+    adapter.close()
+
+
+def test_malformed_json_body(fake, adapter):
+    fake.enqueue(malformed=True)
+    err = chat_error(adapter, stream=False)
+    assert not err.transient and err.kind == "malformed"
+
+
+def test_malformed_stream_event(fake, adapter):
+    fake.enqueue("a b c", malformed=True)
+    err = chat_error(adapter)
+    assert not err.transient and err.kind == "malformed"
+
+
+def test_dropped_connection(fake, adapter):
+    fake.enqueue(drop=True)
+    err = chat_error(adapter)
+    assert err.transient and err.kind == "connection"
+
+
+def test_dropped_mid_stream(fake, adapter):
+    fake.enqueue("a b c", drop="mid")
+    err = chat_error(adapter)
+    assert err.transient and err.kind == "connection"
+
+
+def test_unknown_model_is_permanent_not_found(fake, adapter):
+    fake.strict_models = True
+    err = chat_error(adapter)
+    assert not err.transient and err.kind == "not_found" and "model 'm' not found" in err.message
+
+
+def test_other_4xx_is_permanent_client_error(fake, adapter):
+    fake.enqueue("'messages' is required", status=400)
+    err = chat_error(adapter)
+    assert not err.transient and err.kind == "client" and err.status == 400
+
+
+def test_secret_echoed_by_server_is_scrubbed(fake, adapter):
+    fake.enqueue(f"bad key Bearer {SECRET}", status=401)
+    err = chat_error(adapter)
+    assert "****" in err.message
+
+
+def test_cancel_before_request_sends_nothing(fake, adapter):
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(Cancelled):
+        adapter.chat("m", HI, cancel=cancel)
+    assert fake.calls == []
+
+
+def test_cancel_mid_stream(fake, adapter):
+    cancel = threading.Event()
+    fake.enqueue(chunks=["a"] * 50, chunk_delay=0.05)
+    threading.Timer(0.15, cancel.set).start()
+    with pytest.raises(Cancelled) as info:
+        adapter.chat("m", HI, cancel=cancel)
+    assert info.value.kind == "cancelled"
+
+
+def test_redact_masks_whole_value_and_token_part():
+    text = f"header was 'Bearer {SECRET}' and token {SECRET} at http://u:p@host/x"
+    out = redact(text, [f"Bearer {SECRET}"])
+    assert SECRET not in out and "u:p@" not in out
+
+
+def test_server_ignoring_stream_true_still_parsed(fake, adapter):
+    fake.enqueue(body={"model": "m", "choices": [{"message": {"content": "plain"},
+                                                  "finish_reason": "stop"}]})
+    result = adapter.chat("m", HI)
+    assert result.text == "plain" and result.finish_reason == "stop"
