@@ -78,8 +78,8 @@ def build_judge_messages(item):
     rubric_section = ""
     rubric_key = ""
     if item.rubric:
-        lines = [f'- "{r["id"]}" (weight {r.get("weight", 1):g}, score 0-{r.get("max_score", 1):g}): '
-                 f'{r.get("text", "")}' for r in item.rubric]
+        lines = [f'- "{r["id"]}" (weight {r.get("weight", 1):g}, '
+                 f'score 0-{r.get("max_score", 1):g}): {r.get("text", "")}' for r in item.rubric]
         rubric_section = "\n## Rubric (score every item)\n" + "\n".join(lines) + "\n"
         rubric_key = ('- "rubric_scores": object with one number per rubric id, each between 0 '
                       "and that item's maximum;\n")

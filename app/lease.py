@@ -69,7 +69,7 @@ def acquire(holder, seconds, now=None, spare_run_id=None):
 
 
 def release(holder):
-    """Give the lease up (clean shutdown) so the next orchestrator need not wait for it to expire."""
+    """Give the lease up (clean shutdown): the next orchestrator need not wait for expiry."""
     with database.atomic("IMMEDIATE"):
         database.execute_sql(
             "UPDATE lease SET expires_at = ? WHERE name = ? AND holder = ?",

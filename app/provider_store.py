@@ -1,10 +1,8 @@
-"""Providers: validation, storage with encrypted secret headers, model lists, test inference."""
+"""Providers: storage with encrypted secret headers, DTOs, model lists, test inference."""
 
 import logging
-import re
 import threading
 import time
-from urllib.parse import urlsplit
 
 from . import crypto
 from .clock import isoformat
@@ -13,41 +11,24 @@ from .db import database
 from .errors import Conflict
 from .errors import NotFound
 from .errors import ValidationError
-from .models import PROVIDER_TYPES
-from .models import Price
 from .models import Provider
 from .models import ProviderHeader
+from .prices import delete_price  # noqa: F401  (re-exported: the price table lives beside providers)
+from .prices import list_prices  # noqa: F401
+from .prices import price_to_dict  # noqa: F401
+from .prices import set_price  # noqa: F401
+from .prices import set_prices  # noqa: F401
+from .provider_fields import DEFAULT_ENDPOINTS  # noqa: F401
+from .provider_fields import check_base_url  # noqa: F401
+from .provider_fields import clean_provider
 from .providers import ProviderConfig
 from .providers import ProviderError
 from .providers import get_adapter
 
 log = logging.getLogger(__name__)
 
-DEFAULT_ENDPOINTS = {
-    "OPENAI": ("/v1/models", "/v1/chat/completions"),
-    "OLLAMA": ("/api/tags", "/api/chat"),
-}
-# RFC 7230 token: the characters a header field name may use.
-HEADER_NAME_RE = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 MODELS_CACHE_SECONDS = 60.0
 TEST_MAX_TOKENS = 512
-
-# API (camelCase) spellings accepted beside the model field names.
-_ALIASES = {
-    "baseUrl": "base_url",
-    "modelsEndpoint": "models_endpoint",
-    "inferenceEndpoint": "inference_endpoint",
-    "timeoutSeconds": "timeout_seconds",
-    "timeout": "timeout_seconds",
-    "maxConcurrency": "max_concurrency",
-}
-_SPELLING = {
-    "base_url": "baseUrl",
-    "models_endpoint": "modelsEndpoint",
-    "inference_endpoint": "inferenceEndpoint",
-    "timeout_seconds": "timeoutSeconds",
-    "max_concurrency": "maxConcurrency",
-}
 
 _models_cache = {}
 _cache_lock = threading.Lock()
@@ -55,220 +36,6 @@ _cache_lock = threading.Lock()
 
 def _aad(provider_id, key):
     return f"provider:{provider_id}:header:{key}"
-
-
-def _text(value):
-    if value is None:
-        return ""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    return value if isinstance(value, str) else None
-
-
-def _number(value, kind):
-    """Parse an int/float (numeric strings from forms allowed); None when it is not one."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, str):
-        value = value.strip()
-        try:
-            value = float(value) if kind is float else int(value)
-        except ValueError:
-            return None
-    if kind is int and isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if kind is int and not isinstance(value, int):
-        return None
-    if kind is float and not isinstance(value, (int, float)):
-        return None
-    return value
-
-
-def _flag(value):
-    if isinstance(value, str):
-        return value.strip().lower() in ("1", "true", "on", "yes")
-    return bool(value)
-
-
-def check_base_url(url):
-    """The message for a bad base URL, or None when it is fine."""
-    if not url:
-        return "enter the server's base URL, e.g. http://localhost:11434"
-    if len(url) > 500:
-        return "at most 500 characters"
-    if any(ch.isspace() for ch in url):
-        return "a URL cannot contain spaces"
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        return "must start with http:// or https://"
-    if not parts.hostname:
-        return "must name a host, e.g. http://localhost:11434"
-    if parts.username or parts.password:
-        return "put credentials in a secret header, not in the URL"
-    if parts.query or parts.fragment:
-        return "no query string or fragment; put paths in the endpoints"
-    try:
-        parts.port
-    except ValueError:
-        return "the port must be a number from 1 to 65535"
-    return None
-
-
-def _check_endpoint(value):
-    if not value.startswith("/"):
-        return "must start with /"
-    if len(value) > 200:
-        return "at most 200 characters"
-    if any(ch.isspace() for ch in value):
-        return "cannot contain spaces"
-    return None
-
-
-def _normalise(data):
-    """Accept model field names or the API's camelCase; remember how each was spelled."""
-    out = {}
-    for key, value in (data or {}).items():
-        out[_ALIASES.get(key, key)] = value
-    return out
-
-
-def clean_provider(data, current=None):
-    """Validate provider fields; returns cleaned values or raises ValidationError (every field).
-
-    `current` is the Provider being edited: fields missing from `data` keep its values.
-    """
-    data = _normalise(data)
-    errors = []
-
-    def err(field, message):
-        errors.append({"field": _SPELLING.get(field, field), "message": message})
-
-    def get(field, default=None):
-        if field in data:
-            return data[field]
-        return getattr(current, field) if current is not None else default
-
-    out = {}
-    name = _text(get("name"))
-    if name is None or not name.strip():
-        err("name", "enter a name")
-    elif len(name.strip()) > 100:
-        err("name", "at most 100 characters")
-    else:
-        out["name"] = name.strip()
-
-    ptype = _text(get("type"))
-    ptype = (ptype or "").strip().upper()
-    if ptype not in PROVIDER_TYPES:
-        err("type", "choose OPENAI (OpenAI-compatible) or OLLAMA (native)")
-    else:
-        out["type"] = ptype
-
-    base_url = _text(get("base_url"))
-    base_url = None if base_url is None else base_url.strip().rstrip("/")
-    problem = check_base_url(base_url) if base_url is not None else "must be text"
-    if problem:
-        err("base_url", problem)
-    else:
-        out["base_url"] = base_url
-
-    defaults = DEFAULT_ENDPOINTS.get(ptype, ("", ""))
-    old_defaults = DEFAULT_ENDPOINTS.get(getattr(current, "type", None), ())
-    for field, default in zip(("models_endpoint", "inference_endpoint"), defaults, strict=True):
-        value = _text(get(field))
-        if field not in data and value in old_defaults:
-            value = default  # the type changed: the old type's default endpoints do not apply
-        if value is None:
-            err(field, "must be text")
-            continue
-        value = value.strip() or default
-        problem = _check_endpoint(value) if value else None
-        if problem:
-            err(field, problem)
-        else:
-            out[field] = value
-
-    timeout = _number(get("timeout_seconds", 120.0), float)
-    if timeout is None or not 1 <= timeout <= 3600:
-        err("timeout_seconds", "a number of seconds from 1 to 3600")
-    else:
-        out["timeout_seconds"] = float(timeout)
-
-    concurrency = _number(get("max_concurrency", 1), int)
-    if concurrency is None or not 1 <= concurrency <= 64:
-        err("max_concurrency", "a whole number from 1 to 64")
-    else:
-        out["max_concurrency"] = concurrency
-
-    if "headers" in data or current is None:
-        out["headers"] = _clean_headers(data.get("headers") or [], current, err)
-    if errors:
-        raise ValidationError(errors)
-    return out
-
-
-def _clean_headers(rows, current, err):
-    """Header rows → [{key, value|None (keep), is_secret, existing}]; blank rows are skipped."""
-    if not isinstance(rows, list):
-        err("headers", "must be a list of {key, value, isSecret}")
-        return []
-    existing = {}
-    if current is not None:
-        for h in current.headers:
-            existing[("id", h.id)] = h
-            existing[("key", h.key.lower())] = h
-    seen = set()
-    out = []
-    for i, row in enumerate(rows):
-        where = f"headers[{i}]"
-        if not isinstance(row, dict):
-            err(where, "must be an object with key, value and isSecret")
-            continue
-        key = _text(row.get("key"))
-        value = _text(row.get("value"))
-        is_secret = _flag(row.get("isSecret", row.get("is_secret", False)))
-        if key is None or value is None:
-            err(where, "key and value must be text")
-            continue
-        key = key.strip()
-        if not key and not value:
-            continue  # an empty form row
-        if not key:
-            err(f"{where}.key", "enter the header name")
-            continue
-        if len(key) > 100:
-            err(f"{where}.key", "at most 100 characters")
-            continue
-        if not HEADER_NAME_RE.match(key):
-            err(f"{where}.key", "letters, digits and !#$%&'*+-.^_`|~ only (no spaces or colons)")
-            continue
-        if key.lower() in seen:
-            err(f"{where}.key", f"the header {key} is given twice")
-            continue
-        seen.add(key.lower())
-        if len(value) > 4096:
-            err(f"{where}.value", "at most 4096 characters")
-            continue
-        if any(ch in value for ch in "\r\n\x00"):
-            err(f"{where}.value", "cannot contain line breaks")
-            continue
-        old = None
-        row_id = _number(row.get("id"), int) if row.get("id") not in (None, "") else None
-        if row_id is not None:
-            old = existing.get(("id", row_id))
-        if old is None:
-            old = existing.get(("key", key.lower()))
-        if not value:
-            if old is None:
-                err(f"{where}.value", "enter a value")
-                continue
-            if old.is_secret and not is_secret:
-                err(f"{where}.value", "enter the value again to store it unencrypted")
-                continue
-            out.append({"key": key, "value": None, "is_secret": is_secret, "existing": old})
-        else:
-            out.append({"key": key, "value": value, "is_secret": is_secret, "existing": None})
-    return out
 
 
 def _stored_value(provider_id, header):
@@ -397,7 +164,8 @@ def provider_config(provider):
     """The adapter's ProviderConfig, secret headers decrypted (never log it)."""
     headers = {}
     for h in provider.headers.order_by(ProviderHeader.id):
-        headers[h.key] = crypto.decrypt(h.value, _aad(provider.id, h.key)) if h.is_secret else h.value
+        secret = h.is_secret
+        headers[h.key] = crypto.decrypt(h.value, _aad(provider.id, h.key)) if secret else h.value
     return ProviderConfig(
         name=provider.name,
         type=provider.type,
@@ -446,6 +214,12 @@ def _call(provider, config, fn):
             transient=False, kind="malformed") from exc
 
 
+def _close(adapter):
+    close = getattr(adapter, "close", None)
+    if close is not None:
+        close()
+
+
 def forget_models(provider_id=None):
     """Drop cached model lists (one provider, or all)."""
     with _cache_lock:
@@ -465,7 +239,10 @@ def list_models(provider_id, refresh=False):
     if hit and not refresh and hit[0] > now and hit[1] == stamp:
         return list(hit[2])
     config, adapter = _adapter_for(provider)
-    models = _call(provider, config, adapter.list_models)
+    try:
+        models = _call(provider, config, adapter.list_models)
+    finally:
+        _close(adapter)
     models = sorted((m for m in models if m.get("id")), key=lambda m: str(m["id"]).lower())
     with _cache_lock:
         _models_cache[provider.id] = (now + MODELS_CACHE_SECONDS, stamp, models)
@@ -488,7 +265,7 @@ def test_inference(provider_id, model, prompt):
               "wall_ms": None, "ttft_ms": None, "tokens": None, "prompt_tokens": None,
               "tokens_per_second": None, "tps_source": None, "tokens_estimated": False,
               "raw": None, "error": None}
-    config = None
+    config = adapter = None
     try:
         config, adapter = _adapter_for(provider)
         completion = _call(provider, config, lambda: adapter.chat(
@@ -498,6 +275,8 @@ def test_inference(provider_id, model, prompt):
         result["error"] = _scrub(exc.message, config)
         result["raw"] = _scrub(exc.raw, config) if isinstance(exc.raw, str) else None
         return result
+    finally:
+        _close(adapter)
     result.update(
         success=True,
         answer=completion.text,
@@ -531,79 +310,3 @@ def inference_to_dict(result):
         "raw": result["raw"],
         "error": result["error"],
     }
-
-
-# -- price table ---------------------------------------------------------------------------
-
-
-def list_prices():
-    """The price table, by provider name then model."""
-    return list(Price.select().order_by(Price.provider_name, Price.model))
-
-
-def price_to_dict(price):
-    """One price row in the API's camelCase."""
-    return {"id": price.id, "providerName": price.provider_name, "model": price.model,
-            "inputPer1m": price.input_per_1m, "outputPer1m": price.output_per_1m,
-            "updatedAt": isoformat(price.updated_at)}
-
-
-def set_price(provider_name, model, input_per_1m, output_per_1m):
-    """Insert or update the USD price per 1M input/output tokens for a provider+model."""
-    errors = []
-    provider_name = _text(provider_name)
-    model = _text(model)
-    provider_name = provider_name.strip() if provider_name else ""
-    model = model.strip() if model else ""
-    if not provider_name:
-        errors.append({"field": "providerName", "message": "enter the provider name"})
-    elif len(provider_name) > 100:
-        errors.append({"field": "providerName", "message": "at most 100 characters"})
-    if not model:
-        errors.append({"field": "model", "message": "enter the model"})
-    elif len(model) > 300:
-        errors.append({"field": "model", "message": "at most 300 characters"})
-    prices = {}
-    for field, value in (("inputPer1m", input_per_1m), ("outputPer1m", output_per_1m)):
-        number = _number(value, float) if value not in (None, "") else 0.0
-        if number is None or number < 0 or number != number or number > 1e6:
-            errors.append({"field": field, "message": "a price in USD from 0 to 1000000"})
-        else:
-            prices[field] = float(number)
-    if errors:
-        raise ValidationError(errors)
-    with database.atomic():
-        price = Price.get_or_none((Price.provider_name == provider_name) & (Price.model == model))
-        if price is None:
-            price = Price(provider_name=provider_name, model=model)
-        price.input_per_1m = prices["inputPer1m"]
-        price.output_per_1m = prices["outputPer1m"]
-        price.updated_at = utcnow()
-        price.save()
-    return price
-
-
-def set_prices(rows):
-    """Upsert one API price dict or a list of them, all or nothing; errors name every row."""
-    single = isinstance(rows, dict)
-    errors = []
-    with database.atomic():
-        for i, row in enumerate([rows] if single else rows):
-            prefix = "" if single else f"[{i}]."
-            if not isinstance(row, dict):
-                errors.append({"field": f"[{i}]", "message": "each price must be an object"})
-                continue
-            try:
-                set_price(row.get("providerName"), row.get("model"), row.get("inputPer1m"),
-                          row.get("outputPer1m"))
-            except ValidationError as exc:
-                errors.extend({**e, "field": prefix + e["field"]} for e in exc.errors)
-        if errors:
-            raise ValidationError(errors)
-
-
-def delete_price(price_id):
-    """Remove one row from the price table."""
-    deleted = Price.delete().where(Price.id == price_id).execute()
-    if not deleted:
-        raise NotFound(f"price {price_id} not found")

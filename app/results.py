@@ -44,7 +44,8 @@ IS_ANSWER_FAILED = _failed & (I.error_stage.is_null() | (I.error_stage != "judge
 IS_WARMUP_FAILED = _failed & (I.error_stage == "warmup")
 # Only a completed item has a score that counts.
 SCORE = Case(None, [(I.status == COMPLETED, I.evaluation_score)], None)
-_DIFFICULTY_ORDER = Case(I.difficulty, [(d, n) for n, d in enumerate(DIFFICULTIES)], len(DIFFICULTIES))
+_DIFFICULTY_ORDER = Case(I.difficulty, [(d, n) for n, d in enumerate(DIFFICULTIES)],
+                         len(DIFFICULTIES))
 
 # URL sort name -> columns, then a stable tiebreak on id.
 SORTS = {
@@ -114,7 +115,7 @@ def model_averages(run, sort=None, direction="asc"):
          tokens) in query:
         rows.append({
             "target_id": tid, "provider_name": provider, "model": model,
-            "label": f"{provider}/{model}", "position": position, "items": items,
+            "label": f"{provider}/{model}", "position": position, "item_count": items,
             "completed": completed, "pending": pending, "failed_answer": failed_answer,
             "failed_warmup": failed_warmup, "failed_judge": failed_judge,
             "failed": failed_answer + failed_judge, "avg_time_ms": avg_time,
@@ -185,10 +186,10 @@ def breakdown(run, by="category", targets=None):
              .where(I.run == run).group_by(I.target, column).tuples())
     cells = {}
     for target_id, key, avg, n, items, failed_judge, failed_answer in query:
-        cells[(key, target_id)] = {"avg": avg, "n": n, "items": items,
+        cells[(key, target_id)] = {"avg": avg, "n": n, "item_count": items,
                                    "failed_judge": failed_judge, "failed_answer": failed_answer}
     keys = sorted({k for k, _ in cells}, key=lambda k: _key_order(by, k))
-    empty = {"avg": None, "n": 0, "items": 0, "failed_judge": 0, "failed_answer": 0}
+    empty = {"avg": None, "n": 0, "item_count": 0, "failed_judge": 0, "failed_answer": 0}
     out_rows = []
     for key in keys:
         row_cells = [cells.get((key, t[0]), empty) for t in targets]

@@ -49,6 +49,9 @@ def decide(*, attempts, first_attempt_at, error, config, limit, now, rng=random)
     if (at - started).total_seconds() > cap:
         return Decision(False, None, 0.0,
                         f"{reason} (gave up: retrying would pass the {cap:g} s retry limit)")
-    why = f"Retry-After {float(retry_after):g} s" if retry_after is not None else f"backoff {delay:.1f} s"
+    if retry_after is not None:
+        why = f"Retry-After {float(retry_after):g} s"
+    else:
+        why = f"backoff {delay:.1f} s"
     message = f"retry {attempts + 1}/{limit} at {at:%H:%M:%S} ({why}): {reason}"
     return Decision(True, at, delay, message)

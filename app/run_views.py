@@ -65,10 +65,12 @@ def providers():
 
 
 def collections_with_counts():
-    """Collections by name, each with `.task_count`."""
-    return list(Collection.select(Collection, fn.COUNT(CollectionTask.id).alias("task_count"))
-                .join(CollectionTask, JOIN.LEFT_OUTER)
-                .group_by(Collection.id).order_by(Collection.name))
+    """Collections, quick and full first, each with `.task_count`."""
+    count = fn.COUNT(CollectionTask.id).alias("task_count")
+    collections = list(Collection.select(Collection, count)
+                       .join(CollectionTask, JOIN.LEFT_OUTER)
+                       .group_by(Collection.id).order_by(Collection.name))
+    return sorted(collections, key=lambda c: {"quick": 0, "full": 1}.get(c.name, 2))
 
 
 def progress(run, now=None):
@@ -220,10 +222,16 @@ def history(state=None, judge=None, date_from=None, date_to=None, sort="-created
     page = min(max(1, page), pages)
     runs = list(query.order_by(*order).paginate(page, per_page))
     stats = _item_stats([r.id for r in runs])
+    models = {}
+    for run_pk, model in (RunTarget.select(RunTarget.run, RunTarget.model)
+                          .where(RunTarget.run.in_([r.id for r in runs]))
+                          .order_by(RunTarget.position, RunTarget.id).tuples()):
+        models.setdefault(run_pk, []).append(model)
     for r in runs:
         r.state = run_state(r)
         r.total_items, r.completed_items, r.failed_items, r.avg_score = stats.get(
             r.id, (0, 0, 0, None))
+        r.target_models = models.get(r.id, [])
     return {"runs": runs, "total": total, "page": page, "pages": pages,
             "sort": ("-" if desc else "") + key}
 

@@ -318,7 +318,11 @@ def list_logs(run_id, since=None, limit=200):
             if when.tzinfo is not None:
                 when = when.astimezone(dt.UTC).replace(tzinfo=None)
             query = query.where(RunLog.created_at > when)
-    return list(query.order_by(RunLog.id).limit(max(1, min(int(limit or 200), 1000))))
+    try:
+        limit = max(1, min(int(limit or 200), 1000))
+    except (TypeError, ValueError):
+        raise ValidationError.field("limit", "must be a whole number") from None
+    return list(query.order_by(RunLog.id).limit(limit))
 
 
 def spent_usd(run):
@@ -329,3 +333,43 @@ def spent_usd(run):
 def get_provider_or_none(pk):
     """A provider by id, or None."""
     return Provider.get_or_none(Provider.id == pk)
+
+
+def list_items(run_id, status=None, model=None, target_id=None, page=1, per_page=50):
+    """One page of a run's items (with their targets) and the total, filtered in SQL."""
+    from .models import ITEM_STATUSES
+
+    run = get_run(run_id)
+    query = Item.select(Item, RunTarget).join(RunTarget).where(Item.run == run)
+    if status:
+        wanted = [s.strip().upper() for s in str(status).split(",") if s.strip()]
+        bad = [s for s in wanted if s not in ITEM_STATUSES]
+        if bad:
+            raise ValidationError.field("status", f"unknown status {', '.join(bad)}; use "
+                                        + ", ".join(ITEM_STATUSES))
+        query = query.where(Item.status.in_(wanted))
+    if model:
+        query = query.where(RunTarget.model == model)
+    if target_id:
+        query = query.where(Item.target == target_id)
+    try:
+        page, per_page = max(1, int(page or 1)), max(1, min(int(per_page or 50), 500))
+    except (TypeError, ValueError):
+        raise ValidationError.field("page", "page and perPage must be whole numbers") from None
+    total = query.count()
+    items = list(query.order_by(Item.id).paginate(page, per_page))
+    return {"items": items, "total": total, "page": page, "perPage": per_page,
+            "pages": max(1, -(-total // per_page))}
+
+
+def summaries(runs):
+    """run_summary for many runs, their item counts in one query."""
+    from .models import ITEM_STATUSES
+
+    counts = {r.id: dict.fromkeys(ITEM_STATUSES, 0) for r in runs}
+    if runs:
+        rows = (Item.select(Item.run, Item.status, fn.COUNT(Item.id))
+                .where(Item.run.in_([r.id for r in runs])).group_by(Item.run, Item.status).tuples())
+        for run_pk, status, n in rows:
+            counts[run_pk][status] = n
+    return [run_summary(r, counts[r.id]) for r in runs]

@@ -50,7 +50,7 @@ def bootstrap_means(values, *, resamples=RESAMPLES, seed=SEED):
 
 
 def _histogram_means(pairs, n, resamples, rng):
-    """Bootstrap means drawn as multinomial counts over the distinct values (conditional binomials)."""
+    """Bootstrap means drawn as multinomial counts over the distinct values."""
     means = []
     for _ in range(resamples):
         left = n

@@ -37,8 +37,9 @@ def make_app(tmp_path, **overrides):
 @pytest.fixture
 def app(tmp_path):
     app = make_app(tmp_path)
-    with database.connection_context():
-        yield app
+    # No connection_context here: each request's teardown closes the connection, and
+    # Peewee reopens it on the next query (autoconnect) for code called directly by a test.
+    yield app
     if not database.is_closed():
         database.close()
     logging.getLogger().handlers[:] = [

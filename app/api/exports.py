@@ -1,3 +1,54 @@
-"""JSON API: exports. (placeholder)"""
+"""JSON API: exports (seed 000 §3.3), a run's results, and comparing two runs."""
 
-from . import bp  # noqa: F401
+from flask import Response
+from flask import jsonify
+from flask import request
+from flask import stream_with_context
+
+from .. import compare as compare_mod
+from .. import results
+from ..errors import ValidationError
+from ..exports import files
+from ..exports.summary import results_dict
+from . import bp
+
+
+@bp.post("/runs/<run_id>/export")
+def export_run(run_id):
+    """The run as a file: {"format": "CSV"|"MD"|"JSON"|"HTML", "includeDetailed": bool}."""
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise ValidationError.field(
+            "body", 'send a JSON object such as {"format": "CSV", "includeDetailed": true}')
+    fmt = body.get("format")
+    errors = []
+    if not isinstance(fmt, str) or fmt.upper() not in files.FORMATS:
+        errors.append({"field": "format", "message": f"must be one of {', '.join(files.FORMATS)}"})
+    detailed = body.get("includeDetailed", True)
+    if not isinstance(detailed, bool):
+        errors.append({"field": "includeDetailed", "message": "must be true or false"})
+    if errors:
+        raise ValidationError(errors)
+    run = results.get_run(run_id)
+    chunks, filename, mimetype = files.download(run, files.kind_for(fmt, detailed))
+    response = Response(stream_with_context(chunks), mimetype=mimetype)
+    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@bp.get("/runs/<run_id>/results")
+def run_results(run_id):
+    """Per-model averages (with score CI) and category/difficulty breakdowns."""
+    return jsonify(results_dict(results.get_run(run_id)))
+
+
+@bp.get("/compare")
+def compare_runs():
+    """Compare run `a` (before) with run `b` (after)."""
+    errors = [{"field": name, "message": "give a run id"}
+              for name in ("a", "b") if not (request.args.get(name) or "").strip()]
+    if errors:
+        raise ValidationError(errors)
+    run_a = results.get_run(request.args["a"].strip())
+    run_b = results.get_run(request.args["b"].strip())
+    return jsonify(compare_mod.compare_runs(run_a, run_b))

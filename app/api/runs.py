@@ -1,3 +1,108 @@
-"""JSON API: runs. (placeholder)"""
+"""JSON API: runs (seed 000 §3.3, §3.4): start, list, control, items, logs, re-judge, delete."""
 
-from . import bp  # noqa: F401
+from flask import jsonify
+from flask import request
+from flask import url_for
+
+from .. import runs
+from ..errors import ValidationError
+from ..run_dto import log_to_dict
+from ..run_dto import run_summary
+from . import bp
+
+
+def _body(optional=False):
+    data = request.get_json(silent=True) if request.data else None
+    if data is None:
+        if optional and not request.data:
+            return {}
+        raise ValidationError.field("body", "send a JSON object with Content-Type: "
+                                    "application/json")
+    if not isinstance(data, dict):
+        raise ValidationError.field("body", "the body must be a JSON object")
+    return data
+
+
+@bp.post("/runs")
+def run_create():
+    """Create a run and start it (201, Location of the run)."""
+    run = runs.create_run(_body(), source="api")
+    response = jsonify(run_summary(run))
+    response.headers["Location"] = url_for("api.run_get", run_id=run.run_id)
+    return response, 201
+
+
+@bp.get("/runs")
+def run_list():
+    """Runs newest first; ?status=PENDING|FINISHED, ?state=running|paused|stopped|finished."""
+    found = runs.list_runs(status=request.args.get("status"), state=request.args.get("state"))
+    return jsonify(runs.summaries(found))
+
+
+@bp.get("/runs/<run_id>")
+def run_get(run_id):
+    """One run: counts per status, phase, state, targets, collections, progress."""
+    return jsonify(run_summary(runs.get_run(run_id)))
+
+
+@bp.post("/runs/<run_id>/pause")
+def run_pause(run_id):
+    """Pause: the item in flight finishes, then the run halts."""
+    return jsonify(run_summary(runs.pause_run(run_id)))
+
+
+@bp.post("/runs/<run_id>/stop")
+def run_stop(run_id):
+    """Stop now: the request in flight is abandoned, its item stays claimable."""
+    return jsonify(run_summary(runs.stop_run(run_id)))
+
+
+@bp.post("/runs/<run_id>/resume")
+def run_resume(run_id):
+    """Continue a paused, stopped or interrupted run; optional {"maxBudgetUsd": n}."""
+    budget = _body(optional=True).get("maxBudgetUsd")
+    try:
+        budget = None if budget in (None, "") else float(budget)
+    except (TypeError, ValueError):
+        raise ValidationError.field("maxBudgetUsd", "must be a number") from None
+    return jsonify(run_summary(runs.resume_run(run_id, max_budget_usd=budget)))
+
+
+@bp.get("/runs/<run_id>/items")
+def run_items(run_id):
+    """A page of items: ?status=&model=&target=&page=&perPage=."""
+    args = request.args
+    found = runs.list_items(run_id, status=args.get("status"), model=args.get("model"),
+                            target_id=args.get("target", type=int), page=args.get("page", 1),
+                            per_page=args.get("perPage", 50))
+    found["items"] = [runs.item_to_dict(i) for i in found["items"]]
+    return jsonify(found)
+
+
+@bp.get("/runs/<run_id>/logs")
+def run_logs(run_id):
+    """Run log lines oldest first: ?since=<log id or ISO time>&limit=."""
+    lines = runs.list_logs(run_id, since=request.args.get("since"),
+                           limit=request.args.get("limit", 200))
+    return jsonify({"logs": [log_to_dict(e) for e in lines],
+                    "lastId": lines[-1].id if lines else None})
+
+
+@bp.post("/runs/<run_id>/items/<int:item_id>/retry-judge")
+def run_item_retry_judge(run_id, item_id):
+    """Queue one answered item for judging again."""
+    return jsonify(runs.item_to_dict(runs.retry_judge(run_id, item_id)))
+
+
+@bp.post("/runs/<run_id>/retry-failed")
+def run_retry_failed(run_id):
+    """Queue every item whose judgement failed for judging again."""
+    count = runs.retry_failed_judgements(run_id)
+    return jsonify({"queued": count, "run": run_summary(runs.get_run(run_id))})
+
+
+@bp.delete("/runs/<run_id>")
+def run_delete(run_id):
+    """Delete a run with its items and log (409 while running or paused)."""
+    runs.delete_run(run_id)
+    return "", 204

@@ -26,8 +26,6 @@ class ParsedTask:
     # model field name -> (line, name of the key in the source file)
     fields: dict = field(default_factory=dict)
     bad: bool = False  # the parser already reported a problem: check the rest, save nothing
-    references_optional: bool = False  # seed 003 rows have no reference answers
-    always_template: bool = False  # seed 003 prompt_template: placeholders need vars
 
     def where(self, name):
         """(line, source field name) for a model field, falling back to the task's line."""

@@ -58,7 +58,7 @@ def export_format(fmt):
 def filename(fmt, collection=None):
     """A download name like tasks-quick.yaml."""
     stem = "tasks" if not collection else "tasks-" + "".join(
-        ch if ch.isalnum() or ch in "-_" else "-" for ch in collection)
+        ch if (ch.isascii() and ch.isalnum()) or ch in "-_" else "-" for ch in collection)
     return stem + EXPORT_FORMATS[fmt][0]
 
 

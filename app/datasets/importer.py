@@ -178,6 +178,9 @@ def check(path_or_bytes, fmt=None, filename=None, on_duplicate="reject"):
             problems.add(f"collections.{name}", "unknown task_id(s): " + ", ".join(unknown[:10]),
                          spec.get("line"), spec.get("file"))
     if problems:
+        # File by file (in the order read), each in line order.
+        order = {label: n for n, (label, _) in enumerate(sources)}
+        problems.entries.sort(key=lambda e: (order.get(e.get("file"), -1), e.get("line") or 0))
         entries = problems.entries
         if len(entries) > MAX_ERRORS:
             entries = entries[:MAX_ERRORS] + [{"file": None, "line": None, "field": None,

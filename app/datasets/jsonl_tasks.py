@@ -61,6 +61,7 @@ def _task(raw, line, file, problems):
             task.data[name] = as_text(raw[key])
             task.fields[name] = (line, key)
     task.fields["question"] = (line, "prompt")
+    task.fields["rubric"] = (line, "rubric")
     task.data["question"] = _question(raw, line, problems)
     task.data["difficulty"] = norm_difficulty(task.data.get("difficulty"))
     task.data["rubric"] = norm_rubric(raw.get("rubric"), "rubric", task, problems)

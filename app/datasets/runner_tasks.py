@@ -1,8 +1,9 @@
 """Seed 003 (LLM Runner) CSV and JSONL: task_id, template_version, prompt_template, input_text,
 vars_json.
 
-`prompt_template` is filled with `vars_json`. With an `input_text`, the template is the system
-prompt and the input text the question (seed 003 §5.2); without one, the template is the question.
+`prompt_template` is filled with `vars_json` (a row without vars is sent verbatim). With an
+`input_text`, the template is the system prompt and the input text the question (seed 003 §5.2);
+without one, the template is the question.
 Optional columns carry the rest of a task: category (default "general"), subcategory, difficulty,
 excellent, good, pass, incorrect_direction, rubric_json, auto_fail_json, tags_json.
 """
@@ -101,7 +102,7 @@ def parse_jsonl(text, file=None):
 
 
 def _task(raw, line, file, problems, *, empty_is_none):
-    task = ParsedTask({}, line, file, references_optional=True, always_template=True)
+    task = ParsedTask({}, line, file)
     for key in raw:
         task.fields[_field(key)] = (line, key)
     if empty_is_none:

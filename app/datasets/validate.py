@@ -11,10 +11,10 @@ _NO_REFERENCE = "-"
 def finish(task, problems):
     """Validated model-field dict for a ParsedTask, or None after adding its problems."""
     data = dict(task.data)
-    # The task store asks for a reference answer or a rubric; seed 003 rows have neither, so the
-    # judge grades those without a reference. A placeholder passes that one rule, then goes.
-    placeholder = (task.references_optional and not data.get("rubric")
-                   and not any(data.get(name) for name in _REFERENCES))
+    # The task store asks a form for a reference answer or a rubric. Files need neither (seed 003
+    # rows have none), so the judge grades those on the question alone; and a task stored without
+    # one must survive its own export and re-import. A placeholder passes that one rule, then goes.
+    placeholder = not data.get("rubric") and not any(data.get(name) for name in _REFERENCES)
     if placeholder:
         data["excellent"] = _NO_REFERENCE
     try:
@@ -30,10 +30,7 @@ def finish(task, problems):
         return None
     bad = False
     labels = {name: task.where(name)[1] for name in templating.TEMPLATE_FIELDS}
-    as_template = cleaned
-    if task.always_template and cleaned.get("vars") is None:
-        as_template = {**cleaned, "vars": {}}
-    for entry in templating.problems(as_template, fields=labels):
+    for entry in templating.problems(cleaned, fields=labels):
         line, _ = task.where(entry["field"])
         problems.add(labels.get(entry["field"], entry["field"]), entry["message"],
                      line, task.file)

@@ -1,5 +1,123 @@
-"""Web pages: collections. (placeholder until its owner fills it in)"""
+"""Web pages: collections (list with counts, create, rename, delete, add/remove tasks)."""
 
 from flask import Blueprint
+from flask import flash
+from flask import redirect
+from flask import render_template
+from flask import request
+from flask import url_for
 
-bp = Blueprint("collections", __name__, url_prefix="/settings/collections" or None)
+from .. import task_store as store
+from ..errors import Conflict
+from ..errors import ValidationError
+from . import htmx
+from .settings import errors_by_field
+
+bp = Blueprint("collections", __name__, url_prefix="/settings/collections")
+
+CANDIDATES_PER_PAGE = 100
+
+
+def _name_form():
+    return {k: request.form.get(k, "") for k in ("name", "description")}
+
+
+@bp.get("/")
+def index(errors=None, form=None, status=200):
+    """Collections with their task counts, and the create form."""
+    return render_template("collections/index.html", collections=store.list_collections(),
+                           errors=errors or {}, form=form or {},
+                           subnav_active="collections"), status
+
+
+@bp.post("/new")
+def create():
+    """Create a collection."""
+    form = _name_form()
+    try:
+        collection = store.create_collection(form["name"], form["description"])
+    except ValidationError as exc:
+        return index(errors_by_field(exc), form, 400)
+    except Conflict as exc:
+        return index({"name": exc.message}, form, 409)
+    flash(f"Collection {collection.name} created. Add tasks to it below.", "success")
+    return redirect(url_for("collections.show", collection_id=collection.id))
+
+
+def _candidates(collection):
+    args = request.args
+    q, category = args.get("q", "").strip(), args.get("category", "")
+    page = store.search_tasks(q, category, args.get("page", 1), CANDIDATES_PER_PAGE,
+                              exclude_collection=collection.id)
+    return {"candidates": page, "q": q, "category": category,
+            "categories": store.list_categories()}
+
+
+@bp.get("/<int:collection_id>")
+def show(collection_id, errors=None, form=None, status=200):
+    """A collection's tasks (with remove buttons), rename form and the add-tasks list."""
+    collection = store.get_collection(collection_id)
+    return render_template("collections/show.html", collection=collection,
+                           tasks=store.collection_tasks(collection), errors=errors or {},
+                           form=form or {"name": collection.name,
+                                         "description": collection.description},
+                           subnav_active="collections", **_candidates(collection)), status
+
+
+@bp.get("/<int:collection_id>/candidates")
+def candidates(collection_id):
+    """Fragment #candidates: tasks not yet in the collection, filtered by category/search."""
+    collection = store.get_collection(collection_id)
+    return render_template("collections/_candidates.html", collection=collection,
+                           **_candidates(collection))
+
+
+@bp.post("/<int:collection_id>/rename")
+def rename(collection_id):
+    """Rename a collection / change its description."""
+    form = _name_form()
+    try:
+        collection = store.update_collection(collection_id, form["name"], form["description"])
+    except ValidationError as exc:
+        return show(collection_id, errors_by_field(exc), form, 400)
+    except Conflict as exc:
+        return show(collection_id, {"name": exc.message}, form, 409)
+    flash(f"Collection saved as {collection.name}.", "success")
+    return redirect(url_for("collections.show", collection_id=collection.id))
+
+
+@bp.post("/<int:collection_id>/delete")
+def delete(collection_id):
+    """Delete a collection (its tasks stay)."""
+    collection = store.get_collection(collection_id)
+    store.delete_collection(collection_id)
+    if htmx:
+        return ""
+    flash(f"Collection {collection.name} deleted; its tasks are kept.", "success")
+    return redirect(url_for("collections.index"))
+
+
+@bp.post("/<int:collection_id>/tasks")
+def add_tasks(collection_id):
+    """Add the ticked tasks."""
+    ids = request.form.getlist("taskIds")
+    if not ids:
+        flash("Tick at least one task to add.", "error")
+        return redirect(url_for("collections.show", collection_id=collection_id))
+    try:
+        collection = store.add_tasks_to_collection(collection_id, ids)
+    except (ValidationError, Conflict) as exc:
+        flash(exc.message, "error")
+        return redirect(url_for("collections.show", collection_id=collection_id))
+    flash(f"Added {len(ids)} task{'s' if len(ids) != 1 else ''} to {collection.name}.", "success")
+    return redirect(url_for("collections.show", collection_id=collection_id))
+
+
+@bp.post("/<int:collection_id>/tasks/<int:task_pk>/remove")
+def remove_task(collection_id, task_pk):
+    """Take one task out of the collection (htmx: remove its row)."""
+    store.remove_task_from_collection(collection_id, task_pk)
+    if htmx:
+        return ""
+    flash("Task removed from the collection.", "success")
+    return redirect(url_for("collections.show", collection_id=collection_id))

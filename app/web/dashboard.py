@@ -1,5 +1,7 @@
 """Dashboard: the new-run form, runs to continue and recent results."""
 
+import re
+
 from flask import Blueprint
 from flask import redirect
 from flask import render_template
@@ -11,6 +13,7 @@ from .. import runs
 from ..errors import Conflict
 from ..errors import LlmbenchError
 from ..errors import ValidationError
+from ..errors import format_error
 from ..providers import ProviderError
 
 bp = Blueprint("dashboard", __name__)
@@ -22,6 +25,7 @@ PARAM_RULES = {"temperature": (float, 0.0, 2.0), "top_p": (float, 0.0, 1.0),
 SETTINGS = {"max_attempts": ("maxAttempts", int, 1, 20),
             "question_limit": ("questionLimit", int, 1, 1_000_000),
             "max_budget_usd": ("maxBudgetUsd", float, 0.0, None)}
+SETTING_FIELDS = {api: field for field, (api, *_rest) in SETTINGS.items()}
 # create_run's field names -> the form field that shows the message.
 API_FIELDS = {"judgeProviderId": "judge_provider", "judgeProviderConfigId": "judge_provider",
               "judgeModel": "judge_model", "judgeModelName": "judge_model",
@@ -50,13 +54,16 @@ def target_key(provider_id, model):
 def parse_form(form):
     """Read the new-run form (POST or the no-JS refresh GET) into (state, spec, errors)."""
     errors = {}
-    state = {"name": form.get("name", "").strip(), "judge_model": form.get("judge_model", "").strip(),
+    state = {"name": form.get("name", "").strip(),
+             "judge_model": form.get("judge_model", "").strip(),
              "judge_provider": _int_or_none(form.get("judge_provider")),
              "targets": [], "params": {}, "collections": set(), "settings": {}}
     seen = set()
     keys = list(form.getlist("target"))
-    for pid_text in sorted({k[len("extra_models_"):] for k in form if k.startswith("extra_models_")}):
-        for model in form.get("extra_models_" + pid_text, "").replace("\n", ",").split(","):
+    extra_fields = sorted(k for k in form if k.startswith("extra_models_"))
+    for field in extra_fields:
+        pid_text = field[len("extra_models_"):]
+        for model in form.get(field, "").replace("\n", ",").split(","):
             if model.strip():
                 keys.append(target_key(pid_text, model.strip()))
     for key in keys:
@@ -122,12 +129,12 @@ def _int_or_none(value):
         return None
 
 
-def list_models(provider_id):
+def list_models(provider_id, refresh=False):
     """(model names, error message) from the provider's server; never raises."""
     from .. import provider_store
 
     try:
-        models = provider_store.list_models(provider_id)
+        models = provider_store.list_models(provider_id, refresh=refresh)
     except (ProviderError, LlmbenchError) as exc:
         return [], getattr(exc, "message", str(exc))
     names = [m["id"] if isinstance(m, dict) else str(m) for m in models]
@@ -152,10 +159,10 @@ def render_dashboard(state=None, errors=None, status=200, general=None, conflict
             state["judge_provider"] = providers[0].id
     judge_models, judge_error = None, None
     if refresh == "judge" and state["judge_provider"] is not None:
-        judge_models, judge_error = list_models(state["judge_provider"])
+        judge_models, judge_error = list_models(state["judge_provider"], refresh=True)
     groups = []
     for p in providers:
-        listed, error = (list_models(p.id) if refresh == str(p.id) else (None, None))
+        listed, error = (list_models(p.id, True) if refresh == str(p.id) else (None, None))
         groups.append(target_group(p, state, listed, error))
     open_ids = {pid for pid, _ in state["targets"]} | ({int(refresh)} if (refresh or "").isdigit()
                                                         else set())
@@ -170,6 +177,25 @@ def render_dashboard(state=None, errors=None, status=200, general=None, conflict
         "recent": run_views.history(per_page=8)["runs"],
     }
     return render_template("dashboard/index.html", **context), status
+
+
+def form_errors(errors, state):
+    """Map create_run's errors (API field names) onto the form's fields; the rest are general."""
+    by_field, general = {}, []
+    for e in errors:
+        name = e.get("field") or ""
+        field = API_FIELDS.get(re.split(r"[.\[]", name)[0])
+        param = re.fullmatch(r"targets\[(\d+)\]\.params\.(\w+)", name)
+        setting = re.fullmatch(r"settings\.(\w+)", name)
+        if param and int(param[1]) < len(state["targets"]):
+            field = target_key(*state["targets"][int(param[1])]) + "#" + param[2]
+        elif setting:
+            field = SETTING_FIELDS.get(setting[1])
+        if field and field not in by_field and field != "settings":
+            by_field[field] = e["message"]
+        else:
+            general.append(format_error(e))
+    return by_field, general
 
 
 @bp.get("/")
@@ -187,13 +213,7 @@ def start_run():
     try:
         run = runs.create_run(spec, source="web")
     except ValidationError as exc:
-        field_errors, general = {}, []
-        for e in exc.errors:
-            field = API_FIELDS.get((e.get("field") or "").split(".")[0].split("[")[0])
-            if field and field not in field_errors:
-                field_errors[field] = e["message"]
-            else:
-                general.append(e["message"])
+        field_errors, general = form_errors(exc.errors, state)
         return render_dashboard(state, field_errors, 400, general=general)
     except Conflict as exc:
         return render_dashboard(state, {}, 409, general=[exc.message],
@@ -205,7 +225,10 @@ def start_run():
 def judge_models():
     """Fragment: the judge provider's models as a datalist (#judge-models)."""
     pid = _int_or_none(request.args.get("judge_provider"))
-    models, error = list_models(pid) if pid is not None else ([], "Pick a provider first.")
+    if pid is None:
+        models, error = [], "Pick a provider first."
+    else:
+        models, error = list_models(pid, refresh=bool(request.args.get("refresh")))
     return render_template("dashboard/_judge_models.html", judge_models=models,
                            judge_error=error)
 
@@ -215,7 +238,7 @@ def target_models(provider_id):
     """Fragment: one provider's models as checkboxes, keeping what was picked (#target-models-N)."""
     provider = run_views.get_provider(provider_id)
     state, _, _ = parse_form(request.args)
-    listed, error = list_models(provider_id)
+    listed, error = list_models(provider_id, refresh=bool(request.args.get("refresh")))
     return render_template("dashboard/_target_models.html",
                            g=target_group(provider, state, listed, error),
                            params_names=PARAMS, errors={})

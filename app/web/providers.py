@@ -1,4 +1,4 @@
-"""Web pages: providers (list, add/edit with header rows, delete, refresh models, test inference)."""
+"""Web pages: providers (list, add/edit with header rows, delete, refresh models, test)."""
 
 from flask import Blueprint
 from flask import flash
@@ -30,7 +30,8 @@ def _form_from_request(form):
                                           "inferenceEndpoint", "timeoutSeconds", "maxConcurrency")}
     indices = sorted({int(k.split("-")[1]) for k in form
                       if k.startswith("headers-") and k.split("-")[1].isdigit()})
-    data["headers"] = [{"id": form.get(f"headers-{i}-id", ""), "key": form.get(f"headers-{i}-key", ""),
+    data["headers"] = [{"id": form.get(f"headers-{i}-id", ""),
+                        "key": form.get(f"headers-{i}-key", ""),
                         "value": form.get(f"headers-{i}-value", ""),
                         "isSecret": bool(form.get(f"headers-{i}-isSecret"))} for i in indices]
     return data
@@ -52,8 +53,9 @@ def _render_form(form, provider=None, errors=None, status=200):
     if provider is not None:
         masked = {h["id"]: h["valueMasked"] for h in store.header_rows(provider) if h["isSecret"]}
     for row in form["headers"]:
-        if row.get("isSecret") and not row.get("valueMasked") and str(row.get("id") or "").isdigit():
-            row["valueMasked"] = masked.get(int(row["id"]))
+        row_id = str(row.get("id") or "")
+        if row.get("isSecret") and not row.get("valueMasked") and row_id.isdigit():
+            row["valueMasked"] = masked.get(int(row_id))
     form["headers"] = [r for r in form["headers"] if r.get("key") or r.get("value")]
     form["headers"] += [{}] * EMPTY_HEADER_ROWS
     return render_template("providers/form.html", form=form, provider=provider,

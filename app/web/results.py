@@ -1,5 +1,315 @@
-"""Web pages: results. (placeholder until its owner fills it in)"""
+"""Web pages: a run's results (averages, charts, breakdown, table), items, exports, compare."""
+
+import json
+from urllib.parse import urlsplit
 
 from flask import Blueprint
+from flask import Response
+from flask import abort
+from flask import flash
+from flask import redirect
+from flask import render_template
+from flask import request
+from flask import stream_with_context
+from flask import url_for
 
-bp = Blueprint("results", __name__, url_prefix="" or None)
+from .. import charts
+from .. import compare as compare_mod
+from .. import results
+from .. import runs as runs_mod
+from ..errors import LlmbenchError
+from ..errors import NotFound
+from ..errors import ValidationError
+from ..exports import files
+from . import htmx
+
+bp = Blueprint("results", __name__)
+
+TABLE_DEFAULTS = {"sort": results.DEFAULT_SORT, "dir": "asc", "page": 1,
+                  "per_page": results.DEFAULT_PER_PAGE}
+AVERAGE_DEFAULTS = {"avg_sort": "position", "avg_dir": "asc"}
+FILTER_KEYS = ("model", "status", "category", "difficulty", "min_score", "max_score")
+# First click on these headers sorts high to low.
+DESC_FIRST = {"score", "tps", "tokens", "completed", "failed"}
+
+
+RAW_CHARS = 200_000
+
+
+@bp.app_template_filter("pretty_json")
+def pretty_json(text):
+    """Raw JSON text indented for reading; anything else as it is (long text shortened)."""
+    try:
+        text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except (TypeError, ValueError):
+        pass
+    if len(text) > RAW_CHARS:
+        return text[:RAW_CHARS] + f"\n… ({len(text) - RAW_CHARS} more characters)"
+    return text
+
+
+def _state(args):
+    """The page's whole state from the query string, whitelisted (400 names a bad parameter)."""
+    table = results.parse_table_args(args)
+    avg_sort = (args.get("avg_sort") or "position").strip()
+    avg_dir = (args.get("avg_dir") or "asc").strip().lower()
+    if avg_sort not in results.AVERAGE_SORTS:
+        raise ValidationError.field("avg_sort",
+                                    f"must be one of {', '.join(results.AVERAGE_SORTS)}")
+    if avg_dir not in ("asc", "desc"):
+        raise ValidationError.field("avg_dir", "must be asc or desc")
+    state = {"sort": table["sort"], "dir": table["dir"], "page": table["page"],
+             "per_page": table["per_page"], "avg_sort": avg_sort, "avg_dir": avg_dir}
+    for key in FILTER_KEYS:
+        value = table["filters"].get(key)
+        state[key] = "" if value is None else (f"{value:g}" if isinstance(value, float) else value)
+    return state, table["filters"]
+
+
+class Links:
+    """URLs for the page's state with some changes; defaults and empty values are left out."""
+
+    def __init__(self, run_id, state):
+        self.run_id = run_id
+        self.state = state
+
+    def _params(self, keys, changes):
+        merged = {**self.state, **changes}
+        defaults = {**TABLE_DEFAULTS, **AVERAGE_DEFAULTS}
+        return {k: merged[k] for k in keys
+                if merged.get(k) not in (None, "") and merged.get(k) != defaults.get(k)}
+
+    def page(self, **changes):
+        """The full, bookmarkable results page."""
+        keys = (*TABLE_DEFAULTS, *FILTER_KEYS, *AVERAGE_DEFAULTS)
+        return url_for("results.show", run_id=self.run_id, **self._params(keys, changes))
+
+    def table(self, **changes):
+        """The table fragment (the averages' state comes along through hx-include)."""
+        keys = (*TABLE_DEFAULTS, *FILTER_KEYS)
+        return url_for("results.table", run_id=self.run_id, **self._params(keys, changes))
+
+    def averages(self, **changes):
+        """The averages fragment (the table's state comes along through hx-include)."""
+        return url_for("results.averages", run_id=self.run_id,
+                       **self._params(tuple(AVERAGE_DEFAULTS), changes))
+
+    def sort(self, column, prefix=""):
+        """Changes for clicking a sortable header: toggle if sorted by it, else its first way."""
+        key, dir_key = (f"{prefix}sort", f"{prefix}dir")
+        if self.state[key] == column:
+            direction = "asc" if self.state[dir_key] == "desc" else "desc"
+        else:
+            direction = "desc" if column in DESC_FIRST else "asc"
+        changes = {key: column, dir_key: direction}
+        if not prefix:
+            changes["page"] = 1
+        return changes
+
+    def aria_sort(self, column, prefix=""):
+        if self.state[f"{prefix}sort"] != column:
+            return None
+        return "descending" if self.state[f"{prefix}dir"] == "desc" else "ascending"
+
+
+def _averages_context(run, state):
+    averages = results.model_averages(run, state["avg_sort"], state["avg_dir"])
+    return {"run": run, "averages": averages, "links": Links(run.run_id, state)}
+
+
+def _table_context(run, state, filters, averages):
+    page = results.results_page(run, state["sort"], filters, state["page"], state["per_page"],
+                                direction=state["dir"])
+    return {"run": run, "page": page, "links": Links(run.run_id, state),
+            "models": sorted(averages, key=lambda r: (r["position"], r["target_id"])),
+            "table_state": state}
+
+
+def _fragment(template, context, run_id, state):
+    response = Response(render_template(template, **context))
+    if htmx:
+        # The fragment has its own URL; the address bar shows the bookmarkable page.
+        response.headers["HX-Push-Url"] = Links(run_id, state).page()
+    return response
+
+
+@bp.get("/runs/<run_id>/results")
+def show(run_id):
+    """The results page: averages, charts, breakdowns and the detailed table, state in the URL."""
+    run = results.get_run(run_id)
+    state, filters = _state(request.args)
+    context = _averages_context(run, state)
+    context.update(_table_context(run, state, filters, context["averages"]))
+    targets = [(r["target_id"], r["provider_name"], r["model"]) for r in context["models"]]
+    context.update({
+        "state": runs_mod.run_state(run),
+        "by_category": results.breakdown(run, "category", targets=targets),
+        "by_difficulty": results.breakdown(run, "difficulty", targets=targets),
+        "statuses": results.STATUS_FILTERS, "per_page_choices": results.PER_PAGE_CHOICES,
+        "chart_names": charts.CHARTS,
+    })
+    return render_template("results/show.html", **context)
+
+
+@bp.get("/runs/<run_id>/results/table")
+def table(run_id):
+    """Fragment #results-table (sorting, filtering, paging through htmx)."""
+    run = results.get_run(run_id)
+    state, filters = _state(request.args)
+    averages = results.model_averages(run)
+    return _fragment("results/_table.html", _table_context(run, state, filters, averages),
+                     run_id, state)
+
+
+@bp.get("/runs/<run_id>/results/averages")
+def averages(run_id):
+    """Fragment #averages (sorted by a column)."""
+    run = results.get_run(run_id)
+    state, _filters = _state(request.args)
+    return _fragment("results/_averages.html", _averages_context(run, state), run_id, state)
+
+
+@bp.get("/runs/<run_id>/charts/<name>.svg")
+def chart(run_id, name):
+    """One chart as SVG (`?size=narrow` draws it for phone widths)."""
+    if name not in charts.CHARTS:
+        abort(404)
+    run = results.get_run(run_id)
+    narrow = request.args.get("size") == "narrow"
+    averages = results.model_averages(run)
+    if name == "score":
+        svg = charts.score_chart(averages, narrow)
+    elif name == "speed":
+        svg = charts.speed_chart(averages, narrow)
+    elif name == "latency":
+        svg = charts.latency_chart(averages, results.latency_samples(run), narrow)
+    else:
+        targets = [(r["target_id"], r["provider_name"], r["model"]) for r in averages]
+        svg = charts.category_chart(results.breakdown(run, "category", targets=targets), narrow)
+    response = Response(svg, mimetype="image/svg+xml")
+    response.headers["Cache-Control"] = "no-cache"
+    return response
+
+
+@bp.get("/runs/<run_id>/items/<int:item_id>")
+def item(run_id, item_id):
+    """One item: the row expansion for htmx, or a full page (links work without JavaScript)."""
+    run = results.get_run(run_id)
+    context = {"run": run, "item": results.get_item(run, item_id),
+               "next_url": request.referrer if _safe_next(request.referrer, run_id) else None}
+    if htmx and not htmx.history_restore_request:
+        response = Response(render_template("results/_item_detail.html", **context))
+    else:
+        response = Response(render_template("results/item.html", **context))
+    response.headers["Vary"] = "HX-Request"
+    return response
+
+
+def _safe_next(url, run_id):
+    """Only redirect back to this run's own pages."""
+    if not url:
+        return False
+    parts = urlsplit(url)
+    if parts.netloc and parts.netloc != request.host:
+        return False
+    return parts.path.startswith(f"/runs/{run_id}/") or parts.path == f"/runs/{run_id}"
+
+
+def _back(run_id):
+    target = request.form.get("next") or ""
+    if _safe_next(target, run_id):
+        parts = urlsplit(target)
+        return redirect(parts.path + (f"?{parts.query}" if parts.query else ""))
+    return redirect(url_for("results.show", run_id=run_id))
+
+
+@bp.post("/runs/<run_id>/items/<int:item_id>/retry-judge")
+def retry_judge(run_id, item_id):
+    """Send one item back to the judge."""
+    try:
+        runs_mod.retry_judge(run_id, item_id)
+        flash(f"Item {item_id} is queued for the judge again.", "success")
+    except LlmbenchError as exc:
+        flash(exc.message, "error")
+    return _back(run_id)
+
+
+@bp.post("/runs/<run_id>/results/retry-judgements")
+def retry_judgements(run_id):
+    """Send every item whose judgement failed back to the judge."""
+    try:
+        count = runs_mod.retry_failed_judgements(run_id)
+        flash(f"{count} item{'s' if count != 1 else ''} queued for the judge again.", "success")
+    except LlmbenchError as exc:
+        flash(exc.message, "error")
+    return _back(run_id)
+
+
+@bp.post("/runs/<run_id>/results/delete")
+def delete(run_id):
+    """Delete the run and its items (the form sits behind a confirmation step)."""
+    try:
+        runs_mod.delete_run(run_id)
+    except LlmbenchError as exc:
+        flash(exc.message, "error")
+        return redirect(url_for("results.show", run_id=run_id))
+    flash(f"Run {run_id} was deleted.", "success")
+    return redirect(url_for("runs.index"))
+
+
+def _download(run_id, kind):
+    run = results.get_run(run_id)
+    chunks, filename, mimetype = files.download(run, kind)
+    response = Response(stream_with_context(chunks), mimetype=mimetype)
+    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@bp.get("/runs/<run_id>/results.csv")
+def export_detailed_csv(run_id):
+    """Detailed CSV (seed 000 §9 columns), streamed."""
+    return _download(run_id, "detailed_csv")
+
+
+@bp.get("/runs/<run_id>/averages.csv")
+def export_average_csv(run_id):
+    """Average CSV (seed 000 §9 columns)."""
+    return _download(run_id, "average_csv")
+
+
+@bp.get("/runs/<run_id>/results.md")
+def export_markdown(run_id):
+    """Markdown: averages table and per-model details, streamed."""
+    return _download(run_id, "markdown")
+
+
+@bp.get("/runs/<run_id>/summary.json")
+def export_summary(run_id):
+    """summary.json."""
+    return _download(run_id, "summary_json")
+
+
+@bp.get("/runs/<run_id>/report.html")
+def export_report(run_id):
+    """Self-contained report.html, streamed."""
+    return _download(run_id, "report_html")
+
+
+@bp.get("/compare")
+def compare():
+    """Compare two runs picked in the URL (?a=&b=)."""
+    a_id = (request.args.get("a") or "").strip()
+    b_id = (request.args.get("b") or "").strip()
+    context = {"choices": compare_mod.run_choices(), "a": a_id, "b": b_id, "result": None,
+               "error": None}
+    status = 200
+    if a_id and b_id:
+        try:
+            context["result"] = compare_mod.compare_runs(results.get_run(a_id),
+                                                         results.get_run(b_id))
+        except NotFound as exc:
+            context["error"], status = exc.message, 404
+    elif a_id or b_id:
+        context["error"] = "Pick both runs: A (before) and B (after)."
+    return render_template("compare/show.html", **context), status
+

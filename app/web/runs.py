@@ -1,5 +1,7 @@
 """Run pages: history, the live run view with its polled fragments, and the run controls."""
 
+import json
+
 from flask import Blueprint
 from flask import make_response
 from flask import redirect
@@ -116,7 +118,7 @@ def items(run_id):
 
 
 def _control(run_id, action):
-    """Apply pause/stop/resume; htmx gets the controls (+ progress) back, a plain form a redirect."""
+    """Apply pause/stop/resume: htmx gets the controls (+ progress), a plain form a redirect."""
     apply = {"pause": runs.pause_run, "stop": runs.stop_run, "resume": runs.resume_run}[action]
     if not htmx:
         apply(run_id)  # errors become the 404/409 page at the one edge
@@ -150,6 +152,12 @@ def stop(run_id):
 def resume(run_id):
     """Resume / continue a paused, stopped or crashed run."""
     return _control(run_id, "resume")
+
+
+@bp.app_template_filter("json_line")
+def json_line(value):
+    """Compact one-line JSON for reading (autoescaping makes it HTML-safe)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
 @bp.app_template_filter("duration")

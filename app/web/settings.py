@@ -1,4 +1,4 @@
-"""Web pages: settings index, the price table, reset defaults; form helpers the settings pages share."""
+"""Web pages: settings index, price table, reset defaults; helpers the settings pages share."""
 
 import json
 
@@ -24,8 +24,8 @@ def errors_by_field(exc):
     return out
 
 
-@bp.app_template_filter("pretty_json")
-def pretty_json(value):
+@bp.app_template_filter("provider_raw_json")
+def provider_raw_json(value):
     """Indented JSON for <pre> blocks (Jinja escapes it)."""
     if isinstance(value, str):
         try:

@@ -130,4 +130,4 @@ def delete(task_pk):
     if htmx:
         return ""
     flash(f"Task {task.task_id} deleted.", "success")
-    return redirect(request.form.get("next") or url_for("tasks.index"))
+    return redirect(url_for("tasks.index"))

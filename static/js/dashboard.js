@@ -4,6 +4,7 @@
   var form = document.getElementById("new-run-form");
   if (!form) return;
   var button = document.getElementById("start-run");
+  var defaultButton = form.querySelector(".default-submit");
   var hint = document.getElementById("start-hint");
 
   function anyChecked(name) { return form.querySelector('input[name="' + name + '"]:checked') !== null; }
@@ -13,7 +14,9 @@
   }
   function missing() {
     var out = [];
-    if (!form.judge_provider.value || !form.judge_model.value.trim()) out.push("a judge model");
+    var provider = document.getElementById("judge_provider");
+    var model = document.getElementById("judge_model");
+    if (!provider.value || !model.value.trim()) out.push("a judge model");
     if (!anyChecked("target") && !anyExtra()) out.push("at least one target model");
     if (!anyChecked("collection")) out.push("at least one collection");
     return out;
@@ -21,12 +24,20 @@
   function update() {
     var need = missing();
     button.disabled = need.length > 0;
+    if (defaultButton) defaultButton.disabled = button.disabled;
     hint.textContent = need.length ? "To start, pick " + need.join(", ") + "." : "Ready to start.";
     // Show how many models are picked on each provider's (possibly closed) group.
     form.querySelectorAll("[data-count-for]").forEach(function (el) {
       var group = el.closest("details");
       var n = group.querySelectorAll('input[name="target"]:checked').length;
       el.textContent = n ? n + " picked" : "";
+    });
+  }
+  var preview = document.getElementById("run-id-preview");
+  var nameField = document.getElementById("name");
+  if (preview && nameField) {
+    nameField.addEventListener("input", function () {
+      preview.textContent = nameField.value.trim().replace(/[^A-Za-z0-9._-]+/g, "-") || "run";
     });
   }
   form.addEventListener("input", update);

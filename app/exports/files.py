@@ -1,0 +1,52 @@
+"""Export kinds as downloadable files: (chunks, filename, mimetype) for the web and the API."""
+
+import json
+import re
+
+from .csvfiles import csv_average
+from .csvfiles import csv_detailed
+from .markdown import markdown
+from .report import report_html_chunks
+from .summary import summary_json
+
+KINDS = ("detailed_csv", "average_csv", "markdown", "markdown_averages", "summary_json",
+         "report_html")
+# POST /api/runs/<id>/export {"format", "includeDetailed"} -> kind.
+FORMATS = ("CSV", "MD", "JSON", "HTML")
+
+
+def safe_name(run_id):
+    """The run id as a filename part: letters, digits, dot, dash and underscore only."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", run_id).strip("._") or "run"
+
+
+def kind_for(fmt, include_detailed=True):
+    """The export kind for an API format name (CSV, MD, JSON, HTML)."""
+    fmt = fmt.upper()
+    if fmt == "CSV":
+        return "detailed_csv" if include_detailed else "average_csv"
+    if fmt == "MD":
+        return "markdown" if include_detailed else "markdown_averages"
+    return {"JSON": "summary_json", "HTML": "report_html"}[fmt]
+
+
+def _json_chunks(run):
+    yield json.dumps(summary_json(run), ensure_ascii=False, indent=2) + "\n"
+
+
+def download(run, kind):
+    """(iterator of str chunks, filename, mimetype) for one export kind of `run`."""
+    name = f"run-{safe_name(run.run_id)}"
+    if kind == "detailed_csv":
+        return csv_detailed(run), f"{name}-detailed.csv", "text/csv; charset=utf-8"
+    if kind == "average_csv":
+        return csv_average(run), f"{name}-average.csv", "text/csv; charset=utf-8"
+    if kind == "markdown":
+        return markdown(run), f"{name}.md", "text/markdown; charset=utf-8"
+    if kind == "markdown_averages":
+        return markdown(run, detailed=False), f"{name}-average.md", "text/markdown; charset=utf-8"
+    if kind == "summary_json":
+        return _json_chunks(run), f"{name}-summary.json", "application/json"
+    if kind == "report_html":
+        return report_html_chunks(run), f"{name}-report.html", "text/html; charset=utf-8"
+    raise ValueError(f"unknown export kind {kind!r}")

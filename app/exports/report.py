@@ -1,0 +1,74 @@
+"""report.html: self-contained (inline CSS and SVG charts; no scripts, no external files)."""
+
+import threading
+
+from jinja2 import Environment
+from jinja2 import FileSystemLoader
+from jinja2 import select_autoescape
+from markupsafe import Markup
+
+from .. import charts
+from ..clock import isoformat
+from ..clock import utcnow
+from ..config import REPO_ROOT
+from ..models import RunCollection
+from ..results import breakdown
+from ..results import latency_samples
+from ..results import model_averages
+from ..runs import run_state
+from .rows import detail_rows
+from .rows import error_text
+
+DETAIL_LIMIT = 2000
+CHART_CAPTIONS = (
+    ("score", "Average score per model with its 95 % bootstrap confidence interval."),
+    ("speed", "Average tokens per second per model."),
+    ("latency", "Answer time per model: minimum, quartiles and maximum."),
+    ("category", "Average score per category per model."),
+)
+_env = None
+_env_lock = threading.Lock()
+
+
+def environment():
+    """The Jinja environment for exports (autoescaped; the same templates folder as the web)."""
+    global _env
+    with _env_lock:
+        if _env is None:
+            _env = Environment(loader=FileSystemLoader(str(REPO_ROOT / "templates")),
+                               autoescape=select_autoescape(["html"]))
+        return _env
+
+
+def report_html_chunks(run, detail_limit=DETAIL_LIMIT):
+    """The report as a stream of HTML text chunks (the detail rows come from one cursor)."""
+    averages = model_averages(run)
+    targets = [(r["target_id"], r["provider_name"], r["model"])
+               for r in sorted(averages, key=lambda r: (r["position"], r["target_id"]))]
+    by_category = breakdown(run, "category", targets=targets)
+    # The narrow layout: large labels that stay readable in a two-column grid and on phones.
+    svgs = {
+        "score": charts.score_chart(averages, narrow=True),
+        "speed": charts.speed_chart(averages, narrow=True),
+        "latency": charts.latency_chart(averages, latency_samples(run), narrow=True),
+        "category": charts.category_chart(by_category, narrow=True),
+    }
+    context = {
+        "run": run, "state": run_state(run), "averages": averages,
+        "collections": [c.collection_name for c in
+                        RunCollection.select().where(RunCollection.run == run)],
+        # pygal escapes every label it draws; the SVG is ours, so it is safe to inline.
+        "charts": {name: Markup(svg) for name, svg in svgs.items()},
+        "chart_captions": CHART_CAPTIONS,
+        "by_category": by_category,
+        "by_difficulty": breakdown(run, "difficulty", targets=targets),
+        "rows": detail_rows(run, limit=detail_limit),
+        "total_items": sum(r["item_count"] for r in averages), "detail_limit": detail_limit,
+        "iso": isoformat, "error_text": error_text, "generated_at": isoformat(utcnow()),
+    }
+    return environment().get_template("results/report.html").generate(**context)
+
+
+def report_html(run, detail_limit=DETAIL_LIMIT):
+    """The whole report as one string."""
+    return "".join(report_html_chunks(run, detail_limit=detail_limit))

@@ -1,0 +1,82 @@
+"""The row sources every export shares: targets in run order and a streamed item cursor."""
+
+from collections import namedtuple
+
+from peewee import fn
+
+from ..models import Item
+from ..models import RunTarget
+from ..results import FAILED_STATUSES
+
+DetailRow = namedtuple("DetailRow", (
+    "item_id", "target_id", "provider_name", "model", "task_id", "task_name", "category",
+    "difficulty", "status", "error_stage", "time_ms", "ttft_ms", "tokens_generated",
+    "tokens_per_second", "score", "judge_reason", "answer", "error_msg", "cost_usd"))
+
+NAME_CHARS = 100
+
+
+def targets(run):
+    """The run's targets in run order: list of (id, provider_name, model)."""
+    return list(RunTarget.select(RunTarget.id, RunTarget.provider_name, RunTarget.model)
+                .where(RunTarget.run == run).order_by(RunTarget.id).tuples())
+
+
+def task_name(question):
+    """A task's display name: the first line of its question, shortened."""
+    line = (question or "").strip().splitlines()[0] if (question or "").strip() else ""
+    return line if len(line) <= NAME_CHARS else line[: NAME_CHARS - 1].rstrip() + "…"
+
+
+def detail_rows(run, limit=None, with_answer=True):
+    """Items of `run` ordered by target, task id, id — one cursor, rows yielded as they come.
+
+    The order matches the (run, target, task_key) index, so SQLite streams without sorting.
+    """
+    names = {tid: (provider, model) for tid, provider, model in targets(run)}
+    query = (Item.select(
+        Item.id, Item.target, Item.task_key, fn.SUBSTR(Item.question, 1, NAME_CHARS * 2),
+        Item.category, Item.difficulty, Item.status, Item.error_stage, Item.time_taken_ms,
+        Item.ttft_ms, Item.tokens_generated, Item.tokens_per_second, Item.evaluation_score,
+        Item.evaluation_reason, Item.answer if with_answer else Item.id, Item.error_msg,
+        Item.cost_usd)
+        .where(Item.run == run)
+        .order_by(Item.target, Item.task_key, Item.id))
+    if limit is not None:
+        query = query.limit(limit)
+    for (item_id, target_id, task_id, question, category, difficulty, status, stage, time_ms,
+         ttft_ms, tokens, tps, score, reason, answer, error, cost) in query.tuples().iterator():
+        provider, model = names.get(target_id, ("", ""))
+        yield DetailRow(item_id, target_id, provider, model, task_id, task_name(question),
+                        category, difficulty, status, stage, time_ms, ttft_ms, tokens, tps,
+                        score, reason, answer if with_answer else None, error, cost)
+
+
+def status_label(status, error_stage):
+    """FAILED items say which stage failed, so a judge failure never reads as a low score."""
+    if status in FAILED_STATUSES and error_stage:
+        return f"{status} ({error_stage})"
+    return status
+
+
+def error_text(error_stage, error_msg):
+    """The error with the stage that failed in front (answer / judge / warmup); '' when none."""
+    if not error_msg:
+        return ""
+    if error_stage and not error_msg.startswith(f"{error_stage}:"):
+        return f"{error_stage}: {error_msg}"
+    return error_msg
+
+
+def number(value, digits=2):
+    """Plain number text: integral values without decimals, others rounded; None -> ''."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, int):
+        return str(value)
+    rounded = round(float(value), digits)
+    if rounded == int(rounded):
+        return str(int(rounded))
+    return f"{rounded:.{digits}f}".rstrip("0").rstrip(".")

@@ -1,0 +1,235 @@
+"""One item's work for the orchestrator: claim it, call the target or the judge, record the outcome.
+
+Every write after a claim is guarded by `status` and the claimed `attempts`, so an answer that
+arrives after its claim was released (stop) or re-claimed (crash recovery) is never written.
+"""
+
+import logging
+
+from . import judge
+from . import metrics
+from . import retry
+from .db import database
+from .models import COMPLETED
+from .models import FAILED
+from .models import NEW
+from .models import WAITING_FOR_JUDGE
+from .models import Item
+from .providers import ProviderError
+from .runs import item_messages
+
+log = logging.getLogger(__name__)
+
+# One statement claims the next item: attempts counted, a claim deadline in next_retry_at (so a
+# crashed in-flight item becomes claimable again) and error_msg cleared (marks "in flight").
+# It claims nothing once the run is no longer running, so a pause committed by any process
+# stops new claims at once: only the items already in flight finish.
+CLAIM_SQL = (
+    "UPDATE item SET attempts = attempts + 1, last_attempt_at = ?, "
+    "first_attempt_at = COALESCE(first_attempt_at, ?), next_retry_at = ?, error_msg = NULL "
+    "WHERE id = (SELECT id FROM item WHERE run_id = ? AND status = ? {target} "
+    "AND (next_retry_at IS NULL OR next_retry_at <= ?) ORDER BY id LIMIT 1) "
+    "AND EXISTS (SELECT 1 FROM run WHERE id = ? AND status = 'PENDING' AND control = 'running') "
+    "RETURNING id, attempts"
+)
+JUDGE_RAW_SEPARATOR = "\n\n----- repair request -----\n\n"
+
+
+def _ts(value):
+    return value.isoformat(" ")
+
+
+def claim(run_id, status, now, deadline, target_id=None):
+    """Claim the next claimable item of a run (optionally of one target): (id, attempts) or None."""
+    sql = CLAIM_SQL.format(target="AND target_id = ?" if target_id is not None else "")
+    params = [_ts(now), _ts(now), _ts(deadline), run_id, status]
+    if target_id is not None:
+        params.append(target_id)
+    params += [_ts(now), run_id]
+    with database.atomic("IMMEDIATE"):
+        return database.execute_sql(sql, params).fetchone()
+
+
+def release(item_id, attempts):
+    """Give a claim back without counting it (the request was abandoned by a stop)."""
+    return (Item.update(attempts=Item.attempts - 1, next_retry_at=None)
+            .where((Item.id == item_id) & (Item.attempts == attempts)
+                   & Item.status.in_([NEW, WAITING_FOR_JUDGE]) & Item.error_msg.is_null())
+            .execute())
+
+
+class Failure(Exception):
+    """A failure of our own making (empty answer, internal error), shaped like ProviderError."""
+
+    def __init__(self, message, transient, retry_after=None):
+        super().__init__(message)
+        self.message = message
+        self.transient = transient
+        self.retry_after = retry_after
+
+
+def _guarded(item_id, status, attempts, fields):
+    return (Item.update(**fields)
+            .where((Item.id == item_id) & (Item.status == status) & (Item.attempts == attempts))
+            .execute())
+
+
+class ItemWork:
+    """Answer and judge items for one slice of one run (shared by the slice's worker threads)."""
+
+    def __init__(self, slice_):
+        self.s = slice_
+
+    # ---- answers ---------------------------------------------------------------------------
+    def answer(self, item_id, attempts, target, adapter):
+        """Send one item to its target and record the answer, a retry or the failure."""
+        s = self.s
+        item = Item.get_by_id(item_id)
+        messages = item_messages(item.system_prompt, item.question)
+        try:
+            completion = adapter.chat(target.model, messages, params=target.params or {},
+                                      stream=True, keep_alive=s.keep_alive(target.provider),
+                                      cancel=s.cancel)
+        except ProviderError as exc:
+            if not s.cancel.is_set():  # a stop abandoned it: the supervisor released the claim
+                self._answer_failed(item, attempts, exc)
+            return
+        except Exception as exc:  # an adapter bug must not kill the run: fail this item
+            log.exception("unexpected error answering item %s", item_id)
+            self._answer_failed(item, attempts, Failure(f"internal error: {exc!r}", False))
+            return
+        if s.cancel.is_set():
+            return
+        if not (completion.text or "").strip():
+            self._empty_answer(item, attempts, completion)
+            return
+        now = s.now()
+        tps, tps_source, decode_ms = metrics.speed(completion)
+        cost_usd, cost_source = metrics.cost(completion, s.price(target))
+        fields = dict(
+            status=WAITING_FOR_JUDGE, attempts=0, answer_attempts=attempts, next_retry_at=None,
+            error_msg=None, error_stage=None, answer=completion.text,
+            response_raw=completion.raw, request_json=completion.request,
+            time_taken_ms=completion.wall_ms, ttft_ms=completion.ttft_ms,
+            prompt_ms=completion.prompt_ms, decode_ms=decode_ms, load_ms=completion.load_ms,
+            prompt_tokens=completion.prompt_tokens, tokens_generated=completion.completion_tokens,
+            tokens_per_second=tps, tps_source=tps_source,
+            tokens_estimated=bool(completion.tokens_estimated), cost_usd=cost_usd,
+            cost_source=cost_source, finish_reason=completion.finish_reason, answered_at=now,
+            updated_at=now)
+        speed = f", {tps:.1f} tok/s ({tps_source})" if tps else ""
+        tokens = completion.completion_tokens
+        message = (f"{item.task_key} on {target.provider_name}/{target.model}: "
+                   f"{completion.wall_ms:.0f} ms, {tokens if tokens is not None else '?'} tokens"
+                   f"{speed}")
+        with database.atomic():
+            if not _guarded(item.id, NEW, attempts, fields):
+                return
+            s.emit("item_done", message, data={
+                "itemId": item.id, "taskId": item.task_key, "model": target.model,
+                "timeTakenMs": round(completion.wall_ms, 1), "tokensGenerated": tokens,
+                "tokensPerSecond": round(tps, 2) if tps else None}, now=now)
+        s.add_cost(cost_usd)
+
+    def _empty_answer(self, item, attempts, completion):
+        # An empty answer is retried once as a glitch (a dropped stream, a server hiccup); a
+        # second one fails the item "empty answer" rather than sending nothing to the judge,
+        # so it counts as a failure, not as a low score. answer="" marks the first one.
+        why = f"empty answer (finish_reason {completion.finish_reason or 'unknown'})"
+        stored = {"answer": "", "response_raw": completion.raw,
+                  "request_json": completion.request, "finish_reason": completion.finish_reason}
+        if item.answer == "":
+            self._answer_failed(item, attempts, Failure(why, False), stored,
+                                final_message=f"{why}, twice")
+        else:
+            self._answer_failed(item, attempts, Failure(why, True), stored, force_retry=True)
+
+    def _answer_failed(self, item, attempts, exc, extra=None, force_retry=False,
+                       final_message=None):
+        s = self.s
+        now = s.now()
+        limit = s.max_attempts
+        decision = retry.decide(attempts=min(attempts, limit - 1) if force_retry else attempts,
+                                first_attempt_at=item.first_attempt_at or now, error=exc,
+                                config=s.config, limit=limit, now=now)
+        fields = dict(extra or {}, error_stage="answer", updated_at=now)
+        if getattr(exc, "raw", None) and "response_raw" not in fields:
+            fields["response_raw"] = exc.raw
+        label = f"{item.task_key} on {s.target_label(item.target_id)}"
+        if decision.retry:
+            fields.update(next_retry_at=decision.at, error_msg=exc.message)
+            event, level, message = "retry_scheduled", "WARNING", f"{label}: {decision.message}"
+            data = {"itemId": item.id, "nextRetryAt": decision.at.isoformat() + "Z",
+                    "attempt": attempts, "error": exc.message}
+        else:
+            error = final_message or decision.message
+            fields.update(status=FAILED, next_retry_at=None, error_msg=error)
+            event, level, message = "item_failed", "ERROR", f"{label} failed: {error}"
+            data = {"itemId": item.id, "stage": "answer", "error": error}
+        with database.atomic():
+            if _guarded(item.id, NEW, attempts, fields):
+                s.emit(event, message, level=level, data=data, now=now)
+
+    # ---- judgements ------------------------------------------------------------------------
+    def judge(self, item_id, attempts, adapter):
+        """Have the judge score one answered item; record the judgement, a retry or failure."""
+        s = self.s
+        item = Item.get_by_id(item_id)
+        try:
+            result = judge.judge_item(adapter, s.run.judge_model, item,
+                                      params=s.run.judge_params,
+                                      keep_alive=s.keep_alive(s.run.judge_provider),
+                                      cancel=s.cancel)
+        except judge.JudgeError as exc:
+            if not s.cancel.is_set():
+                self._judge_failed(item, attempts, exc)
+            return
+        except Exception as exc:
+            log.exception("unexpected error judging item %s", item_id)
+            self._judge_failed(item, attempts, judge.JudgeError(f"internal error: {exc!r}",
+                                                                transient=False))
+            return
+        if s.cancel.is_set():
+            return
+        now = s.now()
+        fields = dict(
+            status=COMPLETED, next_retry_at=None, error_msg=None, error_stage=None,
+            evaluation_score=result["score"], evaluation_reason=result["reason"],
+            rubric_scores=result["rubric_scores"], auto_fail=result["auto_fail"],
+            judge_request_json=result["request"],
+            judge_raw=JUDGE_RAW_SEPARATOR.join(r for r in result["raws"] if r),
+            judge_ms=result["ms"], judged_at=now, updated_at=now)
+        reason = result["reason"]
+        reason = reason if len(reason) <= 120 else reason[:117] + "..."
+        message = (f"{item.task_key} on {s.target_label(item.target_id)}: score "
+                   f"{result['score']:g}{' (auto-fail)' if result['auto_fail'] else ''}: {reason}")
+        with database.atomic():
+            if _guarded(item.id, WAITING_FOR_JUDGE, attempts, fields):
+                s.emit("item_judged", message, data={
+                    "itemId": item.id, "taskId": item.task_key, "score": result["score"],
+                    "repaired": len(result["raws"]) > 1}, now=now)
+
+    def _judge_failed(self, item, attempts, exc):
+        s = self.s
+        now = s.now()
+        decision = retry.decide(attempts=attempts, first_attempt_at=item.first_attempt_at or now,
+                                error=exc, config=s.config, limit=s.max_attempts, now=now)
+        fields = dict(error_stage="judge", updated_at=now, judge_ms=exc.ms or None)
+        if exc.raws:
+            fields["judge_raw"] = JUDGE_RAW_SEPARATOR.join(r for r in exc.raws if r)
+        if exc.request is not None:
+            fields["judge_request_json"] = exc.request
+        label = f"judging {item.task_key} on {s.target_label(item.target_id)}"
+        if decision.retry:
+            fields.update(next_retry_at=decision.at, error_msg=exc.message)
+            event, level, message = "retry_scheduled", "WARNING", f"{label}: {decision.message}"
+            data = {"itemId": item.id, "nextRetryAt": decision.at.isoformat() + "Z",
+                    "attempt": attempts, "error": exc.message, "stage": "judge"}
+        else:
+            fields.update(status=FAILED, next_retry_at=None, error_msg=decision.message)
+            event, level, message = "item_failed", "ERROR", f"{label} failed: {decision.message}"
+            data = {"itemId": item.id, "stage": "judge", "error": decision.message}
+        with database.atomic():
+            if _guarded(item.id, WAITING_FOR_JUDGE, attempts, fields):
+                s.emit(event, message, level=level, data=data, now=now)
+

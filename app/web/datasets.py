@@ -1,0 +1,73 @@
+"""Web page: import tasks from a dataset file (every seed format) and export them."""
+
+from flask import Blueprint
+from flask import flash
+from flask import redirect
+from flask import render_template
+from flask import request
+from flask import url_for
+
+from ..datasets import exporter
+from ..datasets import importer
+from ..errors import ValidationError
+from ..models import Collection
+
+bp = Blueprint("datasets", __name__, url_prefix="/settings/import")
+
+FORMAT_CHOICES = [
+    ("", "Guess from the file"),
+    ("yaml", "YAML tasks (seed 001: expected_answer …)"),
+    ("jsonl", "JSONL question bank (seed 004: id, prompt, rubric …)"),
+    ("csv", "CSV runner tasks (seed 003: prompt_template, vars_json …)"),
+    ("runner-jsonl", "JSONL runner tasks (seed 003)"),
+    ("json", "llmbench JSON (tasks and collections)"),
+]
+EXPORT_CHOICES = [(fmt, label) for fmt, label in FORMAT_CHOICES if fmt]
+DUPLICATE_CHOICES = [
+    ("reject", "Reject the import", "nothing is saved if a task_id already exists"),
+    ("skip", "Skip them", "existing tasks stay as they are"),
+    ("update", "Update them", "existing tasks take the file's values"),
+]
+
+
+def _page(errors=None, form=None, status=200):
+    names = [c.name for c in Collection.select(Collection.name).order_by(Collection.name)]
+    return render_template(
+        "datasets/import.html", errors=errors or [], form=form or {}, collections=names,
+        formats=FORMAT_CHOICES, export_formats=EXPORT_CHOICES, duplicates=DUPLICATE_CHOICES,
+        subnav_active="import"), status
+
+
+@bp.get("/")
+def index():
+    """The upload form, and export links."""
+    return _page()
+
+
+@bp.post("/")
+def upload():
+    """Import the uploaded file, all or nothing; errors listed with file, line and field."""
+    form = request.form
+    upload_file = request.files.get("file")
+    try:
+        if upload_file is None or not upload_file.filename:
+            raise ValidationError.field("file", "choose a dataset file to upload")
+        result = importer.import_tasks(
+            upload_file.read(), form.get("format") or None, filename=upload_file.filename,
+            collection=form.get("collection") or None,
+            on_duplicate=form.get("onDuplicate") or "reject")
+    except ValidationError as exc:
+        return _page(exc.errors, form, 400)
+    where = f" into collection “{result.collection}”" if result.collection else ""
+    flash(f"Imported {len(result.task_ids)} tasks from {upload_file.filename}{where}: "
+          f"{result.created} created, {result.updated} updated, {result.skipped} skipped.",
+          "success")
+    return redirect(url_for("datasets.index"))
+
+
+@bp.get("/export")
+def export():
+    """Export form target: the same download as GET /api/tasks/export."""
+    fmt = exporter.export_format(request.args.get("format", "json"))
+    return redirect(url_for("api.tasks_export", format=fmt,
+                            **({"collection": c} if (c := request.args.get("collection")) else {})))

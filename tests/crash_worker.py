@@ -1,0 +1,45 @@
+"""A throwaway orchestrator process for the crash test: continue one run until it is finished.
+
+    python -m tests.crash_worker DB_PATH RUN_ID LEASE_SECONDS
+
+It waits for the lease (a killed predecessor's lease goes stale after LEASE_SECONDS), continues
+the run the takeover stopped (as a person pressing Continue would), then works it to the end.
+"""
+
+import sys
+import time
+
+
+def main(db_path, run_id, lease_seconds):
+    from app import config as config_mod
+    from app import crypto
+    from app import lease
+    from app import orchestrator
+    from app import runs
+    from app.db import database
+    from app.db import init_db
+    from tests.conftest import TEST_KEY_B64
+
+    config = config_mod.load({"DB": db_path, "LEASE_SECONDS": lease_seconds,
+                              "MASTER_KEY_BASE64": TEST_KEY_B64}, environ={})
+    crypto.set_key(crypto.load_key(None, TEST_KEY_B64, "/nonexistent"))
+    init_db(db_path, migrate=False)
+    holder = lease.process_holder()
+    with database.connection_context():
+        deadline = time.monotonic() + 30
+        while not lease.acquire(holder, lease_seconds):
+            if time.monotonic() > deadline:
+                print("no lease", flush=True)
+                return 2
+            time.sleep(0.05)
+        run = runs.get_run(run_id)
+        if runs.run_state(run) in ("paused", "stopped"):
+            runs.resume_run(run_id)
+        print("working", flush=True)
+        state = orchestrator.run_foreground(run_id, config, holder=holder)
+        print(state, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2], float(sys.argv[3])))

@@ -1,0 +1,101 @@
+"""Builders for engine tests: providers on the fake server, tasks, collections, a fake clock."""
+
+import datetime as dt
+
+from app import lease
+from app import orchestrator
+from app import runs
+from app.clock import utcnow
+from app.models import Collection
+from app.models import CollectionTask
+from app.models import Provider
+from app.models import Task
+
+ENDPOINTS = {"OPENAI": ("/v1/models", "/v1/chat/completions"), "OLLAMA": ("/api/tags", "/api/chat")}
+
+
+class FakeClock:
+    """A clock tests step by hand: call it for 'now', advance() to move on."""
+
+    def __init__(self, start=None):
+        self.t = start or utcnow()
+
+    def __call__(self):
+        return self.t
+
+    def advance(self, seconds):
+        self.t += dt.timedelta(seconds=seconds)
+        return self.t
+
+
+def make_provider(fake, name="fake", type="OPENAI", max_concurrency=1, timeout=5.0, url=None):
+    """A provider row pointing at the fake server."""
+    models_ep, chat_ep = ENDPOINTS[type]
+    return Provider.create(name=name, type=type, base_url=url or fake.url,
+                           models_endpoint=models_ep, inference_endpoint=chat_ep,
+                           timeout_seconds=timeout, max_concurrency=max_concurrency)
+
+
+def make_tasks(n, collection="c1", prefix="t", **fields):
+    """n tasks 'Question {i}?' in one collection; returns the collection."""
+    coll = Collection.get_or_none(Collection.name == collection) or Collection.create(
+        name=collection)
+    for i in range(n):
+        values = {"task_id": f"{prefix}{i}", "category": "general", "difficulty": "easy",
+                  "question": f"Question {prefix}{i}?", "excellent": "best", "good": "ok",
+                  "pass_answer": "meh", "incorrect_direction": "wrong"}
+        values.update(fields)
+        task = Task.create(**values)
+        CollectionTask.create(collection=coll, task=task)
+    return coll
+
+
+def start_run(judge, targets, collection, holder="test-holder", **spec):
+    """create_run with judge provider, [(provider, model[, params])] targets, one collection.
+
+    The test orchestrator takes the lease first, as a running server would hold it already.
+    """
+    lease.acquire(holder, 15.0)
+    body = {"judgeProviderId": judge.id, "judgeModel": spec.pop("judge_model", "judge"),
+            "targets": [{"providerId": t[0].id, "model": t[1],
+                         "params": t[2] if len(t) > 2 else {}} for t in targets],
+            "collectionIds": [collection.id]}
+    body.update(spec)
+    return runs.create_run(body)
+
+
+def drive(config, clock, max_ticks=200, holder="test-holder", on_event=None, step=None):
+    """Tick until the run is no longer running; when idle jump the clock to the next retry."""
+    result = None
+    for _ in range(max_ticks):
+        result = orchestrator.tick(config, holder=holder, now=clock, on_event=on_event)
+        if step:
+            step(result)
+        if result["state"] != "running":
+            return result
+        if result["idle"]:
+            wake = result.get("wakeAt")
+            clock.t = max(clock.t, wake) if wake else clock.t + dt.timedelta(seconds=1)
+    raise AssertionError(f"run still running after {max_ticks} ticks: {result}")
+
+
+def call_kind(call):
+    """('warmup' | 'answer' | 'judge' | 'unload', model, question) for one fake-server chat call."""
+    body = call["body"] or {}
+    messages = body.get("messages") or []
+    last = messages[-1]["content"] if messages else ""
+    if "response_format" in body or "format" in body:
+        kind = "judge"
+    elif not messages:
+        kind = "unload"
+    elif last == orchestrator.WARMUP_MESSAGES[-1]["content"]:
+        kind = "warmup"
+    else:
+        kind = "answer"
+    return kind, body.get("model"), last
+
+
+def calls(fake, kind=None):
+    """The fake's chat calls as (kind, model, last message), optionally only one kind."""
+    out = [call_kind(c) for c in fake.chat_calls()]
+    return [c for c in out if kind is None or c[0] == kind]

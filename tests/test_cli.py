@@ -1,0 +1,293 @@
+"""The `llmbench` CLI end to end: validate, dry run, run against the fake server, --json events,
+exit codes, Ctrl-C then resume, report, diff, import and export (CliRunner, a tmp LLMBENCH_DB)."""
+
+import _thread
+import datetime as dt
+import json
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from app.cli import main
+from app.clock import utcnow
+from app.db import database
+from app.models import COMPLETED
+from app.models import FAILED
+from app.models import Item
+from app.models import Lease
+from app.models import Provider
+from app.models import Run
+from app.models import Task
+from tests.conftest import TEST_KEY_B64
+
+DATA = Path(__file__).parent / "data"
+SECRET = "sk-test-0123456789"
+WARMUP = "Reply with the single word OK."
+
+
+@pytest.fixture
+def cli(tmp_path):
+    """invoke(*args) -> Result, on a fresh database file shared by the calls of one test."""
+    env = {"LLMBENCH_DB": str(tmp_path / "cli.db"), "LLMBENCH_MASTER_KEY_BASE64": TEST_KEY_B64,
+           "LLMBENCH_BACKOFF_BASE_SECONDS": "0.01", "FAKE_KEY": SECRET}
+    runner = CliRunner()
+
+    def invoke(*args):
+        return runner.invoke(main, [str(a) for a in args], env=env)
+
+    yield invoke
+    if not database.is_closed():
+        database.close()
+
+
+def write_config(tmp_path, fake, name="config.yml", **run):
+    config = {
+        "run": {"name": "ci", "dataset": str(DATA / "seed001_tasks.yml"), **run},
+        "providers": [{"name": "fake", "type": "OPENAI", "base_url": fake.url,
+                       "headers": {"Authorization": "Bearer ${FAKE_KEY}"}}],
+        "judge": {"provider": "fake", "model": "judge", "params": {"temperature": 0}},
+        "targets": [{"provider": "fake", "model": "m1"},
+                    {"provider": "fake", "model": "m2", "params": {"max_tokens": 64}}],
+    }
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def rows(model, *where):
+    with database.connection_context():
+        query = model.select()
+        for condition in where:
+            query = query.where(condition)
+        return list(query)
+
+
+def events(result):
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def answer_calls(fake):
+    """Chat calls to targets (not warm-ups, not the judge)."""
+    return [c for c in fake.chat_calls() if c["body"]["model"] != "judge"
+            and c["body"]["messages"][-1]["content"] != WARMUP]
+
+
+# ---- help, validate, dry run -------------------------------------------------------------
+
+
+def test_help_documents_the_exit_codes(cli):
+    for args in (["--help"], ["run", "--help"]):
+        text = " ".join(cli(*args).output.split())
+        assert "0 finished" in text or "0 done" in text
+        assert "2 invalid config or dataset" in text and "3 interrupted" in text
+
+
+def test_validate_a_good_dataset_exits_0(cli):
+    result = cli("validate", DATA / "seed004_bank.jsonl")
+    assert result.exit_code == 0
+    assert "valid dataset, 2 tasks (2 new, 0 already stored)" in result.output
+
+
+def test_validate_a_bad_dataset_exits_2_naming_file_line_and_field(cli, tmp_path):
+    bad = tmp_path / "bank.jsonl"
+    bad.write_text('{"id": "a", "category": "C", "prompt": "Q"}\n{"id": "b", "colour": 1}\n')
+    result = cli("validate", bad)
+    assert result.exit_code == 2
+    assert f"{bad}, line 2: colour: unknown key" in result.stderr
+    assert rows(Task) == []
+
+
+def test_validate_a_config_names_the_key_path_and_yaml_line(cli, tmp_path, fake):
+    path = write_config(tmp_path, fake)
+    path.write_text(path.read_text().replace("model: m2", "modle: m2"))
+    result = cli("validate", path)
+    assert result.exit_code == 2
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "modle" in text)
+    assert f"line {line}: targets[1].modle: unknown key" in result.stderr
+    assert "targets[1].model: is required" in result.stderr
+
+
+def test_a_missing_environment_variable_is_named_and_exits_2(cli, tmp_path, fake):
+    path = write_config(tmp_path, fake)
+    path.write_text(path.read_text().replace("${FAKE_KEY}", "${NOT_SET_ANYWHERE}"))
+    result = cli("run", "-c", path)
+    assert result.exit_code == 2
+    assert "environment variable NOT_SET_ANYWHERE is not set" in result.stderr
+
+
+def test_a_bad_dataset_in_the_config_exits_2_with_the_datasets_line(cli, tmp_path, fake):
+    bank = tmp_path / "bank.yml"
+    bank.write_text("- task_id: a\n  category: C\n  questoin: Q\n")
+    result = cli("run", "-c", write_config(tmp_path, fake, dataset=str(bank)))
+    assert result.exit_code == 2
+    assert f"{bank}, line 3: questoin: unknown key" in result.stderr
+
+
+def test_dry_run_prints_the_plan_and_calls_or_saves_nothing(cli, tmp_path, fake):
+    result = cli("run", "-c", write_config(tmp_path, fake), "--dry-run")
+    assert result.exit_code == 0
+    assert "Items: 2 tasks x 2 targets = 4" in result.output
+    assert "Judge: fake/judge" in result.output and "Authorization: ****" in result.output
+    assert SECRET not in result.output
+    assert fake.calls == []
+    assert (rows(Task), rows(Provider), rows(Run)) == ([], [], [])
+
+
+def test_dry_run_json_is_one_plan_object(cli, tmp_path, fake):
+    result = cli("run", "-c", write_config(tmp_path, fake, question_limit=1), "--dry-run", "--json")
+    (plan,) = events(result)
+    assert (plan["event"], plan["items"], plan["estimatedCalls"]) == ("plan", 2, 6)
+    assert plan["providers"][0]["fields"]["headers"][0]["value"] == "****"
+
+
+# ---- a real run against the fake server ---------------------------------------------------
+
+
+def test_a_run_with_two_targets_and_a_judge_finishes_and_writes_reports(cli, tmp_path, fake):
+    out = tmp_path / "runs"
+    result = cli("run", "-c", write_config(tmp_path, fake, out_dir=str(out)))
+    assert result.exit_code == 0, result.output
+    items = rows(Item)
+    assert len(items) == 4 and {i.status for i in items} == {COMPLETED}
+    assert {c["body"]["model"] for c in fake.chat_calls()} == {"m1", "m2", "judge"}
+    assert {c["headers"].get("Authorization") for c in fake.chat_calls()} == {f"Bearer {SECRET}"}
+    run_id = rows(Run)[0].run_id
+    assert json.loads((out / run_id / "summary.json").read_text())["runId"] == run_id
+    assert (out / run_id / "report.html").read_text().lstrip().lower().startswith("<!doctype")
+    assert "fake/m1" in result.stdout and "80.0" in result.stdout
+    assert SECRET not in result.output
+
+
+def test_json_prints_one_event_per_line_from_start_to_summary(cli, tmp_path, fake):
+    result = cli("run", "-c", write_config(tmp_path, fake), "--json")
+    assert result.exit_code == 0
+    names = [e["event"] for e in events(result)]
+    assert names[0] == "run_started" and names[-1] == "run_summary"
+    assert {"phase_changed", "item_done", "item_judged", "run_finished"} <= set(names)
+    summary = events(result)[-1]
+    assert (summary["state"], summary["exitCode"], len(summary["models"])) == ("finished", 0, 2)
+
+
+def test_quiet_prints_nothing_when_all_goes_well(cli, tmp_path, fake):
+    result = cli("run", "-c", write_config(tmp_path, fake), "--quiet")
+    assert (result.exit_code, result.output) == (0, "")
+
+
+def test_failed_items_still_exit_0_and_are_reported(cli, tmp_path, fake):
+    fake.responder = lambda call: {"status": 400} if call["body"].get("model") == "m2" else None
+    result = cli("run", "-c", write_config(tmp_path, fake, max_attempts=1))
+    assert result.exit_code == 0
+    assert {i.status for i in rows(Item) if i.target.model == "m2"} == {FAILED}
+    assert "2 failed" in result.stdout
+
+
+def test_ctrl_c_stops_the_run_resumably_then_resume_finishes_it(cli, tmp_path, fake):
+    fired = threading.Event()
+
+    def interrupt_on_first_answer(call):
+        body = call["body"]
+        if body.get("model") == "m1" and body["messages"][-1]["content"] != WARMUP \
+                and not fired.is_set():
+            fired.set()
+            _thread.interrupt_main()  # what Ctrl-C does to the CLI's main thread
+            return {"text": "late", "latency": 0.5}
+        return None
+
+    fake.responder = interrupt_on_first_answer
+    result = cli("run", "-c", write_config(tmp_path, fake))
+    assert result.exit_code == 3
+    run_id = rows(Run)[0].run_id
+    assert f"Continue it with: llmbench resume {run_id}" in result.stderr
+    assert [r.control for r in rows(Run)] == ["stopped"]
+    fake.responder = None
+    result = cli("resume", run_id)
+    assert result.exit_code == 0, result.output
+    assert {i.status for i in rows(Item)} == {COMPLETED}
+
+
+def test_resume_continues_a_run_whose_process_died(cli, tmp_path, fake):
+    # A run left "running" with no live orchestrator (the process was killed).
+    assert cli("run", "-c", write_config(tmp_path, fake), "--dry-run").exit_code == 0
+    from app.datasets import run_config
+    from app.datasets import run_plan
+
+    with database.connection_context():
+        run = run_plan.apply(run_config.load(tmp_path / "config.yml", environ={"FAKE_KEY": "x"}))
+    result = cli("resume", run.run_id, "--json")
+    assert result.exit_code == 0
+    assert events(result)[0]["event"] == "run_resumed"
+    assert {i.status for i in rows(Item)} == {COMPLETED}
+
+
+def test_a_server_holding_the_orchestrator_makes_the_cli_exit_1(cli, tmp_path, fake):
+    cli("validate", DATA / "seed001_tasks.yml")  # creates the database
+    with database.connection_context():
+        Lease.create(name="orchestrator", holder="server:1:abcd",
+                     expires_at=utcnow() + dt.timedelta(seconds=60))
+    result = cli("run", "-c", write_config(tmp_path, fake))
+    assert result.exit_code == 1
+    assert "held by server:1:abcd (llmbench serve?)" in result.stderr
+    assert rows(Run) == [] and fake.calls == []
+
+
+# ---- report, diff, unknown runs ------------------------------------------------------------
+
+
+def test_report_writes_summary_json_and_report_html(cli, tmp_path, fake):
+    cli("run", "-c", write_config(tmp_path, fake), "--quiet")
+    run_id = rows(Run)[0].run_id
+    result = cli("report", run_id, "--out", tmp_path / "out")
+    assert result.exit_code == 0
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["runId"] == run_id
+    assert (tmp_path / "out" / "report.html").stat().st_size > 0
+
+
+def test_diff_shows_per_model_and_per_task_deltas(cli, tmp_path, fake):
+    cli("run", "-c", write_config(tmp_path, fake), "--quiet")
+    fake.responder = lambda call: ({"text": json.dumps({"score": 50, "reason": "worse"})}
+                                   if call["body"].get("model") == "judge" else None)
+    cli("run", "-c", write_config(tmp_path, fake), "--quiet")
+    run_a, run_b = [r.run_id for r in sorted(rows(Run), key=lambda r: r.id)]
+    result = cli("diff", run_a, run_b, "--json")
+    assert result.exit_code == 0
+    deltas = {m["label"]: m["scoreDelta"] for m in json.loads(result.stdout)["models"]}
+    assert deltas == {"fake/m1": -30.0, "fake/m2": -30.0}
+    text = cli("diff", run_a, run_b).stdout
+    assert "fake/m1" in text and "-30.0" in text and "Regressions (4)" in text
+
+
+@pytest.mark.parametrize("args", [["report", "nope"], ["resume", "nope"],
+                                  ["diff", "nope", "nada"]])
+def test_an_unknown_run_exits_2(cli, args):
+    result = cli(*args)
+    assert result.exit_code == 2 and "nope" in result.stderr
+
+
+# ---- import, export --------------------------------------------------------------------------
+
+
+def test_import_then_export_round_trips_through_files(cli, tmp_path):
+    result = cli("import", DATA / "seed001_tasks.yml", DATA / "yaml_folder", "--collection", "c")
+    assert result.exit_code == 0
+    assert "Imported 4 tasks into collection 'c': 4 created" in result.output
+    out = tmp_path / "tasks.jsonl"
+    assert cli("export", "--format", "jsonl", "--collection", "c", "-o", out).exit_code == 0
+    assert len(out.read_text().splitlines()) == 4
+    again = cli("import", out, "--on-duplicate", "skip", "--json")
+    assert json.loads(again.stdout)["skipped"] == 4
+
+
+def test_import_of_a_duplicate_is_rejected_with_exit_2(cli):
+    cli("import", DATA / "seed001_tasks.yml")
+    result = cli("import", DATA / "seed001_tasks.yml")
+    assert result.exit_code == 2 and "already exists" in result.stderr
+
+
+def test_export_to_stdout_in_yaml(cli):
+    cli("import", DATA / "seed001_tasks.yml")
+    result = cli("export", "--format", "yaml")
+    assert [t["task_id"] for t in yaml.safe_load(result.stdout)] == ["java_hello_world",
+                                                                     "french_greeting"]

@@ -1,0 +1,195 @@
+"""Exports: golden CSV (CRLF, RFC 4180) and Markdown, summary.json keys, self-contained report."""
+
+import json
+import re
+
+import pytest
+
+from app import exports
+from app.exports import files
+from app.models import FAILED
+from tests.factories import add_item
+from tests.factories import bulk_items
+from tests.factories import make_run
+
+
+@pytest.fixture
+def golden_run(app):
+    run, (t1, t2) = make_run("golden", targets=[("local", "m1", {"temperature": 0.2}),
+                                                ("remote, inc", "m|2")])
+    add_item(run, t1, "t1", score=80, question="What is 2+2?\nExplain.",
+             evaluation_reason='has, comma "quoted"\nsecond line', answer="ünïcødé ✓ | pipe",
+             time_taken_ms=1234.5, tokens_generated=50, tokens_per_second=40.5)
+    add_item(run, t1, "t2", status=FAILED, error_stage="judge", error_msg="bad json",
+             question="Name <three> colours", time_taken_ms=900.0, answer="red")
+    add_item(run, t2, "t1", score=72.5, question="What is 2+2?\nExplain.", answer="4",
+             evaluation_reason="right")
+    return run
+
+
+AVERAGE_GOLDEN = (
+    "provider_name,model_name,avg_time_per_task_ms,avg_tokens_per_second,avg_score,tasks_count\r\n"
+    "local,m1,1067.25,40.5,80,2\r\n"
+    '"remote, inc",m|2,1000,50,72.5,1\r\n'
+)
+
+DETAILED_GOLDEN = (
+    "provider_name,model_name,task_id,task_name,task_status,spent_time_ms,tokens_generated,"
+    "tokens_per_second,score,judge_reason,llm_response_text,error_msg\r\n"
+    'local,m1,t1,What is 2+2?,COMPLETED,1234.5,50,40.5,80,"has, comma ""quoted""\nsecond line",'
+    "ünïcødé ✓ | pipe,\r\n"
+    "local,m1,t2,Name <three> colours,FAILED,900,,,,,red,judge: bad json\r\n"
+    '"remote, inc",m|2,t1,What is 2+2?,COMPLETED,1000,50,50,72.5,right,4,\r\n'
+)
+
+MARKDOWN_GOLDEN = """# Run golden
+
+- Judge: judgeprov / judge-1
+- State: finished
+- Created: 2025-01-02T03:04:05.000Z
+- Finished: 2025-01-02T03:09:05.000Z
+- Dataset hash: `dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd`
+
+## Average performance per model
+
+| Provider | Model | Avg time (ms) | Avg TTFT (ms) | Avg tokens/s | Avg score | 95 % CI | Completed | Failed (answer) | Failed (judge) | Tasks |
+| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+| local | m1 | 1067.2 | 100 | 40.5 | 80 | 80–80 | 1 | 0 | 1 | 2 |
+| remote, inc | m\\|2 | 1000 | 100 | 50 | 72.5 | 72.5–72.5 | 1 | 0 | 0 | 1 |
+
+## Detailed results
+
+<details>
+<summary>local/m1 (2 tasks)</summary>
+
+| Task | Category | Difficulty | Status | Time (ms) | Tokens | Tokens/s | Score | Judge reason | Error |
+| --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |
+| t1 | general | easy | COMPLETED | 1234.5 | 50 | 40.5 | 80 | has, comma "quoted"<br>second line |  |
+| t2 | general | easy | FAILED (judge) | 900 |  |  |  |  | judge: bad json |
+
+</details>
+
+<details>
+<summary>remote, inc/m\\|2 (1 task)</summary>
+
+| Task | Category | Difficulty | Status | Time (ms) | Tokens | Tokens/s | Score | Judge reason | Error |
+| --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |
+| t1 | general | easy | COMPLETED | 1000 | 50 | 50 | 72.5 | right |  |
+
+</details>
+"""  # noqa: E501 - a golden file, kept verbatim
+
+
+def test_average_csv_golden(golden_run):
+    assert "".join(exports.csv_average(golden_run)) == AVERAGE_GOLDEN
+
+
+def test_detailed_csv_golden(golden_run):
+    assert "".join(exports.csv_detailed(golden_run)) == DETAILED_GOLDEN
+
+
+def test_csv_headers_are_exactly_seed_section_9():
+    assert exports.AVERAGE_COLUMNS == ("provider_name", "model_name", "avg_time_per_task_ms",
+                                       "avg_tokens_per_second", "avg_score", "tasks_count")
+    assert exports.DETAILED_COLUMNS == (
+        "provider_name", "model_name", "task_id", "task_name", "task_status", "spent_time_ms",
+        "tokens_generated", "tokens_per_second", "score", "judge_reason", "llm_response_text",
+        "error_msg")
+
+
+def test_detailed_csv_streams_in_chunks(app):
+    run, (target,) = make_run()
+    bulk_items(run, target, 1200)
+    chunks = list(exports.csv_detailed(run))
+    assert len(chunks) == 3
+    assert "".join(chunks).count("\r\n") == 1201
+
+
+def test_markdown_golden(golden_run):
+    assert "".join(exports.markdown(golden_run)) == MARKDOWN_GOLDEN
+
+
+def test_markdown_without_details_has_only_the_averages(golden_run):
+    text = "".join(exports.markdown(golden_run, detailed=False))
+    assert "<details>" not in text and "| local | m1 |" in text
+
+
+def test_markdown_escapes_html_and_pipes_in_cells():
+    from app.exports.markdown import cell
+
+    assert cell("a|b <i>x</i>\r\ny") == "a\\|b &lt;i&gt;x&lt;/i&gt;<br>y"
+
+
+SUMMARY_KEYS = {"schema", "runId", "name", "state", "status", "phase", "source", "judge",
+                "targets", "collections", "settings", "createdAt", "startedAt", "finishedAt",
+                "datasetHash", "promptHash", "failures", "totals", "models", "breakdowns"}
+
+
+def test_summary_json_keys(golden_run):
+    summary = exports.summary_json(golden_run)
+    assert set(summary) == SUMMARY_KEYS
+    assert set(summary["breakdowns"]) == {"category", "difficulty"}
+    json.dumps(summary)
+
+
+def test_summary_json_counts_failures_by_stage_and_totals(golden_run):
+    summary = exports.summary_json(golden_run)
+    assert summary["failures"] == {"answer": 0, "judge": 1, "warmup": 0, "total": 1}
+    assert summary["totals"]["items"] == 3
+    assert summary["totals"]["avgScore"] == pytest.approx(76.25)
+    assert summary["targets"][0]["params"] == {"temperature": 0.2}
+    assert summary["datasetHash"] == "d" * 64 and summary["promptHash"] == "p" * 64
+
+
+def test_report_html_is_self_contained(golden_run):
+    html = exports.report_html(golden_run)
+    assert html.startswith("<!doctype html>")
+    for forbidden in ('src="http', "src='http", "<link", "<script", "@import", "url(http"):
+        assert forbidden not in html
+    assert html.count("<svg") == 4
+
+
+def test_report_html_escapes_judge_reasons_and_answers(app):
+    run, (target,) = make_run()
+    add_item(run, target, "x", score=10, evaluation_reason="<script>alert(1)</script>",
+             answer="<img src=x onerror=alert(1)>")
+    html = exports.report_html(run)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<img src=x" not in html
+
+
+def test_report_html_caps_the_detail_table_with_a_note(app):
+    run, (target,) = make_run()
+    bulk_items(run, target, 30)
+    html = exports.report_html(run, detail_limit=10)
+    assert "Showing the first 10 of 30 items" in html
+    assert len(re.findall(r"<td>local/m1</td>", html)) == 10
+
+
+def test_exports_never_contain_provider_header_values(app):
+    from app.crypto import encrypt
+    from app.models import Provider
+    from app.models import ProviderHeader
+
+    provider = Provider.create(name="local", type="OPENAI", base_url="http://x",
+                               models_endpoint="/v1/models",
+                               inference_endpoint="/v1/chat/completions")
+    ProviderHeader.create(provider=provider, key="Authorization",
+                          value=encrypt("Bearer sk-secret-123", "aad"), is_secret=True)
+    run, (target,) = make_run()
+    add_item(run, target, "x", score=50)
+    for kind in files.KINDS:
+        chunks, _name, _mime = files.download(run, kind)
+        assert "sk-secret-123" not in "".join(chunks)
+
+
+@pytest.mark.parametrize("fmt, detailed, kind", [
+    ("CSV", True, "detailed_csv"), ("csv", False, "average_csv"), ("MD", True, "markdown"),
+    ("MD", False, "markdown_averages"), ("JSON", True, "summary_json"),
+    ("HTML", False, "report_html")])
+def test_kind_for_api_formats(fmt, detailed, kind):
+    assert files.kind_for(fmt, detailed) == kind
+
+
+def test_safe_name_keeps_filenames_plain():
+    assert files.safe_name('a "b"/c') == "a_b_c"

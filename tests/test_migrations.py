@@ -1,0 +1,59 @@
+"""Schema migrations: recorded with a version, applied once, add-only."""
+
+from app import migrations
+from app.db import database
+from app.db import init_db
+from app.models import ALL_MODELS
+from app.models import Provider
+from tests.conftest import make_app
+
+
+def test_a_fresh_database_records_every_migration(app):
+    assert migrations.applied(database) == [fn.__name__ for fn in migrations.MIGRATIONS]
+    assert migrations.schema_version(database) == len(migrations.MIGRATIONS) >= 1
+
+
+def test_every_model_has_its_table(app):
+    tables = set(database.get_tables())
+    assert {m._meta.table_name for m in ALL_MODELS} <= tables
+
+
+def test_reapplying_migrations_is_a_no_op(app):
+    Provider.create(name="kept", type="OLLAMA", base_url="http://x", models_endpoint="/api/tags",
+                    inference_endpoint="/api/chat")
+    before = database.execute_sql("SELECT id, name, applied_at FROM _migrations").fetchall()
+    migrations.apply(database)
+    after = database.execute_sql("SELECT id, name, applied_at FROM _migrations").fetchall()
+    assert after == before
+    assert Provider.select().count() == 1
+
+
+def test_reopening_the_same_file_keeps_data_and_version(tmp_path):
+    make_app(tmp_path)
+    with database.connection_context():
+        Provider.create(name="kept", type="OLLAMA", base_url="http://x",
+                        models_endpoint="/api/tags", inference_endpoint="/api/chat")
+        version = migrations.schema_version(database)
+    init_db(str(tmp_path / "test.db"))
+    with database.connection_context():
+        assert migrations.schema_version(database) == version
+        assert Provider.get().name == "kept"
+
+
+def test_a_new_migration_is_applied_once(app, monkeypatch):
+    calls = []
+
+    def m999_test_column(db):
+        calls.append(1)
+        db.execute_sql("CREATE TABLE test_extra (id INTEGER PRIMARY KEY)")
+
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, m999_test_column])
+    migrations.apply(database)
+    migrations.apply(database)
+    assert calls == [1]
+    assert migrations.applied(database)[-1] == "m999_test_column"
+
+
+def test_sqlite_runs_in_wal_mode_with_foreign_keys(app):
+    assert database.execute_sql("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert database.execute_sql("PRAGMA foreign_keys").fetchone()[0] == 1

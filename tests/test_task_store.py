@@ -1,0 +1,255 @@
+"""Tasks and collections: validation of every field, uniqueness, search, membership."""
+
+import pytest
+
+from app import task_store as store
+from app.errors import Conflict
+from app.errors import NotFound
+from app.errors import ValidationError
+from app.models import CollectionTask
+from app.models import Task
+
+
+def task_data(**overrides):
+    data = {"task_id": "geo_001", "category": "Geography", "subcategory": "Capitals",
+            "difficulty": "easy", "question": "What is the capital of France?",
+            "excellent": "Paris.", "good": "Paris", "pass_answer": "It is Paris",
+            "incorrect_direction": "names another city"}
+    data.update(overrides)
+    return data
+
+
+def fields_of(exc):
+    return [e["field"] for e in exc.value.errors]
+
+
+def test_clean_task_returns_every_model_field():
+    values = store.clean_task(task_data(tags=["geo"], auto_fail=["mentions Lyon"]))
+    assert values["task_id"] == "geo_001" and values["tags"] == ["geo"]
+    assert values["auto_fail"] == ["mentions Lyon"] and values["rubric"] is None
+    assert values["system_prompt"] is None and values["template_version"] is None
+
+
+def test_difficulty_defaults_to_medium_and_is_case_insensitive():
+    assert store.clean_task(task_data(difficulty=""))["difficulty"] == "medium"
+    assert store.clean_task(task_data(difficulty="HARD"))["difficulty"] == "hard"
+
+
+@pytest.mark.parametrize(("overrides", "field"), [
+    ({"task_id": ""}, "task_id"),
+    ({"task_id": "has space"}, "task_id"),
+    ({"task_id": "x" * 201}, "task_id"),
+    ({"task_id": ["list"]}, "task_id"),
+    ({"category": ""}, "category"),
+    ({"category": "c" * 101}, "category"),
+    ({"difficulty": "impossible"}, "difficulty"),
+    ({"question": "  "}, "question"),
+    ({"excellent": "", "good": "", "pass_answer": ""}, "excellent"),
+    ({"rubric": {"id": "r1"}}, "rubric"),
+    ({"rubric": ["r1"]}, "rubric[0]"),
+    ({"rubric": [{"id": "", "text": "t", "weight": 1, "max_score": 1}]}, "rubric[0].id"),
+    ({"rubric": [{"id": "r1", "text": "", "weight": 1, "max_score": 1}]}, "rubric[0].text"),
+    ({"rubric": [{"id": "r1", "text": "t", "weight": 0, "max_score": 1}]}, "rubric[0].weight"),
+    ({"rubric": [{"id": "r1", "text": "t", "weight": "x", "max_score": 1}]}, "rubric[0].weight"),
+    ({"rubric": [{"id": "r1", "text": "t", "weight": 1, "max_score": -5}]},
+     "rubric[0].max_score"),
+    ({"rubric": [{"id": "r1", "text": "a", "weight": 1, "max_score": 1},
+                 {"id": "r1", "text": "b", "weight": 1, "max_score": 1}]}, "rubric[1].id"),
+    ({"auto_fail": [1, 2]}, "auto_fail"),
+    ({"tags": {"a": 1}}, "tags"),
+    ({"vars": ["city"]}, "vars"),
+    ({"vars": {"bad name": "x"}}, "vars"),
+    ({"question": "Capital of {country}?", "vars": {"city": "x"}}, "vars"),
+    ({"template_version": "v" * 51}, "template_version"),
+])
+def test_a_bad_field_is_named(overrides, field):
+    with pytest.raises(ValidationError) as info:
+        store.clean_task(task_data(**overrides))
+    assert fields_of(info) == [field]
+
+
+def test_every_bad_field_is_listed_at_once_with_file_and_line():
+    with pytest.raises(ValidationError) as info:
+        store.clean_task({"task_id": "a b", "difficulty": "x"}, line=7, file="tasks.yaml")
+    assert fields_of(info) == ["task_id", "category", "difficulty", "question", "excellent"]
+    assert all(e["line"] == 7 and e["file"] == "tasks.yaml" for e in info.value.errors)
+
+
+def test_a_rubric_alone_is_enough_reference():
+    values = store.clean_task(task_data(excellent="", good="", pass_answer="", rubric=[
+        {"id": "r1", "text": "Says Paris", "weight": 2, "max_score": 10}]))
+    assert values["rubric"] == [{"id": "r1", "text": "Says Paris", "weight": 2, "max_score": 10}]
+
+
+def test_text_forms_of_rubric_tags_auto_fail_and_vars_are_parsed():
+    values = store.clean_task(task_data(
+        question="Capital of {country}?",
+        rubric='[{"id": "r1", "text": "t", "weight": 1, "maxScore": 5}]',
+        tags="geo, easy, geo", auto_fail="says Lyon\n\nsays Nice", vars="country = France"))
+    assert values["rubric"][0]["max_score"] == 5
+    assert values["tags"] == ["geo", "easy"]
+    assert values["auto_fail"] == ["says Lyon", "says Nice"]
+    assert values["vars"] == {"country": "France"}
+
+
+def test_variables_are_checked_only_when_vars_are_given():
+    assert store.clean_task(task_data(question="Fill {blank}"))["vars"] is None
+
+
+def test_fill_question_replaces_known_variables_only():
+    assert store.fill_question("{a} + {b} = {{c}}", {"a": 1, "b": "2"}) == "1 + 2 = {c}"
+    assert store.variables("{x} {y} {x} {{z}} {\"k\": 1}") == ["x", "y"]
+
+
+def test_create_task_with_a_taken_task_id_is_a_conflict(app):
+    store.create_task(task_data())
+    with pytest.raises(Conflict, match="geo_001"):
+        store.create_task(task_data())
+    assert Task.select().count() == 1
+
+
+def test_create_task_errors_use_the_callers_spelling(app):
+    with pytest.raises(ValidationError) as info:
+        store.create_task({"taskId": "", "category": "c", "question": "q", "pass": "p",
+                           "rubric": [{"id": "r", "text": "t", "weight": -1}]})
+    assert fields_of(info) == ["taskId", "rubric[0].weight"]
+
+
+def test_update_task_keeps_fields_not_given(app):
+    task = store.create_task(task_data(tags=["geo"]))
+    store.update_task(task.id, {"question": "Capital of Italy?"})
+    fresh = store.get_task(task.id)
+    assert fresh.question == "Capital of Italy?" and fresh.tags == ["geo"]
+    assert fresh.excellent == "Paris."
+
+
+def test_update_task_to_a_taken_task_id_is_a_conflict(app):
+    store.create_task(task_data())
+    other = store.create_task(task_data(task_id="geo_002"))
+    with pytest.raises(Conflict):
+        store.update_task(other.id, {"taskId": "geo_001"})
+
+
+def test_delete_task_removes_its_memberships(app):
+    task = store.create_task(task_data())
+    collection = store.create_collection("c")
+    store.add_tasks_to_collection(collection.id, [task.id])
+    store.delete_task(task.id)
+    assert CollectionTask.select().count() == 0
+    with pytest.raises(NotFound):
+        store.get_task(task.id)
+
+
+def _many(n, category="Math"):
+    for i in range(n):
+        store.create_task(task_data(task_id=f"{category.lower()}_{i:03d}", category=category,
+                                    question=f"Question {i} about {category}"))
+
+
+def test_search_matches_task_id_question_category_and_tags(app):
+    _many(3)
+    store.create_task(task_data(tags=["europe"]))
+    assert store.search_tasks("europe").total == 1
+    assert store.search_tasks("MATH_00").total == 3
+    assert store.search_tasks("Question 2").total == 1
+
+
+def test_search_filters_by_category(app):
+    _many(3)
+    _many(2, "Logic")
+    page = store.search_tasks(category="Logic")
+    assert page.total == 2 and {t.category for t in page.items} == {"Logic"}
+    assert store.list_categories() == ["Logic", "Math"]
+
+
+def test_search_paginates(app):
+    _many(12)
+    page = store.search_tasks(page=2, per_page=5)
+    assert (page.total, page.pages, len(page.items)) == (12, 3, 5)
+    assert page.has_prev and page.has_next
+    assert store.search_tasks(page=99, per_page=5).page == 3
+    assert store.search_tasks(page="x", per_page="y").page == 1
+
+
+# -- collections --------------------------------------------------------------------------
+
+
+def test_collection_names_are_unique(app):
+    store.create_collection("quick")
+    with pytest.raises(Conflict):
+        store.create_collection("quick")
+
+
+def test_a_collection_needs_a_name(app):
+    with pytest.raises(ValidationError) as info:
+        store.create_collection("  ")
+    assert fields_of(info) == ["name"]
+
+
+def test_rename_a_collection(app):
+    c = store.create_collection("old")
+    store.update_collection(c.id, name="new")
+    assert store.get_collection(c.id).name == "new"
+    store.create_collection("taken")
+    with pytest.raises(Conflict):
+        store.update_collection(c.id, name="taken")
+
+
+def test_adding_tasks_by_id_or_task_id(app):
+    _many(3)
+    c = store.create_collection("c")
+    first = Task.get(Task.task_id == "math_000")
+    store.add_tasks_to_collection(c.id, [first.id, "math_001"])
+    assert store.collection_to_dict(c)["taskCount"] == 2
+
+
+def test_adding_a_task_twice_is_a_conflict_naming_it_and_adds_nothing(app):
+    _many(3)
+    c = store.create_collection("c")
+    store.add_tasks_to_collection(c.id, ["math_000"])
+    with pytest.raises(Conflict, match="math_000"):
+        store.add_tasks_to_collection(c.id, ["math_001", "math_000"])
+    with pytest.raises(Conflict, match="math_002"):
+        store.add_tasks_to_collection(c.id, ["math_002", "math_002"])
+    assert store.collection_to_dict(c)["taskCount"] == 1
+
+
+def test_adding_unknown_tasks_names_them(app):
+    c = store.create_collection("c")
+    with pytest.raises(ValidationError, match="999, nope"):
+        store.add_tasks_to_collection(c.id, [999, "nope"])
+
+
+def test_remove_a_task_from_a_collection(app):
+    _many(2)
+    c = store.create_collection("c")
+    task = Task.get(Task.task_id == "math_000")
+    store.add_tasks_to_collection(c.id, [task.id])
+    store.remove_task_from_collection(c.id, task.id)
+    assert store.collection_tasks(c) == []
+    with pytest.raises(NotFound):
+        store.remove_task_from_collection(c.id, task.id)
+
+
+def test_deleting_a_collection_keeps_its_tasks(app):
+    _many(2)
+    c = store.create_collection("c")
+    store.add_tasks_to_collection(c.id, ["math_000", "math_001"])
+    store.delete_collection(c.id)
+    assert Task.select().count() == 2 and CollectionTask.select().count() == 0
+
+
+def test_list_collections_counts_tasks(app):
+    _many(2)
+    c = store.create_collection("b")
+    store.create_collection("a")
+    store.add_tasks_to_collection(c.id, ["math_000", "math_001"])
+    assert [(x.name, x.task_count) for x in store.list_collections()] == [("a", 0), ("b", 2)]
+
+
+def test_search_can_leave_out_a_collections_members(app):
+    _many(3)
+    c = store.create_collection("c")
+    store.add_tasks_to_collection(c.id, ["math_000"])
+    page = store.search_tasks(exclude_collection=c.id)
+    assert [t.task_id for t in page.items] == ["math_001", "math_002"]

@@ -1,0 +1,202 @@
+"""Dashboard: the new-run form (fragments, validation, start, 409), continue and results panels."""
+
+import pytest
+from bs4 import BeautifulSoup
+
+from app import provider_store
+from app import runs
+from app import task_store
+from app.db import database
+from app.models import COMPLETED
+from app.models import Run
+from app.models import RunTarget
+from tests.conftest import make_app
+from tests.factories import add_item
+from tests.factories import make_run
+
+HX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def app(tmp_path):
+    """conftest's app without its connection_context: a request's teardown closes the shared
+    connection, after which leaving that context fails (IndexError). Peewee reconnects."""
+    app = make_app(tmp_path)
+    yield app
+    if not database.is_closed():
+        database.close()
+
+
+def soup(response):
+    return BeautifulSoup(response.data, "html.parser")
+
+
+@pytest.fixture
+def setup(app, fake):
+    """A provider on the fake server (models m1, m2) and a collection 'quick' of two tasks."""
+    fake.models = ["m1", "m2"]
+    provider = provider_store.create_provider({"name": "fake", "type": "OPENAI",
+                                               "base_url": fake.url})
+    tasks = [task_store.create_task({"task_id": f"t{n}", "category": "math",
+                                     "question": f"What is {n}+{n}?", "excellent": str(2 * n)})
+             for n in (1, 2)]
+    collection = task_store.create_collection("quick")
+    task_store.add_tasks_to_collection(collection.id, [t.id for t in tasks])
+    return {"pid": provider.id, "cid": collection.id}
+
+
+def start_form(setup, **extra):
+    pid = setup["pid"]
+    form = {"judge_provider": pid, "judge_model": "m1", "target": [f"{pid}:m1"],
+            "collection": setup["cid"], "name": "web"}
+    form.update(extra)
+    return form
+
+
+def test_dashboard_shows_new_continue_and_results_panels(client, setup):
+    page = soup(client.get("/"))
+    assert page.find(id="new-run") and page.find(id="continue-runs")
+    assert page.find(id="recent-results")
+
+
+def test_dashboard_without_providers_points_to_settings(client):
+    response = client.get("/")
+    assert response.status_code == 200
+    assert b"Add a provider in Settings" in response.data
+
+
+def test_collections_are_listed_with_task_counts_and_quick_highlighted(client, setup):
+    item = soup(client.get("/")).select_one(".pick-list__item--quick")
+    assert "2 tasks" in item.get_text() and item.find("input", value=str(setup["cid"]))
+
+
+def test_target_models_fragment_lists_server_models_as_checkboxes(client, setup):
+    response = client.get(f"/new-run/providers/{setup['pid']}/models", headers=HX)
+    root = soup(response).find(id=f"target-models-{setup['pid']}")
+    values = [box["value"] for box in root.select("input[name=target]")]
+    assert values == [f"{setup['pid']}:m1", f"{setup['pid']}:m2"]
+    assert root["hx-target"] == "this" and root["hx-swap"] == "outerHTML"
+
+
+def test_target_models_refresh_keeps_picked_models_and_their_params(client, setup):
+    key = f"{setup['pid']}:typed-only"
+    response = client.get(f"/new-run/providers/{setup['pid']}/models",
+                          query_string={"target": key, f"{key}#temperature": "0.3",
+                                        "refresh": "1"}, headers=HX)
+    page = soup(response)
+    assert page.find("input", value=key).has_attr("checked")
+    assert page.find("input", attrs={"name": f"{key}#temperature"})["value"] == "0.3"
+
+
+def test_target_models_fragment_explains_a_server_that_is_down(client, app):
+    provider = provider_store.create_provider({"name": "down", "type": "OLLAMA",
+                                               "base_url": "http://127.0.0.1:9"})
+    response = client.get(f"/new-run/providers/{provider.id}/models", headers=HX)
+    assert response.status_code == 200
+    assert b"Could not list models" in response.data
+
+
+def test_judge_models_fragment_fills_the_datalist(client, setup):
+    response = client.get("/new-run/judge-models",
+                          query_string={"judge_provider": setup["pid"]}, headers=HX)
+    options = soup(response).select("#judge-model-options option")
+    assert [o["value"] for o in options] == ["m1", "m2"]
+
+
+def test_refresh_without_javascript_rerenders_the_form_with_models(client, setup):
+    response = client.get("/", query_string={"judge_provider": setup["pid"], "judge_model": "m2",
+                                             "refresh": "judge", "collection": setup["cid"]})
+    page = soup(response)
+    assert [o["value"] for o in page.select("#judge-model-options option")] == ["m1", "m2"]
+    assert page.find(id="judge_model")["value"] == "m2"
+    assert page.find("input", attrs={"name": "collection"}).has_attr("checked")
+
+
+@pytest.mark.parametrize("missing, field_id", [
+    ("judge_model", "judge_model-error"),
+    ("target", "targets-error"),
+    ("collection", "collections-error"),
+])
+def test_start_without_a_required_pick_answers_400_naming_it(client, setup, missing, field_id):
+    form = start_form(setup)
+    form.pop(missing)
+    response = client.post("/runs", data=form)
+    assert response.status_code == 400
+    assert soup(response).find(id=field_id)
+    assert Run.select().count() == 0
+
+
+def test_start_with_a_bad_param_answers_400_at_that_param(client, setup):
+    key = f"{setup['pid']}:m1"
+    response = client.post("/runs", data=start_form(setup, **{f"{key}#temperature": "9"}))
+    assert response.status_code == 400
+    field = soup(response).find("input", attrs={"name": f"{key}#temperature"})
+    assert field["aria-invalid"] == "true" and field["value"] == "9"
+
+
+def test_start_redirects_to_the_live_view(client, setup):
+    key = f"{setup['pid']}:m1"
+    response = client.post("/runs", data=start_form(setup, **{f"{key}#temperature": "0.2",
+                                                            f"{key}#stop": "###, END"}))
+    run = Run.get()
+    assert response.status_code == 302
+    assert response.headers["Location"].endswith(f"/runs/{run.run_id}")
+    assert run.run_id.startswith("web-") and run.source == "web"
+    assert RunTarget.get().params == {"temperature": 0.2, "stop": ["###", "END"]}
+
+
+def test_a_model_picked_and_typed_is_one_target(client, setup):
+    form = start_form(setup, **{f"extra_models_{setup['pid']}": "m1, m2"})
+    client.post("/runs", data=form)
+    assert sorted(t.model for t in RunTarget.select()) == ["m1", "m2"]
+
+
+def test_a_second_start_answers_409_naming_the_active_run(client, setup):
+    first = client.post("/runs", data=start_form(setup))
+    active = Run.get()
+    response = client.post("/runs", data=start_form(setup, name="again"))
+    assert first.status_code == 302 and response.status_code == 409
+    link = soup(response).select_one("#form-errors a")
+    assert link["href"] == f"/runs/{active.run_id}" and Run.select().count() == 1
+
+
+def test_engine_validation_errors_land_on_the_form(client, setup):
+    response = client.post("/runs", data=start_form(setup, judge_provider="999"))
+    assert response.status_code == 400
+    assert "no provider with id 999" in soup(response).find(id="judge_provider-error").text
+
+
+def test_continue_panel_lists_paused_and_stopped_runs_with_continue(client, setup):
+    client.post("/runs", data=start_form(setup))
+    run = Run.get()
+    runs.stop_run(run.run_id)
+    panel = soup(client.get("/")).find(id="continue-runs")
+    form = panel.find("form")
+    assert run.run_id in panel.text and "stopped" in panel.text
+    assert form["action"] == f"/runs/{run.run_id}/resume"
+
+
+def test_continue_button_resumes_and_goes_to_the_live_view(client, setup):
+    client.post("/runs", data=start_form(setup))
+    run = Run.get()
+    runs.pause_run(run.run_id)
+    response = client.post(f"/runs/{run.run_id}/resume")
+    assert response.headers["Location"].endswith(f"/runs/{run.run_id}")
+    assert runs.run_state(Run.get()) == "running"
+
+
+def test_results_panel_shows_recent_runs_with_their_average_score(client, app):
+    run, (target,) = make_run("scored")
+    add_item(run, target, "a", score=80.0)
+    add_item(run, target, "b", score=60.0, status=COMPLETED)
+    panel = soup(client.get("/")).find(id="recent-results")
+    assert "scored" in panel.text and "70.0" in panel.text
+
+
+def test_start_form_needs_a_csrf_token(tmp_path, fake):
+    app = make_app(tmp_path, WTF_CSRF_ENABLED=True)
+    client = app.test_client()
+    page = soup(client.get("/"))
+    assert page.find(id="new-run") is not None
+    response = client.post("/runs", data={"judge_model": "m1"})
+    assert response.status_code == 400
