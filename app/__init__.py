@@ -30,7 +30,8 @@ def create_app(test_config=None):
     )
     crypto.set_key(key)
     # Session/CSRF signing key derived from the master key: nothing else to keep safe.
-    app.config.setdefault("SECRET_KEY", hashlib.sha256(b"llmbench-session:" + key).hexdigest())
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = hashlib.sha256(b"llmbench-session:" + key).hexdigest()
 
     db.init_app(app)
     if app.config["LOAD_DEFAULTS"]:

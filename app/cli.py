@@ -55,6 +55,9 @@ def serve(host, port):
 
     from . import create_app
 
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     cfg = config_mod.load()
     bind = f"{host or cfg['HOST']}:{port or cfg['PORT']}"
 

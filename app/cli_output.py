@@ -197,7 +197,8 @@ def drive(run_id, cfg, out, first_event):
     try:
         with db_context():
             while not finished.wait(0.25):
-                out.tick(runs.run_summary(runs.get_run(run_id)))
+                if out.progress is not None:  # the summary costs queries: only for the bar
+                    out.tick(runs.run_summary(runs.get_run(run_id)))
     except KeyboardInterrupt:
         stop.set()
         out.note("Stopping: abandoning the requests in flight (Ctrl-C again to quit at once)")

@@ -30,7 +30,8 @@ CLAIM_SQL = (
     "WHERE id = (SELECT id FROM item WHERE run_id = ? AND status = ? {target} "
     "AND (next_retry_at IS NULL OR next_retry_at <= ?) ORDER BY id LIMIT 1) "
     "AND EXISTS (SELECT 1 FROM run WHERE id = ? AND status = 'PENDING' AND control = 'running') "
-    "RETURNING id, attempts"
+    "RETURNING id, attempts, task_key, question, system_prompt, answer, first_attempt_at, "
+    "target_id"
 )
 JUDGE_RAW_SEPARATOR = "\n\n----- repair request -----\n\n"
 
@@ -39,15 +40,28 @@ def _ts(value):
     return value.isoformat(" ")
 
 
+class Claimed:
+    """What the claim returned: enough of the item to answer it (no 60-column model to build)."""
+
+    __slots__ = ("id", "attempts", "task_key", "question", "system_prompt", "answer",
+                 "first_attempt_at", "target_id")
+
+    def __init__(self, row):
+        (self.id, self.attempts, self.task_key, self.question, self.system_prompt, self.answer,
+         first, self.target_id) = row
+        self.first_attempt_at = Item.first_attempt_at.python_value(first)
+
+
 def claim(run_id, status, now, deadline, target_id=None):
-    """Claim the next claimable item of a run (optionally of one target): (id, attempts) or None."""
+    """Claim the next claimable item of a run (optionally of one target): Claimed or None."""
     sql = CLAIM_SQL.format(target="AND target_id = ?" if target_id is not None else "")
     params = [_ts(now), _ts(now), _ts(deadline), run_id, status]
     if target_id is not None:
         params.append(target_id)
     params += [_ts(now), run_id]
     with database.atomic("IMMEDIATE"):
-        return database.execute_sql(sql, params).fetchone()
+        row = database.execute_sql(sql, params).fetchone()
+    return Claimed(row) if row else None
 
 
 def release(item_id, attempts):
@@ -68,10 +82,19 @@ class Failure(Exception):
         self.retry_after = retry_after
 
 
+_UPDATE_SQL = {}  # field names -> SQL text: built once, an item is recorded per request
+
+
 def _guarded(item_id, status, attempts, fields):
-    return (Item.update(**fields)
-            .where((Item.id == item_id) & (Item.status == status) & (Item.attempts == attempts))
-            .execute())
+    """Update the item only while it is still claimed by us (status and claimed attempts)."""
+    names = tuple(fields)
+    sql = _UPDATE_SQL.get(names)
+    if sql is None:
+        columns = ", ".join(f'"{Item._meta.fields[n].column_name}" = ?' for n in names)
+        sql = _UPDATE_SQL[names] = (f'UPDATE "item" SET {columns} '
+                                    'WHERE "id" = ? AND "status" = ? AND "attempts" = ?')
+    values = [Item._meta.fields[n].db_value(fields[n]) for n in names]
+    return database.execute_sql(sql, (*values, item_id, status, attempts)).rowcount
 
 
 class ItemWork:
@@ -81,10 +104,10 @@ class ItemWork:
         self.s = slice_
 
     # ---- answers ---------------------------------------------------------------------------
-    def answer(self, item_id, attempts, target, adapter):
-        """Send one item to its target and record the answer, a retry or the failure."""
+    def answer(self, item, target, adapter):
+        """Send one claimed item to its target and record the answer, a retry or the failure."""
         s = self.s
-        item = Item.get_by_id(item_id)
+        attempts = item.attempts
         messages = item_messages(item.system_prompt, item.question)
         try:
             completion = adapter.chat(target.model, messages, params=target.params or {},

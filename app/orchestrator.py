@@ -399,7 +399,7 @@ class _Slice:
                                   now + dt.timedelta(seconds=claim_seconds), target.id)
             if row is None:
                 return
-            self._run_claimed(row, lambda r=row: self.work_.answer(r[0], r[1], target, adapter))
+            self._run_claimed(row, lambda r=row: self.work_.answer(r, target, adapter))
 
     def _judge_loop(self, provider):
         adapter = self.state.adapter(provider)
@@ -411,19 +411,19 @@ class _Slice:
                                   now + dt.timedelta(seconds=claim_seconds))
             if row is None:
                 return
-            self._run_claimed(row, lambda r=row: self.work_.judge(r[0], r[1], adapter))
+            self._run_claimed(row, lambda r=row: self.work_.judge(r.id, r.attempts, adapter))
 
-    def _run_claimed(self, row, process):
+    def _run_claimed(self, claimed, process):
         with self.lock:
-            self.inflight[row[0]] = row[1]
+            self.inflight[claimed.id] = claimed.attempts
         try:
             process()
         finally:
             with self.lock:
-                mine = self.inflight.pop(row[0], None) is not None
+                mine = self.inflight.pop(claimed.id, None) is not None
             if mine and self.cancel.is_set():
                 # Stopped: the answer (if any) was discarded; the claim goes back uncounted.
-                item_work.release(row[0], row[1])
+                item_work.release(claimed.id, claimed.attempts)
 
     def _over_budget_soft(self):
         # Workers only stop claiming; the supervisor's next step pauses the run and logs why.

@@ -102,6 +102,8 @@ def main():
     parser.add_argument("--tasks", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=4,
                         help="the fake provider's max_concurrency")
+    parser.add_argument("--cli-output", choices=["json", "quiet"], default="json",
+                        help="--json (JSONL events, what CI reads) or --quiet for the CLI run")
     args = parser.parse_args()
     crypto.set_key(base64.b64decode(KEY_B64))
     folder = Path(tempfile.mkdtemp(prefix="llmbench-bench-"))
@@ -122,13 +124,15 @@ def main():
         cli_config.write_text(config_text(fake.url, args.concurrency, "bench-cli"))
         start = time.perf_counter()
         proc = subprocess.run([str(ROOT / ".venv/bin/llmbench"), "run", "-c", str(cli_config),
-                               "--json"], env=env, capture_output=True, text=True, check=False)
+                               f"--{args.cli_output}"], env=env, capture_output=True, text=True,
+                              check=False)
         cli_wall = time.perf_counter() - start
         if proc.returncode != 0:
             sys.exit(f"CLI run failed ({proc.returncode}): {proc.stderr[-2000:]}")
-        cli_run_id = json.loads(proc.stdout.splitlines()[0])["runId"]
-
         db.init_db(bench_db)
+        with db.database.connection_context():
+            cli_run_id = Run.get(Run.name == "bench-cli").run_id
+
         server_wall, server_run_id = server_path(fake, args.concurrency, folder)
     finally:
         fake.stop()
@@ -136,7 +140,7 @@ def main():
     calls = 3 + 2 * cli["items"]
     print(f"run {args.tasks} tasks x {len(MODELS)} models = {cli['items']} items "
           f"(~{calls} HTTP calls each way), provider max_concurrency {args.concurrency}")
-    print(f"  CLI    (llmbench run -c, whole command): {cli_wall:7.2f} s wall, "
+    print(f"  CLI    (llmbench run -c --{args.cli_output}, whole command): {cli_wall:7.2f} s wall, "
           f"run {cli['runSeconds']:.2f} s, {cli['completed']} completed, {cli['failed']} failed")
     print(f"  server (scheduler ticks, create -> finished): {server_wall:7.2f} s wall, "
           f"run {server['runSeconds']:.2f} s, {server['completed']} completed, "

@@ -78,7 +78,7 @@ def test_takeover_stops_the_dead_holders_run_and_releases_its_claim(app, fake):
     assert result["runId"] is None  # nothing restarts on its own
     run = Run.get_by_id(run.id)
     assert runs.run_state(run) == "stopped" and run.control_reason == lease.INTERRUPTED_REASON
-    first = Item.get_by_id(claimed[0])
+    first = Item.get_by_id(claimed.id)
     assert first.status == NEW and first.attempts == 0 and first.next_retry_at is None
     assert [e.event for e in run.logs][-1] == "interrupted"
     runs.resume_run(run.run_id)

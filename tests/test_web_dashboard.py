@@ -6,7 +6,6 @@ from bs4 import BeautifulSoup
 from app import provider_store
 from app import runs
 from app import task_store
-from app.db import database
 from app.models import COMPLETED
 from app.models import Run
 from app.models import RunTarget
@@ -15,16 +14,6 @@ from tests.factories import add_item
 from tests.factories import make_run
 
 HX = {"HX-Request": "true"}
-
-
-@pytest.fixture
-def app(tmp_path):
-    """conftest's app without its connection_context: a request's teardown closes the shared
-    connection, after which leaving that context fails (IndexError). Peewee reconnects."""
-    app = make_app(tmp_path)
-    yield app
-    if not database.is_closed():
-        database.close()
 
 
 def soup(response):

@@ -59,7 +59,11 @@ def sample():
              NS(id=3, task_key="french_translation", target=targets[0], status="FAILED", attempts=3,
                 time_taken_ms=None, tokens_generated=None, tokens_estimated=False,
                 tokens_per_second=None, evaluation_score=None,
-                error_msg="read timeout after 120 s (attempt 3 of 3)")]
+                error_msg="read timeout after 120 s (attempt 3 of 3)"),
+             NS(id=4, task_key="sql_join_2", target=targets[1], status="NEW", attempts=1,
+                next_retry_at=T0 + dt.timedelta(seconds=40), time_taken_ms=None,
+                tokens_generated=None, tokens_estimated=False, tokens_per_second=None,
+                evaluation_score=None, error_msg="HTTP 503 from the server; retrying")]
     return run, targets, logs, items
 
 
