@@ -103,7 +103,9 @@ class Output:
         """Called from the orchestrator's thread for every run event."""
         if self.as_json:
             emit(event)
-        elif event.get("level") == "ERROR" or (not self.quiet and event.get("event") in self.SHOWN):
+        elif event.get("level") == "ERROR":
+            self.note(event.get("message") or event.get("event"), always=True)
+        elif event.get("event") in self.SHOWN:
             self.note(event.get("message") or event.get("event"))
 
     def tick(self, summary):
@@ -114,8 +116,9 @@ class Output:
                 f"{summary['phase'].lower()} answered {done}/{summary['totalItems']}, "
                 f"judged {summary['completedItems']}, failed {summary['failedItems']}"))
 
-    def note(self, message):
-        if self.as_json:
+    def note(self, message, always=False):
+        """A line for people (stderr, above the bar); --quiet keeps only errors."""
+        if self.as_json or (self.quiet and not always):
             return
         if self.progress is not None:
             self.progress.console.print(message, markup=False, highlight=False)
@@ -128,6 +131,7 @@ class Output:
             self.progress = None
 
     def finish(self, summary, averages, code):
+        self.tick(summary)  # the bar's last state is the run's final one
         self.stop()
         run_id = summary["runId"]
         hint = f"llmbench resume {run_id}" if code == EXIT_INTERRUPTED else None

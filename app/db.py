@@ -7,8 +7,22 @@ from peewee import SqliteDatabase
 
 log = logging.getLogger(__name__)
 
+class Database(SqliteDatabase):
+    """SQLite whose transactions take the write lock at BEGIN (IMMEDIATE) unless told otherwise.
+
+    A deferred transaction that reads and then writes fails at once with "database is locked"
+    when another connection (the orchestrator's heartbeat) wrote in between: SQLite cannot
+    upgrade a stale WAL snapshot, and the busy timeout does not help. IMMEDIATE waits instead.
+    """
+
+    def atomic(self, *args, **kwargs):
+        if not args and "lock_type" not in kwargs:
+            kwargs["lock_type"] = "IMMEDIATE"
+        return super().atomic(*args, **kwargs)
+
+
 # Deferred: bound to a file by init_db(); importing this module opens nothing.
-database = SqliteDatabase(None)
+database = Database(None)
 
 PRAGMAS = {
     "journal_mode": "wal",

@@ -118,7 +118,7 @@ class ItemWork:
                 self._answer_failed(item, attempts, exc)
             return
         except Exception as exc:  # an adapter bug must not kill the run: fail this item
-            log.exception("unexpected error answering item %s", item_id)
+            log.exception("unexpected error answering item %s", item.id)
             self._answer_failed(item, attempts, Failure(f"internal error: {exc!r}", False))
             return
         if s.cancel.is_set():

@@ -36,8 +36,7 @@ JUDGE_TEMPLATE = """Grade the ANSWER to the QUESTION below.
 One JSON object with exactly these keys:
 - "score": integer 0-100, your overall grade;
 - "reason": string, at most {reason_max} characters, why you gave that score;
-{rubric_key}- "auto_fail": true if the answer breaks an auto-fail rule, else false.
-"""
+{rubric_key}{auto_fail_key}"""
 
 REPAIR_TEMPLATE = (
     "Your reply could not be used: {error}\n"
@@ -99,6 +98,8 @@ def build_judge_messages(item):
         answer=item.answer or "",
         reason_max=REASON_MAX_LENGTH,
         rubric_key=rubric_key,
+        auto_fail_key=('- "auto_fail": true if the answer breaks an auto-fail rule, else false.\n'
+                       if item.auto_fail_rules else ""),
     )
     return [{"role": "system", "content": JUDGE_SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
@@ -108,9 +109,13 @@ def judge_schema(item):
     properties = {
         "score": {"type": "integer", "minimum": 0, "maximum": 100},
         "reason": {"type": "string", "maxLength": REASON_MAX_LENGTH},
-        "auto_fail": {"type": "boolean"},
     }
-    required = ["score", "reason", "auto_fail"]
+    required = ["score", "reason"]
+    # auto_fail only where there are rules to break: a small judge asked for it anyway sets it
+    # at random and zeroes good answers.
+    if item.auto_fail_rules:
+        properties["auto_fail"] = {"type": "boolean"}
+        required.append("auto_fail")
     if item.rubric:
         properties["rubric_scores"] = {
             "type": "object",
@@ -157,6 +162,8 @@ def parse_judgement(text, item, finish_reason=None):
     auto_fail = data.get("auto_fail", False)
     if not isinstance(auto_fail, bool):
         raise JudgeOutputError(f'"auto_fail" must be true or false, got {auto_fail!r}')
+    if not item.auto_fail_rules:
+        auto_fail = False  # no rule to break: a stray flag must not zero the score
     rubric_scores = None
     final = float(score)
     if item.rubric:

@@ -1,4 +1,4 @@
-"""Named, ordered, add-only schema migrations recorded in `_migrations`. Never edit a shipped one."""
+"""Named, ordered, add-only schema migrations, recorded in `_migrations`."""
 
 import logging
 

@@ -189,7 +189,7 @@ class Item(BaseModel):
     prompt_tokens = IntegerField(null=True)
     tokens_generated = IntegerField(null=True)
     tokens_per_second = FloatField(null=True)
-    tps_source = CharField(max_length=30, null=True)  # e.g. ollama.eval, llamacpp.timings, estimated
+    tps_source = CharField(max_length=30, null=True)  # ollama.eval, llamacpp.timings, ...
     tokens_estimated = BooleanField(default=False)
     cost_usd = FloatField(null=True)
     cost_source = CharField(max_length=30, null=True)  # provider | price_table

@@ -103,7 +103,8 @@ def model_averages(run, sort=None, direction="asc"):
         fn.AVG(_answered(I.tokens_per_second)),
         fn.AVG(SCORE), fn.COUNT(SCORE), fn.SUM(SCORE), fn.SUM(SCORE * SCORE), fn.MIN(SCORE),
         fn.MAX(SCORE), fn.SUM(I.cost_usd), fn.SUM(I.prompt_tokens), fn.SUM(I.tokens_generated))
-        .join(I, JOIN.LEFT_OUTER, on=(I.target == T.id))
+        # run_id in the join lets SQLite use an index that starts with (run, target).
+        .join(I, JOIN.LEFT_OUTER, on=((I.target == T.id) & (I.run == run.id)))
         .where(T.run == run)
         .group_by(T.id)
         .order_by(T.position, T.id)
@@ -326,7 +327,10 @@ def _conditions(run, filters):
 
 def results_page(run, sort=DEFAULT_SORT, filters=None, page=1, per_page=DEFAULT_PER_PAGE,
                  direction="asc"):
-    """One page of items (only the table's columns), sorted and filtered in SQL; two queries."""
+    """One page of items (only the table's columns), sorted, filtered and paged in SQL.
+
+    Two queries: the count, then the page (ids sorted and cut in a subquery, rows read after).
+    """
     filters = dict(filters or {})
     if sort.startswith("-"):
         sort, direction = sort[1:], "desc"
@@ -340,6 +344,10 @@ def results_page(run, sort=DEFAULT_SORT, filters=None, page=1, per_page=DEFAULT_
     order = [c.desc(nulls="LAST") if direction == "desc" else c.asc(nulls="LAST")
              for c in SORTS[sort]]
     order.append(I.id.desc() if direction == "desc" else I.id.asc())
+    # Deferred join: sort and page over ids only (sort keys can come from indexes), then read
+    # the table's columns for just this page's rows.
+    page_ids = (I.select(I.id).join(T, on=(I.target == T.id)).where(cond).order_by(*order)
+                .limit(per_page).offset((page - 1) * per_page))
     query = (I.select(
         I.id, I.task_key, I.category, I.difficulty, I.status, I.error_stage, I.attempts,
         fn.SUBSTR(I.error_msg, 1, PREVIEW_CHARS).alias("error_preview"),
@@ -349,9 +357,8 @@ def results_page(run, sort=DEFAULT_SORT, filters=None, page=1, per_page=DEFAULT_
         (fn.LENGTH(I.evaluation_reason) > PREVIEW_CHARS).alias("reason_truncated"),
         I.target.alias("target_id"), T.provider_name, T.model)
         .join(T, on=(I.target == T.id))
-        .where(cond)
+        .where(I.id.in_(page_ids))
         .order_by(*order)
-        .limit(per_page).offset((page - 1) * per_page)
         .dicts())
     rows = list(query)
     for row in rows:

@@ -74,7 +74,7 @@ def collections_with_counts():
 
 
 def progress(run, now=None):
-    """Counts per status and per phase, the ETA of the current phase and recent tokens/s."""
+    """Counts per status and per phase, the ETA (both phases) and recent tokens/s."""
     now = now or utcnow()
     counts = dict.fromkeys(ITEM_STATUSES, 0)
     answer_failed = judge_failed = 0
@@ -93,24 +93,17 @@ def progress(run, now=None):
     judge_total = total - answer_failed  # every answer gets judged
     state = run_state(run)
     judging = run.phase == "JUDGING"
-    remaining = (judge_total - judged) if judging else counts[NEW]
-    rate_col = Item.judged_at if judging else Item.answered_at
-    recent = list(Item.select(rate_col, Item.tokens_per_second)
-                  .where((Item.run == run) & rate_col.is_null(False))
-                  .order_by(rate_col.desc()).limit(RATE_WINDOW).tuples())
+    answered = _recent(run, Item.answered_at, Item.tokens_per_second)
+    answer_every = _interval(answered, now if not judging else None)
+    judge_every = _interval(_recent(run, Item.judged_at), now if judging else None)
+    # Judging time is unknown until two judgements are in: assume it is like answering.
+    judge_every = judge_every if judge_every is not None else answer_every
     eta = None
-    if state == "running" and remaining and len(recent) >= 2:
-        span = (recent[0][0] - recent[-1][0]).total_seconds()
-        # The window ends now, not at the last item, so a stall makes the ETA grow.
-        span += max(0.0, (now - recent[0][0]).total_seconds())
-        if span > 0:
-            eta = remaining * span / (len(recent) - 1)
-    tps = [t for _, t in recent if t]
-    answered_tps = list(Item.select(Item.tokens_per_second)
-                        .where((Item.run == run) & Item.answered_at.is_null(False))
-                        .order_by(Item.answered_at.desc()).limit(10).tuples()) if judging else None
-    if answered_tps is not None:
-        tps = [t for (t,) in answered_tps if t]
+    left_to_answer, left_to_judge = counts[NEW], judge_total - judged
+    if state == "running" and (left_to_answer or left_to_judge):
+        if (answer_every is not None or not left_to_answer) and judge_every is not None:
+            eta = left_to_answer * (answer_every or 0.0) + left_to_judge * judge_every
+    tps = [t for _, t in answered[:10] if t]
     return {
         "total": total,
         "counts": counts,
@@ -127,6 +120,25 @@ def progress(run, now=None):
         "state": state,
         "phase": run.phase,
     }
+
+
+def _recent(run, column, *extra):
+    """The latest RATE_WINDOW (time, *extra) rows of the run where `column` is set."""
+    return list(Item.select(column, *extra).where((Item.run == run) & column.is_null(False))
+                .order_by(column.desc()).limit(RATE_WINDOW).tuples())
+
+
+def _interval(recent, now=None):
+    """Seconds per item over the recent window (None with fewer than two items).
+
+    With `now`, the window ends now rather than at the last item, so a stall makes it grow.
+    """
+    if len(recent) < 2:
+        return None
+    span = (recent[0][0] - recent[-1][0]).total_seconds()
+    if now is not None:
+        span += max(0.0, (now - recent[0][0]).total_seconds())
+    return span / (len(recent) - 1) if span > 0 else None
 
 
 def _pct(part, whole):

@@ -16,7 +16,7 @@ log = logging.getLogger(__name__)
 JOB_ID = "orchestrator"
 
 _lock = threading.Lock()
-_scheduler = {"instance": None, "stopping": threading.Event()}
+_scheduler = {"instance": None, "stopping": threading.Event(), "atexit": False}
 
 
 class _SkipFilter(logging.Filter):
@@ -56,7 +56,9 @@ def start(config):
                           next_run_time=dt.datetime.now(dt.UTC))
         scheduler.start()
         _scheduler["instance"] = scheduler
-        atexit.register(shutdown)
+        if not _scheduler["atexit"]:
+            atexit.register(shutdown)
+            _scheduler["atexit"] = True
         log.info("orchestrator thread started (holder %s)", lease.process_holder())
         return scheduler
 

@@ -7,6 +7,8 @@
    limit 4 / 0.2 s = 20/s. Goal >= 0.9 of it.
 
     .venv/bin/python bench/bench_engine.py [--items 1000] [--runs 3]
+    .venv/bin/python bench/bench_engine.py --real-llm http://127.0.0.1:18080 smollm2-135m-instruct
+      (a few tasks on a real model server, which is both target and judge; prints the run log)
 """
 
 import argparse
@@ -22,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from app import db  # noqa: E402
 from app import orchestrator  # noqa: E402
+from app import run_slice  # noqa: E402
 from app import runs  # noqa: E402
 from app.models import COMPLETED  # noqa: E402
 from app.models import Collection  # noqa: E402
@@ -73,8 +76,8 @@ def _cpu_timed(kind, loop):
     return timed
 
 
-orchestrator._Slice._answer_loop = _cpu_timed("answer", orchestrator._Slice._answer_loop)
-orchestrator._Slice._judge_loop = _cpu_timed("judge", orchestrator._Slice._judge_loop)
+run_slice.Slice._answer_loop = _cpu_timed("answer", run_slice.Slice._answer_loop)
+run_slice.Slice._judge_loop = _cpu_timed("judge", run_slice.Slice._judge_loop)
 
 
 def _fresh_db(folder, n_tasks, concurrency, url):
@@ -163,12 +166,65 @@ def throughput(server, n_items):
     return rate / 20
 
 
+REAL_TASKS = [
+    ("capital", "What is the capital of France? Answer in one word.", "Paris", "Paris.",
+     "Paris, with some extra words", "any city other than Paris"),
+    ("arith", "What is 7 + 5? Reply with the number only.", "12", "12", "twelve",
+     "any number other than 12"),
+    ("colour", "What colour is a clear daytime sky? One word.", "Blue", "blue", "light blue",
+     "any colour other than blue"),
+    ("opposite", "Give the opposite of the word 'hot'. One word.", "Cold", "cold", "chilly",
+     "a word that does not mean cold"),
+]
+
+
+def real_llm(base_url, model):
+    """A small benchmark against a real OpenAI-compatible server: target and judge are `model`."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = str(Path(folder) / "real.db")
+        db.init_db(path)
+        db.database.connect(reuse_if_open=True)
+        provider = Provider.create(name="local-llm", type="OPENAI", base_url=base_url,
+                                   models_endpoint="/v1/models",
+                                   inference_endpoint="/v1/chat/completions",
+                                   timeout_seconds=120, max_concurrency=1)
+        coll = Collection.create(name="real")
+        for task_id, question, excellent, good, passing, wrong in REAL_TASKS:
+            task = Task.create(task_id=task_id, category="basics", question=question,
+                               excellent=excellent, good=good, pass_answer=passing,
+                               incorrect_direction=wrong)
+            CollectionTask.create(collection=coll, task=task)
+        run = runs.create_run({"name": "real-llm", "judgeProviderId": provider.id,
+                               "judgeModel": model, "judgeParams": {"max_tokens": 300},
+                               "targets": [{"providerId": provider.id, "model": model,
+                                            "params": {"temperature": 0, "max_tokens": 60}}],
+                               "collectionIds": [coll.id]}, source="cli")
+        started = time.perf_counter()
+        state = orchestrator.run_foreground(run.run_id, CONFIG, holder="bench-real")
+        print(f"run {run.run_id}: {state} in {time.perf_counter() - started:.1f} s")
+        for line in runs.list_logs(run.run_id, limit=1000):
+            print(f"  {line.created_at:%H:%M:%S} {line.level:<7} {line.event:<15} {line.message}")
+        print("  task       status      ms   ttft  tokens  tok/s (source)        score  answer")
+        for item in Item.select().order_by(Item.id):
+            print(f"  {item.task_key:<10} {item.status:<9} {item.time_taken_ms or 0:6.0f} "
+                  f"{item.ttft_ms or 0:6.0f} {item.tokens_generated or 0:6} "
+                  f"{item.tokens_per_second or 0:6.1f} ({item.tps_source}) "
+                  f"{item.evaluation_score if item.evaluation_score is not None else '-':>6}  "
+                  f"{(item.answer or '').strip()[:40]!r}")
+            if item.evaluation_reason or item.error_msg:
+                print(f"             judge: {item.evaluation_reason or item.error_msg}")
+        db.database.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--throughput-items", type=int, default=100)
+    parser.add_argument("--real-llm", nargs=2, metavar=("BASE_URL", "MODEL"))
     args = parser.parse_args()
+    if args.real_llm:
+        return real_llm(*args.real_llm)
     server = fakeserver.FakeServer()
     server.start()
     server._httpd.RequestHandlerClass = TimedHandler

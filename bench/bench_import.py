@@ -27,10 +27,21 @@ from app.models import COMPLETED  # noqa: E402
 from app.models import Item  # noqa: E402
 from app.models import Run  # noqa: E402
 from app.models import Task  # noqa: E402
-from tests.fakeserver import FakeServer  # noqa: E402
 
 KEY_B64 = base64.b64encode(b"b" * 32).decode()
 MODELS = ["m1", "m2", "m3"]
+# The fake server runs in its own process for both paths, so neither shares a GIL with it.
+FAKE_SERVER = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+from tests.fakeserver import FakeServer
+server = FakeServer()
+server.start()
+server.models = {[*MODELS, "judge"]!r}
+print(server.url, flush=True)
+sys.stdin.read()  # until the bench closes our stdin
+server.stop()
+"""
 
 
 def generate(path, n):
@@ -116,12 +127,12 @@ def main():
 
     bench_db = str(folder / "import-0.db")
     env = {**os.environ, "LLMBENCH_DB": bench_db, "LLMBENCH_MASTER_KEY_BASE64": KEY_B64}
-    fake = FakeServer()
-    fake.start()
-    fake.models = [*MODELS, "judge"]
+    fake = subprocess.Popen([sys.executable, "-c", FAKE_SERVER], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    fake_url = fake.stdout.readline().strip()
     try:
         cli_config = folder / "cli.yml"
-        cli_config.write_text(config_text(fake.url, args.concurrency, "bench-cli"))
+        cli_config.write_text(config_text(fake_url, args.concurrency, "bench-cli"))
         start = time.perf_counter()
         proc = subprocess.run([str(ROOT / ".venv/bin/llmbench"), "run", "-c", str(cli_config),
                                f"--{args.cli_output}"], env=env, capture_output=True, text=True,
@@ -133,9 +144,10 @@ def main():
         with db.database.connection_context():
             cli_run_id = Run.get(Run.name == "bench-cli").run_id
 
-        server_wall, server_run_id = server_path(fake, args.concurrency, folder)
+        server_wall, server_run_id = server_path(fake_url, args.concurrency)
     finally:
-        fake.stop()
+        fake.stdin.close()
+        fake.wait(timeout=10)
     cli, server = outcome(cli_run_id), outcome(server_run_id)
     calls = 3 + 2 * cli["items"]
     print(f"run {args.tasks} tasks x {len(MODELS)} models = {cli['items']} items "
@@ -152,7 +164,7 @@ def main():
     sys.exit(0 if ok else 1)
 
 
-def server_path(fake, concurrency, folder):
+def server_path(fake_url, concurrency):
     """Create the run while the scheduler holds the lease (as the web app does), time to finish."""
     from app import config as config_mod
     from app import scheduler
@@ -170,7 +182,7 @@ def server_path(fake, concurrency, folder):
             while (lease.current() is None or lease.current().holder != lease.process_holder()) \
                     and time.monotonic() < deadline:
                 time.sleep(0.05)
-            plan = run_config.parse(config_text(fake.url, concurrency, "bench-server"))
+            plan = run_config.parse(config_text(fake_url, concurrency, "bench-server"))
             start = time.perf_counter()
             run = run_plan.apply(plan, source="web")
         while True:

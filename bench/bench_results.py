@@ -13,6 +13,7 @@ with realistic payload sizes (answer, judge reason, raw response and raw judge o
 
 import argparse
 import base64
+import json
 import random
 import shutil
 import statistics
@@ -68,7 +69,7 @@ def seed_run(run_id, models, per_model, rng):
                     ("easy", "medium", "hard")[n % 3], f"Question {n}: {payload[(n + 7) % 50]}",
                     FAILED if judge_failed else COMPLETED, "judge" if judge_failed else None,
                     "judge returned invalid JSON" if judge_failed else None, answer,
-                    '{"choices": [{"message": {"content": %r}}], "usage": {}}' % answer,
+                    json.dumps({"choices": [{"message": {"content": answer}}], "usage": {}}),
                     '{"score": 80, "reason": "fine"}', rng.uniform(200, 9000),
                     rng.uniform(20, 400), rng.randint(20, 800), rng.randint(20, 300),
                     rng.uniform(5, 120), rng.uniform(0, 0.002),
@@ -130,20 +131,27 @@ def main():
     parser.add_argument("--big", type=int, default=100_000, help="items in the big run")
     parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--keep", action="store_true", help="keep the temp DB")
+    parser.add_argument("--db", help="reuse (or create) this DB file instead of a temp one")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="llmbench-bench-results-"))
-    app = create_app({"TESTING": True, "DB": str(tmp / "bench.db"), "SCHEDULER_ENABLED": False,
+    db_path = Path(args.db) if args.db else tmp / "bench.db"
+    reuse = db_path.exists()
+    app = create_app({"TESTING": True, "DB": str(db_path), "SCHEDULER_ENABLED": False,
                       "LOAD_DEFAULTS": False, "SECRET_KEY": "bench",
                       "MASTER_KEY_BASE64": base64.b64encode(b"b" * 32).decode()})
     rng = random.Random(1)
     try:
         with database.connection_context():
             started = time.perf_counter()
-            small = seed_run("bench-3k", 3, 1000, rng)
-            big = seed_run("bench-100k", 4, args.big // 4, rng)
+            if reuse:
+                small = Run.get(Run.run_id == "bench-3k")
+                big = Run.get(Run.run_id == "bench-100k")
+            else:
+                small = seed_run("bench-3k", 3, 1000, rng)
+                big = seed_run("bench-100k", 4, args.big // 4, rng)
             print(f"seeded 3 000 + {args.big:,} items in {time.perf_counter() - started:.1f} s "
-                  f"({(tmp / 'bench.db').stat().st_size / 2**20:.0f} MiB)")
+                  f"({db_path.stat().st_size / 2**20:.0f} MiB)")
         client = app.test_client()
         print("\n== results page server time (test client; p50 / p90 of "
               f"{args.requests} requests, ms) ==")
@@ -172,12 +180,12 @@ def main():
                 peak = csv_peak_memory(run)
                 print(f"  {run.run_id:11} {rows_per_s:9,.0f} rows/s  ({took:.2f} s, "
                       f"{size / 2**20:.1f} MiB of CSV)  peak traced memory {peak:,.0f} KiB")
-            started = time.perf_counter()
-            response = client.get(f"/runs/{big.run_id}/results.csv")
-            size = sum(len(chunk) for chunk in response.response)
-            took = time.perf_counter() - started
-            print(f"  through the test client (HTTP streaming): {args.big / took:,.0f} rows/s, "
-                  f"{size / 2**20:.1f} MiB")
+        started = time.perf_counter()
+        response = client.get(f"/runs/{big.run_id}/results.csv")
+        size = sum(len(chunk) for chunk in response.response)
+        took = time.perf_counter() - started
+        print(f"  through the test client (HTTP streaming): {args.big / took:,.0f} rows/s, "
+              f"{size / 2**20:.1f} MiB")
     finally:
         if database.is_closed() is False:
             database.close()

@@ -208,6 +208,22 @@ def test_ctrl_c_stops_the_run_resumably_then_resume_finishes_it(cli, tmp_path, f
     assert {i.status for i in rows(Item)} == {COMPLETED}
 
 
+def test_a_spent_budget_pauses_with_exit_3_and_a_higher_budget_finishes(cli, tmp_path, fake):
+    # OpenRouter-style provider-reported cost: $1 per answer, judge calls free.
+    fake.responder = lambda call: (None if call["body"].get("model") == "judge" else
+                                   {"text": "paid", "usage": {"prompt_tokens": 1,
+                                                              "completion_tokens": 1,
+                                                              "total_tokens": 2, "cost": 1.0}})
+    result = cli("run", "-c", write_config(tmp_path, fake, max_budget_usd=1.5))
+    assert result.exit_code == 3
+    assert "budget reached" in result.stderr
+    (run,) = rows(Run)
+    assert [i.status for i in rows(Item)].count("NEW") >= 2
+    result = cli("resume", run.run_id, "--max-budget-usd", 100)
+    assert result.exit_code == 0, result.output
+    assert {i.status for i in rows(Item)} == {COMPLETED}
+
+
 def test_resume_continues_a_run_whose_process_died(cli, tmp_path, fake):
     # A run left "running" with no live orchestrator (the process was killed).
     assert cli("run", "-c", write_config(tmp_path, fake), "--dry-run").exit_code == 0

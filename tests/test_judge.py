@@ -44,10 +44,16 @@ def test_prompt_lists_rubric_items_and_auto_fail_rules():
 
 def test_schema_without_rubric():
     schema = judge.judge_schema(make_item())
-    assert schema["required"] == ["score", "reason", "auto_fail"]
+    assert schema["required"] == ["score", "reason"] and "auto_fail" not in schema["properties"]
     assert schema["properties"]["score"] == {"type": "integer", "minimum": 0, "maximum": 100}
     assert schema["properties"]["reason"]["maxLength"] == judge.REASON_MAX_LENGTH
     assert schema["additionalProperties"] is False
+
+
+def test_schema_asks_for_auto_fail_only_with_rules():
+    schema = judge.judge_schema(make_item(auto_fail_rules=["insults"]))
+    assert schema["required"] == ["score", "reason", "auto_fail"]
+    assert schema["properties"]["auto_fail"] == {"type": "boolean"}
 
 
 def test_schema_with_rubric_bounds_each_score():
@@ -82,7 +88,7 @@ def test_a_fenced_json_block_is_accepted():
 ])
 def test_invalid_judgements_say_why(text, why):
     with pytest.raises(judge.JudgeOutputError, match=why):
-        judge.parse_judgement(text, make_item())
+        judge.parse_judgement(text, make_item(auto_fail_rules=["insults"]))
 
 
 def test_cut_off_output_is_invalid():
@@ -117,8 +123,13 @@ def test_rubric_scores_out_of_bounds_are_invalid(scores, why):
 def test_auto_fail_scores_zero():
     result = judge.parse_judgement(reply(score=90, auto_fail=True,
                                          rubric_scores={"facts": 4, "tone": 1}),
-                                   make_item(rubric=RUBRIC))
+                                   make_item(rubric=RUBRIC, auto_fail_rules=["insults"]))
     assert result["score"] == 0.0 and result["auto_fail"] is True
+
+
+def test_auto_fail_without_rules_is_ignored():
+    result = judge.parse_judgement(reply(score=90, auto_fail=True), make_item())
+    assert result["score"] == 90.0 and result["auto_fail"] is False
 
 
 def test_prompt_hash_is_stable_and_64_hex():

@@ -331,14 +331,14 @@ def test_stop_abandons_the_slow_request_and_keeps_its_item_claimable(app, fake, 
         if len(calls(fake, "answer")) == 2:
             with database.connection_context():
                 runs.stop_run(run.run_id)
-            return {"text": "late answer", "latency": 1.2}
+            return {"text": "late answer", "latency": 2.0}
         return None
 
     fake.responder = responder
     clock = FakeClock()
     started = time.monotonic()
     result = orchestrator.tick(config, holder=HOLDER, now=clock)
-    assert time.monotonic() - started < 1.1  # it did not wait for the answer
+    assert time.monotonic() - started < 1.8  # it did not wait for the answer
     assert result["state"] == "stopped"
     second = Item.select().order_by(Item.id)[1]
     assert second.status == NEW and second.attempts == 0 and second.next_retry_at is None
@@ -353,24 +353,27 @@ def test_stop_abandons_the_slow_request_and_keeps_its_item_claimable(app, fake, 
 
 
 def _wait_until_idle(fake, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while fake.active and time.monotonic() < deadline:
-        time.sleep(0.02)
-    time.sleep(0.1)  # the abandoned worker thread reads the late reply and discards it
+    """Until the abandoned worker thread got its late reply and ended (discarding it)."""
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name.startswith("llmbench-worker-"):
+            thread.join(timeout)
 
 
 def test_max_concurrency_runs_that_many_requests_at_once(app, fake, config):
     p = make_provider(fake, max_concurrency=4)
     start_run(p, [(p, "m1")], make_tasks(8))
-    fake.default_latency = 0.2
+    fake.default_latency = 0.5
     started = time.monotonic()
     drive(config, FakeClock())
     answers = [c for c in fake.chat_calls() if "response_format" not in c["body"]][1:]
-    assert fake.max_active == 4
+    assert fake.max_active == 4  # never more than the provider allows
     first_four = sorted(c["t"] for c in answers[:4])
-    assert first_four[-1] - first_four[0] < 0.15  # sent together, not one after another
+    assert first_four[-1] - first_four[0] < 0.4  # all sent before the first answer came back
     assert Item.select().where(Item.status == COMPLETED).count() == 8
-    assert time.monotonic() - started < 8 * 0.2 * 2  # answers and judgements both in parallel
+    # One after another this takes 8 x 0.5 s twice (answers, judgements): 8 s.
+    assert time.monotonic() - started < 5.0
 
 
 def test_ollama_group_keeps_its_model_loaded_then_unloads_it(app, fake, config):
@@ -449,3 +452,24 @@ def test_on_event_receives_progress_events(app, fake, config):
     names = [e["event"] for e in seen]
     assert names == ["warmup", "item_done", "phase_changed", "item_judged", "run_finished"]
     assert seen[1]["taskId"] == "t0" and seen[1]["runId"]
+
+
+def test_scheduler_starts_one_ticking_job_once_and_releases_the_lease(app, fake):
+    from app import lease
+    from app import scheduler
+    from app.models import Lease
+
+    config = dict(app.config, TICK_SECONDS=30)
+    first = scheduler.start(config)
+    try:
+        assert scheduler.start(config) is first  # a second start in one process is a no-op
+        job = first.get_job("orchestrator")
+        assert job.max_instances == 1 and job.coalesce is True
+        deadline = time.monotonic() + 5
+        while Lease.get_or_none() is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # the first tick runs at once, in the scheduler's thread
+        assert Lease.get().holder == lease.process_holder()
+    finally:
+        scheduler.shutdown()
+    assert not first.running
+    assert lease.acquire("next", 10)  # released at shutdown: no wait for expiry

@@ -123,6 +123,13 @@ def test_start_with_a_bad_param_answers_400_at_that_param(client, setup):
     assert field["aria-invalid"] == "true" and field["value"] == "9"
 
 
+def test_a_400_does_not_reload_the_models_over_its_messages(client, setup):
+    key = f"{setup['pid']}:m1"
+    page = soup(client.post("/runs", data=start_form(setup, **{f"{key}#seed": "x"})))
+    group = page.find(id=f"target-models-{setup['pid']}").find_parent("details")
+    assert group.has_attr("open") and not group.has_attr("hx-get")
+
+
 def test_start_redirects_to_the_live_view(client, setup):
     key = f"{setup['pid']}:m1"
     response = client.post("/runs", data=start_form(setup, **{f"{key}#temperature": "0.2",

@@ -6,6 +6,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from app import provider_store
+from app import run_views
 from app import runs
 from app import task_store
 from app.db import database
@@ -253,3 +254,21 @@ def test_patterns_page_renders_every_partial(client, app):
                    "judge-models", "target-models-1"):
         assert page.find(id=region) is not None, region
     assert page.select_one(".patterns").has_attr("hx-disable")
+
+
+def test_eta_counts_answers_and_judgements_left_at_the_recent_pace(run):
+    items = list(Item.select().where(Item.run == run).order_by(Item.id))
+    t0 = dt.datetime(2025, 1, 1, 12, 0, 0)
+    for n, item in enumerate(items[:3]):  # one answer a second, none judged yet
+        Item.update(status="WAITING_FOR_JUDGE", answered_at=t0 + dt.timedelta(seconds=n),
+                    tokens_per_second=10.0 * (n + 1)).where(Item.id == item.id).execute()
+    p = run_views.progress(Run.get_by_id(run.id), now=t0 + dt.timedelta(seconds=2))
+    assert p["eta_seconds"] == 1 * 1.0 + 4 * 1.0  # 1 answer + 4 judgements left
+    assert p["recent_tps"] == 20.0
+
+
+def test_answers_that_failed_are_not_waiting_to_be_judged(run):
+    item = Item.select().where(Item.run == run).first()
+    Item.update(status=FAILED, error_stage="answer").where(Item.id == item.id).execute()
+    p = run_views.progress(run)
+    assert (p["benchmarked"], p["judge_total"], p["answer_failed"]) == (1, 3, 1)

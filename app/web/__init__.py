@@ -46,7 +46,8 @@ def init_app(app):
         return {"active_run": active_run()}
 
     def wants_json():
-        return request.path.startswith("/api/") or request.accept_mimetypes.best == "application/json"
+        return (request.path.startswith("/api/")
+                or request.accept_mimetypes.best == "application/json")
 
     @app.errorhandler(LlmbenchError)
     def _domain_error(exc):

@@ -55,7 +55,8 @@ def sample():
                 tokens_per_second=25.4, evaluation_score=95.0, error_msg=None),
              NS(id=2, task_key="python_fibonacci", target=targets[0], status="WAITING_FOR_JUDGE",
                 attempts=2, time_taken_ms=812.0, tokens_generated=48, tokens_estimated=True,
-                tokens_per_second=61.2, evaluation_score=None, error_msg=None),
+                tokens_per_second=61.2, evaluation_score=None, error_msg=None,
+                next_retry_at=T0 + dt.timedelta(seconds=30)),
              NS(id=3, task_key="french_translation", target=targets[0], status="FAILED", attempts=3,
                 time_taken_ms=None, tokens_generated=None, tokens_estimated=False,
                 tokens_per_second=None, evaluation_score=None,
@@ -86,6 +87,6 @@ def index():
     return render_template("patterns.html", run=run, targets=targets, logs=logs, items=items,
                            progresses=progresses, group=group, down=down, params_names=PARAMS,
                            log_mark=logs[0].id, items_mark="sample", statuses=ITEM_STATUSES,
-                           filter_model=None, filter_status=None,
+                           filter_model=None, filter_status=None, now=T0,
                            param_error={target_key(1, "llama3:8b") + "#temperature":
                                         "temperature must be at most 2.0"})

@@ -11,6 +11,7 @@ from flask import url_for
 
 from .. import run_views
 from .. import runs
+from ..clock import utcnow
 from ..errors import LlmbenchError
 from ..models import ITEM_STATUSES
 from . import htmx
@@ -53,6 +54,7 @@ def live_context(run):
         "filter_model": target,
         "filter_status": status,
         "statuses": ITEM_STATUSES,
+        "now": utcnow(),
     }
 
 
