@@ -51,13 +51,14 @@ def open_db():
 @click.option("--port", default=None, type=int, help="Port (LLMBENCH_PORT, default 8080).")
 def serve(host, port):
     """Run the web app and its one orchestrator (gunicorn, one worker, threads)."""
+    import logging
+
     from gunicorn.app.base import BaseApplication
 
     from . import create_app
 
-    import logging
-
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     cfg = config_mod.load()
     bind = f"{host or cfg['HOST']}:{port or cfg['PORT']}"
 

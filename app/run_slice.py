@@ -6,6 +6,7 @@ slice and the lease.
 """
 
 import datetime as dt
+import logging
 import threading
 import time
 
@@ -34,6 +35,8 @@ from .providers import ProviderError
 from .providers import get_adapter
 from .runs import log_event
 from .runs import run_state
+
+log = logging.getLogger(__name__)
 
 SLICE_SECONDS = 5.0  # a tick works at most this long before returning (pause/stop stay prompt)
 POLL_SECONDS = 0.1  # how often the supervisor looks at the run's control while work is in flight
@@ -179,9 +182,13 @@ class Slice:
                 self._leave_group()
                 self._warm_up(target)
                 return None  # look at control again before claiming anything
+            provider = target.provider
+            if provider is None:  # deleted while its group ran
+                self._fail_group(target, "the target's provider was deleted")
+                self.state.group = None
+                return None
             if self.budget is not None and self._over_budget():
                 return "budget"
-            provider = target.provider
             return self._supervise(provider.max_concurrency,
                                    lambda: self._answer_loop(target, provider))
         self._leave_group()
@@ -414,6 +421,8 @@ class Slice:
             try:
                 with database.connection_context():
                     body()
+            except Exception:  # e.g. the database stayed locked: the claim expires, tried again
+                log.exception("orchestrator worker failed")
             finally:
                 with self.lock:
                     alive[0] -= 1

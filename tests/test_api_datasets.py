@@ -4,10 +4,8 @@ import io
 import json
 from pathlib import Path
 
-import pytest
 from bs4 import BeautifulSoup
 
-from app.db import database
 from app.models import Collection
 from app.models import Task
 from app.web import datasets as datasets_web
@@ -18,20 +16,8 @@ UPLOAD = {"X-Requested-With": "llmbench"}
 CSV = "task_id,category,prompt_template\nt1,c,first\nt2,c,second\n"
 
 
-def _with_page(app):
-    # The lead registers the blueprint in app/web/__init__.py; until then, register it here.
-    if "datasets" not in app.blueprints:
-        app.register_blueprint(datasets_web.bp)
-    return app
-
-
-@pytest.fixture
-def app(tmp_path):
-    """conftest's app without its connection_context: a request's teardown closes the shared
-    connection under it (peewee 4 then fails leaving the context); peewee reconnects on demand."""
-    yield _with_page(make_app(tmp_path))
-    if not database.is_closed():
-        database.close()
+def test_the_import_page_is_registered_with_the_app(app):
+    assert app.blueprints["datasets"] is datasets_web.bp
 
 
 def _upload(client, text, name="tasks.csv", **form):
@@ -147,7 +133,7 @@ def test_the_export_form_leads_to_the_download(client):
 
 
 def test_the_upload_form_needs_its_csrf_token(tmp_path):
-    app = _with_page(make_app(tmp_path, WTF_CSRF_ENABLED=True))
+    app = make_app(tmp_path, WTF_CSRF_ENABLED=True)
     data = {"file": (io.BytesIO(CSV.encode()), "tasks.csv")}
     response = app.test_client().post("/settings/import/", data=data,
                                       content_type="multipart/form-data")

@@ -307,3 +307,50 @@ def test_export_to_stdout_in_yaml(cli):
     result = cli("export", "--format", "yaml")
     assert [t["task_id"] for t in yaml.safe_load(result.stdout)] == ["java_hello_world",
                                                                      "french_greeting"]
+
+
+# ---- the config schema ----------------------------------------------------------------------
+
+BAD_CONFIG = """\
+run:
+  name: x
+  question_limit: -3
+  collections: [nope]
+  colour: red
+providers:
+  - name: p1
+    type: OPENAI
+    base_url: ftp://x
+    headers: {Authorization: "Bearer ${NOPE_ENV}"}
+judge: {provider: ghost, model: j}
+targets:
+  - provider: {type: OLLAMA, base_url: "http://127.0.0.1:11434"}
+    model: m
+    params: {temperature: 9}
+  - provider: p1
+"""
+
+
+def test_config_problems_come_in_line_order_with_key_paths_and_no_cascade(app):
+    from app.datasets import run_config
+    from app.errors import ValidationError
+
+    with pytest.raises(ValidationError) as info:
+        run_config.parse(BAD_CONFIG, "bad.yml", environ={})
+    assert [(e["line"], e["field"]) for e in info.value.errors] == [
+        (3, "run.question_limit"), (4, "run.collections"), (5, "run.colour"),
+        (9, "providers[0].base_url"), (10, "providers[0].headers.Authorization"),
+        (11, "judge.provider"), (15, "targets[0].params.temperature"), (16, "targets[1].model")]
+
+
+def test_a_config_may_use_seed_004_spellings_and_json(app):
+    from app.datasets import run_config
+
+    importer_config = json.dumps({
+        "run": {"name": "j", "datasetPath": str(DATA / "seed004_bank.jsonl"), "questionLimit": 1,
+                "maxBudgetUsd": 2},
+        "providers": [{"name": "p", "type": "OLLAMA", "base_url": "http://127.0.0.1:11434"}],
+        "judge": {"provider": "p", "model": "j"}, "targets": [{"provider": "p", "model": "m"}]})
+    plan = run_config.parse(importer_config, "c.json", environ={})
+    assert plan.settings == {"questionLimit": 1, "maxBudgetUsd": 2.0}
+    assert (plan.items, plan.dataset_collection) == (1, "seed004_bank")

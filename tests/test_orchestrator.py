@@ -473,3 +473,29 @@ def test_scheduler_starts_one_ticking_job_once_and_releases_the_lease(app, fake)
         scheduler.shutdown()
     assert not first.running
     assert lease.acquire("next", 10)  # released at shutdown: no wait for expiry
+
+
+def test_a_provider_deleted_mid_group_fails_its_items_and_the_run_goes_on(app, fake, config):
+    from app.models import Provider
+
+    doomed = make_provider(fake, name="doomed")
+    keeper = make_provider(fake, name="keeper")
+    run = start_run(keeper, [(doomed, "m1"), (keeper, "m2")], make_tasks(3))
+
+    def responder(call):
+        if len(calls(fake, "answer")) == 1:
+            with database.connection_context():
+                runs.pause_run(run.run_id)
+        return None
+
+    fake.responder = responder
+    clock = FakeClock()
+    assert orchestrator.tick(config, holder=HOLDER, now=clock)["state"] == "paused"
+    fake.responder = None
+    Provider.delete().where(Provider.id == doomed.id).execute()
+    runs.resume_run(run.run_id)
+    assert drive(config, clock)["state"] == "finished"
+    failed = list(Item.select().where(Item.status == FAILED))
+    assert len(failed) == 2 and all("provider was deleted" in i.error_msg for i in failed)
+    assert Item.select().where(Item.status == COMPLETED).count() == 4
+    assert events(run, "warmup_failed")

@@ -66,7 +66,7 @@ def test_list_shows_each_provider_with_masked_headers(client):
 def test_subnav_links_every_settings_page(client):
     links = [a["href"] for a in soup(client.get("/settings/providers/")).select(".subnav a")]
     assert links == ["/settings/providers/", "/settings/tasks/", "/settings/collections/",
-                     "/settings/prices", "/settings/#import", "/settings/defaults"]
+                     "/settings/prices", "/settings/import/", "/settings/defaults"]
 
 
 def test_new_form_has_empty_header_rows_and_a_csrf_field(client):

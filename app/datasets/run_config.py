@@ -114,6 +114,8 @@ def parse(text, file="config", base_dir=".", environ=None):
     checker = _Checker(doc, problems, Path(base_dir), environ)
     plan = checker.plan()
     if problems:
+        # The config's problems in line order; a dataset's own follow, file by file.
+        problems.entries.sort(key=lambda e: (e.get("file") != file, e.get("line") or 0))
         raise ValidationError(problems.entries, message=_message(problems.entries))
     return plan
 
@@ -126,6 +128,7 @@ class _Checker:
     def __init__(self, doc, problems, base_dir, environ):
         self.doc, self.problems, self.base_dir, self.environ = doc, problems, base_dir, environ
         self.providers = {}
+        self.attempted = set()  # provider names defined in the config, valid or not
 
     def add(self, path, message, mapping=None, key=None):
         line = None
@@ -221,6 +224,7 @@ class _Checker:
             base = self.text(raw, "base_url", f"{path}.base_url") or ""
             kind = (self.text(raw, "type", f"{path}.type") or "openai").lower()
             name = f"{kind}-{urlsplit(base).netloc or 'local'}"
+        self.attempted.add(name)
         existing = Provider.get_or_none(Provider.name == name)
         data = {}
         for key in PROVIDER_KEYS - {"headers", "name"}:
@@ -291,7 +295,9 @@ class _Checker:
             name = self.provider(provider, f"{path}.provider")
         elif isinstance(provider, str) and provider.strip():
             name = provider.strip()
-            if name not in self.providers:
+            if name in self.attempted and name not in self.providers:
+                name = None  # its definition's own problems are reported already
+            elif name not in self.providers:
                 existing = Provider.get_or_none(Provider.name == name)
                 if existing is None:
                     known = ", ".join(sorted(p.name for p in Provider.select())) or "none yet"
@@ -323,7 +329,7 @@ class _Checker:
         plan.on_duplicate = on_dup
         self.collections(run, plan)
         self.dataset(run, plan)
-        if not plan.collections and not plan.dataset_path:
+        if "collections" not in run and "dataset" not in run:
             self.add("run", "give run.dataset (a file or folder) and/or run.collections", run)
         settings = {}
         for key, name, kind in (("question_limit", "questionLimit", int),

@@ -22,6 +22,7 @@ def init_app(app):
     from ..api import bp as api_bp
     from . import collections
     from . import dashboard
+    from . import datasets
     from . import providers
     from . import results
     from . import runs
@@ -32,7 +33,7 @@ def init_app(app):
     # without a CORS preflight we never grant; CSRF tokens guard the HTML forms.
     csrf.exempt(api_bp)
     app.register_blueprint(api_bp)
-    for module in (dashboard, providers, tasks, collections, settings, runs, results):
+    for module in (dashboard, providers, tasks, collections, settings, datasets, runs, results):
         app.register_blueprint(module.bp)
     if app.debug or app.config.get("TESTING"):
         from . import patterns
