@@ -6,6 +6,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from . import templating
 from .clock import isoformat
 from .clock import utcnow
 from .collection_store import add_tasks_to_collection  # noqa: F401  (re-exported)
@@ -30,7 +31,6 @@ log = logging.getLogger(__name__)
 
 TASK_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]+$")
 # {name} placeholders; {{ and }} are literal braces.
-VARIABLE_RE = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
 TEXT_LIMIT = 100_000
 
 # API (seed 000 §7.2, camelCase) spellings → model field names.
@@ -80,18 +80,6 @@ def _maybe_json(value):
         except ValueError:
             return value
     return value
-
-
-def variables(question):
-    """The {variable} names a question uses, in order, without repeats."""
-    return list(dict.fromkeys(VARIABLE_RE.findall(question or "")))
-
-
-def fill_question(question, vars_):
-    """The question with {variables} replaced from vars_ (unknown ones left as they are)."""
-    vars_ = vars_ or {}
-    text = VARIABLE_RE.sub(lambda m: str(vars_.get(m.group(1), m.group(0))), question or "")
-    return text.replace("{{", "{").replace("}}", "}")
 
 
 def clean_task(data, *, line=None, file=None):
@@ -152,7 +140,7 @@ def clean_task(data, *, line=None, file=None):
         err("excellent", "give at least one reference answer (excellent, good or pass) "
                          "or rubric items")
     if out["vars"] and out.get("question"):
-        missing = [v for v in variables(out["question"]) if v not in out["vars"]]
+        missing = templating.missing(out["question"], out["vars"])
         if missing:
             err("vars", "the question uses {" + "}, {".join(missing) + "} but vars do not "
                         "define " + ("it" if len(missing) == 1 else "them"))

@@ -2,25 +2,12 @@
 
 import pytest
 
-from app.db import database
 from app.models import Lease
 from app.models import Provider
 from app.models import Run
-from tests.conftest import make_app
 from tests.test_provider_store import SECRET
 from tests.test_provider_store import closed_port_url
 from tests.test_provider_store import provider_data
-
-
-@pytest.fixture
-def app(tmp_path):
-    """conftest's app minus its connection_context, which a request's teardown closes under it
-    (peewee 4 then fails leaving the context); peewee reconnects on demand."""
-    app = make_app(tmp_path)
-    yield app
-    if not database.is_closed():
-        database.close()
-
 
 
 def create(client, **overrides):

@@ -2,25 +2,12 @@
 
 import pytest
 
-from app.db import database
 from app.models import Task
-from tests.conftest import make_app
 
 TASK = {"taskId": "proof_001", "category": "Proofreading", "subcategory": "Grammar",
         "question": "Fix grammar in: 'This are wrong.'", "excellent": "This is wrong.",
         "good": "This is wrong.", "pass": "This is wrong.",
         "incorrectAnswerDirection": "missing_subject"}
-
-@pytest.fixture
-def app(tmp_path):
-    """conftest's app minus its connection_context, which a request's teardown closes under it
-    (peewee 4 then fails leaving the context); peewee reconnects on demand."""
-    app = make_app(tmp_path)
-    yield app
-    if not database.is_closed():
-        database.close()
-
-
 
 def create_task(client, **overrides):
     response = client.post("/api/tasks", json={**TASK, **overrides})

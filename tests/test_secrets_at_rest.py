@@ -4,24 +4,13 @@ import logging
 import sqlite3
 from pathlib import Path
 
-import pytest
 from bs4 import BeautifulSoup
 
 from app.db import database
-from tests.conftest import make_app
 from tests.test_provider_store import closed_port_url
 
 SECRET_VALUE = "sk-live-7Qx9Zr2Lm4Np8Vt6"
 AUTH = f"Bearer {SECRET_VALUE}"
-
-
-@pytest.fixture
-def app(tmp_path):
-    """conftest's app minus its connection_context (see test_api_providers)."""
-    app = make_app(tmp_path)
-    yield app
-    if not database.is_closed():
-        database.close()
 
 
 def sqlite_bytes(app):

@@ -96,11 +96,6 @@ def test_variables_are_checked_only_when_vars_are_given():
     assert store.clean_task(task_data(question="Fill {blank}"))["vars"] is None
 
 
-def test_fill_question_replaces_known_variables_only():
-    assert store.fill_question("{a} + {b} = {{c}}", {"a": 1, "b": "2"}) == "1 + 2 = {c}"
-    assert store.variables("{x} {y} {x} {{z}} {\"k\": 1}") == ["x", "y"]
-
-
 def test_create_task_with_a_taken_task_id_is_a_conflict(app):
     store.create_task(task_data())
     with pytest.raises(Conflict, match="geo_001"):

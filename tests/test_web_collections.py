@@ -4,23 +4,11 @@ import pytest
 from bs4 import BeautifulSoup
 
 from app import task_store
-from app.db import database
 from app.models import Collection
 from app.models import CollectionTask
 from app.models import Task
-from tests.conftest import make_app
 
 HX = {"HX-Request": "true"}
-
-
-@pytest.fixture
-def app(tmp_path):
-    """conftest's app minus its connection_context, which a request's teardown closes under it
-    (peewee 4 then fails leaving the context); peewee reconnects on demand."""
-    app = make_app(tmp_path)
-    yield app
-    if not database.is_closed():
-        database.close()
 
 
 def soup(response):

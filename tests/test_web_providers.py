@@ -17,16 +17,6 @@ from tests.test_provider_store import provider_data
 HX = {"HX-Request": "true"}
 
 
-@pytest.fixture
-def app(tmp_path):
-    """conftest's app minus its connection_context, which a request's teardown closes under it
-    (peewee 4 then fails leaving the context); peewee reconnects on demand."""
-    app = make_app(tmp_path)
-    yield app
-    if not database.is_closed():
-        database.close()
-
-
 def soup(response):
     return BeautifulSoup(response.get_data(as_text=True), "html.parser")
 

@@ -10,6 +10,7 @@ from flask import request
 from flask import url_for
 
 from .. import task_store as store
+from .. import templating
 from ..errors import Conflict
 from ..errors import ValidationError
 from . import htmx
@@ -64,7 +65,7 @@ def _preview(form):
         return None
     if not values.get("vars"):
         return None
-    return store.fill_question(values["question"], values["vars"])
+    return templating.preview(values)
 
 
 def _render_form(form, task=None, errors=None, status=200):
