@@ -155,6 +155,12 @@ def test_429_with_retry_after_seconds(fake, adapter):
     assert err.transient and err.kind == "rate_limit" and err.retry_after == 7
 
 
+def test_503_with_retry_after_is_honoured(fake, adapter):
+    fake.enqueue("maintenance", status=503, retry_after=4)
+    err = chat_error(adapter)
+    assert err.transient and err.kind == "server" and err.retry_after == 4
+
+
 def test_retry_after_http_date():
     now = 1_000_000_000
     assert parse_retry_after(formatdate(now + 30, usegmt=True), now=now) == 30

@@ -154,6 +154,23 @@ class HttpAdapter:
                              f"{snippet!r}", transient=False, kind="malformed",
                              raw=text[:10000]) from None
 
+    @staticmethod
+    def drain(resp, limit=65536):
+        """Read what is left of a finished stream so the connection goes back to the pool.
+
+        Servers end the body right after their last event; without this every request would
+        open a new TCP (and TLS) connection. Bounded, and any error just means no reuse.
+        """
+        try:
+            read = 0
+            while read < limit:
+                chunk = resp.raw.read(4096)
+                if not chunk:
+                    break
+                read += len(chunk)
+        except Exception:  # noqa: BLE001 - best effort only
+            pass
+
     def iter_lines(self, resp, url, cancel=None):
         """Decoded lines of a streamed body; checks cancel between lines, closes the response."""
         try:
@@ -205,15 +222,16 @@ class HttpAdapter:
         detail = error_message_from_body(body or "") or "(empty body)"
         msg = f"Server answered {status} {phrase}: {detail}".replace(" :", ":")
         kw = {"status": status, "raw": (body or "")[:10000]}
+        # 503 may carry Retry-After too (maintenance, overloaded); honour it on any status.
+        retry = parse_retry_after((headers or {}).get("Retry-After"))
+        if retry is not None:
+            msg += f" (retry after {retry:.1f}".rstrip("0").rstrip(".") + " s)"
         if status == 429:
-            retry = parse_retry_after((headers or {}).get("Retry-After"))
-            if retry is not None:
-                msg += f" (retry after {retry:.1f}".rstrip("0").rstrip(".") + " s)"
             return self.error(msg, transient=True, kind="rate_limit", retry_after=retry, **kw)
         if status == 404 or is_model_not_found(detail):
             return self.error(f"{msg} [{url}]", transient=False, kind="not_found", **kw)
         if status >= 500:
-            return self.error(msg, transient=True, kind="server", **kw)
+            return self.error(msg, transient=True, kind="server", retry_after=retry, **kw)
         if status in (408, 425):  # request timeout / too early: worth a retry
             return self.error(msg, transient=True, kind="timeout", **kw)
         return self.error(msg, transient=False, kind="client", **kw)

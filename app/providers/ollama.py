@@ -136,6 +136,7 @@ class OllamaAdapter(HttpAdapter):
                 parts.append(content)
             if obj.get("done"):
                 final = obj
+                self.drain(resp)
                 break
         end = time.perf_counter()
         raw = "\n".join(lines)

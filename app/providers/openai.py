@@ -117,6 +117,7 @@ class OpenAIAdapter(HttpAdapter):
                 continue  # blank separators, ": keep-alive" comments, event:/id: fields
             data = line[5:].strip()
             if data == "[DONE]":
+                self.drain(resp)
                 break
             try:
                 obj = json.loads(data)
