@@ -16,6 +16,8 @@ DEFAULTS = {
     # Only `llmbench serve` turns the orchestrator thread on.
     "SCHEDULER_ENABLED": False,
     "TICK_SECONDS": 1.0,
+    # One tick works at most this long before returning to the scheduler.
+    "TICK_SLICE_SECONDS": 5.0,
     "MAX_ATTEMPTS": 3,
     "BACKOFF_BASE_SECONDS": 2.0,
     "BACKOFF_MAX_SECONDS": 60.0,
@@ -33,6 +35,7 @@ ENV_NAMES = [
     "LLMBENCH_PORT",
     "LLMBENCH_MAX_ATTEMPTS",
     "LLMBENCH_LEASE_SECONDS",
+    "LLMBENCH_MAX_RETRY_SECONDS",
 ]
 
 

@@ -149,13 +149,13 @@ def test_read_timeout_is_retried(app, fake, config):
 def test_connection_dropped_every_time_fails_after_max_attempts(app, fake, config):
     run, _ = one_item_run(fake)
     fake.enqueue("OK")
-    for _ in range(3):
+    for _ in range(6):  # each attempt reconnects once at once (stale keep-alive), then gives up
         fake.enqueue(drop=True)
     drive(config, FakeClock())
     failed = item()
     assert failed.status == FAILED and failed.error_stage == "answer"
     assert "gave up after 3 attempts" in failed.error_msg
-    assert len(calls(fake, "answer")) == 3 and calls(fake, "judge") == []
+    assert len(calls(fake, "answer")) == 6 and calls(fake, "judge") == []
     assert len(events(run, "retry_scheduled")) == 2 and len(events(run, "item_failed")) == 1
 
 

@@ -140,7 +140,8 @@ def test_malformed_stream_line(fake, adapter):
     assert err.kind == "malformed" and not err.transient
 
 
-def test_dropped_connection(fake, adapter):
+def test_dropped_connection_twice_is_a_transient_connection_error(fake, adapter):
+    fake.enqueue(drop=True)
     fake.enqueue(drop=True)
     assert chat_error(adapter).kind == "connection"
 

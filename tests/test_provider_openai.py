@@ -199,10 +199,18 @@ def test_malformed_stream_event(fake, adapter):
     assert not err.transient and err.kind == "malformed"
 
 
-def test_dropped_connection(fake, adapter):
+def test_dropped_connection_twice_is_a_transient_connection_error(fake, adapter):
+    fake.enqueue(drop=True)
     fake.enqueue(drop=True)
     err = chat_error(adapter)
     assert err.transient and err.kind == "connection"
+
+
+def test_a_connection_closed_without_answer_is_retried_once_at_once(fake, adapter):
+    fake.enqueue(drop=True)
+    fake.enqueue("second try")
+    assert adapter.chat("m", [{"role": "user", "content": "hi"}]).text == "second try"
+    assert len(fake.chat_calls()) == 2
 
 
 def test_dropped_mid_stream(fake, adapter):

@@ -114,11 +114,20 @@ class HttpAdapter:
         check_cancel(cancel)
         url = self.url(endpoint)
         timeout = timeout or self.timeout
-        try:
-            resp = self.session.request(method, url, json=json_body, stream=stream,
-                                        timeout=timeout)
-        except requests.RequestException as exc:
-            raise self.network_error(exc, url, timeout) from None
+        for attempt in (1, 2):
+            try:
+                resp = self.session.request(method, url, json=json_body, stream=stream,
+                                            timeout=timeout)
+                break
+            except requests.ConnectionError as exc:
+                # A pooled keep-alive connection the server had just closed (llama.cpp closes
+                # them after a few requests) fails before any answer: one retry on a new one.
+                if attempt == 1 and _closed_without_answer(exc):
+                    check_cancel(cancel)
+                    continue
+                raise self.network_error(exc, url, timeout) from None
+            except requests.RequestException as exc:
+                raise self.network_error(exc, url, timeout) from None
         if resp.status_code >= 400:
             try:
                 body = resp.text
@@ -235,6 +244,12 @@ class HttpAdapter:
         if status in (408, 425):  # request timeout / too early: worth a retry
             return self.error(msg, transient=True, kind="timeout", **kw)
         return self.error(msg, transient=False, kind="client", **kw)
+
+
+def _closed_without_answer(exc):
+    """True when the server dropped the connection before sending any response byte."""
+    text = str(exc).lower()
+    return "remote end closed" in text or "connection aborted" in text
 
 
 def check_cancel(cancel):
