@@ -119,14 +119,21 @@ def judge_schema(item):
     if item.rubric:
         properties["rubric_scores"] = {
             "type": "object",
-            "properties": {r["id"]: {"type": "number", "minimum": 0,
-                                     "maximum": r.get("max_score", 1)} for r in item.rubric},
+            "properties": {r["id"]: _bounded(r.get("max_score", 1)) for r in item.rubric},
             "required": [r["id"] for r in item.rubric],
             "additionalProperties": False,
         }
         required.insert(2, "rubric_scores")
     return {"type": "object", "properties": properties, "required": required,
             "additionalProperties": False}
+
+
+def _bounded(max_score):
+    # llama.cpp turns integer ranges into its grammar but not number ranges, so whole-number
+    # maxima are sent as integers: the judge then cannot answer 90 out of 10.
+    if float(max_score).is_integer():
+        return {"type": "integer", "minimum": 0, "maximum": int(max_score)}
+    return {"type": "number", "minimum": 0, "maximum": max_score}
 
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)

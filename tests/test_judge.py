@@ -58,8 +58,14 @@ def test_schema_asks_for_auto_fail_only_with_rules():
 
 def test_schema_with_rubric_bounds_each_score():
     rubric = judge.judge_schema(make_item(rubric=RUBRIC))["properties"]["rubric_scores"]
-    assert rubric["properties"]["facts"] == {"type": "number", "minimum": 0, "maximum": 4}
+    assert rubric["properties"]["facts"] == {"type": "integer", "minimum": 0, "maximum": 4}
     assert rubric["required"] == ["facts", "tone"] and rubric["additionalProperties"] is False
+
+
+def test_schema_keeps_a_fractional_rubric_maximum_as_a_number():
+    item = make_item(rubric=[{"id": "x", "text": "x", "weight": 1, "max_score": 2.5}])
+    bound = judge.judge_schema(item)["properties"]["rubric_scores"]["properties"]["x"]
+    assert bound == {"type": "number", "minimum": 0, "maximum": 2.5}
 
 
 def test_valid_judgement_is_parsed():
