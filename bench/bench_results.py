@@ -158,7 +158,8 @@ def main():
             else:
                 small = seed_run("bench-3k", 3, 1000, rng)
                 big = seed_run("bench-100k", 4, args.big // 4, rng)
-            print(f"seeded 3 000 + {args.big:,} items in {time.perf_counter() - started:.1f} s "
+            action = "reused" if reuse else "seeded"
+            print(f"{action} 3 000 + {args.big:,} items in {time.perf_counter() - started:.1f} s "
                   f"({db_path.stat().st_size / 2**20:.0f} MiB)")
             if args.covering_index:
                 database.execute_sql(COVERING_INDEX)

@@ -4,20 +4,9 @@ import json
 
 import pytest
 
-from app.db import database
 from app.models import FAILED
-from tests.conftest import make_app
 from tests.factories import add_item
 from tests.factories import make_run
-
-
-@pytest.fixture
-def app(tmp_path):
-    """conftest's app without its connection_context (a request's teardown closes it)."""
-    app = make_app(tmp_path)
-    yield app
-    if not database.is_closed():
-        database.close()
 
 
 @pytest.fixture

@@ -4,24 +4,13 @@ import pytest
 
 from app import lease
 from app import runs
-from app.db import database
 from app.models import COMPLETED
 from app.models import FAILED
 from app.models import Item
-from tests.conftest import make_app
 from tests.engine_helpers import FakeClock
 from tests.engine_helpers import drive
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
-
-
-@pytest.fixture
-def app(tmp_path):
-    """conftest's app without its connection_context, which a request's teardown closes."""
-    app = make_app(tmp_path)
-    yield app
-    if not database.is_closed():
-        database.close()
 
 
 @pytest.fixture

@@ -16,16 +16,6 @@ from tests.factories import make_run
 HX = {"HX-Request": "true"}
 
 
-@pytest.fixture
-def app(tmp_path):
-    """conftest's app without its connection_context: a request's teardown closes the shared
-    connection, after which leaving that context fails (IndexError). Peewee reconnects."""
-    app = make_app(tmp_path)
-    yield app
-    if not database.is_closed():
-        database.close()
-
-
 def soup(response):
     return BeautifulSoup(response.get_data(as_text=True), "html.parser")
 

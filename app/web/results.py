@@ -306,7 +306,7 @@ def compare():
     if a_id and b_id:
         try:
             context["result"] = compare_mod.compare_runs(results.get_run(a_id),
-                                                         results.get_run(b_id))
+                                                         results.get_run(b_id), limit=25)
         except NotFound as exc:
             context["error"], status = exc.message, 404
     elif a_id or b_id:
