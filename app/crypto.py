@@ -28,7 +28,12 @@ def fingerprint(key):
 def load_key(key_path=None, key_base64=None, instance_path=None):
     """Return the 32-byte master key, generating instance/master.key (0600) if none is given."""
     if key_path:
-        raw = Path(key_path).read_bytes().strip()
+        try:
+            raw = Path(key_path).read_bytes().strip()
+        except OSError as exc:
+            raise KeyError_(
+                f"LLMBENCH_MASTER_KEY_PATH ({key_path}) cannot be read ({exc.strerror}); "
+                "point it at the key file, or unset it to use instance/master.key") from None
         key = _decode(raw, f"LLMBENCH_MASTER_KEY_PATH ({key_path})")
         source = "file"
     elif key_base64:

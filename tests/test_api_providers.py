@@ -193,3 +193,16 @@ def test_status_names_the_active_run_and_the_lease_holder(client):
     body = client.get("/api/status").json
     assert body["activeRun"] == "demo-20250101-000000" and body["state"] == "running"
     assert body["orchestrator"]["holder"] == "host:123" and body["orchestrator"]["heartbeatAt"]
+
+
+def test_a_cross_site_browser_post_to_the_api_is_refused(client):
+    headers = {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}
+    response = client.post("/api/providers", json=provider_data(), headers=headers)
+    assert response.status_code == 403
+    assert client.get("/api/providers").json == []
+
+
+def test_a_same_origin_browser_post_to_the_api_is_accepted(client):
+    response = client.post("/api/providers", json=provider_data(),
+                           headers={"Origin": "http://localhost", "Sec-Fetch-Site": "same-origin"})
+    assert response.status_code == 201

@@ -127,3 +127,11 @@ def test_a_bad_key_file_is_named_in_the_message(tmp_path):
     path.write_text("nope")
     with pytest.raises(crypto.KeyError_, match="broken.key"):
         crypto.load_key(key_path=str(path))
+
+
+def test_a_missing_key_file_names_the_setting_and_the_fix(tmp_path):
+    from app.crypto import KeyError_
+    from app.crypto import load_key
+
+    with pytest.raises(KeyError_, match="LLMBENCH_MASTER_KEY_PATH .* cannot be read"):
+        load_key(key_path=str(tmp_path / "nope.key"))

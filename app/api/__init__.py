@@ -1,8 +1,33 @@
 """The JSON API under /api (seed 000 §3, §7 shapes). Routes parse, call a domain function, reply."""
 
+from urllib.parse import urlsplit
+
 from flask import Blueprint
+from flask import jsonify
+from flask import request
 
 bp = Blueprint("api", __name__, url_prefix="/api")
+
+
+@bp.before_request
+def _same_origin_only():
+    """Refuse state-changing calls sent by a browser from another site.
+
+    The API carries no CSRF token (CLI and CI clients call it), so a page on another site must
+    not be able to make the person's browser pause, stop or delete runs. Browsers mark such
+    requests with Sec-Fetch-Site / Origin; curl and scripts send neither and pass.
+    """
+    if request.method in ("GET", "HEAD", "OPTIONS"):
+        return None
+    site = request.headers.get("Sec-Fetch-Site")
+    origin = request.headers.get("Origin")
+    cross = site in ("cross-site", "same-site")
+    if origin and origin != "null" and urlsplit(origin).netloc != request.host:
+        cross = True
+    if cross or origin == "null":
+        return jsonify({"error": "cross-site requests to the API are refused; "
+                                 "use the web pages or call the API directly"}), 403
+    return None
 
 from . import datasets  # noqa: E402,F401
 from . import exports  # noqa: E402,F401
