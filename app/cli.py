@@ -9,6 +9,7 @@ import click
 from . import config as config_mod
 from .cli_output import EXIT_OK
 from .cli_output import FORMATS
+from .cli_output import CliError
 from .cli_output import Output
 from .cli_output import check_lease
 from .cli_output import db_context
@@ -33,16 +34,53 @@ def main():
     """
 
 
-def open_db():
-    """Bind the database and the master key like the web app does (no Flask needed)."""
+def open_db(check_only=False):
+    """Bind the database and the master key like the web app does (no Flask needed).
+
+    `check_only` (validate, --dry-run) saves nothing: without a database file it checks against
+    an empty throwaway one (removed when the command ends) and never generates a key file.
+    """
     from . import crypto
     from . import db
 
     cfg = config_mod.load()
-    crypto.set_key(crypto.load_key(cfg["MASTER_KEY_PATH"], cfg["MASTER_KEY_BASE64"],
-                                   str(config_mod.INSTANCE_PATH)))
-    db.init_db(cfg["DB"])
+    cfg["DB_MISSING"] = False
+    key_file = config_mod.INSTANCE_PATH / "master.key"
+    if check_only and not (cfg["MASTER_KEY_PATH"] or cfg["MASTER_KEY_BASE64"]
+                           or key_file.exists()):
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        crypto.set_key(AESGCM.generate_key(bit_length=256))  # nothing gets encrypted and kept
+    else:
+        crypto.set_key(crypto.load_key(cfg["MASTER_KEY_PATH"], cfg["MASTER_KEY_BASE64"],
+                                       str(config_mod.INSTANCE_PATH)))
+    path = cfg["DB"]
+    if check_only and path != ":memory:" and not Path(path).exists():
+        import shutil
+        import tempfile
+
+        scratch = tempfile.mkdtemp(prefix="llmbench-check-")
+        cfg["DB_MISSING"] = True
+        db.init_db(str(Path(scratch) / "empty.db"))
+
+        def _discard():
+            if not db.database.is_closed():
+                db.database.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+
+        click.get_current_context().call_on_close(_discard)
+        return cfg
+    db.init_db(path)
     return cfg
+
+
+def _missing_db_note(cfg):
+    """What to add to a check's errors when there is no database yet (names cannot resolve)."""
+    if not cfg.get("DB_MISSING"):
+        return None
+    return (f"note: the database {cfg['DB']} does not exist yet, so no provider or collection "
+            "is stored by name; define providers in the config, or set LLMBENCH_DB to your "
+            "database")
 
 
 @main.command()
@@ -111,12 +149,12 @@ def run(config_path, dry_run, as_json, quiet):
     from .datasets import run_config
     from .datasets import run_plan
 
-    cfg = open_db()
+    cfg = open_db(check_only=dry_run)
     with db_context():
         try:
             plan = run_config.load(config_path)
         except LlmbenchError as exc:
-            raise translate(exc, as_json) from None
+            raise translate(exc, as_json, note=_missing_db_note(cfg)) from None
         if dry_run:
             if as_json:
                 emit(run_plan.plan_to_dict(plan))
@@ -133,7 +171,13 @@ def run(config_path, dry_run, as_json, quiet):
         run_id = created.run_id
     code = drive(run_id, cfg, Output(as_json, quiet), "run_started")
     if code == EXIT_OK and plan.out_dir:
-        write_reports(run_id, Path(plan.out_dir) / run_id, as_json, quiet)
+        try:
+            write_reports(run_id, Path(plan.out_dir) / run_id, as_json, quiet)
+        except CliError as exc:
+            # The run itself finished: say what went wrong with its files, keep exit 0.
+            if as_json:
+                emit({"event": "error", "message": exc.message, "errors": []})
+            click.echo(f"Error: {exc.message}", err=True)
     sys.exit(code)
 
 
@@ -253,7 +297,7 @@ def validate(path, config_path, fmt, as_json):
     target = config_path or path
     if target is None:
         raise click.UsageError("give a config or dataset path (or -c CONFIG)")
-    open_db()
+    cfg = open_db(check_only=True)
     with db_context():
         try:
             if config_path or _is_config(target):
@@ -269,7 +313,7 @@ def validate(path, config_path, fmt, as_json):
                 text = [f"{target}: valid dataset, {len(checked.tasks)} tasks "
                         f"({len(checked.tasks) - existing} new, {existing} already stored)"]
         except LlmbenchError as exc:
-            raise translate(exc, as_json) from None
+            raise translate(exc, as_json, note=_missing_db_note(cfg)) from None
     if as_json:
         emit(result)
     else:
@@ -315,9 +359,13 @@ def export(fmt, collection, output):
         try:
             chunks = exporter.export_tasks(fmt, collection)
             if output:
-                with open(output, "w", encoding="utf-8", newline="") as handle:
-                    for chunk in chunks:
-                        handle.write(chunk)
+                try:
+                    with open(output, "w", encoding="utf-8", newline="") as handle:
+                        for chunk in chunks:
+                            handle.write(chunk)
+                except OSError as exc:
+                    raise CliError(f"cannot write {output}: {exc.strerror or exc}; choose a "
+                                   "file in a folder you can write to") from None
             else:
                 for chunk in chunks:
                     click.echo(chunk, nl=False)

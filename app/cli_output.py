@@ -32,17 +32,20 @@ class CliError(click.ClickException):
         self.errors = errors or []
 
 
-def translate(exc, as_json=False):
+def translate(exc, as_json=False, note=None):
     """LlmbenchError -> CliError: invalid input 2, anything else 1 (the one CLI edge)."""
     invalid = isinstance(exc, ValidationError | NotFound)
     errors = getattr(exc, "errors", None) or [{"field": None, "message": exc.message}]
     if as_json:
-        emit({"event": "error", "message": exc.message, "errors": errors})
+        emit({"event": "error", "message": exc.message, "errors": errors,
+              **({"note": note} if note else {})})
     if isinstance(exc, ValidationError):
         noun = "problem" if len(errors) == 1 else "problems"
         message = f"{len(errors)} {noun}:\n" + "\n".join("  " + format_error(e) for e in errors)
     else:
         message = exc.message
+    if note:
+        message += "\n" + note
     return CliError(message, EXIT_INVALID if invalid else EXIT_ERROR, errors)
 
 
@@ -252,16 +255,22 @@ def write_reports(run_id, folder, as_json, quiet):
     from . import exports
     from . import runs
 
+    summary_path, report_path = folder / "summary.json", folder / "report.html"
     with db_context():
         run_obj = runs.get_run(run_id)
-        folder.mkdir(parents=True, exist_ok=True)
-        summary_path, report_path = folder / "summary.json", folder / "report.html"
-        summary_path.write_text(json.dumps(exports.summary_json(run_obj), indent=2,
-                                           ensure_ascii=False, default=str) + "\n",
-                                encoding="utf-8")
-        with report_path.open("w", encoding="utf-8") as handle:
-            for chunk in exports.report_html_chunks(run_obj):
-                handle.write(chunk)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            summary_path.write_text(json.dumps(exports.summary_json(run_obj), indent=2,
+                                               ensure_ascii=False, default=str) + "\n",
+                                    encoding="utf-8")
+            with report_path.open("w", encoding="utf-8") as handle:
+                for chunk in exports.report_html_chunks(run_obj):
+                    handle.write(chunk)
+        except OSError as exc:
+            where = exc.filename or folder
+            raise CliError(f"cannot write the reports to {folder}: {where}: "
+                           f"{exc.strerror or exc}; choose a folder you can write to "
+                           f"(llmbench report {run_id} --out DIR)") from None
     if as_json:
         emit({"event": "report_written", "runId": run_id, "summary": str(summary_path),
                "report": str(report_path)})

@@ -65,11 +65,22 @@ def claim(run_id, status, now, deadline, target_id=None):
 
 
 def release(item_id, attempts):
-    """Give a claim back without counting it (the request was abandoned by a stop)."""
-    return (Item.update(attempts=Item.attempts - 1, next_retry_at=None)
+    """Give a claim back without counting it (the request was abandoned by a stop).
+
+    The retry-time cap starts again with the next attempt: a run continued hours later must
+    not give up on its first transient error because of when it was first tried.
+    """
+    return (Item.update(attempts=Item.attempts - 1, next_retry_at=None, first_attempt_at=None)
             .where((Item.id == item_id) & (Item.attempts == attempts)
                    & Item.status.in_([NEW, WAITING_FOR_JUDGE]) & Item.error_msg.is_null())
             .execute())
+
+
+def extend(item_id, status, attempts, deadline):
+    """Push on the deadline of a claim still in flight; 1 when it is still ours."""
+    return database.execute_sql(
+        "UPDATE item SET next_retry_at = ? WHERE id = ? AND status = ? AND attempts = ? "
+        "AND error_msg IS NULL", (_ts(deadline), item_id, status, attempts)).rowcount
 
 
 class Failure(Exception):
@@ -130,8 +141,10 @@ class ItemWork:
         tps, tps_source, decode_ms = metrics.speed(completion)
         cost_usd, cost_source = metrics.cost(completion, s.price(target))
         fields = dict(
+            # The judge's attempts and retry-time cap start afresh (first_attempt_at is set
+            # again by the first judge claim): a long benchmark must not use up the judge's.
             status=WAITING_FOR_JUDGE, attempts=0, answer_attempts=attempts, next_retry_at=None,
-            error_msg=None, error_stage=None, answer=completion.text,
+            first_attempt_at=None, error_msg=None, error_stage=None, answer=completion.text,
             response_raw=completion.raw, request_json=completion.request,
             time_taken_ms=completion.wall_ms, ttft_ms=completion.ttft_ms,
             prompt_ms=completion.prompt_ms, decode_ms=decode_ms, load_ms=completion.load_ms,
@@ -192,6 +205,19 @@ class ItemWork:
         with database.atomic():
             if _guarded(item.id, NEW, attempts, fields):
                 s.emit(event, message, level=level, data=data, now=now)
+
+    def internal_failure(self, item, status, exc, label):
+        """An unexpected error while recording an item: FAILED with the error, in the run log."""
+        s = self.s
+        now = s.now()
+        error = f"internal error: {exc!r}"[:500]
+        stage = "judge" if status == WAITING_FOR_JUDGE else "answer"
+        with database.atomic():
+            if _guarded(item.id, status, item.attempts,
+                        {"status": FAILED, "error_stage": stage, "error_msg": error,
+                         "next_retry_at": None, "updated_at": now}):
+                s.emit("item_failed", f"{label} failed: {error}", level="ERROR",
+                       data={"itemId": item.id, "stage": stage, "error": error}, now=now)
 
     # ---- judgements ------------------------------------------------------------------------
     def judge(self, item_id, attempts, adapter):

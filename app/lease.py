@@ -18,6 +18,7 @@ from .models import WAITING_FOR_JUDGE
 from .models import Item
 from .models import Lease
 from .models import Run
+from .models import RunLog
 
 NAME = "orchestrator"
 INTERRUPTED_REASON = "interrupted (server or process ended mid-run); continue it when ready"
@@ -49,7 +50,8 @@ def acquire(holder, seconds, now=None, spare_run_id=None):
     now = now or utcnow()
     expires = now + dt.timedelta(seconds=seconds)
     with database.atomic("IMMEDIATE"):
-        row = database.execute_sql("SELECT holder FROM lease WHERE name = ?", (NAME,)).fetchone()
+        row = database.execute_sql("SELECT holder, heartbeat_at FROM lease WHERE name = ?",
+                                   (NAME,)).fetchone()
         if row is None:
             Lease.insert(name=NAME, holder=holder, acquired_at=now, heartbeat_at=now,
                          expires_at=expires).execute()
@@ -64,7 +66,8 @@ def acquire(holder, seconds, now=None, spare_run_id=None):
                 return False
             took_over = row[0] != holder
         if took_over:
-            recover_interrupted(now, spare_run_id)
+            last_beat = Lease.heartbeat_at.python_value(row[1]) if row else None
+            recover_interrupted(now, spare_run_id, resumed_after=last_beat)
     return True
 
 
@@ -81,14 +84,31 @@ def current():
     return Lease.get_or_none(Lease.name == NAME)
 
 
-def recover_interrupted(now, spare_run_id=None):
-    """Stop runs a dead orchestrator left running and release its in-flight claims."""
+def expired(now=None):
+    """True when an orchestrator held the lease and let it lapse (crashed, or shut down).
+
+    No lease row at all means no orchestrator ever ran here (e.g. the web app alone): unknown,
+    so False.
+    """
+    row = database.execute_sql("SELECT expires_at FROM lease WHERE name = ?", (NAME,)).fetchone()
+    if row is None:
+        return False
+    return Lease.expires_at.python_value(row[0]) < (now or utcnow())
+
+
+def recover_interrupted(now, spare_run_id=None, resumed_after=None):
+    """Stop runs a dead orchestrator left running and release its in-flight claims.
+
+    A run a person continued after the dead holder's last heartbeat is theirs, not the dead
+    holder's: it stays running (otherwise Continue, clicked while the restarted server had not
+    yet taken over, would be undone a moment later).
+    """
     from .runs import log_event
 
     pending = Run.select().where(Run.status != FINISHED)
     # An in-flight claim: attempts counted, a claim deadline set, no failure recorded yet
     # (a failed attempt always writes error_msg). That attempt never finished: do not count it.
-    released = (Item.update(attempts=Item.attempts - 1, next_retry_at=None)
+    released = (Item.update(attempts=Item.attempts - 1, next_retry_at=None, first_attempt_at=None)
                 .where(Item.run.in_(pending)
                        & Item.status.in_(["NEW", WAITING_FOR_JUDGE])
                        & (Item.attempts > 0)
@@ -98,6 +118,10 @@ def recover_interrupted(now, spare_run_id=None):
     runs = list(Run.select().where((Run.status != FINISHED) & (Run.control == CONTROL_RUNNING)))
     for run in runs:
         if spare_run_id is not None and run.run_id == spare_run_id:
+            continue
+        if resumed_after is not None and (
+                RunLog.select().where((RunLog.run == run) & (RunLog.event == "resumed")
+                                      & (RunLog.created_at > resumed_after)).exists()):
             continue
         Run.update(control=CONTROL_STOPPED, control_reason=INTERRUPTED_REASON,
                    updated_at=now).where(Run.id == run.id).execute()

@@ -22,6 +22,7 @@ from .run_slice import state_for
 from .runs import get_run
 from .runs import log_event
 from .runs import run_state
+from .warmup import JUDGE_WARMUP_MESSAGES  # noqa: F401  (the judge's warm-up)
 
 
 def _clock(now):
@@ -46,7 +47,6 @@ def tick(config, *, holder=None, now=None, on_event=None, interrupt=None, slice_
     slice_ = Slice(run, config, holder, clock, on_event, interrupt,
                     float(slice_seconds or config.get("TICK_SLICE_SECONDS", SLICE_SECONDS)))
     return slice_.work()
-
 
 
 def run_foreground(run_id, config, on_event=None, stop_event=None, holder=None):

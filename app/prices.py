@@ -1,5 +1,7 @@
 """The price table: USD per 1M input/output tokens for a provider+model."""
 
+import difflib
+
 from .clock import isoformat
 from .clock import utcnow
 from .db import database
@@ -57,6 +59,16 @@ def set_price(provider_name, model, input_per_1m, output_per_1m):
     return price
 
 
+PRICE_KEYS = ("providerName", "model", "inputPer1m", "outputPer1m")
+READ_ONLY_KEYS = ("id", "updatedAt")  # as GET /api/prices gives them: accepted, not changed
+
+
+def _unknown_key(key):
+    close = difflib.get_close_matches(str(key), PRICE_KEYS, n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return f"unknown key; use {', '.join(PRICE_KEYS)}{hint}"
+
+
 def set_prices(rows):
     """Upsert one API price dict or a list of them, all or nothing; errors name every row."""
     single = isinstance(rows, dict)
@@ -66,6 +78,11 @@ def set_prices(rows):
             prefix = "" if single else f"[{i}]."
             if not isinstance(row, dict):
                 errors.append({"field": f"[{i}]", "message": "each price must be an object"})
+                continue
+            unknown = [key for key in row if key not in PRICE_KEYS + READ_ONLY_KEYS]
+            errors.extend({"field": prefix + str(key), "message": _unknown_key(key)}
+                          for key in unknown)
+            if unknown:
                 continue
             try:
                 set_price(row.get("providerName"), row.get("model"), row.get("inputPer1m"),

@@ -74,7 +74,10 @@ def check_base_url(url):
         return "at most 500 characters"
     if any(ch.isspace() for ch in url):
         return "a URL cannot contain spaces"
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # e.g. an unclosed IPv6 bracket: http://[::1
+        return f"not a valid URL ({exc})"
     if parts.scheme not in ("http", "https"):
         return "must start with http:// or https://"
     if not parts.hostname:
@@ -108,11 +111,51 @@ def _normalise(data):
     return out
 
 
-def clean_provider(data, current=None):
+_TEXT_FIELDS = ("name", "type", "base_url", "models_endpoint", "inference_endpoint")
+
+
+def check_json_types(data):
+    """JSON (the API) says what type a value is: no quiet coercion of `name: 5` to "5" or of
+    `isSecret: "yes"` to true. Raises ValidationError naming each field of the wrong type."""
+    errors = []
+
+    def wrong(field, message):
+        errors.append({"field": field, "message": message})
+
+    for key, value in (data or {}).items():
+        field = _ALIASES.get(key, key)
+        if field in _TEXT_FIELDS and value is not None and not isinstance(value, str):
+            wrong(key, "must be text")
+        elif field == "timeout_seconds" and (isinstance(value, bool)
+                                             or not isinstance(value, int | float)):
+            wrong(key, "must be a number of seconds")
+        elif field == "max_concurrency" and (isinstance(value, bool) or not isinstance(value, int)):
+            wrong(key, "must be a whole number")
+    rows = (data or {}).get("headers")
+    for i, row in enumerate(rows if isinstance(rows, list) else []):
+        if not isinstance(row, dict):
+            continue
+        for key in ("key", "value"):
+            if row.get(key) is not None and not isinstance(row[key], str):
+                wrong(f"headers[{i}].{key}", "must be text")
+        for key in ("isSecret", "is_secret"):
+            if key in row and not isinstance(row[key], bool):
+                wrong(f"headers[{i}].{key}", "must be true or false")
+        if row.get("id") is not None and (isinstance(row["id"], bool)
+                                          or not isinstance(row["id"], int)):
+            wrong(f"headers[{i}].id", "must be a header id (a whole number)")
+    if errors:
+        raise ValidationError(errors)
+
+
+def clean_provider(data, current=None, strict=False):
     """Validate provider fields; returns cleaned values or raises ValidationError (every field).
 
     `current` is the Provider being edited: fields missing from `data` keep its values.
+    `strict` (JSON input) refuses values of the wrong type instead of converting them.
     """
+    if strict:
+        check_json_types(data)
     data = _normalise(data)
     errors = []
 
@@ -228,8 +271,17 @@ def _clean_headers(rows, current, err):
         if any(ch in value for ch in "\r\n\x00"):
             err(f"{where}.value", "cannot contain line breaks")
             continue
+        bad = _not_latin1(value)
+        if bad:
+            # HTTP sends header values as latin-1: anything else fails every request to the
+            # server (UnicodeEncodeError), so say so now rather than mid-run.
+            err(f"{where}.value", f"the header {key} holds {bad!r}, which HTTP headers cannot "
+                "carry; use plain ASCII (or latin-1) text")
+            continue
         old = None
         row_id = as_number(row.get("id"), int) if row.get("id") not in (None, "") else None
+        if row_id is not None and not 0 < row_id < 2**63:
+            row_id = None  # not an id SQLite could hold: no such header
         if row_id is not None:
             old = existing.get(("id", row_id))
         if old is None:
@@ -245,3 +297,11 @@ def _clean_headers(rows, current, err):
         else:
             out.append({"key": key, "value": value, "is_secret": is_secret, "existing": None})
     return out
+
+
+def _not_latin1(value):
+    """The first character latin-1 cannot encode, or None."""
+    for ch in value:
+        if ord(ch) > 0xFF:
+            return ch
+    return None

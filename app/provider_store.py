@@ -71,7 +71,8 @@ def _check_name_free(name, exclude_id=None):
 
 def get_provider(provider_id):
     """The provider with this id, or NotFound."""
-    provider = Provider.get_or_none(Provider.id == provider_id)
+    too_big = isinstance(provider_id, int) and not -2**63 <= provider_id < 2**63
+    provider = None if too_big else Provider.get_or_none(Provider.id == provider_id)
     if provider is None:
         raise NotFound(f"provider {provider_id} not found")
     return provider
@@ -82,9 +83,12 @@ def list_providers():
     return list(Provider.select().order_by(Provider.name))
 
 
-def create_provider(data):
-    """Validate and save a new provider with its headers (secrets encrypted); all or nothing."""
-    values = clean_provider(data)
+def create_provider(data, strict=False):
+    """Validate and save a new provider with its headers (secrets encrypted); all or nothing.
+
+    `strict` (JSON input) refuses values of the wrong type instead of converting them.
+    """
+    values = clean_provider(data, strict=strict)
     headers = values.pop("headers")
     with database.atomic():
         _check_name_free(values["name"])
@@ -94,11 +98,11 @@ def create_provider(data):
     return provider
 
 
-def update_provider(provider_id, data):
+def update_provider(provider_id, data, strict=False):
     """Validate and save changes; a secret header sent empty keeps its stored value."""
     with database.atomic():
         provider = get_provider(provider_id)
-        values = clean_provider(data, current=provider)
+        values = clean_provider(data, current=provider, strict=strict)
         headers = values.pop("headers", None)
         _check_name_free(values["name"], exclude_id=provider.id)
         for field, value in values.items():
@@ -189,12 +193,14 @@ def _scrub(text, config):
     return text
 
 
-def _adapter_for(provider):
+def _adapter_for(provider, timeout=None):
     try:
         config = provider_config(provider)
     except crypto.KeyError_ as exc:
         raise ProviderError(f"{provider.name}: {exc.message}", transient=False,
                             kind="client") from exc
+    if timeout is not None:
+        config.timeout = min(float(config.timeout or timeout), float(timeout))
     return config, get_adapter(config)
 
 
@@ -229,8 +235,11 @@ def forget_models(provider_id=None):
             _models_cache.pop(provider_id, None)
 
 
-def list_models(provider_id, refresh=False):
-    """Model dicts ({"id", ...}) from the server; cached briefly. Raises ProviderError."""
+def list_models(provider_id, refresh=False, timeout=None):
+    """Model dicts ({"id", ...}) from the server; cached briefly. Raises ProviderError.
+
+    `timeout` (seconds) caps the provider's own timeout for this call.
+    """
     provider = get_provider(provider_id)
     stamp = provider.updated_at
     now = time.monotonic()
@@ -238,7 +247,7 @@ def list_models(provider_id, refresh=False):
         hit = _models_cache.get(provider.id)
     if hit and not refresh and hit[0] > now and hit[1] == stamp:
         return list(hit[2])
-    config, adapter = _adapter_for(provider)
+    config, adapter = _adapter_for(provider, timeout)
     try:
         models = _call(provider, config, adapter.list_models)
     finally:

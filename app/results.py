@@ -272,7 +272,7 @@ def parse_table_args(args):
         if raw:
             try:
                 value = float(raw)
-                if not math.isfinite(value):
+                if not math.isfinite(value) or not 0 <= value <= 100:
                     raise ValueError(raw)
                 filters[name] = value
             except ValueError:

@@ -18,13 +18,33 @@ from .models import Item
 from .models import RunCollection
 from .models import RunTarget
 
+NO_ORCHESTRATOR = "interrupted (no orchestrator is running); continue it when ready"
+
+
+def _orphaned(run):
+    """Running by its control, but the orchestrator's lease lapsed: nobody works on it."""
+    from . import lease
+
+    return run.status != FINISHED and run.control == CONTROL_RUNNING and lease.expired()
+
 
 def run_state(run):
-    """What people see: running, paused, stopped or finished."""
+    """What people see: running, paused, stopped or finished.
+
+    A run left running by an orchestrator that died shows "stopped" at once (the next
+    orchestrator marks it so when it takes over), not "running" for a lease's length.
+    """
     if run.status == FINISHED:
         return "finished"
+    if _orphaned(run):
+        return "stopped"
     return {CONTROL_RUNNING: "running", CONTROL_PAUSED: "paused",
             CONTROL_STOPPED: "stopped"}.get(run.control, "stopped")
+
+
+def control_reason(run):
+    """Why the run is paused or stopped (also when that is only known from the lease)."""
+    return NO_ORCHESTRATOR if _orphaned(run) else run.control_reason
 
 
 def status_counts(run):
@@ -77,6 +97,7 @@ def run_summary(run, counts=None):
     done_answer = total - counts[NEW]
     done_judge = counts[COMPLETED] + failed
     state = run_state(run)
+    reason = control_reason(run) if state == "stopped" else run.control_reason
     targets = RunTarget.select().where(RunTarget.run == run).order_by(RunTarget.position)
     collections = RunCollection.select().where(RunCollection.run == run).order_by(RunCollection.id)
     return {
@@ -86,7 +107,7 @@ def run_summary(run, counts=None):
         "status": run.status,
         "state": state,
         "phase": run.phase,
-        "controlReason": run.control_reason,
+        "controlReason": reason,
         "runDate": isoformat(run.created_at),
         "judgeProviderConfigId": run.judge_provider_id,
         "judgeProviderId": run.judge_provider_id,

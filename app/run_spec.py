@@ -1,5 +1,6 @@
 """Validation of a run spec (seed 000 §3.3, §7.4): every problem reported at once, by field."""
 
+import math
 import re
 
 from .errors import ValidationError
@@ -25,12 +26,30 @@ def _first(data, *keys):
     return None
 
 
+SQLITE_INT_MAX = 2**63 - 1
+MODEL_CHECK_TIMEOUT = 5.0  # seconds: a server that cannot list its models this fast is skipped
+MODELS_SHOWN = 20  # how many served models a "not served" message names
+
+
 def _int(value):
     if isinstance(value, bool):
         raise ValueError
-    if isinstance(value, float) and value != int(value):
+    if isinstance(value, float) and (not math.isfinite(value) or value != int(value)):
         raise ValueError
-    return int(value)
+    number = int(value)
+    if abs(number) > SQLITE_INT_MAX:  # SQLite cannot even look such a number up
+        raise ValueError
+    return number
+
+
+def _number(value):
+    """A finite float (nan and inf are not numbers a server can use)."""
+    if isinstance(value, bool):
+        raise ValueError
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError
+    return number
 
 
 def clean_params(raw, field, errors):
@@ -59,10 +78,8 @@ def clean_params(raw, field, errors):
             continue
         kind, low, high = PARAMS[name]
         try:
-            number = _int(value) if kind is int else float(value)
-            if isinstance(value, bool):
-                raise ValueError
-        except (TypeError, ValueError):
+            number = _int(value) if kind is int else _number(value)
+        except (TypeError, ValueError, OverflowError):
             errors.append({"field": f"{field}.{name}", "message": f"must be a "
                            f"{'whole number' if kind is int else 'number'}"})
             continue
@@ -77,8 +94,9 @@ def clean_params(raw, field, errors):
 def _provider(value, field, errors):
     try:
         pk = _int(value)
-    except (TypeError, ValueError):
-        errors.append({"field": field, "message": "is required (a provider id)"})
+    except (TypeError, ValueError, OverflowError):
+        errors.append({"field": field, "message": "is required (a provider id)"
+                       if value in (None, "") else f"{value!r} is not a provider id"})
         return None
     provider = Provider.get_or_none(Provider.id == pk)
     if provider is None:
@@ -102,7 +120,7 @@ def _ids(value, field, errors):
     for v in value:
         try:
             out.append(_int(v))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             errors.append({"field": field, "message": f"{v!r} is not an id"})
     return list(dict.fromkeys(out))
 
@@ -120,10 +138,10 @@ def clean_settings(raw, errors):
         if value in (None, ""):
             continue
         try:
-            number = _int(value) if kind is int else float(value)
+            number = _int(value) if kind is int else _number(value)
             if not low <= number <= high or (key == "maxBudgetUsd" and number <= 0):
                 raise ValueError
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             errors.append({"field": f"settings.{key}", "message": f"must be a number above "
                            f"{low:g}" if key == "maxBudgetUsd" else f"must be a whole number "
                            f"from {low} to {high}"})
@@ -201,8 +219,53 @@ def clean_spec(spec):
         if tid not in known_tasks:
             errors.append({"field": "taskIds", "message": f"no task with id {tid}"})
     settings = clean_settings(spec.get("settings"), errors)
+    notes = []
+    if not errors:  # only a valid spec is worth asking the servers about
+        check_models(judge_provider, judge_model, targets, errors, notes)
     if errors:
         raise ValidationError(errors)
     return {"run_id": run_id, "name": name, "judge_provider": judge_provider,
             "judge_model": judge_model, "judge_params": judge_params, "targets": targets,
-            "collection_ids": collection_ids, "task_ids": task_ids, "settings": settings}
+            "collection_ids": collection_ids, "task_ids": task_ids, "settings": settings,
+            "notes": notes}
+
+
+def _served(provider, refresh=False):
+    """The model ids the provider lists, or (None, why) when they cannot be fetched now."""
+    from . import provider_store
+
+    try:
+        models = provider_store.list_models(provider.id, refresh=refresh,
+                                            timeout=MODEL_CHECK_TIMEOUT)
+    except Exception as exc:  # down, slow, odd answer: the warm-up will tell
+        return None, getattr(exc, "message", None) or repr(exc)
+    return [str(m["id"]) for m in models], None
+
+
+def _is_served(model, ids):
+    # Ollama answers "llama3" with "llama3:latest", which is what it lists.
+    return model in ids or (":" not in model and f"{model}:latest" in ids)
+
+
+def check_models(judge_provider, judge_model, targets, errors, notes):
+    """Every target and the judge must be a model its provider lists; a provider whose list
+    cannot be fetched is accepted with a note (its warm-up decides)."""
+    wanted = [("judgeModel", judge_provider, judge_model)]
+    wanted += [(f"targets[{i}].model", t["provider"], t["model"]) for i, t in enumerate(targets)]
+    served = {}
+    for field, provider, model in wanted:
+        if provider.id not in served:
+            served[provider.id] = [*_served(provider), False]
+        ids, why, refreshed = served[provider.id]
+        if ids is not None and not _is_served(model, ids) and not refreshed:
+            ids, why = _served(provider, refresh=True)  # the cached list may be stale
+            served[provider.id] = [ids, why, True]
+        if ids is None:
+            note = (f"Could not check the models of provider {provider.name} ({why}); "
+                    "its warm-up will tell whether they answer")
+            if note not in notes:
+                notes.append(note)
+        elif not _is_served(model, ids):
+            shown = ", ".join(ids[:MODELS_SHOWN]) + (", ..." if len(ids) > MODELS_SHOWN else "")
+            errors.append({"field": field, "message": f"model {model!r} is not served by "
+                           f"provider {provider.name!r} (it serves: {shown or 'no model'})"})

@@ -2,6 +2,7 @@
 
 import datetime as dt
 import hashlib
+import math
 
 from peewee import JOIN
 from peewee import Case
@@ -9,6 +10,7 @@ from peewee import fn
 
 from .clock import utcnow
 from .errors import NotFound
+from .errors import ValidationError
 from .models import CANT_BE_FINISHED
 from .models import COMPLETED
 from .models import CONTROL_PAUSED
@@ -27,6 +29,7 @@ from .models import Run
 from .models import RunLog
 from .models import RunTarget
 from .runs import run_state
+from .runs import spent_usd
 
 RUN_STATES = ("running", "paused", "stopped", "finished")
 # Whitelisted history sorts: URL name -> what it orders by.
@@ -57,6 +60,41 @@ def state_condition(state):
     control = {"running": CONTROL_RUNNING, "paused": CONTROL_PAUSED,
                "stopped": CONTROL_STOPPED}[state]
     return (Run.status == PENDING) & (Run.control == control)
+
+
+def budget_halt(run):
+    """{spent, limit} when the run halted because its budget was reached, else None."""
+    if run_state(run) not in ("paused", "stopped") or "budget" not in (run.control_reason or ""):
+        return None
+    limit = (run.settings or {}).get("maxBudgetUsd")
+    limit = float(limit) if limit is not None else None
+    spent = float(spent_usd(run) or 0.0)
+    minimum = math.floor(spent * 100 + 1) / 100  # the next cent above what was spent
+    return {"spent": spent, "limit": limit, "minimum": minimum,
+            "suggested": max(minimum, round(2 * max(limit or 0.0, spent), 2))}
+
+
+def raised_budget(run, value):
+    """The new budget (USD) typed next to Resume: None when empty; must exceed what was spent."""
+    value = (value or "").strip()
+    if not value:
+        return None
+    try:
+        budget = float(value)
+    except ValueError:
+        raise ValidationError.field("max_budget_usd", f"{value!r} is not a number of dollars"
+                                    ) from None
+    spent = float(spent_usd(run) or 0.0)
+    if not math.isfinite(budget) or not budget > spent:
+        raise ValidationError.field(
+            "max_budget_usd", f"the new budget must be more than the ${spent:.4f} already spent")
+    return budget
+
+
+def retryable_answer_failures(run):
+    """How many items "Retry failed answers" would ask again (answer or warm-up FAILED)."""
+    return (Item.select().where((Item.run == run) & (Item.status == FAILED)
+                                & Item.error_stage.in_(["answer", "warmup"])).count())
 
 
 def providers():
@@ -94,15 +132,20 @@ def progress(run, now=None):
     state = run_state(run)
     judging = run.phase == "JUDGING"
     answered = _recent(run, Item.answered_at, Item.tokens_per_second)
-    answer_every = _interval(answered, now if not judging else None)
+    left_per_target, answer_paces = _answer_paces(run, now if not judging else None)
+    known = [pace for pace in answer_paces.values() if pace is not None]
+    # A target not started yet is assumed to go at the average pace of those measured.
+    typical = sum(known) / len(known) if known else None
     judge_every = _interval(_recent(run, Item.judged_at), now if judging else None)
     # Judging time is unknown until two judgements are in: assume it is like answering.
-    judge_every = judge_every if judge_every is not None else answer_every
+    judge_every = judge_every if judge_every is not None else typical
     eta = None
     left_to_answer, left_to_judge = counts[NEW], judge_total - judged
     if state == "running" and (left_to_answer or left_to_judge):
-        if (answer_every is not None or not left_to_answer) and judge_every is not None:
-            eta = left_to_answer * (answer_every or 0.0) + left_to_judge * judge_every
+        if (typical is not None or not left_to_answer) and judge_every is not None:
+            eta = left_to_judge * judge_every + sum(
+                left * (answer_paces.get(target) or typical)
+                for target, left in left_per_target.items())
     tps = [t for _, t in answered[:10] if t]
     return {
         "total": total,
@@ -120,6 +163,32 @@ def progress(run, now=None):
         "state": state,
         "phase": run.phase,
     }
+
+
+def _answer_paces(run, now=None):
+    """({target id: items left to answer}, {target id: seconds per answer or None}).
+
+    Each target's pace is its own: the spacing of its recent answers, else their average answer
+    time. With `now`, the target answering last has its window run to now, so a stall shows.
+    """
+    left = dict(Item.select(Item.target, fn.COUNT(Item.id))
+                .where((Item.run == run) & (Item.status == NEW)).group_by(Item.target).tuples())
+    targets = [t for (t,) in RunTarget.select(RunTarget.id).where(RunTarget.run == run).tuples()]
+    windows = {target: list(Item.select(Item.answered_at, Item.time_taken_ms)
+                            .where((Item.run == run) & (Item.target == target)
+                                   & Item.answered_at.is_null(False))
+                            .order_by(Item.answered_at.desc()).limit(RATE_WINDOW).tuples())
+               for target in targets}
+    started = [(w[0][0], t) for t, w in windows.items() if w]
+    latest = max(started)[1] if started else None
+    paces = {}
+    for target, window in windows.items():
+        pace = _interval(window, now if target == latest else None)
+        times = [ms for _, ms in window if ms]
+        if pace is None and times:
+            pace = sum(times) / len(times) / 1000.0
+        paces[target] = pace
+    return left, paces
 
 
 def _recent(run, column, *extra):
@@ -248,14 +317,35 @@ def history(state=None, judge=None, date_from=None, date_to=None, sort="-created
             "sort": ("-" if desc else "") + key}
 
 
+def _phase_stats(run_ids):
+    """{run pk: (total, answered, answer failures, judged)} for the given runs, one query.
+
+    Answered counts every item past NEW (an answer waiting for the judge is answered); judged
+    counts completed items and failed judgements, so the two phases read apart.
+    """
+    if not run_ids:
+        return {}
+    failed = Item.status.in_([FAILED, CANT_BE_FINISHED])
+    judge_stage = Item.error_stage == "judge"
+    answer_stage = Item.error_stage.is_null() | (Item.error_stage != "judge")
+    answered = fn.SUM(Case(None, [(Item.status != NEW, 1)], 0))
+    answer_failed = fn.SUM(Case(None, [(failed & answer_stage, 1)], 0))
+    judged = fn.SUM(Case(None, [((Item.status == COMPLETED) | (failed & judge_stage), 1)], 0))
+    rows = (Item.select(Item.run, fn.COUNT(Item.id), answered, answer_failed, judged)
+            .where(Item.run.in_(run_ids)).group_by(Item.run).tuples())
+    return {r[0]: r[1:] for r in rows}
+
+
 def continuable_runs(limit=20):
     """Unfinished runs that are not running (paused, stopped, crashed), with their progress."""
     runs = list(Run.select().where((Run.status == PENDING) & (Run.control != CONTROL_RUNNING))
                 .order_by(Run.created_at.desc()).limit(limit))
-    stats = _item_stats([r.id for r in runs])
+    stats = _phase_stats([r.id for r in runs])
     for r in runs:
         r.state = run_state(r)
-        r.total_items, r.completed_items, r.failed_items, r.avg_score = stats.get(
-            r.id, (0, 0, 0, None))
-        r.done_pct = _pct(r.completed_items + r.failed_items, r.total_items)
+        total, answered, answer_failed, judged = (n or 0 for n in stats.get(r.id, (0, 0, 0, 0)))
+        r.total_items, r.answered_items, r.judged_items = total, answered, judged
+        r.judge_total = total - answer_failed
+        r.done_pct = _pct(answered + judged, total + r.judge_total)
+        r.budget_halted = "budget" in (r.control_reason or "")
     return runs

@@ -1,9 +1,7 @@
 """Runs: create, pause, stop, resume/continue, delete; run_id naming; the derived run state."""
 
-import datetime as dt
+import math
 import re
-
-from peewee import fn
 
 from . import templating
 from .clock import utcnow
@@ -15,6 +13,8 @@ from .judge import PROMPT_HASH
 from .metrics import clean_params
 from .metrics import context_hash
 from .metrics import sha256_json
+from .models import BENCHMARKING
+from .models import CANT_BE_FINISHED
 from .models import CONTROL_PAUSED
 from .models import CONTROL_RUNNING
 from .models import CONTROL_STOPPED
@@ -27,15 +27,22 @@ from .models import WAITING_FOR_JUDGE
 from .models import Collection
 from .models import CollectionTask
 from .models import Item
-from .models import Provider
 from .models import Run
 from .models import RunCollection
-from .models import RunLog
 from .models import RunTarget
 from .models import Task
 from .run_dto import item_to_dict  # noqa: F401  (part of this module's interface)
 from .run_dto import run_state
 from .run_dto import run_summary  # noqa: F401
+from .run_queries import get_provider_or_none  # noqa: F401  (re-exported: runs.<name>)
+from .run_queries import get_run
+from .run_queries import is_db_id
+from .run_queries import list_items  # noqa: F401
+from .run_queries import list_logs  # noqa: F401
+from .run_queries import list_runs  # noqa: F401
+from .run_queries import log_event
+from .run_queries import spent_usd  # noqa: F401
+from .run_queries import summaries  # noqa: F401
 from .run_spec import clean_spec
 
 SNAPSHOT_FIELDS = ("category", "subcategory", "difficulty", "excellent", "good", "pass_answer",
@@ -51,25 +58,6 @@ def active_run():
     if run is not None:
         run.state = run_state(run)
     return run
-
-
-def get_run(run_id):
-    """The run named `run_id`, or NotFound."""
-    run = Run.get_or_none(Run.run_id == run_id)
-    if run is None:
-        raise NotFound(f"No run named {run_id!r}; GET /api/runs lists the runs that exist.")
-    return run
-
-
-def log_event(run, event, message, level="INFO", data=None, now=None):
-    """Append one line to the run log; returns its id."""
-    # Plain SQL: the engine writes a line per item, and building a model costs more than that.
-    cursor = database.execute_sql(
-        'INSERT INTO "runlog" ("run_id", "created_at", "level", "event", "message", "data") '
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        (getattr(run, "id", run), RunLog.created_at.db_value(now or utcnow()), level, event,
-         message, RunLog.data.db_value(data)))
-    return cursor.lastrowid
 
 
 def item_messages(system_prompt, question):
@@ -120,31 +108,50 @@ def _select_tasks(spec):
 
 
 def _snapshot(task):
-    system_prompt, question = render_task(task)
+    """The item fields a task gives; a task whose variables cannot be filled is kept as it is,
+    with `cant` saying why (its items can never be asked as configured)."""
     snap = {f: getattr(task, f) for f in SNAPSHOT_FIELDS}
-    snap.update(task_key=task.task_id, question=question, system_prompt=system_prompt,
-                auto_fail_rules=task.auto_fail, task=task.id)
-    return snap
+    snap.update(task_key=task.task_id, auto_fail_rules=task.auto_fail, task=task.id)
+    try:
+        system_prompt, question = render_task(task)
+        cant = None
+    except ValidationError as exc:
+        system_prompt, question = task.system_prompt, task.question
+        cant = "; ".join(f"{e['field']}: {e['message']}" for e in exc.errors)
+    snap.update(question=question, system_prompt=system_prompt)
+    return snap, cant
+
+
+def _log_unrenderable(run, bad, per_target, now):
+    shown = 10  # a broken dataset must not flood the log
+    for task_key, why in bad[:shown]:
+        log_event(run, "cant_be_finished", f"Task {task_key} cannot be rendered ({why}); its "
+                  f"{per_target} items are CANT_BE_FINISHED", level="WARNING",
+                  data={"taskId": task_key, "error": why}, now=now)
+    if len(bad) > shown:
+        log_event(run, "cant_be_finished", f"... and {len(bad) - shown} more tasks that cannot "
+                  "be rendered", level="WARNING", now=now)
 
 
 def create_run(spec, source="web", now=None):
-    """Validate a run spec, create the run with one item per task x target, and start it."""
+    """Validate a run spec, create the run with one item per task x target, and start it.
+
+    Items of a task whose variables cannot be filled are CANT_BE_FINISHED with the reason; when
+    no task can be rendered nothing is created (ValidationError naming each task).
+    """
     now = now or utcnow()
     spec = clean_spec(spec)
     tasks = _select_tasks(spec)
     if not tasks:
         raise ValidationError.field("collectionIds", "the chosen collections and tasks hold no "
                                     "task (after the category filter); pick others")
-    errors, snapshots = [], []
-    for task in tasks:
-        try:
-            snapshots.append(_snapshot(task))
-        except ValidationError as exc:
-            errors.extend({**e, "field": f"task {task.task_id}: {e['field']}"} for e in exc.errors)
-    if errors:
-        raise ValidationError(errors)
+    snapshots = [_snapshot(task) for task in tasks]
+    if all(cant for _snap, cant in snapshots):
+        raise ValidationError([{"field": f"task {snap['task_key']}", "message": cant}
+                               for snap, cant in snapshots])
+    bad = [(snap["task_key"], cant) for snap, cant in snapshots if cant]
     dataset_hash = sha256_json(sorted(
-        ({k: v for k, v in s.items() if k != "task"} for s in snapshots),
+        ({k: v for k, v in s.items() if k != "task"} for s, _cant in snapshots),
         key=lambda s: s["task_key"]))
     with database.atomic("IMMEDIATE"):
         _check_no_active_run()
@@ -168,13 +175,19 @@ def create_run(spec, source="web", now=None):
                                   model=target["model"], params=target["params"] or None,
                                   position=position)
             params = clean_params(target["params"])
-            for snap in snapshots:
+            for snap, cant in snapshots:
                 messages = item_messages(snap["system_prompt"], snap["question"])
-                rows.append({**snap, "run": run.id, "target": rt.id, "status": NEW,
-                             "context_hash": context_hash(provider.name, provider.base_url,
-                                                          rt.model, params, messages,
-                                                          snap["template_version"]),
-                             "created_at": now, "updated_at": now})
+                row = {**snap, "run": run.id, "target": rt.id, "status": NEW,
+                       "context_hash": context_hash(provider.name, provider.base_url,
+                                                    rt.model, params, messages,
+                                                    snap["template_version"]),
+                       "created_at": now, "updated_at": now,
+                       # every row the same keys: insert_many takes its columns from the first
+                       "error_stage": None, "error_msg": None}
+                if cant:
+                    row.update(status=CANT_BE_FINISHED, error_stage="answer",
+                               error_msg=f"can't be finished: the task cannot be rendered: {cant}")
+                rows.append(row)
         for start in range(0, len(rows), INSERT_BATCH):
             Item.insert_many(rows[start:start + INSERT_BATCH]).execute()
         targets = ", ".join(f"{t['provider'].name}/{t['model']}" for t in spec["targets"])
@@ -183,6 +196,9 @@ def create_run(spec, source="web", now=None):
                   f"targets = {len(rows)} items; targets {targets}; judge "
                   f"{judge.name}/{spec['judge_model']}",
                   data={"items": len(rows), "tasks": len(snapshots), "source": source}, now=now)
+        for note in spec["notes"]:
+            log_event(run, "model_check", note, level="WARNING", now=now)
+        _log_unrenderable(run, bad, len(spec["targets"]), now)
     return run
 
 
@@ -207,7 +223,8 @@ def pause_run(run_id, reason="paused by you", now=None):
 def stop_run(run_id, reason="stopped by you", now=None):
     """Stop a running or paused run now: the in-flight request is abandoned, its item stays NEW."""
     run = get_run(run_id)
-    if run_state(run) not in ("running", "paused"):
+    # control, not the shown state: an interrupted run (no orchestrator) can be stopped too.
+    if run.status == FINISHED or run.control == CONTROL_STOPPED:
         raise ValidationError.field("runId", f"run {run_id} is {run_state(run)}; only a running "
                                     "or paused run can be stopped")
     run = _set_control(run, CONTROL_STOPPED, reason, "stopped",
@@ -218,8 +235,19 @@ def stop_run(run_id, reason="stopped by you", now=None):
     return run
 
 
+def _budget(value):
+    try:
+        budget = float(value)
+    except (TypeError, ValueError):
+        budget = math.nan
+    if isinstance(value, bool) or not math.isfinite(budget) or budget <= 0:
+        raise ValidationError.field("maxBudgetUsd", "must be a number of dollars above 0")
+    return budget
+
+
 def resume_run(run_id, now=None, max_budget_usd=None):
     """Continue a paused, stopped or interrupted run (409 while another run is active)."""
+    now = now or utcnow()
     run = get_run(run_id)
     state = run_state(run)
     if state not in ("paused", "stopped"):
@@ -227,9 +255,12 @@ def resume_run(run_id, now=None, max_budget_usd=None):
                                     "stopped run can be resumed")
     extra = {}
     if max_budget_usd is not None:
-        extra["settings"] = {**(run.settings or {}), "maxBudgetUsd": float(max_budget_usd)}
+        extra["settings"] = {**(run.settings or {}), "maxBudgetUsd": _budget(max_budget_usd)}
     with database.atomic("IMMEDIATE"):
         _check_no_active_run(exclude=run)
+        # The retry-time cap counts from each item's next attempt, not from before the pause.
+        Item.update(first_attempt_at=None).where(
+            (Item.run == run) & Item.status.in_([NEW, WAITING_FOR_JUDGE])).execute()
         return _set_control(run, CONTROL_RUNNING, None, "resumed",
                             f"Resumed (was {state}: {run.control_reason or 'no reason given'})",
                             now, **extra)
@@ -244,32 +275,48 @@ def delete_run(run_id):
         Run.delete().where(Run.id == run.id).execute()
 
 
-def _reopen_for_judging(run, now):
-    """A finished run with items to re-judge becomes pending again, in the JUDGING phase.
+def _reopen(run, now, phase):
+    """A finished run with items to do again becomes pending (and running) again.
 
-    An unfinished run keeps its control: a paused or stopped one judges them when continued.
+    An unfinished run keeps its control: a paused or stopped one does them when continued.
     """
     if run.status == FINISHED:
         _check_no_active_run(exclude=run)
-        Run.update(status=PENDING, phase=JUDGING, control=CONTROL_RUNNING, control_reason=None,
+        Run.update(status=PENDING, phase=phase, control=CONTROL_RUNNING, control_reason=None,
                    finished_at=None, updated_at=now).where(Run.id == run.id).execute()
+
+
+# Queued again: attempts, backoff and retry-time cap start afresh.
+_REQUEUE = {"attempts": 0, "next_retry_at": None, "first_attempt_at": None, "error_msg": None,
+            "error_stage": None}
+
+
+def _item_in_flight(item, now):
+    """True while an orchestrator holds a live claim on the item (its request is out)."""
+    return (item.attempts > 0 and item.error_msg is None and item.next_retry_at is not None
+            and item.next_retry_at > now and item.status in (NEW, WAITING_FOR_JUDGE))
 
 
 def retry_judge(run_id, item_id, now=None):
     """Queue one item for judging again (it must hold an answer: WAITING/FAILED judge/COMPLETED)."""
     now = now or utcnow()
     run = get_run(run_id)
-    item = Item.get_or_none((Item.id == item_id) & (Item.run == run))
+    item = Item.get_or_none((Item.id == item_id) & (Item.run == run)) if is_db_id(item_id) \
+        else None
     if item is None:
         raise NotFound(f"No item {item_id} in run {run_id}.")
     if item.answer is None or item.status == NEW or (
-            item.status == FAILED and item.error_stage not in ("judge", None)):
+            item.status in (FAILED, CANT_BE_FINISHED) and item.error_stage not in ("judge", None)):
         raise ValidationError.field("itemId", f"item {item_id} has no answer to judge "
                                     f"(status {item.status}); only answered items can be re-judged")
     with database.atomic("IMMEDIATE"):
-        _reopen_for_judging(run, now)
-        Item.update(status=WAITING_FOR_JUDGE, attempts=0, next_retry_at=None, error_msg=None,
-                    error_stage=None, updated_at=now).where(Item.id == item.id).execute()
+        item = Item.get_by_id(item.id)
+        if _item_in_flight(item, now):
+            raise Conflict(f"item {item_id} is being judged right now; retry it when that "
+                           "judgement is in")
+        _reopen(run, now, JUDGING)
+        Item.update(status=WAITING_FOR_JUDGE, updated_at=now, **_REQUEUE).where(
+            Item.id == item.id).execute()
         log_event(run, "retry_judge", f"Item {item.id} ({item.task_key}) queued for judging again",
                   now=now)
     return Item.get_by_id(item.id)
@@ -284,97 +331,33 @@ def retry_failed_judgements(run_id, now=None):
     with database.atomic("IMMEDIATE"):
         count = Item.select().where(failed).count()
         if count:
-            _reopen_for_judging(run, now)
-            Item.update(status=WAITING_FOR_JUDGE, attempts=0, next_retry_at=None, error_msg=None,
-                        error_stage=None, updated_at=now).where(failed).execute()
+            _reopen(run, now, JUDGING)
+            Item.update(status=WAITING_FOR_JUDGE, updated_at=now, **_REQUEUE).where(
+                failed).execute()
             log_event(run, "retry_judge", f"{count} items with a failed judgement queued again",
                       now=now)
     return count
 
 
-def list_runs(status=None, state=None):
-    """Runs newest first, filtered by persisted status (PENDING/FINISHED) or shown state."""
-    query = Run.select().order_by(Run.created_at.desc(), Run.id.desc())
-    if status:
-        query = query.where(Run.status == status.upper())
-    if state:
-        conditions = {"finished": Run.status == FINISHED}
-        for name, control in (("running", CONTROL_RUNNING), ("paused", CONTROL_PAUSED),
-                              ("stopped", CONTROL_STOPPED)):
-            conditions[name] = (Run.status == PENDING) & (Run.control == control)
-        if state not in conditions:
-            raise ValidationError.field("state", "use running, paused, stopped or finished")
-        query = query.where(conditions[state])
-    return list(query)
+def retry_failed_answers(run_id, now=None):
+    """Ask again every item whose answer or warm-up failed (attempts reset); returns how many.
 
-
-def list_logs(run_id, since=None, limit=200):
-    """Run log lines oldest first; `since` is a log id (exclusive) or an ISO time."""
+    A finished run runs again (Conflict while another run is active); a paused or stopped one
+    asks them when continued.
+    """
+    now = now or utcnow()
     run = get_run(run_id)
-    query = RunLog.select().where(RunLog.run == run)
-    if since not in (None, ""):
-        if str(since).isdigit():
-            query = query.where(RunLog.id > int(since))
-        else:
-            try:
-                when = dt.datetime.fromisoformat(str(since).replace("Z", "+00:00"))
-            except ValueError:
-                raise ValidationError.field("since", "use a log id or an ISO 8601 time") from None
-            if when.tzinfo is not None:
-                when = when.astimezone(dt.UTC).replace(tzinfo=None)
-            query = query.where(RunLog.created_at > when)
-    try:
-        limit = max(1, min(int(limit or 200), 1000))
-    except (TypeError, ValueError):
-        raise ValidationError.field("limit", "must be a whole number") from None
-    return list(query.order_by(RunLog.id).limit(limit))
-
-
-def spent_usd(run):
-    """What the run's answers cost so far (USD)."""
-    return Item.select(fn.COALESCE(fn.SUM(Item.cost_usd), 0.0)).where(Item.run == run).scalar()
-
-
-def get_provider_or_none(pk):
-    """A provider by id, or None."""
-    return Provider.get_or_none(Provider.id == pk)
-
-
-def list_items(run_id, status=None, model=None, target_id=None, page=1, per_page=50):
-    """One page of a run's items (with their targets) and the total, filtered in SQL."""
-    from .models import ITEM_STATUSES
-
-    run = get_run(run_id)
-    query = Item.select(Item, RunTarget).join(RunTarget).where(Item.run == run)
-    if status:
-        wanted = [s.strip().upper() for s in str(status).split(",") if s.strip()]
-        bad = [s for s in wanted if s not in ITEM_STATUSES]
-        if bad:
-            raise ValidationError.field("status", f"unknown status {', '.join(bad)}; use "
-                                        + ", ".join(ITEM_STATUSES))
-        query = query.where(Item.status.in_(wanted))
-    if model:
-        query = query.where(RunTarget.model == model)
-    if target_id:
-        query = query.where(Item.target == target_id)
-    try:
-        page, per_page = max(1, int(page or 1)), max(1, min(int(per_page or 50), 500))
-    except (TypeError, ValueError):
-        raise ValidationError.field("page", "page and perPage must be whole numbers") from None
-    total = query.count()
-    items = list(query.order_by(Item.id).paginate(page, per_page))
-    return {"items": items, "total": total, "page": page, "perPage": per_page,
-            "pages": max(1, -(-total // per_page))}
-
-
-def summaries(runs):
-    """run_summary for many runs, their item counts in one query."""
-    from .models import ITEM_STATUSES
-
-    counts = {r.id: dict.fromkeys(ITEM_STATUSES, 0) for r in runs}
-    if runs:
-        rows = (Item.select(Item.run, Item.status, fn.COUNT(Item.id))
-                .where(Item.run.in_([r.id for r in runs])).group_by(Item.run, Item.status).tuples())
-        for run_pk, status, n in rows:
-            counts[run_pk][status] = n
-    return [run_summary(r, counts[r.id]) for r in runs]
+    failed = ((Item.run == run) & (Item.status == FAILED)
+              & Item.error_stage.in_(["answer", "warmup"]))
+    with database.atomic("IMMEDIATE"):
+        count = Item.select().where(failed).count()
+        if count:
+            _reopen(run, now, BENCHMARKING)
+            targets = Item.select(Item.target).where(failed & (Item.error_stage == "warmup"))
+            RunTarget.update(warmup_error=None).where(RunTarget.id.in_(targets)).execute()
+            # answer=None: an item that failed on two empty answers gets its one glitch retry.
+            Item.update(status=NEW, answer=None, updated_at=now, **_REQUEUE).where(
+                failed).execute()
+            log_event(run, "retry_answers", f"{count} items with a failed answer or warm-up "
+                      "queued to be asked again", now=now)
+    return count

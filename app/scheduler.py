@@ -14,6 +14,7 @@ from .db import database
 
 log = logging.getLogger(__name__)
 JOB_ID = "orchestrator"
+QUIET_LOGGERS = ("apscheduler.executors.default", "apscheduler.scheduler")
 
 _lock = threading.Lock()
 _scheduler = {"instance": None, "stopping": threading.Event(), "atexit": False}
@@ -47,6 +48,9 @@ def start(config):
         config = dict(config)
         _scheduler["stopping"].clear()
         logging.getLogger("apscheduler.scheduler").addFilter(_SkipFilter())
+        # "Running job ... executed successfully" every second is noise in the server log.
+        for name in QUIET_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
         scheduler = BackgroundScheduler(
             executors={"default": ThreadPoolExecutor(1)},
             job_defaults={"max_instances": 1, "coalesce": True, "misfire_grace_time": None},

@@ -50,6 +50,13 @@ def fill(template, vars):
     return _TOKEN.sub(_sub, template)
 
 
+def escape(text):
+    """Text as a template that fills to exactly that text: every brace doubled."""
+    if text is None:
+        return None
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def _text(value):
     """A variable's value as prompt text (structured values as compact JSON)."""
     if isinstance(value, str):

@@ -76,8 +76,8 @@ def _cpu_timed(kind, loop):
     return timed
 
 
-run_slice.Slice._answer_loop = _cpu_timed("answer", run_slice.Slice._answer_loop)
-run_slice.Slice._judge_loop = _cpu_timed("judge", run_slice.Slice._judge_loop)
+run_slice.Slice.answer_loop = _cpu_timed("answer", run_slice.Slice.answer_loop)
+run_slice.Slice.judge_loop = _cpu_timed("judge", run_slice.Slice.judge_loop)
 
 
 def _fresh_db(folder, n_tasks, concurrency, url):
@@ -106,6 +106,7 @@ def _fresh_db(folder, n_tasks, concurrency, url):
 def _one(n_items, concurrency, latency, server):
     """Run one benchmark; returns timings of the answer and judge phases."""
     server.reset()
+    server.models = ["m1", "judge"]  # a run checks that its models are served
     server.default_latency = latency
     TimedHandler.spent.update(answer=0.0, judge=0.0)
     CPU.update(answer=0.0, judge=0.0)

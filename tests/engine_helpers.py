@@ -28,8 +28,20 @@ class FakeClock:
         return self.t
 
 
+# The model names engine tests use: the fake lists them, so a run's start-time model check
+# (every target and the judge must be served by their provider) accepts them.
+TEST_MODELS = ("m1", "m2", "m3", "judge")
+
+
+def serve_models(fake, *names):
+    """Make the fake list these models too (GET /v1/models, /api/tags)."""
+    fake.models = list(dict.fromkeys([*fake._model_ids(), *names]))
+
+
 def make_provider(fake, name="fake", type="OPENAI", max_concurrency=1, timeout=5.0, url=None):
-    """A provider row pointing at the fake server."""
+    """A provider row pointing at the fake server (which then lists TEST_MODELS)."""
+    if fake is not None:
+        serve_models(fake, *TEST_MODELS)
     models_ep, chat_ep = ENDPOINTS[type]
     return Provider.create(name=name, type=type, base_url=url or fake.url,
                            models_endpoint=models_ep, inference_endpoint=chat_ep,
@@ -80,12 +92,14 @@ def drive(config, clock, max_ticks=200, holder="test-holder", on_event=None, ste
 
 
 def call_kind(call):
-    """('warmup' | 'answer' | 'judge' | 'unload', model, question) for one fake-server chat call."""
+    """(kind, model, last message) of a chat call; kind: warmup, judge_warmup, answer, judge,
+    unload."""
     body = call["body"] or {}
     messages = body.get("messages") or []
     last = messages[-1]["content"] if messages else ""
     if "response_format" in body or "format" in body:
-        kind = "judge"
+        kind = "judge_warmup" if last == orchestrator.JUDGE_WARMUP_MESSAGES[-1]["content"] \
+            else "judge"
     elif not messages:
         kind = "unload"
     elif last == orchestrator.WARMUP_MESSAGES[-1]["content"]:

@@ -74,6 +74,41 @@ def test_an_upload_without_a_file_names_the_field(client):
     assert response.get_json()["errors"][0]["field"] == "file"
 
 
+CSV_2 = "task_id,category,prompt_template\nt3,c,third\n"
+
+
+def _upload_many(client, url, files, follow_redirects=False, **form):
+    data = {"file": [(io.BytesIO(text.encode()), name) for name, text in files], **form}
+    return client.post(url, data=data, headers=UPLOAD, content_type="multipart/form-data",
+                       follow_redirects=follow_redirects)
+
+
+def test_several_files_in_repeated_file_fields_import_together(client):
+    response = _upload_many(client, "/api/tasks/import", [("a.csv", CSV), ("b.csv", CSV_2)],
+                            collection="both")
+    assert response.status_code == 201
+    assert response.get_json()["created"] == 3 and response.get_json()["total"] == 3
+    assert Collection.get(Collection.name == "both").memberships.count() == 3
+
+
+def test_a_task_id_in_two_files_is_a_duplicate_and_nothing_is_saved(client):
+    again = "task_id,category,prompt_template\nt9,c,fine\nt2,c,again\n"
+    response = _upload_many(client, "/api/tasks/import", [("a.csv", CSV), ("b.csv", again)])
+    assert response.status_code == 400
+    (error,) = response.get_json()["errors"]
+    assert (error["file"], error["line"], error["field"]) == ("b.csv", 3, "task_id")
+    assert "a.csv" in error["message"]
+    assert Task.select().count() == 0
+
+
+def test_one_bad_file_among_several_saves_nothing(client):
+    bad = "task_id,category,prompt_template\nt3,c,\n"
+    response = _upload_many(client, "/api/tasks/import", [("a.csv", CSV), ("bad.csv", bad)])
+    assert response.status_code == 400
+    assert {e["file"] for e in response.get_json()["errors"]} == {"bad.csv"}
+    assert Task.select().count() == 0
+
+
 def test_export_is_an_attachment_in_the_asked_format(client):
     _upload(client, CSV, collection="mine")
     response = client.get("/api/tasks/export?format=jsonl&collection=mine")
@@ -98,7 +133,7 @@ def test_the_page_has_the_form_with_every_choice(client):
     soup = BeautifulSoup(client.get("/settings/import/").text, "html.parser")
     form = soup.find("form", enctype="multipart/form-data")
     assert form.find("input", {"name": "csrf_token"}) is not None
-    assert form.find("input", {"type": "file", "name": "file"}) is not None
+    assert form.find("input", {"type": "file", "name": "file"}).has_attr("multiple")
     assert [o["value"] for o in form.find("select", {"name": "format"}).find_all("option")] == [
         "", "yaml", "jsonl", "csv", "runner-jsonl", "json"]
     assert [r["value"] for r in form.find_all("input", {"name": "onDuplicate"})] == [
@@ -113,6 +148,23 @@ def test_a_good_upload_redirects_with_a_summary(client):
                            follow_redirects=True)
     assert response.status_code == 200
     assert "Imported 2 tasks from tasks.csv into collection “web”: 2 created" in response.text
+
+
+def test_several_uploaded_files_import_together_from_the_page(client):
+    response = _upload_many(client, "/settings/import/", [("a.csv", CSV), ("b.csv", CSV_2)],
+                            follow_redirects=True)
+    assert response.status_code == 200
+    assert "Imported 3 tasks from a.csv, b.csv: 3 created" in response.text
+
+
+def test_a_duplicate_across_uploaded_files_is_listed_and_nothing_saved(client):
+    response = _upload_many(client, "/settings/import/", [("a.csv", CSV), ("b.csv", CSV)])
+    assert response.status_code == 400
+    soup = BeautifulSoup(response.text, "html.parser")
+    rows = [[td.get_text(strip=True) for td in tr.find_all("td")]
+            for tr in soup.select(".import-errors tbody tr")]
+    assert [r[:3] for r in rows] == [["b.csv", "2", "task_id"], ["b.csv", "3", "task_id"]]
+    assert Task.select().count() == 0
 
 
 def test_a_bad_upload_lists_each_problem_and_keeps_the_choices(client):

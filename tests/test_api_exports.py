@@ -36,6 +36,14 @@ def test_export_returns_the_file_with_content_disposition(client, run, body, fil
     assert response.get_data(as_text=True).splitlines()[0] == first_line
 
 
+@pytest.mark.parametrize("fmt, content_type", [
+    ("CSV", "text/csv; charset=utf-8"), ("MD", "text/markdown; charset=utf-8"),
+    ("HTML", "text/html; charset=utf-8"), ("JSON", "application/json")])
+def test_export_content_type_names_the_charset_once(client, run, fmt, content_type):
+    response = client.post("/api/runs/r-1/export", json={"format": fmt})
+    assert response.headers["Content-Type"] == content_type
+
+
 def test_export_json_is_the_summary(client, run):
     response = client.post("/api/runs/r-1/export", json={"format": "json"})
     summary = json.loads(response.get_data(as_text=True))

@@ -1,5 +1,7 @@
 """JSON API: providers (seed 000 §3.1, §3.5), prices and status, with §3 status codes."""
 
+import datetime as dt
+
 import pytest
 
 from app.models import Lease
@@ -43,6 +45,13 @@ def test_list_and_get_mask_secrets(client):
     ({"timeoutSeconds": 0}, "timeoutSeconds"), ({"maxConcurrency": 100}, "maxConcurrency"),
     ({"headers": [{"key": "a b", "value": "1"}]}, "headers[0].key"),
     ({"headers": [{"key": "A", "value": "1\n2"}]}, "headers[0].value"),
+    ({"baseUrl": "http://[::1"}, "baseUrl"),
+    # JSON says what type a value is: nothing is quietly converted.
+    ({"name": 5}, "name"), ({"type": ["OPENAI"]}, "type"),
+    ({"timeoutSeconds": "30"}, "timeoutSeconds"), ({"maxConcurrency": "2"}, "maxConcurrency"),
+    ({"maxConcurrency": 2.0}, "maxConcurrency"),
+    ({"headers": [{"key": "A", "value": "1", "isSecret": "yes"}]}, "headers[0].isSecret"),
+    ({"headers": [{"key": "A", "value": 5}]}, "headers[0].value"),
 ])
 def test_a_bad_field_answers_400_naming_it_and_saves_nothing(client, overrides, field):
     response = client.post("/api/providers", json=provider_data(**overrides))
@@ -50,6 +59,22 @@ def test_a_bad_field_answers_400_naming_it_and_saves_nothing(client, overrides, 
     assert [e["field"] for e in response.json["errors"]] == [field]
     assert response.json["error"]
     assert Provider.select().count() == 0
+
+
+def test_a_header_value_http_cannot_carry_answers_400_naming_the_header(client):
+    response = client.post("/api/providers", json=provider_data(
+        headers=[{"key": "X-Weather", "value": "snow \u2603", "isSecret": True}]))
+    assert response.status_code == 400
+    error = response.json["errors"][0]
+    assert error["field"] == "headers[0].value" and "X-Weather" in error["message"]
+    assert Provider.select().count() == 0
+
+
+def test_a_put_with_a_wrong_type_answers_400_and_changes_nothing(client):
+    provider_id = create(client)["id"]
+    response = client.put(f"/api/providers/{provider_id}", json={"name": 7})
+    assert response.status_code == 400 and response.json["errors"][0]["field"] == "name"
+    assert client.get(f"/api/providers/{provider_id}").json["name"] == provider_data()["name"]
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
@@ -189,7 +214,8 @@ def test_status_names_the_active_run_and_the_lease_holder(client):
     from app.clock import utcnow
 
     Run.create(run_id="demo-20250101-000000", judge_provider_name="p", judge_model="j")
-    Lease.create(name="orchestrator", holder="host:123", expires_at=utcnow())
+    Lease.create(name="orchestrator", holder="host:123",
+                 expires_at=utcnow() + dt.timedelta(seconds=15))
     body = client.get("/api/status").json
     assert body["activeRun"] == "demo-20250101-000000" and body["state"] == "running"
     assert body["orchestrator"]["holder"] == "host:123" and body["orchestrator"]["heartbeatAt"]

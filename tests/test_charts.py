@@ -55,8 +55,68 @@ def test_score_chart_draws_confidence_intervals(data):
     assert 'class="ci' in charts.score_chart(data["averages"])
 
 
-def test_category_chart_is_a_radar_from_three_categories(data):
-    assert "radar" in charts.category_chart(data["category"]).lower()
+def _bars(svg):
+    """The value bars pygal drew (a None value draws none)."""
+    return re.findall(r'<rect [^>]*class="rect reactive tooltip-trigger"', svg)
+
+
+def test_category_chart_draws_no_bar_for_a_model_without_a_score(data):
+    table = data["category"]
+    table["rows"][0]["cells"][1]["avg"] = None  # only judge failures in that category
+    svg = charts.category_chart(table)
+    assert "radar" not in svg.lower()
+    assert len(_bars(svg)) == len(table["rows"]) * len(table["models"]) - 1
+
+
+def _legend_bottom(svg):
+    """(bottom of the last legend row, height of the picture)."""
+    height = float(re.search(r'viewBox="0 0 [\d.]+ ([\d.]+)"', svg).group(1))
+    top = float(re.search(r'translate\([\d.]+, ([\d.]+)\)" class="legends"', svg).group(1))
+    rows = [float(y) for y in re.findall(r'<g id="activate-serie-\d+" class="legend[^>]*><rect '
+                                         r'x="[\d.]+" y="([\d.]+)"', svg)]
+    return top + max(rows) + 12, height
+
+
+@pytest.mark.parametrize("narrow", [False, True])
+@pytest.mark.parametrize("models", [1, 2, 4, 5, 10])
+def test_legends_fit_inside_the_chart(app, narrow, models):
+    run, targets = make_run(targets=[("local", f"model-with-a-long-name-{n}") for n in
+                                     range(models)])
+    for target in targets:
+        bulk_items(run, target, 8)
+    averages = results.model_averages(run)
+    for svg in (charts.latency_chart(averages, results.latency_samples(run), narrow),
+                charts.category_chart(results.breakdown(run, "category"), narrow)):
+        bottom, height = _legend_bottom(svg)
+        assert bottom <= height, f"legend ends at {bottom} of {height}"
+
+
+def test_every_latency_box_is_inside_the_plot(app):
+    run, targets = make_run(targets=[("local", "fast"), ("local", "slow")])
+    bulk_items(run, targets[0], 20)
+    bulk_items(run, targets[1], 20, time_taken_ms=9_730.0)
+    svg = charts.latency_chart(results.model_averages(run), results.latency_samples(run), True)
+    height = float(re.search(r'class="plot"><rect x="0" y="0" width="[\d.]+" height="([\d.]+)"',
+                             svg).group(1))
+    ys = [float(y) for y in re.findall(r'<path stroke-width="\d" d="M[\d.]+ ([-\d.]+) L', svg)]
+    # The scale runs from 0 to 5 % above the slowest answer: its whisker sits below the top.
+    assert ys and min(ys) >= 0.04 * height
+
+
+@pytest.mark.parametrize("top, count, expected", [
+    (100, 4, [0, 25, 50, 75, 100]), (880, 4, [0, 250, 500, 750, 1000]), (9.3, 4, [0, 2.5, 5,
+                                                                                 7.5, 10])])
+def test_nice_ticks_are_few_round_values(top, count, expected):
+    assert charts.nice_ticks(top, count) == expected
+
+
+def test_narrow_speed_axis_has_few_short_labels(app):
+    averages = [{"label": "a", "avg_tokens_per_second": 3456.7},
+                {"label": "b", "avg_tokens_per_second": 20.0}]
+    svg = charts.speed_chart(averages, narrow=True)
+    axis = re.search(r'class="axis x always_show">(.*?)</g></g>', svg).group(1)
+    labels = re.findall(r'<text[^>]*>([^<]*)</text>', axis)
+    assert labels == ["0", "1k", "2k", "3k", "4k"]
 
 
 def test_charts_without_data_say_so():

@@ -18,9 +18,7 @@ from app.models import COMPLETED
 from app.models import FAILED
 from app.models import Item
 from app.models import Lease
-from app.models import Provider
 from app.models import Run
-from app.models import Task
 from tests.conftest import TEST_KEY_B64
 
 DATA = Path(__file__).parent / "data"
@@ -44,6 +42,7 @@ def cli(tmp_path):
 
 
 def write_config(tmp_path, fake, name="config.yml", **run):
+    fake.models = ["judge", "m1", "m2"]  # a run checks that its models are served
     config = {
         "run": {"name": "ci", "dataset": str(DATA / "seed001_tasks.yml"), **run},
         "providers": [{"name": "fake", "type": "OPENAI", "base_url": fake.url,
@@ -97,7 +96,7 @@ def test_validate_a_bad_dataset_exits_2_naming_file_line_and_field(cli, tmp_path
     result = cli("validate", bad)
     assert result.exit_code == 2
     assert f"{bad}, line 2: colour: unknown key" in result.stderr
-    assert rows(Task) == []
+    assert not (tmp_path / "cli.db").exists()  # nothing saved, not even an empty database
 
 
 def test_validate_a_config_names_the_key_path_and_yaml_line(cli, tmp_path, fake):
@@ -133,7 +132,35 @@ def test_dry_run_prints_the_plan_and_calls_or_saves_nothing(cli, tmp_path, fake)
     assert "Judge: fake/judge" in result.output and "Authorization: ****" in result.output
     assert SECRET not in result.output
     assert fake.calls == []
-    assert (rows(Task), rows(Provider), rows(Run)) == ([], [], [])
+    assert not (tmp_path / "cli.db").exists()  # nothing saved, not even an empty database
+
+
+@pytest.mark.parametrize("command", ["dry-run", "validate-config", "validate-dataset"])
+def test_checks_create_no_database_file(cli, tmp_path, fake, command):
+    path = write_config(tmp_path, fake)
+    args = {"dry-run": ["run", "-c", path, "--dry-run"], "validate-config": ["validate", path],
+            "validate-dataset": ["validate", DATA / "seed004_bank.jsonl"]}[command]
+    result = cli(*args)
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "cli.db").exists()
+
+
+def test_a_check_that_needs_the_missing_database_says_so(cli, tmp_path, fake):
+    path = write_config(tmp_path, fake)
+    path.write_text(path.read_text().replace("provider: fake, model: judge",
+                                             "provider: stored-elsewhere, model: judge")
+                    .replace("judge:\n  provider: fake", "judge:\n  provider: stored-elsewhere"))
+    result = cli("validate", path)
+    assert result.exit_code == 2
+    assert "no provider named 'stored-elsewhere'" in result.stderr
+    assert f"the database {tmp_path / 'cli.db'} does not exist yet" in result.stderr
+    assert not (tmp_path / "cli.db").exists()
+
+
+def test_checks_use_the_database_when_it_exists(cli, tmp_path, fake):
+    cli("import", DATA / "seed004_bank.jsonl")  # creates the database with 2 tasks
+    result = cli("validate", DATA / "seed004_bank.jsonl")
+    assert "2 tasks (0 new, 2 already stored)" in result.output
 
 
 def test_dry_run_json_is_one_plan_object(cli, tmp_path, fake):
@@ -226,7 +253,8 @@ def test_a_spent_budget_pauses_with_exit_3_and_a_higher_budget_finishes(cli, tmp
 
 def test_resume_continues_a_run_whose_process_died(cli, tmp_path, fake):
     # A run left "running" with no live orchestrator (the process was killed).
-    assert cli("run", "-c", write_config(tmp_path, fake), "--dry-run").exit_code == 0
+    assert cli("import", DATA / "seed001_tasks.yml").exit_code == 0  # creates the database
+    write_config(tmp_path, fake)
     from app.datasets import run_config
     from app.datasets import run_plan
 
@@ -239,7 +267,7 @@ def test_resume_continues_a_run_whose_process_died(cli, tmp_path, fake):
 
 
 def test_a_server_holding_the_orchestrator_makes_the_cli_exit_1(cli, tmp_path, fake):
-    cli("validate", DATA / "seed001_tasks.yml")  # creates the database
+    cli("import", DATA / "seed001_tasks.yml")  # creates the database
     with database.connection_context():
         Lease.create(name="orchestrator", holder="server:1:abcd",
                      expires_at=utcnow() + dt.timedelta(seconds=60))
@@ -282,7 +310,48 @@ def test_an_unknown_run_exits_2(cli, args):
     assert result.exit_code == 2 and "nope" in result.stderr
 
 
+def test_report_to_an_unwritable_folder_is_an_error_naming_it(cli, tmp_path):
+    from tests.factories import make_run
+
+    cli("import", DATA / "seed001_tasks.yml")  # creates the database
+    with database.connection_context():
+        make_run("done")
+    result = cli("report", "done", "--out", "/proc/llmbench-x")
+    assert result.exit_code == 1
+    assert "cannot write the reports to /proc/llmbench-x" in result.stderr
+    assert result.exc_info[0] is SystemExit  # a message, not a traceback
+
+
+@pytest.mark.parametrize("command", ["validate", "dry-run", "run"])
+def test_an_unwritable_out_dir_is_a_config_error_before_any_call(cli, tmp_path, fake, command):
+    path = write_config(tmp_path, fake, out_dir="/proc/llmbench-x")
+    args = {"validate": ["validate", path], "dry-run": ["run", "-c", path, "--dry-run"],
+            "run": ["run", "-c", path]}[command]
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert "run.out_dir: reports cannot be written to /proc/llmbench-x" in result.stderr
+    assert fake.calls == []
+
+
+def test_reports_that_cannot_be_written_after_the_run_say_so_and_exit_0(cli, tmp_path, fake):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "fixed").write_text("a file where the run's report folder would go")
+    result = cli("run", "-c", write_config(tmp_path, fake, id="fixed", out_dir=str(out)))
+    assert result.exit_code == 0
+    assert f"cannot write the reports to {out / 'fixed'}" in result.stderr
+    assert "llmbench report fixed --out DIR" in result.stderr
+    assert {i.status for i in rows(Item)} == {COMPLETED}
+
+
 # ---- import, export --------------------------------------------------------------------------
+
+
+def test_export_to_an_unwritable_file_is_an_error_naming_it(cli):
+    result = cli("export", "-o", "/proc/llmbench-nope/x.json")
+    assert result.exit_code == 1
+    assert "cannot write /proc/llmbench-nope/x.json" in result.stderr
+    assert result.exc_info[0] is SystemExit
 
 
 def test_import_then_export_round_trips_through_files(cli, tmp_path):

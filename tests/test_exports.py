@@ -4,6 +4,7 @@ import json
 import re
 
 import pytest
+from bs4 import BeautifulSoup
 
 from app import exports
 from app.exports import files
@@ -123,7 +124,8 @@ def test_markdown_escapes_html_and_pipes_in_cells():
 
 SUMMARY_KEYS = {"schema", "runId", "name", "state", "status", "phase", "source", "judge",
                 "targets", "collections", "settings", "createdAt", "startedAt", "finishedAt",
-                "datasetHash", "promptHash", "failures", "totals", "models", "breakdowns"}
+                "datasetHash", "promptHash", "failures", "totals", "models", "breakdowns",
+                "contains"}
 
 
 def test_summary_json_keys(golden_run):
@@ -131,6 +133,18 @@ def test_summary_json_keys(golden_run):
     assert set(summary) == SUMMARY_KEYS
     assert set(summary["breakdowns"]) == {"category", "difficulty"}
     json.dumps(summary)
+
+
+def test_summary_json_says_it_holds_no_prompts_answers_or_secrets(golden_run):
+    assert exports.summary_json(golden_run)["contains"] == {
+        "prompts": False, "answers": False, "judgeReasons": False, "secrets": False}
+
+
+def test_report_html_warns_that_it_contains_prompts_and_answers(golden_run):
+    page = BeautifulSoup("".join(exports.report_html_chunks(golden_run)), "html.parser")
+    note = page.select_one(".rs-privacy")
+    assert "Contains prompts and answers" in note.get_text()
+    assert note.find_previous("h1") is not None and note.find_previous("section") is None
 
 
 def test_summary_json_counts_failures_by_stage_and_totals(golden_run):

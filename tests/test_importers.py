@@ -210,6 +210,51 @@ def test_a_missing_template_variable_is_an_import_error(app):
     assert any("{city}" in e["message"] for e in errors)
 
 
+@pytest.mark.parametrize("text, name", [
+    ("task_id,prompt_template,vars_json\nt,Hi {who},\n", "runner.csv"),
+    ("task_id,prompt_template\nt,Hi {who}\n", "runner.csv"),
+    ('{"task_id": "t", "prompt_template": "Hi {who}"}\n', "runner.jsonl"),
+    ('{"task_id": "t", "prompt_template": "Hi {who}", "vars_json": ""}\n', "runner.jsonl"),
+])
+def test_a_seed003_placeholder_without_vars_is_an_import_error(app, text, name):
+    fmt = "csv" if name.endswith(".csv") else "runner-jsonl"
+    errors = _errors(text, name, fmt=fmt)
+    assert [(e["file"], e["line"], e["field"]) for e in errors] == [
+        (name, 2 if fmt == "csv" else 1, "prompt_template")]
+    assert "{who}" in errors[0]["message"]
+    assert Task.select().count() == 0
+
+
+def test_a_seed003_template_without_vars_is_saved_as_the_text_it_sends(app):
+    from app import templating
+
+    _import("task_id,prompt_template\nt,Write {{who}} literally\n", "runner.csv")
+    task = _task("t")
+    assert (task.question, task.vars) == ("Write {who} literally", None)
+    assert templating.render_task(task) == (None, "Write {who} literally")
+
+
+def test_seed003_input_text_is_not_a_template(app):
+    _import("task_id,prompt_template,input_text\nt,Be brief,Explain {x} in f'{x}'\n", "r.csv")
+    assert (_task("t").system_prompt, _task("t").question) == ("Be brief", "Explain {x} in f'{x}'")
+
+
+@pytest.mark.parametrize("text, name, line, field", [
+    ("- task_id: t\n  category: c\n  difficulty: [1]\n  question: q\n"
+     "  expected_answer: {most_expected: x}\n", "t.yml", 3, "difficulty"),
+    ("- task_id: t\n  category: {a: 1}\n  question: q\n  expected_answer: {most_expected: x}\n",
+     "t.yml", 2, "category"),
+    ('{"id": "t", "category": "C", "difficulty": ["hard"], "prompt": "Q", "rubric": ["x"]}\n',
+     "bank.jsonl", 1, "difficulty"),
+])
+def test_a_list_or_mapping_in_a_text_field_is_an_error_not_a_default(app, text, name, line,
+                                                                      field):
+    errors = _errors(text, name)
+    assert [(e["file"], e["line"], e["field"]) for e in errors] == [(name, line, field)]
+    assert "must be text" in errors[0]["message"]
+    assert Task.select().count() == 0
+
+
 def test_nothing_is_saved_when_one_line_is_bad(app):
     good = '{"id": "g%d", "category": "C", "difficulty": "Easy", "prompt": "Q", "rubric": ["x"]}'
     lines = [good % n for n in range(5)] + ['{"id": "bad", "category": "C", "colour": 1}']

@@ -96,6 +96,19 @@ def test_takeover_keeps_pause_and_stop(app, fake):
     assert runs.run_state(run) == "paused" and run.control_reason == "paused by you"
 
 
+def test_takeover_keeps_a_run_continued_after_the_crash(app, fake):
+    p = make_provider(fake)
+    run = start_run(p, [(p, "m1")], make_tasks(1), holder="a")
+    clock = FakeClock()
+    lease.acquire("a", 10, clock())
+    clock.advance(20)  # "a" died; the person sees the run interrupted and continues it
+    runs.stop_run(run.run_id, now=clock())
+    runs.resume_run(run.run_id, now=clock())
+    clock.advance(1)
+    assert lease.acquire("b", 10, clock())
+    assert runs.run_state(Run.get_by_id(run.id)) == "running"
+
+
 def test_takeover_spares_the_run_the_new_holder_works_on(app, fake):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(1), holder="a")

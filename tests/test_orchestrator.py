@@ -9,6 +9,7 @@ import pytest
 from app import orchestrator
 from app import runs
 from app.db import database
+from app.models import CANT_BE_FINISHED
 from app.models import COMPLETED
 from app.models import FAILED
 from app.models import NEW
@@ -19,10 +20,12 @@ from app.models import Run
 from app.models import RunLog
 from app.models import RunTarget
 from tests.engine_helpers import FakeClock
+from tests.engine_helpers import call_kind
 from tests.engine_helpers import calls
 from tests.engine_helpers import drive
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
+from tests.engine_helpers import serve_models
 from tests.engine_helpers import start_run
 
 HOLDER = "test-holder"
@@ -77,7 +80,7 @@ def test_groups_run_in_target_order_each_after_a_warmup(app, fake, config):
     start_run(p, [(p, "m2"), (p, "m1")], make_tasks(2))
     drive(config, FakeClock())
     assert [(k, m) for k, m, _ in calls(fake)] == [
-        ("warmup", "m2"), ("answer", "m2"), ("answer", "m2"),
+        ("judge_warmup", "judge"), ("warmup", "m2"), ("answer", "m2"), ("answer", "m2"),
         ("warmup", "m1"), ("answer", "m1"), ("answer", "m1"),
         ("judge", "judge"), ("judge", "judge"), ("judge", "judge"), ("judge", "judge")]
     targets = list(RunTarget.select().order_by(RunTarget.position))
@@ -96,8 +99,8 @@ def test_target_params_are_sent_with_every_answer(app, fake, config):
 @pytest.mark.parametrize("status", [500, 502, 503])
 def test_server_error_is_retried_after_a_backoff(app, fake, config, status):
     run, _ = one_item_run(fake)
-    fake.enqueue("OK")  # warm-up
-    fake.enqueue(status=status)
+    fake.enqueue("OK", model="m1")  # warm-up
+    fake.enqueue(status=status, model="m1")
     clock = FakeClock()
     result = orchestrator.tick(config, holder=HOLDER, now=clock)
     assert result["idle"] and result["state"] == "running"
@@ -120,8 +123,8 @@ def test_server_error_is_retried_after_a_backoff(app, fake, config, status):
 
 def test_429_waits_at_least_its_retry_after(app, fake, config):
     run, _ = one_item_run(fake)
-    fake.enqueue("OK")
-    fake.enqueue(status=429, retry_after=40)
+    fake.enqueue("OK", model="m1")
+    fake.enqueue(status=429, retry_after=40, model="m1")
     clock = FakeClock()
     orchestrator.tick(config, holder=HOLDER, now=clock)
     waiting = item()
@@ -136,8 +139,8 @@ def test_429_waits_at_least_its_retry_after(app, fake, config):
 
 def test_read_timeout_is_retried(app, fake, config):
     one_item_run(fake, timeout=0.3)
-    fake.enqueue("OK")
-    fake.enqueue("too late", latency=1.0)
+    fake.enqueue("OK", model="m1")
+    fake.enqueue("too late", latency=1.0, model="m1")
     clock = FakeClock()
     orchestrator.tick(config, holder=HOLDER, now=clock)
     waiting = item()
@@ -148,9 +151,9 @@ def test_read_timeout_is_retried(app, fake, config):
 
 def test_connection_dropped_every_time_fails_after_max_attempts(app, fake, config):
     run, _ = one_item_run(fake)
-    fake.enqueue("OK")
+    fake.enqueue("OK", model="m1")
     for _ in range(6):  # each attempt reconnects once at once (stale keep-alive), then gives up
-        fake.enqueue(drop=True)
+        fake.enqueue(drop=True, model="m1")
     drive(config, FakeClock())
     failed = item()
     assert failed.status == FAILED and failed.error_stage == "answer"
@@ -162,8 +165,8 @@ def test_connection_dropped_every_time_fails_after_max_attempts(app, fake, confi
 def test_max_attempts_from_the_run_settings(app, fake, config):
     p = make_provider(fake)
     start_run(p, [(p, "m1")], make_tasks(1), settings={"maxAttempts": 1})
-    fake.enqueue("OK")
-    fake.enqueue(status=503)
+    fake.enqueue("OK", model="m1")
+    fake.enqueue(status=503, model="m1")
     drive(config, FakeClock())
     assert item().status == FAILED and len(calls(fake, "answer")) == 1
 
@@ -186,9 +189,10 @@ def test_connection_refused_at_warmup_fails_that_group_and_the_run_goes_on(app, 
 
 def test_model_missing_at_warmup_fails_its_group(app, fake, config):
     fake.strict_models = True
-    fake.models = ["m1", "judge"]
     p = make_provider(fake)
+    serve_models(fake, "nope")
     start_run(p, [(p, "nope"), (p, "m1")], make_tasks(1))
+    fake.models = ["m1", "judge"]  # removed from the server after the run started
     drive(config, FakeClock())
     missing = Item.select().join(RunTarget).where(RunTarget.model == "nope").get()
     assert missing.status == FAILED and missing.error_stage == "warmup"
@@ -200,8 +204,8 @@ def test_model_missing_at_warmup_fails_its_group(app, fake, config):
 
 def test_malformed_json_fails_the_item_without_retry(app, fake, config):
     one_item_run(fake)
-    fake.enqueue("OK")
-    fake.enqueue(malformed=True)
+    fake.enqueue("OK", model="m1")
+    fake.enqueue(malformed=True, model="m1")
     drive(config, FakeClock())
     failed = item()
     assert failed.status == FAILED and failed.error_stage == "answer"
@@ -211,8 +215,8 @@ def test_malformed_json_fails_the_item_without_retry(app, fake, config):
 
 def test_empty_answer_is_retried_once(app, fake, config):
     one_item_run(fake)
-    fake.enqueue("OK")
-    fake.enqueue("")
+    fake.enqueue("OK", model="m1")
+    fake.enqueue("", model="m1")
     drive(config, FakeClock())
     done = item()
     assert done.status == COMPLETED and done.answer == "fake answer" and done.answer_attempts == 2
@@ -220,9 +224,9 @@ def test_empty_answer_is_retried_once(app, fake, config):
 
 def test_two_empty_answers_fail_the_item_as_empty(app, fake, config):
     one_item_run(fake)
-    fake.enqueue("OK")
-    fake.enqueue("")
-    fake.enqueue("   ")
+    fake.enqueue("OK", model="m1")
+    fake.enqueue("", model="m1")
+    fake.enqueue("   ", model="m1")
     drive(config, FakeClock())
     failed = item()
     assert failed.status == FAILED and failed.error_stage == "answer"
@@ -235,8 +239,7 @@ def judge_script(fake, replies):
     state = {"n": 0}
 
     def responder(call):
-        body = call["body"] or {}
-        if "response_format" not in body and "format" not in body:
+        if call_kind(call)[0] != "judge":  # answers, warm-ups (the judge's too) as usual
             return None
         state["n"] += 1
         reply = replies[min(state["n"], len(replies)) - 1]
@@ -253,7 +256,7 @@ def test_judge_output_invalid_once_is_repaired(app, fake, config):
     done = item()
     assert done.status == COMPLETED and done.evaluation_score == 80.0
     assert "definitely not json" in done.judge_raw and "fake judge" in done.judge_raw
-    judge_bodies = [c["body"] for c in fake.chat_calls() if "response_format" in c["body"]]
+    judge_bodies = [c["body"] for c in fake.chat_calls() if call_kind(c)[0] == "judge"]
     assert len(judge_bodies) == 2
     repair = judge_bodies[1]["messages"]
     assert repair[-2] == {"role": "assistant", "content": "definitely not json"}
@@ -285,7 +288,7 @@ def test_rubric_score_is_our_weighted_sum(app, fake, config):
     done = item()
     assert done.evaluation_score == pytest.approx(100 * (3 * 0.5 + 1 * 1) / 4)
     assert done.rubric_scores == {"a": 1, "b": 1} and done.auto_fail is False
-    prompt = [c for c in fake.chat_calls() if "response_format" in c["body"]][0]["body"]
+    prompt = [c for c in fake.chat_calls() if call_kind(c)[0] == "judge"][0]["body"]
     assert "says hello" in prompt["messages"][-1]["content"]
 
 
@@ -382,12 +385,14 @@ def test_ollama_group_keeps_its_model_loaded_then_unloads_it(app, fake, config):
     drive(config, FakeClock())
     sequence = [(k, c["body"].get("model"), c["body"].get("keep_alive"))
                 for c in fake.chat_calls() for k in [_kind(c)]]
-    assert sequence[:8] == [
+    # The judge answers first (and unloads at once), then each group loads, runs, unloads.
+    assert sequence[:9] == [
+        ("judge_warmup", "judge", 0),
         ("warmup", "m1", "10m"), ("answer", "m1", "10m"), ("answer", "m1", "10m"),
         ("unload", "m1", 0),
         ("warmup", "m2", "10m"), ("answer", "m2", "10m"), ("answer", "m2", "10m"),
         ("unload", "m2", 0)]
-    assert {s[0] for s in sequence[8:-1]} == {"judge"}
+    assert {s[0] for s in sequence[9:-1]} == {"judge"}
     assert sequence[-1] == ("unload", "judge", 0)
     target = RunTarget.get(RunTarget.model == "m1")
     assert target.load_ms == pytest.approx(1.0)  # the fake's load_duration, kept on the group
@@ -450,8 +455,9 @@ def test_on_event_receives_progress_events(app, fake, config):
     seen = []
     drive(config, FakeClock(), on_event=seen.append)
     names = [e["event"] for e in seen]
-    assert names == ["warmup", "item_done", "phase_changed", "item_judged", "run_finished"]
-    assert seen[1]["taskId"] == "t0" and seen[1]["runId"]
+    assert names == ["judge_warmup", "warmup", "item_done", "phase_changed", "item_judged",
+                     "run_finished"]
+    assert seen[2]["taskId"] == "t0" and seen[2]["runId"]
 
 
 def test_scheduler_starts_one_ticking_job_once_and_releases_the_lease(app, fake):
@@ -475,7 +481,7 @@ def test_scheduler_starts_one_ticking_job_once_and_releases_the_lease(app, fake)
     assert lease.acquire("next", 10)  # released at shutdown: no wait for expiry
 
 
-def test_a_provider_deleted_mid_group_fails_its_items_and_the_run_goes_on(app, fake, config):
+def test_a_provider_deleted_mid_group_leaves_its_items_cant_be_finished(app, fake, config):
     from app.models import Provider
 
     doomed = make_provider(fake, name="doomed")
@@ -495,7 +501,9 @@ def test_a_provider_deleted_mid_group_fails_its_items_and_the_run_goes_on(app, f
     Provider.delete().where(Provider.id == doomed.id).execute()
     runs.resume_run(run.run_id)
     assert drive(config, clock)["state"] == "finished"
-    failed = list(Item.select().where(Item.status == FAILED))
-    assert len(failed) == 2 and all("provider was deleted" in i.error_msg for i in failed)
+    orphans = list(Item.select().where(Item.status == CANT_BE_FINISHED))
+    assert len(orphans) == 2 and all("provider was deleted" in i.error_msg for i in orphans)
     assert Item.select().where(Item.status == COMPLETED).count() == 4
-    assert events(run, "warmup_failed")
+    assert "2 items can't be finished" in events(run, "cant_be_finished")[0].message
+    assert "1 can't be finished" not in events(run, "run_finished")[0].message
+    assert "2 can't be finished" in events(run, "run_finished")[0].message

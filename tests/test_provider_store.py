@@ -95,6 +95,8 @@ def test_snake_case_field_names_are_accepted_too(app):
     ({"headers": [{"key": "X-A", "value": "v" * 4097}]}, "headers[0].value"),
     ({"headers": [{"key": "X-A", "value": ""}]}, "headers[0].value"),
     ({"headers": [{"key": "X-A", "value": "1"}, {"key": "x-a", "value": "2"}]}, "headers[1].key"),
+    ({"headers": [{"key": "X-A", "value": "snow \u2603"}]}, "headers[0].value"),
+    ({"baseUrl": "http://[::1"}, "baseUrl"),
 ])
 def test_a_bad_field_is_named_and_nothing_is_saved(app, overrides, field):
     with pytest.raises(ValidationError) as info:

@@ -36,6 +36,35 @@ def test_task_without_vars_is_sent_verbatim():
     assert templating.render_task(task) == (None, "Use {braces} and {{x}}")
 
 
+def test_a_template_with_empty_vars_needs_a_value_for_every_placeholder():
+    task = {"task_id": "t", "question": "Hi {who}", "system_prompt": None, "vars": {}}
+    with pytest.raises(ValidationError) as info:
+        templating.render_task(task)
+    assert "task t" in info.value.message and "{who}" in info.value.message
+
+
+def test_run_start_refuses_a_template_task_with_a_missing_variable(app, fake):
+    from app import provider_store
+    from app import runs
+    from app import task_store
+    from app.models import Run
+    from app.models import Task
+
+    provider = provider_store.create_provider({"name": "fake", "type": "OPENAI",
+                                               "base_url": fake.url})
+    task = task_store.create_task({"task_id": "t", "category": "c", "question": "Hi",
+                                   "excellent": "x"})
+    Task.update(question="Hi {who}", vars={}).where(Task.id == task.id).execute()
+    collection = task_store.create_collection("c")
+    task_store.add_tasks_to_collection(collection.id, [task.id])
+    with pytest.raises(ValidationError) as info:
+        runs.create_run({"judgeProviderId": provider.id, "judgeModel": "fake-model",
+                         "targets": [{"providerId": provider.id, "model": "fake-model"}],
+                         "collectionIds": [collection.id]})
+    assert "{who}" in info.value.message
+    assert Run.select().count() == 0
+
+
 def test_render_task_fills_question_and_system_prompt():
     task = {"task_id": "t", "question": "Translate {text}", "system_prompt": "You speak {lang}.",
             "vars": {"text": "hi", "lang": "French"}}

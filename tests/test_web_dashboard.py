@@ -141,6 +141,34 @@ def test_start_redirects_to_the_live_view(client, setup):
     assert RunTarget.get().params == {"temperature": 0.2, "stop": ["###", "END"]}
 
 
+def test_each_provider_has_a_params_row_for_the_models_typed_by_name(client, setup):
+    typed = soup(client.get("/")).find(id=f"extra_models_{setup['pid']}").find_parent("div")
+    names = [i["name"] for i in typed.select(".extra-params input")]
+    assert names == [f"extra_params_{setup['pid']}#{n}" for n in
+                     ("temperature", "top_p", "max_tokens", "seed", "stop")]
+
+
+def test_typed_models_get_the_params_of_their_row(client, setup):
+    pid = setup["pid"]
+    form = start_form(setup, target=[f"{pid}:m1"], **{
+        f"{pid}:m1#temperature": "0.1", f"extra_models_{pid}": "m2",
+        f"extra_params_{pid}#temperature": "0.7", f"extra_params_{pid}#max_tokens": "64"})
+    assert client.post("/runs", data=form).status_code == 302
+    params = {t.model: t.params for t in RunTarget.select()}
+    assert params == {"m1": {"temperature": 0.1}, "m2": {"temperature": 0.7, "max_tokens": 64}}
+
+
+def test_a_bad_typed_model_param_answers_400_at_its_row(client, setup):
+    pid = setup["pid"]
+    form = start_form(setup, **{f"extra_models_{pid}": "m2", f"extra_params_{pid}#top_p": "5"})
+    response = client.post("/runs", data=form)
+    assert response.status_code == 400
+    field = soup(response).find("input", attrs={"name": f"extra_params_{pid}#top_p"})
+    assert field["aria-invalid"] == "true" and field["value"] == "5"
+    assert field.find_parent("details").has_attr("open")
+    assert Run.select().count() == 0
+
+
 def test_a_model_picked_and_typed_is_one_target(client, setup):
     form = start_form(setup, **{f"extra_models_{setup['pid']}": "m1, m2"})
     client.post("/runs", data=form)
@@ -170,6 +198,25 @@ def test_continue_panel_lists_paused_and_stopped_runs_with_continue(client, setu
     form = panel.find("form")
     assert run.run_id in panel.text and "stopped" in panel.text
     assert form["action"] == f"/runs/{run.run_id}/resume"
+
+
+def test_continue_panel_counts_answers_waiting_for_the_judge_apart(client, app):
+    run, (target,) = make_run("waiting", status="PENDING", control="paused")
+    for n in range(3):
+        add_item(run, target, f"w{n}", status="WAITING_FOR_JUDGE", answer="a")
+    add_item(run, target, "done", score=70.0)
+    add_item(run, target, "new", status="NEW")
+    counts = soup(client.get("/")).find(id="continue-runs").select_one(".run-list__counts").text
+    assert "4 / 5 answered" in " ".join(counts.split())
+    assert "1 / 5 judged" in " ".join(counts.split())
+
+
+def test_continue_panel_sends_a_budget_halted_run_to_raise_its_budget(client, app):
+    make_run("spent", status="PENDING", control="paused",
+             control_reason="budget reached: spent $1.0000 of the $1.0000 limit")
+    panel = soup(client.get("/")).find(id="continue-runs")
+    assert panel.find("form") is None
+    assert panel.find("a", string="Raise budget…")["href"].startswith("/runs/spent")
 
 
 def test_continue_button_resumes_and_goes_to_the_live_view(client, setup):

@@ -102,11 +102,18 @@ def test_averages_fragment_sorts_and_keeps_the_table_state(client, run_with_item
 
 @pytest.mark.parametrize("query, field", [("sort=colour", "sort"), ("page=zero", "page"),
                                           ("min_score=lots", "min_score"),
+                                          ("min_score=-5", "min_score"),
+                                          ("max_score=500", "max_score"),
                                           ("avg_sort=mood", "avg_sort")])
 def test_bad_parameters_answer_400_naming_the_field(client, run_with_items, query, field):
     response = client.get(f"/runs/r1/results?{query}")
     assert response.status_code == 400
     assert field in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("query", ["min_score=0&max_score=100", "min_score=12.5"])
+def test_scores_from_0_to_100_are_accepted(client, run_with_items, query):
+    assert client.get(f"/runs/r1/results?{query}").status_code == 200
 
 
 def test_unknown_run_is_404(client, app):
@@ -210,6 +217,26 @@ def test_retry_all_failed_judgements(client, run_with_items):
     assert Item.select().where(Item.status == FAILED).count() == 0
 
 
+def test_retry_failed_answers_sits_next_to_retry_judgements_and_requeues_them(client,
+                                                                             run_with_items):
+    run, t1, _, _ = run_with_items
+    add_item(run, t1, "no-answer", status=FAILED, error_stage="answer", error_msg="timeout")
+    page = soup(client.get("/runs/r1/results"))
+    form = page.find("form", action="/runs/r1/results/retry-answers")
+    assert "Retry failed answers (1)" in form.get_text()
+    assert form.find("input", attrs={"name": "csrf_token"}) is not None
+    assert form.find_previous_sibling("form")["action"] == "/runs/r1/results/retry-judgements"
+    response = client.post("/runs/r1/results/retry-answers")
+    assert response.status_code == 302
+    item = Item.get(Item.task_key == "no-answer")
+    assert item.status == "NEW"
+
+
+def test_no_retry_failed_answers_button_without_failed_answers(client, run_with_items):
+    page = soup(client.get("/runs/r1/results"))
+    assert page.find("form", action="/runs/r1/results/retry-answers") is None
+
+
 def test_delete_run_sits_behind_a_confirmation_and_redirects_to_history(client, run_with_items):
     if not hasattr(runs, "delete_run"):
         pytest.skip("app.runs.delete_run is not written yet (engine work)")
@@ -252,6 +279,17 @@ def test_export_links_download_attachments(client, run_with_items, path, filenam
     assert len(response.get_data()) > 100
 
 
+@pytest.mark.parametrize("path, content_type", [
+    ("results.csv", "text/csv; charset=utf-8"),
+    ("averages.csv", "text/csv; charset=utf-8"),
+    ("results.md", "text/markdown; charset=utf-8"),
+    ("summary.json", "application/json"),
+    ("report.html", "text/html; charset=utf-8"),
+])
+def test_export_content_type_names_the_charset_once(client, run_with_items, path, content_type):
+    assert client.get(f"/runs/r1/{path}").headers["Content-Type"] == content_type
+
+
 def test_detailed_csv_download_has_the_seed_header(client, run_with_items):
     body = client.get("/runs/r1/results.csv").get_data(as_text=True)
     assert body.startswith("provider_name,model_name,task_id,task_name,task_status,")
@@ -281,6 +319,19 @@ def test_compare_page_pickers_and_result(client, app):
 def test_compare_page_without_runs_shows_the_pickers(client, app):
     page = soup(client.get("/compare"))
     assert page.select_one("form.rs-compare-form") is not None
+
+
+@pytest.mark.parametrize("query, says", [
+    ("a=ra", "pick run B"), ("b=ra", "pick run A"), ("a=ra&b=ra", "both ra")])
+def test_compare_page_with_one_run_or_the_same_twice_gives_a_neutral_hint(client, app, query,
+                                                                           says):
+    make_run("ra")
+    response = client.get(f"/compare?{query}")
+    page = soup(response)
+    assert response.status_code == 200
+    assert page.select_one(".flash--error") is None and page.select_one("table.rs-compare") is None
+    assert says in page.select_one(".flash--info[role=status]").get_text()
+    assert page.select_one('#cmp-a option[selected], #cmp-b option[selected]')["value"] == "ra"
 
 
 def test_compare_page_unknown_run_is_404_with_the_form(client, app):

@@ -29,6 +29,7 @@ def soup(response):
 @pytest.fixture
 def run(app, fake):
     """A running run (scheduler off, so it stays as created): 2 tasks x targets m1, m2."""
+    fake.models = ["m1", "m2"]  # a run checks that its models are served
     provider = provider_store.create_provider({"name": "fake", "type": "OPENAI",
                                                "base_url": fake.url})
     tasks = [task_store.create_task({"task_id": f"t{n}", "category": "math",
@@ -151,6 +152,60 @@ def test_a_refused_control_without_javascript_is_an_error_page(client, run):
     assert client.post(f"/runs/{run.run_id}/pause").status_code == 400
 
 
+BUDGET_REASON = ("budget reached: spent $0.0300 of the $0.0300 limit (settings.maxBudgetUsd); "
+                 "continue with a higher budget to go on")
+
+
+def halt_on_budget(run):
+    """The run as the orchestrator leaves it when its budget is spent: paused, with the reason."""
+    item = Item.select().where(Item.run == run).first()
+    Item.update(status="WAITING_FOR_JUDGE", cost_usd=0.03).where(Item.id == item.id).execute()
+    Run.update(control="paused", control_reason=BUDGET_REASON,
+               settings={"maxBudgetUsd": 0.03}).where(Run.id == run.id).execute()
+
+
+def test_budget_halted_run_offers_a_raise_budget_field_next_to_resume(client, run):
+    halt_on_budget(run)
+    controls = soup(client.get(f"/runs/{run.run_id}")).find(id="run-controls")
+    field = controls.find("input", attrs={"name": "max_budget_usd"})
+    assert field["type"] == "number" and float(field["min"]) > 0.03
+    assert "Raise budget to $" in field.find_parent("label").text
+    assert field.find_parent("form") is controls.find(id="resume-run").find_parent("form")
+
+
+def test_a_run_paused_by_hand_has_no_budget_field(client, run):
+    runs.pause_run(run.run_id)
+    controls = soup(client.get(f"/runs/{run.run_id}")).find(id="run-controls")
+    assert controls.find(id="resume-run") and not controls.find(attrs={"name": "max_budget_usd"})
+
+
+def test_resume_with_a_raised_budget_continues_the_run(client, run):
+    halt_on_budget(run)
+    page = soup(client.post(f"/runs/{run.run_id}/resume", data={"max_budget_usd": "0.5"},
+                            headers=HX))
+    fresh = Run.get_by_id(run.id)
+    assert runs.run_state(fresh) == "running" and fresh.settings["maxBudgetUsd"] == 0.5
+    assert page.find(id="pause-run") is not None
+
+
+@pytest.mark.parametrize("value", ["0.03", "0.01", "-1", "abc", "nan", "inf"])
+def test_a_raised_budget_must_be_more_than_the_spend(client, run, value):
+    halt_on_budget(run)
+    response = client.post(f"/runs/{run.run_id}/resume", data={"max_budget_usd": value},
+                           headers=HX)
+    assert "max_budget_usd" in soup(response).find(id="run-controls").find(role="alert").text
+    assert runs.run_state(Run.get_by_id(run.id)) == "paused"
+
+
+@pytest.mark.parametrize("how", ["budget", "hand", "stopped"])
+def test_progress_shows_why_a_run_is_halted(client, run, how):
+    {"budget": lambda: halt_on_budget(run), "hand": lambda: runs.pause_run(run.run_id),
+     "stopped": lambda: runs.stop_run(run.run_id)}[how]()
+    reason = progress_root(client, run).find(id="control-reason").text
+    assert {"budget": "budget reached", "hand": "paused by you",
+            "stopped": "stopped by you"}[how] in reason
+
+
 def test_log_shows_latest_lines_newest_first(client, run):
     runs.log_event(run, "note", "second line")
     lines = soup(client.get(f"/runs/{run.run_id}/log", headers=HX)).select(".log-line__msg")
@@ -265,6 +320,20 @@ def test_eta_counts_answers_and_judgements_left_at_the_recent_pace(run):
     p = run_views.progress(Run.get_by_id(run.id), now=t0 + dt.timedelta(seconds=2))
     assert p["eta_seconds"] == 1 * 1.0 + 4 * 1.0  # 1 answer + 4 judgements left
     assert p["recent_tps"] == 20.0
+
+
+def test_eta_uses_each_targets_own_pace_for_its_items_left(run):
+    m1_a, m1_b, m2_a, _ = list(Item.select().where(Item.run == run).order_by(Item.id))
+    t0 = dt.datetime(2025, 1, 1, 12, 0, 0)
+    for n, item in enumerate((m1_a, m1_b)):  # m1: fast, one answer a second, judged
+        Item.update(status=COMPLETED, answered_at=t0 + dt.timedelta(seconds=n),
+                    judged_at=t0 + dt.timedelta(seconds=n + 1), time_taken_ms=900.0,
+                    evaluation_score=50.0).where(Item.id == item.id).execute()
+    # m2: slow, 10 s per answer by its own timing; one answer in, one left.
+    Item.update(status="WAITING_FOR_JUDGE", answered_at=t0 + dt.timedelta(seconds=12),
+                time_taken_ms=10_000.0).where(Item.id == m2_a.id).execute()
+    p = run_views.progress(Run.get_by_id(run.id), now=t0 + dt.timedelta(seconds=12))
+    assert p["eta_seconds"] == 1 * 10.0 + 2 * 1.0  # m2's answer at m2's pace + 2 judgements
 
 
 def test_answers_that_failed_are_not_waiting_to_be_judged(run):

@@ -26,16 +26,18 @@ def _import_args(source):
 
 @bp.post("/tasks/import")
 def tasks_import():
-    """Import tasks (multipart `file`, or JSON {content, format, filename?}); all or nothing."""
+    """Import tasks (multipart `file`, repeatable, or JSON {content, format}); all or nothing."""
     if request.mimetype == "multipart/form-data":
         if not request.headers.get(UPLOAD_HEADER):
             raise ValidationError.field("headers", f"send the header {UPLOAD_HEADER}: llmbench "
                                         "with a multipart upload (or send JSON)")
         files = [f for f in request.files.getlist("file") if f and f.filename]
-        if len(files) != 1:
-            raise ValidationError.field("file", "attach one dataset file as the form field 'file'")
+        if not files:
+            raise ValidationError.field("file", "attach the dataset file(s) as form field 'file' "
+                                        "(repeat the field for several files)")
         fmt, collection, on_duplicate = _import_args(request.form)
-        data, name = files[0].read(), files[0].filename
+        # Several files are checked together: a task_id in two of them is a duplicate.
+        data, name = [(f.filename, f.read()) for f in files], None
     elif request.is_json:
         body = request.get_json(silent=True)
         if not isinstance(body, dict):

@@ -30,8 +30,9 @@ def export_run(run_id):
     if errors:
         raise ValidationError(errors)
     run = results.get_run(run_id)
-    chunks, filename, mimetype = files.download(run, files.kind_for(fmt, detailed))
-    response = Response(stream_with_context(chunks), mimetype=mimetype)
+    chunks, filename, content_type = files.download(run, files.kind_for(fmt, detailed))
+    # content_type=, not mimetype=: the value already names its charset (Flask would add one).
+    response = Response(stream_with_context(chunks), content_type=content_type)
     response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 

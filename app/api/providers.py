@@ -5,6 +5,7 @@ from flask import request
 from flask import url_for
 
 from .. import provider_store as store
+from ..errors import NotFound
 from ..errors import ValidationError
 from ..providers import ProviderError
 from . import bp
@@ -32,7 +33,7 @@ def provider_list():
 @bp.post("/providers")
 def provider_create():
     """Create a provider."""
-    provider = store.create_provider(json_body())
+    provider = store.create_provider(json_body(), strict=True)
     response = jsonify(store.provider_to_dict(provider))
     response.headers["Location"] = url_for("api.provider_get", provider_id=provider.id)
     return response, 201
@@ -47,7 +48,7 @@ def provider_get(provider_id):
 @bp.put("/providers/<int:provider_id>")
 def provider_update(provider_id):
     """Edit a provider; a secret header sent without a value keeps its stored value."""
-    provider = store.update_provider(provider_id, json_body())
+    provider = store.update_provider(provider_id, json_body(), strict=True)
     return jsonify(store.provider_to_dict(provider))
 
 
@@ -101,5 +102,7 @@ def price_put():
 @bp.delete("/prices/<int:price_id>")
 def price_delete(price_id):
     """Remove one price row."""
+    if price_id >= 2**63:  # SQLite cannot look it up: no such row
+        raise NotFound(f"price {price_id} not found")
     store.delete_price(price_id)
     return "", 204

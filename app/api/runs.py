@@ -23,6 +23,15 @@ def _body(optional=False):
     return data
 
 
+def _args(*allowed):
+    """The query string, or a 400 naming a parameter this endpoint does not know."""
+    unknown = sorted(set(request.args) - set(allowed))
+    if unknown:
+        raise ValidationError.field(unknown[0], f"unknown query parameter; use "
+                                    f"{', '.join(allowed)}")
+    return request.args
+
+
 @bp.post("/runs")
 def run_create():
     """Create a run and start it (201, Location of the run)."""
@@ -35,7 +44,8 @@ def run_create():
 @bp.get("/runs")
 def run_list():
     """Runs newest first; ?status=PENDING|FINISHED, ?state=running|paused|stopped|finished."""
-    found = runs.list_runs(status=request.args.get("status"), state=request.args.get("state"))
+    args = _args("status", "state")
+    found = runs.list_runs(status=args.get("status"), state=args.get("state"))
     return jsonify(runs.summaries(found))
 
 
@@ -61,19 +71,16 @@ def run_stop(run_id):
 def run_resume(run_id):
     """Continue a paused, stopped or interrupted run; optional {"maxBudgetUsd": n}."""
     budget = _body(optional=True).get("maxBudgetUsd")
-    try:
-        budget = None if budget in (None, "") else float(budget)
-    except (TypeError, ValueError):
-        raise ValidationError.field("maxBudgetUsd", "must be a number") from None
+    budget = None if budget in (None, "") else budget  # runs.resume_run checks it (> 0)
     return jsonify(run_summary(runs.resume_run(run_id, max_budget_usd=budget)))
 
 
 @bp.get("/runs/<run_id>/items")
 def run_items(run_id):
     """A page of items: ?status=&model=&target=&page=&perPage=."""
-    args = request.args
+    args = _args("status", "model", "target", "page", "perPage")
     found = runs.list_items(run_id, status=args.get("status"), model=args.get("model"),
-                            target_id=args.get("target", type=int), page=args.get("page", 1),
+                            target_id=args.get("target"), page=args.get("page", 1),
                             per_page=args.get("perPage", 50))
     found["items"] = [runs.item_to_dict(i) for i in found["items"]]
     return jsonify(found)
@@ -82,8 +89,8 @@ def run_items(run_id):
 @bp.get("/runs/<run_id>/logs")
 def run_logs(run_id):
     """Run log lines oldest first: ?since=<log id or ISO time>&limit=."""
-    lines = runs.list_logs(run_id, since=request.args.get("since"),
-                           limit=request.args.get("limit", 200))
+    args = _args("since", "limit")
+    lines = runs.list_logs(run_id, since=args.get("since"), limit=args.get("limit", 200))
     return jsonify({"logs": [log_to_dict(e) for e in lines],
                     "lastId": lines[-1].id if lines else None})
 
@@ -98,6 +105,13 @@ def run_item_retry_judge(run_id, item_id):
 def run_retry_failed(run_id):
     """Queue every item whose judgement failed for judging again."""
     count = runs.retry_failed_judgements(run_id)
+    return jsonify({"queued": count, "run": run_summary(runs.get_run(run_id))})
+
+
+@bp.post("/runs/<run_id>/retry-failed-answers")
+def run_retry_failed_answers(run_id):
+    """Ask again every item whose answer or warm-up failed (a finished run runs again)."""
+    count = runs.retry_failed_answers(run_id)
     return jsonify({"queued": count, "run": run_summary(runs.get_run(run_id))})
 
 

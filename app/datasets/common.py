@@ -26,6 +26,9 @@ class ParsedTask:
     # model field name -> (line, name of the key in the source file)
     fields: dict = field(default_factory=dict)
     bad: bool = False  # the parser already reported a problem: check the rest, save nothing
+    # The model field holding a template even without vars (seed 003's prompt_template): a
+    # {name} in it then needs a value; without vars it is saved as its literal text.
+    template: str | None = None
 
     def where(self, name):
         """(line, source field name) for a model field, falling back to the task's line."""
@@ -71,6 +74,23 @@ def summary_message(entries, limit=20):
         head.append(f"... and {more} more")
     noun = "problem" if len(entries) == 1 else "problems"
     return f"{len(entries)} {noun} found, nothing was imported:\n" + "\n".join(head)
+
+
+def folder_problem(path):
+    """Why files cannot be written under folder `path` (None when they can); leaves nothing."""
+    import tempfile
+    from pathlib import Path
+
+    probe = Path(path)
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent  # the folder is made when needed: its nearest existing parent counts
+    if not probe.is_dir():
+        return f"{probe} is a file, not a folder"
+    try:
+        Path(tempfile.mkdtemp(dir=probe, prefix=".llmbench-check-")).rmdir()
+    except OSError as exc:
+        return f"cannot write in {probe}: {exc.strerror or exc}"
+    return None
 
 
 def as_text(value):

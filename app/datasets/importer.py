@@ -102,14 +102,21 @@ def sniff(name, text):
 
 
 def read_sources(path_or_bytes, filename=None, problems=None):
-    """[(label, text)] from bytes, a file, a folder of *.yml/*.yaml, or a list of those."""
+    """[(label, text)] from bytes, a file, a folder of *.yml/*.yaml, or a list of those.
+
+    A list may also hold (filename, bytes) pairs: several uploads checked as one dataset.
+    """
     problems = problems if problems is not None else Problems()
     if isinstance(path_or_bytes, bytes | bytearray):
         return [_decode(bytes(path_or_bytes), filename or "upload", problems)]
     if isinstance(path_or_bytes, list | tuple):
         sources = []
         for item in path_or_bytes:
-            sources.extend(read_sources(item, None, problems))
+            upload = isinstance(item, tuple) and len(item) == 2
+            if upload and isinstance(item[1], bytes | bytearray):
+                sources.extend(read_sources(item[1], item[0], problems))  # (filename, bytes)
+            else:
+                sources.extend(read_sources(item, None, problems))
         return sources
     path = Path(path_or_bytes)
     if path.is_dir():

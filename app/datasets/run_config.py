@@ -26,6 +26,7 @@ from ..provider_store import clean_provider
 from ..run_spec import clean_params
 from . import importer
 from .common import Problems
+from .common import folder_problem
 from .common import summary_message
 from .lines import LineDict
 from .lines import YamlSyntaxError
@@ -323,6 +324,10 @@ class _Checker:
         plan.out_dir = self.text(run, "out_dir", "run.out_dir")
         if plan.out_dir:
             plan.out_dir = str(self.base_dir / plan.out_dir)
+            unwritable = folder_problem(plan.out_dir)
+            if unwritable:
+                self.add("run.out_dir", f"reports cannot be written to {plan.out_dir}: "
+                         f"{unwritable}", run, "out_dir")
         on_dup = self.text(run, "on_duplicate", "run.on_duplicate") or "update"
         if on_dup not in importer.ON_DUPLICATE:
             self.add("run.on_duplicate", "must be reject, skip or update", run, "on_duplicate")

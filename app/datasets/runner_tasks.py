@@ -1,9 +1,9 @@
 """Seed 003 (LLM Runner) CSV and JSONL: task_id, template_version, prompt_template, input_text,
 vars_json.
 
-`prompt_template` is filled with `vars_json` (a row without vars is sent verbatim). With an
-`input_text`, the template is the system prompt and the input text the question (seed 003 §5.2);
-without one, the template is the question.
+`prompt_template` is always a template, filled with `vars_json`: a `{name}` without a value is an
+error (write `{{` and `}}` for literal braces). With an `input_text`, the template is the system
+prompt and the input text the question (seed 003 §5.2); without one, the template is the question.
 Optional columns carry the rest of a task: category (default "general"), subcategory, difficulty,
 excellent, good, pass, incorrect_direction, rubric_json, auto_fail_json, tags_json.
 """
@@ -12,6 +12,7 @@ import csv
 import io
 import json
 
+from .. import templating
 from .common import Dataset
 from .common import ParsedTask
 from .common import Problems
@@ -118,9 +119,11 @@ def _task(raw, line, file, problems, *, empty_is_none):
         task.data["question"] = input_text
         task.fields["system_prompt"] = (line, "prompt_template")
         task.fields["question"] = (line, "input_text")
+        task.template = "system_prompt"
     else:
         task.data["question"] = template
         task.fields["question"] = (line, "prompt_template")
+        task.template = "question"
     before = len(problems.entries)
     task.data["difficulty"] = norm_difficulty(task.data.get("difficulty"))
     task.data["vars"] = norm_vars(raw.get("vars_json"), "vars_json", task, problems)
@@ -152,10 +155,14 @@ def _json(value, label, line, problems):
 def _row(t):
     get = t.get if isinstance(t, dict) else (lambda k: getattr(t, k))
     system_prompt = get("system_prompt")
+    template = system_prompt if system_prompt else get("question")
+    if not get("vars"):
+        # prompt_template is always a template: a task sent verbatim has its braces doubled.
+        template = templating.escape(template)
     return {
         "task_id": get("task_id"),
         "template_version": get("template_version") or "",
-        "prompt_template": system_prompt if system_prompt else get("question"),
+        "prompt_template": template,
         "input_text": get("question") if system_prompt else "",
         "vars_json": get("vars"),
         "category": get("category"), "subcategory": get("subcategory") or "",

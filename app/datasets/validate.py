@@ -3,6 +3,7 @@
 from .. import templating
 from ..errors import ValidationError
 from ..task_store import clean_task
+from .common import TEXT_FIELDS
 
 _REFERENCES = ("excellent", "good", "pass_answer")
 _NO_REFERENCE = "-"
@@ -11,6 +12,18 @@ _NO_REFERENCE = "-"
 def finish(task, problems):
     """Validated model-field dict for a ParsedTask, or None after adding its problems."""
     data = dict(task.data)
+    # The task store reads a list or mapping in a text field as "not given" (difficulty would
+    # quietly become medium): name it here instead.
+    shapes = [(name, value) for name, value in data.items()
+              if name in TEXT_FIELDS and value is not None and not isinstance(value, str)]
+    for name, value in shapes:
+        line, label = task.where(name)
+        kind = "a list" if isinstance(value, list) else "a mapping" if isinstance(
+            value, dict) else type(value).__name__
+        hint = " (easy, medium or hard)" if name == "difficulty" else ""
+        problems.add(label, f"must be text{hint}, not {kind}", line, task.file)
+    if shapes:
+        return None
     # The task store asks a form for a reference answer or a rubric. Files need neither (seed 003
     # rows have none), so the judge grades those on the question alone; and a task stored without
     # one must survive its own export and re-import. A placeholder passes that one rule, then goes.
@@ -28,11 +41,30 @@ def finish(task, problems):
             problems.add(label or name, entry.get("message", "is not valid"),
                          line or entry.get("line"), entry.get("file") or task.file)
         return None
-    bad = False
     labels = {name: task.where(name)[1] for name in templating.TEMPLATE_FIELDS}
+    if task.template and cleaned.get("vars") is None:
+        return _literal_template(task, cleaned, labels[task.template], problems)
+    bad = False
     for entry in templating.problems(cleaned, fields=labels):
         line, _ = task.where(entry["field"])
         problems.add(labels.get(entry["field"], entry["field"]), entry["message"],
                      line, task.file)
         bad = True
     return None if bad else cleaned
+
+
+def _literal_template(task, cleaned, label, problems):
+    """A template without vars: any {name} is an error; else it is saved as the text it sends.
+
+    Stored filled (`{{` → `{`) and without vars, the task is sent exactly as checked here; the
+    seed 003 export escapes the braces again, so export and import give the same task.
+    """
+    name = task.template
+    absent = templating.missing(cleaned.get(name), {})
+    if absent:
+        listed = ", ".join("{" + n + "}" for n in absent)
+        problems.add(label, f"no value for {listed}: give it in vars_json, or write {{{{ and }}}} "
+                            "for literal braces", task.where(name)[0], task.file)
+        return None
+    cleaned[name] = templating.fill(cleaned.get(name), {})
+    return cleaned

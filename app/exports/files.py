@@ -1,4 +1,4 @@
-"""Export kinds as downloadable files: (chunks, filename, mimetype) for the web and the API."""
+"""Export kinds as downloadable files: (chunks, filename, content type) for the web and the API."""
 
 import json
 import re
@@ -35,7 +35,7 @@ def _json_chunks(run):
 
 
 def download(run, kind):
-    """(iterator of str chunks, filename, mimetype) for one export kind of `run`."""
+    """(iterator of str chunks, filename, full Content-Type) for one export kind of `run`."""
     name = f"run-{safe_name(run.run_id)}"
     if kind == "detailed_csv":
         return csv_detailed(run), f"{name}-detailed.csv", "text/csv; charset=utf-8"

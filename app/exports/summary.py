@@ -62,7 +62,12 @@ def summary_json(run):
     scored = sum(r["score_n"] for r in averages)
     costs = [r["cost_usd"] for r in averages if r["cost_usd"] is not None]
     summary = {
-        "schema": SCHEMA, "runId": run.run_id, "name": run.name, "state": run_state(run),
+        "schema": SCHEMA,
+        # What a reader may find here before sharing it (seed 004 "Security & privacy"): the
+        # summary holds numbers only; report.html and the detailed exports hold the texts.
+        "contains": {"prompts": False, "answers": False, "judgeReasons": False,
+                     "secrets": False},
+        "runId": run.run_id, "name": run.name, "state": run_state(run),
         "status": run.status, "phase": run.phase, "source": run.source,
         "judge": {"providerName": run.judge_provider_name, "model": run.judge_model,
                   "params": run.judge_params or {}},

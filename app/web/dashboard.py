@@ -57,16 +57,22 @@ def parse_form(form):
     state = {"name": form.get("name", "").strip(),
              "judge_model": form.get("judge_model", "").strip(),
              "judge_provider": _int_or_none(form.get("judge_provider")),
-             "targets": [], "params": {}, "collections": set(), "settings": {}}
+             "targets": [], "params": {}, "extra_params": {}, "collections": set(),
+             "settings": {}}
     seen = set()
-    keys = list(form.getlist("target"))
+    # (target key, name prefix of its param inputs): a listed model has its own params row;
+    # the models typed by name share their provider's "params for typed models" row.
+    keys = [(key, key) for key in form.getlist("target")]
     extra_fields = sorted(k for k in form if k.startswith("extra_models_"))
     for field in extra_fields:
         pid_text = field[len("extra_models_"):]
+        prefix = extra_params_prefix(pid_text)
+        state["extra_params"][pid_text] = {
+            name: form.get(f"{prefix}#{name}", "").strip() for name in PARAMS}
         for model in form.get(field, "").replace("\n", ",").split(","):
             if model.strip():
-                keys.append(target_key(pid_text, model.strip()))
-    for key in keys:
+                keys.append((target_key(pid_text, model.strip()), prefix))
+    for key, prefix in keys:
         pid_text, _, model = key.partition(":")
         pid = _int_or_none(pid_text)
         if pid is None or not model:
@@ -74,19 +80,7 @@ def parse_form(form):
         if (pid, model) in seen:  # a model picked twice (listed and typed) is one target
             continue
         seen.add((pid, model))
-        params = {}
-        for name in PARAMS:
-            raw = form.get(f"{key}#{name}", "").strip()
-            if not raw:
-                continue
-            if name == "stop":
-                params[name] = [s.strip() for s in raw.split(",") if s.strip()]
-                continue
-            try:
-                params[name] = _number(raw, *PARAM_RULES[name])
-            except ValueError as exc:
-                errors[f"{key}#{name}"] = f"{name} {exc}"
-                params[name] = raw
+        params = _params(form, prefix, errors)
         state["targets"].append((pid, model))
         state["params"][(pid, model)] = params
     for raw in form.getlist("collection"):
@@ -120,6 +114,29 @@ def parse_form(form):
     if state["name"]:
         spec["name"] = state["name"]
     return state, spec, errors
+
+
+def extra_params_prefix(provider_id):
+    """Name prefix of the params inputs shared by the models typed for one provider."""
+    return f"extra_params_{provider_id}"
+
+
+def _params(form, prefix, errors):
+    """The generation params in inputs named '<prefix>#<param>'; bad ones go into `errors`."""
+    params = {}
+    for name in PARAMS:
+        raw = form.get(f"{prefix}#{name}", "").strip()
+        if not raw:
+            continue
+        if name == "stop":
+            params[name] = [s.strip() for s in raw.split(",") if s.strip()]
+            continue
+        try:
+            params[name] = _number(raw, *PARAM_RULES[name])
+        except ValueError as exc:
+            errors.setdefault(f"{prefix}#{name}", f"{name} {exc}")
+            params[name] = raw
+    return params
 
 
 def _int_or_none(value):
@@ -173,6 +190,7 @@ def render_dashboard(state=None, errors=None, status=200, general=None, conflict
         "form": state, "errors": errors or {}, "general": general or [], "conflict": conflict,
         "groups": groups, "open_ids": open_ids, "judge_models": judge_models,
         "judge_error": judge_error, "params_names": PARAMS, "key": target_key,
+        "extra_prefix": extra_params_prefix,
         "continue_runs": run_views.continuable_runs(),
         "recent": run_views.history(per_page=8)["runs"],
     }

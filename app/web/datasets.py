@@ -46,20 +46,21 @@ def index():
 
 @bp.post("/")
 def upload():
-    """Import the uploaded file, all or nothing; errors listed with file, line and field."""
+    """Import the uploaded files together, all or nothing; errors listed with file, line, field."""
     form = request.form
-    upload_file = request.files.get("file")
+    uploads = [f for f in request.files.getlist("file") if f and f.filename]
     try:
-        if upload_file is None or not upload_file.filename:
-            raise ValidationError.field("file", "choose a dataset file to upload")
+        if not uploads:
+            raise ValidationError.field("file", "choose one or more dataset files to upload")
         result = importer.import_tasks(
-            upload_file.read(), form.get("format") or None, filename=upload_file.filename,
+            [(f.filename, f.read()) for f in uploads], form.get("format") or None,
             collection=form.get("collection") or None,
             on_duplicate=form.get("onDuplicate") or "reject")
     except ValidationError as exc:
         return _page(exc.errors, form, 400)
     where = f" into collection “{result.collection}”" if result.collection else ""
-    flash(f"Imported {len(result.task_ids)} tasks from {upload_file.filename}{where}: "
+    names = ", ".join(f.filename for f in uploads)
+    flash(f"Imported {len(result.task_ids)} tasks from {names}{where}: "
           f"{result.created} created, {result.updated} updated, {result.skipped} skipped.",
           "success")
     return redirect(url_for("datasets.index"))

@@ -84,7 +84,12 @@ def index():
              "params": params, "key": target_key}
     down = dict(group, models=[], picked=set(), listed=[],
                 error="Cannot connect to http://localhost:11434 (connection refused)")
+    budget_run = NS(**{**vars(run), "control_reason": (
+        "budget reached: spent $2.0130 of the $2.0000 limit (settings.maxBudgetUsd); continue "
+        "with a higher budget to go on")})
+    budget_halt = {"spent": 2.013, "limit": 2.0, "minimum": 2.02, "suggested": 4.03}
     return render_template("patterns.html", run=run, targets=targets, logs=logs, items=items,
+                           budget_run=budget_run, budget_halt=budget_halt,
                            progresses=progresses, group=group, down=down, params_names=PARAMS,
                            log_mark=logs[0].id, items_mark="sample", statuses=ITEM_STATUSES,
                            filter_model=None, filter_status=None, now=T0,

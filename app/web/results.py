@@ -16,6 +16,7 @@ from flask import url_for
 from .. import charts
 from .. import compare as compare_mod
 from .. import results
+from .. import run_views
 from .. import runs as runs_mod
 from ..errors import LlmbenchError
 from ..errors import NotFound
@@ -147,6 +148,7 @@ def show(run_id):
         "by_difficulty": results.breakdown(run, "difficulty", targets=targets),
         "statuses": results.STATUS_FILTERS, "per_page_choices": results.PER_PAGE_CHOICES,
         "chart_names": charts.CHARTS,
+        "retryable_answers": run_views.retryable_answer_failures(run),
     })
     return render_template("results/show.html", **context)
 
@@ -245,6 +247,17 @@ def retry_judgements(run_id):
     return _back(run_id)
 
 
+@bp.post("/runs/<run_id>/results/retry-answers")
+def retry_answers(run_id):
+    """Ask the targets again for every item whose answer (or warm-up) failed."""
+    try:
+        count = runs_mod.retry_failed_answers(run_id)
+        flash(f"{count} item{'s' if count != 1 else ''} queued to be answered again.", "success")
+    except LlmbenchError as exc:
+        flash(exc.message, "error")
+    return _back(run_id)
+
+
 @bp.post("/runs/<run_id>/results/delete")
 def delete(run_id):
     """Delete the run and its items (the form sits behind a confirmation step)."""
@@ -259,8 +272,9 @@ def delete(run_id):
 
 def _download(run_id, kind):
     run = results.get_run(run_id)
-    chunks, filename, mimetype = files.download(run, kind)
-    response = Response(stream_with_context(chunks), mimetype=mimetype)
+    chunks, filename, content_type = files.download(run, kind)
+    # content_type=, not mimetype=: the value already names its charset (Flask would add one).
+    response = Response(stream_with_context(chunks), content_type=content_type)
     response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
@@ -301,15 +315,19 @@ def compare():
     a_id = (request.args.get("a") or "").strip()
     b_id = (request.args.get("b") or "").strip()
     context = {"choices": compare_mod.run_choices(), "a": a_id, "b": b_id, "result": None,
-               "error": None}
+               "error": None, "hint": None}
     status = 200
-    if a_id and b_id:
+    if a_id and a_id == b_id:
+        # Not an error: "Compare with…" fills in A, and the person picks B next.
+        context["hint"] = f"A and B are both {a_id}: pick another run to compare it with."
+    elif a_id and b_id:
         try:
             context["result"] = compare_mod.compare_runs(results.get_run(a_id),
                                                          results.get_run(b_id), limit=25)
         except NotFound as exc:
             context["error"], status = exc.message, 404
     elif a_id or b_id:
-        context["error"] = "Pick both runs: A (before) and B (after)."
+        context["hint"] = (f"Now pick run {'B (after)' if a_id else 'A (before)'} to compare "
+                           f"with {a_id or b_id}.")
     return render_template("compare/show.html", **context), status
 

@@ -45,6 +45,7 @@ def live_context(run):
     return {
         "run": run,
         "p": run_views.progress(run),
+        "budget_halt": run_views.budget_halt(run),
         "logs": logs,
         "items": items,
         # What the page shows now; the poll sends them back so unchanged regions are not resent.
@@ -119,9 +120,15 @@ def items(run_id):
     return response
 
 
+def _resume(run_id):
+    """Resume, with the raised budget when one was typed (a budget-halted run needs one)."""
+    budget = run_views.raised_budget(run_views.get_run(run_id), request.form.get("max_budget_usd"))
+    return runs.resume_run(run_id, max_budget_usd=budget)
+
+
 def _control(run_id, action):
     """Apply pause/stop/resume: htmx gets the controls (+ progress), a plain form a redirect."""
-    apply = {"pause": runs.pause_run, "stop": runs.stop_run, "resume": runs.resume_run}[action]
+    apply = {"pause": runs.pause_run, "stop": runs.stop_run, "resume": _resume}[action]
     if not htmx:
         apply(run_id)  # errors become the 404/409 page at the one edge
         return redirect(url_for("runs.show", run_id=run_id), code=303)

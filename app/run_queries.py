@@ -1,0 +1,149 @@
+"""Reading runs: get one, list them, their items (filtered, paginated in SQL), logs, spending.
+
+runs.py re-exports everything here; callers use `runs.<name>`.
+"""
+
+import datetime as dt
+
+from peewee import fn
+
+from .clock import utcnow
+from .db import database
+from .errors import NotFound
+from .errors import ValidationError
+from .models import CONTROL_PAUSED
+from .models import CONTROL_RUNNING
+from .models import CONTROL_STOPPED
+from .models import FINISHED
+from .models import ITEM_STATUSES
+from .models import PENDING
+from .models import Item
+from .models import Provider
+from .models import Run
+from .models import RunLog
+from .models import RunTarget
+from .run_dto import run_summary
+
+RUN_STATUSES = (PENDING, FINISHED)
+RUN_STATES = ("running", "paused", "stopped", "finished")
+SQLITE_INT_MAX = 2**63 - 1
+
+
+def whole_number(value, field, low=None, high=SQLITE_INT_MAX):
+    """An int from a query parameter or id (no bools, no floats with a fraction, no overflow)."""
+    try:
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            raise ValueError
+        number = int(str(value).strip()) if isinstance(value, str) else int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValidationError.field(field, "must be a whole number") from None
+    if (low is not None and number < low) or number > high:
+        bounds = f"from {low} to {high}" if low is not None else f"at most {high}"
+        raise ValidationError.field(field, f"must be a whole number {bounds}")
+    return number
+
+
+def is_db_id(value):
+    """True when `value` can be a row id (SQLite integers stop at 2**63 - 1)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= SQLITE_INT_MAX
+
+
+def get_run(run_id):
+    """The run named `run_id`, or NotFound."""
+    run = Run.get_or_none(Run.run_id == run_id)
+    if run is None:
+        raise NotFound(f"No run named {run_id!r}; GET /api/runs lists the runs that exist.")
+    return run
+
+
+def log_event(run, event, message, level="INFO", data=None, now=None):
+    """Append one line to the run log; returns its id."""
+    # Plain SQL: the engine writes a line per item, and building a model costs more than that.
+    cursor = database.execute_sql(
+        'INSERT INTO "runlog" ("run_id", "created_at", "level", "event", "message", "data") '
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (getattr(run, "id", run), RunLog.created_at.db_value(now or utcnow()), level, event,
+         message, RunLog.data.db_value(data)))
+    return cursor.lastrowid
+
+
+def list_runs(status=None, state=None):
+    """Runs newest first, filtered by persisted status (PENDING/FINISHED) or shown state."""
+    query = Run.select().order_by(Run.created_at.desc(), Run.id.desc())
+    if status:
+        if str(status).upper() not in RUN_STATUSES:
+            raise ValidationError.field("status", f"unknown status {status!r}; use "
+                                        + " or ".join(RUN_STATUSES))
+        query = query.where(Run.status == str(status).upper())
+    if state:
+        conditions = {"finished": Run.status == FINISHED}
+        for name, control in (("running", CONTROL_RUNNING), ("paused", CONTROL_PAUSED),
+                              ("stopped", CONTROL_STOPPED)):
+            conditions[name] = (Run.status == PENDING) & (Run.control == control)
+        if state not in conditions:
+            raise ValidationError.field("state", "use " + ", ".join(RUN_STATES))
+        query = query.where(conditions[state])
+    return list(query)
+
+
+def list_logs(run_id, since=None, limit=200):
+    """Run log lines oldest first; `since` is a log id (exclusive) or an ISO time."""
+    run = get_run(run_id)
+    query = RunLog.select().where(RunLog.run == run)
+    if since not in (None, ""):
+        if str(since).isdigit():
+            query = query.where(RunLog.id > min(int(since), SQLITE_INT_MAX))
+        else:
+            try:
+                when = dt.datetime.fromisoformat(str(since).replace("Z", "+00:00"))
+            except ValueError:
+                raise ValidationError.field("since", "use a log id or an ISO 8601 time") from None
+            if when.tzinfo is not None:
+                when = when.astimezone(dt.UTC).replace(tzinfo=None)
+            query = query.where(RunLog.created_at > when)
+    limit = max(1, min(whole_number(limit or 200, "limit"), 1000))
+    return list(query.order_by(RunLog.id).limit(limit))
+
+
+def spent_usd(run):
+    """What the run's answers cost so far (USD)."""
+    return Item.select(fn.COALESCE(fn.SUM(Item.cost_usd), 0.0)).where(Item.run == run).scalar()
+
+
+def get_provider_or_none(pk):
+    """A provider by id, or None."""
+    return Provider.get_or_none(Provider.id == pk) if is_db_id(pk) else None
+
+
+def list_items(run_id, status=None, model=None, target_id=None, page=1, per_page=50):
+    """One page of a run's items (with their targets) and the total, filtered in SQL."""
+    run = get_run(run_id)
+    query = Item.select(Item, RunTarget).join(RunTarget).where(Item.run == run)
+    if status:
+        wanted = [s.strip().upper() for s in str(status).split(",") if s.strip()]
+        bad = [s for s in wanted if s not in ITEM_STATUSES]
+        if bad:
+            raise ValidationError.field("status", f"unknown status {', '.join(bad)}; use "
+                                        + ", ".join(ITEM_STATUSES))
+        query = query.where(Item.status.in_(wanted))
+    if model:
+        query = query.where(RunTarget.model == model)
+    if target_id not in (None, ""):
+        query = query.where(Item.target == whole_number(target_id, "target", low=1))
+    page = max(1, whole_number(page or 1, "page", high=10**9))  # no OFFSET overflow
+    per_page = max(1, min(whole_number(per_page or 50, "perPage"), 500))
+    total = query.count()
+    items = list(query.order_by(Item.id).paginate(page, per_page))
+    return {"items": items, "total": total, "page": page, "perPage": per_page,
+            "pages": max(1, -(-total // per_page))}
+
+
+def summaries(runs):
+    """run_summary for many runs, their item counts in one query."""
+    counts = {r.id: dict.fromkeys(ITEM_STATUSES, 0) for r in runs}
+    if runs:
+        rows = (Item.select(Item.run, Item.status, fn.COUNT(Item.id))
+                .where(Item.run.in_([r.id for r in runs])).group_by(Item.run, Item.status).tuples())
+        for run_pk, status, n in rows:
+            counts[run_pk][status] = n
+    return [run_summary(r, counts[r.id]) for r in runs]
