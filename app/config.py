@@ -23,6 +23,8 @@ DEFAULTS = {
     "BACKOFF_MAX_SECONDS": 60.0,
     "MAX_RETRY_SECONDS": 900.0,
     "LEASE_SECONDS": 15.0,
+    # A claim lasts the provider timeout plus this margin (and is extended while streaming).
+    "CLAIM_MARGIN_SECONDS": 30.0,
     "LOAD_DEFAULTS": True,
 }
 

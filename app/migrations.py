@@ -16,9 +16,22 @@ def migration(fn):
 
 @migration
 def m001_initial(db):
+    # Creates the schema as models.py declares it now, so a fresh database already holds what
+    # later migrations add: every later migration must be idempotent (IF NOT EXISTS, column
+    # checks) and is then a no-op there.
     from .models import ALL_MODELS
 
     db.create_tables(ALL_MODELS)
+
+
+@migration
+def m002_item_progress_indexes(db):
+    # The live view polls "latest answered/judged items" every second; on 100k-item runs
+    # these sorts scanned the run's items. Same names as models.py (a fresh database already
+    # has them from m001); add-only, no data change.
+    for column in ("answered_at", "judged_at"):
+        db.execute_sql(
+            f"CREATE INDEX IF NOT EXISTS item_run_id_{column} ON item (run_id, {column})")
 
 
 def applied(db):

@@ -218,6 +218,9 @@ class Item(BaseModel):
             (("run", "time_taken_ms"), False),
             (("run", "tokens_per_second"), False),
             (("run", "category"), False),
+            # m002: the live view's "latest items" sorts.
+            (("run", "answered_at"), False),
+            (("run", "judged_at"), False),
         )
 
 

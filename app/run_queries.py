@@ -52,7 +52,8 @@ def get_run(run_id):
     """The run named `run_id`, or NotFound."""
     run = Run.get_or_none(Run.run_id == run_id)
     if run is None:
-        raise NotFound(f"No run named {run_id!r}; GET /api/runs lists the runs that exist.")
+        raise NotFound(f"No run named {run_id!r}; the run history (Runs in the web app, "
+                       "or GET /api/runs) lists the runs that exist.")
     return run
 
 

@@ -57,3 +57,18 @@ def test_a_new_migration_is_applied_once(app, monkeypatch):
 def test_sqlite_runs_in_wal_mode_with_foreign_keys(app):
     assert database.execute_sql("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert database.execute_sql("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+def _item_indexes():
+    return {row[0] for row in database.execute_sql(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'item'")}
+
+
+def test_a_version_1_database_gets_the_progress_indexes(app):
+    # Bring the fresh database back to what m001 shipped with, then migrate.
+    database.execute_sql("DROP INDEX item_run_id_answered_at")
+    database.execute_sql("DROP INDEX item_run_id_judged_at")
+    database.execute_sql("DELETE FROM _migrations WHERE name = 'm002_item_progress_indexes'")
+    migrations.apply(database)
+    assert {"item_run_id_answered_at", "item_run_id_judged_at"} <= _item_indexes()
+    assert migrations.applied(database)[-1] == "m002_item_progress_indexes"
