@@ -16,20 +16,41 @@ from pygal.style import Style
 # maps, so take it out again.
 sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "PluginImportFixer"]
 
-PALETTE = ("#2f5bea", "#1f8a4c", "#c0392b", "#a86500", "#7d3cbc", "#1c6fa8", "#d35400",
-           "#5d6778", "#16a085", "#8e44ad")
+PALETTE = (
+    "#2f5bea",
+    "#1f8a4c",
+    "#c0392b",
+    "#a86500",
+    "#7d3cbc",
+    "#1c6fa8",
+    "#d35400",
+    "#5d6778",
+    "#16a085",
+    "#8e44ad",
+)
 
 
 def _style(narrow):
     big = 22 if narrow else 14
     return Style(
-        background="transparent", plot_background="transparent",
-        foreground="#1d2330", foreground_strong="#1d2330", foreground_subtle="#c9ced8",
+        background="transparent",
+        plot_background="transparent",
+        foreground="#1d2330",
+        foreground_strong="#1d2330",
+        foreground_subtle="#c9ced8",
         font_family="system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif",
-        colors=PALETTE, opacity=".85", opacity_hover=".95", guide_stroke_color="#dde1e8",
-        major_guide_stroke_color="#dde1e8", major_guide_stroke_dasharray="4,4",
-        label_font_size=big, major_label_font_size=big, legend_font_size=big,
-        value_font_size=big - 2, title_font_size=big + 2, tooltip_font_size=big,
+        colors=PALETTE,
+        opacity=".85",
+        opacity_hover=".95",
+        guide_stroke_color="#dde1e8",
+        major_guide_stroke_color="#dde1e8",
+        major_guide_stroke_dasharray="4,4",
+        label_font_size=big,
+        major_label_font_size=big,
+        legend_font_size=big,
+        value_font_size=big - 2,
+        title_font_size=big + 2,
+        tooltip_font_size=big,
         no_data_font_size=big + 4,
     )
 
@@ -37,11 +58,18 @@ def _style(narrow):
 def _config(narrow, **extra):
     config = {
         # No XML declaration (inlinable), no tooltip script (no external asset, no JS).
-        "disable_xml_declaration": True, "js": [], "style": _style(narrow),
-        "width": 480 if narrow else 640, "height": 420 if narrow else 360,
-        "legend_at_bottom": True, "legend_at_bottom_columns": 1,
+        "disable_xml_declaration": True,
+        "js": [],
+        "style": _style(narrow),
+        "width": 480 if narrow else 640,
+        "height": 420 if narrow else 360,
+        "legend_at_bottom": True,
+        "legend_at_bottom_columns": 1,
         "truncate_label": 18 if narrow else 30,
-        "print_values": False, "show_legend": False, "margin": 10, "margin_right": 24,
+        "print_values": False,
+        "show_legend": False,
+        "margin": 10,
+        "margin_right": 24,
         "no_data_text": "No data yet",
         "max_scale": 5 if narrow else 10,
     }
@@ -58,9 +86,13 @@ def _with_legend(config, series):
     """
     font = config["style"].legend_font_size
     rows = max(1, series)
-    config.update(show_legend=True, legend_at_bottom=True, legend_at_bottom_columns=1,
-                  truncate_legend=None,  # None: pygal fits each label to the width
-                  height=config["height"] + config["margin"] + round(font * 1.5 * rows))
+    config.update(
+        show_legend=True,
+        legend_at_bottom=True,
+        legend_at_bottom_columns=1,
+        truncate_legend=None,  # None: pygal fits each label to the width
+        height=config["height"] + config["margin"] + round(font * 1.5 * rows),
+    )
     return config
 
 
@@ -97,7 +129,7 @@ def short(label, limit):
     if len(label) <= limit:
         return label
     head = (limit - 1) // 2
-    return label[:head] + "…" + label[-(limit - 1 - head):]
+    return label[:head] + "…" + label[-(limit - 1 - head) :]
 
 
 def _labels(averages, narrow):
@@ -117,8 +149,9 @@ def _value_axis(top, narrow):
 
 def score_chart(averages, narrow=False):
     """Average score per model (0–100), with its 95 % bootstrap CI as error bars."""
-    chart = pygal.HorizontalBar(**_config(narrow, title="Average score (95 % CI)",
-                                          **_value_axis(100, narrow)))
+    chart = pygal.HorizontalBar(
+        **_config(narrow, title="Average score (95 % CI)", **_value_axis(100, narrow))
+    )
     # pygal draws horizontal bars bottom-up: reversed, the first model is on top as in the table.
     chart.x_labels = _labels(averages, narrow)[::-1]
     values = []
@@ -136,11 +169,14 @@ def score_chart(averages, narrow=False):
 
 def speed_chart(averages, narrow=False):
     """Average tokens per second per model."""
-    values = [None if row["avg_tokens_per_second"] is None
-              else round(row["avg_tokens_per_second"], 1) for row in averages]
+    values = [
+        None if row["avg_tokens_per_second"] is None else round(row["avg_tokens_per_second"], 1)
+        for row in averages
+    ]
     top = max((v for v in values if v is not None), default=0)
-    chart = pygal.HorizontalBar(**_config(narrow, title="Tokens per second",
-                                          **_value_axis(top, narrow)))
+    chart = pygal.HorizontalBar(
+        **_config(narrow, title="Tokens per second", **_value_axis(top, narrow))
+    )
     chart.x_labels = _labels(averages, narrow)[::-1]
     chart.add("tokens/s", values[::-1])
     return _render(chart)
@@ -153,9 +189,14 @@ def latency_chart(averages, samples, narrow=False):
     top = max((max(values) for _, values in series), default=0)
     # The whole range from 0 to just above the slowest answer: every box and whisker inside.
     ticks = [t for t in nice_ticks(top, 4 if narrow else 8) if t <= top * 1.05]
-    config = _config(narrow, title="Answer time (ms)", box_mode="extremes",
-                     range=(0, top * 1.05 if top else 1), y_labels=ticks,
-                     value_formatter=short_number)
+    config = _config(
+        narrow,
+        title="Answer time (ms)",
+        box_mode="extremes",
+        range=(0, top * 1.05 if top else 1),
+        y_labels=ticks,
+        value_formatter=short_number,
+    )
     chart = pygal.Box(**_with_legend(config, len(series)))
     for label, values in series:
         chart.add(label, values)
@@ -173,14 +214,19 @@ def category_chart(table, narrow=False):
     bar = 22 if narrow else 14  # per bar, so many categories or models stay readable
     base = _config(narrow)["height"]
     height = max(base, 90 + len(keys) * max(1, len(models)) * bar + 12 * len(keys))
-    config = _config(narrow, title=f"Score per {table['by']}", height=height,
-                     **_value_axis(100, narrow))
+    config = _config(
+        narrow, title=f"Score per {table['by']}", height=height, **_value_axis(100, narrow)
+    )
     chart = pygal.HorizontalBar(**_with_legend(config, len(models)))
     chart.x_labels = keys[::-1]  # bottom-up: reversed, the first category is on top
     for index, model in enumerate(models):
-        chart.add(model["label"], [
-            None if row["cells"][index]["avg"] is None else round(row["cells"][index]["avg"], 1)
-            for row in reversed(table["rows"])])
+        chart.add(
+            model["label"],
+            [
+                None if row["cells"][index]["avg"] is None else round(row["cells"][index]["avg"], 1)
+                for row in reversed(table["rows"])
+            ],
+        )
     return _render(chart)
 
 

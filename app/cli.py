@@ -46,14 +46,16 @@ def open_db(check_only=False):
     cfg = config_mod.load()
     cfg["DB_MISSING"] = False
     key_file = config_mod.INSTANCE_PATH / "master.key"
-    if check_only and not (cfg["MASTER_KEY_PATH"] or cfg["MASTER_KEY_BASE64"]
-                           or key_file.exists()):
+    if check_only and not (cfg["MASTER_KEY_PATH"] or cfg["MASTER_KEY_BASE64"] or key_file.exists()):
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
         crypto.set_key(AESGCM.generate_key(bit_length=256))  # nothing gets encrypted and kept
     else:
-        crypto.set_key(crypto.load_key(cfg["MASTER_KEY_PATH"], cfg["MASTER_KEY_BASE64"],
-                                       str(config_mod.INSTANCE_PATH)))
+        crypto.set_key(
+            crypto.load_key(
+                cfg["MASTER_KEY_PATH"], cfg["MASTER_KEY_BASE64"], str(config_mod.INSTANCE_PATH)
+            )
+        )
     path = cfg["DB"]
     if check_only and path != ":memory:" and not Path(path).exists():
         import shutil
@@ -78,14 +80,17 @@ def _missing_db_note(cfg):
     """What to add to a check's errors when there is no database yet (names cannot resolve)."""
     if not cfg.get("DB_MISSING"):
         return None
-    return (f"note: the database {cfg['DB']} does not exist yet, so no provider or collection "
-            "is stored by name; define providers in the config, or set LLMBENCH_DB to your "
-            "database")
+    return (
+        f"note: the database {cfg['DB']} does not exist yet, so no provider or collection "
+        "is stored by name; define providers in the config, or set LLMBENCH_DB to your "
+        "database"
+    )
 
 
 @main.command()
-@click.option("--host", default=None,
-              help="Address to listen on (LLMBENCH_HOST, default 127.0.0.1).")
+@click.option(
+    "--host", default=None, help="Address to listen on (LLMBENCH_HOST, default 127.0.0.1)."
+)
 @click.option("--port", default=None, type=int, help="Port (LLMBENCH_PORT, default 8080).")
 def serve(host, port):
     """Run the web app and its one orchestrator (gunicorn, one worker, threads)."""
@@ -95,17 +100,25 @@ def serve(host, port):
 
     from . import create_app
 
-    logging.basicConfig(level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     cfg = config_mod.load()
     bind = f"{host or cfg['HOST']}:{port or cfg['PORT']}"
 
     class Server(BaseApplication):
         def load_config(self):
             # One worker: one process, one orchestrator thread by construction; threads serve polls.
-            for key, value in {"bind": bind, "workers": 1, "threads": 8,
-                               "worker_class": "gthread", "preload_app": False,
-                               "max_requests": 0, "timeout": 120, "accesslog": None}.items():
+            for key, value in {
+                "bind": bind,
+                "workers": 1,
+                "threads": 8,
+                "worker_class": "gthread",
+                "preload_app": False,
+                "max_requests": 0,
+                "timeout": 120,
+                "accesslog": None,
+            }.items():
                 self.cfg.set(key, value)
 
         def load(self):
@@ -130,10 +143,17 @@ def reset_defaults():
 
 
 @main.command()
-@click.option("-c", "--config", "config_path", required=True,
-              type=click.Path(exists=True, dir_okay=False), help="Run config (YAML or JSON).")
-@click.option("--dry-run", is_flag=True, help="Validate and print the plan; no model call, "
-              "nothing saved.")
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Run config (YAML or JSON).",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Validate and print the plan; no model call, nothing saved."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSONL events on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="Print errors only.")
 def run(config_path, dry_run, as_json, quiet):
@@ -185,8 +205,12 @@ def run(config_path, dry_run, as_json, quiet):
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True, help="Print JSONL events on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="Print errors only.")
-@click.option("--max-budget-usd", type=float, default=None,
-              help="Raise (or set) the run's budget before continuing.")
+@click.option(
+    "--max-budget-usd",
+    type=float,
+    default=None,
+    help="Raise (or set) the run's budget before continuing.",
+)
 def resume(run_id, as_json, quiet, max_budget_usd):
     """Continue a stopped, paused or interrupted run where it left off (exit codes as `run`)."""
     from . import runs
@@ -208,8 +232,13 @@ def resume(run_id, as_json, quiet, max_budget_usd):
 
 @main.command()
 @click.argument("run_id")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="Folder for summary.json and report.html (default runs/RUN_ID).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Folder for summary.json and report.html (default runs/RUN_ID).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON event instead of text.")
 def report(run_id, out_dir, as_json):
     """Write summary.json and a self-contained report.html for a run."""
@@ -237,8 +266,11 @@ def diff(run_a, run_b, as_json, limit):
     open_db()
     with db_context():
         try:
-            result = compare.compare_runs(runs.get_run(run_a), runs.get_run(run_b),
-                                          limit=max(limit, 0) if not as_json else 1000)
+            result = compare.compare_runs(
+                runs.get_run(run_a),
+                runs.get_run(run_b),
+                limit=max(limit, 0) if not as_json else 1000,
+            )
         except LlmbenchError as exc:
             raise translate(exc, as_json) from None
     if as_json:
@@ -248,9 +280,11 @@ def diff(run_a, run_b, as_json, limit):
     click.echo(f"{'target':40} {'A':>6} {'B':>6} {'delta':>7} {'tasks':>5}  verdict")
     for m in result["models"]:
         alert = "  REGRESSION" if m["regressionAlert"] else ""
-        click.echo(f"{m['label'][:40]:40} {num(m['a']['avgScore']):>6} "
-                   f"{num(m['b']['avgScore']):>6} {num(m['scoreDelta']):>7} "
-                   f"{m['sharedTasks']:>5}  {m['verdict']}{alert}")
+        click.echo(
+            f"{m['label'][:40]:40} {num(m['a']['avgScore']):>6} "
+            f"{num(m['b']['avgScore']):>6} {num(m['scoreDelta']):>7} "
+            f"{m['sharedTasks']:>5}  {m['verdict']}{alert}"
+        )
     for label, names in (("only in A", result["onlyInA"]), ("only in B", result["onlyInB"])):
         if names:
             click.echo(f"{label}: {', '.join(names)}")
@@ -259,8 +293,10 @@ def diff(run_a, run_b, as_json, limit):
         if rows:
             click.echo(f"{title} ({result[key + 'Count']}):")
             for c in rows:
-                click.echo(f"  {c['label']} {c['taskKey']}: {num(c['scoreA'])} -> "
-                           f"{num(c['scoreB'])} ({c['delta']:+.1f})")
+                click.echo(
+                    f"  {c['label']} {c['taskKey']}: {num(c['scoreA'])} -> "
+                    f"{num(c['scoreB'])} ({c['delta']:+.1f})"
+                )
 
 
 # ---- validate, import, export --------------------------------------------------------------
@@ -274,8 +310,10 @@ def _is_config(path):
     if path.is_dir() or path.suffix.lower() not in (".yml", ".yaml", ".json"):
         return False
     try:
-        doc = yaml.load(path.read_text(encoding="utf-8-sig"),
-                        Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        doc = yaml.load(
+            path.read_text(encoding="utf-8-sig"),
+            Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader),
+        )
     except (yaml.YAMLError, UnicodeDecodeError):
         return False
     return isinstance(doc, dict) and bool({"run", "judge", "targets"} & set(doc))
@@ -283,10 +321,19 @@ def _is_config(path):
 
 @main.command()
 @click.argument("path", required=False, type=click.Path(exists=True))
-@click.option("-c", "--config", "config_path", type=click.Path(exists=True, dir_okay=False),
-              help="A run config to check (same as giving it as PATH).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Dataset format (default: "
-              "guessed from the name and content).")
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A run config to check (same as giving it as PATH).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    help="Dataset format (default: guessed from the name and content).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
 def validate(path, config_path, fmt, as_json):
     """Check a run config or a dataset file/folder: nothing saved, no model called (2 if bad)."""
@@ -307,11 +354,18 @@ def validate(path, config_path, fmt, as_json):
             else:
                 checked = importer.check(target, fmt, on_duplicate="skip")
                 existing = len(checked.existing)
-                result = {"event": "valid", "kind": "dataset", "tasks": len(checked.tasks),
-                          "new": len(checked.tasks) - existing, "existing": existing,
-                          "collections": sorted(checked.collections)}
-                text = [f"{target}: valid dataset, {len(checked.tasks)} tasks "
-                        f"({len(checked.tasks) - existing} new, {existing} already stored)"]
+                result = {
+                    "event": "valid",
+                    "kind": "dataset",
+                    "tasks": len(checked.tasks),
+                    "new": len(checked.tasks) - existing,
+                    "existing": existing,
+                    "collections": sorted(checked.collections),
+                }
+                text = [
+                    f"{target}: valid dataset, {len(checked.tasks)} tasks "
+                    f"({len(checked.tasks) - existing} new, {existing} already stored)"
+                ]
         except LlmbenchError as exc:
             raise translate(exc, as_json, note=_missing_db_note(cfg)) from None
     if as_json:
@@ -324,8 +378,13 @@ def validate(path, config_path, fmt, as_json):
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Default: guessed per file.")
 @click.option("--collection", help="Add the tasks to this collection (created if new).")
-@click.option("--on-duplicate", type=click.Choice(["reject", "skip", "update"]),
-              default="reject", show_default=True, help="When a task_id already exists.")
+@click.option(
+    "--on-duplicate",
+    type=click.Choice(["reject", "skip", "update"]),
+    default="reject",
+    show_default=True,
+    help="When a task_id already exists.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
 def import_cmd(paths, fmt, collection, on_duplicate, as_json):
     """Import tasks from files or folders of YAML; all or nothing (exit 2 listing every problem)."""
@@ -334,16 +393,19 @@ def import_cmd(paths, fmt, collection, on_duplicate, as_json):
     open_db()
     with db_context():
         try:
-            result = importer.import_tasks(list(paths), fmt, collection=collection,
-                                           on_duplicate=on_duplicate)
+            result = importer.import_tasks(
+                list(paths), fmt, collection=collection, on_duplicate=on_duplicate
+            )
         except LlmbenchError as exc:
             raise translate(exc, as_json) from None
     if as_json:
         emit({"event": "imported", **result.to_dict()})
         return
     where = f" into collection {result.collection!r}" if result.collection else ""
-    click.echo(f"Imported {len(result.task_ids)} tasks{where}: {result.created} created, "
-               f"{result.updated} updated, {result.skipped} skipped")
+    click.echo(
+        f"Imported {len(result.task_ids)} tasks{where}: {result.created} created, "
+        f"{result.updated} updated, {result.skipped} skipped"
+    )
 
 
 @main.command()
@@ -364,8 +426,10 @@ def export(fmt, collection, output):
                         for chunk in chunks:
                             handle.write(chunk)
                 except OSError as exc:
-                    raise CliError(f"cannot write {output}: {exc.strerror or exc}; choose a "
-                                   "file in a folder you can write to") from None
+                    raise CliError(
+                        f"cannot write {output}: {exc.strerror or exc}; choose a "
+                        "file in a folder you can write to"
+                    ) from None
             else:
                 for chunk in chunks:
                     click.echo(chunk, nl=False)

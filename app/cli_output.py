@@ -37,8 +37,14 @@ def translate(exc, as_json=False, note=None):
     invalid = isinstance(exc, ValidationError | NotFound)
     errors = getattr(exc, "errors", None) or [{"field": None, "message": exc.message}]
     if as_json:
-        emit({"event": "error", "message": exc.message, "errors": errors,
-              **({"note": note} if note else {})})
+        emit(
+            {
+                "event": "error",
+                "message": exc.message,
+                "errors": errors,
+                **({"note": note} if note else {}),
+            }
+        )
     if isinstance(exc, ValidationError):
         noun = "problem" if len(errors) == 1 else "problems"
         message = f"{len(errors)} {noun}:\n" + "\n".join("  " + format_error(e) for e in errors)
@@ -81,14 +87,24 @@ class Output:
         targets = [f"{t['providerName']}/{t['model']}" for t in summary["targets"]]
         judge = f"{summary['judgeProviderName']}/{summary['judgeModel']}"
         if self.as_json:
-            emit({"event": event, "runId": summary["runId"], "state": summary["state"],
-                   "phase": summary["phase"], "totalItems": summary["totalItems"],
-                   "targets": targets, "judge": judge})
+            emit(
+                {
+                    "event": event,
+                    "runId": summary["runId"],
+                    "state": summary["state"],
+                    "phase": summary["phase"],
+                    "totalItems": summary["totalItems"],
+                    "targets": targets,
+                    "judge": judge,
+                }
+            )
             return
         if self.quiet:
             return
-        self.note(f"Run {summary['runId']}: {summary['totalItems']} items, targets "
-                  f"{', '.join(targets)}; judge {judge}")
+        self.note(
+            f"Run {summary['runId']}: {summary['totalItems']} items, targets "
+            f"{', '.join(targets)}; judge {judge}"
+        )
         if self.console.is_terminal:
             from rich.progress import BarColumn
             from rich.progress import Progress
@@ -96,9 +112,14 @@ class Output:
             from rich.progress import TextColumn
             from rich.progress import TimeElapsedColumn
 
-            self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                                     TaskProgressColumn(), TimeElapsedColumn(),
-                                     console=self.console, transient=False)
+            self.progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=False,
+            )
             self.progress.start()
             self.task = self.progress.add_task(summary["phase"].lower(), total=1.0)
 
@@ -115,9 +136,14 @@ class Output:
         if self.progress is not None:
             counts = summary["counts"]
             done = summary["totalItems"] - counts["NEW"]
-            self.progress.update(self.task, completed=summary["progress"], description=(
-                f"{summary['phase'].lower()} answered {done}/{summary['totalItems']}, "
-                f"judged {summary['completedItems']}, failed {summary['failedItems']}"))
+            self.progress.update(
+                self.task,
+                completed=summary["progress"],
+                description=(
+                    f"{summary['phase'].lower()} answered {done}/{summary['totalItems']}, "
+                    f"judged {summary['completedItems']}, failed {summary['failedItems']}"
+                ),
+            )
 
     def note(self, message, always=False):
         """A line for people (stderr, above the bar); --quiet keeps only errors."""
@@ -139,22 +165,37 @@ class Output:
         run_id = summary["runId"]
         hint = f"llmbench resume {run_id}" if code == EXIT_INTERRUPTED else None
         if self.as_json:
-            emit({"event": "run_summary", "runId": run_id, "state": summary["state"],
-                   "counts": summary["counts"], "failedItems": summary["failedItems"],
-                   "models": averages, "exitCode": code, "resumeCommand": hint})
+            emit(
+                {
+                    "event": "run_summary",
+                    "runId": run_id,
+                    "state": summary["state"],
+                    "counts": summary["counts"],
+                    "failedItems": summary["failedItems"],
+                    "models": averages,
+                    "exitCode": code,
+                    "resumeCommand": hint,
+                }
+            )
         elif not self.quiet:
-            click.echo(f"Run {run_id} {summary['state']}: {summary['completedItems']} completed, "
-                       f"{summary['failedItems']} failed, {summary['counts']['NEW']} not answered")
-            click.echo(f"{'target':40} {'score':>6} {'done':>5} {'failed':>6} {'avg ms':>8} "
-                       f"{'tok/s':>7}")
+            click.echo(
+                f"Run {run_id} {summary['state']}: {summary['completedItems']} completed, "
+                f"{summary['failedItems']} failed, {summary['counts']['NEW']} not answered"
+            )
+            click.echo(
+                f"{'target':40} {'score':>6} {'done':>5} {'failed':>6} {'avg ms':>8} {'tok/s':>7}"
+            )
             for row in averages:
-                click.echo(f"{row['target'][:40]:40} {num(row['avgScore']):>6} "
-                           f"{row['completed']:>5} {row['failed']:>6} "
-                           f"{num(row['avgTimeMs'], 0):>8} {num(row['avgTokensPerSecond']):>7}")
+                click.echo(
+                    f"{row['target'][:40]:40} {num(row['avgScore']):>6} "
+                    f"{row['completed']:>5} {row['failed']:>6} "
+                    f"{num(row['avgTimeMs'], 0):>8} {num(row['avgTokensPerSecond']):>7}"
+                )
         if hint:
             reason = summary["controlReason"] or "no reason given"
-            click.echo(f"Run {run_id} is {summary['state']} ({reason}). Continue it with: {hint}",
-                       err=True)
+            click.echo(
+                f"Run {run_id} is {summary['state']} ({reason}). Continue it with: {hint}", err=True
+            )
 
 
 def check_lease(as_json):
@@ -164,9 +205,11 @@ def check_lease(as_json):
 
     held = lease.current()
     if held is not None and held.expires_at > utcnow() and held.holder != lease.process_holder():
-        message = (f"the orchestrator is held by {held.holder} (llmbench serve?) until "
-                   f"{held.expires_at:%H:%M:%S} UTC; start the run from the web app, or stop the "
-                   "server and try again")
+        message = (
+            f"the orchestrator is held by {held.holder} (llmbench serve?) until "
+            f"{held.expires_at:%H:%M:%S} UTC; start the run from the web app, or stop the "
+            "server and try again"
+        )
         raise translate(Conflict(message), as_json)
 
 
@@ -185,8 +228,9 @@ def drive(run_id, cfg, out, first_event):
     def work():
         with db_context():
             try:
-                outcome["state"] = orchestrator.run_foreground(run_id, cfg, on_event=out.event,
-                                                               stop_event=stop)
+                outcome["state"] = orchestrator.run_foreground(
+                    run_id, cfg, on_event=out.event, stop_event=stop
+                )
             except BaseException as exc:  # reported by the main thread
                 outcome["error"] = exc
             finally:
@@ -224,8 +268,10 @@ def drive(run_id, cfg, out, first_event):
             raise translate(error, out.as_json)
         if error is not None:
             out.stop()
-            raise CliError(f"the run stopped on an unexpected error: {error!r}; continue it "
-                           f"with: llmbench resume {run_id}")
+            raise CliError(
+                f"the run stopped on an unexpected error: {error!r}; continue it "
+                f"with: llmbench resume {run_id}"
+            )
         state = summary["state"] if stop.is_set() or "state" not in outcome else outcome["state"]
         code = EXIT_OK if state == "finished" else EXIT_INTERRUPTED
         out.finish(summary, averages(run_id), code)
@@ -243,11 +289,18 @@ def averages(run_id):
     from .exports.summary import averages_to_dict
 
     rows = [averages_to_dict(r) for r in results.model_averages(runs.get_run(run_id))]
-    return [{"target": r.get("label"), "completed": r.get("completed", 0),
-             "failed": (r.get("failedAnswer") or 0) + (r.get("failedJudge") or 0),
-             "avgScore": r.get("avgScore"), "avgTimeMs": r.get("avgTimeMs"),
-             "avgTokensPerSecond": r.get("avgTokensPerSecond"), "costUsd": r.get("costUsd")}
-            for r in rows]
+    return [
+        {
+            "target": r.get("label"),
+            "completed": r.get("completed", 0),
+            "failed": (r.get("failedAnswer") or 0) + (r.get("failedJudge") or 0),
+            "avgScore": r.get("avgScore"),
+            "avgTimeMs": r.get("avgTimeMs"),
+            "avgTokensPerSecond": r.get("avgTokensPerSecond"),
+            "costUsd": r.get("costUsd"),
+        }
+        for r in rows
+    ]
 
 
 def write_reports(run_id, folder, as_json, quiet):
@@ -260,19 +313,29 @@ def write_reports(run_id, folder, as_json, quiet):
         run_obj = runs.get_run(run_id)
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            summary_path.write_text(json.dumps(exports.summary_json(run_obj), indent=2,
-                                               ensure_ascii=False, default=str) + "\n",
-                                    encoding="utf-8")
+            summary_path.write_text(
+                json.dumps(exports.summary_json(run_obj), indent=2, ensure_ascii=False, default=str)
+                + "\n",
+                encoding="utf-8",
+            )
             with report_path.open("w", encoding="utf-8") as handle:
                 for chunk in exports.report_html_chunks(run_obj):
                     handle.write(chunk)
         except OSError as exc:
             where = exc.filename or folder
-            raise CliError(f"cannot write the reports to {folder}: {where}: "
-                           f"{exc.strerror or exc}; choose a folder you can write to "
-                           f"(llmbench report {run_id} --out DIR)") from None
+            raise CliError(
+                f"cannot write the reports to {folder}: {where}: "
+                f"{exc.strerror or exc}; choose a folder you can write to "
+                f"(llmbench report {run_id} --out DIR)"
+            ) from None
     if as_json:
-        emit({"event": "report_written", "runId": run_id, "summary": str(summary_path),
-               "report": str(report_path)})
+        emit(
+            {
+                "event": "report_written",
+                "runId": run_id,
+                "summary": str(summary_path),
+                "report": str(report_path),
+            }
+        )
     elif not quiet:
         click.echo(f"Wrote {summary_path} and {report_path}")

@@ -19,7 +19,6 @@ def _str(value):
     return value if isinstance(value, str) else None
 
 
-
 def get_collection(collection_id):
     """The collection with this id, or NotFound."""
     collection = Collection.get_or_none(Collection.id == collection_id)
@@ -31,24 +30,40 @@ def get_collection(collection_id):
 def list_collections():
     """Collections by name, each with `task_count`."""
     count = fn.COUNT(CollectionTask.id)
-    return list(Collection.select(Collection, count.alias("task_count"))
-                .join(CollectionTask, JOIN.LEFT_OUTER).group_by(Collection.id)
-                .order_by(Collection.name))
+    return list(
+        Collection.select(Collection, count.alias("task_count"))
+        .join(CollectionTask, JOIN.LEFT_OUTER)
+        .group_by(Collection.id)
+        .order_by(Collection.name)
+    )
 
 
 def collection_tasks(collection):
     """The collection's tasks, by category then taskId."""
-    return list(Task.select().join(CollectionTask)
-                .where(CollectionTask.collection == collection.id)
-                .order_by(Task.category, Task.task_id))
+    return list(
+        Task.select()
+        .join(CollectionTask)
+        .where(CollectionTask.collection == collection.id)
+        .order_by(Task.category, Task.task_id)
+    )
 
 
 def collection_to_dict(collection):
     """CollectionDto (seed 000 §7.3) plus description, taskCount and createdAt."""
-    ids = [r.task_id for r in CollectionTask.select(CollectionTask.task)
-           .where(CollectionTask.collection == collection.id).order_by(CollectionTask.task)]
-    return {"id": collection.id, "name": collection.name, "description": collection.description,
-            "taskIds": ids, "taskCount": len(ids), "createdAt": isoformat(collection.created_at)}
+    ids = [
+        r.task_id
+        for r in CollectionTask.select(CollectionTask.task)
+        .where(CollectionTask.collection == collection.id)
+        .order_by(CollectionTask.task)
+    ]
+    return {
+        "id": collection.id,
+        "name": collection.name,
+        "description": collection.description,
+        "taskIds": ids,
+        "taskCount": len(ids),
+        "createdAt": isoformat(collection.created_at),
+    }
 
 
 def _clean_collection(name, description):
@@ -99,7 +114,8 @@ def update_collection(collection_id, name=None, description=None):
         collection = get_collection(collection_id)
         name, description = _clean_collection(
             collection.name if name is None else name,
-            collection.description if description is None else description)
+            collection.description if description is None else description,
+        )
         _check_collection_name_free(name, exclude=collection.id)
         collection.name, collection.description = name, description
         collection.save()
@@ -137,7 +153,8 @@ def _resolve_tasks(refs):
     unknown = [p for p in pks if p not in found] + [k for k in keys if k not in by_key] + bad
     if unknown:
         raise ValidationError.field(
-            "taskIds", "no such task: " + ", ".join(str(u) for u in unknown))
+            "taskIds", "no such task: " + ", ".join(str(u) for u in unknown)
+        )
     ordered = []
     for ref in refs:
         if isinstance(ref, int) or (isinstance(ref, str) and ref.strip().isdigit()):
@@ -153,27 +170,35 @@ def add_tasks_to_collection(collection_id, task_pks):
         collection = get_collection(collection_id)
         tasks = _resolve_tasks(task_pks)
         ids = [t.id for t in tasks]
-        members = {r.task_id for r in CollectionTask.select(CollectionTask.task)
-                   .where((CollectionTask.collection == collection.id)
-                          & (CollectionTask.task.in_(ids)))}
+        members = {
+            r.task_id
+            for r in CollectionTask.select(CollectionTask.task).where(
+                (CollectionTask.collection == collection.id) & (CollectionTask.task.in_(ids))
+            )
+        }
         dupes, seen = [], set()
         for t in tasks:
             if t.id in members or t.id in seen:
                 dupes.append(t.task_id)
             seen.add(t.id)
         if dupes:
-            raise Conflict(f"already in collection {collection.name!r}: "
-                           + ", ".join(dict.fromkeys(dupes)))
+            raise Conflict(
+                f"already in collection {collection.name!r}: " + ", ".join(dict.fromkeys(dupes))
+            )
         CollectionTask.insert_many(
-            [{"collection": collection.id, "task": pk} for pk in ids]).execute()
+            [{"collection": collection.id, "task": pk} for pk in ids]
+        ).execute()
     return collection
 
 
 def remove_task_from_collection(collection_id, task_pk):
     """Remove one task from a collection (the task stays)."""
     collection = get_collection(collection_id)
-    deleted = CollectionTask.delete().where(
-        (CollectionTask.collection == collection.id) & (CollectionTask.task == task_pk)).execute()
+    deleted = (
+        CollectionTask.delete()
+        .where((CollectionTask.collection == collection.id) & (CollectionTask.task == task_pk))
+        .execute()
+    )
     if not deleted:
         raise NotFound(f"task {task_pk} is not in collection {collection.name!r}")
     return collection

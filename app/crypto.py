@@ -33,12 +33,15 @@ def load_key(key_path=None, key_base64=None, instance_path=None):
         except OSError as exc:
             raise KeyError_(
                 f"LLMBENCH_MASTER_KEY_PATH ({key_path}) cannot be read ({exc.strerror}); "
-                "point it at the key file, or unset it to use instance/master.key") from None
+                "point it at the key file, or unset it to use instance/master.key"
+            ) from None
         key = _decode(raw, f"LLMBENCH_MASTER_KEY_PATH ({key_path})")
         source = "file"
     elif key_base64:
-        key = _decode(key_base64.encode() if isinstance(key_base64, str) else key_base64,
-                      "LLMBENCH_MASTER_KEY_BASE64")
+        key = _decode(
+            key_base64.encode() if isinstance(key_base64, str) else key_base64,
+            "LLMBENCH_MASTER_KEY_BASE64",
+        )
         source = "env"
     else:
         path = Path(instance_path) / "master.key"
@@ -53,7 +56,9 @@ def load_key(key_path=None, key_base64=None, instance_path=None):
                 fh.write(base64.b64encode(key) + b"\n")
             log.warning(
                 "No LLMBENCH_MASTER_KEY_PATH or LLMBENCH_MASTER_KEY_BASE64 set: generated a new "
-                "master key in %s (mode 0600). Back it up with the database.", path)
+                "master key in %s (mode 0600). Back it up with the database.",
+                path,
+            )
             source = str(path)
     log.info("master key loaded from %s, fingerprint %s", source, fingerprint(key))
     return key
@@ -65,8 +70,10 @@ def _decode(raw, where):
     except ValueError:
         key = b""
     if len(key) != 32:
-        raise KeyError_(f"{where}: the master key must be 32 bytes, base64-encoded "
-                        "(make one with: head -c 32 /dev/urandom | base64)")
+        raise KeyError_(
+            f"{where}: the master key must be 32 bytes, base64-encoded "
+            "(make one with: head -c 32 /dev/urandom | base64)"
+        )
     return key
 
 
@@ -97,7 +104,8 @@ def decrypt(token, aad):
     except (InvalidTag, ValueError) as exc:
         raise KeyError_(
             "a stored secret cannot be decrypted: the master key differs from the one it was "
-            "saved with, or the value was tampered with; re-enter the secret") from exc
+            "saved with, or the value was tampered with; re-enter the secret"
+        ) from exc
 
 
 def mask(value):

@@ -7,6 +7,7 @@ from peewee import SqliteDatabase
 
 log = logging.getLogger(__name__)
 
+
 class Database(SqliteDatabase):
     """SQLite whose transactions take the write lock at BEGIN (IMMEDIATE) unless told otherwise.
 

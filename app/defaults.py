@@ -21,11 +21,23 @@ log = logging.getLogger(__name__)
 BUILTIN_TASKS_PATH = Path(__file__).resolve().parent / "data" / "builtin_tasks.yaml"
 
 DEFAULT_PROVIDERS = [
-    {"name": "local-ollama", "type": "OLLAMA", "baseUrl": "http://localhost:11434",
-     "timeoutSeconds": 300, "maxConcurrency": 1, "headers": []},
+    {
+        "name": "local-ollama",
+        "type": "OLLAMA",
+        "baseUrl": "http://localhost:11434",
+        "timeoutSeconds": 300,
+        "maxConcurrency": 1,
+        "headers": [],
+    },
     # An example: llama.cpp's llama-server (or vLLM, LM Studio) speaking the OpenAI format.
-    {"name": "local-openai-compatible", "type": "OPENAI", "baseUrl": "http://127.0.0.1:18080",
-     "timeoutSeconds": 300, "maxConcurrency": 1, "headers": []},
+    {
+        "name": "local-openai-compatible",
+        "type": "OPENAI",
+        "baseUrl": "http://127.0.0.1:18080",
+        "timeoutSeconds": 300,
+        "maxConcurrency": 1,
+        "headers": [],
+    },
 ]
 QUICK = "quick"
 FULL = "full"
@@ -57,8 +69,9 @@ def load_builtin(path=None):
     known = {t["task_id"] for t in tasks}
     unknown = [q for q in quick if q not in known]
     if unknown:
-        raise ValidationError.field("collections.quick", "unknown task_id: " + ", ".join(unknown),
-                                    file=path.name)
+        raise ValidationError.field(
+            "collections.quick", "unknown task_id: " + ", ".join(unknown), file=path.name
+        )
     return tasks, quick
 
 
@@ -92,12 +105,17 @@ def _ensure_collection(name):
 
 
 def _ensure_members(collection, task_pks):
-    present = {r.task_id for r in CollectionTask.select(CollectionTask.task)
-               .where(CollectionTask.collection == collection.id)}
+    present = {
+        r.task_id
+        for r in CollectionTask.select(CollectionTask.task).where(
+            CollectionTask.collection == collection.id
+        )
+    }
     missing = [pk for pk in dict.fromkeys(task_pks) if pk not in present]
     if missing:
         CollectionTask.insert_many(
-            [{"collection": collection.id, "task": pk} for pk in missing]).execute()
+            [{"collection": collection.id, "task": pk} for pk in missing]
+        ).execute()
     return len(missing)
 
 
@@ -130,6 +148,8 @@ def reset_defaults():
         if tasks:
             counts["members"] += _ensure_members(_ensure_collection(QUICK), [pks[t] for t in quick])
             counts["members"] += _ensure_members(_ensure_collection(FULL), list(pks.values()))
-    return (f"defaults: {counts['providers']} providers created, {counts['created']} built-in "
-            f"tasks created, {counts['restored']} restored, {counts['members']} collection "
-            f"memberships restored ({len(tasks)} built-in tasks, your own data kept)")
+    return (
+        f"defaults: {counts['providers']} providers created, {counts['created']} built-in "
+        f"tasks created, {counts['restored']} restored, {counts['members']} collection "
+        f"memberships restored ({len(tasks)} built-in tasks, your own data kept)"
+    )

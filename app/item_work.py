@@ -43,12 +43,28 @@ def _ts(value):
 class Claimed:
     """What the claim returned: enough of the item to answer it (no 60-column model to build)."""
 
-    __slots__ = ("id", "attempts", "task_key", "question", "system_prompt", "answer",
-                 "first_attempt_at", "target_id")
+    __slots__ = (
+        "id",
+        "attempts",
+        "task_key",
+        "question",
+        "system_prompt",
+        "answer",
+        "first_attempt_at",
+        "target_id",
+    )
 
     def __init__(self, row):
-        (self.id, self.attempts, self.task_key, self.question, self.system_prompt, self.answer,
-         first, self.target_id) = row
+        (
+            self.id,
+            self.attempts,
+            self.task_key,
+            self.question,
+            self.system_prompt,
+            self.answer,
+            first,
+            self.target_id,
+        ) = row
         self.first_attempt_at = Item.first_attempt_at.python_value(first)
 
 
@@ -70,17 +86,25 @@ def release(item_id, attempts):
     The retry-time cap starts again with the next attempt: a run continued hours later must
     not give up on its first transient error because of when it was first tried.
     """
-    return (Item.update(attempts=Item.attempts - 1, next_retry_at=None, first_attempt_at=None)
-            .where((Item.id == item_id) & (Item.attempts == attempts)
-                   & Item.status.in_([NEW, WAITING_FOR_JUDGE]) & Item.error_msg.is_null())
-            .execute())
+    return (
+        Item.update(attempts=Item.attempts - 1, next_retry_at=None, first_attempt_at=None)
+        .where(
+            (Item.id == item_id)
+            & (Item.attempts == attempts)
+            & Item.status.in_([NEW, WAITING_FOR_JUDGE])
+            & Item.error_msg.is_null()
+        )
+        .execute()
+    )
 
 
 def extend(item_id, status, attempts, deadline):
     """Push on the deadline of a claim still in flight; 1 when it is still ours."""
     return database.execute_sql(
         "UPDATE item SET next_retry_at = ? WHERE id = ? AND status = ? AND attempts = ? "
-        "AND error_msg IS NULL", (_ts(deadline), item_id, status, attempts)).rowcount
+        "AND error_msg IS NULL",
+        (_ts(deadline), item_id, status, attempts),
+    ).rowcount
 
 
 class Failure(Exception):
@@ -102,8 +126,9 @@ def _guarded(item_id, status, attempts, fields):
     sql = _UPDATE_SQL.get(names)
     if sql is None:
         columns = ", ".join(f'"{Item._meta.fields[n].column_name}" = ?' for n in names)
-        sql = _UPDATE_SQL[names] = (f'UPDATE "item" SET {columns} '
-                                    'WHERE "id" = ? AND "status" = ? AND "attempts" = ?')
+        sql = _UPDATE_SQL[names] = (
+            f'UPDATE "item" SET {columns} WHERE "id" = ? AND "status" = ? AND "attempts" = ?'
+        )
     values = [Item._meta.fields[n].db_value(fields[n]) for n in names]
     return database.execute_sql(sql, (*values, item_id, status, attempts)).rowcount
 
@@ -121,9 +146,14 @@ class ItemWork:
         attempts = item.attempts
         messages = item_messages(item.system_prompt, item.question)
         try:
-            completion = adapter.chat(target.model, messages, params=target.params or {},
-                                      stream=True, keep_alive=s.keep_alive(target.provider),
-                                      cancel=s.cancel)
+            completion = adapter.chat(
+                target.model,
+                messages,
+                params=target.params or {},
+                stream=True,
+                keep_alive=s.keep_alive(target.provider),
+                cancel=s.cancel,
+            )
         except ProviderError as exc:
             if not s.cancel.is_set():  # a stop abandoned it: the supervisor released the claim
                 self._answer_failed(item, attempts, exc)
@@ -143,28 +173,55 @@ class ItemWork:
         fields = dict(
             # The judge's attempts and retry-time cap start afresh (first_attempt_at is set
             # again by the first judge claim): a long benchmark must not use up the judge's.
-            status=WAITING_FOR_JUDGE, attempts=0, answer_attempts=attempts, next_retry_at=None,
-            first_attempt_at=None, error_msg=None, error_stage=None, answer=completion.text,
-            response_raw=completion.raw, request_json=completion.request,
-            time_taken_ms=completion.wall_ms, ttft_ms=completion.ttft_ms,
-            prompt_ms=completion.prompt_ms, decode_ms=decode_ms, load_ms=completion.load_ms,
-            prompt_tokens=completion.prompt_tokens, tokens_generated=completion.completion_tokens,
-            tokens_per_second=tps, tps_source=tps_source,
-            tokens_estimated=bool(completion.tokens_estimated), cost_usd=cost_usd,
-            cost_source=cost_source, finish_reason=completion.finish_reason, answered_at=now,
-            updated_at=now)
+            status=WAITING_FOR_JUDGE,
+            attempts=0,
+            answer_attempts=attempts,
+            next_retry_at=None,
+            first_attempt_at=None,
+            error_msg=None,
+            error_stage=None,
+            answer=completion.text,
+            response_raw=completion.raw,
+            request_json=completion.request,
+            time_taken_ms=completion.wall_ms,
+            ttft_ms=completion.ttft_ms,
+            prompt_ms=completion.prompt_ms,
+            decode_ms=decode_ms,
+            load_ms=completion.load_ms,
+            prompt_tokens=completion.prompt_tokens,
+            tokens_generated=completion.completion_tokens,
+            tokens_per_second=tps,
+            tps_source=tps_source,
+            tokens_estimated=bool(completion.tokens_estimated),
+            cost_usd=cost_usd,
+            cost_source=cost_source,
+            finish_reason=completion.finish_reason,
+            answered_at=now,
+            updated_at=now,
+        )
         speed = f", {tps:.1f} tok/s ({tps_source})" if tps else ""
         tokens = completion.completion_tokens
-        message = (f"{item.task_key} on {target.provider_name}/{target.model}: "
-                   f"{completion.wall_ms:.0f} ms, {tokens if tokens is not None else '?'} tokens"
-                   f"{speed}")
+        message = (
+            f"{item.task_key} on {target.provider_name}/{target.model}: "
+            f"{completion.wall_ms:.0f} ms, {tokens if tokens is not None else '?'} tokens"
+            f"{speed}"
+        )
         with database.atomic():
             if not _guarded(item.id, NEW, attempts, fields):
                 return
-            s.emit("item_done", message, data={
-                "itemId": item.id, "taskId": item.task_key, "model": target.model,
-                "timeTakenMs": round(completion.wall_ms, 1), "tokensGenerated": tokens,
-                "tokensPerSecond": round(tps, 2) if tps else None}, now=now)
+            s.emit(
+                "item_done",
+                message,
+                data={
+                    "itemId": item.id,
+                    "taskId": item.task_key,
+                    "model": target.model,
+                    "timeTakenMs": round(completion.wall_ms, 1),
+                    "tokensGenerated": tokens,
+                    "tokensPerSecond": round(tps, 2) if tps else None,
+                },
+                now=now,
+            )
         s.add_cost(cost_usd)
 
     def _empty_answer(self, item, attempts, completion):
@@ -172,22 +229,33 @@ class ItemWork:
         # second one fails the item "empty answer" rather than sending nothing to the judge,
         # so it counts as a failure, not as a low score. answer="" marks the first one.
         why = f"empty answer (finish_reason {completion.finish_reason or 'unknown'})"
-        stored = {"answer": "", "response_raw": completion.raw,
-                  "request_json": completion.request, "finish_reason": completion.finish_reason}
+        stored = {
+            "answer": "",
+            "response_raw": completion.raw,
+            "request_json": completion.request,
+            "finish_reason": completion.finish_reason,
+        }
         if item.answer == "":
-            self._answer_failed(item, attempts, Failure(why, False), stored,
-                                final_message=f"{why}, twice")
+            self._answer_failed(
+                item, attempts, Failure(why, False), stored, final_message=f"{why}, twice"
+            )
         else:
             self._answer_failed(item, attempts, Failure(why, True), stored, force_retry=True)
 
-    def _answer_failed(self, item, attempts, exc, extra=None, force_retry=False,
-                       final_message=None):
+    def _answer_failed(
+        self, item, attempts, exc, extra=None, force_retry=False, final_message=None
+    ):
         s = self.s
         now = s.now()
         limit = s.max_attempts
-        decision = retry.decide(attempts=min(attempts, limit - 1) if force_retry else attempts,
-                                first_attempt_at=item.first_attempt_at or now, error=exc,
-                                config=s.config, limit=limit, now=now)
+        decision = retry.decide(
+            attempts=min(attempts, limit - 1) if force_retry else attempts,
+            first_attempt_at=item.first_attempt_at or now,
+            error=exc,
+            config=s.config,
+            limit=limit,
+            now=now,
+        )
         fields = dict(extra or {}, error_stage="answer", updated_at=now)
         if getattr(exc, "raw", None) and "response_raw" not in fields:
             fields["response_raw"] = exc.raw
@@ -195,8 +263,12 @@ class ItemWork:
         if decision.retry:
             fields.update(next_retry_at=decision.at, error_msg=exc.message)
             event, level, message = "retry_scheduled", "WARNING", f"{label}: {decision.message}"
-            data = {"itemId": item.id, "nextRetryAt": decision.at.isoformat() + "Z",
-                    "attempt": attempts, "error": exc.message}
+            data = {
+                "itemId": item.id,
+                "nextRetryAt": decision.at.isoformat() + "Z",
+                "attempt": attempts,
+                "error": exc.message,
+            }
         else:
             error = final_message or decision.message
             fields.update(status=FAILED, next_retry_at=None, error_msg=error)
@@ -213,11 +285,25 @@ class ItemWork:
         error = f"internal error: {exc!r}"[:500]
         stage = "judge" if status == WAITING_FOR_JUDGE else "answer"
         with database.atomic():
-            if _guarded(item.id, status, item.attempts,
-                        {"status": FAILED, "error_stage": stage, "error_msg": error,
-                         "next_retry_at": None, "updated_at": now}):
-                s.emit("item_failed", f"{label} failed: {error}", level="ERROR",
-                       data={"itemId": item.id, "stage": stage, "error": error}, now=now)
+            if _guarded(
+                item.id,
+                status,
+                item.attempts,
+                {
+                    "status": FAILED,
+                    "error_stage": stage,
+                    "error_msg": error,
+                    "next_retry_at": None,
+                    "updated_at": now,
+                },
+            ):
+                s.emit(
+                    "item_failed",
+                    f"{label} failed: {error}",
+                    level="ERROR",
+                    data={"itemId": item.id, "stage": stage, "error": error},
+                    now=now,
+                )
 
     # ---- judgements ------------------------------------------------------------------------
     def judge(self, item_id, attempts, adapter):
@@ -225,44 +311,73 @@ class ItemWork:
         s = self.s
         item = Item.get_by_id(item_id)
         try:
-            result = judge.judge_item(adapter, s.run.judge_model, item,
-                                      params=s.run.judge_params,
-                                      keep_alive=s.keep_alive(s.run.judge_provider),
-                                      cancel=s.cancel)
+            result = judge.judge_item(
+                adapter,
+                s.run.judge_model,
+                item,
+                params=s.run.judge_params,
+                keep_alive=s.keep_alive(s.run.judge_provider),
+                cancel=s.cancel,
+            )
         except judge.JudgeError as exc:
             if not s.cancel.is_set():
                 self._judge_failed(item, attempts, exc)
             return
         except Exception as exc:
             log.exception("unexpected error judging item %s", item_id)
-            self._judge_failed(item, attempts, judge.JudgeError(f"internal error: {exc!r}",
-                                                                transient=False))
+            self._judge_failed(
+                item, attempts, judge.JudgeError(f"internal error: {exc!r}", transient=False)
+            )
             return
         if s.cancel.is_set():
             return
         now = s.now()
         fields = dict(
-            status=COMPLETED, next_retry_at=None, error_msg=None, error_stage=None,
-            evaluation_score=result["score"], evaluation_reason=result["reason"],
-            rubric_scores=result["rubric_scores"], auto_fail=result["auto_fail"],
+            status=COMPLETED,
+            next_retry_at=None,
+            error_msg=None,
+            error_stage=None,
+            evaluation_score=result["score"],
+            evaluation_reason=result["reason"],
+            rubric_scores=result["rubric_scores"],
+            auto_fail=result["auto_fail"],
             judge_request_json=result["request"],
             judge_raw=JUDGE_RAW_SEPARATOR.join(r for r in result["raws"] if r),
-            judge_ms=result["ms"], judged_at=now, updated_at=now)
+            judge_ms=result["ms"],
+            judged_at=now,
+            updated_at=now,
+        )
         reason = result["reason"]
         reason = reason if len(reason) <= 120 else reason[:117] + "..."
-        message = (f"{item.task_key} on {s.target_label(item.target_id)}: score "
-                   f"{result['score']:g}{' (auto-fail)' if result['auto_fail'] else ''}: {reason}")
+        message = (
+            f"{item.task_key} on {s.target_label(item.target_id)}: score "
+            f"{result['score']:g}{' (auto-fail)' if result['auto_fail'] else ''}: {reason}"
+        )
         with database.atomic():
             if _guarded(item.id, WAITING_FOR_JUDGE, attempts, fields):
-                s.emit("item_judged", message, data={
-                    "itemId": item.id, "taskId": item.task_key, "score": result["score"],
-                    "repaired": len(result["raws"]) > 1}, now=now)
+                s.emit(
+                    "item_judged",
+                    message,
+                    data={
+                        "itemId": item.id,
+                        "taskId": item.task_key,
+                        "score": result["score"],
+                        "repaired": len(result["raws"]) > 1,
+                    },
+                    now=now,
+                )
 
     def _judge_failed(self, item, attempts, exc):
         s = self.s
         now = s.now()
-        decision = retry.decide(attempts=attempts, first_attempt_at=item.first_attempt_at or now,
-                                error=exc, config=s.config, limit=s.max_attempts, now=now)
+        decision = retry.decide(
+            attempts=attempts,
+            first_attempt_at=item.first_attempt_at or now,
+            error=exc,
+            config=s.config,
+            limit=s.max_attempts,
+            now=now,
+        )
         fields = dict(error_stage="judge", updated_at=now, judge_ms=exc.ms or None)
         if exc.raws:
             fields["judge_raw"] = JUDGE_RAW_SEPARATOR.join(r for r in exc.raws if r)
@@ -272,8 +387,13 @@ class ItemWork:
         if decision.retry:
             fields.update(next_retry_at=decision.at, error_msg=exc.message)
             event, level, message = "retry_scheduled", "WARNING", f"{label}: {decision.message}"
-            data = {"itemId": item.id, "nextRetryAt": decision.at.isoformat() + "Z",
-                    "attempt": attempts, "error": exc.message, "stage": "judge"}
+            data = {
+                "itemId": item.id,
+                "nextRetryAt": decision.at.isoformat() + "Z",
+                "attempt": attempts,
+                "error": exc.message,
+                "stage": "judge",
+            }
         else:
             fields.update(status=FAILED, next_retry_at=None, error_msg=decision.message)
             event, level, message = "item_failed", "ERROR", f"{label} failed: {decision.message}"
@@ -281,4 +401,3 @@ class ItemWork:
         with database.atomic():
             if _guarded(item.id, WAITING_FOR_JUDGE, attempts, fields):
                 s.emit(event, message, level=level, data=data, now=now)
-

@@ -43,12 +43,14 @@ REPAIR_TEMPLATE = (
     "Reply again with the corrected JSON object only (keys: {keys}), nothing else."
 )
 
-PROMPT_HASH = sha256_json({
-    "version": JUDGE_PROMPT_VERSION,
-    "system": JUDGE_SYSTEM_PROMPT,
-    "template": JUDGE_TEMPLATE,
-    "repair": REPAIR_TEMPLATE,
-})
+PROMPT_HASH = sha256_json(
+    {
+        "version": JUDGE_PROMPT_VERSION,
+        "system": JUDGE_SYSTEM_PROMPT,
+        "template": JUDGE_TEMPLATE,
+        "repair": REPAIR_TEMPLATE,
+    }
+)
 
 
 class JudgeOutputError(ValueError):
@@ -77,16 +79,22 @@ def build_judge_messages(item):
     rubric_section = ""
     rubric_key = ""
     if item.rubric:
-        lines = [f'- "{r["id"]}" (weight {r.get("weight", 1):g}, '
-                 f'score 0-{r.get("max_score", 1):g}): {r.get("text", "")}' for r in item.rubric]
+        lines = [
+            f'- "{r["id"]}" (weight {r.get("weight", 1):g}, '
+            f"score 0-{r.get('max_score', 1):g}): {r.get('text', '')}"
+            for r in item.rubric
+        ]
         rubric_section = "\n## Rubric (score every item)\n" + "\n".join(lines) + "\n"
-        rubric_key = ('- "rubric_scores": object with one number per rubric id, each between 0 '
-                      "and that item's maximum;\n")
+        rubric_key = (
+            '- "rubric_scores": object with one number per rubric id, each between 0 '
+            "and that item's maximum;\n"
+        )
     auto_fail_section = ""
     if item.auto_fail_rules:
         rules = "\n".join(f"- {rule}" for rule in item.auto_fail_rules)
-        auto_fail_section = ("\n## Auto-fail rules (if the answer breaks any, set auto_fail true)\n"
-                             + rules + "\n")
+        auto_fail_section = (
+            "\n## Auto-fail rules (if the answer breaks any, set auto_fail true)\n" + rules + "\n"
+        )
     user = JUDGE_TEMPLATE.format(
         question=item.question.strip(),
         excellent=_or_dash(item.excellent),
@@ -98,8 +106,11 @@ def build_judge_messages(item):
         answer=item.answer or "",
         reason_max=REASON_MAX_LENGTH,
         rubric_key=rubric_key,
-        auto_fail_key=('- "auto_fail": true if the answer breaks an auto-fail rule, else false.\n'
-                       if item.auto_fail_rules else ""),
+        auto_fail_key=(
+            '- "auto_fail": true if the answer breaks an auto-fail rule, else false.\n'
+            if item.auto_fail_rules
+            else ""
+        ),
     )
     return [{"role": "system", "content": JUDGE_SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
@@ -124,8 +135,12 @@ def judge_schema(item):
             "additionalProperties": False,
         }
         required.insert(2, "rubric_scores")
-    return {"type": "object", "properties": properties, "required": required,
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
 
 
 def _bounded(max_score):
@@ -146,8 +161,9 @@ def _number(value):
 def parse_judgement(text, item, finish_reason=None):
     """Validate the judge's reply; return {score, judge_score, reason, rubric_scores, auto_fail}."""
     if finish_reason == "length":
-        raise JudgeOutputError("the reply was cut off (finish_reason length): "
-                               "raise the judge's max_tokens")
+        raise JudgeOutputError(
+            "the reply was cut off (finish_reason length): raise the judge's max_tokens"
+        )
     body = (text or "").strip()
     fenced = _FENCE.match(body)
     if fenced:  # a fenced block is still exactly one JSON object; prose around it is not accepted
@@ -177,8 +193,13 @@ def parse_judgement(text, item, finish_reason=None):
         rubric_scores, final = _rubric(data.get("rubric_scores"), item.rubric)
     if auto_fail:
         final = 0.0
-    return {"score": round(final, 2), "judge_score": int(score), "reason": reason.strip(),
-            "rubric_scores": rubric_scores, "auto_fail": auto_fail}
+    return {
+        "score": round(final, 2),
+        "judge_score": int(score),
+        "reason": reason.strip(),
+        "rubric_scores": rubric_scores,
+        "auto_fail": auto_fail,
+    }
 
 
 def _rubric(given, rubric):
@@ -195,8 +216,9 @@ def _rubric(given, rubric):
         weight = float(r.get("weight", 1))
         value = given.get(rid, 0)
         if not _number(value) or not 0 <= value <= top:
-            raise JudgeOutputError(f'rubric score "{rid}" must be a number from 0 to {top:g}, '
-                                   f"got {value!r}")
+            raise JudgeOutputError(
+                f'rubric score "{rid}" must be a number from 0 to {top:g}, got {value!r}'
+            )
         scores[rid] = value
         total += weight * (value / top)
         weights += weight
@@ -223,8 +245,15 @@ def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=Non
     raws, request, ms = [], None, 0.0
     started = time.perf_counter()
     try:
-        completion = adapter.chat(model, messages, params=params, stream=False, json_schema=schema,
-                                  keep_alive=keep_alive, cancel=cancel)
+        completion = adapter.chat(
+            model,
+            messages,
+            params=params,
+            stream=False,
+            json_schema=schema,
+            keep_alive=keep_alive,
+            cancel=cancel,
+        )
         request, ms = completion.request, completion.wall_ms
         raws.append(completion.raw or completion.text)
         try:
@@ -232,24 +261,45 @@ def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=Non
         except JudgeOutputError as exc:
             repair = messages + [
                 {"role": "assistant", "content": completion.text or ""},
-                {"role": "user", "content": REPAIR_TEMPLATE.format(
-                    error=exc, keys=", ".join(schema["required"]))},
+                {
+                    "role": "user",
+                    "content": REPAIR_TEMPLATE.format(
+                        error=exc, keys=", ".join(schema["required"])
+                    ),
+                },
             ]
-            completion = adapter.chat(model, repair, params=params, stream=False,
-                                      json_schema=schema, keep_alive=keep_alive, cancel=cancel)
+            completion = adapter.chat(
+                model,
+                repair,
+                params=params,
+                stream=False,
+                json_schema=schema,
+                keep_alive=keep_alive,
+                cancel=cancel,
+            )
             ms += completion.wall_ms
             raws.append(completion.raw or completion.text)
             try:
                 result = parse_judgement(completion.text, item, completion.finish_reason)
             except JudgeOutputError as exc2:
-                raise JudgeError(f"judge output unusable after one repair: {exc2}", transient=True,
-                                 request=request, raws=raws, ms=ms) from None
+                raise JudgeError(
+                    f"judge output unusable after one repair: {exc2}",
+                    transient=True,
+                    request=request,
+                    raws=raws,
+                    ms=ms,
+                ) from None
     except ProviderError as exc:
         ms = ms or (time.perf_counter() - started) * 1000.0
         if exc.raw:
             raws.append(exc.raw)
-        raise JudgeError(f"judge call failed: {exc.message}", transient=exc.transient,
-                         request=request, raws=raws, ms=ms,
-                         retry_after=exc.retry_after) from exc
+        raise JudgeError(
+            f"judge call failed: {exc.message}",
+            transient=exc.transient,
+            request=request,
+            raws=raws,
+            ms=ms,
+            retry_after=exc.retry_after,
+        ) from exc
     result.update(request=request, raws=raws, ms=ms)
     return result

@@ -50,18 +50,21 @@ def acquire(holder, seconds, now=None, spare_run_id=None):
     now = now or utcnow()
     expires = now + dt.timedelta(seconds=seconds)
     with database.atomic("IMMEDIATE"):
-        row = database.execute_sql("SELECT holder, heartbeat_at FROM lease WHERE name = ?",
-                                   (NAME,)).fetchone()
+        row = database.execute_sql(
+            "SELECT holder, heartbeat_at FROM lease WHERE name = ?", (NAME,)
+        ).fetchone()
         if row is None:
-            Lease.insert(name=NAME, holder=holder, acquired_at=now, heartbeat_at=now,
-                         expires_at=expires).execute()
+            Lease.insert(
+                name=NAME, holder=holder, acquired_at=now, heartbeat_at=now, expires_at=expires
+            ).execute()
             took_over = True
         else:
             cursor = database.execute_sql(
                 "UPDATE lease SET holder = ?, heartbeat_at = ?, expires_at = ?, "
                 "acquired_at = CASE WHEN holder = ? THEN acquired_at ELSE ? END "
                 "WHERE name = ? AND (holder = ? OR expires_at < ?)",
-                (holder, _ts(now), _ts(expires), holder, _ts(now), NAME, holder, _ts(now)))
+                (holder, _ts(now), _ts(expires), holder, _ts(now), NAME, holder, _ts(now)),
+            )
             if cursor.rowcount != 1:
                 return False
             took_over = row[0] != holder
@@ -76,7 +79,8 @@ def release(holder):
     with database.atomic("IMMEDIATE"):
         database.execute_sql(
             "UPDATE lease SET expires_at = ? WHERE name = ? AND holder = ?",
-            (_ts(_EPOCH), NAME, holder))
+            (_ts(_EPOCH), NAME, holder),
+        )
 
 
 def current():
@@ -108,23 +112,40 @@ def recover_interrupted(now, spare_run_id=None, resumed_after=None):
     pending = Run.select().where(Run.status != FINISHED)
     # An in-flight claim: attempts counted, a claim deadline set, no failure recorded yet
     # (a failed attempt always writes error_msg). That attempt never finished: do not count it.
-    released = (Item.update(attempts=Item.attempts - 1, next_retry_at=None, first_attempt_at=None)
-                .where(Item.run.in_(pending)
-                       & Item.status.in_(["NEW", WAITING_FOR_JUDGE])
-                       & (Item.attempts > 0)
-                       & Item.next_retry_at.is_null(False)
-                       & Item.error_msg.is_null())
-                .execute())
+    released = (
+        Item.update(attempts=Item.attempts - 1, next_retry_at=None, first_attempt_at=None)
+        .where(
+            Item.run.in_(pending)
+            & Item.status.in_(["NEW", WAITING_FOR_JUDGE])
+            & (Item.attempts > 0)
+            & Item.next_retry_at.is_null(False)
+            & Item.error_msg.is_null()
+        )
+        .execute()
+    )
     runs = list(Run.select().where((Run.status != FINISHED) & (Run.control == CONTROL_RUNNING)))
     for run in runs:
         if spare_run_id is not None and run.run_id == spare_run_id:
             continue
         if resumed_after is not None and (
-                RunLog.select().where((RunLog.run == run) & (RunLog.event == "resumed")
-                                      & (RunLog.created_at > resumed_after)).exists()):
+            RunLog.select()
+            .where(
+                (RunLog.run == run)
+                & (RunLog.event == "resumed")
+                & (RunLog.created_at > resumed_after)
+            )
+            .exists()
+        ):
             continue
-        Run.update(control=CONTROL_STOPPED, control_reason=INTERRUPTED_REASON,
-                   updated_at=now).where(Run.id == run.id).execute()
-        log_event(run, "interrupted", f"Run {INTERRUPTED_REASON}", level="WARNING",
-                  data={"releasedClaims": released}, now=now)
+        Run.update(
+            control=CONTROL_STOPPED, control_reason=INTERRUPTED_REASON, updated_at=now
+        ).where(Run.id == run.id).execute()
+        log_event(
+            run,
+            "interrupted",
+            f"Run {INTERRUPTED_REASON}",
+            level="WARNING",
+            data={"releasedClaims": released},
+            now=now,
+        )
     return released

@@ -49,8 +49,10 @@ def cost(completion, price):
         return None, None
     if completion.prompt_tokens is None and completion.completion_tokens is None:
         return None, None
-    usd = ((completion.prompt_tokens or 0) * price.input_per_1m
-           + (completion.completion_tokens or 0) * price.output_per_1m) / 1e6
+    usd = (
+        (completion.prompt_tokens or 0) * price.input_per_1m
+        + (completion.completion_tokens or 0) * price.output_per_1m
+    ) / 1e6
     return usd, "price_table"
 
 

@@ -31,7 +31,8 @@ def m002_item_progress_indexes(db):
     # has them from m001); add-only, no data change.
     for column in ("answered_at", "judged_at"):
         db.execute_sql(
-            f"CREATE INDEX IF NOT EXISTS item_run_id_{column} ON item (run_id, {column})")
+            f"CREATE INDEX IF NOT EXISTS item_run_id_{column} ON item (run_id, {column})"
+        )
 
 
 def applied(db):

@@ -39,13 +39,24 @@ def tick(config, *, holder=None, now=None, on_event=None, interrupt=None, slice_
     holder = holder or lease.process_holder()
     if not lease.acquire(holder, float(config.get("LEASE_SECONDS", 15.0)), clock()):
         return {"held": False, "runId": None, "state": None, "idle": True}
-    run = (Run.select().where((Run.status == PENDING) & (Run.control == CONTROL_RUNNING))
-           .order_by(Run.created_at, Run.id).first())
+    run = (
+        Run.select()
+        .where((Run.status == PENDING) & (Run.control == CONTROL_RUNNING))
+        .order_by(Run.created_at, Run.id)
+        .first()
+    )
     if run is None:
         state_for(holder, None)
         return {"held": True, "runId": None, "state": None, "idle": True}
-    slice_ = Slice(run, config, holder, clock, on_event, interrupt,
-                    float(slice_seconds or config.get("TICK_SLICE_SECONDS", SLICE_SECONDS)))
+    slice_ = Slice(
+        run,
+        config,
+        holder,
+        clock,
+        on_event,
+        interrupt,
+        float(slice_seconds or config.get("TICK_SLICE_SECONDS", SLICE_SECONDS)),
+    )
     return slice_.work()
 
 
@@ -60,8 +71,10 @@ def run_foreground(run_id, config, on_event=None, stop_event=None, holder=None):
     seconds = float(config.get("LEASE_SECONDS", 15.0))
     if not lease.acquire(holder, seconds, spare_run_id=run_id):
         current = lease.current()
-        raise Conflict(f"the orchestrator is held by {current.holder} (llmbench serve?); stop it "
-                       f"or wait until its lease expires ({current.expires_at:%H:%M:%S} UTC)")
+        raise Conflict(
+            f"the orchestrator is held by {current.holder} (llmbench serve?); stop it "
+            f"or wait until its lease expires ({current.expires_at:%H:%M:%S} UTC)"
+        )
     try:
         while True:
             result = tick(config, holder=holder, on_event=on_event, interrupt=stop_event)
@@ -81,15 +94,23 @@ def run_foreground(run_id, config, on_event=None, stop_event=None, holder=None):
                     time.sleep(pause)
         run = get_run(run_id)
         if stop_event is not None and stop_event.is_set() and run_state(run) == "running":
-            Run.update(control=CONTROL_STOPPED, updated_at=utcnow(),
-                       control_reason="interrupted (the command was stopped); continue it "
-                       "when ready").where(Run.id == run.id).execute()
+            Run.update(
+                control=CONTROL_STOPPED,
+                updated_at=utcnow(),
+                control_reason="interrupted (the command was stopped); continue it when ready",
+            ).where(Run.id == run.id).execute()
             log_event(run, "stopped", "Stopped: the command was interrupted")
             run = get_run(run_id)
         state = run_state(run)
         if on_event is not None and state in ("paused", "stopped"):
-            on_event({"event": f"run_{state}", "runId": run_id, "message": run.control_reason,
-                      "level": "WARNING"})
+            on_event(
+                {
+                    "event": f"run_{state}",
+                    "runId": run_id,
+                    "message": run.control_reason,
+                    "level": "WARNING",
+                }
+            )
         return state
     finally:
         lease.release(holder)

@@ -19,9 +19,14 @@ def list_prices():
 
 def price_to_dict(price):
     """One price row in the API's camelCase."""
-    return {"id": price.id, "providerName": price.provider_name, "model": price.model,
-            "inputPer1m": price.input_per_1m, "outputPer1m": price.output_per_1m,
-            "updatedAt": isoformat(price.updated_at)}
+    return {
+        "id": price.id,
+        "providerName": price.provider_name,
+        "model": price.model,
+        "inputPer1m": price.input_per_1m,
+        "outputPer1m": price.output_per_1m,
+        "updatedAt": isoformat(price.updated_at),
+    }
 
 
 def set_price(provider_name, model, input_per_1m, output_per_1m):
@@ -80,13 +85,18 @@ def set_prices(rows):
                 errors.append({"field": f"[{i}]", "message": "each price must be an object"})
                 continue
             unknown = [key for key in row if key not in PRICE_KEYS + READ_ONLY_KEYS]
-            errors.extend({"field": prefix + str(key), "message": _unknown_key(key)}
-                          for key in unknown)
+            errors.extend(
+                {"field": prefix + str(key), "message": _unknown_key(key)} for key in unknown
+            )
             if unknown:
                 continue
             try:
-                set_price(row.get("providerName"), row.get("model"), row.get("inputPer1m"),
-                          row.get("outputPer1m"))
+                set_price(
+                    row.get("providerName"),
+                    row.get("model"),
+                    row.get("inputPer1m"),
+                    row.get("outputPer1m"),
+                )
             except ValidationError as exc:
                 errors.extend({**e, "field": prefix + e["field"]} for e in exc.errors)
         if errors:

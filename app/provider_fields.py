@@ -126,8 +126,9 @@ def check_json_types(data):
         field = _ALIASES.get(key, key)
         if field in _TEXT_FIELDS and value is not None and not isinstance(value, str):
             wrong(key, "must be text")
-        elif field == "timeout_seconds" and (isinstance(value, bool)
-                                             or not isinstance(value, int | float)):
+        elif field == "timeout_seconds" and (
+            isinstance(value, bool) or not isinstance(value, int | float)
+        ):
             wrong(key, "must be a number of seconds")
         elif field == "max_concurrency" and (isinstance(value, bool) or not isinstance(value, int)):
             wrong(key, "must be a whole number")
@@ -141,8 +142,9 @@ def check_json_types(data):
         for key in ("isSecret", "is_secret"):
             if key in row and not isinstance(row[key], bool):
                 wrong(f"headers[{i}].{key}", "must be true or false")
-        if row.get("id") is not None and (isinstance(row["id"], bool)
-                                          or not isinstance(row["id"], int)):
+        if row.get("id") is not None and (
+            isinstance(row["id"], bool) or not isinstance(row["id"], int)
+        ):
             wrong(f"headers[{i}].id", "must be a header id (a whole number)")
     if errors:
         raise ValidationError(errors)
@@ -275,8 +277,11 @@ def _clean_headers(rows, current, err):
         if bad:
             # HTTP sends header values as latin-1: anything else fails every request to the
             # server (UnicodeEncodeError), so say so now rather than mid-run.
-            err(f"{where}.value", f"the header {key} holds {bad!r}, which HTTP headers cannot "
-                "carry; use plain ASCII (or latin-1) text")
+            err(
+                f"{where}.value",
+                f"the header {key} holds {bad!r}, which HTTP headers cannot "
+                "carry; use plain ASCII (or latin-1) text",
+            )
             continue
         old = None
         row_id = as_number(row.get("id"), int) if row.get("id") not in (None, "") else None

@@ -71,7 +71,7 @@ def _check_name_free(name, exclude_id=None):
 
 def get_provider(provider_id):
     """The provider with this id, or NotFound."""
-    too_big = isinstance(provider_id, int) and not -2**63 <= provider_id < 2**63
+    too_big = isinstance(provider_id, int) and not -(2**63) <= provider_id < 2**63
     provider = None if too_big else Provider.get_or_none(Provider.id == provider_id)
     if provider is None:
         raise NotFound(f"provider {provider_id} not found")
@@ -136,11 +136,26 @@ def header_rows(provider):
                 readable = True
             except crypto.KeyError_:
                 masked, readable = "****", False
-            rows.append({"id": h.id, "key": h.key, "valueMasked": masked, "isSecret": True,
-                         "readable": readable})
+            rows.append(
+                {
+                    "id": h.id,
+                    "key": h.key,
+                    "valueMasked": masked,
+                    "isSecret": True,
+                    "readable": readable,
+                }
+            )
         else:
-            rows.append({"id": h.id, "key": h.key, "valueMasked": h.value, "value": h.value,
-                         "isSecret": False, "readable": True})
+            rows.append(
+                {
+                    "id": h.id,
+                    "key": h.key,
+                    "valueMasked": h.value,
+                    "value": h.value,
+                    "isSecret": False,
+                    "readable": True,
+                }
+            )
     return rows
 
 
@@ -197,8 +212,9 @@ def _adapter_for(provider, timeout=None):
     try:
         config = provider_config(provider)
     except crypto.KeyError_ as exc:
-        raise ProviderError(f"{provider.name}: {exc.message}", transient=False,
-                            kind="client") from exc
+        raise ProviderError(
+            f"{provider.name}: {exc.message}", transient=False, kind="client"
+        ) from exc
     if timeout is not None:
         config.timeout = min(float(config.timeout or timeout), float(timeout))
     return config, get_adapter(config)
@@ -217,7 +233,9 @@ def _call(provider, config, fn):
         raise ProviderError(
             f"{provider.name}: the server's answer could not be understood "
             f"({type(exc).__name__}: {_scrub(str(exc), config)[:200]})",
-            transient=False, kind="malformed") from exc
+            transient=False,
+            kind="malformed",
+        ) from exc
 
 
 def _close(adapter):
@@ -270,16 +288,34 @@ def test_inference(provider_id, model, prompt):
         errors.append({"field": "prompt", "message": "enter a prompt"})
     if errors:
         raise ValidationError(errors)
-    result = {"success": False, "provider": provider.name, "model": model, "answer": None,
-              "wall_ms": None, "ttft_ms": None, "tokens": None, "prompt_tokens": None,
-              "tokens_per_second": None, "tps_source": None, "tokens_estimated": False,
-              "raw": None, "error": None}
+    result = {
+        "success": False,
+        "provider": provider.name,
+        "model": model,
+        "answer": None,
+        "wall_ms": None,
+        "ttft_ms": None,
+        "tokens": None,
+        "prompt_tokens": None,
+        "tokens_per_second": None,
+        "tps_source": None,
+        "tokens_estimated": False,
+        "raw": None,
+        "error": None,
+    }
     config = adapter = None
     try:
         config, adapter = _adapter_for(provider)
-        completion = _call(provider, config, lambda: adapter.chat(
-            model, [{"role": "user", "content": prompt}],
-            {"max_tokens": TEST_MAX_TOKENS}, stream=True))
+        completion = _call(
+            provider,
+            config,
+            lambda: adapter.chat(
+                model,
+                [{"role": "user", "content": prompt}],
+                {"max_tokens": TEST_MAX_TOKENS},
+                stream=True,
+            ),
+        )
     except ProviderError as exc:
         result["error"] = _scrub(exc.message, config)
         result["raw"] = _scrub(exc.raw, config) if isinstance(exc.raw, str) else None

@@ -44,8 +44,9 @@ IS_ANSWER_FAILED = _failed & (I.error_stage.is_null() | (I.error_stage != "judge
 IS_WARMUP_FAILED = _failed & (I.error_stage == "warmup")
 # Only a completed item has a score that counts.
 SCORE = Case(None, [(I.status == COMPLETED, I.evaluation_score)], None)
-_DIFFICULTY_ORDER = Case(I.difficulty, [(d, n) for n, d in enumerate(DIFFICULTIES)],
-                         len(DIFFICULTIES))
+_DIFFICULTY_ORDER = Case(
+    I.difficulty, [(d, n) for n, d in enumerate(DIFFICULTIES)], len(DIFFICULTIES)
+)
 
 # URL sort name -> columns, then a stable tiebreak on id.
 SORTS = {
@@ -62,9 +63,16 @@ SORTS = {
     "cost": (I.cost_usd,),
 }
 AVERAGE_SORTS = {
-    "provider": "provider_name", "model": "label", "time": "avg_time_ms", "ttft": "avg_ttft_ms",
-    "tps": "avg_tokens_per_second", "score": "avg_score", "completed": "completed",
-    "failed": "failed", "cost": "cost_usd", "position": "position",
+    "provider": "provider_name",
+    "model": "label",
+    "time": "avg_time_ms",
+    "ttft": "avg_ttft_ms",
+    "tps": "avg_tokens_per_second",
+    "score": "avg_score",
+    "completed": "completed",
+    "failed": "failed",
+    "cost": "cost_usd",
+    "position": "position",
 }
 
 
@@ -94,38 +102,96 @@ _CI_CACHE_SIZE = 512
 
 def model_averages(run, sort=None, direction="asc"):
     """Per model: averages, counts (answer vs judge failures), cost, tokens and a 95 % score CI."""
-    query = (T.select(
-        T.id, T.provider_name, T.model, T.position, T.warmup_ms, T.warmup_error,
-        fn.COUNT(I.id), _count(I.status == COMPLETED),
-        _count(I.status.in_([NEW, WAITING_FOR_JUDGE])), _count(IS_ANSWER_FAILED),
-        _count(IS_WARMUP_FAILED), _count(IS_JUDGE_FAILED),
-        fn.AVG(_answered(I.time_taken_ms)), fn.AVG(_answered(I.ttft_ms)),
-        fn.AVG(_answered(I.tokens_per_second)),
-        fn.AVG(SCORE), fn.COUNT(SCORE), fn.SUM(SCORE), fn.SUM(SCORE * SCORE), fn.MIN(SCORE),
-        fn.MAX(SCORE), fn.SUM(I.cost_usd), fn.SUM(I.prompt_tokens), fn.SUM(I.tokens_generated))
+    query = (
+        T.select(
+            T.id,
+            T.provider_name,
+            T.model,
+            T.position,
+            T.warmup_ms,
+            T.warmup_error,
+            fn.COUNT(I.id),
+            _count(I.status == COMPLETED),
+            _count(I.status.in_([NEW, WAITING_FOR_JUDGE])),
+            _count(IS_ANSWER_FAILED),
+            _count(IS_WARMUP_FAILED),
+            _count(IS_JUDGE_FAILED),
+            fn.AVG(_answered(I.time_taken_ms)),
+            fn.AVG(_answered(I.ttft_ms)),
+            fn.AVG(_answered(I.tokens_per_second)),
+            fn.AVG(SCORE),
+            fn.COUNT(SCORE),
+            fn.SUM(SCORE),
+            fn.SUM(SCORE * SCORE),
+            fn.MIN(SCORE),
+            fn.MAX(SCORE),
+            fn.SUM(I.cost_usd),
+            fn.SUM(I.prompt_tokens),
+            fn.SUM(I.tokens_generated),
+        )
         # run_id in the join lets SQLite use an index that starts with (run, target).
         .join(I, JOIN.LEFT_OUTER, on=((I.target == T.id) & (I.run == run.id)))
         .where(T.run == run)
         .group_by(T.id)
         .order_by(T.position, T.id)
-        .tuples())
+        .tuples()
+    )
     rows = []
-    for (tid, provider, model, position, warmup_ms, warmup_error, items, completed, pending,
-         failed_answer, failed_warmup, failed_judge, avg_time, avg_ttft, avg_tps, avg_score,
-         score_n, score_sum, score_sumsq, score_min, score_max, cost, prompt_tokens,
-         tokens) in query:
-        rows.append({
-            "target_id": tid, "provider_name": provider, "model": model,
-            "label": f"{provider}/{model}", "position": position, "item_count": items,
-            "completed": completed, "pending": pending, "failed_answer": failed_answer,
-            "failed_warmup": failed_warmup, "failed_judge": failed_judge,
-            "failed": failed_answer + failed_judge, "avg_time_ms": avg_time,
-            "avg_ttft_ms": avg_ttft, "avg_tokens_per_second": avg_tps, "avg_score": avg_score,
-            "score_n": score_n, "ci_low": None, "ci_high": None, "cost_usd": cost,
-            "prompt_tokens": prompt_tokens, "tokens_generated": tokens,
-            "warmup_ms": warmup_ms, "warmup_error": warmup_error,
-            "_ci_key": (run.id, tid, score_n, score_sum, score_sumsq, score_min, score_max),
-        })
+    for (
+        tid,
+        provider,
+        model,
+        position,
+        warmup_ms,
+        warmup_error,
+        items,
+        completed,
+        pending,
+        failed_answer,
+        failed_warmup,
+        failed_judge,
+        avg_time,
+        avg_ttft,
+        avg_tps,
+        avg_score,
+        score_n,
+        score_sum,
+        score_sumsq,
+        score_min,
+        score_max,
+        cost,
+        prompt_tokens,
+        tokens,
+    ) in query:
+        rows.append(
+            {
+                "target_id": tid,
+                "provider_name": provider,
+                "model": model,
+                "label": f"{provider}/{model}",
+                "position": position,
+                "item_count": items,
+                "completed": completed,
+                "pending": pending,
+                "failed_answer": failed_answer,
+                "failed_warmup": failed_warmup,
+                "failed_judge": failed_judge,
+                "failed": failed_answer + failed_judge,
+                "avg_time_ms": avg_time,
+                "avg_ttft_ms": avg_ttft,
+                "avg_tokens_per_second": avg_tps,
+                "avg_score": avg_score,
+                "score_n": score_n,
+                "ci_low": None,
+                "ci_high": None,
+                "cost_usd": cost,
+                "prompt_tokens": prompt_tokens,
+                "tokens_generated": tokens,
+                "warmup_ms": warmup_ms,
+                "warmup_error": warmup_error,
+                "_ci_key": (run.id, tid, score_n, score_sum, score_sumsq, score_min, score_max),
+            }
+        )
     _attach_cis(run, rows)
     return sort_averages(rows, sort, direction)
 
@@ -146,10 +212,16 @@ def _attach_cis(run, rows):
     if not missing:
         return
     scores = {row["target_id"]: [] for row, _ in missing}
-    query = (I.select(I.target, I.evaluation_score)
-             .where((I.run == run) & (I.status == COMPLETED) & I.evaluation_score.is_null(False)
-                    & I.target.in_(list(scores)))
-             .tuples())
+    query = (
+        I.select(I.target, I.evaluation_score)
+        .where(
+            (I.run == run)
+            & (I.status == COMPLETED)
+            & I.evaluation_score.is_null(False)
+            & I.target.in_(list(scores))
+        )
+        .tuples()
+    )
     for target_id, score in query:
         scores[target_id].append(score)
     for row, key in missing:
@@ -174,21 +246,42 @@ def sort_averages(rows, sort=None, direction="asc"):
 
 # ---- breakdowns -----------------------------------------------------------------------------
 
+
 def breakdown(run, by="category", targets=None):
     """Average score per category (or difficulty) per model, as rows of cells in model order."""
     column = {"category": I.category, "difficulty": I.difficulty}.get(by)
     if column is None:
         raise ValidationError.field("by", "must be category or difficulty")
     if targets is None:
-        targets = list(T.select(T.id, T.provider_name, T.model)
-                       .where(T.run == run).order_by(T.position, T.id).tuples())
-    query = (I.select(I.target, column, fn.AVG(SCORE), fn.COUNT(SCORE), fn.COUNT(I.id),
-                      _count(IS_JUDGE_FAILED), _count(IS_ANSWER_FAILED))
-             .where(I.run == run).group_by(I.target, column).tuples())
+        targets = list(
+            T.select(T.id, T.provider_name, T.model)
+            .where(T.run == run)
+            .order_by(T.position, T.id)
+            .tuples()
+        )
+    query = (
+        I.select(
+            I.target,
+            column,
+            fn.AVG(SCORE),
+            fn.COUNT(SCORE),
+            fn.COUNT(I.id),
+            _count(IS_JUDGE_FAILED),
+            _count(IS_ANSWER_FAILED),
+        )
+        .where(I.run == run)
+        .group_by(I.target, column)
+        .tuples()
+    )
     cells = {}
     for target_id, key, avg, n, items, failed_judge, failed_answer in query:
-        cells[(key, target_id)] = {"avg": avg, "n": n, "item_count": items,
-                                   "failed_judge": failed_judge, "failed_answer": failed_answer}
+        cells[(key, target_id)] = {
+            "avg": avg,
+            "n": n,
+            "item_count": items,
+            "failed_judge": failed_judge,
+            "failed_answer": failed_answer,
+        }
     keys = sorted({k for k, _ in cells}, key=lambda k: _key_order(by, k))
     empty = {"avg": None, "n": 0, "item_count": 0, "failed_judge": 0, "failed_answer": 0}
     out_rows = []
@@ -208,6 +301,7 @@ def _key_order(by, key):
 
 
 # ---- the detailed table ---------------------------------------------------------------------
+
 
 @dataclass
 class ResultsPage:
@@ -254,8 +348,12 @@ def parse_table_args(args):
     page = _int_arg(get("page"), "page", 1, errors, minimum=1)
     per_page = _int_arg(get("per_page"), "per_page", DEFAULT_PER_PAGE, errors, minimum=1)
     if per_page not in PER_PAGE_CHOICES and not any(e["field"] == "per_page" for e in errors):
-        errors.append({"field": "per_page",
-                       "message": f"must be one of {', '.join(map(str, PER_PAGE_CHOICES))}"})
+        errors.append(
+            {
+                "field": "per_page",
+                "message": f"must be one of {', '.join(map(str, PER_PAGE_CHOICES))}",
+            }
+        )
     filters = {}
     for name in ("model", "category", "difficulty"):
         value = (get(name) or "").strip()
@@ -264,8 +362,9 @@ def parse_table_args(args):
     status = (get("status") or "").strip()
     if status:
         if status not in STATUS_FILTERS:
-            errors.append({"field": "status",
-                           "message": f"must be one of {', '.join(STATUS_FILTERS)}"})
+            errors.append(
+                {"field": "status", "message": f"must be one of {', '.join(STATUS_FILTERS)}"}
+            )
         filters["status"] = status
     for name in ("min_score", "max_score"):
         raw = (get(name) or "").strip()
@@ -279,8 +378,7 @@ def parse_table_args(args):
                 errors.append({"field": name, "message": "must be a number between 0 and 100"})
     if errors:
         raise ValidationError(errors)
-    return {"sort": sort, "dir": direction, "page": page, "per_page": per_page,
-            "filters": filters}
+    return {"sort": sort, "dir": direction, "page": page, "per_page": per_page, "filters": filters}
 
 
 def _int_arg(raw, name, default, errors, minimum):
@@ -305,8 +403,11 @@ def _conditions(run, filters):
             cond &= I.target == int(model)
         else:
             provider, _, name = str(model).partition("/")
-            cond &= I.target.in_(T.select(T.id).where(
-                (T.run == run) & (T.provider_name == provider) & (T.model == name)))
+            cond &= I.target.in_(
+                T.select(T.id).where(
+                    (T.run == run) & (T.provider_name == provider) & (T.model == name)
+                )
+            )
     status = filters.get("status")
     if status == JUDGE_FAILED:
         cond &= IS_JUDGE_FAILED
@@ -325,8 +426,9 @@ def _conditions(run, filters):
     return cond
 
 
-def results_page(run, sort=DEFAULT_SORT, filters=None, page=1, per_page=DEFAULT_PER_PAGE,
-                 direction="asc"):
+def results_page(
+    run, sort=DEFAULT_SORT, filters=None, page=1, per_page=DEFAULT_PER_PAGE, direction="asc"
+):
     """One page of items (only the table's columns), sorted, filtered and paged in SQL.
 
     Two queries: the count, then the page (ids sorted and cut in a subquery, rows read after).
@@ -341,38 +443,74 @@ def results_page(run, sort=DEFAULT_SORT, filters=None, page=1, per_page=DEFAULT_
     total = I.select(fn.COUNT(I.id)).where(cond).scalar() or 0
     pages = max(1, math.ceil(total / per_page))
     page = min(max(1, page), pages)
-    order = [c.desc(nulls="LAST") if direction == "desc" else c.asc(nulls="LAST")
-             for c in SORTS[sort]]
+    order = [
+        c.desc(nulls="LAST") if direction == "desc" else c.asc(nulls="LAST") for c in SORTS[sort]
+    ]
     order.append(I.id.desc() if direction == "desc" else I.id.asc())
     # Deferred join: sort and page over ids only (sort keys can come from indexes), then read
     # the table's columns for just this page's rows.
-    page_ids = (I.select(I.id).join(T, on=(I.target == T.id)).where(cond).order_by(*order)
-                .limit(per_page).offset((page - 1) * per_page))
-    query = (I.select(
-        I.id, I.task_key, I.category, I.difficulty, I.status, I.error_stage, I.attempts,
-        fn.SUBSTR(I.error_msg, 1, PREVIEW_CHARS).alias("error_preview"),
-        I.time_taken_ms, I.ttft_ms, I.tokens_generated, I.tokens_estimated, I.tokens_per_second,
-        I.evaluation_score, I.cost_usd,
-        fn.SUBSTR(I.evaluation_reason, 1, PREVIEW_CHARS).alias("reason_preview"),
-        (fn.LENGTH(I.evaluation_reason) > PREVIEW_CHARS).alias("reason_truncated"),
-        I.target.alias("target_id"), T.provider_name, T.model)
+    page_ids = (
+        I.select(I.id)
+        .join(T, on=(I.target == T.id))
+        .where(cond)
+        .order_by(*order)
+        .limit(per_page)
+        .offset((page - 1) * per_page)
+    )
+    query = (
+        I.select(
+            I.id,
+            I.task_key,
+            I.category,
+            I.difficulty,
+            I.status,
+            I.error_stage,
+            I.attempts,
+            fn.SUBSTR(I.error_msg, 1, PREVIEW_CHARS).alias("error_preview"),
+            I.time_taken_ms,
+            I.ttft_ms,
+            I.tokens_generated,
+            I.tokens_estimated,
+            I.tokens_per_second,
+            I.evaluation_score,
+            I.cost_usd,
+            fn.SUBSTR(I.evaluation_reason, 1, PREVIEW_CHARS).alias("reason_preview"),
+            (fn.LENGTH(I.evaluation_reason) > PREVIEW_CHARS).alias("reason_truncated"),
+            I.target.alias("target_id"),
+            T.provider_name,
+            T.model,
+        )
         .join(T, on=(I.target == T.id))
         .where(I.id.in_(page_ids))
         .order_by(*order)
-        .dicts())
+        .dicts()
+    )
     rows = list(query)
     for row in rows:
         row["judge_failed"] = row["status"] in FAILED_STATUSES and row["error_stage"] == "judge"
-    return ResultsPage(rows=rows, total=total, page=page, pages=pages, per_page=per_page,
-                       sort=sort, dir=direction, filters=filters)
+    return ResultsPage(
+        rows=rows,
+        total=total,
+        page=page,
+        pages=pages,
+        per_page=per_page,
+        sort=sort,
+        dir=direction,
+        filters=filters,
+    )
 
 
 # ---- one item, and chart data ---------------------------------------------------------------
 
+
 def get_item(run, item_id):
     """One item of `run` with its target, or NotFound."""
-    item = (I.select(I, T).join(T, on=(I.target == T.id))
-            .where((I.run == run) & (I.id == item_id)).first())
+    item = (
+        I.select(I, T)
+        .join(T, on=(I.target == T.id))
+        .where((I.run == run) & (I.id == item_id))
+        .first()
+    )
     if item is None:
         raise NotFound(f"Run {run.run_id!r} has no item {item_id}.")
     return item
@@ -392,10 +530,12 @@ def latency_samples(run, buckets=1000):
         f" FROM {table} WHERE run_id = ? AND time_taken_ms IS NOT NULL"
         f" AND NOT (status IN (?, ?) AND COALESCE(error_stage, '') != 'judge'))"
         f" WHERE n <= ? OR r = 0 OR r = n - 1 OR (r * ?) / (n - 1) != ((r - 1) * ?) / (n - 1)"
-        f" ORDER BY target_id, t")
+        f" ORDER BY target_id, t"
+    )
     out = {}
-    cursor = database.execute_sql(sql, (run.id, FAILED, CANT_BE_FINISHED, buckets + 1, buckets,
-                                        buckets))
+    cursor = database.execute_sql(
+        sql, (run.id, FAILED, CANT_BE_FINISHED, buckets + 1, buckets, buckets)
+    )
     for target_id, value in cursor:
         out.setdefault(target_id, []).append(value)
     return out

@@ -47,8 +47,9 @@ def decide(*, attempts, first_attempt_at, error, config, limit, now, rng=random)
     cap = float(config.get("MAX_RETRY_SECONDS", 900.0))
     started = first_attempt_at or now
     if (at - started).total_seconds() > cap:
-        return Decision(False, None, 0.0,
-                        f"{reason} (gave up: retrying would pass the {cap:g} s retry limit)")
+        return Decision(
+            False, None, 0.0, f"{reason} (gave up: retrying would pass the {cap:g} s retry limit)"
+        )
     if retry_after is not None:
         why = f"Retry-After {float(retry_after):g} s"
     else:

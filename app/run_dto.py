@@ -38,8 +38,9 @@ def run_state(run):
         return "finished"
     if _orphaned(run):
         return "stopped"
-    return {CONTROL_RUNNING: "running", CONTROL_PAUSED: "paused",
-            CONTROL_STOPPED: "stopped"}.get(run.control, "stopped")
+    return {CONTROL_RUNNING: "running", CONTROL_PAUSED: "paused", CONTROL_STOPPED: "stopped"}.get(
+        run.control, "stopped"
+    )
 
 
 def control_reason(run):
@@ -50,8 +51,12 @@ def control_reason(run):
 def status_counts(run):
     """{status: n} for every item status (zeros included)."""
     counts = dict.fromkeys(ITEM_STATUSES, 0)
-    rows = (Item.select(Item.status, fn.COUNT(Item.id)).where(Item.run == run)
-            .group_by(Item.status).tuples())
+    rows = (
+        Item.select(Item.status, fn.COUNT(Item.id))
+        .where(Item.run == run)
+        .group_by(Item.status)
+        .tuples()
+    )
     for status, n in rows:
         counts[status] = n
     return counts
@@ -61,8 +66,12 @@ def _eta(run, counts, state):
     """Seconds left from the mean answer and judge times so far (None until known)."""
     if state != "running":
         return None
-    avg_answer, avg_judge = (Item.select(fn.AVG(Item.time_taken_ms), fn.AVG(Item.judge_ms))
-                             .where(Item.run == run).tuples().get())
+    avg_answer, avg_judge = (
+        Item.select(fn.AVG(Item.time_taken_ms), fn.AVG(Item.judge_ms))
+        .where(Item.run == run)
+        .tuples()
+        .get()
+    )
     new = counts[NEW]
     to_judge = new + counts["WAITING_FOR_JUDGE"]
     # Without a judge time yet, assume judging costs about what answering did.
@@ -149,8 +158,12 @@ def item_to_dict(item, raw=True):
     target = item.target
     judgement = None
     if item.evaluation_score is not None:
-        judgement = {"score": item.evaluation_score, "reason": item.evaluation_reason,
-                     "rubricScores": item.rubric_scores, "autoFail": item.auto_fail}
+        judgement = {
+            "score": item.evaluation_score,
+            "reason": item.evaluation_reason,
+            "rubricScores": item.rubric_scores,
+            "autoFail": item.auto_fail,
+        }
     data = {
         "id": item.id,
         "benchmarkRunId": item.run_id,
@@ -206,16 +219,24 @@ def item_to_dict(item, raw=True):
         "updatedAt": isoformat(item.updated_at),
     }
     if raw:
-        data.update({
-            "requestJson": item.request_json,
-            "responseRaw": item.response_raw,
-            "judgeRequestJson": item.judge_request_json,
-            "judgeRaw": item.judge_raw,
-        })
+        data.update(
+            {
+                "requestJson": item.request_json,
+                "responseRaw": item.response_raw,
+                "judgeRequestJson": item.judge_request_json,
+                "judgeRaw": item.judge_raw,
+            }
+        )
     return data
 
 
 def log_to_dict(entry):
     """One run log line."""
-    return {"id": entry.id, "timestamp": isoformat(entry.created_at), "level": entry.level,
-            "event": entry.event, "message": entry.message, "data": entry.data}
+    return {
+        "id": entry.id,
+        "timestamp": isoformat(entry.created_at),
+        "level": entry.level,
+        "event": entry.event,
+        "message": entry.message,
+        "data": entry.data,
+    }

@@ -52,8 +52,10 @@ def get_run(run_id):
     """The run named `run_id`, or NotFound."""
     run = Run.get_or_none(Run.run_id == run_id)
     if run is None:
-        raise NotFound(f"No run named {run_id!r}; the run history (Runs in the web app, "
-                       "or GET /api/runs) lists the runs that exist.")
+        raise NotFound(
+            f"No run named {run_id!r}; the run history (Runs in the web app, "
+            "or GET /api/runs) lists the runs that exist."
+        )
     return run
 
 
@@ -63,8 +65,15 @@ def log_event(run, event, message, level="INFO", data=None, now=None):
     cursor = database.execute_sql(
         'INSERT INTO "runlog" ("run_id", "created_at", "level", "event", "message", "data") '
         "VALUES (?, ?, ?, ?, ?, ?)",
-        (getattr(run, "id", run), RunLog.created_at.db_value(now or utcnow()), level, event,
-         message, RunLog.data.db_value(data)))
+        (
+            getattr(run, "id", run),
+            RunLog.created_at.db_value(now or utcnow()),
+            level,
+            event,
+            message,
+            RunLog.data.db_value(data),
+        ),
+    )
     return cursor.lastrowid
 
 
@@ -73,13 +82,17 @@ def list_runs(status=None, state=None):
     query = Run.select().order_by(Run.created_at.desc(), Run.id.desc())
     if status:
         if str(status).upper() not in RUN_STATUSES:
-            raise ValidationError.field("status", f"unknown status {status!r}; use "
-                                        + " or ".join(RUN_STATUSES))
+            raise ValidationError.field(
+                "status", f"unknown status {status!r}; use " + " or ".join(RUN_STATUSES)
+            )
         query = query.where(Run.status == str(status).upper())
     if state:
         conditions = {"finished": Run.status == FINISHED}
-        for name, control in (("running", CONTROL_RUNNING), ("paused", CONTROL_PAUSED),
-                              ("stopped", CONTROL_STOPPED)):
+        for name, control in (
+            ("running", CONTROL_RUNNING),
+            ("paused", CONTROL_PAUSED),
+            ("stopped", CONTROL_STOPPED),
+        ):
             conditions[name] = (Run.status == PENDING) & (Run.control == control)
         if state not in conditions:
             raise ValidationError.field("state", "use " + ", ".join(RUN_STATES))
@@ -124,8 +137,9 @@ def list_items(run_id, status=None, model=None, target_id=None, page=1, per_page
         wanted = [s.strip().upper() for s in str(status).split(",") if s.strip()]
         bad = [s for s in wanted if s not in ITEM_STATUSES]
         if bad:
-            raise ValidationError.field("status", f"unknown status {', '.join(bad)}; use "
-                                        + ", ".join(ITEM_STATUSES))
+            raise ValidationError.field(
+                "status", f"unknown status {', '.join(bad)}; use " + ", ".join(ITEM_STATUSES)
+            )
         query = query.where(Item.status.in_(wanted))
     if model:
         query = query.where(RunTarget.model == model)
@@ -135,16 +149,25 @@ def list_items(run_id, status=None, model=None, target_id=None, page=1, per_page
     per_page = max(1, min(whole_number(per_page or 50, "perPage"), 500))
     total = query.count()
     items = list(query.order_by(Item.id).paginate(page, per_page))
-    return {"items": items, "total": total, "page": page, "perPage": per_page,
-            "pages": max(1, -(-total // per_page))}
+    return {
+        "items": items,
+        "total": total,
+        "page": page,
+        "perPage": per_page,
+        "pages": max(1, -(-total // per_page)),
+    }
 
 
 def summaries(runs):
     """run_summary for many runs, their item counts in one query."""
     counts = {r.id: dict.fromkeys(ITEM_STATUSES, 0) for r in runs}
     if runs:
-        rows = (Item.select(Item.run, Item.status, fn.COUNT(Item.id))
-                .where(Item.run.in_([r.id for r in runs])).group_by(Item.run, Item.status).tuples())
+        rows = (
+            Item.select(Item.run, Item.status, fn.COUNT(Item.id))
+            .where(Item.run.in_([r.id for r in runs]))
+            .group_by(Item.run, Item.status)
+            .tuples()
+        )
         for run_pk, status, n in rows:
             counts[run_pk][status] = n
     return [run_summary(r, counts[r.id]) for r in runs]

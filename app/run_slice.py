@@ -127,8 +127,15 @@ class Slice(Workers):
                 self.done += 1
         if self.on_event is not None:
             with self.lock:
-                self.on_event({"event": event, "runId": self.run.run_id, "message": message,
-                               "level": level, **(data or {})})
+                self.on_event(
+                    {
+                        "event": event,
+                        "runId": self.run.run_id,
+                        "message": message,
+                        "level": level,
+                        **(data or {}),
+                    }
+                )
 
     def keep_alive(self, provider):
         return KEEP_ALIVE if provider is not None and provider.type == "OLLAMA" else None
@@ -154,8 +161,11 @@ class Slice(Workers):
             return self.state.adapter(provider)
         except Exception as exc:
             message = getattr(exc, "message", None) or repr(exc)
-            self.pause(f"provider {provider.name} cannot be used: {message}; fix it in "
-                       "Settings, then continue", event="provider_error")
+            self.pause(
+                f"provider {provider.name} cannot be used: {message}; fix it in "
+                "Settings, then continue",
+                event="provider_error",
+            )
             return None
 
     # ---- the slice -------------------------------------------------------------------------
@@ -167,17 +177,27 @@ class Slice(Workers):
                     break
         except Exception as exc:  # never a silent loop: the run pauses with the reason
             log.exception("orchestrator slice failed")
-            self.pause(f"internal error in the orchestrator ({repr(exc)[:300]}); see the "
-                       "server log, then continue", event="internal_error")
+            self.pause(
+                f"internal error in the orchestrator ({repr(exc)[:300]}); see the "
+                "server log, then continue",
+                event="internal_error",
+            )
             outcome = "halted"
         finally:
             with _lock:
                 if _stop_signals.get(self.run.id) is self.cancel:
                     del _stop_signals[self.run.id]
         run = Run.get_by_id(self.run.id)
-        return {"held": True, "runId": run.run_id, "state": run_state(run), "phase": run.phase,
-                "idle": outcome == "idle", "outcome": outcome, "done": self.done,
-                "wakeAt": self._next_retry() if outcome == "idle" else None}
+        return {
+            "held": True,
+            "runId": run.run_id,
+            "state": run_state(run),
+            "phase": run.phase,
+            "idle": outcome == "idle",
+            "outcome": outcome,
+            "done": self.done,
+            "wakeAt": self._next_retry() if outcome == "idle" else None,
+        }
 
     def _step(self):
         """Do one unit of work; return None to go on, or why the slice ends."""
@@ -187,8 +207,10 @@ class Slice(Workers):
             return "halted"
         run = self.run
         has_new = Item.select().where((Item.run == run) & (Item.status == NEW)).exists()
-        waiting = has_new or Item.select().where(
-            (Item.run == run) & (Item.status == WAITING_FOR_JUDGE)).exists()
+        waiting = (
+            has_new
+            or Item.select().where((Item.run == run) & (Item.status == WAITING_FOR_JUDGE)).exists()
+        )
         if waiting and not self.state.warmups.judge_ready:
             if self.state.warmups.waiting(warmup.JUDGE, self.now()):
                 return "idle"
@@ -198,10 +220,14 @@ class Slice(Workers):
             return self._benchmark()
         self._leave_group()
         if run.phase != JUDGING:
-            waiting = Item.select().where((Item.run == run)
-                                          & (Item.status == WAITING_FOR_JUDGE)).count()
-            self._set_phase(JUDGING, f"Phase JUDGING: {waiting} answers to judge with "
-                            f"{run.judge_provider_name}/{run.judge_model}")
+            waiting = (
+                Item.select().where((Item.run == run) & (Item.status == WAITING_FOR_JUDGE)).count()
+            )
+            self._set_phase(
+                JUDGING,
+                f"Phase JUDGING: {waiting} answers to judge with "
+                f"{run.judge_provider_name}/{run.judge_model}",
+            )
         if self._claimable(WAITING_FOR_JUDGE):
             provider = run.judge_provider
             if provider is None:
@@ -209,8 +235,9 @@ class Slice(Workers):
             adapter = self.adapter_for(provider)
             if adapter is None:
                 return None
-            return self.supervise(provider.max_concurrency,
-                                  lambda: self.judge_loop(provider, adapter))
+            return self.supervise(
+                provider.max_concurrency, lambda: self.judge_loop(provider, adapter)
+            )
         if waiting:
             return "idle"
         self._finish()
@@ -235,19 +262,21 @@ class Slice(Workers):
         adapter = self.adapter_for(target.provider)
         if adapter is None:
             return None
-        return self.supervise(target.provider.max_concurrency,
-                              lambda: self.answer_loop(target, adapter))
+        return self.supervise(
+            target.provider.max_concurrency, lambda: self.answer_loop(target, adapter)
+        )
 
     def _still_running(self):
-        row = (Run.select(Run.status, Run.control).where(Run.id == self.run.id).tuples().first())
+        row = Run.select(Run.status, Run.control).where(Run.id == self.run.id).tuples().first()
         if row is None or row[0] != PENDING or row[1] != CONTROL_RUNNING:
             return False
         if self.interrupt is not None and self.interrupt.is_set():
             return False
         if time.monotonic() - self.lease_renewed > float(self.config.get("LEASE_SECONDS", 15)) / 3:
             self.lease_renewed = time.monotonic()
-            if not lease.acquire(self.holder, float(self.config.get("LEASE_SECONDS", 15.0)),
-                                 self.now()):
+            if not lease.acquire(
+                self.holder, float(self.config.get("LEASE_SECONDS", 15.0)), self.now()
+            ):
                 return False
         return True
 
@@ -258,16 +287,21 @@ class Slice(Workers):
 
     def _claimable(self, status, target_id=None):
         now = self.now()
-        query = Item.select().where((Item.run == self.run) & (Item.status == status)
-                                    & (Item.next_retry_at.is_null() | (Item.next_retry_at <= now)))
+        query = Item.select().where(
+            (Item.run == self.run)
+            & (Item.status == status)
+            & (Item.next_retry_at.is_null() | (Item.next_retry_at <= now))
+        )
         if target_id is not None:
             query = query.where(Item.target == target_id)
         return query.exists()
 
     def _next_retry(self, target_id=None):
         query = Item.select(Item.next_retry_at).where(
-            (Item.run == self.run) & Item.status.in_([NEW, WAITING_FOR_JUDGE])
-            & Item.next_retry_at.is_null(False))
+            (Item.run == self.run)
+            & Item.status.in_([NEW, WAITING_FOR_JUDGE])
+            & Item.next_retry_at.is_null(False)
+        )
         if target_id is not None:
             query = query.where(Item.target == target_id)
         row = query.order_by(Item.next_retry_at).tuples().first()
@@ -305,33 +339,58 @@ class Slice(Workers):
         except Exception as exc:  # noqa: BLE001 - the model unloads itself after keep_alive
             error = getattr(exc, "message", None) or repr(exc)
         if error:
-            self.emit("unload_failed", f"Could not unload {current.provider_name}/"
-                      f"{current.model}: {error}", level="WARNING")
+            self.emit(
+                "unload_failed",
+                f"Could not unload {current.provider_name}/{current.model}: {error}",
+                level="WARNING",
+            )
         else:
             self.emit("unloaded", f"Unloaded {current.provider_name}/{current.model}")
 
     def fail_group(self, target, message):
         now = self.now()
         RunTarget.update(warmup_error=message).where(RunTarget.id == target.id).execute()
-        count = (Item.update(status=FAILED, error_stage="warmup",
-                             error_msg=f"warm-up failed: {message}", next_retry_at=None,
-                             updated_at=now)
-                 .where((Item.run == self.run) & (Item.target == target) & (Item.status == NEW))
-                 .execute())
-        self.emit("warmup_failed", f"Warm-up of {target.provider_name}/{target.model} failed: "
-                  f"{message}; its {count} items failed, the run goes on", level="ERROR",
-                  data={"targetId": target.id, "failed": count, "error": message}, now=now)
+        count = (
+            Item.update(
+                status=FAILED,
+                error_stage="warmup",
+                error_msg=f"warm-up failed: {message}",
+                next_retry_at=None,
+                updated_at=now,
+            )
+            .where((Item.run == self.run) & (Item.target == target) & (Item.status == NEW))
+            .execute()
+        )
+        self.emit(
+            "warmup_failed",
+            f"Warm-up of {target.provider_name}/{target.model} failed: "
+            f"{message}; its {count} items failed, the run goes on",
+            level="ERROR",
+            data={"targetId": target.id, "failed": count, "error": message},
+            now=now,
+        )
 
     def _cant_finish_group(self, target, why):
         now = self.now()
-        count = (Item.update(status=CANT_BE_FINISHED, error_stage="answer",
-                             error_msg=f"can't be finished: {why}", next_retry_at=None,
-                             updated_at=now)
-                 .where((Item.run == self.run) & (Item.target == target) & (Item.status == NEW))
-                 .execute())
-        self.emit("cant_be_finished", f"{target.provider_name}/{target.model}: {count} items "
-                  f"can't be finished: {why}; the run goes on", level="ERROR",
-                  data={"targetId": target.id, "count": count, "error": why}, now=now)
+        count = (
+            Item.update(
+                status=CANT_BE_FINISHED,
+                error_stage="answer",
+                error_msg=f"can't be finished: {why}",
+                next_retry_at=None,
+                updated_at=now,
+            )
+            .where((Item.run == self.run) & (Item.target == target) & (Item.status == NEW))
+            .execute()
+        )
+        self.emit(
+            "cant_be_finished",
+            f"{target.provider_name}/{target.model}: {count} items "
+            f"can't be finished: {why}; the run goes on",
+            level="ERROR",
+            data={"targetId": target.id, "count": count, "error": why},
+            now=now,
+        )
 
     def _over_budget(self):
         if self.spent is None:
@@ -340,31 +399,57 @@ class Slice(Workers):
             self.spent = float(spent_usd(self.run))
         if self.spent < float(self.budget):
             return False
-        reason = (f"budget reached: spent ${self.spent:.4f} of the ${float(self.budget):.4f} "
-                  "limit (settings.maxBudgetUsd); continue with a higher budget to go on")
+        reason = (
+            f"budget reached: spent ${self.spent:.4f} of the ${float(self.budget):.4f} "
+            "limit (settings.maxBudgetUsd); continue with a higher budget to go on"
+        )
         Run.update(control=CONTROL_PAUSED, control_reason=reason, updated_at=self.now()).where(
-            Run.id == self.run.id).execute()
-        self.emit("budget_reached", f"Paused: {reason}", level="WARNING",
-                  data={"spentUsd": self.spent, "budgetUsd": float(self.budget)})
+            Run.id == self.run.id
+        ).execute()
+        self.emit(
+            "budget_reached",
+            f"Paused: {reason}",
+            level="WARNING",
+            data={"spentUsd": self.spent, "budgetUsd": float(self.budget)},
+        )
         return True
 
     def _judge_provider_gone(self):
         now = self.now()
-        message = ("can't be finished: the judge's provider was deleted; start a new run with "
-                   "another judge")
-        count = (Item.update(status=CANT_BE_FINISHED, error_stage="judge", error_msg=message,
-                             next_retry_at=None, updated_at=now)
-                 .where((Item.run == self.run) & (Item.status == WAITING_FOR_JUDGE)).execute())
-        self.emit("cant_be_finished", f"{count} items {message}", level="ERROR",
-                  data={"stage": "judge", "count": count})
+        message = (
+            "can't be finished: the judge's provider was deleted; start a new run with "
+            "another judge"
+        )
+        count = (
+            Item.update(
+                status=CANT_BE_FINISHED,
+                error_stage="judge",
+                error_msg=message,
+                next_retry_at=None,
+                updated_at=now,
+            )
+            .where((Item.run == self.run) & (Item.status == WAITING_FOR_JUDGE))
+            .execute()
+        )
+        self.emit(
+            "cant_be_finished",
+            f"{count} items {message}",
+            level="ERROR",
+            data={"stage": "judge", "count": count},
+        )
         return None
 
     def _finish(self):
         now = self.now()
-        counts = dict(Item.select(Item.status, fn.COUNT(Item.id)).where(Item.run == self.run)
-                      .group_by(Item.status).tuples())
+        counts = dict(
+            Item.select(Item.status, fn.COUNT(Item.id))
+            .where(Item.run == self.run)
+            .group_by(Item.status)
+            .tuples()
+        )
         Run.update(status=FINISHED, finished_at=now, control_reason=None, updated_at=now).where(
-            Run.id == self.run.id).execute()
+            Run.id == self.run.id
+        ).execute()
         judge = self.run.judge_provider
         if judge is not None and judge.type == "OLLAMA":
             try:
@@ -372,8 +457,11 @@ class Slice(Workers):
             except Exception:  # noqa: BLE001 - done either way; it unloads after keep_alive
                 pass
         cant = counts.get(CANT_BE_FINISHED, 0)
-        self.emit("run_finished", f"Run finished: {counts.get(COMPLETED, 0)} completed, "
-                  f"{counts.get(FAILED, 0)} failed"
-                  + (f", {cant} can't be finished" if cant else ""),
-                  data={"counts": counts}, now=now)
+        self.emit(
+            "run_finished",
+            f"Run finished: {counts.get(COMPLETED, 0)} completed, "
+            f"{counts.get(FAILED, 0)} failed" + (f", {cant} can't be finished" if cant else ""),
+            data={"counts": counts},
+            now=now,
+        )
         state_for(self.holder, None)

@@ -67,25 +67,35 @@ def clean_params(raw, field, errors):
         if name == "stop":
             stops = [value] if isinstance(value, str) else value
             if not isinstance(stops, list) or not all(isinstance(s, str) and s for s in stops):
-                errors.append({"field": f"{field}.stop", "message": "must be text or a list of "
-                               "texts"})
+                errors.append(
+                    {"field": f"{field}.stop", "message": "must be text or a list of texts"}
+                )
                 continue
             params["stop"] = stops
             continue
         if name not in PARAMS:
-            errors.append({"field": f"{field}.{key}", "message": "unknown param; use "
-                           + ", ".join([*PARAMS, "stop"])})
+            errors.append(
+                {
+                    "field": f"{field}.{key}",
+                    "message": "unknown param; use " + ", ".join([*PARAMS, "stop"]),
+                }
+            )
             continue
         kind, low, high = PARAMS[name]
         try:
             number = _int(value) if kind is int else _number(value)
         except (TypeError, ValueError, OverflowError):
-            errors.append({"field": f"{field}.{name}", "message": f"must be a "
-                           f"{'whole number' if kind is int else 'number'}"})
+            errors.append(
+                {
+                    "field": f"{field}.{name}",
+                    "message": f"must be a {'whole number' if kind is int else 'number'}",
+                }
+            )
             continue
         if (low is not None and number < low) or (high is not None and number > high):
-            errors.append({"field": f"{field}.{name}",
-                           "message": f"must be between {low:g} and {high:g}"})
+            errors.append(
+                {"field": f"{field}.{name}", "message": f"must be between {low:g} and {high:g}"}
+            )
             continue
         params[name] = number
     return params
@@ -95,8 +105,14 @@ def _provider(value, field, errors):
     try:
         pk = _int(value)
     except (TypeError, ValueError, OverflowError):
-        errors.append({"field": field, "message": "is required (a provider id)"
-                       if value in (None, "") else f"{value!r} is not a provider id"})
+        errors.append(
+            {
+                "field": field,
+                "message": "is required (a provider id)"
+                if value in (None, "")
+                else f"{value!r} is not a provider id",
+            }
+        )
         return None
     provider = Provider.get_or_none(Provider.id == pk)
     if provider is None:
@@ -132,8 +148,11 @@ def clean_settings(raw, errors):
         errors.append({"field": "settings", "message": "must be an object"})
         return {}
     settings = {}
-    for key, kind, low, high in (("maxAttempts", int, 1, 20), ("questionLimit", int, 1, 10**6),
-                                 ("maxBudgetUsd", float, 0.0, 10**9)):
+    for key, kind, low, high in (
+        ("maxAttempts", int, 1, 20),
+        ("questionLimit", int, 1, 10**6),
+        ("maxBudgetUsd", float, 0.0, 10**9),
+    ):
         value = raw.get(key)
         if value in (None, ""):
             continue
@@ -142,9 +161,14 @@ def clean_settings(raw, errors):
             if not low <= number <= high or (key == "maxBudgetUsd" and number <= 0):
                 raise ValueError
         except (TypeError, ValueError, OverflowError):
-            errors.append({"field": f"settings.{key}", "message": f"must be a number above "
-                           f"{low:g}" if key == "maxBudgetUsd" else f"must be a whole number "
-                           f"from {low} to {high}"})
+            errors.append(
+                {
+                    "field": f"settings.{key}",
+                    "message": f"must be a number above {low:g}"
+                    if key == "maxBudgetUsd"
+                    else f"must be a whole number from {low} to {high}",
+                }
+            )
             continue
         settings[key] = number
     categories = raw.get("categories")
@@ -165,8 +189,13 @@ def clean_spec(spec):
     errors = []
     run_id = _first(spec, "runId", "run_id")
     if run_id is not None and (not isinstance(run_id, str) or not RUN_ID_RE.match(run_id)):
-        errors.append({"field": "runId", "message": "use letters, digits, '.', '_' and '-' "
-                       "(at most 200, starting with a letter or digit)"})
+        errors.append(
+            {
+                "field": "runId",
+                "message": "use letters, digits, '.', '_' and '-' "
+                "(at most 200, starting with a letter or digit)",
+            }
+        )
     name = _first(spec, "name")
     if name is not None and not isinstance(name, str):
         errors.append({"field": "name", "message": "must be text"})
@@ -174,8 +203,9 @@ def clean_spec(spec):
     judge_id = _first(spec, "judgeProviderId", "judgeProviderConfigId")
     judge_model = _first(spec, "judgeModel", "judgeModelName")
     if isinstance(judge_id, list) or isinstance(judge_model, list):
-        errors.append({"field": "judgeModel", "message": "exactly one judge: give one provider "
-                       "and one model"})
+        errors.append(
+            {"field": "judgeModel", "message": "exactly one judge: give one provider and one model"}
+        )
         judge_provider = judge_model = None
     else:
         judge_provider = _provider(judge_id, "judgeProviderId", errors)
@@ -193,15 +223,20 @@ def clean_spec(spec):
         if not isinstance(raw, dict):
             errors.append({"field": field, "message": "must be an object {providerId, model}"})
             continue
-        provider = _provider(_first(raw, "providerId", "providerConfigId"),
-                             f"{field}.providerId", errors)
+        provider = _provider(
+            _first(raw, "providerId", "providerConfigId"), f"{field}.providerId", errors
+        )
         model = _model(_first(raw, "model", "modelName"), f"{field}.model", errors)
         params = clean_params(raw.get("params"), f"{field}.params", errors)
         if provider is None or model is None:
             continue
         if (provider.id, model) in seen:
-            errors.append({"field": f"{field}.model", "message": f"{provider.name}/{model} is "
-                           "already a target; each target once"})
+            errors.append(
+                {
+                    "field": f"{field}.model",
+                    "message": f"{provider.name}/{model} is already a target; each target once",
+                }
+            )
             continue
         seen.add((provider.id, model))
         targets.append({"provider": provider, "model": model, "params": params})
@@ -209,8 +244,12 @@ def clean_spec(spec):
     task_ids = _ids(spec.get("taskIds"), "taskIds", errors)
     if not collection_ids and not task_ids:
         errors.append({"field": "collectionIds", "message": "pick at least one collection"})
-    known = {pk for (pk,) in Collection.select(Collection.id)
-             .where(Collection.id.in_(collection_ids)).tuples()}
+    known = {
+        pk
+        for (pk,) in Collection.select(Collection.id)
+        .where(Collection.id.in_(collection_ids))
+        .tuples()
+    }
     for cid in collection_ids:
         if cid not in known:
             errors.append({"field": "collectionIds", "message": f"no collection with id {cid}"})
@@ -224,10 +263,18 @@ def clean_spec(spec):
         check_models(judge_provider, judge_model, targets, errors, notes)
     if errors:
         raise ValidationError(errors)
-    return {"run_id": run_id, "name": name, "judge_provider": judge_provider,
-            "judge_model": judge_model, "judge_params": judge_params, "targets": targets,
-            "collection_ids": collection_ids, "task_ids": task_ids, "settings": settings,
-            "notes": notes}
+    return {
+        "run_id": run_id,
+        "name": name,
+        "judge_provider": judge_provider,
+        "judge_model": judge_model,
+        "judge_params": judge_params,
+        "targets": targets,
+        "collection_ids": collection_ids,
+        "task_ids": task_ids,
+        "settings": settings,
+        "notes": notes,
+    }
 
 
 def _served(provider, refresh=False):
@@ -235,8 +282,9 @@ def _served(provider, refresh=False):
     from . import provider_store
 
     try:
-        models = provider_store.list_models(provider.id, refresh=refresh,
-                                            timeout=MODEL_CHECK_TIMEOUT)
+        models = provider_store.list_models(
+            provider.id, refresh=refresh, timeout=MODEL_CHECK_TIMEOUT
+        )
     except Exception as exc:  # down, slow, odd answer: the warm-up will tell
         return None, getattr(exc, "message", None) or repr(exc)
     return [str(m["id"]) for m in models], None
@@ -261,11 +309,18 @@ def check_models(judge_provider, judge_model, targets, errors, notes):
             ids, why = _served(provider, refresh=True)  # the cached list may be stale
             served[provider.id] = [ids, why, True]
         if ids is None:
-            note = (f"Could not check the models of provider {provider.name} ({why}); "
-                    "its warm-up will tell whether they answer")
+            note = (
+                f"Could not check the models of provider {provider.name} ({why}); "
+                "its warm-up will tell whether they answer"
+            )
             if note not in notes:
                 notes.append(note)
         elif not _is_served(model, ids):
             shown = ", ".join(ids[:MODELS_SHOWN]) + (", ..." if len(ids) > MODELS_SHOWN else "")
-            errors.append({"field": field, "message": f"model {model!r} is not served by "
-                           f"provider {provider.name!r} (it serves: {shown or 'no model'})"})
+            errors.append(
+                {
+                    "field": field,
+                    "message": f"model {model!r} is not served by "
+                    f"provider {provider.name!r} (it serves: {shown or 'no model'})",
+                }
+            )

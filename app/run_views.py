@@ -57,8 +57,9 @@ def state_condition(state):
     """A WHERE expression selecting runs in the shown state (running/paused/stopped/finished)."""
     if state == "finished":
         return Run.status == FINISHED
-    control = {"running": CONTROL_RUNNING, "paused": CONTROL_PAUSED,
-               "stopped": CONTROL_STOPPED}[state]
+    control = {"running": CONTROL_RUNNING, "paused": CONTROL_PAUSED, "stopped": CONTROL_STOPPED}[
+        state
+    ]
     return (Run.status == PENDING) & (Run.control == control)
 
 
@@ -70,8 +71,12 @@ def budget_halt(run):
     limit = float(limit) if limit is not None else None
     spent = float(spent_usd(run) or 0.0)
     minimum = math.floor(spent * 100 + 1) / 100  # the next cent above what was spent
-    return {"spent": spent, "limit": limit, "minimum": minimum,
-            "suggested": max(minimum, round(2 * max(limit or 0.0, spent), 2))}
+    return {
+        "spent": spent,
+        "limit": limit,
+        "minimum": minimum,
+        "suggested": max(minimum, round(2 * max(limit or 0.0, spent), 2)),
+    }
 
 
 def raised_budget(run, value):
@@ -82,19 +87,26 @@ def raised_budget(run, value):
     try:
         budget = float(value)
     except ValueError:
-        raise ValidationError.field("max_budget_usd", f"{value!r} is not a number of dollars"
-                                    ) from None
+        raise ValidationError.field(
+            "max_budget_usd", f"{value!r} is not a number of dollars"
+        ) from None
     spent = float(spent_usd(run) or 0.0)
     if not math.isfinite(budget) or not budget > spent:
         raise ValidationError.field(
-            "max_budget_usd", f"the new budget must be more than the ${spent:.4f} already spent")
+            "max_budget_usd", f"the new budget must be more than the ${spent:.4f} already spent"
+        )
     return budget
 
 
 def retryable_answer_failures(run):
     """How many items "Retry failed answers" would ask again (answer or warm-up FAILED)."""
-    return (Item.select().where((Item.run == run) & (Item.status == FAILED)
-                                & Item.error_stage.in_(["answer", "warmup"])).count())
+    return (
+        Item.select()
+        .where(
+            (Item.run == run) & (Item.status == FAILED) & Item.error_stage.in_(["answer", "warmup"])
+        )
+        .count()
+    )
 
 
 def providers():
@@ -105,9 +117,12 @@ def providers():
 def collections_with_counts():
     """Collections, quick and full first, each with `.task_count`."""
     count = fn.COUNT(CollectionTask.id).alias("task_count")
-    collections = list(Collection.select(Collection, count)
-                       .join(CollectionTask, JOIN.LEFT_OUTER)
-                       .group_by(Collection.id).order_by(Collection.name))
+    collections = list(
+        Collection.select(Collection, count)
+        .join(CollectionTask, JOIN.LEFT_OUTER)
+        .group_by(Collection.id)
+        .order_by(Collection.name)
+    )
     return sorted(collections, key=lambda c: {"quick": 0, "full": 1}.get(c.name, 2))
 
 
@@ -116,8 +131,12 @@ def progress(run, now=None):
     now = now or utcnow()
     counts = dict.fromkeys(ITEM_STATUSES, 0)
     answer_failed = judge_failed = 0
-    rows = (Item.select(Item.status, Item.error_stage, fn.COUNT(Item.id).alias("n"))
-            .where(Item.run == run).group_by(Item.status, Item.error_stage).tuples())
+    rows = (
+        Item.select(Item.status, Item.error_stage, fn.COUNT(Item.id).alias("n"))
+        .where(Item.run == run)
+        .group_by(Item.status, Item.error_stage)
+        .tuples()
+    )
     for status, stage, n in rows:
         counts[status] = counts.get(status, 0) + n
         if status in (FAILED, CANT_BE_FINISHED):
@@ -145,7 +164,8 @@ def progress(run, now=None):
         if (typical is not None or not left_to_answer) and judge_every is not None:
             eta = left_to_judge * judge_every + sum(
                 left * (answer_paces.get(target) or typical)
-                for target, left in left_per_target.items())
+                for target, left in left_per_target.items()
+            )
     tps = [t for _, t in answered[:10] if t]
     return {
         "total": total,
@@ -171,14 +191,23 @@ def _answer_paces(run, now=None):
     Each target's pace is its own: the spacing of its recent answers, else their average answer
     time. With `now`, the target answering last has its window run to now, so a stall shows.
     """
-    left = dict(Item.select(Item.target, fn.COUNT(Item.id))
-                .where((Item.run == run) & (Item.status == NEW)).group_by(Item.target).tuples())
+    left = dict(
+        Item.select(Item.target, fn.COUNT(Item.id))
+        .where((Item.run == run) & (Item.status == NEW))
+        .group_by(Item.target)
+        .tuples()
+    )
     targets = [t for (t,) in RunTarget.select(RunTarget.id).where(RunTarget.run == run).tuples()]
-    windows = {target: list(Item.select(Item.answered_at, Item.time_taken_ms)
-                            .where((Item.run == run) & (Item.target == target)
-                                   & Item.answered_at.is_null(False))
-                            .order_by(Item.answered_at.desc()).limit(RATE_WINDOW).tuples())
-               for target in targets}
+    windows = {
+        target: list(
+            Item.select(Item.answered_at, Item.time_taken_ms)
+            .where((Item.run == run) & (Item.target == target) & Item.answered_at.is_null(False))
+            .order_by(Item.answered_at.desc())
+            .limit(RATE_WINDOW)
+            .tuples()
+        )
+        for target in targets
+    }
     started = [(w[0][0], t) for t, w in windows.items() if w]
     latest = max(started)[1] if started else None
     paces = {}
@@ -193,8 +222,13 @@ def _answer_paces(run, now=None):
 
 def _recent(run, column, *extra):
     """The latest RATE_WINDOW (time, *extra) rows of the run where `column` is set."""
-    return list(Item.select(column, *extra).where((Item.run == run) & column.is_null(False))
-                .order_by(column.desc()).limit(RATE_WINDOW).tuples())
+    return list(
+        Item.select(column, *extra)
+        .where((Item.run == run) & column.is_null(False))
+        .order_by(column.desc())
+        .limit(RATE_WINDOW)
+        .tuples()
+    )
 
 
 def _interval(recent, now=None):
@@ -224,8 +258,11 @@ def run_models(run):
 
 def latest_items(run, target=None, status=None, limit=20):
     """The items touched last (answered or judged), newest first, optionally filtered."""
-    query = (Item.select(Item, RunTarget).join(RunTarget)
-             .where((Item.run == run) & Item.last_attempt_at.is_null(False)))
+    query = (
+        Item.select(Item, RunTarget)
+        .join(RunTarget)
+        .where((Item.run == run) & Item.last_attempt_at.is_null(False))
+    )
     if target:
         query = query.where(Item.target == target)
     if status in ITEM_STATUSES:
@@ -246,8 +283,7 @@ def recent_logs(run, limit=50):
 
 def judge_models():
     """Distinct judge models used by any run (for the history filter)."""
-    return [m for (m,) in Run.select(Run.judge_model).distinct()
-            .order_by(Run.judge_model).tuples()]
+    return [m for (m,) in Run.select(Run.judge_model).distinct().order_by(Run.judge_model).tuples()]
 
 
 def _item_stats(run_ids):
@@ -256,8 +292,12 @@ def _item_stats(run_ids):
         return {}
     done = fn.SUM(Case(None, [(Item.status == COMPLETED, 1)], 0))
     failed = fn.SUM(Case(None, [(Item.status.in_([FAILED, CANT_BE_FINISHED]), 1)], 0))
-    rows = (Item.select(Item.run, fn.COUNT(Item.id), done, failed, fn.AVG(Item.evaluation_score))
-            .where(Item.run.in_(run_ids)).group_by(Item.run).tuples())
+    rows = (
+        Item.select(Item.run, fn.COUNT(Item.id), done, failed, fn.AVG(Item.evaluation_score))
+        .where(Item.run.in_(run_ids))
+        .group_by(Item.run)
+        .tuples()
+    )
     return {r[0]: r[1:] for r in rows}
 
 
@@ -269,8 +309,9 @@ def parse_date(value):
         return None
 
 
-def history(state=None, judge=None, date_from=None, date_to=None, sort="-created", page=1,
-            per_page=25):
+def history(
+    state=None, judge=None, date_from=None, date_to=None, sort="-created", page=1, per_page=25
+):
     """Runs matching the filters, sorted and paginated in SQL, with item counts and avg score."""
     query = Run.select()
     if state in RUN_STATES:
@@ -289,14 +330,24 @@ def history(state=None, judge=None, date_from=None, date_to=None, sort="-created
         key, desc = "created", True
     if key in ("items", "score"):
         # Sorting by an aggregate needs it for every run matched, so join it as a subquery.
-        agg = (Item.select(Item.run.alias("rid"), fn.COUNT(Item.id).alias("n"),
-                           fn.AVG(Item.evaluation_score).alias("avg"))
-               .group_by(Item.run).alias("agg"))
+        agg = (
+            Item.select(
+                Item.run.alias("rid"),
+                fn.COUNT(Item.id).alias("n"),
+                fn.AVG(Item.evaluation_score).alias("avg"),
+            )
+            .group_by(Item.run)
+            .alias("agg")
+        )
         query = query.join(agg, JOIN.LEFT_OUTER, on=(agg.c.rid == Run.id))
         order = [agg.c.n if key == "items" else agg.c.avg]
     else:
-        order = {"created": [Run.created_at], "run_id": [Run.run_id],
-                 "state": [Run.status, Run.control], "judge": [Run.judge_model]}[key]
+        order = {
+            "created": [Run.created_at],
+            "run_id": [Run.run_id],
+            "state": [Run.status, Run.control],
+            "judge": [Run.judge_model],
+        }[key]
     order = [o.desc(nulls="LAST") if desc else o.asc(nulls="LAST") for o in order]
     order.append(Run.id.desc() if desc else Run.id.asc())
     pages = max(1, -(-total // per_page))
@@ -304,17 +355,26 @@ def history(state=None, judge=None, date_from=None, date_to=None, sort="-created
     runs = list(query.order_by(*order).paginate(page, per_page))
     stats = _item_stats([r.id for r in runs])
     models = {}
-    for run_pk, model in (RunTarget.select(RunTarget.run, RunTarget.model)
-                          .where(RunTarget.run.in_([r.id for r in runs]))
-                          .order_by(RunTarget.position, RunTarget.id).tuples()):
+    for run_pk, model in (
+        RunTarget.select(RunTarget.run, RunTarget.model)
+        .where(RunTarget.run.in_([r.id for r in runs]))
+        .order_by(RunTarget.position, RunTarget.id)
+        .tuples()
+    ):
         models.setdefault(run_pk, []).append(model)
     for r in runs:
         r.state = run_state(r)
         r.total_items, r.completed_items, r.failed_items, r.avg_score = stats.get(
-            r.id, (0, 0, 0, None))
+            r.id, (0, 0, 0, None)
+        )
         r.target_models = models.get(r.id, [])
-    return {"runs": runs, "total": total, "page": page, "pages": pages,
-            "sort": ("-" if desc else "") + key}
+    return {
+        "runs": runs,
+        "total": total,
+        "page": page,
+        "pages": pages,
+        "sort": ("-" if desc else "") + key,
+    }
 
 
 def _phase_stats(run_ids):
@@ -331,15 +391,23 @@ def _phase_stats(run_ids):
     answered = fn.SUM(Case(None, [(Item.status != NEW, 1)], 0))
     answer_failed = fn.SUM(Case(None, [(failed & answer_stage, 1)], 0))
     judged = fn.SUM(Case(None, [((Item.status == COMPLETED) | (failed & judge_stage), 1)], 0))
-    rows = (Item.select(Item.run, fn.COUNT(Item.id), answered, answer_failed, judged)
-            .where(Item.run.in_(run_ids)).group_by(Item.run).tuples())
+    rows = (
+        Item.select(Item.run, fn.COUNT(Item.id), answered, answer_failed, judged)
+        .where(Item.run.in_(run_ids))
+        .group_by(Item.run)
+        .tuples()
+    )
     return {r[0]: r[1:] for r in rows}
 
 
 def continuable_runs(limit=20):
     """Unfinished runs that are not running (paused, stopped, crashed), with their progress."""
-    runs = list(Run.select().where((Run.status == PENDING) & (Run.control != CONTROL_RUNNING))
-                .order_by(Run.created_at.desc()).limit(limit))
+    runs = list(
+        Run.select()
+        .where((Run.status == PENDING) & (Run.control != CONTROL_RUNNING))
+        .order_by(Run.created_at.desc())
+        .limit(limit)
+    )
     stats = _phase_stats([r.id for r in runs])
     for r in runs:
         r.state = run_state(r)

@@ -54,25 +54,37 @@ class Workers:
             if self.budget is not None and self._over_budget_soft():
                 return
             now = self.now()
-            row = item_work.claim(self.run.id, NEW, now, now + dt.timedelta(seconds=seconds),
-                                  target.id)
+            row = item_work.claim(
+                self.run.id, NEW, now, now + dt.timedelta(seconds=seconds), target.id
+            )
             if row is None:
                 return
-            self._run_claimed(row, NEW, seconds, f"{row.task_key} on {label}",
-                              lambda r=row: self.work_.answer(r, target, adapter))
+            self._run_claimed(
+                row,
+                NEW,
+                seconds,
+                f"{row.task_key} on {label}",
+                lambda r=row: self.work_.answer(r, target, adapter),
+            )
 
     def judge_loop(self, provider, adapter):
         # Two calls at most per judgement (the repair), so twice the timeout.
         seconds = self.claim_seconds(provider, calls=2)
         while not (self.halt.is_set() or self.cancel.is_set()):
             now = self.now()
-            row = item_work.claim(self.run.id, WAITING_FOR_JUDGE, now,
-                                  now + dt.timedelta(seconds=seconds))
+            row = item_work.claim(
+                self.run.id, WAITING_FOR_JUDGE, now, now + dt.timedelta(seconds=seconds)
+            )
             if row is None:
                 return
             label = f"judging {row.task_key} on {self.target_label(row.target_id)}"
-            self._run_claimed(row, WAITING_FOR_JUDGE, seconds, label,
-                              lambda r=row: self.work_.judge(r.id, r.attempts, adapter))
+            self._run_claimed(
+                row,
+                WAITING_FOR_JUDGE,
+                seconds,
+                label,
+                lambda r=row: self.work_.judge(r.id, r.attempts, adapter),
+            )
 
     def _run_claimed(self, claimed, status, seconds, label, process):
         with self.lock:
@@ -92,8 +104,12 @@ class Workers:
         """A stop abandoned this claim: release it uncounted and say so in the run log."""
         if item_work.release(item_id, claim.attempts):
             what = "judged" if claim.status == WAITING_FOR_JUDGE else "asked"
-            self.emit("abandoned", f"abandoned: {claim.label} (run stopped); it will be {what} "
-                      "again on continue", level="WARNING", data={"itemId": item_id})
+            self.emit(
+                "abandoned",
+                f"abandoned: {claim.label} (run stopped); it will be {what} again on continue",
+                level="WARNING",
+                data={"itemId": item_id},
+            )
 
     def _over_budget_soft(self):
         # Workers only stop claiming; the supervisor's next step pauses the run and logs why.
@@ -124,16 +140,21 @@ class Workers:
                         done.set()
 
         self.halt.clear()
-        threads = [threading.Thread(target=worker, daemon=True, name=f"llmbench-worker-{i}")
-                   for i in range(alive[0])]
+        threads = [
+            threading.Thread(target=worker, daemon=True, name=f"llmbench-worker-{i}")
+            for i in range(alive[0])
+        ]
         for t in threads:
             t.start()
         extended = time.monotonic()
         while not done.wait(POLL_SECONDS):
             if not self._still_running():
                 run = Run.get_by_id(self.run.id)
-                if run.control == CONTROL_STOPPED or run.status != PENDING or (
-                        self.interrupt is not None and self.interrupt.is_set()):
+                if (
+                    run.control == CONTROL_STOPPED
+                    or run.status != PENDING
+                    or (self.interrupt is not None and self.interrupt.is_set())
+                ):
                     self._abandon(done)
                     return "halted"
                 self.halt.set()  # paused (or lease lost): let the items in flight finish
@@ -159,8 +180,9 @@ class Workers:
         with self.lock:
             claims = list(self.inflight.items())
         for item_id, claim in claims:
-            item_work.extend(item_id, claim.status, claim.attempts,
-                             now + dt.timedelta(seconds=claim.seconds))
+            item_work.extend(
+                item_id, claim.status, claim.attempts, now + dt.timedelta(seconds=claim.seconds)
+            )
 
     def _worker_outcome(self, failures):
         """A crashed worker is logged; crashing slice after slice pauses the run (no loop)."""
@@ -171,12 +193,18 @@ class Workers:
         error = repr(failures[0])[:300]
         if self.state.worker_failures >= WORKER_FAILURES_TO_PAUSE:
             self.state.worker_failures = 0
-            self.pause(f"internal error in the orchestrator ({error}), "
-                       f"{WORKER_FAILURES_TO_PAUSE} times in a row; see the server log, then "
-                       "continue", event="internal_error")
+            self.pause(
+                f"internal error in the orchestrator ({error}), "
+                f"{WORKER_FAILURES_TO_PAUSE} times in a row; see the server log, then "
+                "continue",
+                event="internal_error",
+            )
         else:
-            self.emit("internal_error", f"A worker failed: {error}; its item is tried again "
-                      "when its claim expires", level="ERROR")
+            self.emit(
+                "internal_error",
+                f"A worker failed: {error}; its item is tried again when its claim expires",
+                level="ERROR",
+            )
 
     def _abandon(self, done):
         """Stop: cancel requests, give their claims back now, don't wait long for the threads."""
@@ -191,12 +219,13 @@ class Workers:
         for item_id, claim in stuck:
             self._give_back(item_id, claim)
         if self.interrupt is not None and self.interrupt.is_set():
-            Run.update(control=CONTROL_STOPPED, updated_at=self.now(), control_reason=INTERRUPTED
-                       ).where((Run.id == self.run.id) & (Run.status == PENDING)).execute()
+            Run.update(
+                control=CONTROL_STOPPED, updated_at=self.now(), control_reason=INTERRUPTED
+            ).where((Run.id == self.run.id) & (Run.status == PENDING)).execute()
 
     def pause(self, reason, event="paused"):
         """Pause the run with a reason a person can act on, as an ERROR line in the run log."""
         Run.update(control=CONTROL_PAUSED, control_reason=reason, updated_at=self.now()).where(
-            (Run.id == self.run.id) & (Run.status == PENDING)
-            & (Run.control == CONTROL_RUNNING)).execute()
+            (Run.id == self.run.id) & (Run.status == PENDING) & (Run.control == CONTROL_RUNNING)
+        ).execute()
         self.emit(event, f"Paused: {reason}", level="ERROR")

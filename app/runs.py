@@ -45,16 +45,28 @@ from .run_queries import spent_usd  # noqa: F401
 from .run_queries import summaries  # noqa: F401
 from .run_spec import clean_spec
 
-SNAPSHOT_FIELDS = ("category", "subcategory", "difficulty", "excellent", "good", "pass_answer",
-                   "incorrect_direction", "rubric", "template_version")
+SNAPSHOT_FIELDS = (
+    "category",
+    "subcategory",
+    "difficulty",
+    "excellent",
+    "good",
+    "pass_answer",
+    "incorrect_direction",
+    "rubric",
+    "template_version",
+)
 INSERT_BATCH = 200
 
 
 def active_run():
     """The run that is running or paused (at most one), or None."""
-    run = (Run.select()
-           .where((Run.status == PENDING) & (Run.control.in_([CONTROL_RUNNING, CONTROL_PAUSED])))
-           .order_by(Run.created_at.desc()).first())
+    run = (
+        Run.select()
+        .where((Run.status == PENDING) & (Run.control.in_([CONTROL_RUNNING, CONTROL_PAUSED])))
+        .order_by(Run.created_at.desc())
+        .first()
+    )
     if run is not None:
         run.state = run_state(run)
     return run
@@ -75,8 +87,10 @@ def render_task(task):
 def _check_no_active_run(exclude=None):
     active = active_run()
     if active is not None and active.id != getattr(exclude, "id", None):
-        raise Conflict(f"Run {active.run_id} is {active.state}; stop it or let it finish before "
-                       "starting another (one run at a time).")
+        raise Conflict(
+            f"Run {active.run_id} is {active.state}; stop it or let it finish before "
+            "starting another (one run at a time)."
+        )
 
 
 def _slug(name):
@@ -96,8 +110,12 @@ def _select_tasks(spec):
     """The tasks of the chosen collections plus taskIds, filtered and limited per settings."""
     pks = set(spec["task_ids"])
     if spec["collection_ids"]:
-        pks.update(pk for (pk,) in CollectionTask.select(CollectionTask.task)
-                   .where(CollectionTask.collection.in_(spec["collection_ids"])).tuples())
+        pks.update(
+            pk
+            for (pk,) in CollectionTask.select(CollectionTask.task)
+            .where(CollectionTask.collection.in_(spec["collection_ids"]))
+            .tuples()
+        )
     query = Task.select().where(Task.id.in_(list(pks))).order_by(Task.id)
     categories = spec["settings"].get("categories")
     if categories:
@@ -125,12 +143,23 @@ def _snapshot(task):
 def _log_unrenderable(run, bad, per_target, now):
     shown = 10  # a broken dataset must not flood the log
     for task_key, why in bad[:shown]:
-        log_event(run, "cant_be_finished", f"Task {task_key} cannot be rendered ({why}); its "
-                  f"{per_target} items are CANT_BE_FINISHED", level="WARNING",
-                  data={"taskId": task_key, "error": why}, now=now)
+        log_event(
+            run,
+            "cant_be_finished",
+            f"Task {task_key} cannot be rendered ({why}); its "
+            f"{per_target} items are CANT_BE_FINISHED",
+            level="WARNING",
+            data={"taskId": task_key, "error": why},
+            now=now,
+        )
     if len(bad) > shown:
-        log_event(run, "cant_be_finished", f"... and {len(bad) - shown} more tasks that cannot "
-                  "be rendered", level="WARNING", now=now)
+        log_event(
+            run,
+            "cant_be_finished",
+            f"... and {len(bad) - shown} more tasks that cannot be rendered",
+            level="WARNING",
+            now=now,
+        )
 
 
 def create_run(spec, source="web", now=None):
@@ -143,59 +172,102 @@ def create_run(spec, source="web", now=None):
     spec = clean_spec(spec)
     tasks = _select_tasks(spec)
     if not tasks:
-        raise ValidationError.field("collectionIds", "the chosen collections and tasks hold no "
-                                    "task (after the category filter); pick others")
+        raise ValidationError.field(
+            "collectionIds",
+            "the chosen collections and tasks hold no "
+            "task (after the category filter); pick others",
+        )
     snapshots = [_snapshot(task) for task in tasks]
     if all(cant for _snap, cant in snapshots):
-        raise ValidationError([{"field": f"task {snap['task_key']}", "message": cant}
-                               for snap, cant in snapshots])
+        raise ValidationError(
+            [{"field": f"task {snap['task_key']}", "message": cant} for snap, cant in snapshots]
+        )
     bad = [(snap["task_key"], cant) for snap, cant in snapshots if cant]
-    dataset_hash = sha256_json(sorted(
-        ({k: v for k, v in s.items() if k != "task"} for s, _cant in snapshots),
-        key=lambda s: s["task_key"]))
+    dataset_hash = sha256_json(
+        sorted(
+            ({k: v for k, v in s.items() if k != "task"} for s, _cant in snapshots),
+            key=lambda s: s["task_key"],
+        )
+    )
     with database.atomic("IMMEDIATE"):
         _check_no_active_run()
         run_id = spec["run_id"] or _new_run_id(spec["name"] or "run", now)
         if spec["run_id"] and Run.select().where(Run.run_id == run_id).exists():
-            raise ValidationError.field("runId", f"a run named {run_id!r} exists; pick another "
-                                        "name or leave runId empty")
+            raise ValidationError.field(
+                "runId", f"a run named {run_id!r} exists; pick another name or leave runId empty"
+            )
         judge = spec["judge_provider"]
-        run = Run.create(run_id=run_id, name=spec["name"] or "", judge_provider=judge,
-                         judge_provider_name=judge.name, judge_model=spec["judge_model"],
-                         judge_params=spec["judge_params"] or None, settings=spec["settings"],
-                         dataset_hash=dataset_hash, prompt_hash=PROMPT_HASH, source=source,
-                         created_at=now, started_at=now, updated_at=now)
+        run = Run.create(
+            run_id=run_id,
+            name=spec["name"] or "",
+            judge_provider=judge,
+            judge_provider_name=judge.name,
+            judge_model=spec["judge_model"],
+            judge_params=spec["judge_params"] or None,
+            settings=spec["settings"],
+            dataset_hash=dataset_hash,
+            prompt_hash=PROMPT_HASH,
+            source=source,
+            created_at=now,
+            started_at=now,
+            updated_at=now,
+        )
         for cid in spec["collection_ids"]:
-            RunCollection.create(run=run, collection=cid,
-                                 collection_name=Collection.get_by_id(cid).name)
+            RunCollection.create(
+                run=run, collection=cid, collection_name=Collection.get_by_id(cid).name
+            )
         rows = []
         for position, target in enumerate(spec["targets"]):
             provider = target["provider"]
-            rt = RunTarget.create(run=run, provider=provider, provider_name=provider.name,
-                                  model=target["model"], params=target["params"] or None,
-                                  position=position)
+            rt = RunTarget.create(
+                run=run,
+                provider=provider,
+                provider_name=provider.name,
+                model=target["model"],
+                params=target["params"] or None,
+                position=position,
+            )
             params = clean_params(target["params"])
             for snap, cant in snapshots:
                 messages = item_messages(snap["system_prompt"], snap["question"])
-                row = {**snap, "run": run.id, "target": rt.id, "status": NEW,
-                       "context_hash": context_hash(provider.name, provider.base_url,
-                                                    rt.model, params, messages,
-                                                    snap["template_version"]),
-                       "created_at": now, "updated_at": now,
-                       # every row the same keys: insert_many takes its columns from the first
-                       "error_stage": None, "error_msg": None}
+                row = {
+                    **snap,
+                    "run": run.id,
+                    "target": rt.id,
+                    "status": NEW,
+                    "context_hash": context_hash(
+                        provider.name,
+                        provider.base_url,
+                        rt.model,
+                        params,
+                        messages,
+                        snap["template_version"],
+                    ),
+                    "created_at": now,
+                    "updated_at": now,
+                    # every row the same keys: insert_many takes its columns from the first
+                    "error_stage": None,
+                    "error_msg": None,
+                }
                 if cant:
-                    row.update(status=CANT_BE_FINISHED, error_stage="answer",
-                               error_msg=f"can't be finished: the task cannot be rendered: {cant}")
+                    row.update(
+                        status=CANT_BE_FINISHED,
+                        error_stage="answer",
+                        error_msg=f"can't be finished: the task cannot be rendered: {cant}",
+                    )
                 rows.append(row)
         for start in range(0, len(rows), INSERT_BATCH):
-            Item.insert_many(rows[start:start + INSERT_BATCH]).execute()
+            Item.insert_many(rows[start : start + INSERT_BATCH]).execute()
         targets = ", ".join(f"{t['provider'].name}/{t['model']}" for t in spec["targets"])
-        log_event(run, "run_started",
-                  f"Run {run_id} started: {len(snapshots)} tasks x {len(spec['targets'])} "
-                  f"targets = {len(rows)} items; targets {targets}; judge "
-                  f"{judge.name}/{spec['judge_model']}",
-                  data={"items": len(rows), "tasks": len(snapshots), "source": source}, now=now)
+        log_event(
+            run,
+            "run_started",
+            f"Run {run_id} started: {len(snapshots)} tasks x {len(spec['targets'])} "
+            f"targets = {len(rows)} items; targets {targets}; judge "
+            f"{judge.name}/{spec['judge_model']}",
+            data={"items": len(rows), "tasks": len(snapshots), "source": source},
+            now=now,
+        )
         for note in spec["notes"]:
             log_event(run, "model_check", note, level="WARNING", now=now)
         _log_unrenderable(run, bad, len(spec["targets"]), now)
@@ -205,7 +277,8 @@ def create_run(spec, source="web", now=None):
 def _set_control(run, control, reason, event, message, now=None, **extra):
     now = now or utcnow()
     Run.update(control=control, control_reason=reason, updated_at=now, **extra).where(
-        Run.id == run.id).execute()
+        Run.id == run.id
+    ).execute()
     log_event(run, event, message, now=now)
     return Run.get_by_id(run.id)
 
@@ -214,10 +287,18 @@ def pause_run(run_id, reason="paused by you", now=None):
     """Pause a running run: the item in flight finishes, then it halts."""
     run = get_run(run_id)
     if run_state(run) != "running":
-        raise ValidationError.field("runId", f"run {run_id} is {run_state(run)}, not running; "
-                                    "only a running run can be paused")
-    return _set_control(run, CONTROL_PAUSED, reason, "paused",
-                        f"Paused ({reason}); the item in flight finishes first", now)
+        raise ValidationError.field(
+            "runId",
+            f"run {run_id} is {run_state(run)}, not running; only a running run can be paused",
+        )
+    return _set_control(
+        run,
+        CONTROL_PAUSED,
+        reason,
+        "paused",
+        f"Paused ({reason}); the item in flight finishes first",
+        now,
+    )
 
 
 def stop_run(run_id, reason="stopped by you", now=None):
@@ -225,10 +306,13 @@ def stop_run(run_id, reason="stopped by you", now=None):
     run = get_run(run_id)
     # control, not the shown state: an interrupted run (no orchestrator) can be stopped too.
     if run.status == FINISHED or run.control == CONTROL_STOPPED:
-        raise ValidationError.field("runId", f"run {run_id} is {run_state(run)}; only a running "
-                                    "or paused run can be stopped")
-    run = _set_control(run, CONTROL_STOPPED, reason, "stopped",
-                       f"Stopped ({reason}); continue it when ready", now)
+        raise ValidationError.field(
+            "runId",
+            f"run {run_id} is {run_state(run)}; only a running or paused run can be stopped",
+        )
+    run = _set_control(
+        run, CONTROL_STOPPED, reason, "stopped", f"Stopped ({reason}); continue it when ready", now
+    )
     from . import orchestrator
 
     orchestrator.signal_stop(run.id)  # same process: abandon the request at once
@@ -251,8 +335,9 @@ def resume_run(run_id, now=None, max_budget_usd=None):
     run = get_run(run_id)
     state = run_state(run)
     if state not in ("paused", "stopped"):
-        raise ValidationError.field("runId", f"run {run_id} is {state}; only a paused or "
-                                    "stopped run can be resumed")
+        raise ValidationError.field(
+            "runId", f"run {run_id} is {state}; only a paused or stopped run can be resumed"
+        )
     extra = {}
     if max_budget_usd is not None:
         extra["settings"] = {**(run.settings or {}), "maxBudgetUsd": _budget(max_budget_usd)}
@@ -260,10 +345,17 @@ def resume_run(run_id, now=None, max_budget_usd=None):
         _check_no_active_run(exclude=run)
         # The retry-time cap counts from each item's next attempt, not from before the pause.
         Item.update(first_attempt_at=None).where(
-            (Item.run == run) & Item.status.in_([NEW, WAITING_FOR_JUDGE])).execute()
-        return _set_control(run, CONTROL_RUNNING, None, "resumed",
-                            f"Resumed (was {state}: {run.control_reason or 'no reason given'})",
-                            now, **extra)
+            (Item.run == run) & Item.status.in_([NEW, WAITING_FOR_JUDGE])
+        ).execute()
+        return _set_control(
+            run,
+            CONTROL_RUNNING,
+            None,
+            "resumed",
+            f"Resumed (was {state}: {run.control_reason or 'no reason given'})",
+            now,
+            **extra,
+        )
 
 
 def delete_run(run_id):
@@ -282,43 +374,70 @@ def _reopen(run, now, phase):
     """
     if run.status == FINISHED:
         _check_no_active_run(exclude=run)
-        Run.update(status=PENDING, phase=phase, control=CONTROL_RUNNING, control_reason=None,
-                   finished_at=None, updated_at=now).where(Run.id == run.id).execute()
+        Run.update(
+            status=PENDING,
+            phase=phase,
+            control=CONTROL_RUNNING,
+            control_reason=None,
+            finished_at=None,
+            updated_at=now,
+        ).where(Run.id == run.id).execute()
 
 
 # Queued again: attempts, backoff and retry-time cap start afresh.
-_REQUEUE = {"attempts": 0, "next_retry_at": None, "first_attempt_at": None, "error_msg": None,
-            "error_stage": None}
+_REQUEUE = {
+    "attempts": 0,
+    "next_retry_at": None,
+    "first_attempt_at": None,
+    "error_msg": None,
+    "error_stage": None,
+}
 
 
 def _item_in_flight(item, now):
     """True while an orchestrator holds a live claim on the item (its request is out)."""
-    return (item.attempts > 0 and item.error_msg is None and item.next_retry_at is not None
-            and item.next_retry_at > now and item.status in (NEW, WAITING_FOR_JUDGE))
+    return (
+        item.attempts > 0
+        and item.error_msg is None
+        and item.next_retry_at is not None
+        and item.next_retry_at > now
+        and item.status in (NEW, WAITING_FOR_JUDGE)
+    )
 
 
 def retry_judge(run_id, item_id, now=None):
     """Queue one item for judging again (it must hold an answer: WAITING/FAILED judge/COMPLETED)."""
     now = now or utcnow()
     run = get_run(run_id)
-    item = Item.get_or_none((Item.id == item_id) & (Item.run == run)) if is_db_id(item_id) \
-        else None
+    item = Item.get_or_none((Item.id == item_id) & (Item.run == run)) if is_db_id(item_id) else None
     if item is None:
         raise NotFound(f"No item {item_id} in run {run_id}.")
-    if item.answer is None or item.status == NEW or (
-            item.status in (FAILED, CANT_BE_FINISHED) and item.error_stage not in ("judge", None)):
-        raise ValidationError.field("itemId", f"item {item_id} has no answer to judge "
-                                    f"(status {item.status}); only answered items can be re-judged")
+    if (
+        item.answer is None
+        or item.status == NEW
+        or (item.status in (FAILED, CANT_BE_FINISHED) and item.error_stage not in ("judge", None))
+    ):
+        raise ValidationError.field(
+            "itemId",
+            f"item {item_id} has no answer to judge "
+            f"(status {item.status}); only answered items can be re-judged",
+        )
     with database.atomic("IMMEDIATE"):
         item = Item.get_by_id(item.id)
         if _item_in_flight(item, now):
-            raise Conflict(f"item {item_id} is being judged right now; retry it when that "
-                           "judgement is in")
+            raise Conflict(
+                f"item {item_id} is being judged right now; retry it when that judgement is in"
+            )
         _reopen(run, now, JUDGING)
         Item.update(status=WAITING_FOR_JUDGE, updated_at=now, **_REQUEUE).where(
-            Item.id == item.id).execute()
-        log_event(run, "retry_judge", f"Item {item.id} ({item.task_key}) queued for judging again",
-                  now=now)
+            Item.id == item.id
+        ).execute()
+        log_event(
+            run,
+            "retry_judge",
+            f"Item {item.id} ({item.task_key}) queued for judging again",
+            now=now,
+        )
     return Item.get_by_id(item.id)
 
 
@@ -326,16 +445,22 @@ def retry_failed_judgements(run_id, now=None):
     """Queue every item whose judgement failed for judging again; returns how many."""
     now = now or utcnow()
     run = get_run(run_id)
-    failed = ((Item.run == run) & (Item.status == FAILED) & (Item.error_stage == "judge")
-              & Item.answer.is_null(False))
+    failed = (
+        (Item.run == run)
+        & (Item.status == FAILED)
+        & (Item.error_stage == "judge")
+        & Item.answer.is_null(False)
+    )
     with database.atomic("IMMEDIATE"):
         count = Item.select().where(failed).count()
         if count:
             _reopen(run, now, JUDGING)
             Item.update(status=WAITING_FOR_JUDGE, updated_at=now, **_REQUEUE).where(
-                failed).execute()
-            log_event(run, "retry_judge", f"{count} items with a failed judgement queued again",
-                      now=now)
+                failed
+            ).execute()
+            log_event(
+                run, "retry_judge", f"{count} items with a failed judgement queued again", now=now
+            )
     return count
 
 
@@ -347,8 +472,9 @@ def retry_failed_answers(run_id, now=None):
     """
     now = now or utcnow()
     run = get_run(run_id)
-    failed = ((Item.run == run) & (Item.status == FAILED)
-              & Item.error_stage.in_(["answer", "warmup"]))
+    failed = (
+        (Item.run == run) & (Item.status == FAILED) & Item.error_stage.in_(["answer", "warmup"])
+    )
     with database.atomic("IMMEDIATE"):
         count = Item.select().where(failed).count()
         if count:
@@ -356,8 +482,11 @@ def retry_failed_answers(run_id, now=None):
             targets = Item.select(Item.target).where(failed & (Item.error_stage == "warmup"))
             RunTarget.update(warmup_error=None).where(RunTarget.id.in_(targets)).execute()
             # answer=None: an item that failed on two empty answers gets its one glitch retry.
-            Item.update(status=NEW, answer=None, updated_at=now, **_REQUEUE).where(
-                failed).execute()
-            log_event(run, "retry_answers", f"{count} items with a failed answer or warm-up "
-                      "queued to be asked again", now=now)
+            Item.update(status=NEW, answer=None, updated_at=now, **_REQUEUE).where(failed).execute()
+            log_event(
+                run,
+                "retry_answers",
+                f"{count} items with a failed answer or warm-up queued to be asked again",
+                now=now,
+            )
     return count

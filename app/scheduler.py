@@ -54,10 +54,17 @@ def start(config):
         scheduler = BackgroundScheduler(
             executors={"default": ThreadPoolExecutor(1)},
             job_defaults={"max_instances": 1, "coalesce": True, "misfire_grace_time": None},
-            timezone=dt.UTC)
-        scheduler.add_job(_tick, "interval", seconds=float(config.get("TICK_SECONDS", 1.0)),
-                          id=JOB_ID, replace_existing=True, args=[config],
-                          next_run_time=dt.datetime.now(dt.UTC))
+            timezone=dt.UTC,
+        )
+        scheduler.add_job(
+            _tick,
+            "interval",
+            seconds=float(config.get("TICK_SECONDS", 1.0)),
+            id=JOB_ID,
+            replace_existing=True,
+            args=[config],
+            next_run_time=dt.datetime.now(dt.UTC),
+        )
         scheduler.start()
         _scheduler["instance"] = scheduler
         if not _scheduler["atexit"]:

@@ -90,8 +90,13 @@ def paired_bootstrap(pairs, *, resamples=RESAMPLES, confidence=CONFIDENCE, seed=
     ci = bootstrap_mean_ci(diffs, resamples=resamples, confidence=confidence, seed=seed)
     low, high = ci
     significant = len(diffs) >= 2 and (low > 0 or high < 0)
-    return {"n": len(diffs), "meanDiff": sum(diffs) / len(diffs), "ciLow": low, "ciHigh": high,
-            "significant": significant}
+    return {
+        "n": len(diffs),
+        "meanDiff": sum(diffs) / len(diffs),
+        "ciLow": low,
+        "ciHigh": high,
+        "significant": significant,
+    }
 
 
 def sign_test(diffs):

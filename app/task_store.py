@@ -43,9 +43,23 @@ DTO_FIELDS = {
     "autoFail": "auto_fail",
     "templateVersion": "template_version",
 }
-TASK_FIELDS = ("task_id", "category", "subcategory", "difficulty", "question", "system_prompt",
-               "excellent", "good", "pass_answer", "incorrect_direction", "rubric", "auto_fail",
-               "tags", "vars", "template_version")
+TASK_FIELDS = (
+    "task_id",
+    "category",
+    "subcategory",
+    "difficulty",
+    "question",
+    "system_prompt",
+    "excellent",
+    "good",
+    "pass_answer",
+    "incorrect_direction",
+    "rubric",
+    "auto_fail",
+    "tags",
+    "vars",
+    "template_version",
+)
 
 
 def _str(value):
@@ -137,13 +151,18 @@ def clean_task(data, *, line=None, file=None):
 
     refs = [out.get(f) for f in ("excellent", "good", "pass_answer")]
     if not any(refs) and not out["rubric"] and "excellent" in out:
-        err("excellent", "give at least one reference answer (excellent, good or pass) "
-                         "or rubric items")
+        err(
+            "excellent",
+            "give at least one reference answer (excellent, good or pass) or rubric items",
+        )
     if out["vars"] and out.get("question"):
         missing = templating.missing(out["question"], out["vars"])
         if missing:
-            err("vars", "the question uses {" + "}, {".join(missing) + "} but vars do not "
-                        "define " + ("it" if len(missing) == 1 else "them"))
+            err(
+                "vars",
+                "the question uses {" + "}, {".join(missing) + "} but vars do not "
+                "define " + ("it" if len(missing) == 1 else "them"),
+            )
     if errors:
         raise ValidationError(errors)
     return out
@@ -183,8 +202,9 @@ def _clean_rubric(value, err):
             ok = False
         if ok:
             seen.add(rid.strip())
-            items.append({"id": rid.strip(), "text": text.strip(), "weight": weight,
-                          "max_score": max_score})
+            items.append(
+                {"id": rid.strip(), "text": text.strip(), "weight": weight, "max_score": max_score}
+            )
     return items or None
 
 
@@ -384,13 +404,19 @@ def task_query(q="", category="", exclude_collection=None):
     q = (q or "").strip()
     if q:
         like = f"%{q}%"
-        query = query.where(Task.task_id ** like | Task.question ** like | Task.category ** like
-                            | Task.subcategory ** like | Task.tags.cast("TEXT") ** like)
+        query = query.where(
+            Task.task_id**like
+            | Task.question**like
+            | Task.category**like
+            | Task.subcategory**like
+            | Task.tags.cast("TEXT") ** like
+        )
     if category:
         query = query.where(Task.category == category)
     if exclude_collection is not None:
         members = CollectionTask.select(CollectionTask.task).where(
-            CollectionTask.collection == exclude_collection)
+            CollectionTask.collection == exclude_collection
+        )
         query = query.where(Task.id.not_in(members))
     return query.order_by(Task.category, Task.task_id)
 

@@ -81,9 +81,11 @@ def problems(task, *, line=None, file=None, fields=None):
         absent = missing(_get(task, name), task_vars)
         if absent:
             listed = ", ".join("{" + n + "}" for n in absent)
-            entry = {"field": fields.get(name, name),
-                     "message": f"no value for {listed} in vars; add it to vars or write "
-                                f"{{{{ and }}}} for literal braces"}
+            entry = {
+                "field": fields.get(name, name),
+                "message": f"no value for {listed} in vars; add it to vars or write "
+                f"{{{{ and }}}} for literal braces",
+            }
             if line is not None:
                 entry["line"] = line
             if file is not None:
@@ -101,8 +103,10 @@ def render_task(task):
     if entries:
         task_id = _get(task, "task_id") or _get(task, "task_key")
         raise ValidationError(
-            entries, message=f"task {task_id}: " + "; ".join(
-                f"{e['field']}: {e['message']}" for e in entries))
+            entries,
+            message=f"task {task_id}: "
+            + "; ".join(f"{e['field']}: {e['message']}" for e in entries),
+        )
     task_vars = _get(task, "vars")
     system_prompt = _get(task, "system_prompt")
     question = _get(task, "question")

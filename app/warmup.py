@@ -24,8 +24,10 @@ JUDGE_WARMUP_MESSAGES = [
 ]
 JUDGE_WARMUP_SCHEMA = {
     "type": "object",
-    "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 100},
-                   "reason": {"type": "string"}},
+    "properties": {
+        "score": {"type": "integer", "minimum": 0, "maximum": 100},
+        "reason": {"type": "string"},
+    },
     "required": ["score", "reason"],
     "additionalProperties": False,
 }
@@ -69,8 +71,9 @@ def _attempt(s, call):
             outcome["e"] = exc
         except Exception as exc:  # a bug or a bad stored header: a recorded failure, no loop
             log.exception("warm-up failed unexpectedly")
-            outcome["e"] = ProviderError(f"internal error: {exc!r}", transient=False,
-                                         kind="internal")
+            outcome["e"] = ProviderError(
+                f"internal error: {exc!r}", transient=False, kind="internal"
+            )
 
     s.supervise(1, body)
     if s.cancel.is_set() or not outcome or isinstance(outcome.get("e"), Cancelled):
@@ -83,15 +86,30 @@ def _retry_or_give_up(s, key, label, exc):
     now = s.now()
     entry = s.state.warmups.backoff.setdefault(key, {"attempts": 0, "first": now, "next": now})
     entry["attempts"] += 1
-    decision = retry.decide(attempts=entry["attempts"], first_attempt_at=entry["first"],
-                            error=exc, config=s.config, limit=s.max_attempts, now=now)
+    decision = retry.decide(
+        attempts=entry["attempts"],
+        first_attempt_at=entry["first"],
+        error=exc,
+        config=s.config,
+        limit=s.max_attempts,
+        now=now,
+    )
     if not decision.retry:
         s.state.warmups.forget(key)
         return decision.message
     entry["next"] = decision.at
-    s.emit("warmup_retry", f"Warm-up of {label}: {decision.message}", level="WARNING",
-           data={"target": label, "attempt": entry["attempts"],
-                 "nextRetryAt": decision.at.isoformat() + "Z", "error": exc.message}, now=now)
+    s.emit(
+        "warmup_retry",
+        f"Warm-up of {label}: {decision.message}",
+        level="WARNING",
+        data={
+            "target": label,
+            "attempt": entry["attempts"],
+            "nextRetryAt": decision.at.isoformat() + "Z",
+            "error": exc.message,
+        },
+        now=now,
+    )
     return None
 
 
@@ -103,9 +121,17 @@ def warm_up_target(s, target):
     if adapter is None:
         return False
     now = s.now()
-    outcome = _attempt(s, lambda: adapter.chat(
-        target.model, WARMUP_MESSAGES, params=WARMUP_PARAMS, stream=False,
-        keep_alive=s.keep_alive(provider), cancel=s.cancel))
+    outcome = _attempt(
+        s,
+        lambda: adapter.chat(
+            target.model,
+            WARMUP_MESSAGES,
+            params=WARMUP_PARAMS,
+            stream=False,
+            keep_alive=s.keep_alive(provider),
+            cancel=s.cancel,
+        ),
+    )
     if outcome is None:
         return False
     if "e" in outcome:
@@ -115,12 +141,20 @@ def warm_up_target(s, target):
         return False
     s.state.warmups.forget(target.id)
     completion = outcome["c"]
-    RunTarget.update(warmup_ms=completion.wall_ms, load_ms=completion.load_ms,
-                     warmup_error=None).where(RunTarget.id == target.id).execute()
+    RunTarget.update(
+        warmup_ms=completion.wall_ms, load_ms=completion.load_ms, warmup_error=None
+    ).where(RunTarget.id == target.id).execute()
     load = f" (model load {completion.load_ms:.0f} ms)" if completion.load_ms else ""
-    s.emit("warmup", f"Warm-up {label}: {completion.wall_ms:.0f} ms{load}",
-           data={"targetId": target.id, "warmupMs": round(completion.wall_ms, 1),
-                 "loadMs": completion.load_ms}, now=now)
+    s.emit(
+        "warmup",
+        f"Warm-up {label}: {completion.wall_ms:.0f} ms{load}",
+        data={
+            "targetId": target.id,
+            "warmupMs": round(completion.wall_ms, 1),
+            "loadMs": completion.load_ms,
+        },
+        now=now,
+    )
     s.state.group = target.id
     return True
 
@@ -142,20 +176,34 @@ def warm_up_judge(s):
     params = dict(judge.judge_params(run.judge_params), max_tokens=JUDGE_WARMUP_MAX_TOKENS)
     # Ollama: unload right after, so the first target's model gets the memory.
     keep_alive = 0 if provider.type == "OLLAMA" else None
-    outcome = _attempt(s, lambda: adapter.chat(
-        run.judge_model, JUDGE_WARMUP_MESSAGES, params=params, stream=False,
-        json_schema=JUDGE_WARMUP_SCHEMA, keep_alive=keep_alive, cancel=s.cancel))
+    outcome = _attempt(
+        s,
+        lambda: adapter.chat(
+            run.judge_model,
+            JUDGE_WARMUP_MESSAGES,
+            params=params,
+            stream=False,
+            json_schema=JUDGE_WARMUP_SCHEMA,
+            keep_alive=keep_alive,
+            cancel=s.cancel,
+        ),
+    )
     if outcome is None:
         return False
     if "e" in outcome:
         final = _retry_or_give_up(s, JUDGE, f"the judge {label}", outcome["e"])
         if final is not None:
-            s.pause(f"the judge model {label} fails: {final}; fix the judge's provider or "
-                    "model (or start a new run with another judge), then continue",
-                    event="judge_failed")
+            s.pause(
+                f"the judge model {label} fails: {final}; fix the judge's provider or "
+                "model (or start a new run with another judge), then continue",
+                event="judge_failed",
+            )
         return False
     s.state.warmups.forget(JUDGE)
     s.state.warmups.judge_ready = True
-    s.emit("judge_warmup", f"Judge warm-up {label}: {outcome['c'].wall_ms:.0f} ms",
-           data={"warmupMs": round(outcome["c"].wall_ms, 1)})
+    s.emit(
+        "judge_warmup",
+        f"Judge warm-up {label}: {outcome['c'].wall_ms:.0f} ms",
+        data={"warmupMs": round(outcome["c"].wall_ms, 1)},
+    )
     return True

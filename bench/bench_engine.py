@@ -34,8 +34,13 @@ from app.models import Provider  # noqa: E402
 from app.models import Task  # noqa: E402
 from tests import fakeserver  # noqa: E402
 
-CONFIG = {"LEASE_SECONDS": 15.0, "MAX_ATTEMPTS": 3, "BACKOFF_BASE_SECONDS": 2.0,
-          "BACKOFF_MAX_SECONDS": 60.0, "MAX_RETRY_SECONDS": 900.0}
+CONFIG = {
+    "LEASE_SECONDS": 15.0,
+    "MAX_ATTEMPTS": 3,
+    "BACKOFF_BASE_SECONDS": 2.0,
+    "BACKOFF_MAX_SECONDS": 60.0,
+    "MAX_RETRY_SECONDS": 900.0,
+}
 
 
 class TimedHandler(fakeserver._Handler):
@@ -84,22 +89,43 @@ def _fresh_db(folder, n_tasks, concurrency, url):
     path = str(Path(folder) / "bench.db")
     db.init_db(path)
     db.database.connect(reuse_if_open=True)
-    provider = Provider.create(name="fake", type="OPENAI", base_url=url,
-                               models_endpoint="/v1/models",
-                               inference_endpoint="/v1/chat/completions", timeout_seconds=30,
-                               max_concurrency=concurrency)
+    provider = Provider.create(
+        name="fake",
+        type="OPENAI",
+        base_url=url,
+        models_endpoint="/v1/models",
+        inference_endpoint="/v1/chat/completions",
+        timeout_seconds=30,
+        max_concurrency=concurrency,
+    )
     coll = Collection.create(name="bench")
-    tasks = [{"task_id": f"b{i}", "category": "bench", "question": f"Question {i}?",
-              "excellent": "e", "good": "g", "pass_answer": "p", "incorrect_direction": "x"}
-             for i in range(n_tasks)]
+    tasks = [
+        {
+            "task_id": f"b{i}",
+            "category": "bench",
+            "question": f"Question {i}?",
+            "excellent": "e",
+            "good": "g",
+            "pass_answer": "p",
+            "incorrect_direction": "x",
+        }
+        for i in range(n_tasks)
+    ]
     with db.database.atomic():
         for start in range(0, n_tasks, 200):
-            Task.insert_many(tasks[start:start + 200]).execute()
-        CollectionTask.insert_many([{"collection": coll.id, "task": t.id}
-                                    for t in Task.select()]).execute()
-    run = runs.create_run({"judgeProviderId": provider.id, "judgeModel": "judge",
-                           "targets": [{"providerId": provider.id, "model": "m1"}],
-                           "collectionIds": [coll.id]}, source="cli")
+            Task.insert_many(tasks[start : start + 200]).execute()
+        CollectionTask.insert_many(
+            [{"collection": coll.id, "task": t.id} for t in Task.select()]
+        ).execute()
+    run = runs.create_run(
+        {
+            "judgeProviderId": provider.id,
+            "judgeModel": "judge",
+            "targets": [{"providerId": provider.id, "model": "m1"}],
+            "collectionIds": [coll.id],
+        },
+        source="cli",
+    )
     return run
 
 
@@ -120,8 +146,7 @@ def _one(n_items, concurrency, latency, server):
     with tempfile.TemporaryDirectory() as folder:
         run = _fresh_db(folder, n_items, concurrency, server.url)
         started = time.perf_counter()
-        state = orchestrator.run_foreground(run.run_id, CONFIG, on_event=on_event,
-                                            holder="bench")
+        state = orchestrator.run_foreground(run.run_id, CONFIG, on_event=on_event, holder="bench")
         ended = time.perf_counter()
         done = Item.select().where(Item.status == COMPLETED).count()
         adapter_ms = sum(t for (t,) in Item.select(Item.time_taken_ms).tuples())
@@ -129,11 +154,16 @@ def _one(n_items, concurrency, latency, server):
     assert state == "finished" and done == n_items, (state, done)
     answers_s = marks["answers_end"] - marks["warmup"]
     judge_s = ended - marks["answers_end"]
-    return {"wall": ended - started, "answers_s": answers_s, "judge_s": judge_s,
-            "fake_answer_s": TimedHandler.spent["answer"],
-            "fake_judge_s": TimedHandler.spent["judge"],
-            "adapter_answer_s": adapter_ms / 1000.0, "cpu_answer_s": CPU["answer"],
-            "cpu_judge_s": CPU["judge"]}
+    return {
+        "wall": ended - started,
+        "answers_s": answers_s,
+        "judge_s": judge_s,
+        "fake_answer_s": TimedHandler.spent["answer"],
+        "fake_judge_s": TimedHandler.spent["judge"],
+        "adapter_answer_s": adapter_ms / 1000.0,
+        "cpu_answer_s": CPU["answer"],
+        "cpu_judge_s": CPU["judge"],
+    }
 
 
 def overhead(server, n_items, repeats):
@@ -146,15 +176,23 @@ def overhead(server, n_items, repeats):
     cpu_judge = [r["cpu_judge_s"] * 1000 / n_items for r in results]
     print(f"1. overhead, {n_items} items, fake latency 0 ms, concurrency 1 (median of {repeats})")
     print(f"   answer phase wall time per item:             {statistics.median(wall):6.2f} ms")
-    print(f"   - minus the fake server's own time:          {statistics.median(per_answer):6.2f} ms"
-          "  (goal <= 2 ms)")
-    print("   - minus the whole HTTP call (adapter time):  "
-          f"{statistics.median(engine_only):6.2f} ms"
-          "  (claim + record + log only)")
-    print(f"   CPU time of the worker thread per answer:    {statistics.median(cpu):6.2f} ms"
-          "  (our code incl. the HTTP client; not the fake; load-independent)")
-    print(f"   judge phase, minus the fake's time:          {statistics.median(per_judge):6.2f} ms"
-          f" per judgement (CPU {statistics.median(cpu_judge):.2f} ms)")
+    print(
+        f"   - minus the fake server's own time:          {statistics.median(per_answer):6.2f} ms"
+        "  (goal <= 2 ms)"
+    )
+    print(
+        "   - minus the whole HTTP call (adapter time):  "
+        f"{statistics.median(engine_only):6.2f} ms"
+        "  (claim + record + log only)"
+    )
+    print(
+        f"   CPU time of the worker thread per answer:    {statistics.median(cpu):6.2f} ms"
+        "  (our code incl. the HTTP client; not the fake; load-independent)"
+    )
+    print(
+        f"   judge phase, minus the fake's time:          {statistics.median(per_judge):6.2f} ms"
+        f" per judgement (CPU {statistics.median(cpu_judge):.2f} ms)"
+    )
     return statistics.median(per_answer)
 
 
@@ -168,14 +206,38 @@ def throughput(server, n_items):
 
 
 REAL_TASKS = [
-    ("capital", "What is the capital of France? Answer in one word.", "Paris", "Paris.",
-     "Paris, with some extra words", "any city other than Paris"),
-    ("arith", "What is 7 + 5? Reply with the number only.", "12", "12", "twelve",
-     "any number other than 12"),
-    ("colour", "What colour is a clear daytime sky? One word.", "Blue", "blue", "light blue",
-     "any colour other than blue"),
-    ("opposite", "Give the opposite of the word 'hot'. One word.", "Cold", "cold", "chilly",
-     "a word that does not mean cold"),
+    (
+        "capital",
+        "What is the capital of France? Answer in one word.",
+        "Paris",
+        "Paris.",
+        "Paris, with some extra words",
+        "any city other than Paris",
+    ),
+    (
+        "arith",
+        "What is 7 + 5? Reply with the number only.",
+        "12",
+        "12",
+        "twelve",
+        "any number other than 12",
+    ),
+    (
+        "colour",
+        "What colour is a clear daytime sky? One word.",
+        "Blue",
+        "blue",
+        "light blue",
+        "any colour other than blue",
+    ),
+    (
+        "opposite",
+        "Give the opposite of the word 'hot'. One word.",
+        "Cold",
+        "cold",
+        "chilly",
+        "a word that does not mean cold",
+    ),
 ]
 
 
@@ -185,21 +247,44 @@ def real_llm(base_url, model):
         path = str(Path(folder) / "real.db")
         db.init_db(path)
         db.database.connect(reuse_if_open=True)
-        provider = Provider.create(name="local-llm", type="OPENAI", base_url=base_url,
-                                   models_endpoint="/v1/models",
-                                   inference_endpoint="/v1/chat/completions",
-                                   timeout_seconds=120, max_concurrency=1)
+        provider = Provider.create(
+            name="local-llm",
+            type="OPENAI",
+            base_url=base_url,
+            models_endpoint="/v1/models",
+            inference_endpoint="/v1/chat/completions",
+            timeout_seconds=120,
+            max_concurrency=1,
+        )
         coll = Collection.create(name="real")
         for task_id, question, excellent, good, passing, wrong in REAL_TASKS:
-            task = Task.create(task_id=task_id, category="basics", question=question,
-                               excellent=excellent, good=good, pass_answer=passing,
-                               incorrect_direction=wrong)
+            task = Task.create(
+                task_id=task_id,
+                category="basics",
+                question=question,
+                excellent=excellent,
+                good=good,
+                pass_answer=passing,
+                incorrect_direction=wrong,
+            )
             CollectionTask.create(collection=coll, task=task)
-        run = runs.create_run({"name": "real-llm", "judgeProviderId": provider.id,
-                               "judgeModel": model, "judgeParams": {"max_tokens": 300},
-                               "targets": [{"providerId": provider.id, "model": model,
-                                            "params": {"temperature": 0, "max_tokens": 60}}],
-                               "collectionIds": [coll.id]}, source="cli")
+        run = runs.create_run(
+            {
+                "name": "real-llm",
+                "judgeProviderId": provider.id,
+                "judgeModel": model,
+                "judgeParams": {"max_tokens": 300},
+                "targets": [
+                    {
+                        "providerId": provider.id,
+                        "model": model,
+                        "params": {"temperature": 0, "max_tokens": 60},
+                    }
+                ],
+                "collectionIds": [coll.id],
+            },
+            source="cli",
+        )
         started = time.perf_counter()
         state = orchestrator.run_foreground(run.run_id, CONFIG, holder="bench-real")
         print(f"run {run.run_id}: {state} in {time.perf_counter() - started:.1f} s")
@@ -207,11 +292,13 @@ def real_llm(base_url, model):
             print(f"  {line.created_at:%H:%M:%S} {line.level:<7} {line.event:<15} {line.message}")
         print("  task       status      ms   ttft  tokens  tok/s (source)        score  answer")
         for item in Item.select().order_by(Item.id):
-            print(f"  {item.task_key:<10} {item.status:<9} {item.time_taken_ms or 0:6.0f} "
-                  f"{item.ttft_ms or 0:6.0f} {item.tokens_generated or 0:6} "
-                  f"{item.tokens_per_second or 0:6.1f} ({item.tps_source}) "
-                  f"{item.evaluation_score if item.evaluation_score is not None else '-':>6}  "
-                  f"{(item.answer or '').strip()[:40]!r}")
+            print(
+                f"  {item.task_key:<10} {item.status:<9} {item.time_taken_ms or 0:6.0f} "
+                f"{item.ttft_ms or 0:6.0f} {item.tokens_generated or 0:6} "
+                f"{item.tokens_per_second or 0:6.1f} ({item.tps_source}) "
+                f"{item.evaluation_score if item.evaluation_score is not None else '-':>6}  "
+                f"{(item.answer or '').strip()[:40]!r}"
+            )
             if item.evaluation_reason or item.error_msg:
                 print(f"             judge: {item.evaluation_reason or item.error_msg}")
         db.database.close()

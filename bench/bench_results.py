@@ -41,9 +41,27 @@ from app.models import RunTarget  # noqa: E402
 COVERING_INDEX = (
     "CREATE INDEX IF NOT EXISTS item_run_target_metrics ON item (run_id, target_id, status, "
     "error_stage, category, difficulty, evaluation_score, time_taken_ms, ttft_ms, "
-    "tokens_per_second, tokens_generated, prompt_tokens, cost_usd)")
-WORDS = ("the", "model", "answer", "is", "correct", "because", "tokens", "latency", "judge",
-         "score", "reference", "rubric", "category", "ünïcødé", "comma,", "\"quote\"", "line\n")
+    "tokens_per_second, tokens_generated, prompt_tokens, cost_usd)"
+)
+WORDS = (
+    "the",
+    "model",
+    "answer",
+    "is",
+    "correct",
+    "because",
+    "tokens",
+    "latency",
+    "judge",
+    "score",
+    "reference",
+    "rubric",
+    "category",
+    "ünïcødé",
+    "comma,",
+    '"quote"',
+    "line\n",
+)
 
 
 def _text(rng, words):
@@ -52,34 +70,74 @@ def _text(rng, words):
 
 def seed_run(run_id, models, per_model, rng):
     """A finished run with `models` targets x `per_model` items, inserted in bulk."""
-    run = Run.create(run_id=run_id, name=run_id, judge_provider_name="judge", judge_model="j1",
-                     status=FINISHED, phase="JUDGING")
-    targets = [RunTarget.create(run=run, provider_name="local" if m % 2 else "remote",
-                                model=f"model-{m}", position=m) for m in range(models)]
+    run = Run.create(
+        run_id=run_id,
+        name=run_id,
+        judge_provider_name="judge",
+        judge_model="j1",
+        status=FINISHED,
+        phase="JUDGING",
+    )
+    targets = [
+        RunTarget.create(
+            run=run, provider_name="local" if m % 2 else "remote", model=f"model-{m}", position=m
+        )
+        for m in range(models)
+    ]
     payload = [_text(rng, 90) for _ in range(50)]
     reasons = [_text(rng, 35) for _ in range(50)]
-    fields = [Item.run, Item.target, Item.task_key, Item.category, Item.difficulty,
-              Item.question, Item.status, Item.error_stage, Item.error_msg, Item.answer,
-              Item.response_raw, Item.judge_raw, Item.time_taken_ms, Item.ttft_ms,
-              Item.tokens_generated, Item.prompt_tokens, Item.tokens_per_second,
-              Item.cost_usd, Item.evaluation_score, Item.evaluation_reason]
+    fields = [
+        Item.run,
+        Item.target,
+        Item.task_key,
+        Item.category,
+        Item.difficulty,
+        Item.question,
+        Item.status,
+        Item.error_stage,
+        Item.error_msg,
+        Item.answer,
+        Item.response_raw,
+        Item.judge_raw,
+        Item.time_taken_ms,
+        Item.ttft_ms,
+        Item.tokens_generated,
+        Item.prompt_tokens,
+        Item.tokens_per_second,
+        Item.cost_usd,
+        Item.evaluation_score,
+        Item.evaluation_reason,
+    ]
     with database.atomic():
         for target in targets:
             rows = []
             for n in range(per_model):
                 judge_failed = n % 97 == 0
                 answer = payload[n % 50]
-                rows.append((
-                    run.id, target.id, f"task-{n:06d}", ("math", "code", "writing", "facts",
-                                                         "safety")[n % 5],
-                    ("easy", "medium", "hard")[n % 3], f"Question {n}: {payload[(n + 7) % 50]}",
-                    FAILED if judge_failed else COMPLETED, "judge" if judge_failed else None,
-                    "judge returned invalid JSON" if judge_failed else None, answer,
-                    json.dumps({"choices": [{"message": {"content": answer}}], "usage": {}}),
-                    '{"score": 80, "reason": "fine"}', rng.uniform(200, 9000),
-                    rng.uniform(20, 400), rng.randint(20, 800), rng.randint(20, 300),
-                    rng.uniform(5, 120), rng.uniform(0, 0.002),
-                    None if judge_failed else float(rng.randint(0, 100)), reasons[n % 50]))
+                rows.append(
+                    (
+                        run.id,
+                        target.id,
+                        f"task-{n:06d}",
+                        ("math", "code", "writing", "facts", "safety")[n % 5],
+                        ("easy", "medium", "hard")[n % 3],
+                        f"Question {n}: {payload[(n + 7) % 50]}",
+                        FAILED if judge_failed else COMPLETED,
+                        "judge" if judge_failed else None,
+                        "judge returned invalid JSON" if judge_failed else None,
+                        answer,
+                        json.dumps({"choices": [{"message": {"content": answer}}], "usage": {}}),
+                        '{"score": 80, "reason": "fine"}',
+                        rng.uniform(200, 9000),
+                        rng.uniform(20, 400),
+                        rng.randint(20, 800),
+                        rng.randint(20, 300),
+                        rng.uniform(5, 120),
+                        rng.uniform(0, 0.002),
+                        None if judge_failed else float(rng.randint(0, 100)),
+                        reasons[n % 50],
+                    )
+                )
                 if len(rows) == 2000:
                     Item.insert_many(rows, fields=fields).execute()
                     rows = []
@@ -138,16 +196,26 @@ def main():
     parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--keep", action="store_true", help="keep the temp DB")
     parser.add_argument("--db", help="reuse (or create) this DB file instead of a temp one")
-    parser.add_argument("--covering-index", action="store_true",
-                        help="add the covering index proposed to the lead, then measure")
+    parser.add_argument(
+        "--covering-index",
+        action="store_true",
+        help="add the covering index proposed to the lead, then measure",
+    )
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="llmbench-bench-results-"))
     db_path = Path(args.db) if args.db else tmp / "bench.db"
     reuse = db_path.exists()
-    app = create_app({"TESTING": True, "DB": str(db_path), "SCHEDULER_ENABLED": False,
-                      "LOAD_DEFAULTS": False, "SECRET_KEY": "bench",
-                      "MASTER_KEY_BASE64": base64.b64encode(b"b" * 32).decode()})
+    app = create_app(
+        {
+            "TESTING": True,
+            "DB": str(db_path),
+            "SCHEDULER_ENABLED": False,
+            "LOAD_DEFAULTS": False,
+            "SECRET_KEY": "bench",
+            "MASTER_KEY_BASE64": base64.b64encode(b"b" * 32).decode(),
+        }
+    )
     rng = random.Random(1)
     try:
         with database.connection_context():
@@ -159,15 +227,19 @@ def main():
                 small = seed_run("bench-3k", 3, 1000, rng)
                 big = seed_run("bench-100k", 4, args.big // 4, rng)
             action = "reused" if reuse else "seeded"
-            print(f"{action} 3 000 + {args.big:,} items in {time.perf_counter() - started:.1f} s "
-                  f"({db_path.stat().st_size / 2**20:.0f} MiB)")
+            print(
+                f"{action} 3 000 + {args.big:,} items in {time.perf_counter() - started:.1f} s "
+                f"({db_path.stat().st_size / 2**20:.0f} MiB)"
+            )
             if args.covering_index:
                 database.execute_sql(COVERING_INDEX)
                 database.execute_sql("ANALYZE")
                 print("with the proposed covering index:", COVERING_INDEX)
         client = app.test_client()
-        print("\n== results page server time (test client; p50 / p90 of "
-              f"{args.requests} requests, ms) ==")
+        print(
+            "\n== results page server time (test client; p50 / p90 of "
+            f"{args.requests} requests, ms) =="
+        )
         for run_id in ("bench-3k", "bench-100k"):
             base = f"/runs/{run_id}/results"
             print(f"{run_id}: first view (cold score CIs): {cold_get(client, base):.0f} ms")
@@ -175,12 +247,18 @@ def main():
             cases = [
                 ("default view", base),
                 ("sort ttft desc, last page", f"{base}?sort=ttft&dir=desc&page={last}"),
-                ("sort cost desc + score 20-90 + category, page 5",
-                 f"{base}?sort=cost&dir=desc&min_score=20&max_score=90&category=math&page=5"),
-                ("sort difficulty + model + judge failures",
-                 f"{base}?sort=difficulty&model=remote/model-0&status=judge_failed"),
-                ("table fragment, sort score asc, page 10, 200/page",
-                 f"{base}/table?sort=score&per_page=200&page=10"),
+                (
+                    "sort cost desc + score 20-90 + category, page 5",
+                    f"{base}?sort=cost&dir=desc&min_score=20&max_score=90&category=math&page=5",
+                ),
+                (
+                    "sort difficulty + model + judge failures",
+                    f"{base}?sort=difficulty&model=remote/model-0&status=judge_failed",
+                ),
+                (
+                    "table fragment, sort score asc, page 10, 200/page",
+                    f"{base}/table?sort=score&per_page=200&page=10",
+                ),
             ]
             for label, url in cases:
                 p50, p90 = timed_get(client, url, args.requests)
@@ -191,14 +269,18 @@ def main():
             for run in (small, big):
                 rows_per_s, took, size = csv_speed(run)
                 peak = csv_peak_memory(run)
-                print(f"  {run.run_id:11} {rows_per_s:9,.0f} rows/s  ({took:.2f} s, "
-                      f"{size / 2**20:.1f} MiB of CSV)  peak traced memory {peak:,.0f} KiB")
+                print(
+                    f"  {run.run_id:11} {rows_per_s:9,.0f} rows/s  ({took:.2f} s, "
+                    f"{size / 2**20:.1f} MiB of CSV)  peak traced memory {peak:,.0f} KiB"
+                )
         started = time.perf_counter()
         response = client.get(f"/runs/{big.run_id}/results.csv")
         size = sum(len(chunk) for chunk in response.response)
         took = time.perf_counter() - started
-        print(f"  through the test client (HTTP streaming): {args.big / took:,.0f} rows/s, "
-              f"{size / 2**20:.1f} MiB")
+        print(
+            f"  through the test client (HTTP streaming): {args.big / took:,.0f} rows/s, "
+            f"{size / 2**20:.1f} MiB"
+        )
     finally:
         if database.is_closed() is False:
             database.close()

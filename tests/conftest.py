@@ -43,7 +43,8 @@ def app(tmp_path):
     if not database.is_closed():
         database.close()
     logging.getLogger().handlers[:] = [
-        h for h in logging.getLogger().handlers if not isinstance(h, logging.FileHandler)]
+        h for h in logging.getLogger().handlers if not isinstance(h, logging.FileHandler)
+    ]
 
 
 @pytest.fixture

@@ -20,8 +20,10 @@ def main(db_path, run_id, lease_seconds):
     from app.db import init_db
     from tests.conftest import TEST_KEY_B64
 
-    config = config_mod.load({"DB": db_path, "LEASE_SECONDS": lease_seconds,
-                              "MASTER_KEY_BASE64": TEST_KEY_B64}, environ={})
+    config = config_mod.load(
+        {"DB": db_path, "LEASE_SECONDS": lease_seconds, "MASTER_KEY_BASE64": TEST_KEY_B64},
+        environ={},
+    )
     crypto.set_key(crypto.load_key(None, TEST_KEY_B64, "/nonexistent"))
     init_db(db_path, migrate=False)
     holder = lease.process_holder()

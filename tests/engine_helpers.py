@@ -43,19 +43,33 @@ def make_provider(fake, name="fake", type="OPENAI", max_concurrency=1, timeout=5
     if fake is not None:
         serve_models(fake, *TEST_MODELS)
     models_ep, chat_ep = ENDPOINTS[type]
-    return Provider.create(name=name, type=type, base_url=url or fake.url,
-                           models_endpoint=models_ep, inference_endpoint=chat_ep,
-                           timeout_seconds=timeout, max_concurrency=max_concurrency)
+    return Provider.create(
+        name=name,
+        type=type,
+        base_url=url or fake.url,
+        models_endpoint=models_ep,
+        inference_endpoint=chat_ep,
+        timeout_seconds=timeout,
+        max_concurrency=max_concurrency,
+    )
 
 
 def make_tasks(n, collection="c1", prefix="t", **fields):
     """n tasks 'Question {i}?' in one collection; returns the collection."""
     coll = Collection.get_or_none(Collection.name == collection) or Collection.create(
-        name=collection)
+        name=collection
+    )
     for i in range(n):
-        values = {"task_id": f"{prefix}{i}", "category": "general", "difficulty": "easy",
-                  "question": f"Question {prefix}{i}?", "excellent": "best", "good": "ok",
-                  "pass_answer": "meh", "incorrect_direction": "wrong"}
+        values = {
+            "task_id": f"{prefix}{i}",
+            "category": "general",
+            "difficulty": "easy",
+            "question": f"Question {prefix}{i}?",
+            "excellent": "best",
+            "good": "ok",
+            "pass_answer": "meh",
+            "incorrect_direction": "wrong",
+        }
         values.update(fields)
         task = Task.create(**values)
         CollectionTask.create(collection=coll, task=task)
@@ -68,10 +82,15 @@ def start_run(judge, targets, collection, holder="test-holder", **spec):
     The test orchestrator takes the lease first, as a running server would hold it already.
     """
     lease.acquire(holder, 15.0)
-    body = {"judgeProviderId": judge.id, "judgeModel": spec.pop("judge_model", "judge"),
-            "targets": [{"providerId": t[0].id, "model": t[1],
-                         "params": t[2] if len(t) > 2 else {}} for t in targets],
-            "collectionIds": [collection.id]}
+    body = {
+        "judgeProviderId": judge.id,
+        "judgeModel": spec.pop("judge_model", "judge"),
+        "targets": [
+            {"providerId": t[0].id, "model": t[1], "params": t[2] if len(t) > 2 else {}}
+            for t in targets
+        ],
+        "collectionIds": [collection.id],
+    }
     body.update(spec)
     return runs.create_run(body)
 
@@ -98,8 +117,9 @@ def call_kind(call):
     messages = body.get("messages") or []
     last = messages[-1]["content"] if messages else ""
     if "response_format" in body or "format" in body:
-        kind = "judge_warmup" if last == orchestrator.JUDGE_WARMUP_MESSAGES[-1]["content"] \
-            else "judge"
+        kind = (
+            "judge_warmup" if last == orchestrator.JUDGE_WARMUP_MESSAGES[-1]["content"] else "judge"
+        )
     elif not messages:
         kind = "unload"
     elif last == orchestrator.WARMUP_MESSAGES[-1]["content"]:

@@ -15,11 +15,18 @@ T0 = dt.datetime(2025, 1, 2, 3, 4, 5)
 def make_run(run_id="run-1", *, targets=(("local", "m1"),), status=FINISHED, **fields):
     """A run with its targets (provider name, model[, params]); returns (run, [targets])."""
     defaults = {
-        "run_id": run_id, "name": run_id, "judge_provider_name": "judgeprov",
-        "judge_model": "judge-1", "judge_params": {"temperature": 0}, "status": status,
-        "phase": "JUDGING", "created_at": T0, "started_at": T0,
+        "run_id": run_id,
+        "name": run_id,
+        "judge_provider_name": "judgeprov",
+        "judge_model": "judge-1",
+        "judge_params": {"temperature": 0},
+        "status": status,
+        "phase": "JUDGING",
+        "created_at": T0,
+        "started_at": T0,
         "finished_at": T0 + dt.timedelta(minutes=5) if status == FINISHED else None,
-        "dataset_hash": "d" * 64, "prompt_hash": "p" * 64,
+        "dataset_hash": "d" * 64,
+        "prompt_hash": "p" * 64,
     }
     defaults.update(fields)
     run = Run.create(**defaults)
@@ -27,8 +34,11 @@ def make_run(run_id="run-1", *, targets=(("local", "m1"),), status=FINISHED, **f
     for position, spec in enumerate(targets):
         provider_name, model = spec[0], spec[1]
         params = spec[2] if len(spec) > 2 else None
-        made.append(RunTarget.create(run=run, provider_name=provider_name, model=model,
-                                     params=params, position=position))
+        made.append(
+            RunTarget.create(
+                run=run, provider_name=provider_name, model=model, params=params, position=position
+            )
+        )
     RunCollection.create(run=run, collection_name="quick")
     return run, made
 
@@ -36,16 +46,29 @@ def make_run(run_id="run-1", *, targets=(("local", "m1"),), status=FINISHED, **f
 def add_item(run, target, task_key, *, score=None, status=COMPLETED, **fields):
     """One item; COMPLETED items get default metrics unless given."""
     values = {
-        "run": run, "target": target, "task_key": task_key, "category": "general",
-        "difficulty": "easy", "question": f"Question {task_key}?", "status": status,
+        "run": run,
+        "target": target,
+        "task_key": task_key,
+        "category": "general",
+        "difficulty": "easy",
+        "question": f"Question {task_key}?",
+        "status": status,
         "evaluation_score": score,
     }
     if status == COMPLETED:
-        values.update({
-            "answer": f"answer to {task_key}", "time_taken_ms": 1000.0, "ttft_ms": 100.0,
-            "tokens_generated": 50, "prompt_tokens": 20, "tokens_per_second": 50.0,
-            "evaluation_reason": "fine", "answered_at": T0, "judged_at": T0,
-        })
+        values.update(
+            {
+                "answer": f"answer to {task_key}",
+                "time_taken_ms": 1000.0,
+                "ttft_ms": 100.0,
+                "tokens_generated": 50,
+                "prompt_tokens": 20,
+                "tokens_per_second": 50.0,
+                "evaluation_reason": "fine",
+                "answered_at": T0,
+                "judged_at": T0,
+            }
+        )
     values.update(fields)
     return Item.create(**values)
 
@@ -56,13 +79,23 @@ def bulk_items(run, target, count, *, start=0, score_of=None, **fields):
     for n in range(start, start + count):
         score = score_of(n) if score_of else float(n % 101)
         row = {
-            "run": run.id, "target": target.id, "task_key": f"t{n:06d}",
+            "run": run.id,
+            "target": target.id,
+            "task_key": f"t{n:06d}",
             "category": ("math", "code", "writing", "facts")[n % 4],
-            "difficulty": ("easy", "medium", "hard")[n % 3], "question": f"Q{n}",
-            "status": COMPLETED, "answer": f"answer {n}", "time_taken_ms": 500.0 + (n * 37) % 900,
-            "ttft_ms": 50.0 + n % 40, "tokens_generated": 40 + n % 60, "prompt_tokens": 20,
-            "tokens_per_second": 20.0 + (n * 7) % 50, "evaluation_score": score,
-            "evaluation_reason": f"reason {n}", "cost_usd": 0.0001, "created_at": T0,
+            "difficulty": ("easy", "medium", "hard")[n % 3],
+            "question": f"Q{n}",
+            "status": COMPLETED,
+            "answer": f"answer {n}",
+            "time_taken_ms": 500.0 + (n * 37) % 900,
+            "ttft_ms": 50.0 + n % 40,
+            "tokens_generated": 40 + n % 60,
+            "prompt_tokens": 20,
+            "tokens_per_second": 20.0 + (n * 7) % 50,
+            "evaluation_score": score,
+            "evaluation_reason": f"reason {n}",
+            "cost_usd": 0.0001,
+            "created_at": T0,
             "updated_at": T0,
         }
         row.update(fields)

@@ -24,9 +24,20 @@ from urllib.parse import urlsplit
 
 JUDGE_DEFAULT = {"score": 80, "reason": "fake judge"}
 SPEC_DEFAULTS = {
-    "text": None, "model": None, "path": None, "status": 200, "latency": 0.0,
-    "retry_after": None, "malformed": False, "drop": False, "body": None, "chunks": None,
-    "chunk_delay": 0.0, "usage": None, "timings": None, "finish_reason": "stop",
+    "text": None,
+    "model": None,
+    "path": None,
+    "status": 200,
+    "latency": 0.0,
+    "retry_after": None,
+    "malformed": False,
+    "drop": False,
+    "body": None,
+    "chunks": None,
+    "chunk_delay": 0.0,
+    "usage": None,
+    "timings": None,
+    "finish_reason": "stop",
 }
 ERROR_TYPES = {404: "not_found_error", 429: "rate_limit_error"}
 
@@ -55,9 +66,12 @@ class FakeServer:
         self._abort = threading.Event()
         self._httpd = _Server((self._host, self._port), _Handler)
         self._httpd.fake = self
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.05},
-                                        name="fakeserver", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fakeserver",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -169,7 +183,6 @@ class FakeServer:
             return {**SPEC_DEFAULTS, **spec}
         return {**SPEC_DEFAULTS, "latency": self.default_latency}
 
-
     def _model_ids(self):
         return [m["id"] if isinstance(m, dict) else m for m in self.models]
 
@@ -226,8 +239,15 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         path = urlsplit(self.path).path
-        call = {"path": path, "method": method, "body": body, "headers": dict(self.headers.items()),
-                "t": time.monotonic(), "wall": time.time(), "raw": raw.decode("utf-8", "replace")}
+        call = {
+            "path": path,
+            "method": method,
+            "body": body,
+            "headers": dict(self.headers.items()),
+            "t": time.monotonic(),
+            "wall": time.time(),
+            "raw": raw.decode("utf-8", "replace"),
+        }
         fake._record(call)
         try:
             if method == "GET" and path.endswith("/api/tags"):
@@ -241,8 +261,16 @@ class _Handler(BaseHTTPRequestHandler):
             elif method == "POST" and path.endswith(("/api/chat", "/api/generate")):
                 self._chat(call, "ollama")
             else:
-                self._send(404, {"error": {"message": f"File Not Found: {path}",
-                                           "type": "not_found_error", "code": 404}})
+                self._send(
+                    404,
+                    {
+                        "error": {
+                            "message": f"File Not Found: {path}",
+                            "type": "not_found_error",
+                            "code": 404,
+                        }
+                    },
+                )
         except OSError:
             self.close_connection = True  # the client went away (timeout, cancel)
 
@@ -250,22 +278,41 @@ class _Handler(BaseHTTPRequestHandler):
         spec = self.server.fake._take(call, listing=True)
         if spec and self._wait(spec["latency"]):
             return self._drop()
-        if spec is None or (spec["status"] == 200 and spec["body"] is None
-                            and not spec["malformed"] and not spec["drop"]):
+        if spec is None or (
+            spec["status"] == 200
+            and spec["body"] is None
+            and not spec["malformed"]
+            and not spec["drop"]
+        ):
             return self._send(200, build())
         self._scripted(spec, "ollama" if call["path"].endswith("/api/tags") else "openai")
 
     def _openai_models(self):
-        data = [{"id": m, "object": "model", "owned_by": "fake", "created": 0}
-                for m in self.server.fake._model_ids()]
+        data = [
+            {"id": m, "object": "model", "owned_by": "fake", "created": 0}
+            for m in self.server.fake._model_ids()
+        ]
         return {"object": "list", "data": data}
 
     def _ollama_tags(self):
-        return {"models": [{"name": m, "model": m, "modified_at": _now(), "size": 1000,
-                            "digest": "0" * 12, "details": {"family": "fake", "format": "gguf",
-                                                            "parameter_size": "1M",
-                                                            "quantization_level": "Q4_0"}}
-                           for m in self.server.fake._model_ids()]}
+        return {
+            "models": [
+                {
+                    "name": m,
+                    "model": m,
+                    "modified_at": _now(),
+                    "size": 1000,
+                    "digest": "0" * 12,
+                    "details": {
+                        "family": "fake",
+                        "format": "gguf",
+                        "parameter_size": "1M",
+                        "quantization_level": "Q4_0",
+                    },
+                }
+                for m in self.server.fake._model_ids()
+            ]
+        }
 
     def _chat(self, call, fmt):
         fake = self.server.fake
@@ -273,8 +320,11 @@ class _Handler(BaseHTTPRequestHandler):
         model = body.get("model") or "fake-model"
         if fake.strict_models and model not in fake._model_ids():
             msg = f"model '{model}' not found"
-            err = {"error": msg} if fmt == "ollama" else {
-                "error": {"message": msg, "type": "not_found_error"}}
+            err = (
+                {"error": msg}
+                if fmt == "ollama"
+                else {"error": {"message": msg, "type": "not_found_error"}}
+            )
             return self._send(404, err)
         if fmt == "ollama" and not body.get("messages") and not body.get("prompt"):
             return self._ollama_load(model, body.get("keep_alive"))
@@ -310,9 +360,19 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(spec["status"], b'{"choices": [{"message": ', headers=headers)
         status = spec["status"]
         msg = spec["text"] or f"fake error {status}"
-        err = {"error": msg} if fmt == "ollama" else {"error": {
-            "message": msg, "type": ERROR_TYPES.get(status, "server_error" if status >= 500
-                                                    else "invalid_request_error"), "code": status}}
+        err = (
+            {"error": msg}
+            if fmt == "ollama"
+            else {
+                "error": {
+                    "message": msg,
+                    "type": ERROR_TYPES.get(
+                        status, "server_error" if status >= 500 else "invalid_request_error"
+                    ),
+                    "code": status,
+                }
+            }
+        )
         return self._send(status, err, headers=headers)
 
     # ---- normal answers --------------------------------------------------------------------
@@ -326,8 +386,14 @@ class _Handler(BaseHTTPRequestHandler):
         text = "".join(pieces)
         usage = None
         if spec["usage"] is not False:
-            prompt = sum(len(str(m.get("content", "")).split())
-                         for m in body.get("messages") or [] if isinstance(m, dict)) or 1
+            prompt = (
+                sum(
+                    len(str(m.get("content", "")).split())
+                    for m in body.get("messages") or []
+                    if isinstance(m, dict)
+                )
+                or 1
+            )
             usage = {"prompt_tokens": prompt, "completion_tokens": len(pieces)}
             usage.update(spec["usage"] or {})
             usage.setdefault("total_tokens", usage["prompt_tokens"] + usage["completion_tokens"])
@@ -345,10 +411,20 @@ class _Handler(BaseHTTPRequestHandler):
     def _openai_full(self, spec, body, model, text, pieces, usage, timings):
         if spec["malformed"]:
             return self._send(200, b'{"choices": [{"message": ')
-        reply = {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
-                 "model": model, "system_fingerprint": "fake",
-                 "choices": [{"index": 0, "finish_reason": spec["finish_reason"],
-                              "message": {"role": "assistant", "content": text}}]}
+        reply = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "system_fingerprint": "fake",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": spec["finish_reason"],
+                    "message": {"role": "assistant", "content": text},
+                }
+            ],
+        }
         if usage:
             reply["usage"] = usage
         if timings:
@@ -356,23 +432,39 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, reply)
 
     def _openai_stream(self, spec, body, model, text, pieces, usage, timings):
-        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk",
-                "created": int(time.time()), "model": model, "system_fingerprint": "fake"}
+        base = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "system_fingerprint": "fake",
+        }
 
         def event(choices, **extra):
             return b"data: " + json.dumps({**base, "choices": choices, **extra}).encode() + b"\n\n"
 
         self._start_stream("text/event-stream")
-        self._chunk(event([{"index": 0, "delta": {"role": "assistant", "content": None},
-                            "finish_reason": None}]))
+        self._chunk(
+            event(
+                [
+                    {
+                        "index": 0,
+                        "delta": {"role": "assistant", "content": None},
+                        "finish_reason": None,
+                    }
+                ]
+            )
+        )
+
         def piece(p):
             return event([{"index": 0, "delta": {"content": p}, "finish_reason": None}])
 
         if not self._stream_pieces(spec, pieces, piece, b"data: {broken\n\n"):
             return
         final = {"timings": timings} if timings else {}
-        self._chunk(event([{"index": 0, "delta": {}, "finish_reason": spec["finish_reason"]}],
-                          **final))
+        self._chunk(
+            event([{"index": 0, "delta": {}, "finish_reason": spec["finish_reason"]}], **final)
+        )
         if usage and (body.get("stream_options") or {}).get("include_usage"):
             self._chunk(event([], usage=usage, **final))
         self._chunk(b"data: [DONE]\n\n")
@@ -381,20 +473,40 @@ class _Handler(BaseHTTPRequestHandler):
     def _ollama_full(self, spec, model, text, pieces, counters):
         if spec["malformed"]:
             return self._send(200, b'{"model": ')
-        self._send(200, {"model": model, "created_at": _now(), "done": True,
-                         "message": {"role": "assistant", "content": text},
-                         "done_reason": spec["finish_reason"], **counters})
+        self._send(
+            200,
+            {
+                "model": model,
+                "created_at": _now(),
+                "done": True,
+                "message": {"role": "assistant", "content": text},
+                "done_reason": spec["finish_reason"],
+                **counters,
+            },
+        )
 
     def _ollama_stream(self, spec, model, text, pieces, counters):
         def line(obj):
             return json.dumps({"model": model, "created_at": _now(), **obj}).encode() + b"\n"
 
         self._start_stream("application/x-ndjson")
-        if not self._stream_pieces(spec, pieces, lambda p: line(
-                {"message": {"role": "assistant", "content": p}, "done": False}), b"{broken\n"):
+        if not self._stream_pieces(
+            spec,
+            pieces,
+            lambda p: line({"message": {"role": "assistant", "content": p}, "done": False}),
+            b"{broken\n",
+        ):
             return
-        self._chunk(line({"message": {"role": "assistant", "content": ""}, "done": True,
-                          "done_reason": spec["finish_reason"], **counters}))
+        self._chunk(
+            line(
+                {
+                    "message": {"role": "assistant", "content": ""},
+                    "done": True,
+                    "done_reason": spec["finish_reason"],
+                    **counters,
+                }
+            )
+        )
         self._end_stream()
 
     def _stream_pieces(self, spec, pieces, encode, garbage):
@@ -416,9 +528,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _ollama_load(self, model, keep_alive):
         self._track_loaded(model, keep_alive)
         unloading = keep_alive in (0, "0", "0s", "0m")
-        self._send(200, {"model": model, "created_at": _now(), "done": True,
-                         "message": {"role": "assistant", "content": ""},
-                         "done_reason": "unload" if unloading else "load"})
+        self._send(
+            200,
+            {
+                "model": model,
+                "created_at": _now(),
+                "done": True,
+                "message": {"role": "assistant", "content": ""},
+                "done_reason": "unload" if unloading else "load",
+            },
+        )
 
     def _track_loaded(self, model, keep_alive):
         fake = self.server.fake
@@ -431,8 +550,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     # ---- wire helpers ----------------------------------------------------------------------
     def _send(self, status, payload, headers=None, content_type="application/json"):
-        data = payload if isinstance(payload, bytes) else (
-            payload if isinstance(payload, str) else json.dumps(payload)).encode()
+        data = (
+            payload
+            if isinstance(payload, bytes)
+            else (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+        )
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
@@ -468,28 +590,45 @@ def _now():
 
 
 def _ps_entry(model):
-    return {"name": model, "model": model, "size": 1000, "size_vram": 0,
-            "expires_at": _now(), "details": {"family": "fake"}}
+    return {
+        "name": model,
+        "model": model,
+        "size": 1000,
+        "size_vram": 0,
+        "expires_at": _now(),
+        "details": {"family": "fake"},
+    }
 
 
 def _llamacpp_timings(usage, n):
     predicted = (usage or {}).get("completion_tokens", n)
     prompt = (usage or {}).get("prompt_tokens", 1)
-    return {"cache_n": 0, "prompt_n": prompt, "prompt_ms": 10.0,
-            "prompt_per_token_ms": 10.0 / max(prompt, 1),
-            "prompt_per_second": prompt / 0.01, "predicted_n": predicted,
-            "predicted_ms": predicted * 20.0, "predicted_per_token_ms": 20.0,
-            "predicted_per_second": 50.0}
+    return {
+        "cache_n": 0,
+        "prompt_n": prompt,
+        "prompt_ms": 10.0,
+        "prompt_per_token_ms": 10.0 / max(prompt, 1),
+        "prompt_per_second": prompt / 0.01,
+        "predicted_n": predicted,
+        "predicted_ms": predicted * 20.0,
+        "predicted_per_token_ms": 20.0,
+        "predicted_per_second": 50.0,
+    }
 
 
 def _ollama_counters(usage, n, overrides):
     """Ollama's done-line counters (durations in ns); usage=False leaves them out."""
     if usage is None:
         return dict(overrides or {})
-    counters = {"load_duration": 1_000_000, "prompt_eval_count": usage["prompt_tokens"],
-                "prompt_eval_duration": 10_000_000, "eval_count": usage["completion_tokens"],
-                "eval_duration": usage["completion_tokens"] * 20_000_000}
+    counters = {
+        "load_duration": 1_000_000,
+        "prompt_eval_count": usage["prompt_tokens"],
+        "prompt_eval_duration": 10_000_000,
+        "eval_count": usage["completion_tokens"],
+        "eval_duration": usage["completion_tokens"] * 20_000_000,
+    }
     counters.update(overrides or {})
     counters["total_duration"] = counters.get("total_duration") or (
-        counters["load_duration"] + counters["prompt_eval_duration"] + counters["eval_duration"])
+        counters["load_duration"] + counters["prompt_eval_duration"] + counters["eval_duration"]
+    )
     return counters

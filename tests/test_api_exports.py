@@ -18,27 +18,41 @@ def run(app):
     return run
 
 
-@pytest.mark.parametrize("body, filename, first_line", [
-    ({"format": "CSV", "includeDetailed": True}, "run-r-1-detailed.csv",
-     "provider_name,model_name,task_id,task_name,task_status,spent_time_ms,tokens_generated,"
-     "tokens_per_second,score,judge_reason,llm_response_text,error_msg"),
-    ({"format": "CSV", "includeDetailed": False}, "run-r-1-average.csv",
-     "provider_name,model_name,avg_time_per_task_ms,avg_tokens_per_second,avg_score,"
-     "tasks_count"),
-    ({"format": "MD"}, "run-r-1.md", "# Run r-1"),
-    ({"format": "HTML"}, "run-r-1-report.html", "<!doctype html>"),
-])
-def test_export_returns_the_file_with_content_disposition(client, run, body, filename,
-                                                          first_line):
+@pytest.mark.parametrize(
+    "body, filename, first_line",
+    [
+        (
+            {"format": "CSV", "includeDetailed": True},
+            "run-r-1-detailed.csv",
+            "provider_name,model_name,task_id,task_name,task_status,spent_time_ms,tokens_generated,"
+            "tokens_per_second,score,judge_reason,llm_response_text,error_msg",
+        ),
+        (
+            {"format": "CSV", "includeDetailed": False},
+            "run-r-1-average.csv",
+            "provider_name,model_name,avg_time_per_task_ms,avg_tokens_per_second,avg_score,"
+            "tasks_count",
+        ),
+        ({"format": "MD"}, "run-r-1.md", "# Run r-1"),
+        ({"format": "HTML"}, "run-r-1-report.html", "<!doctype html>"),
+    ],
+)
+def test_export_returns_the_file_with_content_disposition(client, run, body, filename, first_line):
     response = client.post("/api/runs/r-1/export", json=body)
     assert response.status_code == 200
     assert response.headers["Content-Disposition"] == f'attachment; filename="{filename}"'
     assert response.get_data(as_text=True).splitlines()[0] == first_line
 
 
-@pytest.mark.parametrize("fmt, content_type", [
-    ("CSV", "text/csv; charset=utf-8"), ("MD", "text/markdown; charset=utf-8"),
-    ("HTML", "text/html; charset=utf-8"), ("JSON", "application/json")])
+@pytest.mark.parametrize(
+    "fmt, content_type",
+    [
+        ("CSV", "text/csv; charset=utf-8"),
+        ("MD", "text/markdown; charset=utf-8"),
+        ("HTML", "text/html; charset=utf-8"),
+        ("JSON", "application/json"),
+    ],
+)
 def test_export_content_type_names_the_charset_once(client, run, fmt, content_type):
     response = client.post("/api/runs/r-1/export", json={"format": fmt})
     assert response.headers["Content-Type"] == content_type
@@ -51,12 +65,15 @@ def test_export_json_is_the_summary(client, run):
     assert summary["failures"]["judge"] == 1
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"format": "XLS"}, "format"),
-    ({}, "format"),
-    ({"format": 3}, "format"),
-    ({"format": "CSV", "includeDetailed": "yes"}, "includeDetailed"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"format": "XLS"}, "format"),
+        ({}, "format"),
+        ({"format": 3}, "format"),
+        ({"format": "CSV", "includeDetailed": "yes"}, "includeDetailed"),
+    ],
+)
 def test_export_bad_body_is_400_naming_the_field(client, run, body, field):
     response = client.post("/api/runs/r-1/export", json=body)
     assert response.status_code == 400
@@ -64,8 +81,9 @@ def test_export_bad_body_is_400_naming_the_field(client, run, body, field):
 
 
 def test_export_without_json_body_is_400(client, run):
-    response = client.post("/api/runs/r-1/export", data="format=CSV",
-                           content_type="application/x-www-form-urlencoded")
+    response = client.post(
+        "/api/runs/r-1/export", data="format=CSV", content_type="application/x-www-form-urlencoded"
+    )
     assert response.status_code == 400
     assert response.get_json()["errors"][0]["field"] == "body"
 

@@ -38,21 +38,29 @@ def test_list_and_get_mask_secrets(client):
     assert SECRET not in one.get_data(as_text=True)
 
 
-@pytest.mark.parametrize(("overrides", "field"), [
-    ({"name": ""}, "name"), ({"type": "X"}, "type"), ({"baseUrl": "ftp://h"}, "baseUrl"),
-    ({"modelsEndpoint": "models"}, "modelsEndpoint"),
-    ({"inferenceEndpoint": "x y"}, "inferenceEndpoint"),
-    ({"timeoutSeconds": 0}, "timeoutSeconds"), ({"maxConcurrency": 100}, "maxConcurrency"),
-    ({"headers": [{"key": "a b", "value": "1"}]}, "headers[0].key"),
-    ({"headers": [{"key": "A", "value": "1\n2"}]}, "headers[0].value"),
-    ({"baseUrl": "http://[::1"}, "baseUrl"),
-    # JSON says what type a value is: nothing is quietly converted.
-    ({"name": 5}, "name"), ({"type": ["OPENAI"]}, "type"),
-    ({"timeoutSeconds": "30"}, "timeoutSeconds"), ({"maxConcurrency": "2"}, "maxConcurrency"),
-    ({"maxConcurrency": 2.0}, "maxConcurrency"),
-    ({"headers": [{"key": "A", "value": "1", "isSecret": "yes"}]}, "headers[0].isSecret"),
-    ({"headers": [{"key": "A", "value": 5}]}, "headers[0].value"),
-])
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"name": ""}, "name"),
+        ({"type": "X"}, "type"),
+        ({"baseUrl": "ftp://h"}, "baseUrl"),
+        ({"modelsEndpoint": "models"}, "modelsEndpoint"),
+        ({"inferenceEndpoint": "x y"}, "inferenceEndpoint"),
+        ({"timeoutSeconds": 0}, "timeoutSeconds"),
+        ({"maxConcurrency": 100}, "maxConcurrency"),
+        ({"headers": [{"key": "a b", "value": "1"}]}, "headers[0].key"),
+        ({"headers": [{"key": "A", "value": "1\n2"}]}, "headers[0].value"),
+        ({"baseUrl": "http://[::1"}, "baseUrl"),
+        # JSON says what type a value is: nothing is quietly converted.
+        ({"name": 5}, "name"),
+        ({"type": ["OPENAI"]}, "type"),
+        ({"timeoutSeconds": "30"}, "timeoutSeconds"),
+        ({"maxConcurrency": "2"}, "maxConcurrency"),
+        ({"maxConcurrency": 2.0}, "maxConcurrency"),
+        ({"headers": [{"key": "A", "value": "1", "isSecret": "yes"}]}, "headers[0].isSecret"),
+        ({"headers": [{"key": "A", "value": 5}]}, "headers[0].value"),
+    ],
+)
 def test_a_bad_field_answers_400_naming_it_and_saves_nothing(client, overrides, field):
     response = client.post("/api/providers", json=provider_data(**overrides))
     assert response.status_code == 400
@@ -62,8 +70,12 @@ def test_a_bad_field_answers_400_naming_it_and_saves_nothing(client, overrides, 
 
 
 def test_a_header_value_http_cannot_carry_answers_400_naming_the_header(client):
-    response = client.post("/api/providers", json=provider_data(
-        headers=[{"key": "X-Weather", "value": "snow \u2603", "isSecret": True}]))
+    response = client.post(
+        "/api/providers",
+        json=provider_data(
+            headers=[{"key": "X-Weather", "value": "snow \u2603", "isSecret": True}]
+        ),
+    )
     assert response.status_code == 400
     error = response.json["errors"][0]
     assert error["field"] == "headers[0].value" and "X-Weather" in error["message"]
@@ -77,11 +89,14 @@ def test_a_put_with_a_wrong_type_answers_400_and_changes_nothing(client):
     assert client.get(f"/api/providers/{provider_id}").json["name"] == provider_data()["name"]
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"data": "name=x", "content_type": "application/x-www-form-urlencoded"}, "Content-Type"),
-    ({"data": "{not json", "content_type": "application/json"}, "not valid JSON"),
-    ({"json": ["a list"]}, "object"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"data": "name=x", "content_type": "application/x-www-form-urlencoded"}, "Content-Type"),
+        ({"data": "{not json", "content_type": "application/json"}, "not valid JSON"),
+        ({"json": ["a list"]}, "object"),
+    ],
+)
 def test_a_body_that_is_not_a_json_object_answers_400(client, kwargs, message):
     response = client.post("/api/providers", **kwargs)
     assert response.status_code == 400 and message in response.json["error"]
@@ -93,11 +108,17 @@ def test_a_duplicate_name_answers_409(client):
     assert response.status_code == 409 and "p1" in response.json["error"]
 
 
-@pytest.mark.parametrize(("method", "path"), [
-    ("get", "/api/providers/999"), ("put", "/api/providers/999"),
-    ("delete", "/api/providers/999"), ("post", "/api/providers/999/test-models"),
-    ("get", "/api/providers/999/models"), ("post", "/api/providers/999/test-inference"),
-])
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", "/api/providers/999"),
+        ("put", "/api/providers/999"),
+        ("delete", "/api/providers/999"),
+        ("post", "/api/providers/999/test-models"),
+        ("get", "/api/providers/999/models"),
+        ("post", "/api/providers/999/test-inference"),
+    ],
+)
 def test_an_unknown_provider_answers_404(client, method, path):
     response = getattr(client, method)(path, json={"model": "m", "prompt": "p"})
     assert response.status_code == 404 and "999" in response.json["error"]
@@ -105,8 +126,13 @@ def test_an_unknown_provider_answers_404(client, method, path):
 
 def test_put_edits_and_keeps_a_secret_sent_empty(client, fake):
     created = create(client, baseUrl=fake.url)
-    response = client.put(f"/api/providers/{created['id']}", json={
-        "name": "renamed", "headers": [{"key": "Authorization", "value": "", "isSecret": True}]})
+    response = client.put(
+        f"/api/providers/{created['id']}",
+        json={
+            "name": "renamed",
+            "headers": [{"key": "Authorization", "value": "", "isSecret": True}],
+        },
+    )
     assert response.status_code == 200 and response.json["name"] == "renamed"
     assert response.json["headers"][0]["valueMasked"] == "****5b4a"
     client.post(f"/api/providers/{created['id']}/test-models")
@@ -143,7 +169,8 @@ def test_test_models_on_a_closed_port_is_a_200_with_the_error(client):
 def test_models_endpoint_lists_models(client, fake):
     created = create(client, baseUrl=fake.url, type="OLLAMA")
     assert [m["id"] for m in client.get(f"/api/providers/{created['id']}/models").json] == [
-        "fake-model"]
+        "fake-model"
+    ]
 
 
 def test_models_endpoint_on_a_broken_server_answers_502_with_a_message(client, fake):
@@ -156,16 +183,19 @@ def test_models_endpoint_on_a_broken_server_answers_502_with_a_message(client, f
 def test_test_inference_returns_the_answer_and_metrics(client, fake):
     fake.enqueue("Hi there, how are you today?")
     created = create(client, baseUrl=fake.url)
-    body = client.post(f"/api/providers/{created['id']}/test-inference",
-                       json={"model": "fake-model", "prompt": "Hello"}).json
+    body = client.post(
+        f"/api/providers/{created['id']}/test-inference",
+        json={"model": "fake-model", "prompt": "Hello"},
+    ).json
     assert body["success"] is True and body["answer"] == "Hi there, how are you today?"
     assert body["wallMs"] > 0 and body["tokens"] and body["tokensPerSecond"] and body["raw"]
 
 
 def test_test_inference_on_a_closed_port_is_a_200_with_the_error(client):
     created = create(client, baseUrl=closed_port_url())
-    response = client.post(f"/api/providers/{created['id']}/test-inference",
-                           json={"model": "m", "prompt": "Hello"})
+    response = client.post(
+        f"/api/providers/{created['id']}/test-inference", json={"model": "m", "prompt": "Hello"}
+    )
     assert response.status_code == 200 and response.json["success"] is False
     assert response.json["error"]
 
@@ -180,17 +210,22 @@ def test_test_inference_without_a_model_answers_400(client):
 
 
 def test_prices_put_one_then_list(client):
-    response = client.put("/api/prices", json={"providerName": "or", "model": "m",
-                                               "inputPer1m": 1, "outputPer1m": 2})
+    response = client.put(
+        "/api/prices", json={"providerName": "or", "model": "m", "inputPer1m": 1, "outputPer1m": 2}
+    )
     assert response.status_code == 200
     assert response.json == client.get("/api/prices").json
     assert response.json[0]["inputPer1m"] == 1.0
 
 
 def test_prices_put_a_list_is_all_or_nothing(client):
-    response = client.put("/api/prices", json=[
-        {"providerName": "or", "model": "a", "inputPer1m": 1, "outputPer1m": 2},
-        {"providerName": "or", "model": "", "inputPer1m": 1, "outputPer1m": 2}])
+    response = client.put(
+        "/api/prices",
+        json=[
+            {"providerName": "or", "model": "a", "inputPer1m": 1, "outputPer1m": 2},
+            {"providerName": "or", "model": "", "inputPer1m": 1, "outputPer1m": 2},
+        ],
+    )
     assert response.status_code == 400 and response.json["errors"][0]["field"] == "[1].model"
     assert client.get("/api/prices").json == []
 
@@ -214,8 +249,9 @@ def test_status_names_the_active_run_and_the_lease_holder(client):
     from app.clock import utcnow
 
     Run.create(run_id="demo-20250101-000000", judge_provider_name="p", judge_model="j")
-    Lease.create(name="orchestrator", holder="host:123",
-                 expires_at=utcnow() + dt.timedelta(seconds=15))
+    Lease.create(
+        name="orchestrator", holder="host:123", expires_at=utcnow() + dt.timedelta(seconds=15)
+    )
     body = client.get("/api/status").json
     assert body["activeRun"] == "demo-20250101-000000" and body["state"] == "running"
     assert body["orchestrator"]["holder"] == "host:123" and body["orchestrator"]["heartbeatAt"]
@@ -229,6 +265,9 @@ def test_a_cross_site_browser_post_to_the_api_is_refused(client):
 
 
 def test_a_same_origin_browser_post_to_the_api_is_accepted(client):
-    response = client.post("/api/providers", json=provider_data(),
-                           headers={"Origin": "http://localhost", "Sec-Fetch-Site": "same-origin"})
+    response = client.post(
+        "/api/providers",
+        json=provider_data(),
+        headers={"Origin": "http://localhost", "Sec-Fetch-Site": "same-origin"},
+    )
     assert response.status_code == 201

@@ -18,8 +18,12 @@ def body(app, fake):
     lease.acquire("test-holder", 15.0)  # as a running server's orchestrator would hold it
     p = make_provider(fake)
     coll = make_tasks(3)
-    return {"judgeProviderId": p.id, "judgeModel": "judge", "collectionIds": [coll.id],
-            "targets": [{"providerId": p.id, "model": "m1", "params": {"temperature": 0}}]}
+    return {
+        "judgeProviderId": p.id,
+        "judgeModel": "judge",
+        "collectionIds": [coll.id],
+        "targets": [{"providerId": p.id, "model": "m1", "params": {"temperature": 0}}],
+    }
 
 
 def start(client, body, **extra):
@@ -42,7 +46,8 @@ def test_post_invalid_is_400_with_every_field(client, body):
     response = client.post("/api/runs", json={"targets": []})
     assert response.status_code == 400
     assert {"judgeProviderId", "targets", "collectionIds"} <= {
-        e["field"] for e in response.json["errors"]}
+        e["field"] for e in response.json["errors"]
+    }
 
 
 def test_post_without_json_is_400(client):

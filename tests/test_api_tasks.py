@@ -4,10 +4,17 @@ import pytest
 
 from app.models import Task
 
-TASK = {"taskId": "proof_001", "category": "Proofreading", "subcategory": "Grammar",
-        "question": "Fix grammar in: 'This are wrong.'", "excellent": "This is wrong.",
-        "good": "This is wrong.", "pass": "This is wrong.",
-        "incorrectAnswerDirection": "missing_subject"}
+TASK = {
+    "taskId": "proof_001",
+    "category": "Proofreading",
+    "subcategory": "Grammar",
+    "question": "Fix grammar in: 'This are wrong.'",
+    "excellent": "This is wrong.",
+    "good": "This is wrong.",
+    "pass": "This is wrong.",
+    "incorrectAnswerDirection": "missing_subject",
+}
+
 
 def create_task(client, **overrides):
     response = client.post("/api/tasks", json={**TASK, **overrides})
@@ -16,9 +23,15 @@ def create_task(client, **overrides):
 
 
 def test_create_task_answers_201_with_location_and_the_dto(client):
-    response = client.post("/api/tasks", json={**TASK, "difficulty": "hard", "tags": ["g"],
-                                               "rubric": [{"id": "r1", "text": "fixes verb",
-                                                           "weight": 2, "max_score": 5}]})
+    response = client.post(
+        "/api/tasks",
+        json={
+            **TASK,
+            "difficulty": "hard",
+            "tags": ["g"],
+            "rubric": [{"id": "r1", "text": "fixes verb", "weight": 2, "max_score": 5}],
+        },
+    )
     assert response.status_code == 201
     body = response.json
     assert response.headers["Location"] == f"/api/tasks/{body['id']}"
@@ -33,14 +46,20 @@ def test_a_duplicate_task_id_answers_409(client):
     assert response.status_code == 409 and "proof_001" in response.json["error"]
 
 
-@pytest.mark.parametrize(("overrides", "field"), [
-    ({"taskId": ""}, "taskId"), ({"taskId": "a/b"}, "taskId"), ({"category": ""}, "category"),
-    ({"question": ""}, "question"), ({"difficulty": "extreme"}, "difficulty"),
-    ({"rubric": [{"id": "r", "text": "t", "weight": 0}]}, "rubric[0].weight"),
-    ({"autoFail": "not a list"}, None),
-    ({"vars": {"x": "1"}, "question": "{y}?"}, "vars"),
-    ({"systemPrompt": ["x"]}, "systemPrompt"),
-])
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"taskId": ""}, "taskId"),
+        ({"taskId": "a/b"}, "taskId"),
+        ({"category": ""}, "category"),
+        ({"question": ""}, "question"),
+        ({"difficulty": "extreme"}, "difficulty"),
+        ({"rubric": [{"id": "r", "text": "t", "weight": 0}]}, "rubric[0].weight"),
+        ({"autoFail": "not a list"}, None),
+        ({"vars": {"x": "1"}, "question": "{y}?"}, "vars"),
+        ({"systemPrompt": ["x"]}, "systemPrompt"),
+    ],
+)
 def test_a_bad_field_answers_400_naming_it(client, overrides, field):
     response = client.post("/api/tasks", json={**TASK, **overrides})
     if field is None:  # a plain string is one rule: accepted
@@ -83,11 +102,18 @@ def test_put_to_a_taken_task_id_answers_409(client):
     assert client.put(f"/api/tasks/{other['id']}", json={"taskId": "proof_001"}).status_code == 409
 
 
-@pytest.mark.parametrize(("method", "path"), [
-    ("get", "/api/tasks/999"), ("put", "/api/tasks/999"), ("delete", "/api/tasks/999"),
-    ("put", "/api/collections/999"), ("delete", "/api/collections/999"),
-    ("post", "/api/collections/999/tasks"), ("delete", "/api/collections/999/tasks/1"),
-])
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", "/api/tasks/999"),
+        ("put", "/api/tasks/999"),
+        ("delete", "/api/tasks/999"),
+        ("put", "/api/collections/999"),
+        ("delete", "/api/collections/999"),
+        ("post", "/api/collections/999/tasks"),
+        ("delete", "/api/collections/999/tasks/1"),
+    ],
+)
 def test_unknown_ids_answer_404(client, method, path):
     response = getattr(client, method)(path, json={"name": "x", "taskIds": [1]})
     assert response.status_code == 404
@@ -98,8 +124,9 @@ def test_unknown_ids_answer_404(client, method, path):
 
 def test_create_collection_answers_201_with_task_ids(client):
     t = create_task(client)
-    response = client.post("/api/collections", json={"name": "Proofreading Suite",
-                                                     "taskIds": [t["id"]]})
+    response = client.post(
+        "/api/collections", json={"name": "Proofreading Suite", "taskIds": [t["id"]]}
+    )
     assert response.status_code == 201
     assert response.headers["Location"] == f"/api/collections/{response.json['id']}"
     assert response.json["taskIds"] == [t["id"]] and response.json["name"] == "Proofreading Suite"

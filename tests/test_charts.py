@@ -13,20 +13,26 @@ from tests.factories import make_run
 
 @pytest.fixture
 def data(app):
-    run, targets = make_run(targets=[("local", "m1"),
-                                     ("openrouter", "vendor/a-very-long-model-name")])
+    run, targets = make_run(
+        targets=[("local", "m1"), ("openrouter", "vendor/a-very-long-model-name")]
+    )
     for target in targets:
         bulk_items(run, target, 40)
     averages = results.model_averages(run)
-    return {"averages": averages, "samples": results.latency_samples(run),
-            "category": results.breakdown(run, "category")}
+    return {
+        "averages": averages,
+        "samples": results.latency_samples(run),
+        "category": results.breakdown(run, "category"),
+    }
 
 
 def _all(data, narrow):
-    return [charts.score_chart(data["averages"], narrow),
-            charts.speed_chart(data["averages"], narrow),
-            charts.latency_chart(data["averages"], data["samples"], narrow),
-            charts.category_chart(data["category"], narrow)]
+    return [
+        charts.score_chart(data["averages"], narrow),
+        charts.speed_chart(data["averages"], narrow),
+        charts.latency_chart(data["averages"], data["samples"], narrow),
+        charts.category_chart(data["category"], narrow),
+    ]
 
 
 @pytest.mark.parametrize("narrow", [False, True])
@@ -72,21 +78,30 @@ def _legend_bottom(svg):
     """(bottom of the last legend row, height of the picture)."""
     height = float(re.search(r'viewBox="0 0 [\d.]+ ([\d.]+)"', svg).group(1))
     top = float(re.search(r'translate\([\d.]+, ([\d.]+)\)" class="legends"', svg).group(1))
-    rows = [float(y) for y in re.findall(r'<g id="activate-serie-\d+" class="legend[^>]*><rect '
-                                         r'x="[\d.]+" y="([\d.]+)"', svg)]
+    rows = [
+        float(y)
+        for y in re.findall(
+            r'<g id="activate-serie-\d+" class="legend[^>]*><rect '
+            r'x="[\d.]+" y="([\d.]+)"',
+            svg,
+        )
+    ]
     return top + max(rows) + 12, height
 
 
 @pytest.mark.parametrize("narrow", [False, True])
 @pytest.mark.parametrize("models", [1, 2, 4, 5, 10])
 def test_legends_fit_inside_the_chart(app, narrow, models):
-    run, targets = make_run(targets=[("local", f"model-with-a-long-name-{n}") for n in
-                                     range(models)])
+    run, targets = make_run(
+        targets=[("local", f"model-with-a-long-name-{n}") for n in range(models)]
+    )
     for target in targets:
         bulk_items(run, target, 8)
     averages = results.model_averages(run)
-    for svg in (charts.latency_chart(averages, results.latency_samples(run), narrow),
-                charts.category_chart(results.breakdown(run, "category"), narrow)):
+    for svg in (
+        charts.latency_chart(averages, results.latency_samples(run), narrow),
+        charts.category_chart(results.breakdown(run, "category"), narrow),
+    ):
         bottom, height = _legend_bottom(svg)
         assert bottom <= height, f"legend ends at {bottom} of {height}"
 
@@ -96,26 +111,34 @@ def test_every_latency_box_is_inside_the_plot(app):
     bulk_items(run, targets[0], 20)
     bulk_items(run, targets[1], 20, time_taken_ms=9_730.0)
     svg = charts.latency_chart(results.model_averages(run), results.latency_samples(run), True)
-    height = float(re.search(r'class="plot"><rect x="0" y="0" width="[\d.]+" height="([\d.]+)"',
-                             svg).group(1))
+    height = float(
+        re.search(r'class="plot"><rect x="0" y="0" width="[\d.]+" height="([\d.]+)"', svg).group(1)
+    )
     ys = [float(y) for y in re.findall(r'<path stroke-width="\d" d="M[\d.]+ ([-\d.]+) L', svg)]
     # The scale runs from 0 to 5 % above the slowest answer: its whisker sits below the top.
     assert ys and min(ys) >= 0.04 * height
 
 
-@pytest.mark.parametrize("top, count, expected", [
-    (100, 4, [0, 25, 50, 75, 100]), (880, 4, [0, 250, 500, 750, 1000]), (9.3, 4, [0, 2.5, 5,
-                                                                                 7.5, 10])])
+@pytest.mark.parametrize(
+    "top, count, expected",
+    [
+        (100, 4, [0, 25, 50, 75, 100]),
+        (880, 4, [0, 250, 500, 750, 1000]),
+        (9.3, 4, [0, 2.5, 5, 7.5, 10]),
+    ],
+)
 def test_nice_ticks_are_few_round_values(top, count, expected):
     assert charts.nice_ticks(top, count) == expected
 
 
 def test_narrow_speed_axis_has_few_short_labels(app):
-    averages = [{"label": "a", "avg_tokens_per_second": 3456.7},
-                {"label": "b", "avg_tokens_per_second": 20.0}]
+    averages = [
+        {"label": "a", "avg_tokens_per_second": 3456.7},
+        {"label": "b", "avg_tokens_per_second": 20.0},
+    ]
     svg = charts.speed_chart(averages, narrow=True)
     axis = re.search(r'class="axis x always_show">(.*?)</g></g>', svg).group(1)
-    labels = re.findall(r'<text[^>]*>([^<]*)</text>', axis)
+    labels = re.findall(r"<text[^>]*>([^<]*)</text>", axis)
     assert labels == ["0", "1k", "2k", "3k", "4k"]
 
 

@@ -29,8 +29,12 @@ WARMUP = "Reply with the single word OK."
 @pytest.fixture
 def cli(tmp_path):
     """invoke(*args) -> Result, on a fresh database file shared by the calls of one test."""
-    env = {"LLMBENCH_DB": str(tmp_path / "cli.db"), "LLMBENCH_MASTER_KEY_BASE64": TEST_KEY_B64,
-           "LLMBENCH_BACKOFF_BASE_SECONDS": "0.01", "FAKE_KEY": SECRET}
+    env = {
+        "LLMBENCH_DB": str(tmp_path / "cli.db"),
+        "LLMBENCH_MASTER_KEY_BASE64": TEST_KEY_B64,
+        "LLMBENCH_BACKOFF_BASE_SECONDS": "0.01",
+        "FAKE_KEY": SECRET,
+    }
     runner = CliRunner()
 
     def invoke(*args):
@@ -45,11 +49,19 @@ def write_config(tmp_path, fake, name="config.yml", **run):
     fake.models = ["judge", "m1", "m2"]  # a run checks that its models are served
     config = {
         "run": {"name": "ci", "dataset": str(DATA / "seed001_tasks.yml"), **run},
-        "providers": [{"name": "fake", "type": "OPENAI", "base_url": fake.url,
-                       "headers": {"Authorization": "Bearer ${FAKE_KEY}"}}],
+        "providers": [
+            {
+                "name": "fake",
+                "type": "OPENAI",
+                "base_url": fake.url,
+                "headers": {"Authorization": "Bearer ${FAKE_KEY}"},
+            }
+        ],
         "judge": {"provider": "fake", "model": "judge", "params": {"temperature": 0}},
-        "targets": [{"provider": "fake", "model": "m1"},
-                    {"provider": "fake", "model": "m2", "params": {"max_tokens": 64}}],
+        "targets": [
+            {"provider": "fake", "model": "m1"},
+            {"provider": "fake", "model": "m2", "params": {"max_tokens": 64}},
+        ],
     }
     path = tmp_path / name
     path.write_text(yaml.safe_dump(config, sort_keys=False))
@@ -70,8 +82,11 @@ def events(result):
 
 def answer_calls(fake):
     """Chat calls to targets (not warm-ups, not the judge)."""
-    return [c for c in fake.chat_calls() if c["body"]["model"] != "judge"
-            and c["body"]["messages"][-1]["content"] != WARMUP]
+    return [
+        c
+        for c in fake.chat_calls()
+        if c["body"]["model"] != "judge" and c["body"]["messages"][-1]["content"] != WARMUP
+    ]
 
 
 # ---- help, validate, dry run -------------------------------------------------------------
@@ -138,8 +153,11 @@ def test_dry_run_prints_the_plan_and_calls_or_saves_nothing(cli, tmp_path, fake)
 @pytest.mark.parametrize("command", ["dry-run", "validate-config", "validate-dataset"])
 def test_checks_create_no_database_file(cli, tmp_path, fake, command):
     path = write_config(tmp_path, fake)
-    args = {"dry-run": ["run", "-c", path, "--dry-run"], "validate-config": ["validate", path],
-            "validate-dataset": ["validate", DATA / "seed004_bank.jsonl"]}[command]
+    args = {
+        "dry-run": ["run", "-c", path, "--dry-run"],
+        "validate-config": ["validate", path],
+        "validate-dataset": ["validate", DATA / "seed004_bank.jsonl"],
+    }[command]
     result = cli(*args)
     assert result.exit_code == 0, result.output
     assert not (tmp_path / "cli.db").exists()
@@ -147,9 +165,11 @@ def test_checks_create_no_database_file(cli, tmp_path, fake, command):
 
 def test_a_check_that_needs_the_missing_database_says_so(cli, tmp_path, fake):
     path = write_config(tmp_path, fake)
-    path.write_text(path.read_text().replace("provider: fake, model: judge",
-                                             "provider: stored-elsewhere, model: judge")
-                    .replace("judge:\n  provider: fake", "judge:\n  provider: stored-elsewhere"))
+    path.write_text(
+        path.read_text()
+        .replace("provider: fake, model: judge", "provider: stored-elsewhere, model: judge")
+        .replace("judge:\n  provider: fake", "judge:\n  provider: stored-elsewhere")
+    )
     result = cli("validate", path)
     assert result.exit_code == 2
     assert "no provider named 'stored-elsewhere'" in result.stderr
@@ -216,8 +236,11 @@ def test_ctrl_c_stops_the_run_resumably_then_resume_finishes_it(cli, tmp_path, f
 
     def interrupt_on_first_answer(call):
         body = call["body"]
-        if body.get("model") == "m1" and body["messages"][-1]["content"] != WARMUP \
-                and not fired.is_set():
+        if (
+            body.get("model") == "m1"
+            and body["messages"][-1]["content"] != WARMUP
+            and not fired.is_set()
+        ):
             fired.set()
             _thread.interrupt_main()  # what Ctrl-C does to the CLI's main thread
             return {"text": "late", "latency": 0.5}
@@ -237,10 +260,14 @@ def test_ctrl_c_stops_the_run_resumably_then_resume_finishes_it(cli, tmp_path, f
 
 def test_a_spent_budget_pauses_with_exit_3_and_a_higher_budget_finishes(cli, tmp_path, fake):
     # OpenRouter-style provider-reported cost: $1 per answer, judge calls free.
-    fake.responder = lambda call: (None if call["body"].get("model") == "judge" else
-                                   {"text": "paid", "usage": {"prompt_tokens": 1,
-                                                              "completion_tokens": 1,
-                                                              "total_tokens": 2, "cost": 1.0}})
+    fake.responder = lambda call: (
+        None
+        if call["body"].get("model") == "judge"
+        else {
+            "text": "paid",
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2, "cost": 1.0},
+        }
+    )
     result = cli("run", "-c", write_config(tmp_path, fake, max_budget_usd=1.5))
     assert result.exit_code == 3
     assert "budget reached" in result.stderr
@@ -269,8 +296,11 @@ def test_resume_continues_a_run_whose_process_died(cli, tmp_path, fake):
 def test_a_server_holding_the_orchestrator_makes_the_cli_exit_1(cli, tmp_path, fake):
     cli("import", DATA / "seed001_tasks.yml")  # creates the database
     with database.connection_context():
-        Lease.create(name="orchestrator", holder="server:1:abcd",
-                     expires_at=utcnow() + dt.timedelta(seconds=60))
+        Lease.create(
+            name="orchestrator",
+            holder="server:1:abcd",
+            expires_at=utcnow() + dt.timedelta(seconds=60),
+        )
     result = cli("run", "-c", write_config(tmp_path, fake))
     assert result.exit_code == 1
     assert "held by server:1:abcd (llmbench serve?)" in result.stderr
@@ -291,8 +321,11 @@ def test_report_writes_summary_json_and_report_html(cli, tmp_path, fake):
 
 def test_diff_shows_per_model_and_per_task_deltas(cli, tmp_path, fake):
     cli("run", "-c", write_config(tmp_path, fake), "--quiet")
-    fake.responder = lambda call: ({"text": json.dumps({"score": 50, "reason": "worse"})}
-                                   if call["body"].get("model") == "judge" else None)
+    fake.responder = lambda call: (
+        {"text": json.dumps({"score": 50, "reason": "worse"})}
+        if call["body"].get("model") == "judge"
+        else None
+    )
     cli("run", "-c", write_config(tmp_path, fake), "--quiet")
     run_a, run_b = [r.run_id for r in sorted(rows(Run), key=lambda r: r.id)]
     result = cli("diff", run_a, run_b, "--json")
@@ -303,8 +336,7 @@ def test_diff_shows_per_model_and_per_task_deltas(cli, tmp_path, fake):
     assert "fake/m1" in text and "-30.0" in text and "Regressions (4)" in text
 
 
-@pytest.mark.parametrize("args", [["report", "nope"], ["resume", "nope"],
-                                  ["diff", "nope", "nada"]])
+@pytest.mark.parametrize("args", [["report", "nope"], ["resume", "nope"], ["diff", "nope", "nada"]])
 def test_an_unknown_run_exits_2(cli, args):
     result = cli(*args)
     assert result.exit_code == 2 and "nope" in result.stderr
@@ -325,8 +357,11 @@ def test_report_to_an_unwritable_folder_is_an_error_naming_it(cli, tmp_path):
 @pytest.mark.parametrize("command", ["validate", "dry-run", "run"])
 def test_an_unwritable_out_dir_is_a_config_error_before_any_call(cli, tmp_path, fake, command):
     path = write_config(tmp_path, fake, out_dir="/proc/llmbench-x")
-    args = {"validate": ["validate", path], "dry-run": ["run", "-c", path, "--dry-run"],
-            "run": ["run", "-c", path]}[command]
+    args = {
+        "validate": ["validate", path],
+        "dry-run": ["run", "-c", path, "--dry-run"],
+        "run": ["run", "-c", path],
+    }[command]
     result = cli(*args)
     assert result.exit_code == 2
     assert "run.out_dir: reports cannot be written to /proc/llmbench-x" in result.stderr
@@ -374,8 +409,10 @@ def test_import_of_a_duplicate_is_rejected_with_exit_2(cli):
 def test_export_to_stdout_in_yaml(cli):
     cli("import", DATA / "seed001_tasks.yml")
     result = cli("export", "--format", "yaml")
-    assert [t["task_id"] for t in yaml.safe_load(result.stdout)] == ["java_hello_world",
-                                                                     "french_greeting"]
+    assert [t["task_id"] for t in yaml.safe_load(result.stdout)] == [
+        "java_hello_world",
+        "french_greeting",
+    ]
 
 
 # ---- the config schema ----------------------------------------------------------------------
@@ -407,19 +444,33 @@ def test_config_problems_come_in_line_order_with_key_paths_and_no_cascade(app):
     with pytest.raises(ValidationError) as info:
         run_config.parse(BAD_CONFIG, "bad.yml", environ={})
     assert [(e["line"], e["field"]) for e in info.value.errors] == [
-        (3, "run.question_limit"), (4, "run.collections"), (5, "run.colour"),
-        (9, "providers[0].base_url"), (10, "providers[0].headers.Authorization"),
-        (11, "judge.provider"), (15, "targets[0].params.temperature"), (16, "targets[1].model")]
+        (3, "run.question_limit"),
+        (4, "run.collections"),
+        (5, "run.colour"),
+        (9, "providers[0].base_url"),
+        (10, "providers[0].headers.Authorization"),
+        (11, "judge.provider"),
+        (15, "targets[0].params.temperature"),
+        (16, "targets[1].model"),
+    ]
 
 
 def test_a_config_may_use_seed_004_spellings_and_json(app):
     from app.datasets import run_config
 
-    importer_config = json.dumps({
-        "run": {"name": "j", "datasetPath": str(DATA / "seed004_bank.jsonl"), "questionLimit": 1,
-                "maxBudgetUsd": 2},
-        "providers": [{"name": "p", "type": "OLLAMA", "base_url": "http://127.0.0.1:11434"}],
-        "judge": {"provider": "p", "model": "j"}, "targets": [{"provider": "p", "model": "m"}]})
+    importer_config = json.dumps(
+        {
+            "run": {
+                "name": "j",
+                "datasetPath": str(DATA / "seed004_bank.jsonl"),
+                "questionLimit": 1,
+                "maxBudgetUsd": 2,
+            },
+            "providers": [{"name": "p", "type": "OLLAMA", "base_url": "http://127.0.0.1:11434"}],
+            "judge": {"provider": "p", "model": "j"},
+            "targets": [{"provider": "p", "model": "m"}],
+        }
+    )
     plan = run_config.parse(importer_config, "c.json", environ={})
     assert plan.settings == {"questionLimit": 1, "maxBudgetUsd": 2.0}
     assert (plan.items, plan.dataset_collection) == (1, "seed004_bank")

@@ -12,13 +12,18 @@ from tests.factories import make_run
 @pytest.fixture
 def pair(app):
     """B drops m1 by ~10 points on 30 shared tasks, leaves m2 unchanged; m3 only in A."""
-    run_a, (a1, a2, a3) = make_run("a", targets=[("local", "m1"), ("local", "m2"),
-                                                 ("local", "m3")])
+    run_a, (a1, a2, a3) = make_run("a", targets=[("local", "m1"), ("local", "m2"), ("local", "m3")])
     run_b, (b1, b2) = make_run("b", targets=[("local", "m1"), ("local", "m2")])
     for n in range(30):
         add_item(run_a, a1, f"t{n:02d}", score=80 + n % 5, tokens_per_second=40)
-        add_item(run_b, b1, f"t{n:02d}", score=70 + n % 5 - (5 if n == 7 else 0),
-                 tokens_per_second=50, time_taken_ms=800)
+        add_item(
+            run_b,
+            b1,
+            f"t{n:02d}",
+            score=70 + n % 5 - (5 if n == 7 else 0),
+            tokens_per_second=50,
+            time_taken_ms=800,
+        )
         add_item(run_a, a2, f"t{n:02d}", score=60 + (n % 2) * 10)
         add_item(run_b, b2, f"t{n:02d}", score=60 + ((n + 1) % 2) * 10)
     add_item(run_a, a3, "t00", score=10)

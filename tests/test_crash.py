@@ -31,7 +31,12 @@ def _spawn(db, run_id):
     env = {k: v for k, v in os.environ.items() if not k.startswith("LLMBENCH_")}
     return subprocess.Popen(
         [sys.executable, "-m", "tests.crash_worker", db, run_id, str(LEASE_SECONDS)],
-        cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _work_calls(fake):
@@ -86,9 +91,12 @@ def test_killed_orchestrator_continues_without_losing_or_redoing_work(app, fake)
     items = list(Item.select())
     assert len(items) == 60
     assert {i.status for i in items} == {COMPLETED}, [
-        (i.task_key, i.status, i.error_msg) for i in items if i.status != COMPLETED]
-    assert RunLog.select().where((RunLog.run == run) & (RunLog.event == "interrupted")).count() \
-        == kills + 1  # each worker took over from a dead one (the first from the test)
+        (i.task_key, i.status, i.error_msg) for i in items if i.status != COMPLETED
+    ]
+    assert (
+        RunLog.select().where((RunLog.run == run) & (RunLog.event == "interrupted")).count()
+        == kills + 1
+    )  # each worker took over from a dead one (the first from the test)
     sent = collections.Counter()
     for kind, model, text in calls(fake):
         if kind in ("answer", "judge"):

@@ -53,9 +53,14 @@ def test_decrypting_with_another_key_fails(keyed):
 
 
 def _secret_provider(name, value):
-    return provider_store.create_provider({
-        "name": name, "type": "OPENAI", "baseUrl": "http://127.0.0.1:9",
-        "headers": [{"key": "Authorization", "value": value, "isSecret": True}]})
+    return provider_store.create_provider(
+        {
+            "name": name,
+            "type": "OPENAI",
+            "baseUrl": "http://127.0.0.1:9",
+            "headers": [{"key": "Authorization", "value": value, "isSecret": True}],
+        }
+    )
 
 
 def test_a_secret_moved_to_another_provider_row_cannot_be_decrypted(app):
@@ -77,9 +82,16 @@ def test_an_undecryptable_secret_is_listed_masked_not_crashing(app):
     assert rows[0]["valueMasked"] == "****" and rows[0]["readable"] is False
 
 
-@pytest.mark.parametrize(("value", "masked"), [
-    ("Bearer sk-abcd1234", "****1234"), ("abcd", "****"), ("ab", "****"), ("", ""), (None, ""),
-])
+@pytest.mark.parametrize(
+    ("value", "masked"),
+    [
+        ("Bearer sk-abcd1234", "****1234"),
+        ("abcd", "****"),
+        ("ab", "****"),
+        ("", ""),
+        (None, ""),
+    ],
+)
 def test_mask_shows_only_the_last_four_characters(value, masked):
     assert crypto.mask(value) == masked
 

@@ -21,10 +21,20 @@ from tests.conftest import make_app
 
 
 def bank(n=12, quick=10):
-    tasks = [{"task_id": f"b_{i:02d}", "category": f"Cat{i % 3}", "subcategory": "s",
-              "difficulty": ("easy", "medium", "hard")[i % 3], "question": f"Question {i}?",
-              "excellent": "e", "good": "g", "pass": "p", "incorrect_direction": "wrong"}
-             for i in range(n)]
+    tasks = [
+        {
+            "task_id": f"b_{i:02d}",
+            "category": f"Cat{i % 3}",
+            "subcategory": "s",
+            "difficulty": ("easy", "medium", "hard")[i % 3],
+            "question": f"Question {i}?",
+            "excellent": "e",
+            "good": "g",
+            "pass": "p",
+            "incorrect_direction": "wrong",
+        }
+        for i in range(n)
+    ]
     tasks[0]["rubric"] = [{"id": "r1", "text": "t", "weight": 1, "max_score": 10}]
     return {"collections": {"quick": [t["task_id"] for t in tasks[:quick]]}, "tasks": tasks}
 
@@ -45,11 +55,16 @@ def members(name):
 
 def test_an_empty_database_gets_the_defaults(app, bank_file):
     assert defaults.ensure_defaults() is True
-    assert [p.name for p in provider_store.list_providers()] == ["local-ollama",
-                                                                 "local-openai-compatible"]
+    assert [p.name for p in provider_store.list_providers()] == [
+        "local-ollama",
+        "local-openai-compatible",
+    ]
     ollama = Provider.get(Provider.name == "local-ollama")
     assert (ollama.type, ollama.base_url, ollama.models_endpoint) == (
-        "OLLAMA", "http://localhost:11434", "/api/tags")
+        "OLLAMA",
+        "http://localhost:11434",
+        "/api/tags",
+    )
     example = Provider.get(Provider.name == "local-openai-compatible")
     assert (example.type, example.base_url) == ("OPENAI", "http://127.0.0.1:18080")
     assert Task.select().count() == 12
@@ -77,8 +92,9 @@ def test_the_factory_loads_defaults_on_first_start(tmp_path, bank_file):
 
 def test_reset_restores_deleted_and_edited_built_ins_and_keeps_user_data(app, bank_file):
     defaults.ensure_defaults()
-    mine = task_store.create_task({"taskId": "mine_1", "category": "Mine", "question": "q",
-                                   "excellent": "a"})
+    mine = task_store.create_task(
+        {"taskId": "mine_1", "category": "Mine", "question": "q", "excellent": "a"}
+    )
     my_collection = task_store.create_collection("mine", "")
     task_store.add_tasks_to_collection(my_collection.id, [mine.id, "b_00"])
     quick = Collection.get(Collection.name == "quick")
@@ -87,8 +103,7 @@ def test_reset_restores_deleted_and_edited_built_ins_and_keeps_user_data(app, ba
     task_store.remove_task_from_collection(quick.id, Task.get(Task.task_id == "b_02").id)
     task_store.update_task(Task.get(Task.task_id == "b_03").id, {"question": "edited"})
     provider_store.delete_provider(Provider.get(Provider.name == "local-ollama").id)
-    provider_store.create_provider({"name": "my-server", "type": "OPENAI",
-                                    "baseUrl": "http://h:1"})
+    provider_store.create_provider({"name": "my-server", "type": "OPENAI", "baseUrl": "http://h:1"})
 
     summary = defaults.reset_defaults()
 
@@ -98,8 +113,11 @@ def test_reset_restores_deleted_and_edited_built_ins_and_keeps_user_data(app, ba
     assert "b_02" in members("quick")
     assert "mine_1" in members("quick") and members("mine") == ["b_00", "mine_1"]
     assert Task.get_or_none(Task.task_id == "mine_1") is not None
-    assert {p.name for p in Provider.select()} == {"local-ollama", "local-openai-compatible",
-                                                   "my-server"}
+    assert {p.name for p in Provider.select()} == {
+        "local-ollama",
+        "local-openai-compatible",
+        "my-server",
+    }
 
 
 def test_reset_twice_changes_nothing_the_second_time(app, bank_file):
@@ -155,8 +173,11 @@ def test_the_settings_button_resets_and_flashes_the_summary(tmp_path, bank_file)
     form = page.select_one("form[action='/settings/reset-defaults']")
     assert "Restore" in form["data-confirm"]
     response = client.post("/settings/reset-defaults", follow_redirects=True)
-    flash = BeautifulSoup(response.get_data(as_text=True), "html.parser").select_one(
-        ".flash--success").get_text()
+    flash = (
+        BeautifulSoup(response.get_data(as_text=True), "html.parser")
+        .select_one(".flash--success")
+        .get_text()
+    )
     assert "2 providers created" in flash and "12 built-in tasks created" in flash
     if not database.is_closed():
         database.close()
@@ -196,9 +217,11 @@ def test_the_built_in_bank_is_valid_and_big_enough(real_bank):
 
 def test_every_built_in_task_has_references_and_a_direction(real_bank):
     tasks, _ = real_bank
-    missing = [t["task_id"] for t in tasks
-               if not (t["excellent"] and t["good"] and t["pass_answer"]
-                       and t["incorrect_direction"])]
+    missing = [
+        t["task_id"]
+        for t in tasks
+        if not (t["excellent"] and t["good"] and t["pass_answer"] and t["incorrect_direction"])
+    ]
     assert missing == []
     assert sum(1 for t in tasks if t["rubric"]) >= 5
 

@@ -64,6 +64,7 @@ def script(fake, replies):
 
 # ---- the retry-time cap counts per stage ---------------------------------------------------
 
+
 def test_a_long_benchmark_does_not_use_up_the_judges_retry_time(app, fake, config):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(1))
@@ -96,7 +97,8 @@ def test_retrying_failed_judgements_restarts_their_retry_clock(app, fake, config
     assert {i.first_attempt_at is not None for i in Item.select()} == {True}
     assert runs.retry_failed_judgements(run.run_id) == 2
     assert [(i.status, i.attempts, i.first_attempt_at) for i in Item.select()] == [
-        (WAITING_FOR_JUDGE, 0, None)] * 2
+        (WAITING_FOR_JUDGE, 0, None)
+    ] * 2
 
 
 def test_continuing_a_stopped_run_restarts_the_retry_clock(app, fake, config):
@@ -112,6 +114,7 @@ def test_continuing_a_stopped_run_restarts_the_retry_clock(app, fake, config):
 
 
 # ---- warm-up failures back off within the retry policy --------------------------------------
+
 
 def test_a_warmup_answered_503_is_tried_again_after_a_backoff(app, fake, config):
     p = make_provider(fake)
@@ -174,6 +177,7 @@ def test_a_warmup_failing_every_time_fails_its_group_after_max_attempts(app, fak
 
 # ---- nothing unexpected loops silently ---------------------------------------------------
 
+
 def test_a_header_http_cannot_carry_fails_the_group_once(app, fake, config):
     judge = make_provider(fake, name="judge")
     snowy = make_provider(fake, name="snowy")
@@ -190,9 +194,14 @@ def test_a_header_http_cannot_carry_fails_the_group_once(app, fake, config):
 
 def test_a_secret_the_master_key_cannot_read_pauses_the_run_with_the_reason(app, fake, config):
     judge = make_provider(fake, name="judge")
-    locked = provider_store.create_provider({
-        "name": "locked", "type": "OPENAI", "baseUrl": fake.url,
-        "headers": [{"key": "Authorization", "value": "Bearer sk-secret", "isSecret": True}]})
+    locked = provider_store.create_provider(
+        {
+            "name": "locked",
+            "type": "OPENAI",
+            "baseUrl": fake.url,
+            "headers": [{"key": "Authorization", "value": "Bearer sk-secret", "isSecret": True}],
+        }
+    )
     run = start_run(judge, [(locked, "m1")], make_tasks(1))
     crypto.set_key(b"o" * 32)  # the master key changed since the secret was saved
     clock = FakeClock()
@@ -206,8 +215,9 @@ def test_a_secret_the_master_key_cannot_read_pauses_the_run_with_the_reason(app,
     assert calls(fake, "warmup") == [] and Item.get().status == NEW
 
 
-def test_an_unexpected_error_recording_an_answer_fails_that_item_once(app, fake, config,
-                                                                        monkeypatch):
+def test_an_unexpected_error_recording_an_answer_fails_that_item_once(
+    app, fake, config, monkeypatch
+):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(2))
 
@@ -252,6 +262,7 @@ def test_an_error_in_the_orchestrator_itself_pauses_the_run(app, fake, config, m
 
 # ---- claims in flight ----------------------------------------------------------------------
 
+
 def test_a_slow_stream_keeps_its_claim_and_is_sent_once(app, fake):
     # Provider timeout 1 s + margin 0.5 s = a 1.5 s claim; the stream takes ~2 s (each read well
     # within the timeout). The sibling worker is free at ~1.7 s: without the claim being
@@ -259,8 +270,15 @@ def test_a_slow_stream_keeps_its_claim_and_is_sent_once(app, fake):
     config = dict(app.config, CLAIM_MARGIN_SECONDS=0.5)
     p = make_provider(fake, max_concurrency=2, timeout=1.0)
     run = start_run(p, [(p, "m1")], make_tasks(2))
-    script(fake, {"answer": [{"chunks": ["slow "] * 6, "chunk_delay": 0.4},
-                             {"chunks": ["quick "] * 5, "chunk_delay": 0.42}]})
+    script(
+        fake,
+        {
+            "answer": [
+                {"chunks": ["slow "] * 6, "chunk_delay": 0.4},
+                {"chunks": ["quick "] * 5, "chunk_delay": 0.42},
+            ]
+        },
+    )
     deadline = time.monotonic() + 20
     while orchestrator.tick(config, holder=HOLDER)["state"] == "running":
         assert time.monotonic() < deadline
@@ -292,8 +310,7 @@ def test_a_stop_mid_stream_logs_what_was_abandoned(app, fake, config):
     stopper[0].join()
     assert result["state"] == "stopped"
     lines = [e.message for e in events(run, "abandoned")]
-    assert lines == ["abandoned: t0 on fake/m1 (run stopped); it will be asked again on "
-                     "continue"]
+    assert lines == ["abandoned: t0 on fake/m1 (run stopped); it will be asked again on continue"]
     item = Item.get()
     assert item.status == NEW and item.attempts == 0 and item.answer is None
 
@@ -303,8 +320,9 @@ def test_retry_judge_refuses_an_item_being_judged_right_now(app, fake, config):
     run = start_run(p, [(p, "m1")], make_tasks(1))
     clock = FakeClock()
     Item.update(status=WAITING_FOR_JUDGE, answer="an answer").execute()
-    claimed = item_work.claim(run.id, WAITING_FOR_JUDGE, clock(),
-                              clock() + dt.timedelta(seconds=60))
+    claimed = item_work.claim(
+        run.id, WAITING_FOR_JUDGE, clock(), clock() + dt.timedelta(seconds=60)
+    )
     with pytest.raises(Conflict, match="being judged right now"):
         runs.retry_judge(run.run_id, claimed.id, now=clock())
     assert Item.get().attempts == 1  # the claim is untouched
@@ -314,6 +332,7 @@ def test_retry_judge_refuses_an_item_being_judged_right_now(app, fake, config):
 
 
 # ---- items that can never be done ----------------------------------------------------------
+
 
 def test_a_deleted_judge_provider_leaves_the_answers_cant_be_finished(app, fake, config):
     from app.models import CANT_BE_FINISHED
@@ -342,6 +361,7 @@ def test_a_deleted_judge_provider_leaves_the_answers_cant_be_finished(app, fake,
 
 
 # ---- logging -------------------------------------------------------------------------------
+
 
 def test_the_scheduler_keeps_apscheduler_quiet(app):
     import logging

@@ -18,8 +18,17 @@ from app.models import CollectionTask
 from app.models import Task
 
 DATA = Path(__file__).parent / "data"
-SAMPLES = [DATA / n for n in ("seed001_tasks.yml", "seed004_bank.jsonl", "seed003_runner.csv",
-                              "seed003_runner.jsonl", "llmbench_tasks.json", "yaml_folder")]
+SAMPLES = [
+    DATA / n
+    for n in (
+        "seed001_tasks.yml",
+        "seed004_bank.jsonl",
+        "seed003_runner.csv",
+        "seed003_runner.jsonl",
+        "llmbench_tasks.json",
+        "yaml_folder",
+    )
+]
 EXTRA = """\
 - task_id: multi_line
   category: Writing
@@ -87,24 +96,38 @@ def test_exporting_one_collection_holds_only_its_tasks(stored):
 
 def test_yaml_export_uses_seed_001_names(stored):
     entries = yaml.safe_load(exporter.export_text("yaml", "edge"))
-    assert entries[0]["expected_answer"] == {"most_expected": "A, B", "good_answer": "",
-                                             "pass_option": "x"}
+    assert entries[0]["expected_answer"] == {
+        "most_expected": "A, B",
+        "good_answer": "",
+        "pass_option": "x",
+    }
     assert entries[0]["sub_category"] == ""
 
 
 def test_jsonl_export_is_seed_004_shaped(stored):
     line = json.loads(exporter.export_text("jsonl", "edge"))
     assert (line["id"], line["difficulty"], line["version"]) == ("multi_line", "Hard", "t9")
-    assert line["rubric"] == [{"id": "r1", "text": "Keeps both lines", "weight": 2.5,
-                               "maxScore": 3}]
+    assert line["rubric"] == [
+        {"id": "r1", "text": "Keeps both lines", "weight": 2.5, "maxScore": 3}
+    ]
 
 
 def test_csv_export_has_the_seed_003_columns_first(stored):
     rows = list(csv.reader(io.StringIO(exporter.export_text("csv", "edge"))))
-    assert rows[0][:5] == ["task_id", "template_version", "prompt_template", "input_text",
-                           "vars_json"]
-    assert rows[1][:5] == ["multi_line", "t9", "You are {role}.", rows[1][3],
-                           '{"role": "an editor"}']
+    assert rows[0][:5] == [
+        "task_id",
+        "template_version",
+        "prompt_template",
+        "input_text",
+        "vars_json",
+    ]
+    assert rows[1][:5] == [
+        "multi_line",
+        "t9",
+        "You are {role}.",
+        rows[1][3],
+        '{"role": "an editor"}',
+    ]
     assert rows[1][3].startswith("Line one")
 
 

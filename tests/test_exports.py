@@ -16,15 +16,41 @@ from tests.factories import make_run
 
 @pytest.fixture
 def golden_run(app):
-    run, (t1, t2) = make_run("golden", targets=[("local", "m1", {"temperature": 0.2}),
-                                                ("remote, inc", "m|2")])
-    add_item(run, t1, "t1", score=80, question="What is 2+2?\nExplain.",
-             evaluation_reason='has, comma "quoted"\nsecond line', answer="ünïcødé ✓ | pipe",
-             time_taken_ms=1234.5, tokens_generated=50, tokens_per_second=40.5)
-    add_item(run, t1, "t2", status=FAILED, error_stage="judge", error_msg="bad json",
-             question="Name <three> colours", time_taken_ms=900.0, answer="red")
-    add_item(run, t2, "t1", score=72.5, question="What is 2+2?\nExplain.", answer="4",
-             evaluation_reason="right")
+    run, (t1, t2) = make_run(
+        "golden", targets=[("local", "m1", {"temperature": 0.2}), ("remote, inc", "m|2")]
+    )
+    add_item(
+        run,
+        t1,
+        "t1",
+        score=80,
+        question="What is 2+2?\nExplain.",
+        evaluation_reason='has, comma "quoted"\nsecond line',
+        answer="ünïcødé ✓ | pipe",
+        time_taken_ms=1234.5,
+        tokens_generated=50,
+        tokens_per_second=40.5,
+    )
+    add_item(
+        run,
+        t1,
+        "t2",
+        status=FAILED,
+        error_stage="judge",
+        error_msg="bad json",
+        question="Name <three> colours",
+        time_taken_ms=900.0,
+        answer="red",
+    )
+    add_item(
+        run,
+        t2,
+        "t1",
+        score=72.5,
+        question="What is 2+2?\nExplain.",
+        answer="4",
+        evaluation_reason="right",
+    )
     return run
 
 
@@ -90,12 +116,28 @@ def test_detailed_csv_golden(golden_run):
 
 
 def test_csv_headers_are_exactly_seed_section_9():
-    assert exports.AVERAGE_COLUMNS == ("provider_name", "model_name", "avg_time_per_task_ms",
-                                       "avg_tokens_per_second", "avg_score", "tasks_count")
+    assert exports.AVERAGE_COLUMNS == (
+        "provider_name",
+        "model_name",
+        "avg_time_per_task_ms",
+        "avg_tokens_per_second",
+        "avg_score",
+        "tasks_count",
+    )
     assert exports.DETAILED_COLUMNS == (
-        "provider_name", "model_name", "task_id", "task_name", "task_status", "spent_time_ms",
-        "tokens_generated", "tokens_per_second", "score", "judge_reason", "llm_response_text",
-        "error_msg")
+        "provider_name",
+        "model_name",
+        "task_id",
+        "task_name",
+        "task_status",
+        "spent_time_ms",
+        "tokens_generated",
+        "tokens_per_second",
+        "score",
+        "judge_reason",
+        "llm_response_text",
+        "error_msg",
+    )
 
 
 def test_detailed_csv_streams_in_chunks(app):
@@ -122,10 +164,29 @@ def test_markdown_escapes_html_and_pipes_in_cells():
     assert cell("a|b <i>x</i>\r\ny") == "a\\|b &lt;i&gt;x&lt;/i&gt;<br>y"
 
 
-SUMMARY_KEYS = {"schema", "runId", "name", "state", "status", "phase", "source", "judge",
-                "targets", "collections", "settings", "createdAt", "startedAt", "finishedAt",
-                "datasetHash", "promptHash", "failures", "totals", "models", "breakdowns",
-                "contains"}
+SUMMARY_KEYS = {
+    "schema",
+    "runId",
+    "name",
+    "state",
+    "status",
+    "phase",
+    "source",
+    "judge",
+    "targets",
+    "collections",
+    "settings",
+    "createdAt",
+    "startedAt",
+    "finishedAt",
+    "datasetHash",
+    "promptHash",
+    "failures",
+    "totals",
+    "models",
+    "breakdowns",
+    "contains",
+}
 
 
 def test_summary_json_keys(golden_run):
@@ -137,7 +198,11 @@ def test_summary_json_keys(golden_run):
 
 def test_summary_json_says_it_holds_no_prompts_answers_or_secrets(golden_run):
     assert exports.summary_json(golden_run)["contains"] == {
-        "prompts": False, "answers": False, "judgeReasons": False, "secrets": False}
+        "prompts": False,
+        "answers": False,
+        "judgeReasons": False,
+        "secrets": False,
+    }
 
 
 def test_report_html_warns_that_it_contains_prompts_and_answers(golden_run):
@@ -166,8 +231,14 @@ def test_report_html_is_self_contained(golden_run):
 
 def test_report_html_escapes_judge_reasons_and_answers(app):
     run, (target,) = make_run()
-    add_item(run, target, "x", score=10, evaluation_reason="<script>alert(1)</script>",
-             answer="<img src=x onerror=alert(1)>")
+    add_item(
+        run,
+        target,
+        "x",
+        score=10,
+        evaluation_reason="<script>alert(1)</script>",
+        answer="<img src=x onerror=alert(1)>",
+    )
     html = exports.report_html(run)
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<img src=x" not in html
@@ -186,11 +257,19 @@ def test_exports_never_contain_provider_header_values(app):
     from app.models import Provider
     from app.models import ProviderHeader
 
-    provider = Provider.create(name="local", type="OPENAI", base_url="http://x",
-                               models_endpoint="/v1/models",
-                               inference_endpoint="/v1/chat/completions")
-    ProviderHeader.create(provider=provider, key="Authorization",
-                          value=encrypt("Bearer sk-secret-123", "aad"), is_secret=True)
+    provider = Provider.create(
+        name="local",
+        type="OPENAI",
+        base_url="http://x",
+        models_endpoint="/v1/models",
+        inference_endpoint="/v1/chat/completions",
+    )
+    ProviderHeader.create(
+        provider=provider,
+        key="Authorization",
+        value=encrypt("Bearer sk-secret-123", "aad"),
+        is_secret=True,
+    )
     run, (target,) = make_run()
     add_item(run, target, "x", score=50)
     for kind in files.KINDS:
@@ -198,10 +277,17 @@ def test_exports_never_contain_provider_header_values(app):
         assert "sk-secret-123" not in "".join(chunks)
 
 
-@pytest.mark.parametrize("fmt, detailed, kind", [
-    ("CSV", True, "detailed_csv"), ("csv", False, "average_csv"), ("MD", True, "markdown"),
-    ("MD", False, "markdown_averages"), ("JSON", True, "summary_json"),
-    ("HTML", False, "report_html")])
+@pytest.mark.parametrize(
+    "fmt, detailed, kind",
+    [
+        ("CSV", True, "detailed_csv"),
+        ("csv", False, "average_csv"),
+        ("MD", True, "markdown"),
+        ("MD", False, "markdown_averages"),
+        ("JSON", True, "summary_json"),
+        ("HTML", False, "report_html"),
+    ],
+)
 def test_kind_for_api_formats(fmt, detailed, kind):
     assert files.kind_for(fmt, detailed) == kind
 
@@ -217,8 +303,10 @@ def test_fast_csv_writer_matches_the_csv_module_byte_for_byte():
     from app.exports.csvfiles import _fast_chunks
 
     rng = random.Random(9)
-    alphabet = ['a', 'Z', ' ', ',', '"', '\n', '\r', '\r\n', 'é', '✓', '|', "'", ';', '\t', '']
-    rows = [tuple("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
-                  for _ in range(12)) for _ in range(3000)]
+    alphabet = ["a", "Z", " ", ",", '"', "\n", "\r", "\r\n", "é", "✓", "|", "'", ";", "\t", ""]
+    rows = [
+        tuple("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(12))
+        for _ in range(3000)
+    ]
     header = ("a,b", 'q"', "plain")
     assert "".join(_fast_chunks(header, rows)) == "".join(_chunks(header, rows))

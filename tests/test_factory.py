@@ -7,8 +7,12 @@ from tests.conftest import TEST_KEY_B64
 
 
 def _app(**overrides):
-    config = {"TESTING": True, "MASTER_KEY_BASE64": TEST_KEY_B64, "LOAD_DEFAULTS": False,
-              "SECRET_KEY": "test"}
+    config = {
+        "TESTING": True,
+        "MASTER_KEY_BASE64": TEST_KEY_B64,
+        "LOAD_DEFAULTS": False,
+        "SECRET_KEY": "test",
+    }
     config.update(overrides)
     app = create_app(config)
     if not database.is_closed():
@@ -24,8 +28,13 @@ def test_defaults_apply_without_env_or_overrides():
 
 
 def test_env_values_are_read_and_typed():
-    cfg = config_mod.load(environ={"LLMBENCH_PORT": "9090", "LLMBENCH_MAX_ATTEMPTS": "5",
-                                   "LLMBENCH_LEASE_SECONDS": "7.5"})
+    cfg = config_mod.load(
+        environ={
+            "LLMBENCH_PORT": "9090",
+            "LLMBENCH_MAX_ATTEMPTS": "5",
+            "LLMBENCH_LEASE_SECONDS": "7.5",
+        }
+    )
     assert cfg["PORT"] == 9090 and cfg["MAX_ATTEMPTS"] == 5 and cfg["LEASE_SECONDS"] == 7.5
 
 

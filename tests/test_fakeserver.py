@@ -20,7 +20,7 @@ def post(fake, path, body, **kw):
 def sse_events(resp):
     lines = [ln for ln in resp.iter_lines(decode_unicode=True) if ln]
     assert lines[-1] == "data: [DONE]"
-    return [json.loads(ln[len("data: "):]) for ln in lines[:-1]]
+    return [json.loads(ln[len("data: ") :]) for ln in lines[:-1]]
 
 
 def test_openai_models_lists_configured_models(fake):
@@ -44,8 +44,10 @@ def test_default_answer_without_script(fake):
 def test_queued_replies_are_consumed_in_order(fake):
     fake.enqueue("one")
     fake.enqueue("two")
-    texts = [post(fake, CHAT, {"messages": []}).json()["choices"][0]["message"]["content"]
-             for _ in range(3)]
+    texts = [
+        post(fake, CHAT, {"messages": []}).json()["choices"][0]["message"]["content"]
+        for _ in range(3)
+    ]
     assert texts == ["one", "two", "fake answer"]
 
 
@@ -116,8 +118,10 @@ def test_ollama_keep_alive_recorded_and_ps_tracks_loaded(fake):
 
 def test_judge_requests_get_a_json_judgement(fake):
     data = post(fake, CHAT, {"messages": [], "response_format": {"type": "json_object"}}).json()
-    assert json.loads(data["choices"][0]["message"]["content"]) == {"score": 80,
-                                                                    "reason": "fake judge"}
+    assert json.loads(data["choices"][0]["message"]["content"]) == {
+        "score": 80,
+        "reason": "fake judge",
+    }
     data = post(fake, "/api/chat", {"messages": HI, "format": {}, "stream": False}).json()
     assert json.loads(data["message"]["content"])["score"] == 80
 
@@ -224,8 +228,7 @@ def test_stop_is_fast_even_with_a_sleeping_request():
 
 def test_max_active_counts_concurrent_chats(fake):
     fake.default_latency = 0.2
-    threads = [threading.Thread(target=post, args=(fake, CHAT, {"messages": []}))
-               for _ in range(2)]
+    threads = [threading.Thread(target=post, args=(fake, CHAT, {"messages": []})) for _ in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -35,14 +35,17 @@ def _task(task_id):
 # ---- every format ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, task_ids", [
-    ("seed001_tasks.yml", ["java_hello_world", "french_greeting"]),
-    ("seed004_bank.jsonl", ["water-001", "fire-002"]),
-    ("seed003_runner.csv", ["greet-1", "summarise-1"]),
-    ("seed003_runner.jsonl", ["greet-2", "translate-2"]),
-    ("llmbench_tasks.json", ["proof_001", "math_add"]),
-    ("yaml_folder", ["py_sum", "de_thanks"]),
-])
+@pytest.mark.parametrize(
+    "name, task_ids",
+    [
+        ("seed001_tasks.yml", ["java_hello_world", "french_greeting"]),
+        ("seed004_bank.jsonl", ["water-001", "fire-002"]),
+        ("seed003_runner.csv", ["greet-1", "summarise-1"]),
+        ("seed003_runner.jsonl", ["greet-2", "translate-2"]),
+        ("llmbench_tasks.json", ["proof_001", "math_add"]),
+        ("yaml_folder", ["py_sum", "de_thanks"]),
+    ],
+)
 def test_each_sample_file_imports_its_tasks(app, name, task_ids):
     result = importer.import_tasks(DATA / name)
     assert (result.created, result.updated, result.skipped) == (len(task_ids), 0, 0)
@@ -54,7 +57,10 @@ def test_seed001_yaml_maps_expected_answer_and_sub_category(app):
     task = _task("french_greeting")
     assert (task.category, task.subcategory) == ("Translation", "French")
     assert (task.excellent, task.good, task.pass_answer) == (
-        "Bonjour, comment allez-vous ?", "Bonjour, comment ça va ?", "Bonjour")
+        "Bonjour, comment allez-vous ?",
+        "Bonjour, comment ça va ?",
+        "Bonjour",
+    )
     assert task.incorrect_direction.startswith("Answers in Spanish")
     assert task.difficulty == "medium"
 
@@ -63,11 +69,14 @@ def test_seed004_jsonl_normalises_rubric_scenario_and_difficulty(app):
     importer.import_tasks(DATA / "seed004_bank.jsonl")
     water = _task("water-001")
     assert water.difficulty == "easy"
-    assert water.question == ("- The tap water stopped.\n- You have a pot and a fire.\n\n"
-                              "How do you make stream water safe to drink?")
+    assert water.question == (
+        "- The tap water stopped.\n- You have a pot and a fire.\n\n"
+        "How do you make stream water safe to drink?"
+    )
     assert water.rubric == [
         {"id": "boil", "text": "Boil for at least one minute", "weight": 2, "max_score": 1},
-        {"id": "filter", "text": "Filter sediment first", "weight": 1, "max_score": 1}]
+        {"id": "filter", "text": "Filter sediment first", "weight": 1, "max_score": 1},
+    ]
     assert water.auto_fail == ["Recommends drinking untreated water"]
     fire = _task("fire-002")
     assert (fire.template_version, fire.tags) == ("v7", ["source:manual"])
@@ -109,16 +118,25 @@ def test_several_paths_import_together(app):
     assert result.created == 4
 
 
-@pytest.mark.parametrize("text, fmt", [
-    ("- task_id: a\n  category: c\n  question: q\n  expected_answer: {most_expected: x}\n",
-     "yaml"),
-    ('{"id": "a", "category": "c", "difficulty": "Easy", "prompt": "q", "rubric": ["x"]}\n',
-     "jsonl"),
-    ("task_id,prompt_template\na,q\n", "csv"),
-    ('{"task_id": "a", "prompt_template": "q"}\n', "runner-jsonl"),
-    ('{"tasks": [{"taskId": "a", "category": "c", "question": "q", "excellent": "x"}]}',
-     "json"),
-])
+@pytest.mark.parametrize(
+    "text, fmt",
+    [
+        (
+            "- task_id: a\n  category: c\n  question: q\n  expected_answer: {most_expected: x}\n",
+            "yaml",
+        ),
+        (
+            '{"id": "a", "category": "c", "difficulty": "Easy", "prompt": "q", "rubric": ["x"]}\n',
+            "jsonl",
+        ),
+        ("task_id,prompt_template\na,q\n", "csv"),
+        ('{"task_id": "a", "prompt_template": "q"}\n', "runner-jsonl"),
+        (
+            '{"tasks": [{"taskId": "a", "category": "c", "question": "q", "excellent": "x"}]}',
+            "json",
+        ),
+    ],
+)
 def test_the_format_is_guessed_from_the_content(app, text, fmt):
     assert importer.sniff("upload", text) == fmt
     assert _import(text, "upload").created == 1
@@ -149,8 +167,12 @@ BAD_YAML = """\
 def test_yaml_problems_name_file_line_and_field(app):
     errors = _errors(BAD_YAML, "bank.yml")
     assert {e["file"] for e in errors} == {"bank.yml"}
-    assert _where(errors) == [(5, "task_id"), (7, "difficulty"),
-                              (10, "expected_answer.most_expectd"), (11, "colour")]
+    assert _where(errors) == [
+        (5, "task_id"),
+        (7, "difficulty"),
+        (10, "expected_answer.most_expectd"),
+        (11, "colour"),
+    ]
 
 
 def test_yaml_syntax_error_names_the_line(app):
@@ -158,14 +180,16 @@ def test_yaml_syntax_error_names_the_line(app):
     assert errors[0]["line"] in (2, 3) and "not valid YAML" in errors[0]["message"]
 
 
-BAD_JSONL = "\n".join([
-    '{"id": "a1", "category": "C", "difficulty": "Easy", "prompt": "Q", "rubric": []}',
-    '{"id": "a2", "category": "C", "difficulty": "Easy", "prompt": "Q", "extra": 1}',
-    '{"id": "a3", "category": "C", "difficulty": "Easy", "prompt": "Q",',
-    '{"id": "a4", "category": "C", "difficulty": "Easy", "prompt": "Q", '
-    '"rubric": [{"id": "r", "text": "t", "weight": -1}]}',
-    '{"id": "a5", "category": "C", "difficulty": "Easy", "rubric": [{"id": "r", "text": "t"}]}',
-])
+BAD_JSONL = "\n".join(
+    [
+        '{"id": "a1", "category": "C", "difficulty": "Easy", "prompt": "Q", "rubric": []}',
+        '{"id": "a2", "category": "C", "difficulty": "Easy", "prompt": "Q", "extra": 1}',
+        '{"id": "a3", "category": "C", "difficulty": "Easy", "prompt": "Q",',
+        '{"id": "a4", "category": "C", "difficulty": "Easy", "prompt": "Q", '
+        '"rubric": [{"id": "r", "text": "t", "weight": -1}]}',
+        '{"id": "a5", "category": "C", "difficulty": "Easy", "rubric": [{"id": "r", "text": "t"}]}',
+    ]
+)
 
 
 def test_seed004_jsonl_problems_name_line_and_field(app):
@@ -179,11 +203,13 @@ def test_seed004_jsonl_problems_name_line_and_field(app):
 
 
 def test_seed003_csv_problems_count_the_header_as_line_one(app):
-    text = ("task_id,template_version,prompt_template,vars_json\n"
-            'ok,v1,Hello {name},"{""name"": ""x""}"\n'
-            't2,v1,Hello {name} {city},"{""name"": ""x""}"\n'
-            't3,v1,Hi,"{not json"\n'
-            "t4,v1\n")
+    text = (
+        "task_id,template_version,prompt_template,vars_json\n"
+        'ok,v1,Hello {name},"{""name"": ""x""}"\n'
+        't2,v1,Hello {name} {city},"{""name"": ""x""}"\n'
+        't3,v1,Hi,"{not json"\n'
+        "t4,v1\n"
+    )
     where = set(_where(_errors(text, "tasks.csv")))
     assert {(3, "vars_json"), (4, "vars_json"), (5, None)} <= where
 
@@ -194,33 +220,44 @@ def test_seed003_csv_unknown_column_is_reported_on_the_header(app):
 
 
 def test_our_json_problem_names_the_line_where_the_task_starts(app):
-    text = json.dumps({"tasks": [
-        {"taskId": "a", "category": "c", "question": "q", "excellent": "x"},
-        {"taskId": "b", "category": "c", "question": "q", "excellent": "x", "colour": 1},
-    ]}, indent=2)
+    text = json.dumps(
+        {
+            "tasks": [
+                {"taskId": "a", "category": "c", "question": "q", "excellent": "x"},
+                {"taskId": "b", "category": "c", "question": "q", "excellent": "x", "colour": 1},
+            ]
+        },
+        indent=2,
+    )
     errors = _errors(text, "tasks.json")
     line = text.splitlines().index("    {", 3) + 1
     assert _where(errors) == [(line, "colour")]
 
 
 def test_a_missing_template_variable_is_an_import_error(app):
-    text = "- task_id: t\n  category: c\n  question: 'Hi {name} from {city}'\n" \
-           "  vars: {name: Ada}\n  expected_answer: {most_expected: x}\n"
+    text = (
+        "- task_id: t\n  category: c\n  question: 'Hi {name} from {city}'\n"
+        "  vars: {name: Ada}\n  expected_answer: {most_expected: x}\n"
+    )
     errors = _errors(text, "t.yml")
     assert any("{city}" in e["message"] for e in errors)
 
 
-@pytest.mark.parametrize("text, name", [
-    ("task_id,prompt_template,vars_json\nt,Hi {who},\n", "runner.csv"),
-    ("task_id,prompt_template\nt,Hi {who}\n", "runner.csv"),
-    ('{"task_id": "t", "prompt_template": "Hi {who}"}\n', "runner.jsonl"),
-    ('{"task_id": "t", "prompt_template": "Hi {who}", "vars_json": ""}\n', "runner.jsonl"),
-])
+@pytest.mark.parametrize(
+    "text, name",
+    [
+        ("task_id,prompt_template,vars_json\nt,Hi {who},\n", "runner.csv"),
+        ("task_id,prompt_template\nt,Hi {who}\n", "runner.csv"),
+        ('{"task_id": "t", "prompt_template": "Hi {who}"}\n', "runner.jsonl"),
+        ('{"task_id": "t", "prompt_template": "Hi {who}", "vars_json": ""}\n', "runner.jsonl"),
+    ],
+)
 def test_a_seed003_placeholder_without_vars_is_an_import_error(app, text, name):
     fmt = "csv" if name.endswith(".csv") else "runner-jsonl"
     errors = _errors(text, name, fmt=fmt)
     assert [(e["file"], e["line"], e["field"]) for e in errors] == [
-        (name, 2 if fmt == "csv" else 1, "prompt_template")]
+        (name, 2 if fmt == "csv" else 1, "prompt_template")
+    ]
     assert "{who}" in errors[0]["message"]
     assert Task.select().count() == 0
 
@@ -239,16 +276,33 @@ def test_seed003_input_text_is_not_a_template(app):
     assert (_task("t").system_prompt, _task("t").question) == ("Be brief", "Explain {x} in f'{x}'")
 
 
-@pytest.mark.parametrize("text, name, line, field", [
-    ("- task_id: t\n  category: c\n  difficulty: [1]\n  question: q\n"
-     "  expected_answer: {most_expected: x}\n", "t.yml", 3, "difficulty"),
-    ("- task_id: t\n  category: {a: 1}\n  question: q\n  expected_answer: {most_expected: x}\n",
-     "t.yml", 2, "category"),
-    ('{"id": "t", "category": "C", "difficulty": ["hard"], "prompt": "Q", "rubric": ["x"]}\n',
-     "bank.jsonl", 1, "difficulty"),
-])
-def test_a_list_or_mapping_in_a_text_field_is_an_error_not_a_default(app, text, name, line,
-                                                                      field):
+@pytest.mark.parametrize(
+    "text, name, line, field",
+    [
+        (
+            "- task_id: t\n  category: c\n  difficulty: [1]\n  question: q\n"
+            "  expected_answer: {most_expected: x}\n",
+            "t.yml",
+            3,
+            "difficulty",
+        ),
+        (
+            "- task_id: t\n  category: {a: 1}\n  question: q\n"
+            "  expected_answer: {most_expected: x}\n",
+            "t.yml",
+            2,
+            "category",
+        ),
+        (
+            '{"id": "t", "category": "C", "difficulty": ["hard"], "prompt": "Q", '
+            '"rubric": ["x"]}\n',
+            "bank.jsonl",
+            1,
+            "difficulty",
+        ),
+    ],
+)
+def test_a_list_or_mapping_in_a_text_field_is_an_error_not_a_default(app, text, name, line, field):
     errors = _errors(text, name)
     assert [(e["file"], e["line"], e["field"]) for e in errors] == [(name, line, field)]
     assert "must be text" in errors[0]["message"]

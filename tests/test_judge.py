@@ -9,14 +9,23 @@ from app import judge
 from app.providers import ProviderConfig
 from app.providers import get_adapter
 
-RUBRIC = [{"id": "facts", "text": "States the facts", "weight": 2, "max_score": 4},
-          {"id": "tone", "text": "Polite", "weight": 1, "max_score": 1}]
+RUBRIC = [
+    {"id": "facts", "text": "States the facts", "weight": 2, "max_score": 4},
+    {"id": "tone", "text": "Polite", "weight": 1, "max_score": 1},
+]
 
 
 def make_item(**fields):
-    values = {"question": "What is 2+2?", "excellent": "4, with why", "good": "4",
-              "pass_answer": "about 4", "incorrect_direction": "anything but 4",
-              "rubric": None, "auto_fail_rules": None, "answer": "It is 4."}
+    values = {
+        "question": "What is 2+2?",
+        "excellent": "4, with why",
+        "good": "4",
+        "pass_answer": "about 4",
+        "incorrect_direction": "anything but 4",
+        "rubric": None,
+        "auto_fail_rules": None,
+        "answer": "It is 4.",
+    }
     values.update(fields)
     return SimpleNamespace(**values)
 
@@ -29,15 +38,22 @@ def test_prompt_holds_question_references_direction_and_answer():
     system, user = judge.build_judge_messages(make_item())
     assert system == {"role": "system", "content": judge.JUDGE_SYSTEM_PROMPT}
     text = user["content"]
-    for part in ("What is 2+2?", "4, with why", "Good answer (score 70-89): 4",
-                 "Passing answer (score 50-69): about 4", "anything but 4", "It is 4."):
+    for part in (
+        "What is 2+2?",
+        "4, with why",
+        "Good answer (score 70-89): 4",
+        "Passing answer (score 50-69): about 4",
+        "anything but 4",
+        "It is 4.",
+    ):
         assert part in text
     assert "Rubric" not in text and "Auto-fail" not in text
 
 
 def test_prompt_lists_rubric_items_and_auto_fail_rules():
     text = judge.build_judge_messages(make_item(rubric=RUBRIC, auto_fail_rules=["insults"]))[1][
-        "content"]
+        "content"
+    ]
     assert '"facts" (weight 2, score 0-4): States the facts' in text
     assert "- insults" in text and '"rubric_scores"' in text
 
@@ -70,28 +86,36 @@ def test_schema_keeps_a_fractional_rubric_maximum_as_a_number():
 
 def test_valid_judgement_is_parsed():
     result = judge.parse_judgement(reply(score=85, reason=" good "), make_item())
-    assert result == {"score": 85.0, "judge_score": 85, "reason": "good",
-                      "rubric_scores": None, "auto_fail": False}
+    assert result == {
+        "score": 85.0,
+        "judge_score": 85,
+        "reason": "good",
+        "rubric_scores": None,
+        "auto_fail": False,
+    }
 
 
 def test_a_fenced_json_block_is_accepted():
     assert judge.parse_judgement("```json\n" + reply() + "\n```", make_item())["score"] == 70
 
 
-@pytest.mark.parametrize("text, why", [
-    ("", "empty"),
-    ("The answer is good. Score: 80", "not valid JSON"),
-    ("[1, 2]", "JSON object"),
-    (json.dumps({"reason": "x"}), '"score"'),
-    (reply(score=101), '"score"'),
-    (reply(score=-1), '"score"'),
-    (reply(score=7.5), '"score"'),
-    (reply(score="80"), '"score"'),
-    (reply(score=True), '"score"'),
-    (reply(reason=""), '"reason"'),
-    (reply(reason=5), '"reason"'),
-    (reply(auto_fail="no"), '"auto_fail"'),
-])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("", "empty"),
+        ("The answer is good. Score: 80", "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        (json.dumps({"reason": "x"}), '"score"'),
+        (reply(score=101), '"score"'),
+        (reply(score=-1), '"score"'),
+        (reply(score=7.5), '"score"'),
+        (reply(score="80"), '"score"'),
+        (reply(score=True), '"score"'),
+        (reply(reason=""), '"reason"'),
+        (reply(reason=5), '"reason"'),
+        (reply(auto_fail="no"), '"auto_fail"'),
+    ],
+)
 def test_invalid_judgements_say_why(text, why):
     with pytest.raises(judge.JudgeOutputError, match=why):
         judge.parse_judgement(text, make_item(auto_fail_rules=["insults"]))
@@ -103,8 +127,9 @@ def test_cut_off_output_is_invalid():
 
 
 def test_rubric_score_is_our_weighted_sum_not_the_judges():
-    result = judge.parse_judgement(reply(score=10, rubric_scores={"facts": 3, "tone": 1}),
-                                   make_item(rubric=RUBRIC))
+    result = judge.parse_judgement(
+        reply(score=10, rubric_scores={"facts": 3, "tone": 1}), make_item(rubric=RUBRIC)
+    )
     assert result["score"] == pytest.approx(100 * (2 * 3 / 4 + 1 * 1) / 3, abs=0.01)
     assert result["judge_score"] == 10 and result["rubric_scores"] == {"facts": 3, "tone": 1}
 
@@ -115,21 +140,25 @@ def test_missing_rubric_ids_count_zero():
     assert result["rubric_scores"] == {"facts": 0, "tone": 1}
 
 
-@pytest.mark.parametrize("scores, why", [
-    ({"facts": 5}, "from 0 to 4"),
-    ({"facts": -1}, "from 0 to 4"),
-    ({"style": 1}, "unknown ids"),
-    (None, "rubric_scores"),
-])
+@pytest.mark.parametrize(
+    "scores, why",
+    [
+        ({"facts": 5}, "from 0 to 4"),
+        ({"facts": -1}, "from 0 to 4"),
+        ({"style": 1}, "unknown ids"),
+        (None, "rubric_scores"),
+    ],
+)
 def test_rubric_scores_out_of_bounds_are_invalid(scores, why):
     with pytest.raises(judge.JudgeOutputError, match=why):
         judge.parse_judgement(reply(rubric_scores=scores), make_item(rubric=RUBRIC))
 
 
 def test_auto_fail_scores_zero():
-    result = judge.parse_judgement(reply(score=90, auto_fail=True,
-                                         rubric_scores={"facts": 4, "tone": 1}),
-                                   make_item(rubric=RUBRIC, auto_fail_rules=["insults"]))
+    result = judge.parse_judgement(
+        reply(score=90, auto_fail=True, rubric_scores={"facts": 4, "tone": 1}),
+        make_item(rubric=RUBRIC, auto_fail_rules=["insults"]),
+    )
     assert result["score"] == 0.0 and result["auto_fail"] is True
 
 
@@ -149,9 +178,16 @@ def test_judge_params_default_to_deterministic():
 
 def adapter_for(fake, type="OPENAI"):
     endpoint = "/api/chat" if type == "OLLAMA" else "/v1/chat/completions"
-    return get_adapter(ProviderConfig(name="j", type=type, base_url=fake.url,
-                                      models_endpoint="/v1/models", inference_endpoint=endpoint,
-                                      timeout=5))
+    return get_adapter(
+        ProviderConfig(
+            name="j",
+            type=type,
+            base_url=fake.url,
+            models_endpoint="/v1/models",
+            inference_endpoint=endpoint,
+            timeout=5,
+        )
+    )
 
 
 def test_judge_item_asks_for_structured_output(fake):

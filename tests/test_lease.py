@@ -70,8 +70,9 @@ def test_takeover_stops_the_dead_holders_run_and_releases_its_claim(app, fake):
     run = start_run(p, [(p, "m1")], make_tasks(2), holder="a")
     clock = FakeClock()
     # Holder "a" claims an item, then dies with the request in flight.
-    claimed = item_work.claim(run.id, NEW, clock(), clock() + dt.timedelta(seconds=60),
-                              run.targets[0].id)
+    claimed = item_work.claim(
+        run.id, NEW, clock(), clock() + dt.timedelta(seconds=60), run.targets[0].id
+    )
     assert claimed is not None
     clock.advance(20)  # past a's lease
     result = orchestrator.tick(app.config, holder="b", now=clock)
@@ -150,8 +151,14 @@ def test_two_orchestrators_ticking_at_once_only_one_works(app, fake):
         t.start()
     while Lease.get_or_none() is None:  # one of them holds the lease: now start a run
         finished.wait(0.01)
-    runs.create_run({"judgeProviderId": p.id, "judgeModel": "judge", "collectionIds": [coll.id],
-                     "targets": [{"providerId": p.id, "model": "m1"}]})
+    runs.create_run(
+        {
+            "judgeProviderId": p.id,
+            "judgeModel": "judge",
+            "collectionIds": [coll.id],
+            "targets": [{"providerId": p.id, "model": "m1"}],
+        }
+    )
     for t in threads:
         t.join(timeout=30)
     assert finished.is_set()
@@ -170,8 +177,7 @@ def test_run_foreground_works_the_run_to_the_end_and_releases_the_lease(app, fak
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(2), holder="cli")
     seen = []
-    state = orchestrator.run_foreground(run.run_id, app.config, on_event=seen.append,
-                                        holder="cli")
+    state = orchestrator.run_foreground(run.run_id, app.config, on_event=seen.append, holder="cli")
     assert state == "finished" and seen[-1]["event"] == "run_finished"
     assert lease.acquire("other", 10)  # released: no need to wait for expiry
 
@@ -185,8 +191,9 @@ def test_run_foreground_stop_event_stops_the_run_resumably(app, fake):
         if event["event"] == "item_done":
             stop.set()
 
-    state = orchestrator.run_foreground(run.run_id, app.config, on_event=on_event,
-                                        stop_event=stop, holder="cli")
+    state = orchestrator.run_foreground(
+        run.run_id, app.config, on_event=on_event, stop_event=stop, holder="cli"
+    )
     assert state == "stopped"
     assert "interrupted" in Run.get_by_id(run.id).control_reason
     runs.resume_run(run.run_id)

@@ -31,7 +31,12 @@ class Worker:
         env = {k: v for k, v in os.environ.items() if not k.startswith("LLMBENCH_")}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.crash_worker", db, run_id, str(LEASE_SECONDS)],
-            cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         self.lines = []  # (monotonic time, line)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()

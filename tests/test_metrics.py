@@ -11,19 +11,32 @@ MESSAGES = [{"role": "user", "content": "hi"}]
 
 def test_context_hash_ignores_param_order_and_unset_params():
     a = metrics.context_hash("p", "http://x/", "m", {"temperature": 0, "seed": 1}, MESSAGES, "v1")
-    b = metrics.context_hash("p", "http://x", "m", {"seed": 1, "temperature": 0, "stop": None},
-                             MESSAGES, "v1")
+    b = metrics.context_hash(
+        "p", "http://x", "m", {"seed": 1, "temperature": 0, "stop": None}, MESSAGES, "v1"
+    )
     assert a == b and len(a) == 64
 
 
-@pytest.mark.parametrize("change", [
-    {"provider_name": "q"}, {"base_url": "http://y"}, {"model": "n"},
-    {"params": {"temperature": 1}}, {"messages": [{"role": "user", "content": "ho"}]},
-    {"template_version": "v2"},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"provider_name": "q"},
+        {"base_url": "http://y"},
+        {"model": "n"},
+        {"params": {"temperature": 1}},
+        {"messages": [{"role": "user", "content": "ho"}]},
+        {"template_version": "v2"},
+    ],
+)
 def test_context_hash_changes_with_each_input(change):
-    base = {"provider_name": "p", "base_url": "http://x", "model": "m",
-            "params": {"temperature": 0}, "messages": MESSAGES, "template_version": "v1"}
+    base = {
+        "provider_name": "p",
+        "base_url": "http://x",
+        "model": "m",
+        "params": {"temperature": 0},
+        "messages": MESSAGES,
+        "template_version": "v1",
+    }
     assert metrics.context_hash(**base) != metrics.context_hash(**{**base, **change})
 
 
@@ -46,8 +59,13 @@ def test_no_price_no_cost(app):
 
 
 def test_server_counter_speed_is_kept():
-    completion = Completion(text="x", tokens_per_second=42.0, tps_source="ollama.eval",
-                            decode_ms=500.0, completion_tokens=21)
+    completion = Completion(
+        text="x",
+        tokens_per_second=42.0,
+        tps_source="ollama.eval",
+        decode_ms=500.0,
+        completion_tokens=21,
+    )
     assert metrics.speed(completion) == (42.0, "ollama.eval", 500.0)
 
 
@@ -63,6 +81,7 @@ def test_no_first_token_time_means_no_speed_rather_than_tokens_over_latency():
 
 
 def test_estimated_tokens_are_flagged_in_the_source():
-    completion = Completion(text="x", wall_ms=300.0, ttft_ms=100.0, completion_tokens=5,
-                            tokens_estimated=True)
+    completion = Completion(
+        text="x", wall_ms=300.0, ttft_ms=100.0, completion_tokens=5, tokens_estimated=True
+    )
     assert metrics.speed(completion)[1] == "stream.estimate"

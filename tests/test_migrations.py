@@ -19,8 +19,13 @@ def test_every_model_has_its_table(app):
 
 
 def test_reapplying_migrations_is_a_no_op(app):
-    Provider.create(name="kept", type="OLLAMA", base_url="http://x", models_endpoint="/api/tags",
-                    inference_endpoint="/api/chat")
+    Provider.create(
+        name="kept",
+        type="OLLAMA",
+        base_url="http://x",
+        models_endpoint="/api/tags",
+        inference_endpoint="/api/chat",
+    )
     before = database.execute_sql("SELECT id, name, applied_at FROM _migrations").fetchall()
     migrations.apply(database)
     after = database.execute_sql("SELECT id, name, applied_at FROM _migrations").fetchall()
@@ -31,8 +36,13 @@ def test_reapplying_migrations_is_a_no_op(app):
 def test_reopening_the_same_file_keeps_data_and_version(tmp_path):
     make_app(tmp_path)
     with database.connection_context():
-        Provider.create(name="kept", type="OLLAMA", base_url="http://x",
-                        models_endpoint="/api/tags", inference_endpoint="/api/chat")
+        Provider.create(
+            name="kept",
+            type="OLLAMA",
+            base_url="http://x",
+            models_endpoint="/api/tags",
+            inference_endpoint="/api/chat",
+        )
         version = migrations.schema_version(database)
     init_db(str(tmp_path / "test.db"))
     with database.connection_context():
@@ -60,8 +70,12 @@ def test_sqlite_runs_in_wal_mode_with_foreign_keys(app):
 
 
 def _item_indexes():
-    return {row[0] for row in database.execute_sql(
-        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'item'")}
+    return {
+        row[0]
+        for row in database.execute_sql(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'item'"
+        )
+    }
 
 
 def test_a_version_1_database_gets_the_progress_indexes(app):

@@ -80,9 +80,18 @@ def test_groups_run_in_target_order_each_after_a_warmup(app, fake, config):
     start_run(p, [(p, "m2"), (p, "m1")], make_tasks(2))
     drive(config, FakeClock())
     assert [(k, m) for k, m, _ in calls(fake)] == [
-        ("judge_warmup", "judge"), ("warmup", "m2"), ("answer", "m2"), ("answer", "m2"),
-        ("warmup", "m1"), ("answer", "m1"), ("answer", "m1"),
-        ("judge", "judge"), ("judge", "judge"), ("judge", "judge"), ("judge", "judge")]
+        ("judge_warmup", "judge"),
+        ("warmup", "m2"),
+        ("answer", "m2"),
+        ("answer", "m2"),
+        ("warmup", "m1"),
+        ("answer", "m1"),
+        ("answer", "m1"),
+        ("judge", "judge"),
+        ("judge", "judge"),
+        ("judge", "judge"),
+        ("judge", "judge"),
+    ]
     targets = list(RunTarget.select().order_by(RunTarget.position))
     assert all(t.warmup_ms is not None and t.warmup_error is None for t in targets)
 
@@ -106,10 +115,14 @@ def test_server_error_is_retried_after_a_backoff(app, fake, config, status):
     assert result["idle"] and result["state"] == "running"
     waiting = item()
     assert waiting.status == NEW and waiting.attempts == 1 and str(status) in waiting.error_msg
-    assert clock() + dt.timedelta(seconds=1) <= waiting.next_retry_at <= clock() + dt.timedelta(
-        seconds=3)
+    assert (
+        clock() + dt.timedelta(seconds=1)
+        <= waiting.next_retry_at
+        <= clock() + dt.timedelta(seconds=3)
+    )
     assert runs.item_to_dict(waiting)["nextRetryAt"].startswith(
-        waiting.next_retry_at.isoformat()[:19])
+        waiting.next_retry_at.isoformat()[:19]
+    )
     retry_log = events(run, "retry_scheduled")[0]
     assert retry_log.message.startswith("t0 on fake/m1: retry 2/3 at ")
     assert f"Server answered {status}" in retry_log.message
@@ -182,8 +195,10 @@ def test_connection_refused_at_warmup_fails_that_group_and_the_run_goes_on(app, 
     dead_items = list(Item.select().where(Item.target == by_target["m1"]))
     assert {(i.status, i.error_stage) for i in dead_items} == {(FAILED, "warmup")}
     assert all("refused" in i.error_msg for i in dead_items)
-    assert Item.select().where((Item.target == by_target["m2"])
-                               & (Item.status == COMPLETED)).count() == 2
+    assert (
+        Item.select().where((Item.target == by_target["m2"]) & (Item.status == COMPLETED)).count()
+        == 2
+    )
     assert "its 2 items failed, the run goes on" in events(run, "warmup_failed")[0].message
 
 
@@ -279,11 +294,19 @@ def test_judge_output_always_invalid_fails_the_item_not_scored_zero(app, fake, c
 
 def test_rubric_score_is_our_weighted_sum(app, fake, config):
     p = make_provider(fake)
-    rubric = [{"id": "a", "text": "A", "weight": 3, "max_score": 2},
-              {"id": "b", "text": "B", "weight": 1, "max_score": 1}]
+    rubric = [
+        {"id": "a", "text": "A", "weight": 3, "max_score": 2},
+        {"id": "b", "text": "B", "weight": 1, "max_score": 1},
+    ]
     start_run(p, [(p, "m1")], make_tasks(1, rubric=rubric, auto_fail=["says hello"]))
-    judge_script(fake, [json.dumps({"score": 99, "reason": "r", "auto_fail": False,
-                                    "rubric_scores": {"a": 1, "b": 1}})])
+    judge_script(
+        fake,
+        [
+            json.dumps(
+                {"score": 99, "reason": "r", "auto_fail": False, "rubric_scores": {"a": 1, "b": 1}}
+            )
+        ],
+    )
     drive(config, FakeClock())
     done = item()
     assert done.evaluation_score == pytest.approx(100 * (3 * 0.5 + 1 * 1) / 4)
@@ -323,7 +346,9 @@ def test_pause_lets_the_item_in_flight_finish_then_halts(app, fake, config):
     assert drive(config, clock)["state"] == "finished"
     assert len(calls(fake, "answer")) == 3  # nothing answered twice
     assert [e.event for e in events(run) if e.event in ("paused", "resumed")] == [
-        "paused", "resumed"]
+        "paused",
+        "resumed",
+    ]
 
 
 def test_stop_abandons_the_slow_request_and_keeps_its_item_claimable(app, fake, config):
@@ -383,15 +408,23 @@ def test_ollama_group_keeps_its_model_loaded_then_unloads_it(app, fake, config):
     p = make_provider(fake, name="ollama", type="OLLAMA")
     run = start_run(p, [(p, "m1"), (p, "m2")], make_tasks(2))
     drive(config, FakeClock())
-    sequence = [(k, c["body"].get("model"), c["body"].get("keep_alive"))
-                for c in fake.chat_calls() for k in [_kind(c)]]
+    sequence = [
+        (k, c["body"].get("model"), c["body"].get("keep_alive"))
+        for c in fake.chat_calls()
+        for k in [_kind(c)]
+    ]
     # The judge answers first (and unloads at once), then each group loads, runs, unloads.
     assert sequence[:9] == [
         ("judge_warmup", "judge", 0),
-        ("warmup", "m1", "10m"), ("answer", "m1", "10m"), ("answer", "m1", "10m"),
+        ("warmup", "m1", "10m"),
+        ("answer", "m1", "10m"),
+        ("answer", "m1", "10m"),
         ("unload", "m1", 0),
-        ("warmup", "m2", "10m"), ("answer", "m2", "10m"), ("answer", "m2", "10m"),
-        ("unload", "m2", 0)]
+        ("warmup", "m2", "10m"),
+        ("answer", "m2", "10m"),
+        ("answer", "m2", "10m"),
+        ("unload", "m2", 0),
+    ]
     assert {s[0] for s in sequence[9:-1]} == {"judge"}
     assert sequence[-1] == ("unload", "judge", 0)
     target = RunTarget.get(RunTarget.model == "m1")
@@ -418,7 +451,8 @@ def test_budget_reached_pauses_the_run_with_the_reason(app, fake, config):
     counts = runs.run_summary(run)["counts"]
     assert counts[WAITING_FOR_JUDGE] == 3 and counts[NEW] == 2  # 2 tokens x $0.005 each
     assert {i.cost_source for i in Item.select().where(Item.cost_usd.is_null(False))} == {
-        "price_table"}
+        "price_table"
+    }
     assert events(run, "budget_reached")
     runs.resume_run(run.run_id, max_budget_usd=1.0)
     assert drive(config, FakeClock())["state"] == "finished"
@@ -455,8 +489,14 @@ def test_on_event_receives_progress_events(app, fake, config):
     seen = []
     drive(config, FakeClock(), on_event=seen.append)
     names = [e["event"] for e in seen]
-    assert names == ["judge_warmup", "warmup", "item_done", "phase_changed", "item_judged",
-                     "run_finished"]
+    assert names == [
+        "judge_warmup",
+        "warmup",
+        "item_done",
+        "phase_changed",
+        "item_judged",
+        "run_finished",
+    ]
     assert seen[2]["taskId"] == "t0" and seen[2]["runId"]
 
 

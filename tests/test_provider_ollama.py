@@ -15,9 +15,17 @@ HI = [{"role": "user", "content": "hi"}]
 
 
 def make(base_url, timeout=5.0):
-    return get_adapter(ProviderConfig(
-        name="o", type="OLLAMA", base_url=base_url, models_endpoint="/api/tags",
-        inference_endpoint="/api/chat", headers={"X-Api-Key": SECRET}, timeout=timeout))
+    return get_adapter(
+        ProviderConfig(
+            name="o",
+            type="OLLAMA",
+            base_url=base_url,
+            models_endpoint="/api/tags",
+            inference_endpoint="/api/chat",
+            headers={"X-Api-Key": SECRET},
+            timeout=timeout,
+        )
+    )
 
 
 @pytest.fixture
@@ -46,10 +54,16 @@ def test_list_models(fake, adapter):
 
 
 def test_streaming_text_and_eval_metrics(fake, adapter):
-    fake.enqueue("one two three", timings={"eval_count": 3, "eval_duration": 60_000_000,
-                                           "prompt_eval_count": 9,
-                                           "prompt_eval_duration": 15_000_000,
-                                           "load_duration": 2_000_000})
+    fake.enqueue(
+        "one two three",
+        timings={
+            "eval_count": 3,
+            "eval_duration": 60_000_000,
+            "prompt_eval_count": 9,
+            "prompt_eval_duration": 15_000_000,
+            "load_duration": 2_000_000,
+        },
+    )
     result = adapter.chat("m", HI)
     assert result.text == "one two three" and result.finish_reason == "stop"
     assert result.completion_tokens == 3 and result.prompt_tokens == 9
@@ -60,11 +74,27 @@ def test_streaming_text_and_eval_metrics(fake, adapter):
 
 
 def test_params_become_options(fake, adapter):
-    adapter.chat("m", HI, {"temperature": 0.1, "top_p": 0.9, "max_tokens": 64, "seed": 1,
-                           "stop": ["\n"], "num_ctx": 2048})
+    adapter.chat(
+        "m",
+        HI,
+        {
+            "temperature": 0.1,
+            "top_p": 0.9,
+            "max_tokens": 64,
+            "seed": 1,
+            "stop": ["\n"],
+            "num_ctx": 2048,
+        },
+    )
     body = fake.calls[-1]["body"]
-    assert body["options"] == {"temperature": 0.1, "top_p": 0.9, "num_predict": 64, "seed": 1,
-                               "stop": ["\n"], "num_ctx": 2048}
+    assert body["options"] == {
+        "temperature": 0.1,
+        "top_p": 0.9,
+        "num_predict": 64,
+        "seed": 1,
+        "stop": ["\n"],
+        "num_ctx": 2048,
+    }
     assert body["stream"] is True and "format" not in body and "keep_alive" not in body
 
 

@@ -15,15 +15,22 @@ from app.providers.openai import OpenAIAdapter
 
 SECRET = "sk-test-very-secret-1234"
 HI = [{"role": "user", "content": "hi"}]
-SCHEMA = {"type": "object", "properties": {"score": {"type": "integer"}},
-          "required": ["score"]}
+SCHEMA = {"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"]}
 
 
 def make(base_url, timeout=5.0, **kw):
-    return OpenAIAdapter(ProviderConfig(
-        name="t", type="OPENAI", base_url=base_url, models_endpoint="/v1/models",
-        inference_endpoint="/v1/chat/completions",
-        headers={"Authorization": f"Bearer {SECRET}"}, timeout=timeout, **kw))
+    return OpenAIAdapter(
+        ProviderConfig(
+            name="t",
+            type="OPENAI",
+            base_url=base_url,
+            models_endpoint="/v1/models",
+            inference_endpoint="/v1/chat/completions",
+            headers={"Authorization": f"Bearer {SECRET}"},
+            timeout=timeout,
+            **kw,
+        )
+    )
 
 
 @pytest.fixture
@@ -68,8 +75,9 @@ def test_streaming_assembles_text(fake, adapter):
 
 
 def test_streaming_request_body(fake, adapter):
-    adapter.chat("m", HI, {"temperature": 0.2, "max_tokens": 50, "seed": 7, "top_k": 3,
-                           "top_p": None})
+    adapter.chat(
+        "m", HI, {"temperature": 0.2, "max_tokens": 50, "seed": 7, "top_k": 3, "top_p": None}
+    )
     body = fake.calls[-1]["body"]
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
     assert body["temperature"] == 0.2 and body["max_tokens"] == 50 and body["seed"] == 7
@@ -98,8 +106,16 @@ def test_usage_picked_up_and_tps_estimated_from_stream(fake, adapter):
 
 
 def test_llamacpp_timings_picked_up(fake, adapter):
-    fake.enqueue("x y", timings={"prompt_n": 4, "prompt_ms": 12.5, "predicted_n": 2,
-                                 "predicted_ms": 40.0, "predicted_per_second": 49.3})
+    fake.enqueue(
+        "x y",
+        timings={
+            "prompt_n": 4,
+            "prompt_ms": 12.5,
+            "predicted_n": 2,
+            "predicted_ms": 40.0,
+            "predicted_per_second": 49.3,
+        },
+    )
     result = adapter.chat("m", HI)
     assert result.tokens_per_second == 49.3 and result.tps_source == "llamacpp.timings"
     assert result.prompt_ms == 12.5 and result.decode_ms == 40.0
@@ -135,8 +151,10 @@ def test_empty_answer_is_not_an_error(fake, adapter):
 def test_json_schema_sent_as_response_format(fake, adapter):
     result = adapter.chat("m", HI, json_schema=SCHEMA)
     sent = fake.calls[-1]["body"]["response_format"]
-    assert sent == {"type": "json_schema",
-                    "json_schema": {"name": "judgement", "strict": True, "schema": SCHEMA}}
+    assert sent == {
+        "type": "json_schema",
+        "json_schema": {"name": "judgement", "strict": True, "schema": SCHEMA},
+    }
     assert '"score": 80' in result.text
 
 
@@ -182,8 +200,10 @@ def test_connection_refused_on_closed_port():
     adapter = make(f"http://127.0.0.1:{port}")
     err = chat_error(adapter)
     assert err.transient and err.kind == "connection"
-    assert err.message == (f"Could not connect to http://127.0.0.1:{port}/v1/chat/completions:"
-                           " connection refused (is the server running?)")
+    assert err.message == (
+        f"Could not connect to http://127.0.0.1:{port}/v1/chat/completions:"
+        " connection refused (is the server running?)"
+    )
     adapter.close()
 
 
@@ -261,7 +281,8 @@ def test_redact_masks_whole_value_and_token_part():
 
 
 def test_server_ignoring_stream_true_still_parsed(fake, adapter):
-    fake.enqueue(body={"model": "m", "choices": [{"message": {"content": "plain"},
-                                                  "finish_reason": "stop"}]})
+    fake.enqueue(
+        body={"model": "m", "choices": [{"message": {"content": "plain"}, "finish_reason": "stop"}]}
+    )
     result = adapter.chat("m", HI)
     assert result.text == "plain" and result.finish_reason == "stop"

@@ -10,10 +10,15 @@ from app.providers import get_adapter
 
 pytestmark = pytest.mark.real_llm
 BASE_URL = "http://127.0.0.1:18080"
-SCHEMA = {"type": "object",
-          "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 100},
-                         "reason": {"type": "string", "maxLength": 100}},
-          "required": ["score", "reason"], "additionalProperties": False}
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "score": {"type": "integer", "minimum": 0, "maximum": 100},
+        "reason": {"type": "string", "maxLength": 100},
+    },
+    "required": ["score", "reason"],
+    "additionalProperties": False,
+}
 
 
 @pytest.fixture(scope="module")
@@ -25,9 +30,16 @@ def adapter():
         up = False
     if not up:
         pytest.skip("no local LLM on 127.0.0.1:18080 (run ../shared/llm/serve-local-llm)")
-    adapter = get_adapter(ProviderConfig(
-        name="local", type="OPENAI", base_url=BASE_URL, models_endpoint="/v1/models",
-        inference_endpoint="/v1/chat/completions", timeout=60))
+    adapter = get_adapter(
+        ProviderConfig(
+            name="local",
+            type="OPENAI",
+            base_url=BASE_URL,
+            models_endpoint="/v1/models",
+            inference_endpoint="/v1/chat/completions",
+            timeout=60,
+        )
+    )
     yield adapter
     adapter.close()
 
@@ -43,8 +55,11 @@ def test_lists_the_served_model(adapter, model):
 
 
 def test_streamed_chat_with_llamacpp_timings(adapter, model):
-    result = adapter.chat(model, [{"role": "user", "content": "What is the capital of France?"}],
-                          {"max_tokens": 30, "temperature": 0})
+    result = adapter.chat(
+        model,
+        [{"role": "user", "content": "What is the capital of France?"}],
+        {"max_tokens": 30, "temperature": 0},
+    )
     assert result.text.strip()
     assert result.model == model and result.finish_reason in ("stop", "length")
     assert result.ttft_ms is not None and 0 < result.ttft_ms <= result.wall_ms
@@ -54,10 +69,13 @@ def test_streamed_chat_with_llamacpp_timings(adapter, model):
 
 
 def test_json_schema_chat_returns_valid_json(adapter, model):
-    messages = [{"role": "system", "content": "Grade the answer 0-100. Reply in JSON."},
-                {"role": "user", "content": "Question: 2+2? Answer: 4"}]
-    result = adapter.chat(model, messages, {"max_tokens": 150, "temperature": 0},
-                          json_schema=SCHEMA)
+    messages = [
+        {"role": "system", "content": "Grade the answer 0-100. Reply in JSON."},
+        {"role": "user", "content": "Question: 2+2? Answer: 4"},
+    ]
+    result = adapter.chat(
+        model, messages, {"max_tokens": 150, "temperature": 0}, json_schema=SCHEMA
+    )
     assert result.finish_reason == "stop"
     data = json.loads(result.text)
     assert set(data) == {"score", "reason"} and 0 <= data["score"] <= 100

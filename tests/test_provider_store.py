@@ -30,9 +30,15 @@ def closed_port_url():
 
 
 def provider_data(**overrides):
-    data = {"name": "p1", "type": "OPENAI", "baseUrl": "http://127.0.0.1:18080",
-            "headers": [{"key": "Authorization", "value": SECRET, "isSecret": True},
-                        {"key": "X-Team", "value": "bench", "isSecret": False}]}
+    data = {
+        "name": "p1",
+        "type": "OPENAI",
+        "baseUrl": "http://127.0.0.1:18080",
+        "headers": [
+            {"key": "Authorization", "value": SECRET, "isSecret": True},
+            {"key": "X-Team", "value": "bench", "isSecret": False},
+        ],
+    }
     data.update(overrides)
     return data
 
@@ -41,9 +47,13 @@ def fields_of(exc):
     return [e["field"] for e in exc.value.errors]
 
 
-@pytest.mark.parametrize(("ptype", "models", "inference"), [
-    ("OPENAI", "/v1/models", "/v1/chat/completions"), ("OLLAMA", "/api/tags", "/api/chat"),
-])
+@pytest.mark.parametrize(
+    ("ptype", "models", "inference"),
+    [
+        ("OPENAI", "/v1/models", "/v1/chat/completions"),
+        ("OLLAMA", "/api/tags", "/api/chat"),
+    ],
+)
 def test_endpoints_default_per_type(app, ptype, models, inference):
     p = store.create_provider(provider_data(type=ptype, headers=[]))
     assert (p.models_endpoint, p.inference_endpoint) == (models, inference)
@@ -59,45 +69,58 @@ def test_base_url_trailing_slash_is_dropped(app):
 
 
 def test_snake_case_field_names_are_accepted_too(app):
-    p = store.create_provider({"name": "s", "type": "ollama", "base_url": "http://h:1",
-                               "max_concurrency": 3, "timeout_seconds": "30"})
+    p = store.create_provider(
+        {
+            "name": "s",
+            "type": "ollama",
+            "base_url": "http://h:1",
+            "max_concurrency": 3,
+            "timeout_seconds": "30",
+        }
+    )
     assert (p.type, p.max_concurrency, p.timeout_seconds) == ("OLLAMA", 3, 30.0)
 
 
-@pytest.mark.parametrize(("overrides", "field"), [
-    ({"name": ""}, "name"),
-    ({"name": "x" * 101}, "name"),
-    ({"type": "GEMINI"}, "type"),
-    ({"baseUrl": ""}, "baseUrl"),
-    ({"baseUrl": "ftp://host"}, "baseUrl"),
-    ({"baseUrl": "localhost:11434"}, "baseUrl"),
-    ({"baseUrl": "http://"}, "baseUrl"),
-    ({"baseUrl": "http://user:pw@host"}, "baseUrl"),
-    ({"baseUrl": "http://host/?q=1"}, "baseUrl"),
-    ({"baseUrl": "http://host:99999"}, "baseUrl"),
-    ({"baseUrl": "http://ho st"}, "baseUrl"),
-    ({"baseUrl": "http://h/" + "a" * 500}, "baseUrl"),
-    ({"modelsEndpoint": "v1/models"}, "modelsEndpoint"),
-    ({"inferenceEndpoint": "chat"}, "inferenceEndpoint"),
-    ({"timeoutSeconds": 0}, "timeoutSeconds"),
-    ({"timeoutSeconds": 3601}, "timeoutSeconds"),
-    ({"timeoutSeconds": "soon"}, "timeoutSeconds"),
-    ({"maxConcurrency": 0}, "maxConcurrency"),
-    ({"maxConcurrency": 65}, "maxConcurrency"),
-    ({"maxConcurrency": 1.5}, "maxConcurrency"),
-    ({"maxConcurrency": True}, "maxConcurrency"),
-    ({"headers": "Authorization: x"}, "headers"),
-    ({"headers": [{"key": "Bad Name", "value": "x"}]}, "headers[0].key"),
-    ({"headers": [{"key": "X:Y", "value": "x"}]}, "headers[0].key"),
-    ({"headers": [{"key": "X" * 101, "value": "x"}]}, "headers[0].key"),
-    ({"headers": [{"key": "", "value": "x"}]}, "headers[0].key"),
-    ({"headers": [{"key": "X-A", "value": "a\r\nX-Evil: 1"}]}, "headers[0].value"),
-    ({"headers": [{"key": "X-A", "value": "v" * 4097}]}, "headers[0].value"),
-    ({"headers": [{"key": "X-A", "value": ""}]}, "headers[0].value"),
-    ({"headers": [{"key": "X-A", "value": "1"}, {"key": "x-a", "value": "2"}]}, "headers[1].key"),
-    ({"headers": [{"key": "X-A", "value": "snow \u2603"}]}, "headers[0].value"),
-    ({"baseUrl": "http://[::1"}, "baseUrl"),
-])
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"name": ""}, "name"),
+        ({"name": "x" * 101}, "name"),
+        ({"type": "GEMINI"}, "type"),
+        ({"baseUrl": ""}, "baseUrl"),
+        ({"baseUrl": "ftp://host"}, "baseUrl"),
+        ({"baseUrl": "localhost:11434"}, "baseUrl"),
+        ({"baseUrl": "http://"}, "baseUrl"),
+        ({"baseUrl": "http://user:pw@host"}, "baseUrl"),
+        ({"baseUrl": "http://host/?q=1"}, "baseUrl"),
+        ({"baseUrl": "http://host:99999"}, "baseUrl"),
+        ({"baseUrl": "http://ho st"}, "baseUrl"),
+        ({"baseUrl": "http://h/" + "a" * 500}, "baseUrl"),
+        ({"modelsEndpoint": "v1/models"}, "modelsEndpoint"),
+        ({"inferenceEndpoint": "chat"}, "inferenceEndpoint"),
+        ({"timeoutSeconds": 0}, "timeoutSeconds"),
+        ({"timeoutSeconds": 3601}, "timeoutSeconds"),
+        ({"timeoutSeconds": "soon"}, "timeoutSeconds"),
+        ({"maxConcurrency": 0}, "maxConcurrency"),
+        ({"maxConcurrency": 65}, "maxConcurrency"),
+        ({"maxConcurrency": 1.5}, "maxConcurrency"),
+        ({"maxConcurrency": True}, "maxConcurrency"),
+        ({"headers": "Authorization: x"}, "headers"),
+        ({"headers": [{"key": "Bad Name", "value": "x"}]}, "headers[0].key"),
+        ({"headers": [{"key": "X:Y", "value": "x"}]}, "headers[0].key"),
+        ({"headers": [{"key": "X" * 101, "value": "x"}]}, "headers[0].key"),
+        ({"headers": [{"key": "", "value": "x"}]}, "headers[0].key"),
+        ({"headers": [{"key": "X-A", "value": "a\r\nX-Evil: 1"}]}, "headers[0].value"),
+        ({"headers": [{"key": "X-A", "value": "v" * 4097}]}, "headers[0].value"),
+        ({"headers": [{"key": "X-A", "value": ""}]}, "headers[0].value"),
+        (
+            {"headers": [{"key": "X-A", "value": "1"}, {"key": "x-a", "value": "2"}]},
+            "headers[1].key",
+        ),
+        ({"headers": [{"key": "X-A", "value": "snow \u2603"}]}, "headers[0].value"),
+        ({"baseUrl": "http://[::1"}, "baseUrl"),
+    ],
+)
 def test_a_bad_field_is_named_and_nothing_is_saved(app, overrides, field):
     with pytest.raises(ValidationError) as info:
         store.create_provider(provider_data(**overrides))
@@ -107,11 +130,24 @@ def test_a_bad_field_is_named_and_nothing_is_saved(app, overrides, field):
 
 def test_every_bad_field_is_listed_at_once(app):
     with pytest.raises(ValidationError) as info:
-        store.create_provider({"name": "", "type": "X", "baseUrl": "nope", "timeoutSeconds": -1,
-                               "maxConcurrency": 99,
-                               "headers": [{"key": "a b", "value": "1"}]})
-    assert fields_of(info) == ["name", "type", "baseUrl", "timeoutSeconds", "maxConcurrency",
-                               "headers[0].key"]
+        store.create_provider(
+            {
+                "name": "",
+                "type": "X",
+                "baseUrl": "nope",
+                "timeoutSeconds": -1,
+                "maxConcurrency": 99,
+                "headers": [{"key": "a b", "value": "1"}],
+            }
+        )
+    assert fields_of(info) == [
+        "name",
+        "type",
+        "baseUrl",
+        "timeoutSeconds",
+        "maxConcurrency",
+        "headers[0].key",
+    ]
 
 
 def test_a_duplicate_name_is_a_conflict(app):
@@ -132,55 +168,74 @@ def test_secret_values_are_stored_encrypted_and_plain_ones_as_is(app):
     p = store.create_provider(provider_data())
     rows = {h.key: h for h in p.headers}
     assert rows["Authorization"].value != SECRET and rows["Authorization"].is_secret
-    assert crypto.decrypt(rows["Authorization"].value,
-                          f"provider:{p.id}:header:Authorization") == SECRET
+    assert (
+        crypto.decrypt(rows["Authorization"].value, f"provider:{p.id}:header:Authorization")
+        == SECRET
+    )
     assert rows["X-Team"].value == "bench"
 
 
 def test_provider_config_has_the_decrypted_headers(app):
     config = store.provider_config(store.create_provider(provider_data()))
     assert config.headers == {"Authorization": SECRET, "X-Team": "bench"}
-    assert (config.type, config.base_url, config.timeout) == ("OPENAI", "http://127.0.0.1:18080",
-                                                              120.0)
+    assert (config.type, config.base_url, config.timeout) == (
+        "OPENAI",
+        "http://127.0.0.1:18080",
+        120.0,
+    )
 
 
 def test_provider_to_dict_masks_secrets(app):
     d = store.provider_to_dict(store.create_provider(provider_data()))
-    assert d["headers"][0] == {"id": d["headers"][0]["id"], "key": "Authorization",
-                               "valueMasked": "****5b4a", "isSecret": True}
+    assert d["headers"][0] == {
+        "id": d["headers"][0]["id"],
+        "key": "Authorization",
+        "valueMasked": "****5b4a",
+        "isSecret": True,
+    }
     assert d["headers"][1]["value"] == "bench"
-    assert {"baseUrl", "modelsEndpoint", "inferenceEndpoint", "timeoutSeconds", "maxConcurrency",
-            "createdAt"} <= set(d)
+    assert {
+        "baseUrl",
+        "modelsEndpoint",
+        "inferenceEndpoint",
+        "timeoutSeconds",
+        "maxConcurrency",
+        "createdAt",
+    } <= set(d)
     assert SECRET not in repr(d)
 
 
 def test_editing_with_an_empty_secret_keeps_it(app):
     p = store.create_provider(provider_data())
-    store.update_provider(p.id, {"headers": [
-        {"key": "Authorization", "value": "", "isSecret": True}]})
+    store.update_provider(
+        p.id, {"headers": [{"key": "Authorization", "value": "", "isSecret": True}]}
+    )
     assert store.provider_config(store.get_provider(p.id)).headers == {"Authorization": SECRET}
 
 
 def test_editing_with_a_new_secret_replaces_it(app):
     p = store.create_provider(provider_data())
-    store.update_provider(p.id, {"headers": [
-        {"key": "Authorization", "value": "Bearer new", "isSecret": True}]})
+    store.update_provider(
+        p.id, {"headers": [{"key": "Authorization", "value": "Bearer new", "isSecret": True}]}
+    )
     assert store.provider_config(p).headers["Authorization"] == "Bearer new"
 
 
 def test_renaming_a_secret_header_without_a_value_keeps_the_value(app):
     p = store.create_provider(provider_data())
     header_id = ProviderHeader.get(ProviderHeader.key == "Authorization").id
-    store.update_provider(p.id, {"headers": [
-        {"id": header_id, "key": "X-Api-Key", "value": "", "isSecret": True}]})
+    store.update_provider(
+        p.id, {"headers": [{"id": header_id, "key": "X-Api-Key", "value": "", "isSecret": True}]}
+    )
     assert store.provider_config(p).headers == {"X-Api-Key": SECRET}
 
 
 def test_unmarking_a_secret_needs_the_value_again(app):
     p = store.create_provider(provider_data())
     with pytest.raises(ValidationError) as info:
-        store.update_provider(p.id, {"headers": [
-            {"key": "Authorization", "value": "", "isSecret": False}]})
+        store.update_provider(
+            p.id, {"headers": [{"key": "Authorization", "value": "", "isSecret": False}]}
+        )
     assert fields_of(info) == ["headers[0].value"]
     assert store.provider_config(p).headers["Authorization"] == SECRET
 
@@ -193,8 +248,9 @@ def test_a_new_secret_header_without_a_value_is_an_error(app):
 
 
 def test_a_blank_header_row_removes_nothing_else_and_is_skipped(app):
-    p = store.create_provider(provider_data(headers=[{"key": "", "value": ""},
-                                                     {"key": "X-A", "value": "1"}]))
+    p = store.create_provider(
+        provider_data(headers=[{"key": "", "value": ""}, {"key": "X-A", "value": "1"}])
+    )
     assert [h.key for h in p.headers] == ["X-A"]
 
 
@@ -213,8 +269,9 @@ def test_an_update_without_headers_keeps_them(app):
 def test_a_failed_update_changes_nothing(app):
     p = store.create_provider(provider_data())
     with pytest.raises(ValidationError):
-        store.update_provider(p.id, {"name": "renamed", "headers": [{"key": "bad key",
-                                                                     "value": "x"}]})
+        store.update_provider(
+            p.id, {"name": "renamed", "headers": [{"key": "bad key", "value": "x"}]}
+        )
     fresh = store.get_provider(p.id)
     assert fresh.name == "p1" and len(list(fresh.headers)) == 2
 
@@ -280,8 +337,10 @@ def test_list_models_on_a_closed_port_is_a_clear_error(app):
     assert SECRET not in info.value.message
 
 
-@pytest.mark.parametrize("spec", [{"malformed": True}, {"status": 500}, {"status": 401},
-                                  {"body": "<html>not json</html>"}])
+@pytest.mark.parametrize(
+    "spec",
+    [{"malformed": True}, {"status": 500}, {"status": 401}, {"body": "<html>not json</html>"}],
+)
 def test_list_models_on_a_bad_answer_is_a_clear_error(app, fake, spec):
     fake.enqueue(path="/v1/models", **spec)
     p = store.create_provider(provider_data(baseUrl=fake.url))
@@ -344,10 +403,15 @@ def test_set_price_inserts_then_updates(app):
     assert store.price_to_dict(price)["providerName"] == "openrouter"
 
 
-@pytest.mark.parametrize(("args", "field"), [
-    (("", "m", 1, 1), "providerName"), (("p", "", 1, 1), "model"),
-    (("p", "m", -1, 1), "inputPer1m"), (("p", "m", 1, "lots"), "outputPer1m"),
-])
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (("", "m", 1, 1), "providerName"),
+        (("p", "", 1, 1), "model"),
+        (("p", "m", -1, 1), "inputPer1m"),
+        (("p", "m", 1, "lots"), "outputPer1m"),
+    ],
+)
 def test_set_price_validates_each_field(app, args, field):
     with pytest.raises(ValidationError) as info:
         store.set_price(*args)
@@ -357,8 +421,12 @@ def test_set_price_validates_each_field(app, args, field):
 
 def test_set_prices_is_all_or_nothing(app):
     with pytest.raises(ValidationError) as info:
-        store.set_prices([{"providerName": "p", "model": "a", "inputPer1m": 1, "outputPer1m": 1},
-                          {"providerName": "p", "model": "b", "inputPer1m": -1}])
+        store.set_prices(
+            [
+                {"providerName": "p", "model": "a", "inputPer1m": 1, "outputPer1m": 1},
+                {"providerName": "p", "model": "b", "inputPer1m": -1},
+            ]
+        )
     assert fields_of(info) == ["[1].inputPer1m"]
     assert Price.select().count() == 0
 

@@ -15,16 +15,60 @@ from tests.factories import make_run
 def run3(app):
     """Two models: m1 scores 90/70 plus a judge failure and an answer failure; m2 scores 50."""
     run, (t1, t2) = make_run(targets=[("local", "m1"), ("remote", "m2")])
-    add_item(run, t1, "a", score=90, category="math", difficulty="hard", time_taken_ms=1000,
-             tokens_per_second=40, cost_usd=0.01)
-    add_item(run, t1, "b", score=70, category="code", difficulty="easy", time_taken_ms=3000,
-             tokens_per_second=20, cost_usd=0.02)
-    add_item(run, t1, "c", status=FAILED, error_stage="judge", error_msg="bad json",
-             time_taken_ms=2000, category="math", difficulty="hard")
-    add_item(run, t1, "d", status=FAILED, error_stage="answer", error_msg="HTTP 500",
-             time_taken_ms=99999, category="code", difficulty="easy")
-    add_item(run, t2, "a", score=50, category="math", difficulty="hard", time_taken_ms=500,
-             tokens_per_second=80)
+    add_item(
+        run,
+        t1,
+        "a",
+        score=90,
+        category="math",
+        difficulty="hard",
+        time_taken_ms=1000,
+        tokens_per_second=40,
+        cost_usd=0.01,
+    )
+    add_item(
+        run,
+        t1,
+        "b",
+        score=70,
+        category="code",
+        difficulty="easy",
+        time_taken_ms=3000,
+        tokens_per_second=20,
+        cost_usd=0.02,
+    )
+    add_item(
+        run,
+        t1,
+        "c",
+        status=FAILED,
+        error_stage="judge",
+        error_msg="bad json",
+        time_taken_ms=2000,
+        category="math",
+        difficulty="hard",
+    )
+    add_item(
+        run,
+        t1,
+        "d",
+        status=FAILED,
+        error_stage="answer",
+        error_msg="HTTP 500",
+        time_taken_ms=99999,
+        category="code",
+        difficulty="easy",
+    )
+    add_item(
+        run,
+        t2,
+        "a",
+        score=50,
+        category="math",
+        difficulty="hard",
+        time_taken_ms=500,
+        tokens_per_second=80,
+    )
     add_item(run, t2, "b", status=NEW, category="code", difficulty="easy")
     return run, t1, t2
 
@@ -68,18 +112,22 @@ def test_model_averages_ci_is_cached_without_refetching_scores(run3, monkeypatch
     run, _, _ = run3
     first = results.model_averages(run)
     calls = []
-    monkeypatch.setattr(results.stats, "bootstrap_mean_ci",
-                        lambda values: calls.append(values) or (0, 0))
+    monkeypatch.setattr(
+        results.stats, "bootstrap_mean_ci", lambda values: calls.append(values) or (0, 0)
+    )
     second = results.model_averages(run)
     assert calls == []
     assert [r["ci_low"] for r in first] == [r["ci_low"] for r in second]
 
 
-@pytest.mark.parametrize("sort, direction, expected", [
-    ("score", "desc", ["local/m1", "remote/m2"]),
-    ("score", "asc", ["remote/m2", "local/m1"]),
-    ("time", "asc", ["remote/m2", "local/m1"]),
-])
+@pytest.mark.parametrize(
+    "sort, direction, expected",
+    [
+        ("score", "desc", ["local/m1", "remote/m2"]),
+        ("score", "asc", ["remote/m2", "local/m1"]),
+        ("time", "asc", ["remote/m2", "local/m1"]),
+    ],
+)
 def test_model_averages_sortable(run3, sort, direction, expected):
     run, _, _ = run3
     assert [r["label"] for r in results.model_averages(run, sort, direction)] == expected
@@ -106,11 +154,14 @@ def test_breakdown_rejects_an_unknown_dimension(run3):
         results.breakdown(run, "colour")
 
 
-@pytest.mark.parametrize("sort, direction, expected", [
-    ("score", "desc", ["a", "b", "a", "b", "d", "c"]),  # ties: id in the same direction
-    ("task", "asc", ["a", "a", "b", "b", "c", "d"]),
-    ("time", "asc", ["a", "a", "c", "b", "d", "b"]),
-])
+@pytest.mark.parametrize(
+    "sort, direction, expected",
+    [
+        ("score", "desc", ["a", "b", "a", "b", "d", "c"]),  # ties: id in the same direction
+        ("task", "asc", ["a", "a", "b", "b", "c", "d"]),
+        ("time", "asc", ["a", "a", "c", "b", "d", "b"]),
+    ],
+)
 def test_results_page_sorts_with_nulls_last(run3, sort, direction, expected):
     run, _, _ = run3
     page = results.results_page(run, sort, {}, 1, 50, direction=direction)
@@ -124,16 +175,19 @@ def test_results_page_minus_prefix_means_descending(run3):
     assert page.rows[0]["evaluation_score"] == 90
 
 
-@pytest.mark.parametrize("filters, expected", [
-    ({"status": "COMPLETED"}, 3),
-    ({"status": "judge_failed"}, 1),
-    ({"status": "answer_failed"}, 1),
-    ({"category": "math"}, 3),
-    ({"difficulty": "easy"}, 3),
-    ({"model": "remote/m2"}, 2),
-    ({"min_score": 60}, 2),
-    ({"min_score": 60, "max_score": 80}, 1),
-])
+@pytest.mark.parametrize(
+    "filters, expected",
+    [
+        ({"status": "COMPLETED"}, 3),
+        ({"status": "judge_failed"}, 1),
+        ({"status": "answer_failed"}, 1),
+        ({"category": "math"}, 3),
+        ({"difficulty": "easy"}, 3),
+        ({"model": "remote/m2"}, 2),
+        ({"min_score": 60}, 2),
+        ({"min_score": 60, "max_score": 80}, 1),
+    ],
+)
 def test_results_page_filters(run3, filters, expected):
     run, _, _ = run3
     assert results.results_page(run, "task", filters, 1, 50).total == expected
@@ -150,8 +204,12 @@ def test_results_page_paginates_in_sql(app):
     page = results.results_page(run, "task", {}, 3, 50)
     assert (page.total, page.pages, page.page, len(page.rows)) == (120, 3, 3, 20)
     assert page.rows[0]["task_key"] == "t000100"
-    assert (page.first_index, page.last_index, page.has_next, page.has_prev) == (101, 120, False,
-                                                                                 True)
+    assert (page.first_index, page.last_index, page.has_next, page.has_prev) == (
+        101,
+        120,
+        False,
+        True,
+    )
 
 
 def test_results_page_clamps_a_page_past_the_end(app):
@@ -180,8 +238,16 @@ def test_parse_table_args_defaults():
 
 def test_parse_table_args_names_every_bad_parameter():
     with pytest.raises(ValidationError) as info:
-        results.parse_table_args({"sort": "colour", "dir": "up", "page": "0", "status": "DONE",
-                                  "min_score": "high", "per_page": "7"})
+        results.parse_table_args(
+            {
+                "sort": "colour",
+                "dir": "up",
+                "page": "0",
+                "status": "DONE",
+                "min_score": "high",
+                "per_page": "7",
+            }
+        )
     fields = [e["field"] for e in info.value.errors]
     assert fields == ["sort", "dir", "page", "per_page", "status", "min_score"]
 

@@ -7,8 +7,12 @@ from app import retry
 from app.providers import ProviderError
 
 NOW = dt.datetime(2030, 1, 1, 12, 0, 0)
-CONFIG = {"BACKOFF_BASE_SECONDS": 2.0, "BACKOFF_MAX_SECONDS": 60.0, "MAX_RETRY_SECONDS": 900.0,
-          "MAX_ATTEMPTS": 3}
+CONFIG = {
+    "BACKOFF_BASE_SECONDS": 2.0,
+    "BACKOFF_MAX_SECONDS": 60.0,
+    "MAX_RETRY_SECONDS": 900.0,
+    "MAX_ATTEMPTS": 3,
+}
 
 
 class Fixed:
@@ -28,7 +32,11 @@ def transient(message="Server answered 503", retry_after=None):
 
 def test_backoff_doubles_per_attempt():
     assert [retry.backoff_seconds(n, CONFIG, rng=Fixed(1.0)) for n in (1, 2, 3, 4)] == [
-        2.0, 4.0, 8.0, 16.0]
+        2.0,
+        4.0,
+        8.0,
+        16.0,
+    ]
 
 
 def test_backoff_is_capped():
@@ -47,35 +55,58 @@ def test_retry_after_wins_when_longer():
 
 
 def test_transient_error_is_retried_with_a_readable_message():
-    decision = retry.decide(attempts=1, first_attempt_at=NOW, error=transient(), config=CONFIG,
-                            limit=3, now=NOW, rng=Fixed(1.0))
+    decision = retry.decide(
+        attempts=1,
+        first_attempt_at=NOW,
+        error=transient(),
+        config=CONFIG,
+        limit=3,
+        now=NOW,
+        rng=Fixed(1.0),
+    )
     assert decision.retry and decision.at == NOW + dt.timedelta(seconds=2)
     assert decision.message == "retry 2/3 at 12:00:02 (backoff 2.0 s): Server answered 503"
 
 
 def test_retry_after_shows_in_the_message():
-    decision = retry.decide(attempts=2, first_attempt_at=NOW, error=transient(retry_after=3),
-                            config=CONFIG, limit=3, now=NOW, rng=Fixed(0.5))
+    decision = retry.decide(
+        attempts=2,
+        first_attempt_at=NOW,
+        error=transient(retry_after=3),
+        config=CONFIG,
+        limit=3,
+        now=NOW,
+        rng=Fixed(0.5),
+    )
     assert decision.message.startswith("retry 3/3 at 12:00:03 (Retry-After 3 s)")
 
 
 def test_permanent_error_is_not_retried():
     error = ProviderError("Server answered 400", transient=False, kind="client")
-    decision = retry.decide(attempts=1, first_attempt_at=NOW, error=error, config=CONFIG,
-                            limit=3, now=NOW)
+    decision = retry.decide(
+        attempts=1, first_attempt_at=NOW, error=error, config=CONFIG, limit=3, now=NOW
+    )
     assert not decision.retry and "permanent" in decision.message
 
 
 def test_gives_up_after_max_attempts():
-    decision = retry.decide(attempts=3, first_attempt_at=NOW, error=transient(), config=CONFIG,
-                            limit=3, now=NOW)
+    decision = retry.decide(
+        attempts=3, first_attempt_at=NOW, error=transient(), config=CONFIG, limit=3, now=NOW
+    )
     assert not decision.retry and decision.message.endswith("(gave up after 3 attempts)")
 
 
 def test_total_retry_time_is_capped():
     first = NOW - dt.timedelta(seconds=899)
-    decision = retry.decide(attempts=1, first_attempt_at=first, error=transient(), config=CONFIG,
-                            limit=3, now=NOW, rng=Fixed(1.0))
+    decision = retry.decide(
+        attempts=1,
+        first_attempt_at=first,
+        error=transient(),
+        config=CONFIG,
+        limit=3,
+        now=NOW,
+        rng=Fixed(1.0),
+    )
     assert not decision.retry and "900 s retry limit" in decision.message
 
 

@@ -42,8 +42,12 @@ def body(app, fake):
     lease.acquire(HOLDER, 15.0)
     p = make_provider(fake)
     coll = make_tasks(2)
-    return {"judgeProviderId": p.id, "judgeModel": "judge", "collectionIds": [coll.id],
-            "targets": [{"providerId": p.id, "model": "m1"}]}
+    return {
+        "judgeProviderId": p.id,
+        "judgeModel": "judge",
+        "collectionIds": [coll.id],
+        "targets": [{"providerId": p.id, "model": "m1"}],
+    }
 
 
 def errors_of(exc):
@@ -51,19 +55,22 @@ def errors_of(exc):
 
 
 def log_lines(run, event):
-    return [e for e in RunLog.select().where(RunLog.run == run).order_by(RunLog.id)
-            if e.event == event]
+    return [
+        e for e in RunLog.select().where(RunLog.run == run).order_by(RunLog.id) if e.event == event
+    ]
 
 
 # ---- the models must be served --------------------------------------------------------------
+
 
 def test_an_unknown_target_model_is_refused_naming_the_field(body, fake):
     body["targets"].append({"providerId": body["judgeProviderId"], "model": "x"})
     fake.models = ["m1", "judge"]
     with pytest.raises(ValidationError) as exc:
         runs.create_run(body)
-    assert errors_of(exc) == {"targets[1].model": "model 'x' is not served by provider 'fake' "
-                                                  "(it serves: judge, m1)"}
+    assert errors_of(exc) == {
+        "targets[1].model": "model 'x' is not served by provider 'fake' (it serves: judge, m1)"
+    }
     assert Run.select().count() == 0
 
 
@@ -106,6 +113,7 @@ def test_a_provider_whose_models_cannot_be_listed_is_accepted_with_a_note(app, f
 
 
 # ---- the judge is warmed up before any answer ----------------------------------------------
+
 
 def test_the_judge_is_warmed_up_with_its_schema_before_benchmarking(app, fake, config):
     p = make_provider(fake)
@@ -172,6 +180,7 @@ def fail_first_answer(fake):
 
 # ---- retry failed answers ------------------------------------------------------------------
 
+
 def test_retry_failed_answers_asks_them_again_in_a_finished_run(app, fake, config):
     fake.strict_models = True
     p = make_provider(fake)
@@ -185,8 +194,9 @@ def test_retry_failed_answers_asks_them_again_in_a_finished_run(app, fake, confi
     assert runs.retry_failed_answers(run.run_id) == 3
     run = Run.get_by_id(run.id)
     assert (runs.run_state(run), run.phase) == ("running", "BENCHMARKING")
-    assert [(i.status, i.attempts, i.error_msg) for i in Item.select().where(
-        Item.status == NEW)] == [(NEW, 0, None)] * 3
+    assert [
+        (i.status, i.attempts, i.error_msg) for i in Item.select().where(Item.status == NEW)
+    ] == [(NEW, 0, None)] * 3
     assert RunTarget.get(RunTarget.model == "m2").warmup_error is None
     assert drive(config, FakeClock())["state"] == "finished"
     assert Item.select().where(Item.status == COMPLETED).count() == 4
@@ -216,6 +226,7 @@ def test_the_api_retries_failed_answers(client, body, app, fake):
 
 # ---- bad input answers 400 (or 404), never 500 --------------------------------------------
 
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", float("nan"), float("inf")])
 def test_a_temperature_that_is_not_a_finite_number_is_refused(body, value):
     body["targets"][0]["params"] = {"temperature": value}
@@ -224,12 +235,15 @@ def test_a_temperature_that_is_not_a_finite_number_is_refused(body, value):
     assert "targets[0].params.temperature" in errors_of(exc)
 
 
-@pytest.mark.parametrize(("change", "field"), [
-    ({"judgeProviderId": 2**70}, "judgeProviderId"),
-    ({"collectionIds": [2**70]}, "collectionIds"),
-    ({"taskIds": [2**70]}, "taskIds"),
-    ({"targets": [{"providerId": 2**70, "model": "m1"}]}, "targets[0].providerId"),
-])
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"judgeProviderId": 2**70}, "judgeProviderId"),
+        ({"collectionIds": [2**70]}, "collectionIds"),
+        ({"taskIds": [2**70]}, "taskIds"),
+        ({"targets": [{"providerId": 2**70, "model": "m1"}]}, "targets[0].providerId"),
+    ],
+)
 def test_huge_ids_are_refused_naming_the_field(client, body, change, field):
     response = client.post("/api/runs", json={**body, **change})
     assert response.status_code == 400
@@ -258,15 +272,18 @@ def test_resume_with_a_budget_that_is_not_above_zero_is_400(client, body, budget
     assert client.get(f"/api/runs/{run_id}").json["state"] == "stopped"
 
 
-@pytest.mark.parametrize(("path", "field"), [
-    ("/api/runs?status=bogus", "status"),
-    ("/api/runs?colour=red", "colour"),
-    ("/api/runs/{run}/items?bogus=1", "bogus"),
-    ("/api/runs/{run}/items?target=abc", "target"),
-    ("/api/runs/{run}/items?perPage=many", "perPage"),
-    ("/api/runs/{run}/logs?level=ERROR", "level"),
-    ("/api/runs/{run}/logs?limit=x", "limit"),
-])
+@pytest.mark.parametrize(
+    ("path", "field"),
+    [
+        ("/api/runs?status=bogus", "status"),
+        ("/api/runs?colour=red", "colour"),
+        ("/api/runs/{run}/items?bogus=1", "bogus"),
+        ("/api/runs/{run}/items?target=abc", "target"),
+        ("/api/runs/{run}/items?perPage=many", "perPage"),
+        ("/api/runs/{run}/logs?level=ERROR", "level"),
+        ("/api/runs/{run}/logs?limit=x", "limit"),
+    ],
+)
 def test_unknown_or_bad_query_parameters_are_400_naming_them(client, body, path, field):
     run_id = client.post("/api/runs", json=body).json["runId"]
     response = client.get(path.format(run=run_id))
@@ -275,6 +292,7 @@ def test_unknown_or_bad_query_parameters_are_400_naming_them(client, body, path,
 
 
 # ---- a run whose orchestrator died ---------------------------------------------------------
+
 
 def test_a_running_run_shows_stopped_once_the_orchestrators_lease_lapsed(app, fake):
     p = make_provider(fake)
@@ -290,9 +308,14 @@ def test_a_running_run_shows_stopped_once_the_orchestrators_lease_lapsed(app, fa
 
 def test_a_run_shows_running_when_no_orchestrator_ever_held_the_lease(app, fake):
     p = make_provider(fake)
-    run = runs.create_run({"judgeProviderId": p.id, "judgeModel": "judge",
-                           "targets": [{"providerId": p.id, "model": "m1"}],
-                           "collectionIds": [make_tasks(1).id]})
+    run = runs.create_run(
+        {
+            "judgeProviderId": p.id,
+            "judgeModel": "judge",
+            "targets": [{"providerId": p.id, "model": "m1"}],
+            "collectionIds": [make_tasks(1).id],
+        }
+    )
     assert runs.run_summary(run)["state"] == "running"
 
 

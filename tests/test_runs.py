@@ -34,8 +34,12 @@ def setup(app):
 
 
 def spec(p, coll, **extra):
-    body = {"judgeProviderId": p.id, "judgeModel": "judge",
-            "targets": [{"providerId": p.id, "model": "m1"}], "collectionIds": [coll.id]}
+    body = {
+        "judgeProviderId": p.id,
+        "judgeModel": "judge",
+        "targets": [{"providerId": p.id, "model": "m1"}],
+        "collectionIds": [coll.id],
+    }
     body.update(extra)
     return body
 
@@ -46,8 +50,14 @@ def fields(exc):
 
 def test_create_run_makes_one_item_per_task_and_target(setup):
     p, coll = setup
-    run = runs.create_run(spec(p, coll, targets=[{"providerId": p.id, "model": "m1"},
-                                                 {"providerId": p.id, "model": "m2"}]), now=NOW)
+    run = runs.create_run(
+        spec(
+            p,
+            coll,
+            targets=[{"providerId": p.id, "model": "m1"}, {"providerId": p.id, "model": "m2"}],
+        ),
+        now=NOW,
+    )
     assert Item.select().where(Item.run == run).count() == 4
     assert [t.model for t in RunTarget.select().order_by(RunTarget.position)] == ["m1", "m2"]
     assert run.status == "PENDING" and run.phase == "BENCHMARKING" and run.control == "running"
@@ -80,26 +90,34 @@ def test_given_run_id_is_kept_and_must_be_unique(setup):
 
 def test_seed_000_field_names_are_accepted(setup):
     p, coll = setup
-    run = runs.create_run({"judgeProviderConfigId": p.id, "judgeModelName": "j",
-                           "targetModels": [{"providerConfigId": p.id, "modelName": "x"}],
-                           "collectionIds": [coll.id]})
+    run = runs.create_run(
+        {
+            "judgeProviderConfigId": p.id,
+            "judgeModelName": "j",
+            "targetModels": [{"providerConfigId": p.id, "modelName": "x"}],
+            "collectionIds": [coll.id],
+        }
+    )
     assert run.judge_model == "j" and run.targets[0].model == "x"
 
 
-@pytest.mark.parametrize("change, field", [
-    ({"judgeProviderId": None}, "judgeProviderId"),
-    ({"judgeModel": " "}, "judgeModel"),
-    ({"judgeModel": ["a", "b"]}, "judgeModel"),
-    ({"targets": []}, "targets"),
-    ({"targets": [{"providerId": 999, "model": "m"}]}, "targets[0].providerId"),
-    ({"targets": [{"providerId": "P", "model": ""}]}, "targets[0].model"),
-    ({"collectionIds": []}, "collectionIds"),
-    ({"collectionIds": [999]}, "collectionIds"),
-    ({"taskIds": [999]}, "taskIds"),
-    ({"runId": "has space"}, "runId"),
-    ({"settings": {"maxAttempts": 0}}, "settings.maxAttempts"),
-    ({"settings": {"maxBudgetUsd": -1}}, "settings.maxBudgetUsd"),
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"judgeProviderId": None}, "judgeProviderId"),
+        ({"judgeModel": " "}, "judgeModel"),
+        ({"judgeModel": ["a", "b"]}, "judgeModel"),
+        ({"targets": []}, "targets"),
+        ({"targets": [{"providerId": 999, "model": "m"}]}, "targets[0].providerId"),
+        ({"targets": [{"providerId": "P", "model": ""}]}, "targets[0].model"),
+        ({"collectionIds": []}, "collectionIds"),
+        ({"collectionIds": [999]}, "collectionIds"),
+        ({"taskIds": [999]}, "taskIds"),
+        ({"runId": "has space"}, "runId"),
+        ({"settings": {"maxAttempts": 0}}, "settings.maxAttempts"),
+        ({"settings": {"maxBudgetUsd": -1}}, "settings.maxBudgetUsd"),
+    ],
+)
 def test_invalid_spec_names_the_field(setup, change, field):
     p, coll = setup
     with pytest.raises(ValidationError) as exc:
@@ -121,26 +139,31 @@ def test_duplicate_target_is_rejected(setup):
         runs.create_run(spec(p, coll, targets=twice))
 
 
-@pytest.mark.parametrize("params, field", [
-    ({"temperature": 3}, "targets[0].params.temperature"),
-    ({"top_p": "x"}, "targets[0].params.top_p"),
-    ({"max_tokens": 1.5}, "targets[0].params.max_tokens"),
-    ({"stop": [1]}, "targets[0].params.stop"),
-    ({"frobnicate": 1}, "targets[0].params.frobnicate"),
-])
+@pytest.mark.parametrize(
+    "params, field",
+    [
+        ({"temperature": 3}, "targets[0].params.temperature"),
+        ({"top_p": "x"}, "targets[0].params.top_p"),
+        ({"max_tokens": 1.5}, "targets[0].params.max_tokens"),
+        ({"stop": [1]}, "targets[0].params.stop"),
+        ({"frobnicate": 1}, "targets[0].params.frobnicate"),
+    ],
+)
 def test_bad_generation_params_are_rejected(setup, params, field):
     p, coll = setup
     with pytest.raises(ValidationError) as exc:
-        runs.create_run(spec(p, coll, targets=[{"providerId": p.id, "model": "m",
-                                                "params": params}]))
+        runs.create_run(
+            spec(p, coll, targets=[{"providerId": p.id, "model": "m", "params": params}])
+        )
     assert field in fields(exc)
 
 
 def test_params_from_a_form_are_cleaned(setup):
     p, coll = setup
     raw = {"temperature": "0.5", "topP": "", "maxTokens": "100", "seed": None, "stop": "END"}
-    run = runs.create_run(spec(p, coll, targets=[{"providerId": p.id, "model": "m",
-                                                  "params": raw}]))
+    run = runs.create_run(
+        spec(p, coll, targets=[{"providerId": p.id, "model": "m", "params": raw}])
+    )
     assert run.targets[0].params == {"temperature": 0.5, "max_tokens": 100, "stop": ["END"]}
 
 
@@ -159,30 +182,52 @@ def test_second_run_while_one_is_active_is_409_naming_it(setup):
 def test_items_keep_a_snapshot_of_the_task(setup):
     p, coll = setup
     rubric = [{"id": "r1", "text": "mentions x", "weight": 2, "max_score": 3}]
-    task = Task.create(task_id="snap", category="cat", subcategory="sub", difficulty="hard",
-                       question="What is {thing}?", system_prompt="You are {role}.",
-                       excellent="E", good="G", pass_answer="P", incorrect_direction="I",
-                       rubric=rubric, auto_fail=["rude"], vars={"thing": "x", "role": "a tutor"},
-                       template_version="v2")
+    task = Task.create(
+        task_id="snap",
+        category="cat",
+        subcategory="sub",
+        difficulty="hard",
+        question="What is {thing}?",
+        system_prompt="You are {role}.",
+        excellent="E",
+        good="G",
+        pass_answer="P",
+        incorrect_direction="I",
+        rubric=rubric,
+        auto_fail=["rude"],
+        vars={"thing": "x", "role": "a tutor"},
+        template_version="v2",
+    )
     run = runs.create_run(spec(p, coll, collectionIds=[], taskIds=[task.id]))
     Task.update(question="changed", excellent="changed").where(Task.id == task.id).execute()
     item = Item.get(Item.run == run)
     assert (item.question, item.system_prompt) == ("What is x?", "You are a tutor.")
     assert (item.excellent, item.good, item.pass_answer, item.incorrect_direction) == (
-        "E", "G", "P", "I")
+        "E",
+        "G",
+        "P",
+        "I",
+    )
     assert item.rubric == rubric and item.auto_fail_rules == ["rude"]
     assert (item.task_key, item.category, item.subcategory, item.difficulty) == (
-        "snap", "cat", "sub", "hard")
+        "snap",
+        "cat",
+        "sub",
+        "hard",
+    )
     assert item.template_version == "v2" and item.task_id == task.id
-    messages = [{"role": "system", "content": "You are a tutor."},
-                {"role": "user", "content": "What is x?"}]
+    messages = [
+        {"role": "system", "content": "You are a tutor."},
+        {"role": "user", "content": "What is x?"},
+    ]
     assert item.context_hash == context_hash("fake", p.base_url, "m1", {}, messages, "v2")
 
 
 def test_a_task_that_cannot_be_rendered_leaves_its_items_cant_be_finished(setup):
     p, coll = setup
-    task = Task.create(task_id="needs-vars", category="c", question="Hi {name} and {other}",
-                       vars={"name": "Ann"})
+    task = Task.create(
+        task_id="needs-vars", category="c", question="Hi {name} and {other}", vars={"name": "Ann"}
+    )
     run = runs.create_run(spec(p, coll, taskIds=[task.id]))
     bad = Item.get((Item.run == run) & (Item.task_key == "needs-vars"))
     assert bad.status == CANT_BE_FINISHED and "{other}" in bad.error_msg
@@ -195,8 +240,9 @@ def test_a_task_that_cannot_be_rendered_leaves_its_items_cant_be_finished(setup)
 
 def test_when_no_task_can_be_rendered_nothing_is_created(setup):
     p, coll = setup
-    task = Task.create(task_id="needs-vars", category="c", question="Hi {name} and {other}",
-                       vars={"name": "Ann"})
+    task = Task.create(
+        task_id="needs-vars", category="c", question="Hi {name} and {other}", vars={"name": "Ann"}
+    )
     with pytest.raises(ValidationError, match="needs-vars") as exc:
         runs.create_run(spec(p, coll, collectionIds=[], taskIds=[task.id]))
     assert "{other}" in exc.value.message and Run.select().count() == 0
@@ -296,8 +342,13 @@ def test_summary_counts_progress_and_targets(setup):
     first, second = Item.select().order_by(Item.id)
     Item.update(status=FAILED, error_stage="answer").where(Item.id == first.id).execute()
     summary = runs.run_summary(run)
-    assert summary["counts"] == {"NEW": 1, "WAITING_FOR_JUDGE": 0, "COMPLETED": 0, "FAILED": 1,
-                                 "CANT_BE_FINISHED": 0}
+    assert summary["counts"] == {
+        "NEW": 1,
+        "WAITING_FOR_JUDGE": 0,
+        "COMPLETED": 0,
+        "FAILED": 1,
+        "CANT_BE_FINISHED": 0,
+    }
     assert summary["totalItems"] == 2 and summary["failedItems"] == 1
     assert summary["progress"] == 0.5 and summary["state"] == "running"
     assert summary["targets"][0]["model"] == "m1" and summary["collections"][0]["name"] == "c1"
@@ -310,7 +361,8 @@ def test_item_dict_shows_when_it_will_be_retried(setup):
     item = Item.get(Item.run == run)
     when = dt.datetime(2030, 1, 1, 12, 0, 5)
     Item.update(next_retry_at=when, error_msg="Server answered 503").where(
-        Item.id == item.id).execute()
+        Item.id == item.id
+    ).execute()
     data = runs.item_to_dict(Item.get_by_id(item.id))
     assert data["nextRetryAt"] == "2030-01-01T12:00:05.000Z"
     assert data["errorMsg"] == "Server answered 503" and data["targetModelName"] == "m1"

@@ -24,42 +24,73 @@ def sqlite_bytes(app):
 def test_a_secret_header_is_nowhere_but_on_the_wire(app, client, fake, caplog):
     caplog.set_level(logging.DEBUG)
     fake.models = ["m1"]
-    created = client.post("/api/providers", json={
-        "name": "secret-provider", "type": "OPENAI", "baseUrl": fake.url,
-        "headers": [{"key": "Authorization", "value": AUTH, "isSecret": True}]})
+    created = client.post(
+        "/api/providers",
+        json={
+            "name": "secret-provider",
+            "type": "OPENAI",
+            "baseUrl": fake.url,
+            "headers": [{"key": "Authorization", "value": AUTH, "isSecret": True}],
+        },
+    )
     assert created.status_code == 201
     pid = created.json["id"]
-    down = client.post("/settings/providers/new", data={
-        "name": "down", "type": "OLLAMA", "baseUrl": closed_port_url(), "timeoutSeconds": "5",
-        "maxConcurrency": "1", "headers-0-key": "Authorization", "headers-0-value": AUTH,
-        "headers-0-isSecret": "1"})
+    down = client.post(
+        "/settings/providers/new",
+        data={
+            "name": "down",
+            "type": "OLLAMA",
+            "baseUrl": closed_port_url(),
+            "timeoutSeconds": "5",
+            "maxConcurrency": "1",
+            "headers-0-key": "Authorization",
+            "headers-0-value": AUTH,
+            "headers-0-isSecret": "1",
+        },
+    )
     assert down.status_code == 302
     down_id = client.get("/api/providers").json[0]["id"]
     # An edit that keeps the secret, and a failing edit that re-renders the form.
-    client.put(f"/api/providers/{pid}", json={
-        "headers": [{"key": "Authorization", "value": "", "isSecret": True}]})
-    failed = client.post(f"/settings/providers/{pid}/edit", data={
-        "name": "secret-provider", "type": "OPENAI", "baseUrl": "not a url",
-        "headers-0-key": "Authorization", "headers-0-value": "", "headers-0-isSecret": "1"})
+    client.put(
+        f"/api/providers/{pid}",
+        json={"headers": [{"key": "Authorization", "value": "", "isSecret": True}]},
+    )
+    failed = client.post(
+        f"/settings/providers/{pid}/edit",
+        data={
+            "name": "secret-provider",
+            "type": "OPENAI",
+            "baseUrl": "not a url",
+            "headers-0-key": "Authorization",
+            "headers-0-value": "",
+            "headers-0-isSecret": "1",
+        },
+    )
     assert failed.status_code == 400
 
     fake.enqueue("an answer with several words in it")
     fake.enqueue("model blew up", status=500)
     responses = [
-        created, down, failed,
-        client.get("/api/providers"), client.get(f"/api/providers/{pid}"),
+        created,
+        down,
+        failed,
+        client.get("/api/providers"),
+        client.get(f"/api/providers/{pid}"),
         client.post(f"/api/providers/{pid}/test-models"),
         client.get(f"/api/providers/{pid}/models"),
         client.post(f"/api/providers/{pid}/test-inference", json={"model": "m1", "prompt": "hi"}),
         client.post(f"/api/providers/{pid}/test-inference", json={"model": "m1", "prompt": "hi"}),
         client.post(f"/api/providers/{down_id}/test-models"),
-        client.post(f"/api/providers/{down_id}/test-inference",
-                    json={"model": "m", "prompt": "hi"}),
-        client.get("/settings/providers/"), client.get(f"/settings/providers/{pid}/edit"),
+        client.post(
+            f"/api/providers/{down_id}/test-inference", json={"model": "m", "prompt": "hi"}
+        ),
+        client.get("/settings/providers/"),
+        client.get(f"/settings/providers/{pid}/edit"),
         client.get(f"/settings/providers/{pid}"),
         client.get(f"/settings/providers/{down_id}/models?refresh=1"),
-        client.post(f"/settings/providers/{pid}/test/fragment", data={"model": "m1",
-                                                                      "prompt": "hi"}),
+        client.post(
+            f"/settings/providers/{pid}/test/fragment", data={"model": "m1", "prompt": "hi"}
+        ),
         client.post(f"/settings/providers/{down_id}/test", data={"model": "m", "prompt": "hi"}),
     ]
 
@@ -84,9 +115,15 @@ def test_the_wal_file_holds_no_secret_before_a_checkpoint(app, client):
     keeper = sqlite3.connect(db)
     try:
         keeper.execute("SELECT count(*) FROM provider").fetchone()
-        response = client.post("/api/providers", json={
-            "name": "p", "type": "OPENAI", "baseUrl": "http://127.0.0.1:9",
-            "headers": [{"key": "X-Api-Key", "value": SECRET_VALUE, "isSecret": True}]})
+        response = client.post(
+            "/api/providers",
+            json={
+                "name": "p",
+                "type": "OPENAI",
+                "baseUrl": "http://127.0.0.1:9",
+                "headers": [{"key": "X-Api-Key", "value": SECRET_VALUE, "isSecret": True}],
+            },
+        )
         assert response.status_code == 201
         wal = Path(f"{db}-wal").read_bytes()
         assert b"X-Api-Key" in wal  # the write really is in the WAL

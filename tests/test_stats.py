@@ -45,8 +45,9 @@ def test_histogram_path_agrees_with_direct_resampling():
     assert high == pytest.approx(mean + half, abs=0.25)
 
 
-@pytest.mark.parametrize("values, expected", [([], None), ([42], (42.0, 42.0)),
-                                              ([7, 7, 7], (7.0, 7.0))])
+@pytest.mark.parametrize(
+    "values, expected", [([], None), ([42], (42.0, 42.0)), ([7, 7, 7], (7.0, 7.0))]
+)
 def test_bootstrap_ci_degenerate_inputs(values, expected):
     assert stats.bootstrap_mean_ci(values) == expected
 

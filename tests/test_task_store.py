@@ -11,10 +11,17 @@ from app.models import Task
 
 
 def task_data(**overrides):
-    data = {"task_id": "geo_001", "category": "Geography", "subcategory": "Capitals",
-            "difficulty": "easy", "question": "What is the capital of France?",
-            "excellent": "Paris.", "good": "Paris", "pass_answer": "It is Paris",
-            "incorrect_direction": "names another city"}
+    data = {
+        "task_id": "geo_001",
+        "category": "Geography",
+        "subcategory": "Capitals",
+        "difficulty": "easy",
+        "question": "What is the capital of France?",
+        "excellent": "Paris.",
+        "good": "Paris",
+        "pass_answer": "It is Paris",
+        "incorrect_direction": "names another city",
+    }
     data.update(overrides)
     return data
 
@@ -35,33 +42,48 @@ def test_difficulty_defaults_to_medium_and_is_case_insensitive():
     assert store.clean_task(task_data(difficulty="HARD"))["difficulty"] == "hard"
 
 
-@pytest.mark.parametrize(("overrides", "field"), [
-    ({"task_id": ""}, "task_id"),
-    ({"task_id": "has space"}, "task_id"),
-    ({"task_id": "x" * 201}, "task_id"),
-    ({"task_id": ["list"]}, "task_id"),
-    ({"category": ""}, "category"),
-    ({"category": "c" * 101}, "category"),
-    ({"difficulty": "impossible"}, "difficulty"),
-    ({"question": "  "}, "question"),
-    ({"excellent": "", "good": "", "pass_answer": ""}, "excellent"),
-    ({"rubric": {"id": "r1"}}, "rubric"),
-    ({"rubric": ["r1"]}, "rubric[0]"),
-    ({"rubric": [{"id": "", "text": "t", "weight": 1, "max_score": 1}]}, "rubric[0].id"),
-    ({"rubric": [{"id": "r1", "text": "", "weight": 1, "max_score": 1}]}, "rubric[0].text"),
-    ({"rubric": [{"id": "r1", "text": "t", "weight": 0, "max_score": 1}]}, "rubric[0].weight"),
-    ({"rubric": [{"id": "r1", "text": "t", "weight": "x", "max_score": 1}]}, "rubric[0].weight"),
-    ({"rubric": [{"id": "r1", "text": "t", "weight": 1, "max_score": -5}]},
-     "rubric[0].max_score"),
-    ({"rubric": [{"id": "r1", "text": "a", "weight": 1, "max_score": 1},
-                 {"id": "r1", "text": "b", "weight": 1, "max_score": 1}]}, "rubric[1].id"),
-    ({"auto_fail": [1, 2]}, "auto_fail"),
-    ({"tags": {"a": 1}}, "tags"),
-    ({"vars": ["city"]}, "vars"),
-    ({"vars": {"bad name": "x"}}, "vars"),
-    ({"question": "Capital of {country}?", "vars": {"city": "x"}}, "vars"),
-    ({"template_version": "v" * 51}, "template_version"),
-])
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"task_id": ""}, "task_id"),
+        ({"task_id": "has space"}, "task_id"),
+        ({"task_id": "x" * 201}, "task_id"),
+        ({"task_id": ["list"]}, "task_id"),
+        ({"category": ""}, "category"),
+        ({"category": "c" * 101}, "category"),
+        ({"difficulty": "impossible"}, "difficulty"),
+        ({"question": "  "}, "question"),
+        ({"excellent": "", "good": "", "pass_answer": ""}, "excellent"),
+        ({"rubric": {"id": "r1"}}, "rubric"),
+        ({"rubric": ["r1"]}, "rubric[0]"),
+        ({"rubric": [{"id": "", "text": "t", "weight": 1, "max_score": 1}]}, "rubric[0].id"),
+        ({"rubric": [{"id": "r1", "text": "", "weight": 1, "max_score": 1}]}, "rubric[0].text"),
+        ({"rubric": [{"id": "r1", "text": "t", "weight": 0, "max_score": 1}]}, "rubric[0].weight"),
+        (
+            {"rubric": [{"id": "r1", "text": "t", "weight": "x", "max_score": 1}]},
+            "rubric[0].weight",
+        ),
+        (
+            {"rubric": [{"id": "r1", "text": "t", "weight": 1, "max_score": -5}]},
+            "rubric[0].max_score",
+        ),
+        (
+            {
+                "rubric": [
+                    {"id": "r1", "text": "a", "weight": 1, "max_score": 1},
+                    {"id": "r1", "text": "b", "weight": 1, "max_score": 1},
+                ]
+            },
+            "rubric[1].id",
+        ),
+        ({"auto_fail": [1, 2]}, "auto_fail"),
+        ({"tags": {"a": 1}}, "tags"),
+        ({"vars": ["city"]}, "vars"),
+        ({"vars": {"bad name": "x"}}, "vars"),
+        ({"question": "Capital of {country}?", "vars": {"city": "x"}}, "vars"),
+        ({"template_version": "v" * 51}, "template_version"),
+    ],
+)
 def test_a_bad_field_is_named(overrides, field):
     with pytest.raises(ValidationError) as info:
         store.clean_task(task_data(**overrides))
@@ -76,16 +98,27 @@ def test_every_bad_field_is_listed_at_once_with_file_and_line():
 
 
 def test_a_rubric_alone_is_enough_reference():
-    values = store.clean_task(task_data(excellent="", good="", pass_answer="", rubric=[
-        {"id": "r1", "text": "Says Paris", "weight": 2, "max_score": 10}]))
+    values = store.clean_task(
+        task_data(
+            excellent="",
+            good="",
+            pass_answer="",
+            rubric=[{"id": "r1", "text": "Says Paris", "weight": 2, "max_score": 10}],
+        )
+    )
     assert values["rubric"] == [{"id": "r1", "text": "Says Paris", "weight": 2, "max_score": 10}]
 
 
 def test_text_forms_of_rubric_tags_auto_fail_and_vars_are_parsed():
-    values = store.clean_task(task_data(
-        question="Capital of {country}?",
-        rubric='[{"id": "r1", "text": "t", "weight": 1, "maxScore": 5}]',
-        tags="geo, easy, geo", auto_fail="says Lyon\n\nsays Nice", vars="country = France"))
+    values = store.clean_task(
+        task_data(
+            question="Capital of {country}?",
+            rubric='[{"id": "r1", "text": "t", "weight": 1, "maxScore": 5}]',
+            tags="geo, easy, geo",
+            auto_fail="says Lyon\n\nsays Nice",
+            vars="country = France",
+        )
+    )
     assert values["rubric"][0]["max_score"] == 5
     assert values["tags"] == ["geo", "easy"]
     assert values["auto_fail"] == ["says Lyon", "says Nice"]
@@ -105,8 +138,15 @@ def test_create_task_with_a_taken_task_id_is_a_conflict(app):
 
 def test_create_task_errors_use_the_callers_spelling(app):
     with pytest.raises(ValidationError) as info:
-        store.create_task({"taskId": "", "category": "c", "question": "q", "pass": "p",
-                           "rubric": [{"id": "r", "text": "t", "weight": -1}]})
+        store.create_task(
+            {
+                "taskId": "",
+                "category": "c",
+                "question": "q",
+                "pass": "p",
+                "rubric": [{"id": "r", "text": "t", "weight": -1}],
+            }
+        )
     assert fields_of(info) == ["taskId", "rubric[0].weight"]
 
 
@@ -137,8 +177,13 @@ def test_delete_task_removes_its_memberships(app):
 
 def _many(n, category="Math"):
     for i in range(n):
-        store.create_task(task_data(task_id=f"{category.lower()}_{i:03d}", category=category,
-                                    question=f"Question {i} about {category}"))
+        store.create_task(
+            task_data(
+                task_id=f"{category.lower()}_{i:03d}",
+                category=category,
+                question=f"Question {i} about {category}",
+            )
+        )
 
 
 def test_search_matches_task_id_question_category_and_tags(app):

@@ -31,8 +31,12 @@ def test_missing_names_what_vars_do_not_define():
 
 
 def test_task_without_vars_is_sent_verbatim():
-    task = {"task_id": "t", "question": "Use {braces} and {{x}}", "system_prompt": None,
-            "vars": None}
+    task = {
+        "task_id": "t",
+        "question": "Use {braces} and {{x}}",
+        "system_prompt": None,
+        "vars": None,
+    }
     assert templating.render_task(task) == (None, "Use {braces} and {{x}}")
 
 
@@ -50,30 +54,45 @@ def test_run_start_refuses_a_template_task_with_a_missing_variable(app, fake):
     from app.models import Run
     from app.models import Task
 
-    provider = provider_store.create_provider({"name": "fake", "type": "OPENAI",
-                                               "base_url": fake.url})
-    task = task_store.create_task({"task_id": "t", "category": "c", "question": "Hi",
-                                   "excellent": "x"})
+    provider = provider_store.create_provider(
+        {"name": "fake", "type": "OPENAI", "base_url": fake.url}
+    )
+    task = task_store.create_task(
+        {"task_id": "t", "category": "c", "question": "Hi", "excellent": "x"}
+    )
     Task.update(question="Hi {who}", vars={}).where(Task.id == task.id).execute()
     collection = task_store.create_collection("c")
     task_store.add_tasks_to_collection(collection.id, [task.id])
     with pytest.raises(ValidationError) as info:
-        runs.create_run({"judgeProviderId": provider.id, "judgeModel": "fake-model",
-                         "targets": [{"providerId": provider.id, "model": "fake-model"}],
-                         "collectionIds": [collection.id]})
+        runs.create_run(
+            {
+                "judgeProviderId": provider.id,
+                "judgeModel": "fake-model",
+                "targets": [{"providerId": provider.id, "model": "fake-model"}],
+                "collectionIds": [collection.id],
+            }
+        )
     assert "{who}" in info.value.message
     assert Run.select().count() == 0
 
 
 def test_render_task_fills_question_and_system_prompt():
-    task = {"task_id": "t", "question": "Translate {text}", "system_prompt": "You speak {lang}.",
-            "vars": {"text": "hi", "lang": "French"}}
+    task = {
+        "task_id": "t",
+        "question": "Translate {text}",
+        "system_prompt": "You speak {lang}.",
+        "vars": {"text": "hi", "lang": "French"},
+    }
     assert templating.render_task(task) == ("You speak French.", "Translate hi")
 
 
 def test_render_task_names_the_task_field_and_variable_when_one_is_missing():
-    task = {"task_id": "t1", "question": "Translate {text} to {lang}", "system_prompt": None,
-            "vars": {"text": "hi"}}
+    task = {
+        "task_id": "t1",
+        "question": "Translate {text} to {lang}",
+        "system_prompt": None,
+        "vars": {"text": "hi"},
+    }
     with pytest.raises(ValidationError) as info:
         templating.render_task(task)
     assert info.value.errors[0]["field"] == "question"
@@ -82,10 +101,12 @@ def test_render_task_names_the_task_field_and_variable_when_one_is_missing():
 
 def test_problems_carry_file_line_and_source_field_name():
     task = {"question": "{x}", "vars": {}, "system_prompt": None}
-    entries = templating.problems(task, line=7, file="a.csv",
-                                  fields={"question": "prompt_template"})
-    assert entries == [{"field": "prompt_template", "line": 7, "file": "a.csv",
-                        "message": entries[0]["message"]}]
+    entries = templating.problems(
+        task, line=7, file="a.csv", fields={"question": "prompt_template"}
+    )
+    assert entries == [
+        {"field": "prompt_template", "line": 7, "file": "a.csv", "message": entries[0]["message"]}
+    ]
     assert "{x}" in entries[0]["message"]
 
 

@@ -19,8 +19,14 @@ def soup(response):
 def tasks(app):
     for category, n in (("Math", 3), ("Logic", 2)):
         for i in range(n):
-            task_store.create_task({"taskId": f"{category.lower()}_{i}", "category": category,
-                                    "question": "q", "excellent": "a"})
+            task_store.create_task(
+                {
+                    "taskId": f"{category.lower()}_{i}",
+                    "category": category,
+                    "question": "q",
+                    "excellent": "a",
+                }
+            )
     return {t.task_id: t.id for t in Task.select()}
 
 
@@ -29,7 +35,8 @@ def test_list_shows_task_counts(client, tasks):
     task_store.add_tasks_to_collection(c.id, ["math_0", "logic_1"])
     rows = soup(client.get("/settings/collections/")).select("table.collections tbody tr")
     assert [(r.select_one("a").get_text(), r.select_one(".num").get_text()) for r in rows] == [
-        ("quick", "2")]
+        ("quick", "2")
+    ]
 
 
 def test_create_redirects_to_the_collection(client):
@@ -63,15 +70,18 @@ def test_candidates_filter_by_category_with_and_without_js(client, tasks):
     c = task_store.create_collection("c")
     page = soup(client.get(f"/settings/collections/{c.id}?category=Logic"))
     assert len(page.select("#candidates input[name=taskIds]")) == 2
-    fragment = soup(client.get(f"/settings/collections/{c.id}/candidates?category=Math",
-                               headers=HX)).find()
+    fragment = soup(
+        client.get(f"/settings/collections/{c.id}/candidates?category=Math", headers=HX)
+    ).find()
     assert fragment["id"] == "candidates" and len(fragment.select("input[name=taskIds]")) == 3
 
 
 def test_add_ticked_tasks(client, tasks):
     c = task_store.create_collection("c")
-    response = client.post(f"/settings/collections/{c.id}/tasks",
-                           data={"taskIds": [str(tasks["math_0"]), str(tasks["logic_0"])]})
+    response = client.post(
+        f"/settings/collections/{c.id}/tasks",
+        data={"taskIds": [str(tasks["math_0"]), str(tasks["logic_0"])]},
+    )
     assert response.status_code == 302
     assert task_store.collection_to_dict(c)["taskCount"] == 2
 
@@ -79,8 +89,11 @@ def test_add_ticked_tasks(client, tasks):
 def test_adding_a_member_again_flashes_the_conflict(client, tasks):
     c = task_store.create_collection("c")
     task_store.add_tasks_to_collection(c.id, ["math_0"])
-    response = client.post(f"/settings/collections/{c.id}/tasks",
-                           data={"taskIds": [str(tasks["math_0"])]}, follow_redirects=True)
+    response = client.post(
+        f"/settings/collections/{c.id}/tasks",
+        data={"taskIds": [str(tasks["math_0"])]},
+        follow_redirects=True,
+    )
     assert "math_0" in soup(response).select_one(".flash--error").get_text()
     assert CollectionTask.select().count() == 1
 
@@ -102,8 +115,9 @@ def test_remove_a_member_with_htmx_and_without(client, tasks):
 
 def test_rename(client):
     c = task_store.create_collection("old")
-    response = client.post(f"/settings/collections/{c.id}/rename",
-                           data={"name": "new", "description": "d"})
+    response = client.post(
+        f"/settings/collections/{c.id}/rename", data={"name": "new", "description": "d"}
+    )
     assert response.status_code == 302 and Collection.get_by_id(c.id).name == "new"
 
 
@@ -125,7 +139,8 @@ def test_delete_keeps_the_tasks(client, tasks):
 def test_delete_asks_for_confirmation(client):
     c = task_store.create_collection("c")
     form = soup(client.get(f"/settings/collections/{c.id}")).select_one(
-        f"form[action='/settings/collections/{c.id}/delete']")
+        f"form[action='/settings/collections/{c.id}/delete']"
+    )
     assert "Delete collection c" in form["data-confirm"]
 
 
@@ -133,9 +148,16 @@ def test_unknown_collection_is_404(client):
     assert client.get("/settings/collections/999").status_code == 404
 
 
-@pytest.mark.parametrize("path", ["/settings/providers/", "/settings/tasks/",
-                                  "/settings/collections/", "/settings/prices",
-                                  "/settings/defaults"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/settings/providers/",
+        "/settings/tasks/",
+        "/settings/collections/",
+        "/settings/prices",
+        "/settings/defaults",
+    ],
+)
 def test_every_settings_page_renders_with_its_subnav_item_current(client, path):
     response = client.get(path)
     assert response.status_code == 200

@@ -24,11 +24,20 @@ def soup(response):
 def setup(app, fake):
     """A provider on the fake server (models m1, m2) and a collection 'quick' of two tasks."""
     fake.models = ["m1", "m2"]
-    provider = provider_store.create_provider({"name": "fake", "type": "OPENAI",
-                                               "base_url": fake.url})
-    tasks = [task_store.create_task({"task_id": f"t{n}", "category": "math",
-                                     "question": f"What is {n}+{n}?", "excellent": str(2 * n)})
-             for n in (1, 2)]
+    provider = provider_store.create_provider(
+        {"name": "fake", "type": "OPENAI", "base_url": fake.url}
+    )
+    tasks = [
+        task_store.create_task(
+            {
+                "task_id": f"t{n}",
+                "category": "math",
+                "question": f"What is {n}+{n}?",
+                "excellent": str(2 * n),
+            }
+        )
+        for n in (1, 2)
+    ]
     collection = task_store.create_collection("quick")
     task_store.add_tasks_to_collection(collection.id, [t.id for t in tasks])
     return {"pid": provider.id, "cid": collection.id}
@@ -36,8 +45,13 @@ def setup(app, fake):
 
 def start_form(setup, **extra):
     pid = setup["pid"]
-    form = {"judge_provider": pid, "judge_model": "m1", "target": [f"{pid}:m1"],
-            "collection": setup["cid"], "name": "web"}
+    form = {
+        "judge_provider": pid,
+        "judge_model": "m1",
+        "target": [f"{pid}:m1"],
+        "collection": setup["cid"],
+        "name": "web",
+    }
     form.update(extra)
     return form
 
@@ -69,43 +83,57 @@ def test_target_models_fragment_lists_server_models_as_checkboxes(client, setup)
 
 def test_target_models_refresh_keeps_picked_models_and_their_params(client, setup):
     key = f"{setup['pid']}:typed-only"
-    response = client.get(f"/new-run/providers/{setup['pid']}/models",
-                          query_string={"target": key, f"{key}#temperature": "0.3",
-                                        "refresh": "1"}, headers=HX)
+    response = client.get(
+        f"/new-run/providers/{setup['pid']}/models",
+        query_string={"target": key, f"{key}#temperature": "0.3", "refresh": "1"},
+        headers=HX,
+    )
     page = soup(response)
     assert page.find("input", value=key).has_attr("checked")
     assert page.find("input", attrs={"name": f"{key}#temperature"})["value"] == "0.3"
 
 
 def test_target_models_fragment_explains_a_server_that_is_down(client, app):
-    provider = provider_store.create_provider({"name": "down", "type": "OLLAMA",
-                                               "base_url": "http://127.0.0.1:9"})
+    provider = provider_store.create_provider(
+        {"name": "down", "type": "OLLAMA", "base_url": "http://127.0.0.1:9"}
+    )
     response = client.get(f"/new-run/providers/{provider.id}/models", headers=HX)
     assert response.status_code == 200
     assert b"Could not list models" in response.data
 
 
 def test_judge_models_fragment_fills_the_datalist(client, setup):
-    response = client.get("/new-run/judge-models",
-                          query_string={"judge_provider": setup["pid"]}, headers=HX)
+    response = client.get(
+        "/new-run/judge-models", query_string={"judge_provider": setup["pid"]}, headers=HX
+    )
     options = soup(response).select("#judge-model-options option")
     assert [o["value"] for o in options] == ["m1", "m2"]
 
 
 def test_refresh_without_javascript_rerenders_the_form_with_models(client, setup):
-    response = client.get("/", query_string={"judge_provider": setup["pid"], "judge_model": "m2",
-                                             "refresh": "judge", "collection": setup["cid"]})
+    response = client.get(
+        "/",
+        query_string={
+            "judge_provider": setup["pid"],
+            "judge_model": "m2",
+            "refresh": "judge",
+            "collection": setup["cid"],
+        },
+    )
     page = soup(response)
     assert [o["value"] for o in page.select("#judge-model-options option")] == ["m1", "m2"]
     assert page.find(id="judge_model")["value"] == "m2"
     assert page.find("input", attrs={"name": "collection"}).has_attr("checked")
 
 
-@pytest.mark.parametrize("missing, field_id", [
-    ("judge_model", "judge_model-error"),
-    ("target", "targets-error"),
-    ("collection", "collections-error"),
-])
+@pytest.mark.parametrize(
+    "missing, field_id",
+    [
+        ("judge_model", "judge_model-error"),
+        ("target", "targets-error"),
+        ("collection", "collections-error"),
+    ],
+)
 def test_start_without_a_required_pick_answers_400_naming_it(client, setup, missing, field_id):
     form = start_form(setup)
     form.pop(missing)
@@ -132,8 +160,9 @@ def test_a_400_does_not_reload_the_models_over_its_messages(client, setup):
 
 def test_start_redirects_to_the_live_view(client, setup):
     key = f"{setup['pid']}:m1"
-    response = client.post("/runs", data=start_form(setup, **{f"{key}#temperature": "0.2",
-                                                            f"{key}#stop": "###, END"}))
+    response = client.post(
+        "/runs", data=start_form(setup, **{f"{key}#temperature": "0.2", f"{key}#stop": "###, END"})
+    )
     run = Run.get()
     assert response.status_code == 302
     assert response.headers["Location"].endswith(f"/runs/{run.run_id}")
@@ -144,15 +173,24 @@ def test_start_redirects_to_the_live_view(client, setup):
 def test_each_provider_has_a_params_row_for_the_models_typed_by_name(client, setup):
     typed = soup(client.get("/")).find(id=f"extra_models_{setup['pid']}").find_parent("div")
     names = [i["name"] for i in typed.select(".extra-params input")]
-    assert names == [f"extra_params_{setup['pid']}#{n}" for n in
-                     ("temperature", "top_p", "max_tokens", "seed", "stop")]
+    assert names == [
+        f"extra_params_{setup['pid']}#{n}"
+        for n in ("temperature", "top_p", "max_tokens", "seed", "stop")
+    ]
 
 
 def test_typed_models_get_the_params_of_their_row(client, setup):
     pid = setup["pid"]
-    form = start_form(setup, target=[f"{pid}:m1"], **{
-        f"{pid}:m1#temperature": "0.1", f"extra_models_{pid}": "m2",
-        f"extra_params_{pid}#temperature": "0.7", f"extra_params_{pid}#max_tokens": "64"})
+    form = start_form(
+        setup,
+        target=[f"{pid}:m1"],
+        **{
+            f"{pid}:m1#temperature": "0.1",
+            f"extra_models_{pid}": "m2",
+            f"extra_params_{pid}#temperature": "0.7",
+            f"extra_params_{pid}#max_tokens": "64",
+        },
+    )
     assert client.post("/runs", data=form).status_code == 302
     params = {t.model: t.params for t in RunTarget.select()}
     assert params == {"m1": {"temperature": 0.1}, "m2": {"temperature": 0.7, "max_tokens": 64}}
@@ -212,8 +250,12 @@ def test_continue_panel_counts_answers_waiting_for_the_judge_apart(client, app):
 
 
 def test_continue_panel_sends_a_budget_halted_run_to_raise_its_budget(client, app):
-    make_run("spent", status="PENDING", control="paused",
-             control_reason="budget reached: spent $1.0000 of the $1.0000 limit")
+    make_run(
+        "spent",
+        status="PENDING",
+        control="paused",
+        control_reason="budget reached: spent $1.0000 of the $1.0000 limit",
+    )
     panel = soup(client.get("/")).find(id="continue-runs")
     assert panel.find("form") is None
     assert panel.find("a", string="Raise budget…")["href"].startswith("/runs/spent")

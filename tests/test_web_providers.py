@@ -22,12 +22,22 @@ def soup(response):
 
 
 def form_data(**overrides):
-    data = {"name": "web-1", "type": "OPENAI", "baseUrl": "http://127.0.0.1:18080",
-            "modelsEndpoint": "", "inferenceEndpoint": "", "timeoutSeconds": "60",
-            "maxConcurrency": "2",
-            "headers-0-id": "", "headers-0-key": "Authorization", "headers-0-value": SECRET,
-            "headers-0-isSecret": "1",
-            "headers-1-id": "", "headers-1-key": "", "headers-1-value": ""}
+    data = {
+        "name": "web-1",
+        "type": "OPENAI",
+        "baseUrl": "http://127.0.0.1:18080",
+        "modelsEndpoint": "",
+        "inferenceEndpoint": "",
+        "timeoutSeconds": "60",
+        "maxConcurrency": "2",
+        "headers-0-id": "",
+        "headers-0-key": "Authorization",
+        "headers-0-value": SECRET,
+        "headers-0-isSecret": "1",
+        "headers-1-id": "",
+        "headers-1-key": "",
+        "headers-1-value": "",
+    }
     data.update(overrides)
     return data
 
@@ -55,8 +65,14 @@ def test_list_shows_each_provider_with_masked_headers(client):
 
 def test_subnav_links_every_settings_page(client):
     links = [a["href"] for a in soup(client.get("/settings/providers/")).select(".subnav a")]
-    assert links == ["/settings/providers/", "/settings/tasks/", "/settings/collections/",
-                     "/settings/prices", "/settings/import/", "/settings/defaults"]
+    assert links == [
+        "/settings/providers/",
+        "/settings/tasks/",
+        "/settings/collections/",
+        "/settings/prices",
+        "/settings/import/",
+        "/settings/defaults",
+    ]
 
 
 def test_new_form_has_empty_header_rows_and_a_csrf_field(client):
@@ -75,11 +91,17 @@ def test_create_redirects_with_a_flash(client):
     assert "web-1 added" in soup(page).select_one(".flash--success").get_text()
 
 
-@pytest.mark.parametrize(("overrides", "field"), [
-    ({"name": ""}, "name"), ({"baseUrl": "ftp://x"}, "baseUrl"),
-    ({"modelsEndpoint": "models"}, "modelsEndpoint"), ({"timeoutSeconds": "0"}, "timeoutSeconds"),
-    ({"maxConcurrency": "x"}, "maxConcurrency"), ({"type": "NOPE"}, "type"),
-])
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"name": ""}, "name"),
+        ({"baseUrl": "ftp://x"}, "baseUrl"),
+        ({"modelsEndpoint": "models"}, "modelsEndpoint"),
+        ({"timeoutSeconds": "0"}, "timeoutSeconds"),
+        ({"maxConcurrency": "x"}, "maxConcurrency"),
+        ({"type": "NOPE"}, "type"),
+    ],
+)
 def test_a_bad_field_rerenders_400_marked_with_values_kept(client, overrides, field):
     response = client.post("/settings/providers/new", data=form_data(**overrides))
     assert response.status_code == 400
@@ -92,8 +114,10 @@ def test_a_bad_field_rerenders_400_marked_with_values_kept(client, overrides, fi
 
 
 def test_a_bad_header_row_is_marked_in_its_row(client):
-    response = client.post("/settings/providers/new", data=form_data(**{
-        "headers-1-key": "Bad Header", "headers-1-value": "x"}))
+    response = client.post(
+        "/settings/providers/new",
+        data=form_data(**{"headers-1-key": "Bad Header", "headers-1-value": "x"}),
+    )
     assert response.status_code == 400
     page = soup(response)
     assert page.select_one("[name=headers-1-key]")["aria-invalid"] == "true"
@@ -121,8 +145,12 @@ def test_edit_form_shows_secrets_masked_only(client):
 def test_edit_with_the_secret_left_empty_keeps_it(client):
     p = provider_store.create_provider(provider_data())
     header_id = provider_store.header_rows(p)[0]["id"]
-    response = client.post(f"/settings/providers/{p.id}/edit", data=form_data(**{
-        "name": "renamed", "headers-0-id": str(header_id), "headers-0-value": ""}))
+    response = client.post(
+        f"/settings/providers/{p.id}/edit",
+        data=form_data(
+            **{"name": "renamed", "headers-0-id": str(header_id), "headers-0-value": ""}
+        ),
+    )
     assert response.status_code == 302
     fresh = provider_store.get_provider(p.id)
     assert fresh.name == "renamed"
@@ -132,8 +160,12 @@ def test_edit_with_the_secret_left_empty_keeps_it(client):
 def test_edit_with_a_bad_field_keeps_the_masked_placeholder(client):
     p = provider_store.create_provider(provider_data())
     header_id = provider_store.header_rows(p)[0]["id"]
-    response = client.post(f"/settings/providers/{p.id}/edit", data=form_data(**{
-        "baseUrl": "nope", "headers-0-id": str(header_id), "headers-0-value": ""}))
+    response = client.post(
+        f"/settings/providers/{p.id}/edit",
+        data=form_data(
+            **{"baseUrl": "nope", "headers-0-id": str(header_id), "headers-0-value": ""}
+        ),
+    )
     assert response.status_code == 400
     assert "****5b4a" in soup(response).select_one("[name=headers-0-value]")["placeholder"]
 
@@ -153,7 +185,8 @@ def test_delete_with_htmx_returns_nothing_to_swap(client):
 def test_delete_button_asks_for_confirmation(client):
     p = provider_store.create_provider(provider_data())
     form = soup(client.get("/settings/providers/")).select_one(
-        f"form[action='/settings/providers/{p.id}/delete']")
+        f"form[action='/settings/providers/{p.id}/delete']"
+    )
     assert "Delete provider p1" in form["data-confirm"]
     assert form.select_one("button")["hx-confirm"]
 
@@ -185,8 +218,11 @@ def test_provider_page_without_js_shows_models_or_the_error(client):
 def test_test_inference_fragment_shows_answer_and_metrics(client, fake):
     fake.enqueue("Hello from the fake model, nice to meet you.")
     p = provider_store.create_provider(provider_data(baseUrl=fake.url))
-    response = client.post(f"/settings/providers/{p.id}/test/fragment",
-                           data={"model": "fake-model", "prompt": "Say hello"}, headers=HX)
+    response = client.post(
+        f"/settings/providers/{p.id}/test/fragment",
+        data={"model": "fake-model", "prompt": "Say hello"},
+        headers=HX,
+    )
     root = soup(response).find()
     assert root["id"] == f"provider-test-{p.id}"
     assert "Hello from the fake model" in root.select_one("blockquote").get_text()
@@ -197,16 +233,18 @@ def test_test_inference_fragment_shows_answer_and_metrics(client, fake):
 
 def test_test_inference_on_a_closed_port_shows_an_error_box_not_500(client):
     p = provider_store.create_provider(provider_data(baseUrl=closed_port_url()))
-    response = client.post(f"/settings/providers/{p.id}/test/fragment",
-                           data={"model": "m", "prompt": "hi"}, headers=HX)
+    response = client.post(
+        f"/settings/providers/{p.id}/test/fragment", data={"model": "m", "prompt": "hi"}, headers=HX
+    )
     assert response.status_code == 200
     assert "The test failed" in soup(response).select_one(".flash--error").get_text()
 
 
 def test_test_inference_without_js_renders_the_provider_page(client, fake):
     p = provider_store.create_provider(provider_data(baseUrl=fake.url))
-    response = client.post(f"/settings/providers/{p.id}/test", data={"model": "fake-model",
-                                                                     "prompt": "hi"})
+    response = client.post(
+        f"/settings/providers/{p.id}/test", data={"model": "fake-model", "prompt": "hi"}
+    )
     assert response.status_code == 200
     assert soup(response).select_one(f"#provider-test-{p.id} blockquote")
 
@@ -228,16 +266,19 @@ def test_unknown_provider_pages_are_404(client):
 
 def test_prices_page_lists_and_saves_prices(client):
     assert client.get("/settings/prices").status_code == 200
-    response = client.post("/settings/prices", data={"providerName": "or", "model": "gpt",
-                                                      "inputPer1m": "0.5", "outputPer1m": "1.5"})
+    response = client.post(
+        "/settings/prices",
+        data={"providerName": "or", "model": "gpt", "inputPer1m": "0.5", "outputPer1m": "1.5"},
+    )
     assert response.status_code == 302
     page = soup(client.get("/settings/prices"))
     assert page.select_one("table.prices input[name=inputPer1m]")["value"] == "0.5"
 
 
 def test_prices_page_bad_input_is_400_marked(client):
-    response = client.post("/settings/prices", data={"providerName": "", "model": "m",
-                                                      "inputPer1m": "-1"})
+    response = client.post(
+        "/settings/prices", data={"providerName": "", "model": "m", "inputPer1m": "-1"}
+    )
     assert response.status_code == 400
     page = soup(response)
     assert page.select_one("#f-providerName")["aria-invalid"] == "true"
@@ -262,9 +303,16 @@ def csrf_client(tmp_path):
         database.close()
 
 
-@pytest.mark.parametrize("path", ["/settings/providers/new", "/settings/tasks/new",
-                                  "/settings/collections/new", "/settings/prices",
-                                  "/settings/reset-defaults"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/settings/providers/new",
+        "/settings/tasks/new",
+        "/settings/collections/new",
+        "/settings/prices",
+        "/settings/reset-defaults",
+    ],
+)
 def test_a_post_without_the_csrf_token_is_rejected(csrf_client, path):
     response = csrf_client.post(path, data={"name": "x"})
     assert response.status_code == 400

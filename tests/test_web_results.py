@@ -25,10 +25,17 @@ def run_with_items(app):
     run, (t1, t2) = make_run("r1", targets=[("local", "m1"), ("remote", "m2")])
     bulk_items(run, t1, 60)
     bulk_items(run, t2, 60, score_of=lambda n: float(100 - n))
-    jf = add_item(run, t1, "zz-judge-failed", status=FAILED, error_stage="judge",
-                  error_msg="judge returned bad json", answer="an answer",
-                  response_raw='{"choices": [{"message": {"content": "an answer"}}]}',
-                  judge_raw="not json at all")
+    jf = add_item(
+        run,
+        t1,
+        "zz-judge-failed",
+        status=FAILED,
+        error_stage="judge",
+        error_msg="judge returned bad json",
+        answer="an answer",
+        response_raw='{"choices": [{"message": {"content": "an answer"}}]}',
+        judge_raw="not json at all",
+    )
     return run, t1, t2, jf
 
 
@@ -68,20 +75,22 @@ def test_header_links_toggle_direction_and_target_the_fragment(client, run_with_
     assert link["hx-include"] == "#averages-state"
 
 
-@pytest.mark.parametrize("query, expected", [
-    ("status=judge_failed", 1),
-    ("status=COMPLETED&min_score=90", 11),
-    ("category=math&model=local/m1", 15),
-    ("difficulty=hard&max_score=10", 3),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("status=judge_failed", 1),
+        ("status=COMPLETED&min_score=90", 11),
+        ("category=math&model=local/m1", 15),
+        ("difficulty=hard&max_score=10", 3),
+    ],
+)
 def test_filters_from_the_url(client, run_with_items, query, expected):
     page = soup(client.get(f"/runs/r1/results/table?{query}&per_page=200"))
     assert len(page.select("tbody tr[id^=item-]")) == expected
 
 
 def test_table_fragment_for_htmx_pushes_the_page_url(client, run_with_items):
-    response = client.get("/runs/r1/results/table?sort=score&dir=desc&avg_sort=score",
-                          headers=HX)
+    response = client.get("/runs/r1/results/table?sort=score&dir=desc&avg_sort=score", headers=HX)
     assert response.headers["HX-Push-Url"] == "/runs/r1/results?sort=score&dir=desc&avg_sort=score"
     page = soup(response)
     root = page.find()
@@ -90,21 +99,29 @@ def test_table_fragment_for_htmx_pushes_the_page_url(client, run_with_items):
 
 
 def test_averages_fragment_sorts_and_keeps_the_table_state(client, run_with_items):
-    response = client.get("/runs/r1/results/averages?avg_sort=score&avg_dir=asc&sort=time",
-                          headers=HX)
+    response = client.get(
+        "/runs/r1/results/averages?avg_sort=score&avg_dir=asc&sort=time", headers=HX
+    )
     page = soup(response)
     assert page.find()["id"] == "averages"
-    assert [td.get_text(strip=True) for td in page.select("tbody tr td:nth-of-type(2)")] == \
-        ["m1", "m2"]
-    assert response.headers["HX-Push-Url"] == \
-        "/runs/r1/results?sort=time&avg_sort=score"
+    assert [td.get_text(strip=True) for td in page.select("tbody tr td:nth-of-type(2)")] == [
+        "m1",
+        "m2",
+    ]
+    assert response.headers["HX-Push-Url"] == "/runs/r1/results?sort=time&avg_sort=score"
 
 
-@pytest.mark.parametrize("query, field", [("sort=colour", "sort"), ("page=zero", "page"),
-                                          ("min_score=lots", "min_score"),
-                                          ("min_score=-5", "min_score"),
-                                          ("max_score=500", "max_score"),
-                                          ("avg_sort=mood", "avg_sort")])
+@pytest.mark.parametrize(
+    "query, field",
+    [
+        ("sort=colour", "sort"),
+        ("page=zero", "page"),
+        ("min_score=lots", "min_score"),
+        ("min_score=-5", "min_score"),
+        ("max_score=500", "max_score"),
+        ("avg_sort=mood", "avg_sort"),
+    ],
+)
 def test_bad_parameters_answer_400_naming_the_field(client, run_with_items, query, field):
     response = client.get(f"/runs/r1/results?{query}")
     assert response.status_code == 400
@@ -190,8 +207,9 @@ def test_retry_judge_requeues_the_item_and_redirects_back(client, run_with_items
     if not hasattr(runs, "retry_judge"):
         pytest.skip("app.runs.retry_judge is not written yet (engine work)")
     _run, _t1, _t2, jf = run_with_items
-    response = client.post(f"/runs/r1/items/{jf.id}/retry-judge",
-                           data={"next": "/runs/r1/results?status=judge_failed"})
+    response = client.post(
+        f"/runs/r1/items/{jf.id}/retry-judge", data={"next": "/runs/r1/results?status=judge_failed"}
+    )
     assert response.status_code == 302
     assert response.headers["Location"] == "/runs/r1/results?status=judge_failed"
     assert Item.get_by_id(jf.id).status == "WAITING_FOR_JUDGE"
@@ -201,8 +219,9 @@ def test_retry_judge_ignores_a_foreign_next_url(client, run_with_items):
     if not hasattr(runs, "retry_judge"):
         pytest.skip("app.runs.retry_judge is not written yet (engine work)")
     _run, _t1, _t2, jf = run_with_items
-    response = client.post(f"/runs/r1/items/{jf.id}/retry-judge",
-                           data={"next": "https://evil.example/runs/r1/"})
+    response = client.post(
+        f"/runs/r1/items/{jf.id}/retry-judge", data={"next": "https://evil.example/runs/r1/"}
+    )
     assert response.headers["Location"] == "/runs/r1/results"
 
 
@@ -217,8 +236,9 @@ def test_retry_all_failed_judgements(client, run_with_items):
     assert Item.select().where(Item.status == FAILED).count() == 0
 
 
-def test_retry_failed_answers_sits_next_to_retry_judgements_and_requeues_them(client,
-                                                                             run_with_items):
+def test_retry_failed_answers_sits_next_to_retry_judgements_and_requeues_them(
+    client, run_with_items
+):
     run, t1, _, _ = run_with_items
     add_item(run, t1, "no-answer", status=FAILED, error_stage="answer", error_msg="timeout")
     page = soup(client.get("/runs/r1/results"))
@@ -263,13 +283,16 @@ def test_forms_carry_the_csrf_token(tmp_path):
     database.close()
 
 
-@pytest.mark.parametrize("path, filename, mimetype", [
-    ("results.csv", "run-r1-detailed.csv", "text/csv"),
-    ("averages.csv", "run-r1-average.csv", "text/csv"),
-    ("results.md", "run-r1.md", "text/markdown"),
-    ("summary.json", "run-r1-summary.json", "application/json"),
-    ("report.html", "run-r1-report.html", "text/html"),
-])
+@pytest.mark.parametrize(
+    "path, filename, mimetype",
+    [
+        ("results.csv", "run-r1-detailed.csv", "text/csv"),
+        ("averages.csv", "run-r1-average.csv", "text/csv"),
+        ("results.md", "run-r1.md", "text/markdown"),
+        ("summary.json", "run-r1-summary.json", "application/json"),
+        ("report.html", "run-r1-report.html", "text/html"),
+    ],
+)
 def test_export_links_download_attachments(client, run_with_items, path, filename, mimetype):
     response = client.get(f"/runs/r1/{path}")
     assert response.status_code == 200
@@ -279,13 +302,16 @@ def test_export_links_download_attachments(client, run_with_items, path, filenam
     assert len(response.get_data()) > 100
 
 
-@pytest.mark.parametrize("path, content_type", [
-    ("results.csv", "text/csv; charset=utf-8"),
-    ("averages.csv", "text/csv; charset=utf-8"),
-    ("results.md", "text/markdown; charset=utf-8"),
-    ("summary.json", "application/json"),
-    ("report.html", "text/html; charset=utf-8"),
-])
+@pytest.mark.parametrize(
+    "path, content_type",
+    [
+        ("results.csv", "text/csv; charset=utf-8"),
+        ("averages.csv", "text/csv; charset=utf-8"),
+        ("results.md", "text/markdown; charset=utf-8"),
+        ("summary.json", "application/json"),
+        ("report.html", "text/html; charset=utf-8"),
+    ],
+)
 def test_export_content_type_names_the_charset_once(client, run_with_items, path, content_type):
     assert client.get(f"/runs/r1/{path}").headers["Content-Type"] == content_type
 
@@ -310,8 +336,8 @@ def test_compare_page_pickers_and_result(client, app):
         add_item(run_a, a, f"t{n}", score=80)
         add_item(run_b, b, f"t{n}", score=60)
     page = soup(client.get("/compare?a=ra&b=rb"))
-    assert page.select_one('#cmp-a option[selected]')["value"] == "ra"
-    assert page.select_one('#cmp-b option[selected]')["value"] == "rb"
+    assert page.select_one("#cmp-a option[selected]")["value"] == "ra"
+    assert page.select_one("#cmp-b option[selected]")["value"] == "rb"
     assert "worse" in page.select_one("table.rs-compare").get_text()
     assert "Regression" in page.select_one(".flash--error").get_text()
 
@@ -321,17 +347,17 @@ def test_compare_page_without_runs_shows_the_pickers(client, app):
     assert page.select_one("form.rs-compare-form") is not None
 
 
-@pytest.mark.parametrize("query, says", [
-    ("a=ra", "pick run B"), ("b=ra", "pick run A"), ("a=ra&b=ra", "both ra")])
-def test_compare_page_with_one_run_or_the_same_twice_gives_a_neutral_hint(client, app, query,
-                                                                           says):
+@pytest.mark.parametrize(
+    "query, says", [("a=ra", "pick run B"), ("b=ra", "pick run A"), ("a=ra&b=ra", "both ra")]
+)
+def test_compare_page_with_one_run_or_the_same_twice_gives_a_neutral_hint(client, app, query, says):
     make_run("ra")
     response = client.get(f"/compare?{query}")
     page = soup(response)
     assert response.status_code == 200
     assert page.select_one(".flash--error") is None and page.select_one("table.rs-compare") is None
     assert says in page.select_one(".flash--info[role=status]").get_text()
-    assert page.select_one('#cmp-a option[selected], #cmp-b option[selected]')["value"] == "ra"
+    assert page.select_one("#cmp-a option[selected], #cmp-b option[selected]")["value"] == "ra"
 
 
 def test_compare_page_unknown_run_is_404_with_the_form(client, app):

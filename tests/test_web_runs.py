@@ -30,17 +30,34 @@ def soup(response):
 def run(app, fake):
     """A running run (scheduler off, so it stays as created): 2 tasks x targets m1, m2."""
     fake.models = ["m1", "m2"]  # a run checks that its models are served
-    provider = provider_store.create_provider({"name": "fake", "type": "OPENAI",
-                                               "base_url": fake.url})
-    tasks = [task_store.create_task({"task_id": f"t{n}", "category": "math",
-                                     "question": f"{n}+{n}?", "excellent": str(2 * n)})
-             for n in (1, 2)]
+    provider = provider_store.create_provider(
+        {"name": "fake", "type": "OPENAI", "base_url": fake.url}
+    )
+    tasks = [
+        task_store.create_task(
+            {
+                "task_id": f"t{n}",
+                "category": "math",
+                "question": f"{n}+{n}?",
+                "excellent": str(2 * n),
+            }
+        )
+        for n in (1, 2)
+    ]
     collection = task_store.create_collection("quick")
     task_store.add_tasks_to_collection(collection.id, [t.id for t in tasks])
-    return runs.create_run({"name": "live", "judgeProviderId": provider.id, "judgeModel": "m1",
-                            "targets": [{"providerId": provider.id, "model": "m1"},
-                                        {"providerId": provider.id, "model": "m2"}],
-                            "collectionIds": [collection.id]})
+    return runs.create_run(
+        {
+            "name": "live",
+            "judgeProviderId": provider.id,
+            "judgeModel": "m1",
+            "targets": [
+                {"providerId": provider.id, "model": "m1"},
+                {"providerId": provider.id, "model": "m2"},
+            ],
+            "collectionIds": [collection.id],
+        }
+    )
 
 
 def finish(run):
@@ -73,16 +90,20 @@ def test_progress_fragment_polls_while_running(client, run):
 
 @pytest.mark.parametrize("how", ["paused", "stopped", "finished"])
 def test_progress_fragment_stops_polling_when_not_running(client, run, how):
-    {"paused": lambda: runs.pause_run(run.run_id), "stopped": lambda: runs.stop_run(run.run_id),
-     "finished": lambda: finish(run)}[how]()
+    {
+        "paused": lambda: runs.pause_run(run.run_id),
+        "stopped": lambda: runs.stop_run(run.run_id),
+        "finished": lambda: finish(run),
+    }[how]()
     root = progress_root(client, run)
     assert not root.has_attr("hx-trigger") and not root.has_attr("hx-get")
     assert root.find(id="run-state").text == how
 
 
 def test_progress_shows_counts_per_status_and_phase(client, run):
-    Item.update(status=COMPLETED, evaluation_score=90.0).where(Item.id == Item.select(
-        Item.id).where(Item.run == run).order_by(Item.id).limit(1)).execute()
+    Item.update(status=COMPLETED, evaluation_score=90.0).where(
+        Item.id == Item.select(Item.id).where(Item.run == run).order_by(Item.id).limit(1)
+    ).execute()
     root = progress_root(client, run)
     assert "1 / 4 answered" in root.text and "1 / 4 judged" in root.text
     bar = root.find(attrs={"aria-label": "Benchmarking"})
@@ -152,16 +173,19 @@ def test_a_refused_control_without_javascript_is_an_error_page(client, run):
     assert client.post(f"/runs/{run.run_id}/pause").status_code == 400
 
 
-BUDGET_REASON = ("budget reached: spent $0.0300 of the $0.0300 limit (settings.maxBudgetUsd); "
-                 "continue with a higher budget to go on")
+BUDGET_REASON = (
+    "budget reached: spent $0.0300 of the $0.0300 limit (settings.maxBudgetUsd); "
+    "continue with a higher budget to go on"
+)
 
 
 def halt_on_budget(run):
     """The run as the orchestrator leaves it when its budget is spent: paused, with the reason."""
     item = Item.select().where(Item.run == run).first()
     Item.update(status="WAITING_FOR_JUDGE", cost_usd=0.03).where(Item.id == item.id).execute()
-    Run.update(control="paused", control_reason=BUDGET_REASON,
-               settings={"maxBudgetUsd": 0.03}).where(Run.id == run.id).execute()
+    Run.update(
+        control="paused", control_reason=BUDGET_REASON, settings={"maxBudgetUsd": 0.03}
+    ).where(Run.id == run.id).execute()
 
 
 def test_budget_halted_run_offers_a_raise_budget_field_next_to_resume(client, run):
@@ -181,8 +205,9 @@ def test_a_run_paused_by_hand_has_no_budget_field(client, run):
 
 def test_resume_with_a_raised_budget_continues_the_run(client, run):
     halt_on_budget(run)
-    page = soup(client.post(f"/runs/{run.run_id}/resume", data={"max_budget_usd": "0.5"},
-                            headers=HX))
+    page = soup(
+        client.post(f"/runs/{run.run_id}/resume", data={"max_budget_usd": "0.5"}, headers=HX)
+    )
     fresh = Run.get_by_id(run.id)
     assert runs.run_state(fresh) == "running" and fresh.settings["maxBudgetUsd"] == 0.5
     assert page.find(id="pause-run") is not None
@@ -191,19 +216,22 @@ def test_resume_with_a_raised_budget_continues_the_run(client, run):
 @pytest.mark.parametrize("value", ["0.03", "0.01", "-1", "abc", "nan", "inf"])
 def test_a_raised_budget_must_be_more_than_the_spend(client, run, value):
     halt_on_budget(run)
-    response = client.post(f"/runs/{run.run_id}/resume", data={"max_budget_usd": value},
-                           headers=HX)
+    response = client.post(f"/runs/{run.run_id}/resume", data={"max_budget_usd": value}, headers=HX)
     assert "max_budget_usd" in soup(response).find(id="run-controls").find(role="alert").text
     assert runs.run_state(Run.get_by_id(run.id)) == "paused"
 
 
 @pytest.mark.parametrize("how", ["budget", "hand", "stopped"])
 def test_progress_shows_why_a_run_is_halted(client, run, how):
-    {"budget": lambda: halt_on_budget(run), "hand": lambda: runs.pause_run(run.run_id),
-     "stopped": lambda: runs.stop_run(run.run_id)}[how]()
+    {
+        "budget": lambda: halt_on_budget(run),
+        "hand": lambda: runs.pause_run(run.run_id),
+        "stopped": lambda: runs.stop_run(run.run_id),
+    }[how]()
     reason = progress_root(client, run).find(id="control-reason").text
-    assert {"budget": "budget reached", "hand": "paused by you",
-            "stopped": "stopped by you"}[how] in reason
+    assert {"budget": "budget reached", "hand": "paused by you", "stopped": "stopped by you"}[
+        how
+    ] in reason
 
 
 def test_log_shows_latest_lines_newest_first(client, run):
@@ -219,22 +247,31 @@ def test_raw_events_show_the_log_entries_json(client, run):
 
 def answer_all(run):
     items = list(Item.select().where(Item.run == run).order_by(Item.id))
-    Item.update(status=COMPLETED, evaluation_score=70.0, last_attempt_at=dt.datetime(2025, 1, 1),
-                time_taken_ms=900.0).where(Item.id.in_([i.id for i in items[:3]])).execute()
+    Item.update(
+        status=COMPLETED,
+        evaluation_score=70.0,
+        last_attempt_at=dt.datetime(2025, 1, 1),
+        time_taken_ms=900.0,
+    ).where(Item.id.in_([i.id for i in items[:3]])).execute()
     Item.update(status=FAILED, error_msg="boom", last_attempt_at=dt.datetime(2025, 1, 1)).where(
-        Item.id == items[3].id).execute()
+        Item.id == items[3].id
+    ).execute()
     return items
 
 
 def test_latest_items_filter_by_model_and_status(client, run):
     items = answer_all(run)
     target = items[3].target
-    response = client.get(f"/runs/{run.run_id}/items",
-                          query_string={"model": target.id, "status": "FAILED"}, headers=HX)
+    response = client.get(
+        f"/runs/{run.run_id}/items",
+        query_string={"model": target.id, "status": "FAILED"},
+        headers=HX,
+    )
     rows = soup(response).select("#latest-items tbody tr")
     assert len(rows) == 1 and "boom" in rows[0].text
     assert response.headers["HX-Replace-Url"] == (
-        f"/runs/{run.run_id}?model={target.id}&status=FAILED")
+        f"/runs/{run.run_id}?model={target.id}&status=FAILED"
+    )
 
 
 def test_live_view_filter_works_without_javascript(client, run):
@@ -246,8 +283,11 @@ def test_live_view_filter_works_without_javascript(client, run):
 
 def test_unknown_filter_values_are_ignored(client, run):
     answer_all(run)
-    page = soup(client.get(f"/runs/{run.run_id}/items",
-                           query_string={"model": "x", "status": "BOGUS"}, headers=HX))
+    page = soup(
+        client.get(
+            f"/runs/{run.run_id}/items", query_string={"model": "x", "status": "BOGUS"}, headers=HX
+        )
+    )
     assert len(page.select("tbody tr")) == 4
 
 
@@ -256,10 +296,20 @@ def history(app):
     """alpha finished (j1, 2025-01-02), bravo paused (j2, 02-01), charlie stopped (j1, 03-01)."""
     a, (ta,) = make_run("alpha", judge_model="j1")
     add_item(a, ta, "x", score=90.0)
-    make_run("bravo", judge_model="j2", status="PENDING", control="paused",
-             created_at=dt.datetime(2025, 2, 1, 10))
-    c, (tc,) = make_run("charlie", judge_model="j1", status="PENDING", control="stopped",
-                        created_at=dt.datetime(2025, 3, 1, 10))
+    make_run(
+        "bravo",
+        judge_model="j2",
+        status="PENDING",
+        control="paused",
+        created_at=dt.datetime(2025, 2, 1, 10),
+    )
+    c, (tc,) = make_run(
+        "charlie",
+        judge_model="j1",
+        status="PENDING",
+        control="stopped",
+        created_at=dt.datetime(2025, 3, 1, 10),
+    )
     add_item(c, tc, "x", score=40.0)
     add_item(c, tc, "y", score=None, status="NEW")
 
@@ -274,25 +324,31 @@ def test_history_lists_newest_first(client, history):
     assert history_ids(client) == ["charlie", "bravo", "alpha"]
 
 
-@pytest.mark.parametrize("query, expected", [
-    ({"state": "finished"}, ["alpha"]),
-    ({"state": "paused"}, ["bravo"]),
-    ({"judge": "j1"}, ["charlie", "alpha"]),
-    ({"from": "2025-02-01", "to": "2025-02-28"}, ["bravo"]),
-    ({"to": "2025-01-02"}, ["alpha"]),
-    ({"state": "bogus", "from": "not-a-date"}, ["charlie", "bravo", "alpha"]),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ({"state": "finished"}, ["alpha"]),
+        ({"state": "paused"}, ["bravo"]),
+        ({"judge": "j1"}, ["charlie", "alpha"]),
+        ({"from": "2025-02-01", "to": "2025-02-28"}, ["bravo"]),
+        ({"to": "2025-01-02"}, ["alpha"]),
+        ({"state": "bogus", "from": "not-a-date"}, ["charlie", "bravo", "alpha"]),
+    ],
+)
 def test_history_filters(client, history, query, expected):
     assert history_ids(client, **query) == expected
 
 
-@pytest.mark.parametrize("sort, expected", [
-    ("-score", ["alpha", "charlie", "bravo"]),
-    ("score", ["charlie", "alpha", "bravo"]),
-    ("run_id", ["alpha", "bravo", "charlie"]),
-    ("-items", ["charlie", "alpha", "bravo"]),
-    ("nonsense", ["charlie", "bravo", "alpha"]),
-])
+@pytest.mark.parametrize(
+    "sort, expected",
+    [
+        ("-score", ["alpha", "charlie", "bravo"]),
+        ("score", ["charlie", "alpha", "bravo"]),
+        ("run_id", ["alpha", "bravo", "charlie"]),
+        ("-items", ["charlie", "alpha", "bravo"]),
+        ("nonsense", ["charlie", "bravo", "alpha"]),
+    ],
+)
 def test_history_sorts(client, history, sort, expected):
     assert history_ids(client, sort=sort) == expected
 
@@ -305,8 +361,15 @@ def test_history_sort_links_keep_the_filters(client, history):
 
 def test_patterns_page_renders_every_partial(client, app):
     page = soup(client.get("/_patterns/"))
-    for region in ("run-progress", "run-controls", "run-log", "latest-items", "raw-events",
-                   "judge-models", "target-models-1"):
+    for region in (
+        "run-progress",
+        "run-controls",
+        "run-log",
+        "latest-items",
+        "raw-events",
+        "judge-models",
+        "target-models-1",
+    ):
         assert page.find(id=region) is not None, region
     assert page.select_one(".patterns").has_attr("hx-disable")
 
@@ -315,8 +378,11 @@ def test_eta_counts_answers_and_judgements_left_at_the_recent_pace(run):
     items = list(Item.select().where(Item.run == run).order_by(Item.id))
     t0 = dt.datetime(2025, 1, 1, 12, 0, 0)
     for n, item in enumerate(items[:3]):  # one answer a second, none judged yet
-        Item.update(status="WAITING_FOR_JUDGE", answered_at=t0 + dt.timedelta(seconds=n),
-                    tokens_per_second=10.0 * (n + 1)).where(Item.id == item.id).execute()
+        Item.update(
+            status="WAITING_FOR_JUDGE",
+            answered_at=t0 + dt.timedelta(seconds=n),
+            tokens_per_second=10.0 * (n + 1),
+        ).where(Item.id == item.id).execute()
     p = run_views.progress(Run.get_by_id(run.id), now=t0 + dt.timedelta(seconds=2))
     assert p["eta_seconds"] == 1 * 1.0 + 4 * 1.0  # 1 answer + 4 judgements left
     assert p["recent_tps"] == 20.0
@@ -326,12 +392,19 @@ def test_eta_uses_each_targets_own_pace_for_its_items_left(run):
     m1_a, m1_b, m2_a, _ = list(Item.select().where(Item.run == run).order_by(Item.id))
     t0 = dt.datetime(2025, 1, 1, 12, 0, 0)
     for n, item in enumerate((m1_a, m1_b)):  # m1: fast, one answer a second, judged
-        Item.update(status=COMPLETED, answered_at=t0 + dt.timedelta(seconds=n),
-                    judged_at=t0 + dt.timedelta(seconds=n + 1), time_taken_ms=900.0,
-                    evaluation_score=50.0).where(Item.id == item.id).execute()
+        Item.update(
+            status=COMPLETED,
+            answered_at=t0 + dt.timedelta(seconds=n),
+            judged_at=t0 + dt.timedelta(seconds=n + 1),
+            time_taken_ms=900.0,
+            evaluation_score=50.0,
+        ).where(Item.id == item.id).execute()
     # m2: slow, 10 s per answer by its own timing; one answer in, one left.
-    Item.update(status="WAITING_FOR_JUDGE", answered_at=t0 + dt.timedelta(seconds=12),
-                time_taken_ms=10_000.0).where(Item.id == m2_a.id).execute()
+    Item.update(
+        status="WAITING_FOR_JUDGE",
+        answered_at=t0 + dt.timedelta(seconds=12),
+        time_taken_ms=10_000.0,
+    ).where(Item.id == m2_a.id).execute()
     p = run_views.progress(Run.get_by_id(run.id), now=t0 + dt.timedelta(seconds=12))
     assert p["eta_seconds"] == 1 * 10.0 + 2 * 1.0  # m2's answer at m2's pace + 2 judgements
 

@@ -16,19 +16,37 @@ def soup(response):
 
 
 def form_data(**overrides):
-    data = {"taskId": "geo_001", "category": "Geography", "subcategory": "Capitals",
-            "difficulty": "easy", "question": "What is the capital of {country}?",
-            "systemPrompt": "", "excellent": "Paris.", "good": "Paris", "pass": "paris",
-            "incorrectAnswerDirection": "another city", "rubric": "", "autoFail": "",
-            "tags": "geo, europe", "vars": "country = France", "templateVersion": ""}
+    data = {
+        "taskId": "geo_001",
+        "category": "Geography",
+        "subcategory": "Capitals",
+        "difficulty": "easy",
+        "question": "What is the capital of {country}?",
+        "systemPrompt": "",
+        "excellent": "Paris.",
+        "good": "Paris",
+        "pass": "paris",
+        "incorrectAnswerDirection": "another city",
+        "rubric": "",
+        "autoFail": "",
+        "tags": "geo, europe",
+        "vars": "country = France",
+        "templateVersion": "",
+    }
     data.update(overrides)
     return data
 
 
 def make_tasks(n, category="Math"):
     for i in range(n):
-        task_store.create_task({"taskId": f"{category.lower()}_{i:03d}", "category": category,
-                                "question": f"Q{i}", "excellent": "a"})
+        task_store.create_task(
+            {
+                "taskId": f"{category.lower()}_{i:03d}",
+                "category": category,
+                "question": f"Q{i}",
+                "excellent": "a",
+            }
+        )
 
 
 def test_list_page_has_search_category_filter_and_the_table(client):
@@ -45,7 +63,9 @@ def test_search_and_category_work_without_js(client):
     make_tasks(2, "Logic")
     page = soup(client.get("/settings/tasks/?category=Logic"))
     assert [td.get_text(strip=True) for td in page.select("#task-table tbody td:first-child")] == [
-        "logic_000", "logic_001"]
+        "logic_000",
+        "logic_001",
+    ]
     page = soup(client.get("/settings/tasks/?q=math_002"))
     assert len(page.select("#task-table tbody tr")) == 1
 
@@ -72,9 +92,13 @@ def test_empty_list_says_so(client):
 
 
 def test_create_saves_every_field_and_redirects(client):
-    response = client.post("/settings/tasks/new", data=form_data(
-        rubric='[{"id": "r1", "text": "names Paris", "weight": 2, "max_score": 10}]',
-        autoFail="names Lyon\nrefuses"))
+    response = client.post(
+        "/settings/tasks/new",
+        data=form_data(
+            rubric='[{"id": "r1", "text": "names Paris", "weight": 2, "max_score": 10}]',
+            autoFail="names Lyon\nrefuses",
+        ),
+    )
     assert response.status_code == 302
     task = Task.get(Task.task_id == "geo_001")
     assert task.tags == ["geo", "europe"] and task.vars == {"country": "France"}
@@ -82,12 +106,18 @@ def test_create_saves_every_field_and_redirects(client):
     assert task.pass_answer == "paris" and task.incorrect_direction == "another city"
 
 
-@pytest.mark.parametrize(("overrides", "field"), [
-    ({"taskId": ""}, "taskId"), ({"taskId": "has space"}, "taskId"),
-    ({"category": ""}, "category"), ({"question": ""}, "question"),
-    ({"rubric": "[{not json"}, "rubric"), ({"vars": "city = Paris"}, "vars"),
-    ({"difficulty": "x"}, "difficulty"),
-])
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"taskId": ""}, "taskId"),
+        ({"taskId": "has space"}, "taskId"),
+        ({"category": ""}, "category"),
+        ({"question": ""}, "question"),
+        ({"rubric": "[{not json"}, "rubric"),
+        ({"vars": "city = Paris"}, "vars"),
+        ({"difficulty": "x"}, "difficulty"),
+    ],
+)
 def test_a_bad_field_rerenders_400_marked_with_values_kept(client, overrides, field):
     response = client.post("/settings/tasks/new", data=form_data(**overrides))
     assert response.status_code == 400
@@ -105,8 +135,10 @@ def test_a_taken_task_id_rerenders_409(client):
 
 
 def test_edit_form_is_filled_in(client):
-    client.post("/settings/tasks/new", data=form_data(
-        rubric='[{"id": "r1", "text": "t", "weight": 1, "max_score": 5}]'))
+    client.post(
+        "/settings/tasks/new",
+        data=form_data(rubric='[{"id": "r1", "text": "t", "weight": 1, "max_score": 5}]'),
+    )
     task = Task.get()
     page = soup(client.get(f"/settings/tasks/{task.id}/edit"))
     assert page.select_one("[name=taskId]")["value"] == "geo_001"

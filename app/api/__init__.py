@@ -25,9 +25,14 @@ def _same_origin_only():
     if origin and origin != "null" and urlsplit(origin).netloc != request.host:
         cross = True
     if cross or origin == "null":
-        return jsonify({"error": "cross-site requests to the API are refused; "
-                                 "use the web pages or call the API directly"}), 403
+        return jsonify(
+            {
+                "error": "cross-site requests to the API are refused; "
+                "use the web pages or call the API directly"
+            }
+        ), 403
     return None
+
 
 from . import datasets  # noqa: E402,F401
 from . import exports  # noqa: E402,F401

@@ -29,12 +29,17 @@ def tasks_import():
     """Import tasks (multipart `file`, repeatable, or JSON {content, format}); all or nothing."""
     if request.mimetype == "multipart/form-data":
         if not request.headers.get(UPLOAD_HEADER):
-            raise ValidationError.field("headers", f"send the header {UPLOAD_HEADER}: llmbench "
-                                        "with a multipart upload (or send JSON)")
+            raise ValidationError.field(
+                "headers",
+                f"send the header {UPLOAD_HEADER}: llmbench with a multipart upload (or send JSON)",
+            )
         files = [f for f in request.files.getlist("file") if f and f.filename]
         if not files:
-            raise ValidationError.field("file", "attach the dataset file(s) as form field 'file' "
-                                        "(repeat the field for several files)")
+            raise ValidationError.field(
+                "file",
+                "attach the dataset file(s) as form field 'file' "
+                "(repeat the field for several files)",
+            )
         fmt, collection, on_duplicate = _import_args(request.form)
         # Several files are checked together: a task_id in two of them is a duplicate.
         data, name = [(f.filename, f.read()) for f in files], None
@@ -49,8 +54,9 @@ def tasks_import():
         data, name = content.encode("utf-8"), body.get("filename") or None
     else:
         raise ValidationError.field("body", "send multipart/form-data with a file, or JSON")
-    result = importer.import_tasks(data, fmt, filename=name, collection=collection,
-                                   on_duplicate=on_duplicate)
+    result = importer.import_tasks(
+        data, fmt, filename=name, collection=collection, on_duplicate=on_duplicate
+    )
     return jsonify(result.to_dict()), 201
 
 
@@ -64,5 +70,6 @@ def tasks_export():
     mimetype = exporter.EXPORT_FORMATS[fmt][1]
     response = Response(body, mimetype=mimetype)
     response.headers["Content-Disposition"] = (
-        f'attachment; filename="{exporter.filename(fmt, collection)}"')
+        f'attachment; filename="{exporter.filename(fmt, collection)}"'
+    )
     return response

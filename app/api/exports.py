@@ -19,7 +19,8 @@ def export_run(run_id):
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         raise ValidationError.field(
-            "body", 'send a JSON object such as {"format": "CSV", "includeDetailed": true}')
+            "body", 'send a JSON object such as {"format": "CSV", "includeDetailed": true}'
+        )
     fmt = body.get("format")
     errors = []
     if not isinstance(fmt, str) or fmt.upper() not in files.FORMATS:
@@ -46,8 +47,11 @@ def run_results(run_id):
 @bp.get("/compare")
 def compare_runs():
     """Compare run `a` (before) with run `b` (after)."""
-    errors = [{"field": name, "message": "give a run id"}
-              for name in ("a", "b") if not (request.args.get(name) or "").strip()]
+    errors = [
+        {"field": name, "message": "give a run id"}
+        for name in ("a", "b")
+        if not (request.args.get(name) or "").strip()
+    ]
     if errors:
         raise ValidationError(errors)
     run_a = results.get_run(request.args["a"].strip())

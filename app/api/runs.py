@@ -16,8 +16,9 @@ def _body(optional=False):
     if data is None:
         if optional and not request.data:
             return {}
-        raise ValidationError.field("body", "send a JSON object with Content-Type: "
-                                    "application/json")
+        raise ValidationError.field(
+            "body", "send a JSON object with Content-Type: application/json"
+        )
     if not isinstance(data, dict):
         raise ValidationError.field("body", "the body must be a JSON object")
     return data
@@ -27,8 +28,9 @@ def _args(*allowed):
     """The query string, or a 400 naming a parameter this endpoint does not know."""
     unknown = sorted(set(request.args) - set(allowed))
     if unknown:
-        raise ValidationError.field(unknown[0], f"unknown query parameter; use "
-                                    f"{', '.join(allowed)}")
+        raise ValidationError.field(
+            unknown[0], f"unknown query parameter; use {', '.join(allowed)}"
+        )
     return request.args
 
 
@@ -79,9 +81,14 @@ def run_resume(run_id):
 def run_items(run_id):
     """A page of items: ?status=&model=&target=&page=&perPage=."""
     args = _args("status", "model", "target", "page", "perPage")
-    found = runs.list_items(run_id, status=args.get("status"), model=args.get("model"),
-                            target_id=args.get("target"), page=args.get("page", 1),
-                            per_page=args.get("perPage", 50))
+    found = runs.list_items(
+        run_id,
+        status=args.get("status"),
+        model=args.get("model"),
+        target_id=args.get("target"),
+        page=args.get("page", 1),
+        per_page=args.get("perPage", 50),
+    )
     found["items"] = [runs.item_to_dict(i) for i in found["items"]]
     return jsonify(found)
 
@@ -91,8 +98,9 @@ def run_logs(run_id):
     """Run log lines oldest first: ?since=<log id or ISO time>&limit=."""
     args = _args("since", "limit")
     lines = runs.list_logs(run_id, since=args.get("since"), limit=args.get("limit", 200))
-    return jsonify({"logs": [log_to_dict(e) for e in lines],
-                    "lastId": lines[-1].id if lines else None})
+    return jsonify(
+        {"logs": [log_to_dict(e) for e in lines], "lastId": lines[-1].id if lines else None}
+    )
 
 
 @bp.post("/runs/<run_id>/items/<int:item_id>/retry-judge")

@@ -24,12 +24,19 @@ def status():
     """Health, the active run, who holds the orchestrator lease, the schema version."""
     run = active_run()
     lease = Lease.get_or_none(Lease.name == "orchestrator")
-    return jsonify({
-        "status": "ok",
-        "activeRun": run.run_id if run else None,
-        "state": run.state if run else "idle",
-        "orchestrator": {"holder": lease.holder, "heartbeatAt": isoformat(lease.heartbeat_at),
-                         "expiresAt": isoformat(lease.expires_at)} if lease else None,
-        "schemaVersion": schema_version(database),
-        "version": _version(),
-    })
+    return jsonify(
+        {
+            "status": "ok",
+            "activeRun": run.run_id if run else None,
+            "state": run.state if run else "idle",
+            "orchestrator": {
+                "holder": lease.holder,
+                "heartbeatAt": isoformat(lease.heartbeat_at),
+                "expiresAt": isoformat(lease.expires_at),
+            }
+            if lease
+            else None,
+            "schemaVersion": schema_version(database),
+            "version": _version(),
+        }
+    )

@@ -15,8 +15,12 @@ def task_list():
     """Tasks; ?q=&category= filter, ?page=&perPage= paginate (X-Total-Count header)."""
     args = request.args
     if "page" in args or "perPage" in args:
-        page = store.search_tasks(args.get("q", ""), args.get("category", ""),
-                                  args.get("page", 1), args.get("perPage", 50))
+        page = store.search_tasks(
+            args.get("q", ""),
+            args.get("category", ""),
+            args.get("page", 1),
+            args.get("perPage", 50),
+        )
         response = jsonify([store.task_to_dict(t) for t in page.items])
         response.headers["X-Total-Count"] = str(page.total)
         return response
@@ -63,7 +67,8 @@ def collection_create():
     """Create a collection (name unique), optionally with taskIds."""
     body = json_body()
     collection = store.create_collection_with_tasks(
-        body.get("name"), body.get("description", ""), body.get("taskIds"))
+        body.get("name"), body.get("description", ""), body.get("taskIds")
+    )
     response = jsonify(store.collection_to_dict(collection))
     response.headers["Location"] = url_for("api.collection_get", collection_id=collection.id)
     return response, 201

@@ -7,12 +7,35 @@ from ..errors import ValidationError
 
 # Task fields by their model names (app.models.Task), in export order.
 TASK_FIELDS = (
-    "task_id", "category", "subcategory", "difficulty", "question", "system_prompt",
-    "excellent", "good", "pass_answer", "incorrect_direction", "rubric", "auto_fail", "tags",
-    "vars", "template_version",
+    "task_id",
+    "category",
+    "subcategory",
+    "difficulty",
+    "question",
+    "system_prompt",
+    "excellent",
+    "good",
+    "pass_answer",
+    "incorrect_direction",
+    "rubric",
+    "auto_fail",
+    "tags",
+    "vars",
+    "template_version",
 )
-TEXT_FIELDS = ("task_id", "category", "subcategory", "difficulty", "question", "system_prompt",
-               "excellent", "good", "pass_answer", "incorrect_direction", "template_version")
+TEXT_FIELDS = (
+    "task_id",
+    "category",
+    "subcategory",
+    "difficulty",
+    "question",
+    "system_prompt",
+    "excellent",
+    "good",
+    "pass_answer",
+    "incorrect_direction",
+    "template_version",
+)
 DIFFICULTIES = ("easy", "medium", "hard")
 
 
@@ -134,8 +157,12 @@ def norm_rubric(value, label, task, problems):
             continue
         unknown = sorted(set(raw) - {"id", "text", "weight", "max_score", "maxScore"})
         if unknown:
-            problems.add(where, f"unknown key(s) {', '.join(unknown)}; allowed: id, text, weight, "
-                                f"max_score (or maxScore)", line)
+            problems.add(
+                where,
+                f"unknown key(s) {', '.join(unknown)}; allowed: id, text, weight, "
+                f"max_score (or maxScore)",
+                line,
+            )
             continue
         item_id = as_text(raw.get("id")) or f"r{n}"
         text = as_text(raw.get("text"))
@@ -154,8 +181,9 @@ def norm_rubric(value, label, task, problems):
                 problems.add(f"{where}.{key}", "must be a number greater than 0", line)
                 bad = True
         if not bad:
-            items.append({"id": item_id, "text": text.strip(), "weight": weight,
-                          "max_score": max_score})
+            items.append(
+                {"id": item_id, "text": text.strip(), "weight": weight, "max_score": max_score}
+            )
     return items or None
 
 
@@ -193,7 +221,7 @@ def norm_vars(value, label, task, problems):
             problems.add(label, f"is not valid JSON ({exc.msg} at column {exc.colno})", line)
             return None
     if not isinstance(value, dict):
-        problems.add(label, "must be a JSON object like {\"name\": \"value\"}", line)
+        problems.add(label, 'must be a JSON object like {"name": "value"}', line)
         return None
     for key in value:
         if not isinstance(key, str) or not key.isidentifier():

@@ -28,8 +28,9 @@ def select_tasks(collection=None):
         group = Collection.get_or_none(Collection.name == collection)
         if group is None:
             raise NotFound(f"no collection named {collection!r}")
-        query = (query.join(CollectionTask, on=(CollectionTask.task == Task.id))
-                 .where(CollectionTask.collection == group.id))
+        query = query.join(CollectionTask, on=(CollectionTask.task == Task.id)).where(
+            CollectionTask.collection == group.id
+        )
     return query
 
 
@@ -39,8 +40,12 @@ def _collections(collection=None):
     if collection:
         query = query.where(Collection.name == collection)
     members = {}
-    rows = (CollectionTask.select(CollectionTask.collection, Task.task_id)
-            .join(Task).order_by(Task.id).tuples())
+    rows = (
+        CollectionTask.select(CollectionTask.collection, Task.task_id)
+        .join(Task)
+        .order_by(Task.id)
+        .tuples()
+    )
     for collection_id, task_id in rows:
         members.setdefault(collection_id, []).append(task_id)
     return [(c.name, c.description, members.get(c.id, [])) for c in query]
@@ -50,15 +55,20 @@ def export_format(fmt):
     """The canonical export format name, or ValidationError naming the choices."""
     name = ALIASES.get(str(fmt or "json").lower(), str(fmt or "json").lower())
     if name not in EXPORT_FORMATS:
-        raise ValidationError.field("format", f"unknown format {fmt!r}; use one of "
-                                              + ", ".join(EXPORT_FORMATS))
+        raise ValidationError.field(
+            "format", f"unknown format {fmt!r}; use one of " + ", ".join(EXPORT_FORMATS)
+        )
     return name
 
 
 def filename(fmt, collection=None):
     """A download name like tasks-quick.yaml."""
-    stem = "tasks" if not collection else "tasks-" + "".join(
-        ch if (ch.isascii() and ch.isalnum()) or ch in "-_" else "-" for ch in collection)
+    stem = (
+        "tasks"
+        if not collection
+        else "tasks-"
+        + "".join(ch if (ch.isascii() and ch.isalnum()) or ch in "-_" else "-" for ch in collection)
+    )
     return stem + EXPORT_FORMATS[fmt][0]
 
 

@@ -28,8 +28,14 @@ PARSERS = {
     "json": json_tasks.parse,
 }
 FORMATS = tuple(PARSERS)
-ALIASES = {"yml": "yaml", "seed001": "yaml", "seed004": "jsonl", "seed003": "csv",
-           "runner-csv": "csv", "runner_jsonl": "runner-jsonl"}
+ALIASES = {
+    "yml": "yaml",
+    "seed001": "yaml",
+    "seed004": "jsonl",
+    "seed003": "csv",
+    "runner-csv": "csv",
+    "runner_jsonl": "runner-jsonl",
+}
 ON_DUPLICATE = ("reject", "skip", "update")
 _EXTENSIONS = {".yml": "yaml", ".yaml": "yaml", ".csv": "csv", ".json": "json"}
 MAX_ERRORS = 500  # a file with 100 000 bad lines still gets a readable answer
@@ -49,9 +55,14 @@ class ImportResult:
 
     def to_dict(self):
         """camelCase for the API."""
-        return {"created": self.created, "updated": self.updated, "skipped": self.skipped,
-                "collection": self.collection, "collections": self.collections,
-                "total": len(self.task_ids)}
+        return {
+            "created": self.created,
+            "updated": self.updated,
+            "skipped": self.skipped,
+            "collection": self.collection,
+            "collections": self.collections,
+            "total": len(self.task_ids),
+        }
 
 
 @dataclass
@@ -69,8 +80,9 @@ def normalise_format(fmt):
         return None
     name = ALIASES.get(str(fmt).lower(), str(fmt).lower())
     if name not in PARSERS:
-        raise ValidationError.field("format", f"unknown format {fmt!r}; use one of "
-                                              + ", ".join(FORMATS))
+        raise ValidationError.field(
+            "format", f"unknown format {fmt!r}; use one of " + ", ".join(FORMATS)
+        )
     return name
 
 
@@ -165,8 +177,12 @@ def check(path_or_bytes, fmt=None, filename=None, on_duplicate="reject"):
             continue
         earlier = first_seen.get(data["task_id"])
         if earlier is not None:
-            problems.add(task.where("task_id")[1], f"task_id {data['task_id']!r} is given twice "
-                         f"(first at {_place(earlier)})", task.line, task.file)
+            problems.add(
+                task.where("task_id")[1],
+                f"task_id {data['task_id']!r} is given twice (first at {_place(earlier)})",
+                task.line,
+                task.file,
+            )
             continue
         first_seen[data["task_id"]] = task
         cleaned.append((task, data))
@@ -174,38 +190,53 @@ def check(path_or_bytes, fmt=None, filename=None, on_duplicate="reject"):
     if on_duplicate == "reject":
         for task, data in cleaned:
             if data["task_id"] in existing:
-                problems.add(task.where("task_id")[1],
-                             f"task_id {data['task_id']!r} already exists; choose skip or update "
-                             "for duplicates, or rename it", task.line, task.file)
+                problems.add(
+                    task.where("task_id")[1],
+                    f"task_id {data['task_id']!r} already exists; choose skip or update "
+                    "for duplicates, or rename it",
+                    task.line,
+                    task.file,
+                )
     known = set(first_seen)
     for name, spec in collections.items():
         unknown = [i for i in spec["task_ids"] if i not in known]
         unknown = [i for i in unknown if i not in _existing_ids(unknown)]
         if unknown:
-            problems.add(f"collections.{name}", "unknown task_id(s): " + ", ".join(unknown[:10]),
-                         spec.get("line"), spec.get("file"))
+            problems.add(
+                f"collections.{name}",
+                "unknown task_id(s): " + ", ".join(unknown[:10]),
+                spec.get("line"),
+                spec.get("file"),
+            )
     if problems:
         # File by file (in the order read), each in line order.
         order = {label: n for n, (label, _) in enumerate(sources)}
         problems.entries.sort(key=lambda e: (order.get(e.get("file"), -1), e.get("line") or 0))
         entries = problems.entries
         if len(entries) > MAX_ERRORS:
-            entries = entries[:MAX_ERRORS] + [{"file": None, "line": None, "field": None,
-                                               "message": f"... and {len(entries) - MAX_ERRORS}"
-                                                          " more problems"}]
+            entries = entries[:MAX_ERRORS] + [
+                {
+                    "file": None,
+                    "line": None,
+                    "field": None,
+                    "message": f"... and {len(entries) - MAX_ERRORS} more problems",
+                }
+            ]
         raise ValidationError(entries, message=summary_message(problems.entries))
     return CheckedDataset([d for _, d in cleaned], collections, existing)
 
 
 def _place(task):
-    return ", ".join(p for p in (task.file, f"line {task.line}" if task.line else None) if p) \
+    return (
+        ", ".join(p for p in (task.file, f"line {task.line}" if task.line else None) if p)
         or "an earlier task"
+    )
 
 
 def _existing_ids(task_ids):
     found = {}
     for start in range(0, len(task_ids), 500):
-        chunk = task_ids[start:start + 500]
+        chunk = task_ids[start : start + 500]
         query = Task.select(Task.id, Task.task_id).where(Task.task_id.in_(chunk)).tuples()
         found.update({task_id: pk for pk, task_id in query})
     return found
@@ -238,13 +269,14 @@ def _save(checked, collection, on_duplicate):
         if pk is None:
             rows.append({**values, "created_at": now, "updated_at": now})
         elif on_duplicate == "update":
-            Task.update(**{k: v for k, v in values.items() if k != "task_id"},
-                        updated_at=now).where(Task.id == pk).execute()
+            Task.update(
+                **{k: v for k, v in values.items() if k != "task_id"}, updated_at=now
+            ).where(Task.id == pk).execute()
             result.updated += 1
         else:
             result.skipped += 1
     for start in range(0, len(rows), _BATCH):
-        Task.insert_many(rows[start:start + _BATCH]).execute()
+        Task.insert_many(rows[start : start + _BATCH]).execute()
     result.created = len(rows)
     groups = dict(checked.collections)
     if collection:
@@ -259,7 +291,8 @@ def _save(checked, collection, on_duplicate):
             group = Collection.create(name=name, description=spec.get("description") or "")
         members = [{"collection": group.id, "task": pks[i]} for i in spec["task_ids"]]
         for start in range(0, len(members), _BATCH):
-            CollectionTask.insert_many(members[start:start + _BATCH]).on_conflict_ignore() \
-                .execute()
+            CollectionTask.insert_many(
+                members[start : start + _BATCH]
+            ).on_conflict_ignore().execute()
         result.collections.append(name)
     return result

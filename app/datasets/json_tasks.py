@@ -23,10 +23,19 @@ from .lines import array_element_lines
 from .lines import load_json
 
 FORMAT_NAME = "llmbench-tasks"
-_TEXT = {"taskId": "task_id", "category": "category", "subcategory": "subcategory",
-         "difficulty": "difficulty", "question": "question", "systemPrompt": "system_prompt",
-         "excellent": "excellent", "good": "good", "pass": "pass_answer",
-         "incorrectAnswerDirection": "incorrect_direction", "templateVersion": "template_version"}
+_TEXT = {
+    "taskId": "task_id",
+    "category": "category",
+    "subcategory": "subcategory",
+    "difficulty": "difficulty",
+    "question": "question",
+    "systemPrompt": "system_prompt",
+    "excellent": "excellent",
+    "good": "good",
+    "pass": "pass_answer",
+    "incorrectAnswerDirection": "incorrect_direction",
+    "templateVersion": "template_version",
+}
 _STRUCTURED = {"rubric": "rubric", "autoFail": "auto_fail", "tags": "tags", "vars": "vars"}
 _IGNORED = {"id", "createdAt", "updatedAt", "collections"}
 ALLOWED = set(_TEXT) | set(_STRUCTURED) | _IGNORED
@@ -44,8 +53,9 @@ def parse(text, file=None):
     if isinstance(doc, list):
         items, lines = doc, array_element_lines(text)
     elif isinstance(doc, dict):
-        if not check_keys(doc, {"format", "version", "tasks", "collections"},
-                          ParsedTask({}, 1, file), problems):
+        if not check_keys(
+            doc, {"format", "version", "tasks", "collections"}, ParsedTask({}, 1, file), problems
+        ):
             return dataset
         items, lines = doc.get("tasks") or [], array_element_lines(text, "tasks")
         _collections(doc.get("collections"), text, dataset, problems)
@@ -73,8 +83,11 @@ def _collections(value, text, dataset, problems):
     for n, raw in enumerate(value):
         line = lines[n] if n < len(lines) else None
         label = f"collections[{n}]"
-        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) \
-                or not raw["name"].strip():
+        if (
+            not isinstance(raw, dict)
+            or not isinstance(raw.get("name"), str)
+            or not raw["name"].strip()
+        ):
             problems.add(f"{label}.name", "is required", line)
             continue
         unknown = sorted(set(raw) - {"id", "name", "description", "taskIds"})
@@ -87,8 +100,11 @@ def _collections(value, text, dataset, problems):
             continue
         description = raw.get("description") or ""
         dataset.collections[raw["name"].strip()] = {
-            "task_ids": [str(i) for i in ids], "line": line, "file": problems.file,
-            "description": description if isinstance(description, str) else ""}
+            "task_ids": [str(i) for i in ids],
+            "line": line,
+            "file": problems.file,
+            "description": description if isinstance(description, str) else "",
+        }
 
 
 def _task(raw, n, line, file, problems):
@@ -108,8 +124,9 @@ def _task(raw, n, line, file, problems):
         task.fields[name] = (line, key)
     task.data["difficulty"] = norm_difficulty(task.data.get("difficulty"))
     task.data["rubric"] = norm_rubric(raw.get("rubric"), "rubric", task, problems)
-    task.data["auto_fail"] = norm_str_list(raw.get("autoFail"), "autoFail", task, problems,
-                                           "auto_fail")
+    task.data["auto_fail"] = norm_str_list(
+        raw.get("autoFail"), "autoFail", task, problems, "auto_fail"
+    )
     task.data["tags"] = norm_str_list(raw.get("tags"), "tags", task, problems, "tags")
     task.data["vars"] = norm_vars(raw.get("vars"), "vars", task, problems)
     task.bad = len(problems.entries) != before
@@ -119,21 +136,35 @@ def _task(raw, n, line, file, problems):
 def task_entry(t):
     """One task as our JSON object (camelCase, seed 000 §7.2 names)."""
     get = t.get if isinstance(t, dict) else (lambda k: getattr(t, k))
-    entry = {"taskId": get("task_id"), "category": get("category"),
-             "subcategory": get("subcategory") or "", "difficulty": get("difficulty"),
-             "question": get("question"), "systemPrompt": get("system_prompt"),
-             "excellent": get("excellent") or "", "good": get("good") or "",
-             "pass": get("pass_answer") or "",
-             "incorrectAnswerDirection": get("incorrect_direction") or "",
-             "rubric": get("rubric"), "autoFail": get("auto_fail"), "tags": get("tags"),
-             "vars": get("vars"), "templateVersion": get("template_version")}
+    entry = {
+        "taskId": get("task_id"),
+        "category": get("category"),
+        "subcategory": get("subcategory") or "",
+        "difficulty": get("difficulty"),
+        "question": get("question"),
+        "systemPrompt": get("system_prompt"),
+        "excellent": get("excellent") or "",
+        "good": get("good") or "",
+        "pass": get("pass_answer") or "",
+        "incorrectAnswerDirection": get("incorrect_direction") or "",
+        "rubric": get("rubric"),
+        "autoFail": get("auto_fail"),
+        "tags": get("tags"),
+        "vars": get("vars"),
+        "templateVersion": get("template_version"),
+    }
     return entry
 
 
 def dump(tasks, collections):
     """The whole document; `collections` is [(name, description, [task_id, ...])]."""
-    doc = {"format": FORMAT_NAME, "version": 1,
-           "tasks": [task_entry(t) for t in tasks],
-           "collections": [{"name": name, "description": description, "taskIds": ids}
-                           for name, description, ids in collections]}
+    doc = {
+        "format": FORMAT_NAME,
+        "version": 1,
+        "tasks": [task_entry(t) for t in tasks],
+        "collections": [
+            {"name": name, "description": description, "taskIds": ids}
+            for name, description, ids in collections
+        ],
+    }
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"

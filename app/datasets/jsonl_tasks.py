@@ -18,16 +18,41 @@ from .common import norm_str_list
 from .common import norm_vars
 from .lines import LineDict
 
-SEED_KEYS = {"id", "category", "difficulty", "scenario", "prompt", "rubric", "auto_fail",
-             "version", "source"}
-EXTRA_KEYS = {"subcategory", "system_prompt", "excellent", "good", "pass",
-              "incorrect_direction", "tags", "vars"}
+SEED_KEYS = {
+    "id",
+    "category",
+    "difficulty",
+    "scenario",
+    "prompt",
+    "rubric",
+    "auto_fail",
+    "version",
+    "source",
+}
+EXTRA_KEYS = {
+    "subcategory",
+    "system_prompt",
+    "excellent",
+    "good",
+    "pass",
+    "incorrect_direction",
+    "tags",
+    "vars",
+}
 ALLOWED = SEED_KEYS | EXTRA_KEYS
 
-_TEXT = {"id": "task_id", "category": "category", "difficulty": "difficulty",
-         "version": "template_version", "subcategory": "subcategory",
-         "system_prompt": "system_prompt", "excellent": "excellent", "good": "good",
-         "pass": "pass_answer", "incorrect_direction": "incorrect_direction"}
+_TEXT = {
+    "id": "task_id",
+    "category": "category",
+    "difficulty": "difficulty",
+    "version": "template_version",
+    "subcategory": "subcategory",
+    "system_prompt": "system_prompt",
+    "excellent": "excellent",
+    "good": "good",
+    "pass": "pass_answer",
+    "incorrect_direction": "incorrect_direction",
+}
 
 
 def parse(text, file=None):
@@ -65,8 +90,9 @@ def _task(raw, line, file, problems):
     task.data["question"] = _question(raw, line, problems)
     task.data["difficulty"] = norm_difficulty(task.data.get("difficulty"))
     task.data["rubric"] = norm_rubric(raw.get("rubric"), "rubric", task, problems)
-    task.data["auto_fail"] = norm_str_list(raw.get("auto_fail"), "auto_fail", task, problems,
-                                           "auto_fail")
+    task.data["auto_fail"] = norm_str_list(
+        raw.get("auto_fail"), "auto_fail", task, problems, "auto_fail"
+    )
     tags = norm_str_list(raw.get("tags"), "tags", task, problems, "tags") or []
     source = as_text(raw.get("source"))
     if source is not None and not isinstance(source, str):
@@ -99,18 +125,35 @@ def _question(raw, line, problems):
 def task_entry(t):
     """One task as a seed 004 JSONL object (its question becomes `prompt`, scenario empty)."""
     get = t.get if isinstance(t, dict) else (lambda k: getattr(t, k))
-    entry = {"id": get("task_id"), "category": get("category"),
-             "difficulty": (get("difficulty") or "medium").capitalize(),
-             "scenario": [], "prompt": get("question"),
-             "rubric": [{"id": r["id"], "text": r["text"], "weight": r.get("weight", 1),
-                         "maxScore": r.get("max_score", 1)} for r in (get("rubric") or [])],
-             "auto_fail": list(get("auto_fail") or [])}
+    entry = {
+        "id": get("task_id"),
+        "category": get("category"),
+        "difficulty": (get("difficulty") or "medium").capitalize(),
+        "scenario": [],
+        "prompt": get("question"),
+        "rubric": [
+            {
+                "id": r["id"],
+                "text": r["text"],
+                "weight": r.get("weight", 1),
+                "maxScore": r.get("max_score", 1),
+            }
+            for r in (get("rubric") or [])
+        ],
+        "auto_fail": list(get("auto_fail") or []),
+    }
     if get("template_version"):
         entry["version"] = get("template_version")
-    for key, name in (("subcategory", "subcategory"), ("system_prompt", "system_prompt"),
-                      ("excellent", "excellent"), ("good", "good"), ("pass", "pass_answer"),
-                      ("incorrect_direction", "incorrect_direction"), ("tags", "tags"),
-                      ("vars", "vars")):
+    for key, name in (
+        ("subcategory", "subcategory"),
+        ("system_prompt", "system_prompt"),
+        ("excellent", "excellent"),
+        ("good", "good"),
+        ("pass", "pass_answer"),
+        ("incorrect_direction", "incorrect_direction"),
+        ("tags", "tags"),
+        ("vars", "vars"),
+    ):
         if get(name) not in (None, "", []):
             entry[key] = get(name)
     return entry

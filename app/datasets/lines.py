@@ -90,7 +90,7 @@ def array_element_lines(text, key=None):
     """
     pos = _skip_ws(text, 0)
     if key is not None:
-        if text[pos:pos + 1] != "{":
+        if text[pos : pos + 1] != "{":
             return []
         pos = _skip_ws(text, pos + 1)
         while pos < len(text) and text[pos] != "}":
@@ -101,11 +101,11 @@ def array_element_lines(text, key=None):
                 break
             _, pos = _decoder.raw_decode(text, pos)
             pos = _skip_ws(text, pos)
-            if text[pos:pos + 1] == ",":
+            if text[pos : pos + 1] == ",":
                 pos = _skip_ws(text, pos + 1)
         else:
             return []
-    if text[pos:pos + 1] != "[":
+    if text[pos : pos + 1] != "[":
         return []
     lines = []
     pos = _skip_ws(text, pos + 1)
@@ -117,7 +117,7 @@ def array_element_lines(text, key=None):
         lines.append(line)
         _, pos = _decoder.raw_decode(text, pos)
         pos = _skip_ws(text, pos)
-        if text[pos:pos + 1] == ",":
+        if text[pos : pos + 1] == ",":
             pos = _skip_ws(text, pos + 1)
     return lines
 

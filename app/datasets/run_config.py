@@ -33,21 +33,49 @@ from .lines import YamlSyntaxError
 from .lines import load_yaml
 
 TOP_KEYS = {"run", "providers", "judge", "targets"}
-RUN_KEYS = {"name", "id", "dataset", "dataset_format", "dataset_collection", "on_duplicate",
-            "collections", "question_limit", "categories", "max_attempts", "max_budget_usd",
-            "out_dir"}
+RUN_KEYS = {
+    "name",
+    "id",
+    "dataset",
+    "dataset_format",
+    "dataset_collection",
+    "on_duplicate",
+    "collections",
+    "question_limit",
+    "categories",
+    "max_attempts",
+    "max_budget_usd",
+    "out_dir",
+}
 # seed 004 spellings accepted beside ours
-RUN_ALIASES = {"datasetPath": "dataset", "questionLimit": "question_limit",
-               "maxBudgetUsd": "max_budget_usd", "maxAttempts": "max_attempts",
-               "outDir": "out_dir", "onDuplicate": "on_duplicate"}
-PROVIDER_KEYS = {"name", "type", "base_url", "models_endpoint", "inference_endpoint", "headers",
-                 "timeout_seconds", "max_concurrency"}
+RUN_ALIASES = {
+    "datasetPath": "dataset",
+    "questionLimit": "question_limit",
+    "maxBudgetUsd": "max_budget_usd",
+    "maxAttempts": "max_attempts",
+    "outDir": "out_dir",
+    "onDuplicate": "on_duplicate",
+}
+PROVIDER_KEYS = {
+    "name",
+    "type",
+    "base_url",
+    "models_endpoint",
+    "inference_endpoint",
+    "headers",
+    "timeout_seconds",
+    "max_concurrency",
+}
 MODEL_KEYS = {"provider", "model", "params"}
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECRET_HINT = re.compile(r"auth|key|token|secret|password|cookie", re.I)
-_STORE_NAMES = {"baseUrl": "base_url", "modelsEndpoint": "models_endpoint",
-                "inferenceEndpoint": "inference_endpoint", "timeoutSeconds": "timeout_seconds",
-                "maxConcurrency": "max_concurrency"}
+_STORE_NAMES = {
+    "baseUrl": "base_url",
+    "modelsEndpoint": "models_endpoint",
+    "inferenceEndpoint": "inference_endpoint",
+    "timeoutSeconds": "timeout_seconds",
+    "maxConcurrency": "max_concurrency",
+}
 
 
 @dataclass
@@ -95,8 +123,16 @@ def load(path, environ=None):
     try:
         text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
-        raise ValidationError([{"file": str(path), "line": None, "field": None,
-                                "message": f"cannot read the config: {exc.strerror}"}]) from None
+        raise ValidationError(
+            [
+                {
+                    "file": str(path),
+                    "line": None,
+                    "field": None,
+                    "message": f"cannot read the config: {exc.strerror}",
+                }
+            ]
+        ) from None
     return parse(text, str(path), base_dir=path.parent, environ=environ)
 
 
@@ -147,8 +183,12 @@ class _Checker:
         for key, value in mapping.items():
             name = aliases.get(key, key)
             if name not in allowed:
-                self.add(f"{prefix}{key}", "unknown key; allowed: " + ", ".join(sorted(allowed)),
-                         mapping, key)
+                self.add(
+                    f"{prefix}{key}",
+                    "unknown key; allowed: " + ", ".join(sorted(allowed)),
+                    mapping,
+                    key,
+                )
                 continue
             out[name] = value
             out.key_lines[name] = mapping.line_of(key)
@@ -172,13 +212,20 @@ class _Checker:
         for n, raw in enumerate(raw_targets):
             target = self.model(raw, f"targets[{n}]", doc)
             if target and (target["provider"], target["model"]) in seen:
-                self.add(f"targets[{n}]", f"{target['provider']}/{target['model']} is listed "
-                         "twice", raw)
+                self.add(
+                    f"targets[{n}]", f"{target['provider']}/{target['model']} is listed twice", raw
+                )
             elif target:
                 seen.add((target["provider"], target["model"]))
                 targets.append(target)
-        plan = RunPlan(name="", run_id=None, providers=self.providers, judge=judge or {},
-                       targets=targets, collections=[])
+        plan = RunPlan(
+            name="",
+            run_id=None,
+            providers=self.providers,
+            judge=judge or {},
+            targets=targets,
+            collections=[],
+        )
         self.run_section(run, plan)
         return plan
 
@@ -200,8 +247,9 @@ class _Checker:
         if isinstance(value, int | float) and not isinstance(value, bool):
             value = str(value)
         if not isinstance(value, str) or (required and not value.strip()):
-            self.add(path, "must be text" if not isinstance(value, str) else "is required",
-                     mapping, key)
+            self.add(
+                path, "must be text" if not isinstance(value, str) else "is required", mapping, key
+            )
             return None
         return value.strip()
 
@@ -238,8 +286,9 @@ class _Checker:
         if "headers" in raw:
             data["headers"], secret_keys = self.headers(raw, path)
         if existing is None and not {"type", "base_url"} <= set(data):
-            self.add(path, f"no provider named {name!r} exists: give type and base_url to "
-                     "create it", raw)
+            self.add(
+                path, f"no provider named {name!r} exists: give type and base_url to create it", raw
+            )
             return None
         if name in self.providers and self.providers[name].data:
             self.add(f"{path}.name", f"provider {name!r} is defined twice", raw, "name")
@@ -252,8 +301,9 @@ class _Checker:
                 base = key.split("[")[0].split(".")[0]
                 self.add(f"{path}.{key}", entry["message"], raw, base if base in raw else None)
             return None
-        self.providers[name] = ProviderPlan(name, existing.id if existing else None,
-                                            data or None, secret_keys)
+        self.providers[name] = ProviderPlan(
+            name, existing.id if existing else None, data or None, secret_keys
+        )
         return name
 
     def headers(self, raw, path):
@@ -302,8 +352,12 @@ class _Checker:
                 existing = Provider.get_or_none(Provider.name == name)
                 if existing is None:
                     known = ", ".join(sorted(p.name for p in Provider.select())) or "none yet"
-                    self.add(f"{path}.provider", f"no provider named {name!r} (known: {known}); "
-                             "define it under providers:", raw, "provider")
+                    self.add(
+                        f"{path}.provider",
+                        f"no provider named {name!r} (known: {known}); define it under providers:",
+                        raw,
+                        "provider",
+                    )
                     name = None
                 else:
                     self.providers[name] = ProviderPlan(name, existing.id)
@@ -326,8 +380,12 @@ class _Checker:
             plan.out_dir = str(self.base_dir / plan.out_dir)
             unwritable = folder_problem(plan.out_dir)
             if unwritable:
-                self.add("run.out_dir", f"reports cannot be written to {plan.out_dir}: "
-                         f"{unwritable}", run, "out_dir")
+                self.add(
+                    "run.out_dir",
+                    f"reports cannot be written to {plan.out_dir}: {unwritable}",
+                    run,
+                    "out_dir",
+                )
         on_dup = self.text(run, "on_duplicate", "run.on_duplicate") or "update"
         if on_dup not in importer.ON_DUPLICATE:
             self.add("run.on_duplicate", "must be reject, skip or update", run, "on_duplicate")
@@ -337,9 +395,11 @@ class _Checker:
         if "collections" not in run and "dataset" not in run:
             self.add("run", "give run.dataset (a file or folder) and/or run.collections", run)
         settings = {}
-        for key, name, kind in (("question_limit", "questionLimit", int),
-                                ("max_attempts", "maxAttempts", int),
-                                ("max_budget_usd", "maxBudgetUsd", float)):
+        for key, name, kind in (
+            ("question_limit", "questionLimit", int),
+            ("max_attempts", "maxAttempts", int),
+            ("max_budget_usd", "maxBudgetUsd", float),
+        ):
             value = run.get(key)
             if value is None:
                 continue
@@ -347,8 +407,12 @@ class _Checker:
             if kind is int and ok and value != int(value):
                 ok = False
             if not ok:
-                self.add(f"run.{key}", "must be a number greater than 0"
-                         + (" (whole)" if kind is int else ""), run, key)
+                self.add(
+                    f"run.{key}",
+                    "must be a number greater than 0" + (" (whole)" if kind is int else ""),
+                    run,
+                    key,
+                )
                 continue
             settings[name] = kind(value)
         categories = run.get("categories")
@@ -376,8 +440,12 @@ class _Checker:
         for name in names:
             if name not in known:
                 listed = ", ".join(sorted(known)) or "none yet"
-                self.add("run.collections", f"no collection named {name!r} (known: {listed})",
-                         run, "collections")
+                self.add(
+                    "run.collections",
+                    f"no collection named {name!r} (known: {listed})",
+                    run,
+                    "collections",
+                )
             else:
                 plan.collections.append(name)
 
@@ -388,11 +456,15 @@ class _Checker:
         path = self.base_dir / value
         plan.dataset_path = str(path)
         plan.dataset_format = self.text(run, "dataset_format", "run.dataset_format")
-        plan.dataset_collection = (self.text(run, "dataset_collection", "run.dataset_collection")
-                                   or Path(value).stem.split(".")[0] or "dataset")
+        plan.dataset_collection = (
+            self.text(run, "dataset_collection", "run.dataset_collection")
+            or Path(value).stem.split(".")[0]
+            or "dataset"
+        )
         try:
-            plan.dataset = importer.check(str(path), plan.dataset_format,
-                                          on_duplicate=plan.on_duplicate)
+            plan.dataset = importer.check(
+                str(path), plan.dataset_format, on_duplicate=plan.on_duplicate
+            )
         except ValidationError as exc:
             # The dataset's own file and line numbers are kept; the field says which file it was.
             for entry in exc.errors:
@@ -407,9 +479,13 @@ def _select(plan):
     categories = plan.settings.get("categories")
     chosen = {}
     if plan.collections:
-        query = (Task.select(Task.id, Task.task_id, Task.category)
-                 .join(CollectionTask).join(Collection)
-                 .where(Collection.name.in_(plan.collections)).order_by(Task.id))
+        query = (
+            Task.select(Task.id, Task.task_id, Task.category)
+            .join(CollectionTask)
+            .join(Collection)
+            .where(Collection.name.in_(plan.collections))
+            .order_by(Task.id)
+        )
         for task in query:
             chosen[task.task_id] = (task.id, task.category)
     if plan.dataset is not None:
@@ -417,8 +493,8 @@ def _select(plan):
             pk = plan.dataset.existing.get(data["task_id"])
             chosen.setdefault(data["task_id"], (pk if pk else 10**12 + n, data["category"]))
     ordered = sorted(chosen.items(), key=lambda kv: kv[1][0])
-    ids = [task_id for task_id, (_, category) in ordered
-           if not categories or category in categories]
+    ids = [
+        task_id for task_id, (_, category) in ordered if not categories or category in categories
+    ]
     limit = plan.settings.get("questionLimit")
     return ids[:limit] if limit else ids
-

@@ -24,14 +24,32 @@ from .common import norm_vars
 from .lines import LineDict
 
 SEED_COLUMNS = ["task_id", "template_version", "prompt_template", "input_text", "vars_json"]
-EXTRA_COLUMNS = ["category", "subcategory", "difficulty", "excellent", "good", "pass",
-                 "incorrect_direction", "rubric_json", "auto_fail_json", "tags_json"]
+EXTRA_COLUMNS = [
+    "category",
+    "subcategory",
+    "difficulty",
+    "excellent",
+    "good",
+    "pass",
+    "incorrect_direction",
+    "rubric_json",
+    "auto_fail_json",
+    "tags_json",
+]
 COLUMNS = SEED_COLUMNS + EXTRA_COLUMNS
 DEFAULT_CATEGORY = "general"
 
-_TEXT = {"task_id": "task_id", "template_version": "template_version", "category": "category",
-         "subcategory": "subcategory", "difficulty": "difficulty", "excellent": "excellent",
-         "good": "good", "pass": "pass_answer", "incorrect_direction": "incorrect_direction"}
+_TEXT = {
+    "task_id": "task_id",
+    "template_version": "template_version",
+    "category": "category",
+    "subcategory": "subcategory",
+    "difficulty": "difficulty",
+    "excellent": "excellent",
+    "good": "good",
+    "pass": "pass_answer",
+    "incorrect_direction": "incorrect_direction",
+}
 
 
 def parse_csv(text, file=None):
@@ -127,8 +145,9 @@ def _task(raw, line, file, problems, *, empty_is_none):
     before = len(problems.entries)
     task.data["difficulty"] = norm_difficulty(task.data.get("difficulty"))
     task.data["vars"] = norm_vars(raw.get("vars_json"), "vars_json", task, problems)
-    task.data["rubric"] = norm_rubric(_json(raw.get("rubric_json"), "rubric_json", line, problems),
-                                      "rubric_json", task, problems)
+    task.data["rubric"] = norm_rubric(
+        _json(raw.get("rubric_json"), "rubric_json", line, problems), "rubric_json", task, problems
+    )
     for key, name in (("auto_fail_json", "auto_fail"), ("tags_json", "tags")):
         value = _json(raw.get(key), key, line, problems)
         task.data[name] = norm_str_list(value, key, task, problems, name)
@@ -137,9 +156,15 @@ def _task(raw, line, file, problems, *, empty_is_none):
 
 
 def _field(key):
-    return {"vars_json": "vars", "rubric_json": "rubric", "auto_fail_json": "auto_fail",
-            "tags_json": "tags", "pass": "pass_answer", "prompt_template": "question",
-            "input_text": "question"}.get(key, key)
+    return {
+        "vars_json": "vars",
+        "rubric_json": "rubric",
+        "auto_fail_json": "auto_fail",
+        "tags_json": "tags",
+        "pass": "pass_answer",
+        "prompt_template": "question",
+        "input_text": "question",
+    }.get(key, key)
 
 
 def _json(value, label, line, problems):
@@ -165,11 +190,16 @@ def _row(t):
         "prompt_template": template,
         "input_text": get("question") if system_prompt else "",
         "vars_json": get("vars"),
-        "category": get("category"), "subcategory": get("subcategory") or "",
-        "difficulty": get("difficulty") or "", "excellent": get("excellent") or "",
-        "good": get("good") or "", "pass": get("pass_answer") or "",
+        "category": get("category"),
+        "subcategory": get("subcategory") or "",
+        "difficulty": get("difficulty") or "",
+        "excellent": get("excellent") or "",
+        "good": get("good") or "",
+        "pass": get("pass_answer") or "",
         "incorrect_direction": get("incorrect_direction") or "",
-        "rubric_json": get("rubric"), "auto_fail_json": get("auto_fail"), "tags_json": get("tags"),
+        "rubric_json": get("rubric"),
+        "auto_fail_json": get("auto_fail"),
+        "tags_json": get("tags"),
     }
 
 

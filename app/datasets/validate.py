@@ -14,12 +14,20 @@ def finish(task, problems):
     data = dict(task.data)
     # The task store reads a list or mapping in a text field as "not given" (difficulty would
     # quietly become medium): name it here instead.
-    shapes = [(name, value) for name, value in data.items()
-              if name in TEXT_FIELDS and value is not None and not isinstance(value, str)]
+    shapes = [
+        (name, value)
+        for name, value in data.items()
+        if name in TEXT_FIELDS and value is not None and not isinstance(value, str)
+    ]
     for name, value in shapes:
         line, label = task.where(name)
-        kind = "a list" if isinstance(value, list) else "a mapping" if isinstance(
-            value, dict) else type(value).__name__
+        kind = (
+            "a list"
+            if isinstance(value, list)
+            else "a mapping"
+            if isinstance(value, dict)
+            else type(value).__name__
+        )
         hint = " (easy, medium or hard)" if name == "difficulty" else ""
         problems.add(label, f"must be text{hint}, not {kind}", line, task.file)
     if shapes:
@@ -38,8 +46,12 @@ def finish(task, problems):
         for entry in exc.errors:
             name = entry.get("field")
             line, label = task.where(name) if name else (task.line, None)
-            problems.add(label or name, entry.get("message", "is not valid"),
-                         line or entry.get("line"), entry.get("file") or task.file)
+            problems.add(
+                label or name,
+                entry.get("message", "is not valid"),
+                line or entry.get("line"),
+                entry.get("file") or task.file,
+            )
         return None
     labels = {name: task.where(name)[1] for name in templating.TEMPLATE_FIELDS}
     if task.template and cleaned.get("vars") is None:
@@ -47,8 +59,7 @@ def finish(task, problems):
     bad = False
     for entry in templating.problems(cleaned, fields=labels):
         line, _ = task.where(entry["field"])
-        problems.add(labels.get(entry["field"], entry["field"]), entry["message"],
-                     line, task.file)
+        problems.add(labels.get(entry["field"], entry["field"]), entry["message"], line, task.file)
         bad = True
     return None if bad else cleaned
 
@@ -63,8 +74,13 @@ def _literal_template(task, cleaned, label, problems):
     absent = templating.missing(cleaned.get(name), {})
     if absent:
         listed = ", ".join("{" + n + "}" for n in absent)
-        problems.add(label, f"no value for {listed}: give it in vars_json, or write {{{{ and }}}} "
-                            "for literal braces", task.where(name)[0], task.file)
+        problems.add(
+            label,
+            f"no value for {listed}: give it in vars_json, or write {{{{ and }}}} "
+            "for literal braces",
+            task.where(name)[0],
+            task.file,
+        )
         return None
     cleaned[name] = templating.fill(cleaned.get(name), {})
     return cleaned

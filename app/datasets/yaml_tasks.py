@@ -23,10 +23,17 @@ from .lines import load_yaml
 
 # source key -> model field
 _FLAT = {
-    "task_id": "task_id", "category": "category", "sub_category": "subcategory",
-    "subcategory": "subcategory", "difficulty": "difficulty", "question": "question",
-    "system_prompt": "system_prompt", "excellent": "excellent", "good": "good",
-    "pass": "pass_answer", "incorrect_direction": "incorrect_direction",
+    "task_id": "task_id",
+    "category": "category",
+    "sub_category": "subcategory",
+    "subcategory": "subcategory",
+    "difficulty": "difficulty",
+    "question": "question",
+    "system_prompt": "system_prompt",
+    "excellent": "excellent",
+    "good": "good",
+    "pass": "pass_answer",
+    "incorrect_direction": "incorrect_direction",
     "template_version": "template_version",
 }
 _EXPECTED = {"most_expected": "excellent", "good_answer": "good", "pass_option": "pass_answer"}
@@ -52,8 +59,11 @@ def parse(text, file=None):
     if doc is None:
         items = []
     if not isinstance(items, list):
-        problems.add("tasks", "must be a list of tasks (each starting with '- task_id: ...')",
-                     getattr(doc, "line", 1))
+        problems.add(
+            "tasks",
+            "must be a list of tasks (each starting with '- task_id: ...')",
+            getattr(doc, "line", 1),
+        )
         return dataset
     for n, raw in enumerate(items):
         task = _task(raw, n, file, problems)
@@ -74,8 +84,12 @@ def _collections(value, doc, dataset, problems):
         if not isinstance(ids, list) or not all(isinstance(i, str | int) for i in ids):
             problems.add(f"collections.{name}", "must be a list of task_ids", where)
             continue
-        dataset.collections[str(name)] = {"task_ids": [str(i) for i in ids], "line": where,
-                                          "file": problems.file, "description": ""}
+        dataset.collections[str(name)] = {
+            "task_ids": [str(i) for i in ids],
+            "line": where,
+            "file": problems.file,
+            "description": "",
+        }
 
 
 def _task(raw, n, file, problems):
@@ -97,8 +111,11 @@ def _task(raw, n, file, problems):
     expected = raw.get("expected_answer")
     if expected is not None:
         if not isinstance(expected, dict):
-            problems.add("expected_answer", "must be a mapping with most_expected, good_answer, "
-                                            "pass_option", raw.line_of("expected_answer"))
+            problems.add(
+                "expected_answer",
+                "must be a mapping with most_expected, good_answer, pass_option",
+                raw.line_of("expected_answer"),
+            )
             expected = {}
         check_keys(expected, set(_EXPECTED), task, problems, "expected_answer.")
         for key, name in _EXPECTED.items():
@@ -110,8 +127,9 @@ def _task(raw, n, file, problems):
             task.fields[name] = (raw.line_of(name), name)
     task.data["difficulty"] = norm_difficulty(task.data.get("difficulty"))
     task.data["rubric"] = norm_rubric(raw.get("rubric"), "rubric", task, problems)
-    task.data["auto_fail"] = norm_str_list(raw.get("auto_fail"), "auto_fail", task, problems,
-                                           "auto_fail")
+    task.data["auto_fail"] = norm_str_list(
+        raw.get("auto_fail"), "auto_fail", task, problems, "auto_fail"
+    )
     task.data["tags"] = norm_str_list(raw.get("tags"), "tags", task, problems, "tags")
     task.data["vars"] = norm_vars(raw.get("vars"), "vars", task, problems)
     task.bad = len(problems.entries) != before
@@ -134,14 +152,20 @@ _Dumper.add_representer(str, _str)
 def task_entry(t):
     """One task (model or dict with model fields) as a seed 001 YAML mapping."""
     get = t.get if isinstance(t, dict) else (lambda k: getattr(t, k))
-    entry = {"task_id": get("task_id"), "category": get("category"),
-             "sub_category": get("subcategory") or "", "difficulty": get("difficulty"),
-             "question": get("question")}
+    entry = {
+        "task_id": get("task_id"),
+        "category": get("category"),
+        "sub_category": get("subcategory") or "",
+        "difficulty": get("difficulty"),
+        "question": get("question"),
+    }
     if get("system_prompt"):
         entry["system_prompt"] = get("system_prompt")
-    entry["expected_answer"] = {"most_expected": get("excellent") or "",
-                                "good_answer": get("good") or "",
-                                "pass_option": get("pass_answer") or ""}
+    entry["expected_answer"] = {
+        "most_expected": get("excellent") or "",
+        "good_answer": get("good") or "",
+        "pass_option": get("pass_answer") or "",
+    }
     entry["incorrect_direction"] = get("incorrect_direction") or ""
     for name in ("rubric", "auto_fail", "tags", "vars", "template_version"):
         if get(name) not in (None, [], ""):

@@ -11,11 +11,28 @@ from .rows import number
 from .rows import targets
 from .rows import task_name
 
-AVERAGE_COLUMNS = ("provider_name", "model_name", "avg_time_per_task_ms",
-                   "avg_tokens_per_second", "avg_score", "tasks_count")
-DETAILED_COLUMNS = ("provider_name", "model_name", "task_id", "task_name", "task_status",
-                    "spent_time_ms", "tokens_generated", "tokens_per_second", "score",
-                    "judge_reason", "llm_response_text", "error_msg")
+AVERAGE_COLUMNS = (
+    "provider_name",
+    "model_name",
+    "avg_time_per_task_ms",
+    "avg_tokens_per_second",
+    "avg_score",
+    "tasks_count",
+)
+DETAILED_COLUMNS = (
+    "provider_name",
+    "model_name",
+    "task_id",
+    "task_name",
+    "task_status",
+    "spent_time_ms",
+    "tokens_generated",
+    "tokens_per_second",
+    "score",
+    "judge_reason",
+    "llm_response_text",
+    "error_msg",
+)
 CHUNK_ROWS = 500
 
 
@@ -63,19 +80,55 @@ def _fast_chunks(header, rows):
 
 def csv_average(run):
     """Average CSV: one line per model (tasks_count = the model's items)."""
-    rows = ((r["provider_name"], r["model"], number(r["avg_time_ms"]),
-             number(r["avg_tokens_per_second"]), number(r["avg_score"]), r["item_count"])
-            for r in model_averages(run))
+    rows = (
+        (
+            r["provider_name"],
+            r["model"],
+            number(r["avg_time_ms"]),
+            number(r["avg_tokens_per_second"]),
+            number(r["avg_score"]),
+            r["item_count"],
+        )
+        for r in model_averages(run)
+    )
     yield from _chunks(AVERAGE_COLUMNS, rows)
 
 
 def csv_detailed(run):
     """Detailed CSV: one line per item, streamed from one cursor."""
     names = {tid: (provider, model) for tid, provider, model in targets(run)}
-    rows = ((*names.get(target_id, ("", "")), task_id, task_name(question), status,
-             number(time_ms), number(tokens), number(tps), number(score), reason or "",
-             answer or "", error_text(stage, error))
-            for (_id, target_id, task_id, question, _category, _difficulty, status, stage,
-                 time_ms, _ttft, tokens, tps, score, reason, answer, error, _cost)
-            in item_cursor(run))
+    rows = (
+        (
+            *names.get(target_id, ("", "")),
+            task_id,
+            task_name(question),
+            status,
+            number(time_ms),
+            number(tokens),
+            number(tps),
+            number(score),
+            reason or "",
+            answer or "",
+            error_text(stage, error),
+        )
+        for (
+            _id,
+            target_id,
+            task_id,
+            question,
+            _category,
+            _difficulty,
+            status,
+            stage,
+            time_ms,
+            _ttft,
+            tokens,
+            tps,
+            score,
+            reason,
+            answer,
+            error,
+            _cost,
+        ) in item_cursor(run)
+    )
     yield from _fast_chunks(DETAILED_COLUMNS, rows)

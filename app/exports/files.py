@@ -9,8 +9,14 @@ from .markdown import markdown
 from .report import report_html_chunks
 from .summary import summary_json
 
-KINDS = ("detailed_csv", "average_csv", "markdown", "markdown_averages", "summary_json",
-         "report_html")
+KINDS = (
+    "detailed_csv",
+    "average_csv",
+    "markdown",
+    "markdown_averages",
+    "summary_json",
+    "report_html",
+)
 # POST /api/runs/<id>/export {"format", "includeDetailed"} -> kind.
 FORMATS = ("CSV", "MD", "JSON", "HTML")
 

@@ -10,11 +10,31 @@ from .rows import error_text
 from .rows import number
 from .rows import status_label
 
-AVERAGE_HEADER = ("Provider", "Model", "Avg time (ms)", "Avg TTFT (ms)", "Avg tokens/s",
-                  "Avg score", "95 % CI", "Completed", "Failed (answer)", "Failed (judge)",
-                  "Tasks")
-DETAIL_HEADER = ("Task", "Category", "Difficulty", "Status", "Time (ms)", "Tokens",
-                 "Tokens/s", "Score", "Judge reason", "Error")
+AVERAGE_HEADER = (
+    "Provider",
+    "Model",
+    "Avg time (ms)",
+    "Avg TTFT (ms)",
+    "Avg tokens/s",
+    "Avg score",
+    "95 % CI",
+    "Completed",
+    "Failed (answer)",
+    "Failed (judge)",
+    "Tasks",
+)
+DETAIL_HEADER = (
+    "Task",
+    "Category",
+    "Difficulty",
+    "Status",
+    "Time (ms)",
+    "Tokens",
+    "Tokens/s",
+    "Score",
+    "Judge reason",
+    "Error",
+)
 
 
 def cell(value):
@@ -50,12 +70,24 @@ def markdown(run, detailed=True):
     yield _header(AVERAGE_HEADER, range(2, 11))
     averages = model_averages(run)
     for r in averages:
-        ci = (f"{number(r['ci_low'], 1)}–{number(r['ci_high'], 1)}"
-              if r["ci_low"] is not None else "")
-        yield _row((r["provider_name"], r["model"], number(r["avg_time_ms"], 1),
-                    number(r["avg_ttft_ms"], 1), number(r["avg_tokens_per_second"]),
-                    number(r["avg_score"]), ci, r["completed"], r["failed_answer"],
-                    r["failed_judge"], r["item_count"]))
+        ci = (
+            f"{number(r['ci_low'], 1)}–{number(r['ci_high'], 1)}" if r["ci_low"] is not None else ""
+        )
+        yield _row(
+            (
+                r["provider_name"],
+                r["model"],
+                number(r["avg_time_ms"], 1),
+                number(r["avg_ttft_ms"], 1),
+                number(r["avg_tokens_per_second"]),
+                number(r["avg_score"]),
+                ci,
+                r["completed"],
+                r["failed_answer"],
+                r["failed_judge"],
+                r["item_count"],
+            )
+        )
     if not detailed:
         return
     yield "\n## Detailed results\n"
@@ -66,11 +98,23 @@ def markdown(run, detailed=True):
             if current is not None:
                 yield "\n</details>\n"
             current = r.target_id
-            yield (f"\n<details>\n<summary>{cell(labels.get(current, ''))}</summary>\n\n"
-                   + _header(DETAIL_HEADER, range(4, 8)))
-        yield _row((r.task_id, r.category, r.difficulty, status_label(r.status, r.error_stage),
-                    number(r.time_ms), number(r.tokens_generated),
-                    number(r.tokens_per_second), number(r.score), r.judge_reason or "",
-                    error_text(r.error_stage, r.error_msg)))
+            yield (
+                f"\n<details>\n<summary>{cell(labels.get(current, ''))}</summary>\n\n"
+                + _header(DETAIL_HEADER, range(4, 8))
+            )
+        yield _row(
+            (
+                r.task_id,
+                r.category,
+                r.difficulty,
+                status_label(r.status, r.error_stage),
+                number(r.time_ms),
+                number(r.tokens_generated),
+                number(r.tokens_per_second),
+                number(r.score),
+                r.judge_reason or "",
+                error_text(r.error_stage, r.error_msg),
+            )
+        )
     if current is not None:
         yield "\n</details>\n"

@@ -35,16 +35,20 @@ def environment():
     global _env
     with _env_lock:
         if _env is None:
-            _env = Environment(loader=FileSystemLoader(str(REPO_ROOT / "templates")),
-                               autoescape=select_autoescape(["html"]))
+            _env = Environment(
+                loader=FileSystemLoader(str(REPO_ROOT / "templates")),
+                autoescape=select_autoescape(["html"]),
+            )
         return _env
 
 
 def report_html_chunks(run, detail_limit=DETAIL_LIMIT):
     """The report as a stream of HTML text chunks (the detail rows come from one cursor)."""
     averages = model_averages(run)
-    targets = [(r["target_id"], r["provider_name"], r["model"])
-               for r in sorted(averages, key=lambda r: (r["position"], r["target_id"]))]
+    targets = [
+        (r["target_id"], r["provider_name"], r["model"])
+        for r in sorted(averages, key=lambda r: (r["position"], r["target_id"]))
+    ]
     by_category = breakdown(run, "category", targets=targets)
     # The narrow layout: large labels that stay readable in a two-column grid and on phones.
     svgs = {
@@ -54,17 +58,23 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT):
         "category": charts.category_chart(by_category, narrow=True),
     }
     context = {
-        "run": run, "state": run_state(run), "averages": averages,
-        "collections": [c.collection_name for c in
-                        RunCollection.select().where(RunCollection.run == run)],
+        "run": run,
+        "state": run_state(run),
+        "averages": averages,
+        "collections": [
+            c.collection_name for c in RunCollection.select().where(RunCollection.run == run)
+        ],
         # pygal escapes every label it draws; the SVG is ours, so it is safe to inline.
         "charts": {name: Markup(svg) for name, svg in svgs.items()},
         "chart_captions": CHART_CAPTIONS,
         "by_category": by_category,
         "by_difficulty": breakdown(run, "difficulty", targets=targets),
         "rows": detail_rows(run, limit=detail_limit),
-        "total_items": sum(r["item_count"] for r in averages), "detail_limit": detail_limit,
-        "iso": isoformat, "error_text": error_text, "generated_at": isoformat(utcnow()),
+        "total_items": sum(r["item_count"] for r in averages),
+        "detail_limit": detail_limit,
+        "iso": isoformat,
+        "error_text": error_text,
+        "generated_at": isoformat(utcnow()),
     }
     return environment().get_template("results/report.html").generate(**context)
 

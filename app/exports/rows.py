@@ -9,18 +9,42 @@ from ..models import Item
 from ..models import RunTarget
 from ..results import FAILED_STATUSES
 
-DetailRow = namedtuple("DetailRow", (
-    "item_id", "target_id", "provider_name", "model", "task_id", "task_name", "category",
-    "difficulty", "status", "error_stage", "time_ms", "ttft_ms", "tokens_generated",
-    "tokens_per_second", "score", "judge_reason", "answer", "error_msg", "cost_usd"))
+DetailRow = namedtuple(
+    "DetailRow",
+    (
+        "item_id",
+        "target_id",
+        "provider_name",
+        "model",
+        "task_id",
+        "task_name",
+        "category",
+        "difficulty",
+        "status",
+        "error_stage",
+        "time_ms",
+        "ttft_ms",
+        "tokens_generated",
+        "tokens_per_second",
+        "score",
+        "judge_reason",
+        "answer",
+        "error_msg",
+        "cost_usd",
+    ),
+)
 
 NAME_CHARS = 100
 
 
 def targets(run):
     """The run's targets in run order: list of (id, provider_name, model)."""
-    return list(RunTarget.select(RunTarget.id, RunTarget.provider_name, RunTarget.model)
-                .where(RunTarget.run == run).order_by(RunTarget.id).tuples())
+    return list(
+        RunTarget.select(RunTarget.id, RunTarget.provider_name, RunTarget.model)
+        .where(RunTarget.run == run)
+        .order_by(RunTarget.id)
+        .tuples()
+    )
 
 
 def task_name(question):
@@ -36,14 +60,29 @@ def item_cursor(run, limit=None, with_answer=True):
     the cursor is read row by row: memory stays flat whatever the run's size. The columns are
     plain numbers and text, so rows skip peewee's per-value conversion (a third of the time).
     """
-    query = (Item.select(
-        Item.id, Item.target, Item.task_key, fn.SUBSTR(Item.question, 1, NAME_CHARS * 2),
-        Item.category, Item.difficulty, Item.status, Item.error_stage, Item.time_taken_ms,
-        Item.ttft_ms, Item.tokens_generated, Item.tokens_per_second, Item.evaluation_score,
-        Item.evaluation_reason, Item.answer if with_answer else Item.id, Item.error_msg,
-        Item.cost_usd)
+    query = (
+        Item.select(
+            Item.id,
+            Item.target,
+            Item.task_key,
+            fn.SUBSTR(Item.question, 1, NAME_CHARS * 2),
+            Item.category,
+            Item.difficulty,
+            Item.status,
+            Item.error_stage,
+            Item.time_taken_ms,
+            Item.ttft_ms,
+            Item.tokens_generated,
+            Item.tokens_per_second,
+            Item.evaluation_score,
+            Item.evaluation_reason,
+            Item.answer if with_answer else Item.id,
+            Item.error_msg,
+            Item.cost_usd,
+        )
         .where(Item.run == run)
-        .order_by(Item.target, Item.task_key, Item.id))
+        .order_by(Item.target, Item.task_key, Item.id)
+    )
     if limit is not None:
         query = query.limit(limit)
     return database.execute(query)
@@ -52,13 +91,47 @@ def item_cursor(run, limit=None, with_answer=True):
 def detail_rows(run, limit=None, with_answer=True):
     """Items of `run` as DetailRow tuples, streamed (see item_cursor)."""
     names = {tid: (provider, model) for tid, provider, model in targets(run)}
-    for (item_id, target_id, task_id, question, category, difficulty, status, stage, time_ms,
-         ttft_ms, tokens, tps, score, reason, answer, error,
-         cost) in item_cursor(run, limit, with_answer):
+    for (
+        item_id,
+        target_id,
+        task_id,
+        question,
+        category,
+        difficulty,
+        status,
+        stage,
+        time_ms,
+        ttft_ms,
+        tokens,
+        tps,
+        score,
+        reason,
+        answer,
+        error,
+        cost,
+    ) in item_cursor(run, limit, with_answer):
         provider, model = names.get(target_id, ("", ""))
-        yield DetailRow(item_id, target_id, provider, model, task_id, task_name(question),
-                        category, difficulty, status, stage, time_ms, ttft_ms, tokens, tps,
-                        score, reason, answer if with_answer else None, error, cost)
+        yield DetailRow(
+            item_id,
+            target_id,
+            provider,
+            model,
+            task_id,
+            task_name(question),
+            category,
+            difficulty,
+            status,
+            stage,
+            time_ms,
+            ttft_ms,
+            tokens,
+            tps,
+            score,
+            reason,
+            answer if with_answer else None,
+            error,
+            cost,
+        )
 
 
 def status_label(status, error_stage):

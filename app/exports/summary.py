@@ -13,14 +13,23 @@ SCHEMA = "llmbench.summary/1"
 def averages_to_dict(row):
     """One model's averages with camelCase keys (API and summary.json)."""
     return {
-        "providerName": row["provider_name"], "model": row["model"], "label": row["label"],
-        "items": row["item_count"], "completed": row["completed"], "pending": row["pending"],
-        "failedAnswer": row["failed_answer"], "failedWarmup": row["failed_warmup"],
-        "failedJudge": row["failed_judge"], "avgTimeMs": row["avg_time_ms"],
-        "avgTtftMs": row["avg_ttft_ms"], "avgTokensPerSecond": row["avg_tokens_per_second"],
-        "avgScore": row["avg_score"], "scoredItems": row["score_n"],
+        "providerName": row["provider_name"],
+        "model": row["model"],
+        "label": row["label"],
+        "items": row["item_count"],
+        "completed": row["completed"],
+        "pending": row["pending"],
+        "failedAnswer": row["failed_answer"],
+        "failedWarmup": row["failed_warmup"],
+        "failedJudge": row["failed_judge"],
+        "avgTimeMs": row["avg_time_ms"],
+        "avgTtftMs": row["avg_ttft_ms"],
+        "avgTokensPerSecond": row["avg_tokens_per_second"],
+        "avgScore": row["avg_score"],
+        "scoredItems": row["score_n"],
         "scoreCi95": ([row["ci_low"], row["ci_high"]] if row["ci_low"] is not None else None),
-        "costUsd": row["cost_usd"], "promptTokens": row["prompt_tokens"] or 0,
+        "costUsd": row["cost_usd"],
+        "promptTokens": row["prompt_tokens"] or 0,
         "tokensGenerated": row["tokens_generated"] or 0,
     }
 
@@ -29,34 +38,50 @@ def breakdown_to_list(table):
     """A breakdown as [{key, avgScore, scored, models: [{label, avgScore, scored, ...}]}]."""
     out = []
     for row in table["rows"]:
-        out.append({
-            "key": row["key"], "avgScore": row["avg"], "scored": row["n"],
-            "models": [{"label": model["label"], "avgScore": c["avg"], "scored": c["n"],
-                        "items": c["item_count"], "failedJudge": c["failed_judge"],
-                        "failedAnswer": c["failed_answer"]}
-                       for model, c in zip(table["models"], row["cells"], strict=True)],
-        })
+        out.append(
+            {
+                "key": row["key"],
+                "avgScore": row["avg"],
+                "scored": row["n"],
+                "models": [
+                    {
+                        "label": model["label"],
+                        "avgScore": c["avg"],
+                        "scored": c["n"],
+                        "items": c["item_count"],
+                        "failedJudge": c["failed_judge"],
+                        "failedAnswer": c["failed_answer"],
+                    }
+                    for model, c in zip(table["models"], row["cells"], strict=True)
+                ],
+            }
+        )
     return out
 
 
 def results_dict(run, averages=None):
     """Averages and both breakdowns (GET /api/runs/<id>/results and summary.json)."""
     averages = model_averages(run) if averages is None else averages
-    targets = [(r["target_id"], r["provider_name"], r["model"])
-               for r in sorted(averages, key=lambda r: (r["position"], r["target_id"]))]
+    targets = [
+        (r["target_id"], r["provider_name"], r["model"])
+        for r in sorted(averages, key=lambda r: (r["position"], r["target_id"]))
+    ]
     return {
         "runId": run.run_id,
         "models": [averages_to_dict(r) for r in averages],
-        "breakdowns": {by: breakdown_to_list(breakdown(run, by, targets=targets))
-                       for by in ("category", "difficulty")},
+        "breakdowns": {
+            by: breakdown_to_list(breakdown(run, by, targets=targets))
+            for by in ("category", "difficulty")
+        },
     }
 
 
 def summary_json(run):
     """The run's summary as a JSON-ready dict (no secrets: provider headers are never read)."""
     averages = model_averages(run)
-    targets = (RunTarget.select().where(RunTarget.run == run)
-               .order_by(RunTarget.position, RunTarget.id))
+    targets = (
+        RunTarget.select().where(RunTarget.run == run).order_by(RunTarget.position, RunTarget.id)
+    )
     failed_answer = sum(r["failed_answer"] for r in averages)
     failed_judge = sum(r["failed_judge"] for r in averages)
     scored = sum(r["score_n"] for r in averages)
@@ -65,32 +90,57 @@ def summary_json(run):
         "schema": SCHEMA,
         # What a reader may find here before sharing it (seed 004 "Security & privacy"): the
         # summary holds numbers only; report.html and the detailed exports hold the texts.
-        "contains": {"prompts": False, "answers": False, "judgeReasons": False,
-                     "secrets": False},
-        "runId": run.run_id, "name": run.name, "state": run_state(run),
-        "status": run.status, "phase": run.phase, "source": run.source,
-        "judge": {"providerName": run.judge_provider_name, "model": run.judge_model,
-                  "params": run.judge_params or {}},
-        "targets": [{"providerName": t.provider_name, "model": t.model, "params": t.params or {},
-                     "warmupMs": t.warmup_ms, "loadMs": t.load_ms,
-                     "warmupError": t.warmup_error} for t in targets],
-        "collections": [c.collection_name for c in
-                        RunCollection.select().where(RunCollection.run == run)
-                        .order_by(RunCollection.id)],
+        "contains": {"prompts": False, "answers": False, "judgeReasons": False, "secrets": False},
+        "runId": run.run_id,
+        "name": run.name,
+        "state": run_state(run),
+        "status": run.status,
+        "phase": run.phase,
+        "source": run.source,
+        "judge": {
+            "providerName": run.judge_provider_name,
+            "model": run.judge_model,
+            "params": run.judge_params or {},
+        },
+        "targets": [
+            {
+                "providerName": t.provider_name,
+                "model": t.model,
+                "params": t.params or {},
+                "warmupMs": t.warmup_ms,
+                "loadMs": t.load_ms,
+                "warmupError": t.warmup_error,
+            }
+            for t in targets
+        ],
+        "collections": [
+            c.collection_name
+            for c in RunCollection.select()
+            .where(RunCollection.run == run)
+            .order_by(RunCollection.id)
+        ],
         "settings": run.settings or {},
-        "createdAt": isoformat(run.created_at), "startedAt": isoformat(run.started_at),
+        "createdAt": isoformat(run.created_at),
+        "startedAt": isoformat(run.started_at),
         "finishedAt": isoformat(run.finished_at),
-        "datasetHash": run.dataset_hash, "promptHash": run.prompt_hash,
+        "datasetHash": run.dataset_hash,
+        "promptHash": run.prompt_hash,
         # Warm-up failures are answer failures too (the answer never came); listed apart as well.
-        "failures": {"answer": failed_answer, "judge": failed_judge,
-                     "warmup": sum(r["failed_warmup"] for r in averages),
-                     "total": failed_answer + failed_judge},
+        "failures": {
+            "answer": failed_answer,
+            "judge": failed_judge,
+            "warmup": sum(r["failed_warmup"] for r in averages),
+            "total": failed_answer + failed_judge,
+        },
         "totals": {
             "items": sum(r["item_count"] for r in averages),
             "completed": sum(r["completed"] for r in averages),
             "pending": sum(r["pending"] for r in averages),
-            "avgScore": (sum(r["avg_score"] * r["score_n"] for r in averages if r["score_n"])
-                         / scored if scored else None),
+            "avgScore": (
+                sum(r["avg_score"] * r["score_n"] for r in averages if r["score_n"]) / scored
+                if scored
+                else None
+            ),
             "costUsd": sum(costs) if costs else None,
             "promptTokens": sum(r["prompt_tokens"] or 0 for r in averages),
             "tokensGenerated": sum(r["tokens_generated"] or 0 for r in averages),

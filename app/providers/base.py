@@ -108,16 +108,16 @@ class HttpAdapter:
         return ProviderError(self.redact(message), **kw)
 
     # ---- requests ------------------------------------------------------------------------
-    def request(self, method, endpoint, *, json_body=None, stream=False, cancel=None,
-                timeout=None):
+    def request(self, method, endpoint, *, json_body=None, stream=False, cancel=None, timeout=None):
         """Send one request; a >= 400 answer or a network failure raises ProviderError."""
         check_cancel(cancel)
         url = self.url(endpoint)
         timeout = timeout or self.timeout
         for attempt in (1, 2):
             try:
-                resp = self.session.request(method, url, json=json_body, stream=stream,
-                                            timeout=timeout)
+                resp = self.session.request(
+                    method, url, json=json_body, stream=stream, timeout=timeout
+                )
                 break
             except requests.ConnectionError as exc:
                 # A pooled keep-alive connection the server had just closed (llama.cpp closes
@@ -159,9 +159,12 @@ class HttpAdapter:
         except ValueError:
             snippet = " ".join(text.split())[:ERROR_SNIPPET]
             hint = " (is the base URL / endpoint right?)" if snippet.startswith("<") else ""
-            raise self.error(f"Server sent a response from {url} that is not valid JSON{hint}: "
-                             f"{snippet!r}", transient=False, kind="malformed",
-                             raw=text[:10000]) from None
+            raise self.error(
+                f"Server sent a response from {url} that is not valid JSON{hint}: {snippet!r}",
+                transient=False,
+                kind="malformed",
+                raw=text[:10000],
+            ) from None
 
     @staticmethod
     def drain(resp, limit=65536):
@@ -209,8 +212,12 @@ class HttpAdapter:
             reason = "connection refused (is the server running?)"
         elif "reset" in low:
             reason = "connection reset by the server"
-        elif "name or service not known" in low or "nodename nor servname" in low \
-                or "failed to resolve" in low or "getaddrinfo" in low:
+        elif (
+            "name or service not known" in low
+            or "nodename nor servname" in low
+            or "failed to resolve" in low
+            or "getaddrinfo" in low
+        ):
             reason = "host name not found"
         elif mid_stream or isinstance(exc, requests.exceptions.ChunkedEncodingError):
             reason = "the server closed the connection before the answer was complete"
@@ -218,9 +225,13 @@ class HttpAdapter:
             reason = "the server closed the connection without answering"
         else:
             reason = text.splitlines()[0][:ERROR_SNIPPET] if text else type(exc).__name__
-        return self.error(f"Could not connect to {url}: {reason}" if not mid_stream
-                          else f"Connection to {url} failed{when}: {reason}",
-                          transient=True, kind="connection")
+        return self.error(
+            f"Could not connect to {url}: {reason}"
+            if not mid_stream
+            else f"Connection to {url} failed{when}: {reason}",
+            transient=True,
+            kind="connection",
+        )
 
     def http_error(self, status, reason, body, headers, url):
         """A ProviderError for an HTTP error status, classified transient or permanent."""

@@ -13,8 +13,12 @@ DEFAULT_MODELS_ENDPOINT = "/api/tags"
 DEFAULT_INFERENCE_ENDPOINT = "/api/chat"
 UNLOAD_TIMEOUT = (5.0, 30.0)
 # Generation params -> Ollama `options` names; anything else is passed through as an option.
-OPTION_NAMES = {"max_tokens": "num_predict", "maxTokens": "num_predict",
-                "max_completion_tokens": "num_predict", "topP": "top_p"}
+OPTION_NAMES = {
+    "max_tokens": "num_predict",
+    "maxTokens": "num_predict",
+    "max_completion_tokens": "num_predict",
+    "topP": "top_p",
+}
 TOP_LEVEL = {"think", "raw", "template", "tools"}  # Ollama body keys that are not options
 RESERVED = {"model", "messages", "stream", "format", "keep_alive", "options"}
 
@@ -61,9 +65,13 @@ class OllamaAdapter(HttpAdapter):
         data = self.get_json(self.models_endpoint)
         items = data.get("models") if isinstance(data, dict) else None
         if not isinstance(items, list):
-            raise self.error(f"Server sent no model list from {self.url(self.models_endpoint)} "
-                             f"(expected a 'models' array)", transient=False, kind="malformed",
-                             raw=json.dumps(data)[:10000])
+            raise self.error(
+                f"Server sent no model list from {self.url(self.models_endpoint)} "
+                f"(expected a 'models' array)",
+                transient=False,
+                kind="malformed",
+                raw=json.dumps(data)[:10000],
+            )
         models = []
         for item in items:
             if isinstance(item, dict) and (item.get("name") or item.get("model")):
@@ -74,22 +82,35 @@ class OllamaAdapter(HttpAdapter):
         """Models in memory now (GET /api/ps): [{"id", "size", "size_vram", "expires_at"...}]."""
         data = self.get_json("/api/ps")
         items = data.get("models") if isinstance(data, dict) else None
-        return [{**m, "id": str(m.get("name") or m.get("model"))}
-                for m in items or [] if isinstance(m, dict)]
+        return [
+            {**m, "id": str(m.get("name") or m.get("model"))}
+            for m in items or []
+            if isinstance(m, dict)
+        ]
 
     def unload(self, model):
         """Ask Ollama to free the model now; returns None on success, else the error text."""
         body = {"model": model, "messages": [], "keep_alive": 0, "stream": False}
         try:
-            resp = self.request("POST", self.inference_endpoint, json_body=body,
-                                timeout=UNLOAD_TIMEOUT)
+            resp = self.request(
+                "POST", self.inference_endpoint, json_body=body, timeout=UNLOAD_TIMEOUT
+            )
             resp.close()
         except ProviderError as exc:
             return exc.message
         return None
 
-    def chat(self, model, messages, params=None, *, stream=True, json_schema=None,
-             keep_alive=None, cancel=None):
+    def chat(
+        self,
+        model,
+        messages,
+        params=None,
+        *,
+        stream=True,
+        json_schema=None,
+        keep_alive=None,
+        cancel=None,
+    ):
         """Send one chat and measure it with Ollama's own counters."""
         options, extra = ollama_options(params)
         body = {"model": model, "messages": messages, "stream": bool(stream), **extra}
@@ -101,8 +122,9 @@ class OllamaAdapter(HttpAdapter):
             body["keep_alive"] = keep_alive
         url = self.url(self.inference_endpoint)
         start = time.perf_counter()
-        resp = self.request("POST", self.inference_endpoint, json_body=body, stream=stream,
-                            cancel=cancel)
+        resp = self.request(
+            "POST", self.inference_endpoint, json_body=body, stream=stream, cancel=cancel
+        )
         if not stream:
             raw = self.read_text(resp, url)
             end = time.perf_counter()
@@ -110,8 +132,12 @@ class OllamaAdapter(HttpAdapter):
             if isinstance(final, dict):
                 self._raise_if_error(final, raw)
             if not isinstance(final, dict) or "message" not in final:
-                raise self.error(f"Server sent a reply from {url} without 'message'",
-                                 transient=False, kind="malformed", raw=raw[:10000])
+                raise self.error(
+                    f"Server sent a reply from {url} without 'message'",
+                    transient=False,
+                    kind="malformed",
+                    raw=raw[:10000],
+                )
             text = (final.get("message") or {}).get("content") or ""
             return self._completion(body, text, final, raw, start, None, end, 0)
         lines, parts, final, first = [], [], None, None
@@ -123,9 +149,12 @@ class OllamaAdapter(HttpAdapter):
                 obj = json.loads(line)
             except ValueError:
                 resp.close()
-                raise self.error(f"Server sent a stream line from {url} that is not valid "
-                                 f"JSON: {line[:200]!r}", transient=False, kind="malformed",
-                                 raw="\n".join(lines)[:10000]) from None
+                raise self.error(
+                    f"Server sent a stream line from {url} that is not valid JSON: {line[:200]!r}",
+                    transient=False,
+                    kind="malformed",
+                    raw="\n".join(lines)[:10000],
+                ) from None
             if not isinstance(obj, dict):
                 continue
             self._raise_if_error(obj, "\n".join(lines), resp)
@@ -141,8 +170,12 @@ class OllamaAdapter(HttpAdapter):
         end = time.perf_counter()
         raw = "\n".join(lines)
         if final is None:
-            raise self.error(f"Stream from {url} ended without its final 'done' line",
-                             transient=True, kind="connection", raw=raw[:10000])
+            raise self.error(
+                f"Stream from {url} ended without its final 'done' line",
+                transient=True,
+                kind="connection",
+                raw=raw[:10000],
+            )
         return self._completion(body, "".join(parts), final, raw, start, first, end, len(parts))
 
     def _raise_if_error(self, obj, raw, resp=None):
@@ -150,15 +183,21 @@ class OllamaAdapter(HttpAdapter):
             if resp is not None:
                 resp.close()
             detail = str(obj["error"])[:200]
-            raise self.error(f"Server reported an error mid-answer: {detail}", transient=True,
-                             kind="server", raw=raw[:10000])
+            raise self.error(
+                f"Server reported an error mid-answer: {detail}",
+                transient=True,
+                kind="server",
+                raw=raw[:10000],
+            )
 
     def _completion(self, body, text, final, raw, start, first, end, chunks):
         """A Completion from the done line's counters, our clock as the fallback."""
         assembled = {k: v for k, v in final.items() if k not in ("message", "response")}
         assembled["message"] = {"role": "assistant", "content": text}
         completion = Completion(
-            text=text, model=final.get("model"), finish_reason=final.get("done_reason"),
+            text=text,
+            model=final.get("model"),
+            finish_reason=final.get("done_reason"),
             wall_ms=(end - start) * 1000,
             ttft_ms=(first - start) * 1000 if first is not None else None,
             prompt_tokens=integer(final.get("prompt_eval_count")),
@@ -166,7 +205,10 @@ class OllamaAdapter(HttpAdapter):
             prompt_ms=ns_to_ms(final.get("prompt_eval_duration")),
             decode_ms=ns_to_ms(final.get("eval_duration")),
             load_ms=ns_to_ms(final.get("load_duration")),
-            request=body, raw=raw, raw_json=assembled)
+            request=body,
+            raw=raw,
+            raw_json=assembled,
+        )
         eval_s = (completion.decode_ms or 0) / 1000
         if completion.completion_tokens and eval_s > 0:
             completion.tokens_per_second = completion.completion_tokens / eval_s

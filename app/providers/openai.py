@@ -11,8 +11,12 @@ from .base import number
 DEFAULT_MODELS_ENDPOINT = "/v1/models"
 DEFAULT_INFERENCE_ENDPOINT = "/v1/chat/completions"
 # Friendly spellings of generation params -> the OpenAI names.
-PARAM_ALIASES = {"maxTokens": "max_tokens", "num_predict": "max_tokens", "topP": "top_p",
-                 "max_completion_tokens": "max_tokens"}
+PARAM_ALIASES = {
+    "maxTokens": "max_tokens",
+    "num_predict": "max_tokens",
+    "topP": "top_p",
+    "max_completion_tokens": "max_tokens",
+}
 RESERVED = {"model", "messages", "stream", "stream_options", "response_format"}
 
 
@@ -29,8 +33,10 @@ def openai_params(params):
 
 def judge_format(schema):
     """The response_format that makes a server answer with JSON of this schema."""
-    return {"type": "json_schema",
-            "json_schema": {"name": "judgement", "strict": True, "schema": schema}}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "judgement", "strict": True, "schema": schema},
+    }
 
 
 class OpenAIAdapter(HttpAdapter):
@@ -53,9 +59,13 @@ class OpenAIAdapter(HttpAdapter):
             if not isinstance(items, list):
                 items = data.get("models")  # Ollama-style list
         if not isinstance(items, list):
-            raise self.error(f"Server sent no model list from {self.url(self.models_endpoint)} "
-                             f"(expected a 'data' array)", transient=False, kind="malformed",
-                             raw=json.dumps(data)[:10000])
+            raise self.error(
+                f"Server sent no model list from {self.url(self.models_endpoint)} "
+                f"(expected a 'data' array)",
+                transient=False,
+                kind="malformed",
+                raw=json.dumps(data)[:10000],
+            )
         models = []
         for item in items:
             if isinstance(item, str):
@@ -74,8 +84,17 @@ class OpenAIAdapter(HttpAdapter):
         """Not knowable over the OpenAI API."""
         return []
 
-    def chat(self, model, messages, params=None, *, stream=True, json_schema=None,
-             keep_alive=None, cancel=None):
+    def chat(
+        self,
+        model,
+        messages,
+        params=None,
+        *,
+        stream=True,
+        json_schema=None,
+        keep_alive=None,
+        cancel=None,
+    ):
         """Send one chat completion and measure it; see Completion for the fields."""
         body = {"model": model, "messages": messages, **openai_params(params)}
         if json_schema is not None:
@@ -85,8 +104,9 @@ class OpenAIAdapter(HttpAdapter):
             body["stream_options"] = {"include_usage": True}
         url = self.url(self.inference_endpoint)
         start = time.perf_counter()
-        resp = self.request("POST", self.inference_endpoint, json_body=body, stream=stream,
-                            cancel=cancel)
+        resp = self.request(
+            "POST", self.inference_endpoint, json_body=body, stream=stream, cancel=cancel
+        )
         content_type = resp.headers.get("Content-Type", "")
         if stream and "event-stream" in content_type:
             return self._read_stream(resp, url, body, start, cancel)
@@ -95,14 +115,23 @@ class OpenAIAdapter(HttpAdapter):
         end = time.perf_counter()
         data = self.parse_json(text, url)
         if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
-            raise self.error(f"Server sent a reply from {url} without 'choices'",
-                             transient=False, kind="malformed", raw=text[:10000])
+            raise self.error(
+                f"Server sent a reply from {url} without 'choices'",
+                transient=False,
+                kind="malformed",
+                raw=text[:10000],
+            )
         choice = data["choices"][0] if data["choices"] else {}
         message = choice.get("message") or {}
-        completion = Completion(text=message.get("content") or "", model=data.get("model"),
-                                finish_reason=choice.get("finish_reason"),
-                                wall_ms=(end - start) * 1000, request=body, raw=text,
-                                raw_json=data)
+        completion = Completion(
+            text=message.get("content") or "",
+            model=data.get("model"),
+            finish_reason=choice.get("finish_reason"),
+            wall_ms=(end - start) * 1000,
+            request=body,
+            raw=text,
+            raw_json=data,
+        )
         apply_usage(completion, data.get("usage"), data.get("timings"))
         return completion
 
@@ -123,9 +152,12 @@ class OpenAIAdapter(HttpAdapter):
                 obj = json.loads(data)
             except ValueError:
                 resp.close()
-                raise self.error(f"Server sent a stream event from {url} that is not valid "
-                                 f"JSON: {data[:200]!r}", transient=False, kind="malformed",
-                                 raw="\n".join(raw)[:10000]) from None
+                raise self.error(
+                    f"Server sent a stream event from {url} that is not valid JSON: {data[:200]!r}",
+                    transient=False,
+                    kind="malformed",
+                    raw="\n".join(raw)[:10000],
+                ) from None
             events += 1
             if not isinstance(obj, dict):
                 continue
@@ -133,8 +165,12 @@ class OpenAIAdapter(HttpAdapter):
                 resp.close()
                 err = obj["error"]
                 detail = err.get("message") if isinstance(err, dict) else str(err)
-                raise self.error(f"Server reported an error mid-answer: {str(detail)[:200]}",
-                                 transient=True, kind="server", raw="\n".join(raw)[:10000])
+                raise self.error(
+                    f"Server reported an error mid-answer: {str(detail)[:200]}",
+                    transient=True,
+                    kind="server",
+                    raw="\n".join(raw)[:10000],
+                )
             model = obj.get("model") or model
             for choice in obj.get("choices") or []:
                 content = (choice.get("delta") or {}).get("content")
@@ -147,20 +183,38 @@ class OpenAIAdapter(HttpAdapter):
             timings = obj.get("timings") or timings
         end = time.perf_counter()
         if not events:
-            raise self.error(f"Server sent an empty stream from {url}", transient=False,
-                             kind="malformed", raw="\n".join(raw)[:10000])
+            raise self.error(
+                f"Server sent an empty stream from {url}",
+                transient=False,
+                kind="malformed",
+                raw="\n".join(raw)[:10000],
+            )
         text = "".join(parts)
-        assembled = {"object": "chat.completion", "model": model,
-                     "choices": [{"index": 0, "finish_reason": finish,
-                                  "message": {"role": "assistant", "content": text}}]}
+        assembled = {
+            "object": "chat.completion",
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": finish,
+                    "message": {"role": "assistant", "content": text},
+                }
+            ],
+        }
         if usage:
             assembled["usage"] = usage
         if timings:
             assembled["timings"] = timings
-        completion = Completion(text=text, model=model, finish_reason=finish,
-                                wall_ms=(end - start) * 1000,
-                                ttft_ms=(first - start) * 1000 if first is not None else None,
-                                request=body, raw="\n".join(raw), raw_json=assembled)
+        completion = Completion(
+            text=text,
+            model=model,
+            finish_reason=finish,
+            wall_ms=(end - start) * 1000,
+            ttft_ms=(first - start) * 1000 if first is not None else None,
+            request=body,
+            raw="\n".join(raw),
+            raw_json=assembled,
+        )
         apply_usage(completion, usage, timings)
         if completion.completion_tokens is None and parts:
             # No server counter: one content chunk is about one token.

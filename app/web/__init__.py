@@ -47,8 +47,9 @@ def init_app(app):
         return {"active_run": active_run()}
 
     def wants_json():
-        return (request.path.startswith("/api/")
-                or request.accept_mimetypes.best == "application/json")
+        return (
+            request.path.startswith("/api/") or request.accept_mimetypes.best == "application/json"
+        )
 
     @app.errorhandler(LlmbenchError)
     def _domain_error(exc):
@@ -67,5 +68,6 @@ def init_app(app):
     def _http_error(exc):
         if wants_json():
             return jsonify({"error": exc.description}), exc.code
-        return render_template("errors/error.html", error=exc, message=exc.description,
-                               status=exc.code), exc.code
+        return render_template(
+            "errors/error.html", error=exc, message=exc.description, status=exc.code
+        ), exc.code

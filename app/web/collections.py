@@ -25,9 +25,13 @@ def _name_form():
 @bp.get("/")
 def index(errors=None, form=None, status=200):
     """Collections with their task counts, and the create form."""
-    return render_template("collections/index.html", collections=store.list_collections(),
-                           errors=errors or {}, form=form or {},
-                           subnav_active="collections"), status
+    return render_template(
+        "collections/index.html",
+        collections=store.list_collections(),
+        errors=errors or {},
+        form=form or {},
+        subnav_active="collections",
+    ), status
 
 
 @bp.post("/new")
@@ -47,29 +51,34 @@ def create():
 def _candidates(collection):
     args = request.args
     q, category = args.get("q", "").strip(), args.get("category", "")
-    page = store.search_tasks(q, category, args.get("page", 1), CANDIDATES_PER_PAGE,
-                              exclude_collection=collection.id)
-    return {"candidates": page, "q": q, "category": category,
-            "categories": store.list_categories()}
+    page = store.search_tasks(
+        q, category, args.get("page", 1), CANDIDATES_PER_PAGE, exclude_collection=collection.id
+    )
+    return {"candidates": page, "q": q, "category": category, "categories": store.list_categories()}
 
 
 @bp.get("/<int:collection_id>")
 def show(collection_id, errors=None, form=None, status=200):
     """A collection's tasks (with remove buttons), rename form and the add-tasks list."""
     collection = store.get_collection(collection_id)
-    return render_template("collections/show.html", collection=collection,
-                           tasks=store.collection_tasks(collection), errors=errors or {},
-                           form=form or {"name": collection.name,
-                                         "description": collection.description},
-                           subnav_active="collections", **_candidates(collection)), status
+    return render_template(
+        "collections/show.html",
+        collection=collection,
+        tasks=store.collection_tasks(collection),
+        errors=errors or {},
+        form=form or {"name": collection.name, "description": collection.description},
+        subnav_active="collections",
+        **_candidates(collection),
+    ), status
 
 
 @bp.get("/<int:collection_id>/candidates")
 def candidates(collection_id):
     """Fragment #candidates: tasks not yet in the collection, filtered by category/search."""
     collection = store.get_collection(collection_id)
-    return render_template("collections/_candidates.html", collection=collection,
-                           **_candidates(collection))
+    return render_template(
+        "collections/_candidates.html", collection=collection, **_candidates(collection)
+    )
 
 
 @bp.post("/<int:collection_id>/rename")

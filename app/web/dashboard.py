@@ -20,17 +20,31 @@ bp = Blueprint("dashboard", __name__)
 
 PARAMS = ("temperature", "top_p", "max_tokens", "seed", "stop")
 # Bounds of the per-target generation params: (type, min, max).
-PARAM_RULES = {"temperature": (float, 0.0, 2.0), "top_p": (float, 0.0, 1.0),
-               "max_tokens": (int, 1, 1_000_000), "seed": (int, None, None)}
-SETTINGS = {"max_attempts": ("maxAttempts", int, 1, 20),
-            "question_limit": ("questionLimit", int, 1, 1_000_000),
-            "max_budget_usd": ("maxBudgetUsd", float, 0.0, None)}
+PARAM_RULES = {
+    "temperature": (float, 0.0, 2.0),
+    "top_p": (float, 0.0, 1.0),
+    "max_tokens": (int, 1, 1_000_000),
+    "seed": (int, None, None),
+}
+SETTINGS = {
+    "max_attempts": ("maxAttempts", int, 1, 20),
+    "question_limit": ("questionLimit", int, 1, 1_000_000),
+    "max_budget_usd": ("maxBudgetUsd", float, 0.0, None),
+}
 SETTING_FIELDS = {api: field for field, (api, *_rest) in SETTINGS.items()}
 # create_run's field names -> the form field that shows the message.
-API_FIELDS = {"judgeProviderId": "judge_provider", "judgeProviderConfigId": "judge_provider",
-              "judgeModel": "judge_model", "judgeModelName": "judge_model",
-              "targets": "targets", "targetModels": "targets", "collectionIds": "collections",
-              "name": "name", "runId": "name", "settings": "settings"}
+API_FIELDS = {
+    "judgeProviderId": "judge_provider",
+    "judgeProviderConfigId": "judge_provider",
+    "judgeModel": "judge_model",
+    "judgeModelName": "judge_model",
+    "targets": "targets",
+    "targetModels": "targets",
+    "collectionIds": "collections",
+    "name": "name",
+    "runId": "name",
+    "settings": "settings",
+}
 
 
 def _number(raw, kind, low, high):
@@ -54,21 +68,27 @@ def target_key(provider_id, model):
 def parse_form(form):
     """Read the new-run form (POST or the no-JS refresh GET) into (state, spec, errors)."""
     errors = {}
-    state = {"name": form.get("name", "").strip(),
-             "judge_model": form.get("judge_model", "").strip(),
-             "judge_provider": _int_or_none(form.get("judge_provider")),
-             "targets": [], "params": {}, "extra_params": {}, "collections": set(),
-             "settings": {}}
+    state = {
+        "name": form.get("name", "").strip(),
+        "judge_model": form.get("judge_model", "").strip(),
+        "judge_provider": _int_or_none(form.get("judge_provider")),
+        "targets": [],
+        "params": {},
+        "extra_params": {},
+        "collections": set(),
+        "settings": {},
+    }
     seen = set()
     # (target key, name prefix of its param inputs): a listed model has its own params row;
     # the models typed by name share their provider's "params for typed models" row.
     keys = [(key, key) for key in form.getlist("target")]
     extra_fields = sorted(k for k in form if k.startswith("extra_models_"))
     for field in extra_fields:
-        pid_text = field[len("extra_models_"):]
+        pid_text = field[len("extra_models_") :]
         prefix = extra_params_prefix(pid_text)
         state["extra_params"][pid_text] = {
-            name: form.get(f"{prefix}#{name}", "").strip() for name in PARAMS}
+            name: form.get(f"{prefix}#{name}", "").strip() for name in PARAMS
+        }
         for model in form.get(field, "").replace("\n", ",").split(","):
             if model.strip():
                 keys.append((target_key(pid_text, model.strip()), prefix))
@@ -104,11 +124,15 @@ def parse_form(form):
         errors["targets"] = "Pick at least one target model."
     if not state["collections"]:
         errors["collections"] = "Pick at least one collection."
-    spec = {"judgeProviderId": state["judge_provider"], "judgeModel": state["judge_model"],
-            "targets": [{"providerId": pid, "model": model,
-                         "params": state["params"][(pid, model)]}
-                        for pid, model in state["targets"]],
-            "collectionIds": sorted(state["collections"])}
+    spec = {
+        "judgeProviderId": state["judge_provider"],
+        "judgeModel": state["judge_model"],
+        "targets": [
+            {"providerId": pid, "model": model, "params": state["params"][(pid, model)]}
+            for pid, model in state["targets"]
+        ],
+        "collectionIds": sorted(state["collections"]),
+    }
     if settings:
         spec["settings"] = settings
     if state["name"]:
@@ -162,12 +186,20 @@ def target_group(provider, state, listed=None, error=None):
     """Context for one provider's target-model group (its picked models plus listed ones)."""
     picked = [m for pid, m in state["targets"] if pid == provider.id]
     models = list(dict.fromkeys(picked + list(listed or [])))
-    return {"provider": provider, "models": models, "picked": set(picked), "listed": listed,
-            "error": error, "params": state["params"], "key": target_key}
+    return {
+        "provider": provider,
+        "models": models,
+        "picked": set(picked),
+        "listed": listed,
+        "error": error,
+        "params": state["params"],
+        "key": target_key,
+    }
 
 
-def render_dashboard(state=None, errors=None, status=200, general=None, conflict=None,
-                     refresh=None):
+def render_dashboard(
+    state=None, errors=None, status=200, general=None, conflict=None, refresh=None
+):
     """Render the dashboard with the form filled from `state` (and errors, if any)."""
     providers = run_views.providers()
     if state is None:
@@ -179,17 +211,26 @@ def render_dashboard(state=None, errors=None, status=200, general=None, conflict
         judge_models, judge_error = list_models(state["judge_provider"], refresh=True)
     groups = []
     for p in providers:
-        listed, error = (list_models(p.id, True) if refresh == str(p.id) else (None, None))
+        listed, error = list_models(p.id, True) if refresh == str(p.id) else (None, None)
         groups.append(target_group(p, state, listed, error))
-    open_ids = {pid for pid, _ in state["targets"]} | ({int(refresh)} if (refresh or "").isdigit()
-                                                        else set())
+    open_ids = {pid for pid, _ in state["targets"]} | (
+        {int(refresh)} if (refresh or "").isdigit() else set()
+    )
     if not open_ids and providers:
         open_ids = {providers[0].id}
     context = {
-        "providers": providers, "collections": run_views.collections_with_counts(),
-        "form": state, "errors": errors or {}, "general": general or [], "conflict": conflict,
-        "groups": groups, "open_ids": open_ids, "judge_models": judge_models,
-        "judge_error": judge_error, "params_names": PARAMS, "key": target_key,
+        "providers": providers,
+        "collections": run_views.collections_with_counts(),
+        "form": state,
+        "errors": errors or {},
+        "general": general or [],
+        "conflict": conflict,
+        "groups": groups,
+        "open_ids": open_ids,
+        "judge_models": judge_models,
+        "judge_error": judge_error,
+        "params_names": PARAMS,
+        "key": target_key,
         "extra_prefix": extra_params_prefix,
         "continue_runs": run_views.continuable_runs(),
         "recent": run_views.history(per_page=8)["runs"],
@@ -234,8 +275,7 @@ def start_run():
         field_errors, general = form_errors(exc.errors, state)
         return render_dashboard(state, field_errors, 400, general=general)
     except Conflict as exc:
-        return render_dashboard(state, {}, 409, general=[exc.message],
-                                conflict=runs.active_run())
+        return render_dashboard(state, {}, 409, general=[exc.message], conflict=runs.active_run())
     return redirect(url_for("runs.show", run_id=run.run_id))
 
 
@@ -247,8 +287,7 @@ def judge_models():
         models, error = [], "Pick a provider first."
     else:
         models, error = list_models(pid, refresh=bool(request.args.get("refresh")))
-    return render_template("dashboard/_judge_models.html", judge_models=models,
-                           judge_error=error)
+    return render_template("dashboard/_judge_models.html", judge_models=models, judge_error=error)
 
 
 @bp.get("/new-run/providers/<int:provider_id>/models")
@@ -257,6 +296,9 @@ def target_models(provider_id):
     provider = run_views.get_provider(provider_id)
     state, _, _ = parse_form(request.args)
     listed, error = list_models(provider_id, refresh=bool(request.args.get("refresh")))
-    return render_template("dashboard/_target_models.html",
-                           g=target_group(provider, state, listed, error),
-                           params_names=PARAMS, errors={})
+    return render_template(
+        "dashboard/_target_models.html",
+        g=target_group(provider, state, listed, error),
+        params_names=PARAMS,
+        errors={},
+    )

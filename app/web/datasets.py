@@ -33,9 +33,15 @@ DUPLICATE_CHOICES = [
 def _page(errors=None, form=None, status=200):
     names = [c.name for c in Collection.select(Collection.name).order_by(Collection.name)]
     return render_template(
-        "datasets/import.html", errors=errors or [], form=form or {}, collections=names,
-        formats=FORMAT_CHOICES, export_formats=EXPORT_CHOICES, duplicates=DUPLICATE_CHOICES,
-        subnav_active="import"), status
+        "datasets/import.html",
+        errors=errors or [],
+        form=form or {},
+        collections=names,
+        formats=FORMAT_CHOICES,
+        export_formats=EXPORT_CHOICES,
+        duplicates=DUPLICATE_CHOICES,
+        subnav_active="import",
+    ), status
 
 
 @bp.get("/")
@@ -53,16 +59,20 @@ def upload():
         if not uploads:
             raise ValidationError.field("file", "choose one or more dataset files to upload")
         result = importer.import_tasks(
-            [(f.filename, f.read()) for f in uploads], form.get("format") or None,
+            [(f.filename, f.read()) for f in uploads],
+            form.get("format") or None,
             collection=form.get("collection") or None,
-            on_duplicate=form.get("onDuplicate") or "reject")
+            on_duplicate=form.get("onDuplicate") or "reject",
+        )
     except ValidationError as exc:
         return _page(exc.errors, form, 400)
     where = f" into collection “{result.collection}”" if result.collection else ""
     names = ", ".join(f.filename for f in uploads)
-    flash(f"Imported {len(result.task_ids)} tasks from {names}{where}: "
-          f"{result.created} created, {result.updated} updated, {result.skipped} skipped.",
-          "success")
+    flash(
+        f"Imported {len(result.task_ids)} tasks from {names}{where}: "
+        f"{result.created} created, {result.updated} updated, {result.skipped} skipped.",
+        "success",
+    )
     return redirect(url_for("datasets.index"))
 
 
@@ -70,5 +80,10 @@ def upload():
 def export():
     """Export form target: the same download as GET /api/tasks/export."""
     fmt = exporter.export_format(request.args.get("format", "json"))
-    return redirect(url_for("api.tasks_export", format=fmt,
-                            **({"collection": c} if (c := request.args.get("collection")) else {})))
+    return redirect(
+        url_for(
+            "api.tasks_export",
+            format=fmt,
+            **({"collection": c} if (c := request.args.get("collection")) else {}),
+        )
+    )

@@ -18,53 +18,120 @@ T0 = dt.datetime(2025, 8, 7, 18, 16, 10)
 def _progress(state, phase, new, waiting, completed, failed=0, judge_failed=0):
     total = new + waiting + completed + failed + judge_failed
     counts = dict.fromkeys(ITEM_STATUSES, 0)
-    counts.update(NEW=new, WAITING_FOR_JUDGE=waiting, COMPLETED=completed,
-                  FAILED=failed + judge_failed)
+    counts.update(
+        NEW=new, WAITING_FOR_JUDGE=waiting, COMPLETED=completed, FAILED=failed + judge_failed
+    )
     benchmarked, judged, judge_total = total - new, completed + judge_failed, total - failed
-    return {"total": total, "counts": counts, "benchmarked": benchmarked, "answer_failed": failed,
-            "judged": judged, "judge_failed": judge_failed, "judge_total": judge_total,
-            "bench_pct": round(100 * benchmarked / total, 1),
-            "judge_pct": round(100 * judged / judge_total, 1),
-            "overall_pct": round(100 * (benchmarked + judged) / (total + judge_total), 1),
-            "eta_seconds": 754 if state == "running" else None, "recent_tps": 25.4,
-            "state": state, "phase": phase}
+    return {
+        "total": total,
+        "counts": counts,
+        "benchmarked": benchmarked,
+        "answer_failed": failed,
+        "judged": judged,
+        "judge_failed": judge_failed,
+        "judge_total": judge_total,
+        "bench_pct": round(100 * benchmarked / total, 1),
+        "judge_pct": round(100 * judged / judge_total, 1),
+        "overall_pct": round(100 * (benchmarked + judged) / (total + judge_total), 1),
+        "eta_seconds": 754 if state == "running" else None,
+        "recent_tps": 25.4,
+        "state": state,
+        "phase": phase,
+    }
 
 
 def sample():
     """Sample run, progress, log lines and items for every partial."""
-    run = NS(run_id="nightly-20250807-181610", judge_provider_name="Local Ollama",
-             judge_model="mistral:instruct", control_reason=None, source="web")
-    targets = [NS(id=i, provider_name="Local Ollama", model=m, label=f"Local Ollama / {m}")
-               for i, m in ((1, "llama3:8b"), (2, "gemma:7b"))]
+    run = NS(
+        run_id="nightly-20250807-181610",
+        judge_provider_name="Local Ollama",
+        judge_model="mistral:instruct",
+        control_reason=None,
+        source="web",
+    )
+    targets = [
+        NS(id=i, provider_name="Local Ollama", model=m, label=f"Local Ollama / {m}")
+        for i, m in ((1, "llama3:8b"), (2, "gemma:7b"))
+    ]
     messages = [
         ("INFO", "phase_changed", "Benchmarking 80 items on 2 targets."),
         ("INFO", "warmup", "--- Starting model: gemma:7b --- warm-up 1,204 ms"),
-        ("INFO", "item_done",
-         "Task 'logic_puzzle_3' completed. Time: 6,102 ms, Tokens: 155, TPS: 25.4"),
-        ("WARNING", "retry",
-         "Task 'python_fibonacci' on llama3:8b: HTTP 503; retry 2 of 3 in 4 s"),
-        ("ERROR", "item_failed",
-         "Task 'french_translation' failed after 3 attempts: read timeout"),
+        (
+            "INFO",
+            "item_done",
+            "Task 'logic_puzzle_3' completed. Time: 6,102 ms, Tokens: 155, TPS: 25.4",
+        ),
+        ("WARNING", "retry", "Task 'python_fibonacci' on llama3:8b: HTTP 503; retry 2 of 3 in 4 s"),
+        ("ERROR", "item_failed", "Task 'french_translation' failed after 3 attempts: read timeout"),
     ]
     data = {"taskId": "logic_puzzle_3", "ms": 6102}
-    logs = [NS(id=i + 1, created_at=T0 + dt.timedelta(seconds=i * 7), level=lvl, event=ev,
-               message=msg, data=data if ev == "item_done" else None)
-            for i, (lvl, ev, msg) in enumerate(messages)][::-1]
-    items = [NS(id=1, task_key="logic_puzzle_3", target=targets[1], status="COMPLETED", attempts=1,
-                time_taken_ms=6102.0, tokens_generated=155, tokens_estimated=False,
-                tokens_per_second=25.4, evaluation_score=95.0, error_msg=None),
-             NS(id=2, task_key="python_fibonacci", target=targets[0], status="WAITING_FOR_JUDGE",
-                attempts=2, time_taken_ms=812.0, tokens_generated=48, tokens_estimated=True,
-                tokens_per_second=61.2, evaluation_score=None, error_msg=None,
-                next_retry_at=T0 + dt.timedelta(seconds=30)),
-             NS(id=3, task_key="french_translation", target=targets[0], status="FAILED", attempts=3,
-                time_taken_ms=None, tokens_generated=None, tokens_estimated=False,
-                tokens_per_second=None, evaluation_score=None,
-                error_msg="read timeout after 120 s (attempt 3 of 3)"),
-             NS(id=4, task_key="sql_join_2", target=targets[1], status="NEW", attempts=1,
-                next_retry_at=T0 + dt.timedelta(seconds=40), time_taken_ms=None,
-                tokens_generated=None, tokens_estimated=False, tokens_per_second=None,
-                evaluation_score=None, error_msg="HTTP 503 from the server; retrying")]
+    logs = [
+        NS(
+            id=i + 1,
+            created_at=T0 + dt.timedelta(seconds=i * 7),
+            level=lvl,
+            event=ev,
+            message=msg,
+            data=data if ev == "item_done" else None,
+        )
+        for i, (lvl, ev, msg) in enumerate(messages)
+    ][::-1]
+    items = [
+        NS(
+            id=1,
+            task_key="logic_puzzle_3",
+            target=targets[1],
+            status="COMPLETED",
+            attempts=1,
+            time_taken_ms=6102.0,
+            tokens_generated=155,
+            tokens_estimated=False,
+            tokens_per_second=25.4,
+            evaluation_score=95.0,
+            error_msg=None,
+        ),
+        NS(
+            id=2,
+            task_key="python_fibonacci",
+            target=targets[0],
+            status="WAITING_FOR_JUDGE",
+            attempts=2,
+            time_taken_ms=812.0,
+            tokens_generated=48,
+            tokens_estimated=True,
+            tokens_per_second=61.2,
+            evaluation_score=None,
+            error_msg=None,
+            next_retry_at=T0 + dt.timedelta(seconds=30),
+        ),
+        NS(
+            id=3,
+            task_key="french_translation",
+            target=targets[0],
+            status="FAILED",
+            attempts=3,
+            time_taken_ms=None,
+            tokens_generated=None,
+            tokens_estimated=False,
+            tokens_per_second=None,
+            evaluation_score=None,
+            error_msg="read timeout after 120 s (attempt 3 of 3)",
+        ),
+        NS(
+            id=4,
+            task_key="sql_join_2",
+            target=targets[1],
+            status="NEW",
+            attempts=1,
+            next_retry_at=T0 + dt.timedelta(seconds=40),
+            time_taken_ms=None,
+            tokens_generated=None,
+            tokens_estimated=False,
+            tokens_per_second=None,
+            evaluation_score=None,
+            error_msg="HTTP 503 from the server; retrying",
+        ),
+    ]
     return run, targets, logs, items
 
 
@@ -72,26 +139,59 @@ def sample():
 def index():
     """Every partial of the run UI with sample data, in each of its states."""
     run, targets, logs, items = sample()
-    progresses = [("running", _progress("running", "BENCHMARKING", 36, 20, 24)),
-                  ("paused", _progress("paused", "JUDGING", 0, 30, 48, failed=2)),
-                  ("stopped", _progress("stopped", "BENCHMARKING", 50, 10, 20)),
-                  ("finished",
-                   _progress("finished", "JUDGING", 0, 0, 76, failed=2, judge_failed=2))]
+    progresses = [
+        ("running", _progress("running", "BENCHMARKING", 36, 20, 24)),
+        ("paused", _progress("paused", "JUDGING", 0, 30, 48, failed=2)),
+        ("stopped", _progress("stopped", "BENCHMARKING", 50, 10, 20)),
+        ("finished", _progress("finished", "JUDGING", 0, 0, 76, failed=2, judge_failed=2)),
+    ]
     provider = NS(id=1, name="Local Ollama", type="OLLAMA", base_url="http://localhost:11434")
     params = {(1, "llama3:8b"): {"temperature": 0.2, "stop": ["###"]}}
-    group = {"provider": provider, "models": ["llama3:8b", "gemma:7b", "mistral:instruct"],
-             "picked": {"llama3:8b"}, "listed": ["gemma:7b", "mistral:instruct"], "error": None,
-             "params": params, "key": target_key}
-    down = dict(group, models=[], picked=set(), listed=[],
-                error="Cannot connect to http://localhost:11434 (connection refused)")
-    budget_run = NS(**{**vars(run), "control_reason": (
-        "budget reached: spent $2.0130 of the $2.0000 limit (settings.maxBudgetUsd); continue "
-        "with a higher budget to go on")})
+    group = {
+        "provider": provider,
+        "models": ["llama3:8b", "gemma:7b", "mistral:instruct"],
+        "picked": {"llama3:8b"},
+        "listed": ["gemma:7b", "mistral:instruct"],
+        "error": None,
+        "params": params,
+        "key": target_key,
+    }
+    down = dict(
+        group,
+        models=[],
+        picked=set(),
+        listed=[],
+        error="Cannot connect to http://localhost:11434 (connection refused)",
+    )
+    budget_run = NS(
+        **{
+            **vars(run),
+            "control_reason": (
+                "budget reached: spent $2.0130 of the $2.0000 limit (settings.maxBudgetUsd); "
+                "continue with a higher budget to go on"
+            ),
+        }
+    )
     budget_halt = {"spent": 2.013, "limit": 2.0, "minimum": 2.02, "suggested": 4.03}
-    return render_template("patterns.html", run=run, targets=targets, logs=logs, items=items,
-                           budget_run=budget_run, budget_halt=budget_halt,
-                           progresses=progresses, group=group, down=down, params_names=PARAMS,
-                           log_mark=logs[0].id, items_mark="sample", statuses=ITEM_STATUSES,
-                           filter_model=None, filter_status=None, now=T0,
-                           param_error={target_key(1, "llama3:8b") + "#temperature":
-                                        "temperature must be at most 2.0"})
+    return render_template(
+        "patterns.html",
+        run=run,
+        targets=targets,
+        logs=logs,
+        items=items,
+        budget_run=budget_run,
+        budget_halt=budget_halt,
+        progresses=progresses,
+        group=group,
+        down=down,
+        params_names=PARAMS,
+        log_mark=logs[0].id,
+        items_mark="sample",
+        statuses=ITEM_STATUSES,
+        filter_model=None,
+        filter_status=None,
+        now=T0,
+        param_error={
+            target_key(1, "llama3:8b") + "#temperature": "temperature must be at most 2.0"
+        },
+    )

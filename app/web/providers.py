@@ -26,26 +26,58 @@ def _with_rows(provider):
 
 def _form_from_request(form):
     """The submitted form as the store's camelCase dict (header rows gathered by index)."""
-    data = {k: form.get(k, "") for k in ("name", "type", "baseUrl", "modelsEndpoint",
-                                          "inferenceEndpoint", "timeoutSeconds", "maxConcurrency")}
-    indices = sorted({int(k.split("-")[1]) for k in form
-                      if k.startswith("headers-") and k.split("-")[1].isdigit()})
-    data["headers"] = [{"id": form.get(f"headers-{i}-id", ""),
-                        "key": form.get(f"headers-{i}-key", ""),
-                        "value": form.get(f"headers-{i}-value", ""),
-                        "isSecret": bool(form.get(f"headers-{i}-isSecret"))} for i in indices]
+    data = {
+        k: form.get(k, "")
+        for k in (
+            "name",
+            "type",
+            "baseUrl",
+            "modelsEndpoint",
+            "inferenceEndpoint",
+            "timeoutSeconds",
+            "maxConcurrency",
+        )
+    }
+    indices = sorted(
+        {
+            int(k.split("-")[1])
+            for k in form
+            if k.startswith("headers-") and k.split("-")[1].isdigit()
+        }
+    )
+    data["headers"] = [
+        {
+            "id": form.get(f"headers-{i}-id", ""),
+            "key": form.get(f"headers-{i}-key", ""),
+            "value": form.get(f"headers-{i}-value", ""),
+            "isSecret": bool(form.get(f"headers-{i}-isSecret")),
+        }
+        for i in indices
+    ]
     return data
 
 
 def _form_from_provider(provider):
-    rows = [{"id": h["id"], "key": h["key"], "value": "" if h["isSecret"] else h["value"],
-             "valueMasked": h["valueMasked"], "isSecret": h["isSecret"]}
-            for h in store.header_rows(provider)]
-    return {"name": provider.name, "type": provider.type, "baseUrl": provider.base_url,
-            "modelsEndpoint": provider.models_endpoint,
-            "inferenceEndpoint": provider.inference_endpoint,
-            "timeoutSeconds": f"{provider.timeout_seconds:g}",
-            "maxConcurrency": provider.max_concurrency, "headers": rows}
+    rows = [
+        {
+            "id": h["id"],
+            "key": h["key"],
+            "value": "" if h["isSecret"] else h["value"],
+            "valueMasked": h["valueMasked"],
+            "isSecret": h["isSecret"],
+        }
+        for h in store.header_rows(provider)
+    ]
+    return {
+        "name": provider.name,
+        "type": provider.type,
+        "baseUrl": provider.base_url,
+        "modelsEndpoint": provider.models_endpoint,
+        "inferenceEndpoint": provider.inference_endpoint,
+        "timeoutSeconds": f"{provider.timeout_seconds:g}",
+        "maxConcurrency": provider.max_concurrency,
+        "headers": rows,
+    }
 
 
 def _render_form(form, provider=None, errors=None, status=200):
@@ -58,23 +90,34 @@ def _render_form(form, provider=None, errors=None, status=200):
             row["valueMasked"] = masked.get(int(row_id))
     form["headers"] = [r for r in form["headers"] if r.get("key") or r.get("value")]
     form["headers"] += [{}] * EMPTY_HEADER_ROWS
-    return render_template("providers/form.html", form=form, provider=provider,
-                           errors=errors or {}, subnav_active="providers"), status
+    return render_template(
+        "providers/form.html",
+        form=form,
+        provider=provider,
+        errors=errors or {},
+        subnav_active="providers",
+    ), status
 
 
 @bp.get("/")
 def index():
     """All providers with their actions."""
     providers = [_with_rows(p) for p in store.list_providers()]
-    return render_template("providers/index.html", providers=providers, models_by_id={},
-                           subnav_active="providers")
+    return render_template(
+        "providers/index.html", providers=providers, models_by_id={}, subnav_active="providers"
+    )
 
 
 @bp.get("/new")
 def new():
     """An empty provider form (Ollama defaults)."""
-    form = {"type": "OLLAMA", "baseUrl": "http://localhost:11434", "timeoutSeconds": "120",
-            "maxConcurrency": "1", "headers": []}
+    form = {
+        "type": "OLLAMA",
+        "baseUrl": "http://localhost:11434",
+        "timeoutSeconds": "120",
+        "maxConcurrency": "1",
+        "headers": [],
+    }
     return _render_form(form)
 
 
@@ -137,8 +180,13 @@ def show(provider_id):
     """One provider: its models (asked from the server) and the test form."""
     provider = store.get_provider(provider_id)
     models, error = _models(provider_id, refresh=bool(request.args.get("refresh")))
-    return render_template("providers/show.html", provider=provider, models=models,
-                           models_error=error, subnav_active="providers")
+    return render_template(
+        "providers/show.html",
+        provider=provider,
+        models=models,
+        models_error=error,
+        subnav_active="providers",
+    )
 
 
 @bp.get("/<int:provider_id>/models")
@@ -146,8 +194,9 @@ def models_fragment(provider_id):
     """Fragment #models-<id>: the model list or the error, asked fresh with ?refresh=1."""
     provider = store.get_provider(provider_id)
     models, error = _models(provider_id, refresh=bool(request.args.get("refresh")))
-    return render_template("providers/_models.html", provider=provider, models=models,
-                           models_error=error)
+    return render_template(
+        "providers/_models.html", provider=provider, models=models, models_error=error
+    )
 
 
 def _test(provider_id):
@@ -165,9 +214,16 @@ def test_inference(provider_id):
     provider = store.get_provider(provider_id)
     test, result, errors = _test(provider_id)
     # The models are not asked again here: a server that is down would double the wait.
-    return render_template("providers/show.html", provider=provider, models=None,
-                           models_error=None, test=test, result=result,
-                           test_errors=errors, subnav_active="providers"), 400 if errors else 200
+    return render_template(
+        "providers/show.html",
+        provider=provider,
+        models=None,
+        models_error=None,
+        test=test,
+        result=result,
+        test_errors=errors,
+        subnav_active="providers",
+    ), 400 if errors else 200
 
 
 @bp.post("/<int:provider_id>/test/fragment")

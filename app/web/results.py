@@ -26,8 +26,12 @@ from . import htmx
 
 bp = Blueprint("results", __name__)
 
-TABLE_DEFAULTS = {"sort": results.DEFAULT_SORT, "dir": "asc", "page": 1,
-                  "per_page": results.DEFAULT_PER_PAGE}
+TABLE_DEFAULTS = {
+    "sort": results.DEFAULT_SORT,
+    "dir": "asc",
+    "page": 1,
+    "per_page": results.DEFAULT_PER_PAGE,
+}
 AVERAGE_DEFAULTS = {"avg_sort": "position", "avg_dir": "asc"}
 FILTER_KEYS = ("model", "status", "category", "difficulty", "min_score", "max_score")
 # First click on these headers sorts high to low.
@@ -55,12 +59,19 @@ def _state(args):
     avg_sort = (args.get("avg_sort") or "position").strip()
     avg_dir = (args.get("avg_dir") or "asc").strip().lower()
     if avg_sort not in results.AVERAGE_SORTS:
-        raise ValidationError.field("avg_sort",
-                                    f"must be one of {', '.join(results.AVERAGE_SORTS)}")
+        raise ValidationError.field(
+            "avg_sort", f"must be one of {', '.join(results.AVERAGE_SORTS)}"
+        )
     if avg_dir not in ("asc", "desc"):
         raise ValidationError.field("avg_dir", "must be asc or desc")
-    state = {"sort": table["sort"], "dir": table["dir"], "page": table["page"],
-             "per_page": table["per_page"], "avg_sort": avg_sort, "avg_dir": avg_dir}
+    state = {
+        "sort": table["sort"],
+        "dir": table["dir"],
+        "page": table["page"],
+        "per_page": table["per_page"],
+        "avg_sort": avg_sort,
+        "avg_dir": avg_dir,
+    }
     for key in FILTER_KEYS:
         value = table["filters"].get(key)
         state[key] = "" if value is None else (f"{value:g}" if isinstance(value, float) else value)
@@ -77,8 +88,11 @@ class Links:
     def _params(self, keys, changes):
         merged = {**self.state, **changes}
         defaults = {**TABLE_DEFAULTS, **AVERAGE_DEFAULTS}
-        return {k: merged[k] for k in keys
-                if merged.get(k) not in (None, "") and merged.get(k) != defaults.get(k)}
+        return {
+            k: merged[k]
+            for k in keys
+            if merged.get(k) not in (None, "") and merged.get(k) != defaults.get(k)
+        }
 
     def page(self, **changes):
         """The full, bookmarkable results page."""
@@ -92,8 +106,9 @@ class Links:
 
     def averages(self, **changes):
         """The averages fragment (the table's state comes along through hx-include)."""
-        return url_for("results.averages", run_id=self.run_id,
-                       **self._params(tuple(AVERAGE_DEFAULTS), changes))
+        return url_for(
+            "results.averages", run_id=self.run_id, **self._params(tuple(AVERAGE_DEFAULTS), changes)
+        )
 
     def sort(self, column, prefix=""):
         """Changes for clicking a sortable header: toggle if sorted by it, else its first way."""
@@ -119,11 +134,16 @@ def _averages_context(run, state):
 
 
 def _table_context(run, state, filters, averages):
-    page = results.results_page(run, state["sort"], filters, state["page"], state["per_page"],
-                                direction=state["dir"])
-    return {"run": run, "page": page, "links": Links(run.run_id, state),
-            "models": sorted(averages, key=lambda r: (r["position"], r["target_id"])),
-            "table_state": state}
+    page = results.results_page(
+        run, state["sort"], filters, state["page"], state["per_page"], direction=state["dir"]
+    )
+    return {
+        "run": run,
+        "page": page,
+        "links": Links(run.run_id, state),
+        "models": sorted(averages, key=lambda r: (r["position"], r["target_id"])),
+        "table_state": state,
+    }
 
 
 def _fragment(template, context, run_id, state):
@@ -142,14 +162,17 @@ def show(run_id):
     context = _averages_context(run, state)
     context.update(_table_context(run, state, filters, context["averages"]))
     targets = [(r["target_id"], r["provider_name"], r["model"]) for r in context["models"]]
-    context.update({
-        "state": runs_mod.run_state(run),
-        "by_category": results.breakdown(run, "category", targets=targets),
-        "by_difficulty": results.breakdown(run, "difficulty", targets=targets),
-        "statuses": results.STATUS_FILTERS, "per_page_choices": results.PER_PAGE_CHOICES,
-        "chart_names": charts.CHARTS,
-        "retryable_answers": run_views.retryable_answer_failures(run),
-    })
+    context.update(
+        {
+            "state": runs_mod.run_state(run),
+            "by_category": results.breakdown(run, "category", targets=targets),
+            "by_difficulty": results.breakdown(run, "difficulty", targets=targets),
+            "statuses": results.STATUS_FILTERS,
+            "per_page_choices": results.PER_PAGE_CHOICES,
+            "chart_names": charts.CHARTS,
+            "retryable_answers": run_views.retryable_answer_failures(run),
+        }
+    )
     return render_template("results/show.html", **context)
 
 
@@ -159,8 +182,9 @@ def table(run_id):
     run = results.get_run(run_id)
     state, filters = _state(request.args)
     averages = results.model_averages(run)
-    return _fragment("results/_table.html", _table_context(run, state, filters, averages),
-                     run_id, state)
+    return _fragment(
+        "results/_table.html", _table_context(run, state, filters, averages), run_id, state
+    )
 
 
 @bp.get("/runs/<run_id>/results/averages")
@@ -197,8 +221,11 @@ def chart(run_id, name):
 def item(run_id, item_id):
     """One item: the row expansion for htmx, or a full page (links work without JavaScript)."""
     run = results.get_run(run_id)
-    context = {"run": run, "item": results.get_item(run, item_id),
-               "next_url": request.referrer if _safe_next(request.referrer, run_id) else None}
+    context = {
+        "run": run,
+        "item": results.get_item(run, item_id),
+        "next_url": request.referrer if _safe_next(request.referrer, run_id) else None,
+    }
     if htmx and not htmx.history_restore_request:
         response = Response(render_template("results/_item_detail.html", **context))
     else:
@@ -314,20 +341,27 @@ def compare():
     """Compare two runs picked in the URL (?a=&b=)."""
     a_id = (request.args.get("a") or "").strip()
     b_id = (request.args.get("b") or "").strip()
-    context = {"choices": compare_mod.run_choices(), "a": a_id, "b": b_id, "result": None,
-               "error": None, "hint": None}
+    context = {
+        "choices": compare_mod.run_choices(),
+        "a": a_id,
+        "b": b_id,
+        "result": None,
+        "error": None,
+        "hint": None,
+    }
     status = 200
     if a_id and a_id == b_id:
         # Not an error: "Compare with…" fills in A, and the person picks B next.
         context["hint"] = f"A and B are both {a_id}: pick another run to compare it with."
     elif a_id and b_id:
         try:
-            context["result"] = compare_mod.compare_runs(results.get_run(a_id),
-                                                         results.get_run(b_id), limit=25)
+            context["result"] = compare_mod.compare_runs(
+                results.get_run(a_id), results.get_run(b_id), limit=25
+            )
         except NotFound as exc:
             context["error"], status = exc.message, 404
     elif a_id or b_id:
-        context["hint"] = (f"Now pick run {'B (after)' if a_id else 'A (before)'} to compare "
-                           f"with {a_id or b_id}.")
+        context["hint"] = (
+            f"Now pick run {'B (after)' if a_id else 'A (before)'} to compare with {a_id or b_id}."
+        )
     return render_template("compare/show.html", **context), status
-

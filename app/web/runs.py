@@ -18,6 +18,7 @@ from . import htmx
 
 bp = Blueprint("runs", __name__, url_prefix="/runs")
 
+
 def _int_arg(name, default=None):
     try:
         return int(request.args.get(name, ""))
@@ -69,10 +70,16 @@ def index():
         "date_from": run_views.parse_date(args.get("from")),
         "date_to": run_views.parse_date(args.get("to")),
     }
-    result = run_views.history(sort=args.get("sort", "-created"), page=_int_arg("page", 1),
-                               **filters)
-    return render_template("runs/index.html", result=result, filters=filters,
-                           states=run_views.RUN_STATES, judges=run_views.judge_models())
+    result = run_views.history(
+        sort=args.get("sort", "-created"), page=_int_arg("page", 1), **filters
+    )
+    return render_template(
+        "runs/index.html",
+        result=result,
+        filters=filters,
+        states=run_views.RUN_STATES,
+        judges=run_views.judge_models(),
+    )
 
 
 @bp.get("/<run_id>")
@@ -87,10 +94,12 @@ def progress(run_id):
     """Fragment #run-progress (+ controls, log and latest items out of band): the poll target."""
     run = run_views.get_run(run_id)
     context = live_context(run)
-    return render_template("runs/_poll.html",
-                           send_log=request.args.get("log_mark") != str(context["log_mark"]),
-                           send_items=request.args.get("items_mark") != context["items_mark"],
-                           **context)
+    return render_template(
+        "runs/_poll.html",
+        send_log=request.args.get("log_mark") != str(context["log_mark"]),
+        send_items=request.args.get("items_mark") != context["items_mark"],
+        **context,
+    )
 
 
 @bp.get("/<run_id>/log")
@@ -115,8 +124,11 @@ def items(run_id):
     response = make_response(render_template("runs/_latest_items.html", **context))
     # Keep the filter bookmarkable: the address bar shows the page URL, not the fragment's.
     response.headers["HX-Replace-Url"] = url_for(
-        "runs.show", run_id=run.run_id, model=context["filter_model"],
-        status=context["filter_status"])
+        "runs.show",
+        run_id=run.run_id,
+        model=context["filter_model"],
+        status=context["filter_status"],
+    )
     return response
 
 
@@ -139,8 +151,9 @@ def _control(run_id, action):
         # htmx swaps only 2xx: show why in the controls instead of failing silently.
         error = exc.message
     run = run_views.get_run(run_id)
-    response = make_response(render_template("runs/_control_result.html",
-                                             control_error=error, **live_context(run)))
+    response = make_response(
+        render_template("runs/_control_result.html", control_error=error, **live_context(run))
+    )
     response.headers["Vary"] = "HX-Request"
     return response
 

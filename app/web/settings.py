@@ -43,9 +43,13 @@ def index():
 
 def _prices_page(errors=None, form=None, status=200):
     return render_template(
-        "settings/prices.html", prices=provider_store.list_prices(), errors=errors or {},
-        form=form or {}, provider_names=[p.name for p in provider_store.list_providers()],
-        subnav_active="prices"), status
+        "settings/prices.html",
+        prices=provider_store.list_prices(),
+        errors=errors or {},
+        form=form or {},
+        provider_names=[p.name for p in provider_store.list_providers()],
+        subnav_active="prices",
+    ), status
 
 
 @bp.get("/prices")
@@ -59,8 +63,12 @@ def prices_save():
     """Insert or update one price row."""
     form = request.form
     try:
-        price = provider_store.set_price(form.get("providerName"), form.get("model"),
-                                         form.get("inputPer1m"), form.get("outputPer1m"))
+        price = provider_store.set_price(
+            form.get("providerName"),
+            form.get("model"),
+            form.get("inputPer1m"),
+            form.get("outputPer1m"),
+        )
     except ValidationError as exc:
         return _prices_page(errors_by_field(exc), form, 400)
     flash(f"Price for {price.provider_name} / {price.model} saved.", "success")
@@ -78,8 +86,9 @@ def prices_delete(price_id):
 @bp.get("/defaults", endpoint="defaults")
 def defaults_page():
     """What reset defaults does, and the button."""
-    return render_template("settings/defaults.html", subnav_active="defaults",
-                           providers=defaults.DEFAULT_PROVIDERS)
+    return render_template(
+        "settings/defaults.html", subnav_active="defaults", providers=defaults.DEFAULT_PROVIDERS
+    )
 
 
 @bp.post("/reset-defaults")

@@ -19,9 +19,23 @@ from .settings import errors_by_field
 bp = Blueprint("tasks", __name__, url_prefix="/settings/tasks")
 
 PER_PAGE = 50
-FIELDS = ("taskId", "category", "subcategory", "difficulty", "question", "systemPrompt",
-          "excellent", "good", "pass", "incorrectAnswerDirection", "rubric", "autoFail", "tags",
-          "vars", "templateVersion")
+FIELDS = (
+    "taskId",
+    "category",
+    "subcategory",
+    "difficulty",
+    "question",
+    "systemPrompt",
+    "excellent",
+    "good",
+    "pass",
+    "incorrectAnswerDirection",
+    "rubric",
+    "autoFail",
+    "tags",
+    "vars",
+    "templateVersion",
+)
 
 
 def _listing():
@@ -58,9 +72,15 @@ def _form_from_task(task):
 def _preview(form):
     """The question with its {variables} filled, or None when there is nothing to fill."""
     try:
-        values = store.clean_task({"task_id": "preview", "category": "preview",
-                                   "question": form.get("question") or "?", "excellent": "-",
-                                   "vars": form.get("vars")})
+        values = store.clean_task(
+            {
+                "task_id": "preview",
+                "category": "preview",
+                "question": form.get("question") or "?",
+                "excellent": "-",
+                "vars": form.get("vars"),
+            }
+        )
     except ValidationError:
         return None
     if not values.get("vars"):
@@ -69,9 +89,15 @@ def _preview(form):
 
 
 def _render_form(form, task=None, errors=None, status=200):
-    return render_template("tasks/form.html", form=form, task=task, errors=errors or {},
-                           categories=store.list_categories(), preview=_preview(form),
-                           subnav_active="tasks"), status
+    return render_template(
+        "tasks/form.html",
+        form=form,
+        task=task,
+        errors=errors or {},
+        categories=store.list_categories(),
+        preview=_preview(form),
+        subnav_active="tasks",
+    ), status
 
 
 @bp.get("/new")

@@ -28,13 +28,32 @@ pytestmark = [
 ]
 
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 SHOTS = REPO_ROOT / "screenshots"
 WIDTHS = (1280, 390)
-DETAILED_CSV_HEADER = ["provider_name", "model_name", "task_id", "task_name", "task_status",
-                       "spent_time_ms", "tokens_generated", "tokens_per_second", "score",
-                       "judge_reason", "llm_response_text", "error_msg"]
+DETAILED_CSV_HEADER = [
+    "provider_name",
+    "model_name",
+    "task_id",
+    "task_name",
+    "task_status",
+    "spent_time_ms",
+    "tokens_generated",
+    "tokens_per_second",
+    "score",
+    "judge_reason",
+    "llm_response_text",
+    "error_msg",
+]
 MODELS = ["alpha-7b", "beta-3b"]
 
 
@@ -42,8 +61,10 @@ MODELS = ["alpha-7b", "beta-3b"]
 def browser():
     """Debian's chromium through Playwright (skipped when either is missing)."""
     if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y "
-                    "chromium); these tests never download a browser")
+        pytest.skip(
+            f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y "
+            "chromium); these tests never download a browser"
+        )
     sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
@@ -59,24 +80,48 @@ def server(tmp_path_factory, fake_server):
     fake_server.default_latency = 0.3  # slow enough to watch the progress move
     from app import scheduler
 
-    app = make_app(tmp_path_factory.mktemp("browser"), SCHEDULER_ENABLED=False,
-                   TICK_SECONDS=0.2, LEASE_SECONDS=5.0, WTF_CSRF_ENABLED=True)
+    app = make_app(
+        tmp_path_factory.mktemp("browser"),
+        SCHEDULER_ENABLED=False,
+        TICK_SECONDS=0.2,
+        LEASE_SECONDS=5.0,
+        WTF_CSRF_ENABLED=True,
+    )
     httpd = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=httpd.serve_forever, name="browser-test-server", daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{httpd.server_port}"
     api = requests.Session()
-    provider = api.post(f"{base}/api/providers", timeout=10, json={
-        "name": "fake-local", "type": "OPENAI", "baseUrl": fake_server.url}).json()
-    api.post(f"{base}/api/providers", timeout=10, json={
-        "name": "offline-ollama", "type": "OLLAMA", "baseUrl": "http://127.0.0.1:9"})
-    task_ids = [api.post(f"{base}/api/tasks", timeout=10, json={
-        "taskId": f"arith_{n}", "category": ("math", "logic")[n % 2],
-        "difficulty": ("easy", "medium", "hard")[n % 3], "question": f"What is {n} + {n}?",
-        "excellent": str(2 * n), "good": str(2 * n), "pass": str(2 * n),
-        "incorrectAnswerDirection": "any other number"}).json()["id"] for n in range(1, 5)]
-    collection = api.post(f"{base}/api/collections", timeout=10,
-                          json={"name": "quick", "taskIds": task_ids}).json()
+    provider = api.post(
+        f"{base}/api/providers",
+        timeout=10,
+        json={"name": "fake-local", "type": "OPENAI", "baseUrl": fake_server.url},
+    ).json()
+    api.post(
+        f"{base}/api/providers",
+        timeout=10,
+        json={"name": "offline-ollama", "type": "OLLAMA", "baseUrl": "http://127.0.0.1:9"},
+    )
+    task_ids = [
+        api.post(
+            f"{base}/api/tasks",
+            timeout=10,
+            json={
+                "taskId": f"arith_{n}",
+                "category": ("math", "logic")[n % 2],
+                "difficulty": ("easy", "medium", "hard")[n % 3],
+                "question": f"What is {n} + {n}?",
+                "excellent": str(2 * n),
+                "good": str(2 * n),
+                "pass": str(2 * n),
+                "incorrectAnswerDirection": "any other number",
+            },
+        ).json()["id"]
+        for n in range(1, 5)
+    ]
+    collection = api.post(
+        f"{base}/api/collections", timeout=10, json={"name": "quick", "taskIds": task_ids}
+    ).json()
     # The orchestrator thread starts after seeding, as `llmbench serve` would with
     # SCHEDULER_ENABLED=True: provider_store's read-then-write transactions are deferred and
     # can hit "database is locked" against the lease heartbeat (reported to the lead).
@@ -93,8 +138,7 @@ def server(tmp_path_factory, fake_server):
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900},
-                                  accept_downloads=True)
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
     page = context.new_page()
     page.set_default_timeout(15_000)
     yield page
@@ -207,8 +251,9 @@ def test_start_pause_and_stop_work_without_javascript(browser, server):
     from playwright.sync_api import expect
 
     base, pid, cid = server["base"], server["pid"], server["cid"]
-    context = browser.new_context(java_script_enabled=False, viewport={"width": 1280,
-                                                                        "height": 900})
+    context = browser.new_context(
+        java_script_enabled=False, viewport={"width": 1280, "height": 900}
+    )
     page = context.new_page()
     page.set_default_timeout(15_000)
     try:
@@ -239,8 +284,11 @@ def finished_runs(server):
     from tests.factories import bulk_items
     from tests.factories import make_run
 
-    names = [("fake-local", "llama3.1:8b-instruct-q4_K_M"),
-             ("openrouter", "vendor/a-very-long-model-name-for-layout"), ("fake-local", "qwen")]
+    names = [
+        ("fake-local", "llama3.1:8b-instruct-q4_K_M"),
+        ("openrouter", "vendor/a-very-long-model-name-for-layout"),
+        ("fake-local", "qwen"),
+    ]
     for run_id, targets in (("shots-a", names[:2]), ("shots-b", names)):
         run, run_targets = make_run(run_id, targets=targets)
         for target in run_targets:
@@ -250,21 +298,24 @@ def finished_runs(server):
     return {"item": item}
 
 
-@pytest.mark.parametrize("name, path", [
-    ("dashboard", "/"),
-    ("history", "/runs/"),
-    ("settings", "/settings/"),
-    ("providers", "/settings/providers/"),
-    ("tasks", "/settings/tasks/"),
-    ("collections", "/settings/collections/"),
-    ("prices", "/settings/prices"),
-    ("import", "/settings/import/"),
-    ("patterns", "/_patterns/"),
-    ("results-seeded", "/runs/shots-b/results"),
-    ("item", "/runs/shots-b/items/{item}"),
-    ("compare", "/compare?a=shots-a&b=shots-b"),
-    ("compare-pick", "/compare?a=shots-a"),
-])
+@pytest.mark.parametrize(
+    "name, path",
+    [
+        ("dashboard", "/"),
+        ("history", "/runs/"),
+        ("settings", "/settings/"),
+        ("providers", "/settings/providers/"),
+        ("tasks", "/settings/tasks/"),
+        ("collections", "/settings/collections/"),
+        ("prices", "/settings/prices"),
+        ("import", "/settings/import/"),
+        ("patterns", "/_patterns/"),
+        ("results-seeded", "/runs/shots-b/results"),
+        ("item", "/runs/shots-b/items/{item}"),
+        ("compare", "/compare?a=shots-a&b=shots-b"),
+        ("compare-pick", "/compare?a=shots-a"),
+    ],
+)
 def test_pages_render_at_both_widths(page, server, finished_runs, name, path):
     response = page.goto(server["base"] + path.format(**finished_runs))
     assert response.status == 200
