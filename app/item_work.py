@@ -1,7 +1,7 @@
 """One item's work for the orchestrator: claim it, call the target or the judge, record the outcome.
 
-Every write after a claim is guarded by `status` and the claimed `attempts`, so an answer that
-arrives after its claim was released (stop) or re-claimed (crash recovery) is never written.
+The claim itself (and the guard on every write after it) lives in claims.py; claim, extend and
+release are used through this module.
 """
 
 import logging
@@ -9,6 +9,10 @@ import logging
 from . import judge
 from . import metrics
 from . import retry
+from .claims import claim  # noqa: F401  (used as item_work.<name>)
+from .claims import extend  # noqa: F401
+from .claims import release  # noqa: F401
+from .claims import update_claimed
 from .db import database
 from .models import COMPLETED
 from .models import FAILED
@@ -20,91 +24,7 @@ from .runs import item_messages
 
 log = logging.getLogger(__name__)
 
-# One statement claims the next item: attempts counted, a claim deadline in next_retry_at (so a
-# crashed in-flight item becomes claimable again) and error_msg cleared (marks "in flight").
-# It claims nothing once the run is no longer running, so a pause committed by any process
-# stops new claims at once: only the items already in flight finish.
-CLAIM_SQL = (
-    "UPDATE item SET attempts = attempts + 1, last_attempt_at = ?, "
-    "first_attempt_at = COALESCE(first_attempt_at, ?), next_retry_at = ?, error_msg = NULL "
-    "WHERE id = (SELECT id FROM item WHERE run_id = ? AND status = ? {target} "
-    "AND (next_retry_at IS NULL OR next_retry_at <= ?) ORDER BY id LIMIT 1) "
-    "AND EXISTS (SELECT 1 FROM run WHERE id = ? AND status = 'PENDING' AND control = 'running') "
-    "RETURNING id, attempts, task_key, question, system_prompt, answer, first_attempt_at, "
-    "target_id"
-)
 JUDGE_RAW_SEPARATOR = "\n\n----- repair request -----\n\n"
-
-
-def _ts(value):
-    return value.isoformat(" ")
-
-
-class Claimed:
-    """What the claim returned: enough of the item to answer it (no 60-column model to build)."""
-
-    __slots__ = (
-        "id",
-        "attempts",
-        "task_key",
-        "question",
-        "system_prompt",
-        "answer",
-        "first_attempt_at",
-        "target_id",
-    )
-
-    def __init__(self, row):
-        (
-            self.id,
-            self.attempts,
-            self.task_key,
-            self.question,
-            self.system_prompt,
-            self.answer,
-            first,
-            self.target_id,
-        ) = row
-        self.first_attempt_at = Item.first_attempt_at.python_value(first)
-
-
-def claim(run_id, status, now, deadline, target_id=None):
-    """Claim the next claimable item of a run (optionally of one target): Claimed or None."""
-    sql = CLAIM_SQL.format(target="AND target_id = ?" if target_id is not None else "")
-    params = [_ts(now), _ts(now), _ts(deadline), run_id, status]
-    if target_id is not None:
-        params.append(target_id)
-    params += [_ts(now), run_id]
-    with database.atomic("IMMEDIATE"):
-        row = database.execute_sql(sql, params).fetchone()
-    return Claimed(row) if row else None
-
-
-def release(item_id, attempts):
-    """Give a claim back without counting it (the request was abandoned by a stop).
-
-    The retry-time cap starts again with the next attempt: a run continued hours later must
-    not give up on its first transient error because of when it was first tried.
-    """
-    return (
-        Item.update(attempts=Item.attempts - 1, next_retry_at=None, first_attempt_at=None)
-        .where(
-            (Item.id == item_id)
-            & (Item.attempts == attempts)
-            & Item.status.in_([NEW, WAITING_FOR_JUDGE])
-            & Item.error_msg.is_null()
-        )
-        .execute()
-    )
-
-
-def extend(item_id, status, attempts, deadline):
-    """Push on the deadline of a claim still in flight; 1 when it is still ours."""
-    return database.execute_sql(
-        "UPDATE item SET next_retry_at = ? WHERE id = ? AND status = ? AND attempts = ? "
-        "AND error_msg IS NULL",
-        (_ts(deadline), item_id, status, attempts),
-    ).rowcount
 
 
 class Failure(Exception):
@@ -115,22 +35,6 @@ class Failure(Exception):
         self.message = message
         self.transient = transient
         self.retry_after = retry_after
-
-
-_UPDATE_SQL = {}  # field names -> SQL text: built once, an item is recorded per request
-
-
-def _guarded(item_id, status, attempts, fields):
-    """Update the item only while it is still claimed by us (status and claimed attempts)."""
-    names = tuple(fields)
-    sql = _UPDATE_SQL.get(names)
-    if sql is None:
-        columns = ", ".join(f'"{Item._meta.fields[n].column_name}" = ?' for n in names)
-        sql = _UPDATE_SQL[names] = (
-            f'UPDATE "item" SET {columns} WHERE "id" = ? AND "status" = ? AND "attempts" = ?'
-        )
-    values = [Item._meta.fields[n].db_value(fields[n]) for n in names]
-    return database.execute_sql(sql, (*values, item_id, status, attempts)).rowcount
 
 
 class ItemWork:
@@ -207,7 +111,7 @@ class ItemWork:
             f"{speed}"
         )
         with database.atomic():
-            if not _guarded(item.id, NEW, attempts, fields):
+            if not update_claimed(item.id, NEW, attempts, fields):
                 return
             s.emit(
                 "item_done",
@@ -245,21 +149,27 @@ class ItemWork:
     def _answer_failed(
         self, item, attempts, exc, extra=None, force_retry=False, final_message=None
     ):
-        s = self.s
-        now = s.now()
-        limit = s.max_attempts
-        decision = retry.decide(
-            attempts=min(attempts, limit - 1) if force_retry else attempts,
-            first_attempt_at=item.first_attempt_at or now,
-            error=exc,
-            config=s.config,
-            limit=limit,
-            now=now,
-        )
+        now = self.s.now()
         fields = dict(extra or {}, error_stage="answer", updated_at=now)
         if getattr(exc, "raw", None) and "response_raw" not in fields:
             fields["response_raw"] = exc.raw
+        counted = min(attempts, self.s.max_attempts - 1) if force_retry else attempts
+        self._retry_or_fail(item, attempts, exc, "answer", fields, now, counted, final_message)
+
+    def _retry_or_fail(self, item, attempts, exc, stage, fields, now, counted, final_message=None):
+        """Schedule the item's next attempt or fail it, as the retry policy decides; log it."""
+        s = self.s
+        decision = retry.decide(
+            attempts=counted,
+            first_attempt_at=item.first_attempt_at or now,
+            error=exc,
+            config=s.config,
+            limit=s.max_attempts,
+            now=now,
+        )
         label = f"{item.task_key} on {s.target_label(item.target_id)}"
+        if stage == "judge":
+            label = f"judging {label}"
         if decision.retry:
             fields.update(next_retry_at=decision.at, error_msg=exc.message)
             event, level, message = "retry_scheduled", "WARNING", f"{label}: {decision.message}"
@@ -269,13 +179,16 @@ class ItemWork:
                 "attempt": attempts,
                 "error": exc.message,
             }
+            if stage == "judge":
+                data["stage"] = stage  # an answer's retry names no stage in the run log
         else:
             error = final_message or decision.message
             fields.update(status=FAILED, next_retry_at=None, error_msg=error)
             event, level, message = "item_failed", "ERROR", f"{label} failed: {error}"
-            data = {"itemId": item.id, "stage": "answer", "error": error}
+            data = {"itemId": item.id, "stage": stage, "error": error}
+        status = WAITING_FOR_JUDGE if stage == "judge" else NEW
         with database.atomic():
-            if _guarded(item.id, NEW, attempts, fields):
+            if update_claimed(item.id, status, attempts, fields):
                 s.emit(event, message, level=level, data=data, now=now)
 
     def internal_failure(self, item, status, exc, label):
@@ -285,7 +198,7 @@ class ItemWork:
         error = f"internal error: {exc!r}"[:500]
         stage = "judge" if status == WAITING_FOR_JUDGE else "answer"
         with database.atomic():
-            if _guarded(
+            if update_claimed(
                 item.id,
                 status,
                 item.attempts,
@@ -354,7 +267,7 @@ class ItemWork:
             f"{result['score']:g}{' (auto-fail)' if result['auto_fail'] else ''}: {reason}"
         )
         with database.atomic():
-            if _guarded(item.id, WAITING_FOR_JUDGE, attempts, fields):
+            if update_claimed(item.id, WAITING_FOR_JUDGE, attempts, fields):
                 s.emit(
                     "item_judged",
                     message,
@@ -368,36 +281,10 @@ class ItemWork:
                 )
 
     def _judge_failed(self, item, attempts, exc):
-        s = self.s
-        now = s.now()
-        decision = retry.decide(
-            attempts=attempts,
-            first_attempt_at=item.first_attempt_at or now,
-            error=exc,
-            config=s.config,
-            limit=s.max_attempts,
-            now=now,
-        )
+        now = self.s.now()
         fields = dict(error_stage="judge", updated_at=now, judge_ms=exc.ms or None)
         if exc.raws:
             fields["judge_raw"] = JUDGE_RAW_SEPARATOR.join(r for r in exc.raws if r)
         if exc.request is not None:
             fields["judge_request_json"] = exc.request
-        label = f"judging {item.task_key} on {s.target_label(item.target_id)}"
-        if decision.retry:
-            fields.update(next_retry_at=decision.at, error_msg=exc.message)
-            event, level, message = "retry_scheduled", "WARNING", f"{label}: {decision.message}"
-            data = {
-                "itemId": item.id,
-                "nextRetryAt": decision.at.isoformat() + "Z",
-                "attempt": attempts,
-                "error": exc.message,
-                "stage": "judge",
-            }
-        else:
-            fields.update(status=FAILED, next_retry_at=None, error_msg=decision.message)
-            event, level, message = "item_failed", "ERROR", f"{label} failed: {decision.message}"
-            data = {"itemId": item.id, "stage": "judge", "error": decision.message}
-        with database.atomic():
-            if _guarded(item.id, WAITING_FOR_JUDGE, attempts, fields):
-                s.emit(event, message, level=level, data=data, now=now)
+        self._retry_or_fail(item, attempts, exc, "judge", fields, now, attempts)

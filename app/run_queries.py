@@ -1,6 +1,6 @@
-"""Reading runs: get one, list them, their items (filtered, paginated in SQL), logs, spending.
+"""Reading runs: get one, the active one, list them, their items (paginated in SQL), logs, spending.
 
-runs.py re-exports everything here; callers use `runs.<name>`.
+runs.py re-exports what its callers use here; they call `runs.<name>`.
 """
 
 import datetime as dt
@@ -9,6 +9,7 @@ from peewee import fn
 
 from .clock import utcnow
 from .db import database
+from .errors import Conflict
 from .errors import NotFound
 from .errors import ValidationError
 from .models import CONTROL_PAUSED
@@ -22,6 +23,7 @@ from .models import Provider
 from .models import Run
 from .models import RunLog
 from .models import RunTarget
+from .run_dto import run_state
 from .run_dto import run_summary
 
 RUN_STATUSES = (PENDING, FINISHED)
@@ -59,6 +61,39 @@ def get_run(run_id):
     return run
 
 
+def state_condition(state):
+    """A WHERE expression selecting runs in the shown state (running/paused/stopped/finished)."""
+    if state == "finished":
+        return Run.status == FINISHED
+    control = {"running": CONTROL_RUNNING, "paused": CONTROL_PAUSED, "stopped": CONTROL_STOPPED}[
+        state
+    ]
+    return (Run.status == PENDING) & (Run.control == control)
+
+
+def active_run():
+    """The run that is running or paused (at most one), or None."""
+    run = (
+        Run.select()
+        .where((Run.status == PENDING) & (Run.control.in_([CONTROL_RUNNING, CONTROL_PAUSED])))
+        .order_by(Run.created_at.desc())
+        .first()
+    )
+    if run is not None:
+        run.state = run_state(run)
+    return run
+
+
+def check_no_active_run(exclude=None):
+    """Conflict when a run other than `exclude` is running or paused (one run at a time)."""
+    active = active_run()
+    if active is not None and active.id != getattr(exclude, "id", None):
+        raise Conflict(
+            f"Run {active.run_id} is {active.state}; stop it or let it finish before "
+            "starting another (one run at a time)."
+        )
+
+
 def log_event(run, event, message, level="INFO", data=None, now=None):
     """Append one line to the run log; returns its id."""
     # Plain SQL: the engine writes a line per item, and building a model costs more than that.
@@ -87,16 +122,9 @@ def list_runs(status=None, state=None):
             )
         query = query.where(Run.status == str(status).upper())
     if state:
-        conditions = {"finished": Run.status == FINISHED}
-        for name, control in (
-            ("running", CONTROL_RUNNING),
-            ("paused", CONTROL_PAUSED),
-            ("stopped", CONTROL_STOPPED),
-        ):
-            conditions[name] = (Run.status == PENDING) & (Run.control == control)
-        if state not in conditions:
+        if state not in RUN_STATES:
             raise ValidationError.field("state", "use " + ", ".join(RUN_STATES))
-        query = query.where(conditions[state])
+        query = query.where(state_condition(state))
     return list(query)
 
 

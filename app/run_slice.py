@@ -1,6 +1,7 @@
 """One tick's work on one run: the judge's warm-up, groups with their warm-ups, then judging.
 
-The worker threads and their supervisor live in run_workers.py, the warm-ups in warmup.py.
+The worker threads and their supervisor live in run_workers.py, the model groups in
+run_groups.py, the warm-ups in warmup.py, what a holder keeps between ticks in slice_state.py.
 Anything unexpected ends as a recorded failure (an item FAILED, a group failed, or the run
 paused with the reason and an ERROR line in the run log), never as a silent retry loop.
 """
@@ -30,73 +31,23 @@ from .models import WAITING_FOR_JUDGE
 from .models import Item
 from .models import Run
 from .models import RunTarget
-from .providers import get_adapter
+from .run_groups import Groups
 from .run_workers import Workers
 from .runs import log_event
 from .runs import run_state
+from .slice_state import listen_for_stop
+from .slice_state import signal_stop  # noqa: F401  (re-exported: orchestrator.signal_stop)
+from .slice_state import state_for
+from .slice_state import stop_listening
 
 log = logging.getLogger(__name__)
 
 SLICE_SECONDS = 5.0  # a tick works at most this long before returning (pause/stop stay prompt)
-STICKY_SECONDS = 30.0  # wait this long for a group's backoffs before switching model groups
 KEEP_ALIVE = "10m"  # Ollama keeps the group's model loaded while the group runs
 WARMUP_MESSAGES = warmup.WARMUP_MESSAGES
 
-_lock = threading.Lock()
-_states = {}  # holder -> RunState kept between ticks (current group, warm-ups, adapters)
-_stop_signals = {}  # run pk -> Event set by a stop in this process (abandon requests at once)
 
-
-def signal_stop(run_pk):
-    """Called by stop_run: abandon this run's in-flight requests now (same process)."""
-    with _lock:
-        event = _stop_signals.get(run_pk)
-    if event is not None:
-        event.set()
-
-
-class RunState:
-    """What one holder remembers about the run it works on, between ticks."""
-
-    def __init__(self, key):
-        self.key = key
-        self.group = None  # RunTarget id whose model is warm (loaded)
-        self.adapters = {}  # provider id -> (updated_at, adapter)
-        self.warmups = warmup.Warmups()
-        self.worker_failures = 0  # slices in a row whose worker crashed
-
-    def adapter(self, provider):
-        from .provider_store import provider_config
-
-        cached = self.adapters.get(provider.id)
-        if cached and cached[0] == provider.updated_at:
-            return cached[1]
-        adapter = get_adapter(provider_config(provider))
-        self.adapters[provider.id] = (provider.updated_at, adapter)
-        return adapter
-
-    def close(self):
-        for _stamp, adapter in self.adapters.values():
-            close = getattr(adapter, "close", None)
-            if close:
-                close()
-        self.adapters.clear()
-
-
-def state_for(holder, run):
-    """The holder's remembered state for this run (a fresh one when the run changed)."""
-    # The pk alone is not enough: a run deleted and another created may reuse it.
-    key = None if run is None else (run.id, run.run_id, run.created_at)
-    with _lock:
-        state = _states.get(holder)
-        if state is None or state.key != key:
-            if state is not None:
-                state.close()
-            state = _states[holder] = RunState(key) if key is not None else None
-        return state
-
-
-class Slice(Workers):
+class Slice(Groups, Workers):
     """One tick's work on one run."""
 
     def __init__(self, run, config, holder, clock, on_event, interrupt, seconds):
@@ -116,10 +67,9 @@ class Slice(Workers):
         self.lock = threading.Lock()
         self.work_ = item_work.ItemWork(self)
         self.lease_renewed = time.monotonic()
-        with _lock:
-            _stop_signals[run.id] = self.cancel
+        listen_for_stop(run.id, self.cancel)
 
-    # ---- helpers used by item_work, run_workers and warmup --------------------------------
+    # ---- helpers used by item_work, run_groups, run_workers and warmup ---------------------
     def emit(self, event, message, level="INFO", data=None, now=None):
         log_event(self.run, event, message, level=level, data=data, now=now or self.now())
         if event in ("item_done", "item_judged", "item_failed"):
@@ -184,9 +134,7 @@ class Slice(Workers):
             )
             outcome = "halted"
         finally:
-            with _lock:
-                if _stop_signals.get(self.run.id) is self.cancel:
-                    del _stop_signals[self.run.id]
+            stop_listening(self.run.id, self.cancel)
         run = Run.get_by_id(self.run.id)
         return {
             "held": True,
@@ -310,88 +258,6 @@ class Slice(Workers):
             times.append(self.state.warmups.wake_at())
         return min(times) if times else None
 
-    def _pick_group(self):
-        """The target to work on: the current group while it has work soon, else the first
-        target (in run order) with a claimable item and no warm-up waiting for its retry."""
-        current = self.state.group
-        if current is not None:
-            if self._claimable(NEW, current):
-                return self.targets[current]
-            wake = self._next_retry(current)
-            if wake is not None and (wake - self.now()).total_seconds() <= STICKY_SECONDS:
-                return None  # a short backoff: keep the model loaded and wait for it
-        now = self.now()
-        for target in sorted(self.targets.values(), key=lambda t: (t.position, t.id)):
-            if self.state.warmups.waiting(target.id, now):
-                continue
-            if self._claimable(NEW, target.id):
-                return target
-        return None
-
-    def _leave_group(self):
-        """Unload the current group's Ollama model so the next model gets the memory."""
-        current = self.targets.get(self.state.group) if self.state.group else None
-        self.state.group = None
-        if current is None or current.provider is None or current.provider.type != "OLLAMA":
-            return
-        try:
-            error = self.state.adapter(current.provider).unload(current.model)
-        except Exception as exc:  # noqa: BLE001 - the model unloads itself after keep_alive
-            error = getattr(exc, "message", None) or repr(exc)
-        if error:
-            self.emit(
-                "unload_failed",
-                f"Could not unload {current.provider_name}/{current.model}: {error}",
-                level="WARNING",
-            )
-        else:
-            self.emit("unloaded", f"Unloaded {current.provider_name}/{current.model}")
-
-    def fail_group(self, target, message):
-        now = self.now()
-        RunTarget.update(warmup_error=message).where(RunTarget.id == target.id).execute()
-        count = (
-            Item.update(
-                status=FAILED,
-                error_stage="warmup",
-                error_msg=f"warm-up failed: {message}",
-                next_retry_at=None,
-                updated_at=now,
-            )
-            .where((Item.run == self.run) & (Item.target == target) & (Item.status == NEW))
-            .execute()
-        )
-        self.emit(
-            "warmup_failed",
-            f"Warm-up of {target.provider_name}/{target.model} failed: "
-            f"{message}; its {count} items failed, the run goes on",
-            level="ERROR",
-            data={"targetId": target.id, "failed": count, "error": message},
-            now=now,
-        )
-
-    def _cant_finish_group(self, target, why):
-        now = self.now()
-        count = (
-            Item.update(
-                status=CANT_BE_FINISHED,
-                error_stage="answer",
-                error_msg=f"can't be finished: {why}",
-                next_retry_at=None,
-                updated_at=now,
-            )
-            .where((Item.run == self.run) & (Item.target == target) & (Item.status == NEW))
-            .execute()
-        )
-        self.emit(
-            "cant_be_finished",
-            f"{target.provider_name}/{target.model}: {count} items "
-            f"can't be finished: {why}; the run goes on",
-            level="ERROR",
-            data={"targetId": target.id, "count": count, "error": why},
-            now=now,
-        )
-
     def _over_budget(self):
         if self.spent is None:
             from .runs import spent_usd
@@ -420,16 +286,8 @@ class Slice(Workers):
             "can't be finished: the judge's provider was deleted; start a new run with "
             "another judge"
         )
-        count = (
-            Item.update(
-                status=CANT_BE_FINISHED,
-                error_stage="judge",
-                error_msg=message,
-                next_retry_at=None,
-                updated_at=now,
-            )
-            .where((Item.run == self.run) & (Item.status == WAITING_FOR_JUDGE))
-            .execute()
+        count = self._settle(
+            Item.status == WAITING_FOR_JUDGE, CANT_BE_FINISHED, "judge", message, now
         )
         self.emit(
             "cant_be_finished",

@@ -1,4 +1,8 @@
-"""Runs: create, pause, stop, resume/continue, delete; run_id naming; the derived run state."""
+"""Runs: create, pause, stop, resume/continue, delete; run_id naming; the derived run state.
+
+Retrying items lives in run_retries.py, reading runs in run_queries.py; callers use `runs.<name>`
+for all of them.
+"""
 
 import math
 import re
@@ -7,22 +11,17 @@ from . import templating
 from .clock import utcnow
 from .db import database
 from .errors import Conflict
-from .errors import NotFound
 from .errors import ValidationError
 from .judge import PROMPT_HASH
 from .metrics import clean_params
 from .metrics import context_hash
 from .metrics import sha256_json
-from .models import BENCHMARKING
 from .models import CANT_BE_FINISHED
 from .models import CONTROL_PAUSED
 from .models import CONTROL_RUNNING
 from .models import CONTROL_STOPPED
-from .models import FAILED
 from .models import FINISHED
-from .models import JUDGING
 from .models import NEW
-from .models import PENDING
 from .models import WAITING_FOR_JUDGE
 from .models import Collection
 from .models import CollectionTask
@@ -34,15 +33,19 @@ from .models import Task
 from .run_dto import item_to_dict  # noqa: F401  (part of this module's interface)
 from .run_dto import run_state
 from .run_dto import run_summary  # noqa: F401
-from .run_queries import get_provider_or_none  # noqa: F401  (re-exported: runs.<name>)
+from .run_queries import active_run  # noqa: F401  (re-exported: runs.<name>)
+from .run_queries import check_no_active_run
+from .run_queries import get_provider_or_none  # noqa: F401
 from .run_queries import get_run
-from .run_queries import is_db_id
 from .run_queries import list_items  # noqa: F401
 from .run_queries import list_logs  # noqa: F401
 from .run_queries import list_runs  # noqa: F401
 from .run_queries import log_event
 from .run_queries import spent_usd  # noqa: F401
 from .run_queries import summaries  # noqa: F401
+from .run_retries import retry_failed_answers  # noqa: F401
+from .run_retries import retry_failed_judgements  # noqa: F401
+from .run_retries import retry_judge  # noqa: F401
 from .run_spec import clean_spec
 
 SNAPSHOT_FIELDS = (
@@ -59,19 +62,6 @@ SNAPSHOT_FIELDS = (
 INSERT_BATCH = 200
 
 
-def active_run():
-    """The run that is running or paused (at most one), or None."""
-    run = (
-        Run.select()
-        .where((Run.status == PENDING) & (Run.control.in_([CONTROL_RUNNING, CONTROL_PAUSED])))
-        .order_by(Run.created_at.desc())
-        .first()
-    )
-    if run is not None:
-        run.state = run_state(run)
-    return run
-
-
 def item_messages(system_prompt, question):
     """The chat messages sent to a target for one item."""
     messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
@@ -82,15 +72,6 @@ def item_messages(system_prompt, question):
 def render_task(task):
     """(system_prompt, question) with `{vars}` filled; ValidationError naming task and variable."""
     return templating.render_task(task)
-
-
-def _check_no_active_run(exclude=None):
-    active = active_run()
-    if active is not None and active.id != getattr(exclude, "id", None):
-        raise Conflict(
-            f"Run {active.run_id} is {active.state}; stop it or let it finish before "
-            "starting another (one run at a time)."
-        )
 
 
 def _slug(name):
@@ -190,7 +171,7 @@ def create_run(spec, source="web", now=None):
         )
     )
     with database.atomic("IMMEDIATE"):
-        _check_no_active_run()
+        check_no_active_run()
         run_id = spec["run_id"] or _new_run_id(spec["name"] or "run", now)
         if spec["run_id"] and Run.select().where(Run.run_id == run_id).exists():
             raise ValidationError.field(
@@ -342,7 +323,7 @@ def resume_run(run_id, now=None, max_budget_usd=None):
     if max_budget_usd is not None:
         extra["settings"] = {**(run.settings or {}), "maxBudgetUsd": _budget(max_budget_usd)}
     with database.atomic("IMMEDIATE"):
-        _check_no_active_run(exclude=run)
+        check_no_active_run(exclude=run)
         # The retry-time cap counts from each item's next attempt, not from before the pause.
         Item.update(first_attempt_at=None).where(
             (Item.run == run) & Item.status.in_([NEW, WAITING_FOR_JUDGE])
@@ -365,128 +346,3 @@ def delete_run(run_id):
         raise Conflict(f"Run {run_id} is {run_state(run)}; stop it before deleting it.")
     with database.atomic():
         Run.delete().where(Run.id == run.id).execute()
-
-
-def _reopen(run, now, phase):
-    """A finished run with items to do again becomes pending (and running) again.
-
-    An unfinished run keeps its control: a paused or stopped one does them when continued.
-    """
-    if run.status == FINISHED:
-        _check_no_active_run(exclude=run)
-        Run.update(
-            status=PENDING,
-            phase=phase,
-            control=CONTROL_RUNNING,
-            control_reason=None,
-            finished_at=None,
-            updated_at=now,
-        ).where(Run.id == run.id).execute()
-
-
-# Queued again: attempts, backoff and retry-time cap start afresh.
-_REQUEUE = {
-    "attempts": 0,
-    "next_retry_at": None,
-    "first_attempt_at": None,
-    "error_msg": None,
-    "error_stage": None,
-}
-
-
-def _item_in_flight(item, now):
-    """True while an orchestrator holds a live claim on the item (its request is out)."""
-    return (
-        item.attempts > 0
-        and item.error_msg is None
-        and item.next_retry_at is not None
-        and item.next_retry_at > now
-        and item.status in (NEW, WAITING_FOR_JUDGE)
-    )
-
-
-def retry_judge(run_id, item_id, now=None):
-    """Queue one item for judging again (it must hold an answer: WAITING/FAILED judge/COMPLETED)."""
-    now = now or utcnow()
-    run = get_run(run_id)
-    item = Item.get_or_none((Item.id == item_id) & (Item.run == run)) if is_db_id(item_id) else None
-    if item is None:
-        raise NotFound(f"No item {item_id} in run {run_id}.")
-    if (
-        item.answer is None
-        or item.status == NEW
-        or (item.status in (FAILED, CANT_BE_FINISHED) and item.error_stage not in ("judge", None))
-    ):
-        raise ValidationError.field(
-            "itemId",
-            f"item {item_id} has no answer to judge "
-            f"(status {item.status}); only answered items can be re-judged",
-        )
-    with database.atomic("IMMEDIATE"):
-        item = Item.get_by_id(item.id)
-        if _item_in_flight(item, now):
-            raise Conflict(
-                f"item {item_id} is being judged right now; retry it when that judgement is in"
-            )
-        _reopen(run, now, JUDGING)
-        Item.update(status=WAITING_FOR_JUDGE, updated_at=now, **_REQUEUE).where(
-            Item.id == item.id
-        ).execute()
-        log_event(
-            run,
-            "retry_judge",
-            f"Item {item.id} ({item.task_key}) queued for judging again",
-            now=now,
-        )
-    return Item.get_by_id(item.id)
-
-
-def retry_failed_judgements(run_id, now=None):
-    """Queue every item whose judgement failed for judging again; returns how many."""
-    now = now or utcnow()
-    run = get_run(run_id)
-    failed = (
-        (Item.run == run)
-        & (Item.status == FAILED)
-        & (Item.error_stage == "judge")
-        & Item.answer.is_null(False)
-    )
-    with database.atomic("IMMEDIATE"):
-        count = Item.select().where(failed).count()
-        if count:
-            _reopen(run, now, JUDGING)
-            Item.update(status=WAITING_FOR_JUDGE, updated_at=now, **_REQUEUE).where(
-                failed
-            ).execute()
-            log_event(
-                run, "retry_judge", f"{count} items with a failed judgement queued again", now=now
-            )
-    return count
-
-
-def retry_failed_answers(run_id, now=None):
-    """Ask again every item whose answer or warm-up failed (attempts reset); returns how many.
-
-    A finished run runs again (Conflict while another run is active); a paused or stopped one
-    asks them when continued.
-    """
-    now = now or utcnow()
-    run = get_run(run_id)
-    failed = (
-        (Item.run == run) & (Item.status == FAILED) & Item.error_stage.in_(["answer", "warmup"])
-    )
-    with database.atomic("IMMEDIATE"):
-        count = Item.select().where(failed).count()
-        if count:
-            _reopen(run, now, BENCHMARKING)
-            targets = Item.select(Item.target).where(failed & (Item.error_stage == "warmup"))
-            RunTarget.update(warmup_error=None).where(RunTarget.id.in_(targets)).execute()
-            # answer=None: an item that failed on two empty answers gets its one glitch retry.
-            Item.update(status=NEW, answer=None, updated_at=now, **_REQUEUE).where(failed).execute()
-            log_event(
-                run,
-                "retry_answers",
-                f"{count} items with a failed answer or warm-up queued to be asked again",
-                now=now,
-            )
-    return count

@@ -113,6 +113,21 @@ def _retry_or_give_up(s, key, label, exc):
     return None
 
 
+def _warm_up(s, key, label, call, give_up):
+    """One warm-up call: its completion, or None when a stop abandoned it, it backs off, or the
+    retry policy gave up (then `give_up(why)` has failed the group or paused the run)."""
+    outcome = _attempt(s, call)
+    if outcome is None:
+        return None
+    if "e" in outcome:
+        final = _retry_or_give_up(s, key, label, outcome["e"])
+        if final is not None:
+            give_up(final)
+        return None
+    s.state.warmups.forget(key)
+    return outcome["c"]
+
+
 def warm_up_target(s, target):
     """One tiny call loads the group's model; True when the group is ready to claim items."""
     provider = target.provider
@@ -121,8 +136,10 @@ def warm_up_target(s, target):
     if adapter is None:
         return False
     now = s.now()
-    outcome = _attempt(
+    completion = _warm_up(
         s,
+        target.id,
+        label,
         lambda: adapter.chat(
             target.model,
             WARMUP_MESSAGES,
@@ -131,16 +148,10 @@ def warm_up_target(s, target):
             keep_alive=s.keep_alive(provider),
             cancel=s.cancel,
         ),
+        give_up=lambda final: s.fail_group(target, final),
     )
-    if outcome is None:
+    if completion is None:
         return False
-    if "e" in outcome:
-        final = _retry_or_give_up(s, target.id, label, outcome["e"])
-        if final is not None:
-            s.fail_group(target, final)
-        return False
-    s.state.warmups.forget(target.id)
-    completion = outcome["c"]
     RunTarget.update(
         warmup_ms=completion.wall_ms, load_ms=completion.load_ms, warmup_error=None
     ).where(RunTarget.id == target.id).execute()
@@ -176,8 +187,10 @@ def warm_up_judge(s):
     params = dict(judge.judge_params(run.judge_params), max_tokens=JUDGE_WARMUP_MAX_TOKENS)
     # Ollama: unload right after, so the first target's model gets the memory.
     keep_alive = 0 if provider.type == "OLLAMA" else None
-    outcome = _attempt(
+    completion = _warm_up(
         s,
+        JUDGE,
+        f"the judge {label}",
         lambda: adapter.chat(
             run.judge_model,
             JUDGE_WARMUP_MESSAGES,
@@ -187,23 +200,18 @@ def warm_up_judge(s):
             keep_alive=keep_alive,
             cancel=s.cancel,
         ),
+        give_up=lambda final: s.pause(
+            f"the judge model {label} fails: {final}; fix the judge's provider or "
+            "model (or start a new run with another judge), then continue",
+            event="judge_failed",
+        ),
     )
-    if outcome is None:
+    if completion is None:
         return False
-    if "e" in outcome:
-        final = _retry_or_give_up(s, JUDGE, f"the judge {label}", outcome["e"])
-        if final is not None:
-            s.pause(
-                f"the judge model {label} fails: {final}; fix the judge's provider or "
-                "model (or start a new run with another judge), then continue",
-                event="judge_failed",
-            )
-        return False
-    s.state.warmups.forget(JUDGE)
     s.state.warmups.judge_ready = True
     s.emit(
         "judge_warmup",
-        f"Judge warm-up {label}: {outcome['c'].wall_ms:.0f} ms",
-        data={"warmupMs": round(outcome["c"].wall_ms, 1)},
+        f"Judge warm-up {label}: {completion.wall_ms:.0f} ms",
+        data={"warmupMs": round(completion.wall_ms, 1)},
     )
     return True

@@ -1,27 +1,14 @@
 """JSON API: providers (seed 000 §3.1, §3.5) and the price table."""
 
 from flask import jsonify
-from flask import request
 from flask import url_for
 
 from .. import provider_store as store
 from ..errors import NotFound
-from ..errors import ValidationError
 from ..providers import ProviderError
 from . import bp
-
-
-def json_body(expect=dict):
-    """The request's JSON body, or a 400 saying what is wrong with it."""
-    if not request.is_json:
-        raise ValidationError.field("body", "send JSON with Content-Type: application/json")
-    data = request.get_json(silent=True)
-    if data is None:
-        raise ValidationError.field("body", "the body is not valid JSON")
-    if expect is not None and not isinstance(data, expect):
-        kind = "an object" if expect is dict else "a list or an object"
-        raise ValidationError.field("body", f"the body must be {kind}")
-    return data
+from ._util import created
+from ._util import json_body
 
 
 @bp.get("/providers")
@@ -34,9 +21,8 @@ def provider_list():
 def provider_create():
     """Create a provider."""
     provider = store.create_provider(json_body(), strict=True)
-    response = jsonify(store.provider_to_dict(provider))
-    response.headers["Location"] = url_for("api.provider_get", provider_id=provider.id)
-    return response, 201
+    location = url_for("api.provider_get", provider_id=provider.id)
+    return created(store.provider_to_dict(provider), location)
 
 
 @bp.get("/providers/<int:provider_id>")

@@ -7,7 +7,8 @@ from flask import url_for
 from .. import task_store as store
 from ..errors import ValidationError
 from . import bp
-from .providers import json_body
+from ._util import created
+from ._util import json_body
 
 
 @bp.get("/tasks")
@@ -32,9 +33,7 @@ def task_list():
 def task_create():
     """Create a task; 409 when the taskId is taken."""
     task = store.create_task(json_body())
-    response = jsonify(store.task_to_dict(task))
-    response.headers["Location"] = url_for("api.task_get", task_pk=task.id)
-    return response, 201
+    return created(store.task_to_dict(task), url_for("api.task_get", task_pk=task.id))
 
 
 @bp.get("/tasks/<int:task_pk>")
@@ -69,9 +68,8 @@ def collection_create():
     collection = store.create_collection_with_tasks(
         body.get("name"), body.get("description", ""), body.get("taskIds")
     )
-    response = jsonify(store.collection_to_dict(collection))
-    response.headers["Location"] = url_for("api.collection_get", collection_id=collection.id)
-    return response, 201
+    location = url_for("api.collection_get", collection_id=collection.id)
+    return created(store.collection_to_dict(collection), location)
 
 
 @bp.get("/collections/<int:collection_id>")

@@ -1,42 +1,16 @@
 """Shared pieces of the dataset formats: parsed tasks, error collection, value normalisers."""
 
+import json
 from dataclasses import dataclass
 from dataclasses import field
 
 from ..errors import ValidationError
+from ..models import DIFFICULTIES
+from ..task_fields import TASK_FIELDS
+from .lines import LineDict
 
-# Task fields by their model names (app.models.Task), in export order.
-TASK_FIELDS = (
-    "task_id",
-    "category",
-    "subcategory",
-    "difficulty",
-    "question",
-    "system_prompt",
-    "excellent",
-    "good",
-    "pass_answer",
-    "incorrect_direction",
-    "rubric",
-    "auto_fail",
-    "tags",
-    "vars",
-    "template_version",
-)
-TEXT_FIELDS = (
-    "task_id",
-    "category",
-    "subcategory",
-    "difficulty",
-    "question",
-    "system_prompt",
-    "excellent",
-    "good",
-    "pass_answer",
-    "incorrect_direction",
-    "template_version",
-)
-DIFFICULTIES = ("easy", "medium", "hard")
+# The text fields among the task fields (the rest are lists and mappings).
+TEXT_FIELDS = tuple(f for f in TASK_FIELDS if f not in ("rubric", "auto_fail", "tags", "vars"))
 
 
 @dataclass
@@ -114,6 +88,27 @@ def folder_problem(path):
     except OSError as exc:
         return f"cannot write in {probe}: {exc.strerror or exc}"
     return None
+
+
+def json_lines(text, problems):
+    """(line number, object) for each JSON object line; bad JSON or a non-object is reported."""
+    for number, raw_line in enumerate(text.splitlines(), start=1):
+        if not raw_line.strip():
+            continue
+        try:
+            raw = json.loads(raw_line, object_pairs_hook=LineDict)
+        except json.JSONDecodeError as exc:
+            problems.add(None, f"not valid JSON: {exc.msg} (column {exc.colno})", number)
+            continue
+        if not isinstance(raw, dict):
+            problems.add(None, "each line must be a JSON object", number)
+            continue
+        yield number, raw
+
+
+def task_getter(task):
+    """`get(name)` for a task given as a model or as a dict of model field names."""
+    return task.get if isinstance(task, dict) else (lambda name: getattr(task, name))
 
 
 def as_text(value):
@@ -209,8 +204,6 @@ def norm_str_list(value, label, task, problems, name):
 
 def norm_vars(value, label, task, problems):
     """Template variables: a JSON object (or its text); None means 'not a template'."""
-    import json
-
     if value is None or value == "":
         return None
     line, _ = task.where("vars")
@@ -228,6 +221,17 @@ def norm_vars(value, label, task, problems):
             problems.add(label, f"variable name {key!r} must be letters, digits and _", line)
             return None
     return value
+
+
+def norm_fields(raw, task, problems, auto_fail="auto_fail"):
+    """Difficulty, rubric, auto-fail rules, tags and vars, read from `raw` into `task.data`."""
+    task.data["difficulty"] = norm_difficulty(task.data.get("difficulty"))
+    task.data["rubric"] = norm_rubric(raw.get("rubric"), "rubric", task, problems)
+    task.data["auto_fail"] = norm_str_list(
+        raw.get(auto_fail), auto_fail, task, problems, "auto_fail"
+    )
+    task.data["tags"] = norm_str_list(raw.get("tags"), "tags", task, problems, "tags")
+    task.data["vars"] = norm_vars(raw.get("vars"), "vars", task, problems)
 
 
 def check_keys(raw, allowed, task, problems, prefix=""):

@@ -14,10 +14,8 @@ from .common import ParsedTask
 from .common import Problems
 from .common import as_text
 from .common import check_keys
-from .common import norm_difficulty
-from .common import norm_rubric
-from .common import norm_str_list
-from .common import norm_vars
+from .common import norm_fields
+from .common import task_getter
 from .lines import YamlSyntaxError
 from .lines import array_element_lines
 from .lines import load_json
@@ -122,20 +120,14 @@ def _task(raw, n, line, file, problems):
             task.data[name] = as_text(raw[key])
     for key, name in _STRUCTURED.items():
         task.fields[name] = (line, key)
-    task.data["difficulty"] = norm_difficulty(task.data.get("difficulty"))
-    task.data["rubric"] = norm_rubric(raw.get("rubric"), "rubric", task, problems)
-    task.data["auto_fail"] = norm_str_list(
-        raw.get("autoFail"), "autoFail", task, problems, "auto_fail"
-    )
-    task.data["tags"] = norm_str_list(raw.get("tags"), "tags", task, problems, "tags")
-    task.data["vars"] = norm_vars(raw.get("vars"), "vars", task, problems)
+    norm_fields(raw, task, problems, auto_fail="autoFail")
     task.bad = len(problems.entries) != before
     return task
 
 
 def task_entry(t):
     """One task as our JSON object (camelCase, seed 000 §7.2 names)."""
-    get = t.get if isinstance(t, dict) else (lambda k: getattr(t, k))
+    get = task_getter(t)
     entry = {
         "taskId": get("task_id"),
         "category": get("category"),

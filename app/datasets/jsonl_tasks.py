@@ -12,11 +12,12 @@ from .common import Dataset
 from .common import ParsedTask
 from .common import Problems
 from .common import as_text
+from .common import json_lines
 from .common import norm_difficulty
 from .common import norm_rubric
 from .common import norm_str_list
 from .common import norm_vars
-from .lines import LineDict
+from .common import task_getter
 
 SEED_KEYS = {
     "id",
@@ -59,24 +60,12 @@ def parse(text, file=None):
     """Read seed 004 JSONL; every bad line is reported with its number."""
     problems = Problems(file)
     dataset = Dataset(problems=problems.entries)
-    for number, raw_line in enumerate(text.splitlines(), start=1):
-        if not raw_line.strip():
-            continue
-        try:
-            raw = json.loads(raw_line, object_pairs_hook=LineDict)
-        except json.JSONDecodeError as exc:
-            problems.add(None, f"not valid JSON: {exc.msg} (column {exc.colno})", number)
-            continue
-        task = _task(raw, number, file, problems)
-        if task is not None:
-            dataset.tasks.append(task)
+    for number, raw in json_lines(text, problems):
+        dataset.tasks.append(_task(raw, number, file, problems))
     return dataset
 
 
 def _task(raw, line, file, problems):
-    if not isinstance(raw, dict):
-        problems.add(None, "each line must be a JSON object", line)
-        return None
     task = ParsedTask({}, line, file)
     before = len(problems.entries)
     for key in sorted(set(raw) - ALLOWED):
@@ -124,7 +113,7 @@ def _question(raw, line, problems):
 
 def task_entry(t):
     """One task as a seed 004 JSONL object (its question becomes `prompt`, scenario empty)."""
-    get = t.get if isinstance(t, dict) else (lambda k: getattr(t, k))
+    get = task_getter(t)
     entry = {
         "id": get("task_id"),
         "category": get("category"),

@@ -1,7 +1,78 @@
-"""A validated run plan: describe it for a dry run (no writes), or apply it and create the run."""
+"""A validated run plan: what it holds and the tasks it selects; describe it for a dry run (no
+writes), or apply it and create the run."""
+
+from dataclasses import dataclass
+from dataclasses import field
 
 from ..models import Collection
+from ..models import CollectionTask
+from ..models import Task
 from . import importer
+
+
+@dataclass
+class ProviderPlan:
+    """A provider the run uses: existing (pk) and/or defined in the config (data to save)."""
+
+    name: str
+    pk: int | None = None
+    data: dict | None = None  # provider_store fields to create/update; None: use as is
+    secret_keys: list = field(default_factory=list)
+
+
+@dataclass
+class RunPlan:
+    """Everything a run needs, validated; nothing written yet."""
+
+    name: str
+    run_id: str | None
+    providers: dict  # name -> ProviderPlan
+    judge: dict  # {provider, model, params}
+    targets: list  # [{provider, model, params}]
+    collections: list  # existing collection names
+    dataset: object = None  # importer.CheckedDataset
+    dataset_path: str | None = None
+    dataset_format: str | None = None
+    dataset_collection: str | None = None
+    on_duplicate: str = "update"
+    settings: dict = field(default_factory=dict)  # create_run settings (camelCase)
+    out_dir: str | None = None
+    task_ids: list = field(default_factory=list)  # task_id of the tasks the run will hold
+
+    @property
+    def items(self):
+        return len(self.task_ids) * len(self.targets)
+
+    @property
+    def estimated_calls(self):
+        """One warm-up per target, one answer and one judgement per item (before retries)."""
+        return len(self.targets) + 2 * self.items
+
+
+def select_tasks(plan):
+    """task_ids the run will hold: collections plus dataset, category filter, question limit."""
+    categories = plan.settings.get("categories")
+    chosen = {}
+    if plan.collections:
+        query = (
+            Task.select(Task.id, Task.task_id, Task.category)
+            .join(CollectionTask)
+            .join(Collection)
+            .where(Collection.name.in_(plan.collections))
+            .order_by(Task.id)
+        )
+        for task in query:
+            chosen[task.task_id] = (task.id, task.category)
+    if plan.dataset is not None:
+        for n, data in enumerate(plan.dataset.tasks):
+            pk = plan.dataset.existing.get(data["task_id"])
+            chosen.setdefault(data["task_id"], (pk if pk else 10**12 + n, data["category"]))
+    ordered = sorted(chosen.items(), key=lambda kv: kv[1][0])
+    ids = [
+        task_id for task_id, (_, category) in ordered if not categories or category in categories
+    ]
+    limit = plan.settings.get("questionLimit")
+    return ids[:limit] if limit else ids
 
 
 def apply(plan, source="cli"):

@@ -17,10 +17,12 @@ from .common import Dataset
 from .common import ParsedTask
 from .common import Problems
 from .common import as_text
+from .common import json_lines
 from .common import norm_difficulty
 from .common import norm_rubric
 from .common import norm_str_list
 from .common import norm_vars
+from .common import task_getter
 from .lines import LineDict
 
 SEED_COLUMNS = ["task_id", "template_version", "prompt_template", "input_text", "vars_json"]
@@ -98,17 +100,7 @@ def parse_jsonl(text, file=None):
     """Read seed 003 JSONL (same keys as the CSV columns; JSON values may be objects)."""
     problems = Problems(file)
     dataset = Dataset(problems=problems.entries)
-    for number, raw_line in enumerate(text.splitlines(), start=1):
-        if not raw_line.strip():
-            continue
-        try:
-            raw = json.loads(raw_line, object_pairs_hook=LineDict)
-        except json.JSONDecodeError as exc:
-            problems.add(None, f"not valid JSON: {exc.msg} (column {exc.colno})", number)
-            continue
-        if not isinstance(raw, dict):
-            problems.add(None, "each line must be a JSON object", number)
-            continue
+    for number, raw in json_lines(text, problems):
         unknown = sorted(set(raw) - set(COLUMNS))
         for key in unknown:
             problems.add(key, "unknown key; allowed: " + ", ".join(COLUMNS), number)
@@ -178,7 +170,7 @@ def _json(value, label, line, problems):
 
 
 def _row(t):
-    get = t.get if isinstance(t, dict) else (lambda k: getattr(t, k))
+    get = task_getter(t)
     system_prompt = get("system_prompt")
     template = system_prompt if system_prompt else get("question")
     if not get("vars"):

@@ -2,7 +2,7 @@
 
 from .. import templating
 from ..errors import ValidationError
-from ..task_store import clean_task
+from ..task_fields import clean_task
 from .common import TEXT_FIELDS
 
 _REFERENCES = ("excellent", "good", "pass_answer")

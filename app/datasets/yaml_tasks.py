@@ -13,10 +13,8 @@ from .common import ParsedTask
 from .common import Problems
 from .common import as_text
 from .common import check_keys
-from .common import norm_difficulty
-from .common import norm_rubric
-from .common import norm_str_list
-from .common import norm_vars
+from .common import norm_fields
+from .common import task_getter
 from .lines import LineDict
 from .lines import YamlSyntaxError
 from .lines import load_yaml
@@ -125,13 +123,7 @@ def _task(raw, n, file, problems):
     for name in _STRUCTURED[1:]:
         if name in raw:
             task.fields[name] = (raw.line_of(name), name)
-    task.data["difficulty"] = norm_difficulty(task.data.get("difficulty"))
-    task.data["rubric"] = norm_rubric(raw.get("rubric"), "rubric", task, problems)
-    task.data["auto_fail"] = norm_str_list(
-        raw.get("auto_fail"), "auto_fail", task, problems, "auto_fail"
-    )
-    task.data["tags"] = norm_str_list(raw.get("tags"), "tags", task, problems, "tags")
-    task.data["vars"] = norm_vars(raw.get("vars"), "vars", task, problems)
+    norm_fields(raw, task, problems)
     task.bad = len(problems.entries) != before
     return task
 
@@ -151,7 +143,7 @@ _Dumper.add_representer(str, _str)
 
 def task_entry(t):
     """One task (model or dict with model fields) as a seed 001 YAML mapping."""
-    get = t.get if isinstance(t, dict) else (lambda k: getattr(t, k))
+    get = task_getter(t)
     entry = {
         "task_id": get("task_id"),
         "category": get("category"),

@@ -107,6 +107,18 @@ class HttpAdapter:
             kw["raw"] = self.redact(kw["raw"])
         return ProviderError(self.redact(message), **kw)
 
+    def malformed(self, message, raw):
+        """A permanent ProviderError for a reply we cannot use (its first 10,000 chars kept)."""
+        return self.error(message, transient=False, kind="malformed", raw=raw[:10000])
+
+    def no_model_list(self, data, key):
+        """The error for a models endpoint whose reply holds no `key` array."""
+        return self.malformed(
+            f"Server sent no model list from {self.url(self.models_endpoint)} "
+            f"(expected a '{key}' array)",
+            json.dumps(data),
+        )
+
     # ---- requests ------------------------------------------------------------------------
     def request(self, method, endpoint, *, json_body=None, stream=False, cancel=None, timeout=None):
         """Send one request; a >= 400 answer or a network failure raises ProviderError."""
@@ -159,11 +171,8 @@ class HttpAdapter:
         except ValueError:
             snippet = " ".join(text.split())[:ERROR_SNIPPET]
             hint = " (is the base URL / endpoint right?)" if snippet.startswith("<") else ""
-            raise self.error(
-                f"Server sent a response from {url} that is not valid JSON{hint}: {snippet!r}",
-                transient=False,
-                kind="malformed",
-                raw=text[:10000],
+            raise self.malformed(
+                f"Server sent a response from {url} that is not valid JSON{hint}: {snippet!r}", text
             ) from None
 
     @staticmethod
@@ -182,6 +191,26 @@ class HttpAdapter:
                 read += len(chunk)
         except Exception:  # noqa: BLE001 - best effort only
             pass
+
+    def stream_json(self, text, resp, url, what, lines):
+        """One streamed event's JSON, or a permanent 'malformed' ProviderError (closes resp)."""
+        try:
+            return json.loads(text)
+        except ValueError:
+            resp.close()
+            raise self.malformed(
+                f"Server sent a {what} from {url} that is not valid JSON: {text[:200]!r}",
+                "\n".join(lines),
+            ) from None
+
+    def mid_answer_error(self, detail, raw):
+        """The transient ProviderError for an error the server reports inside its answer."""
+        return self.error(
+            f"Server reported an error mid-answer: {str(detail)[:200]}",
+            transient=True,
+            kind="server",
+            raw=raw[:10000],
+        )
 
     def iter_lines(self, resp, url, cancel=None):
         """Decoded lines of a streamed body; checks cancel between lines, closes the response."""
@@ -283,3 +312,24 @@ def integer(value):
     """An int from a JSON value, or None."""
     num = number(value)
     return int(num) if num is not None else None
+
+
+def estimate_from_stream(completion, chunks, first, end):
+    """Fill what the server did not count: one content chunk is about one token; decode speed."""
+    if completion.completion_tokens is None and chunks:
+        completion.completion_tokens = chunks
+        completion.tokens_estimated = True
+    if completion.tokens_per_second is None and first is not None:
+        stream_estimate(completion, first, end)
+
+
+def stream_estimate(completion, first, end):
+    """Decode speed from the stream: tokens after the first over the time after the first."""
+    seconds = end - first
+    tokens = completion.completion_tokens
+    if not tokens or tokens < 2 or seconds <= 0:
+        return
+    completion.decode_ms = completion.decode_ms or seconds * 1000
+    # The first token's time belongs to TTFT, so count the tokens that came after it.
+    completion.tokens_per_second = (tokens - 1) / seconds
+    completion.tps_source = "stream.estimate"

@@ -1,11 +1,11 @@
 """OLLAMA native wire format: /api/tags, /api/chat (NDJSON), eval counters, /api/ps, unload."""
 
-import json
 import time
 
 from . import Completion
 from . import ProviderError
 from .base import HttpAdapter
+from .base import estimate_from_stream
 from .base import integer
 from .base import number
 
@@ -65,13 +65,7 @@ class OllamaAdapter(HttpAdapter):
         data = self.get_json(self.models_endpoint)
         items = data.get("models") if isinstance(data, dict) else None
         if not isinstance(items, list):
-            raise self.error(
-                f"Server sent no model list from {self.url(self.models_endpoint)} "
-                f"(expected a 'models' array)",
-                transient=False,
-                kind="malformed",
-                raw=json.dumps(data)[:10000],
-            )
+            raise self.no_model_list(data, "models")
         models = []
         for item in items:
             if isinstance(item, dict) and (item.get("name") or item.get("model")):
@@ -132,12 +126,7 @@ class OllamaAdapter(HttpAdapter):
             if isinstance(final, dict):
                 self._raise_if_error(final, raw)
             if not isinstance(final, dict) or "message" not in final:
-                raise self.error(
-                    f"Server sent a reply from {url} without 'message'",
-                    transient=False,
-                    kind="malformed",
-                    raw=raw[:10000],
-                )
+                raise self.malformed(f"Server sent a reply from {url} without 'message'", raw)
             text = (final.get("message") or {}).get("content") or ""
             return self._completion(body, text, final, raw, start, None, end, 0)
         lines, parts, final, first = [], [], None, None
@@ -145,16 +134,7 @@ class OllamaAdapter(HttpAdapter):
             lines.append(line)
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                resp.close()
-                raise self.error(
-                    f"Server sent a stream line from {url} that is not valid JSON: {line[:200]!r}",
-                    transient=False,
-                    kind="malformed",
-                    raw="\n".join(lines)[:10000],
-                ) from None
+            obj = self.stream_json(line, resp, url, "stream line", lines)
             if not isinstance(obj, dict):
                 continue
             self._raise_if_error(obj, "\n".join(lines), resp)
@@ -182,13 +162,7 @@ class OllamaAdapter(HttpAdapter):
         if obj.get("error"):
             if resp is not None:
                 resp.close()
-            detail = str(obj["error"])[:200]
-            raise self.error(
-                f"Server reported an error mid-answer: {detail}",
-                transient=True,
-                kind="server",
-                raw=raw[:10000],
-            )
+            raise self.mid_answer_error(obj["error"], raw)
 
     def _completion(self, body, text, final, raw, start, first, end, chunks):
         """A Completion from the done line's counters, our clock as the fallback."""
@@ -213,13 +187,6 @@ class OllamaAdapter(HttpAdapter):
         if completion.completion_tokens and eval_s > 0:
             completion.tokens_per_second = completion.completion_tokens / eval_s
             completion.tps_source = "ollama.eval"
-        elif chunks:
-            if completion.completion_tokens is None:
-                completion.completion_tokens = chunks
-                completion.tokens_estimated = True
-            seconds = end - first if first is not None else 0
-            if completion.completion_tokens > 1 and seconds > 0:
-                completion.tokens_per_second = (completion.completion_tokens - 1) / seconds
-                completion.decode_ms = completion.decode_ms or seconds * 1000
-                completion.tps_source = "stream.estimate"
+        else:
+            estimate_from_stream(completion, chunks, first, end)
         return completion

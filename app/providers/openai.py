@@ -1,10 +1,10 @@
 """OPENAI wire format: /v1/models and /v1/chat/completions (SSE), usage, llama.cpp timings."""
 
-import json
 import time
 
 from . import Completion
 from .base import HttpAdapter
+from .base import estimate_from_stream
 from .base import integer
 from .base import number
 
@@ -59,13 +59,7 @@ class OpenAIAdapter(HttpAdapter):
             if not isinstance(items, list):
                 items = data.get("models")  # Ollama-style list
         if not isinstance(items, list):
-            raise self.error(
-                f"Server sent no model list from {self.url(self.models_endpoint)} "
-                f"(expected a 'data' array)",
-                transient=False,
-                kind="malformed",
-                raw=json.dumps(data)[:10000],
-            )
+            raise self.no_model_list(data, "data")
         models = []
         for item in items:
             if isinstance(item, str):
@@ -115,12 +109,7 @@ class OpenAIAdapter(HttpAdapter):
         end = time.perf_counter()
         data = self.parse_json(text, url)
         if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
-            raise self.error(
-                f"Server sent a reply from {url} without 'choices'",
-                transient=False,
-                kind="malformed",
-                raw=text[:10000],
-            )
+            raise self.malformed(f"Server sent a reply from {url} without 'choices'", text)
         choice = data["choices"][0] if data["choices"] else {}
         message = choice.get("message") or {}
         completion = Completion(
@@ -148,16 +137,7 @@ class OpenAIAdapter(HttpAdapter):
             if data == "[DONE]":
                 self.drain(resp)
                 break
-            try:
-                obj = json.loads(data)
-            except ValueError:
-                resp.close()
-                raise self.error(
-                    f"Server sent a stream event from {url} that is not valid JSON: {data[:200]!r}",
-                    transient=False,
-                    kind="malformed",
-                    raw="\n".join(raw)[:10000],
-                ) from None
+            obj = self.stream_json(data, resp, url, "stream event", raw)
             events += 1
             if not isinstance(obj, dict):
                 continue
@@ -165,12 +145,7 @@ class OpenAIAdapter(HttpAdapter):
                 resp.close()
                 err = obj["error"]
                 detail = err.get("message") if isinstance(err, dict) else str(err)
-                raise self.error(
-                    f"Server reported an error mid-answer: {str(detail)[:200]}",
-                    transient=True,
-                    kind="server",
-                    raw="\n".join(raw)[:10000],
-                )
+                raise self.mid_answer_error(detail, "\n".join(raw))
             model = obj.get("model") or model
             for choice in obj.get("choices") or []:
                 content = (choice.get("delta") or {}).get("content")
@@ -183,12 +158,7 @@ class OpenAIAdapter(HttpAdapter):
             timings = obj.get("timings") or timings
         end = time.perf_counter()
         if not events:
-            raise self.error(
-                f"Server sent an empty stream from {url}",
-                transient=False,
-                kind="malformed",
-                raw="\n".join(raw)[:10000],
-            )
+            raise self.malformed(f"Server sent an empty stream from {url}", "\n".join(raw))
         text = "".join(parts)
         assembled = {
             "object": "chat.completion",
@@ -216,12 +186,7 @@ class OpenAIAdapter(HttpAdapter):
             raw_json=assembled,
         )
         apply_usage(completion, usage, timings)
-        if completion.completion_tokens is None and parts:
-            # No server counter: one content chunk is about one token.
-            completion.completion_tokens = len(parts)
-            completion.tokens_estimated = True
-        if completion.tokens_per_second is None and first is not None:
-            stream_estimate(completion, first, end)
+        estimate_from_stream(completion, len(parts), first, end)
         return completion
 
 
@@ -245,15 +210,3 @@ def apply_usage(completion, usage, timings):
         if tps:
             completion.tokens_per_second = tps
             completion.tps_source = "llamacpp.timings"
-
-
-def stream_estimate(completion, first, end):
-    """Decode speed from the stream: tokens after the first over the time after the first."""
-    seconds = end - first
-    tokens = completion.completion_tokens
-    if not tokens or tokens < 2 or seconds <= 0:
-        return
-    completion.decode_ms = completion.decode_ms or seconds * 1000
-    # The first token's time belongs to TTFT, so count the tokens that came after it.
-    completion.tokens_per_second = (tokens - 1) / seconds
-    completion.tps_source = "stream.estimate"

@@ -11,7 +11,7 @@ from .. import task_store as store
 from ..errors import Conflict
 from ..errors import ValidationError
 from . import htmx
-from .settings import errors_by_field
+from .settings import form_errors
 
 bp = Blueprint("collections", __name__, url_prefix="/settings/collections")
 
@@ -40,10 +40,9 @@ def create():
     form = _name_form()
     try:
         collection = store.create_collection(form["name"], form["description"])
-    except ValidationError as exc:
-        return index(errors_by_field(exc), form, 400)
-    except Conflict as exc:
-        return index({"name": exc.message}, form, 409)
+    except (ValidationError, Conflict) as exc:
+        errors, status = form_errors(exc)
+        return index(errors, form, status)
     flash(f"Collection {collection.name} created. Add tasks to it below.", "success")
     return redirect(url_for("collections.show", collection_id=collection.id))
 
@@ -87,10 +86,9 @@ def rename(collection_id):
     form = _name_form()
     try:
         collection = store.update_collection(collection_id, form["name"], form["description"])
-    except ValidationError as exc:
-        return show(collection_id, errors_by_field(exc), form, 400)
-    except Conflict as exc:
-        return show(collection_id, {"name": exc.message}, form, 409)
+    except (ValidationError, Conflict) as exc:
+        errors, status = form_errors(exc)
+        return show(collection_id, errors, form, status)
     flash(f"Collection saved as {collection.name}.", "success")
     return redirect(url_for("collections.show", collection_id=collection.id))
 

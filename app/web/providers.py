@@ -13,6 +13,7 @@ from ..errors import ValidationError
 from ..providers import ProviderError
 from . import htmx
 from .settings import errors_by_field
+from .settings import form_errors
 
 bp = Blueprint("providers", __name__, url_prefix="/settings/providers")
 
@@ -127,10 +128,8 @@ def create():
     form = _form_from_request(request.form)
     try:
         provider = store.create_provider(form)
-    except ValidationError as exc:
-        return _render_form(form, errors=errors_by_field(exc), status=400)
-    except Conflict as exc:
-        return _render_form(form, errors={"name": exc.message}, status=409)
+    except (ValidationError, Conflict) as exc:
+        return _render_form(form, None, *form_errors(exc))
     flash(f"Provider {provider.name} added. Refresh its models to check the connection.", "success")
     return redirect(url_for("providers.index"))
 
@@ -149,10 +148,8 @@ def update(provider_id):
     form = _form_from_request(request.form)
     try:
         provider = store.update_provider(provider_id, form)
-    except ValidationError as exc:
-        return _render_form(form, provider, errors_by_field(exc), 400)
-    except Conflict as exc:
-        return _render_form(form, provider, {"name": exc.message}, 409)
+    except (ValidationError, Conflict) as exc:
+        return _render_form(form, provider, *form_errors(exc))
     flash(f"Provider {provider.name} saved.", "success")
     return redirect(url_for("providers.index"))
 

@@ -1,6 +1,7 @@
 """Web pages: a run's results (averages, charts, breakdown, table), items, exports, compare."""
 
 import json
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 from flask import Blueprint
@@ -16,7 +17,8 @@ from flask import url_for
 from .. import charts
 from .. import compare as compare_mod
 from .. import results
-from .. import run_views
+from .. import results_table
+from .. import run_retries
 from .. import runs as runs_mod
 from ..errors import LlmbenchError
 from ..errors import NotFound
@@ -27,10 +29,10 @@ from . import htmx
 bp = Blueprint("results", __name__)
 
 TABLE_DEFAULTS = {
-    "sort": results.DEFAULT_SORT,
+    "sort": results_table.DEFAULT_SORT,
     "dir": "asc",
     "page": 1,
-    "per_page": results.DEFAULT_PER_PAGE,
+    "per_page": results_table.DEFAULT_PER_PAGE,
 }
 AVERAGE_DEFAULTS = {"avg_sort": "position", "avg_dir": "asc"}
 FILTER_KEYS = ("model", "status", "category", "difficulty", "min_score", "max_score")
@@ -55,7 +57,7 @@ def pretty_json(text):
 
 def _state(args):
     """The page's whole state from the query string, whitelisted (400 names a bad parameter)."""
-    table = results.parse_table_args(args)
+    table = results_table.parse_table_args(args)
     avg_sort = (args.get("avg_sort") or "position").strip()
     avg_dir = (args.get("avg_dir") or "asc").strip().lower()
     if avg_sort not in results.AVERAGE_SORTS:
@@ -134,7 +136,7 @@ def _averages_context(run, state):
 
 
 def _table_context(run, state, filters, averages):
-    page = results.results_page(
+    page = results_table.results_page(
         run, state["sort"], filters, state["page"], state["per_page"], direction=state["dir"]
     )
     return {
@@ -144,6 +146,12 @@ def _table_context(run, state, filters, averages):
         "models": sorted(averages, key=lambda r: (r["position"], r["target_id"])),
         "table_state": state,
     }
+
+
+def _breakdown(run, by, models):
+    """The breakdown over the models the averages already read (no second query for them)."""
+    targets = [(r["target_id"], r["provider_name"], r["model"]) for r in models]
+    return results.breakdown(run, by, targets=targets)
 
 
 def _fragment(template, context, run_id, state):
@@ -161,16 +169,15 @@ def show(run_id):
     state, filters = _state(request.args)
     context = _averages_context(run, state)
     context.update(_table_context(run, state, filters, context["averages"]))
-    targets = [(r["target_id"], r["provider_name"], r["model"]) for r in context["models"]]
     context.update(
         {
             "state": runs_mod.run_state(run),
-            "by_category": results.breakdown(run, "category", targets=targets),
-            "by_difficulty": results.breakdown(run, "difficulty", targets=targets),
-            "statuses": results.STATUS_FILTERS,
-            "per_page_choices": results.PER_PAGE_CHOICES,
+            "by_category": _breakdown(run, "category", context["models"]),
+            "by_difficulty": _breakdown(run, "difficulty", context["models"]),
+            "statuses": results_table.STATUS_FILTERS,
+            "per_page_choices": results_table.PER_PAGE_CHOICES,
             "chart_names": charts.CHARTS,
-            "retryable_answers": run_views.retryable_answer_failures(run),
+            "retryable_answers": run_retries.retryable_answer_failures(run),
         }
     )
     return render_template("results/show.html", **context)
@@ -210,8 +217,7 @@ def chart(run_id, name):
     elif name == "latency":
         svg = charts.latency_chart(averages, results.latency_samples(run), narrow)
     else:
-        targets = [(r["target_id"], r["provider_name"], r["model"]) for r in averages]
-        svg = charts.category_chart(results.breakdown(run, "category", targets=targets), narrow)
+        svg = charts.category_chart(_breakdown(run, "category", averages), narrow)
     response = Response(svg, mimetype="image/svg+xml")
     response.headers["Cache-Control"] = "no-cache"
     return response
@@ -252,36 +258,43 @@ def _back(run_id):
     return redirect(url_for("results.show", run_id=run_id))
 
 
+@contextmanager
+def _flash_refusal():
+    """A refused action (LlmbenchError) becomes an error flash on the page it came from."""
+    try:
+        yield
+    except LlmbenchError as exc:
+        flash(exc.message, "error")
+
+
+def _items(count):
+    return f"{count} item{'s' if count != 1 else ''}"
+
+
 @bp.post("/runs/<run_id>/items/<int:item_id>/retry-judge")
 def retry_judge(run_id, item_id):
     """Send one item back to the judge."""
-    try:
+    with _flash_refusal():
         runs_mod.retry_judge(run_id, item_id)
         flash(f"Item {item_id} is queued for the judge again.", "success")
-    except LlmbenchError as exc:
-        flash(exc.message, "error")
     return _back(run_id)
 
 
 @bp.post("/runs/<run_id>/results/retry-judgements")
 def retry_judgements(run_id):
     """Send every item whose judgement failed back to the judge."""
-    try:
+    with _flash_refusal():
         count = runs_mod.retry_failed_judgements(run_id)
-        flash(f"{count} item{'s' if count != 1 else ''} queued for the judge again.", "success")
-    except LlmbenchError as exc:
-        flash(exc.message, "error")
+        flash(f"{_items(count)} queued for the judge again.", "success")
     return _back(run_id)
 
 
 @bp.post("/runs/<run_id>/results/retry-answers")
 def retry_answers(run_id):
     """Ask the targets again for every item whose answer (or warm-up) failed."""
-    try:
+    with _flash_refusal():
         count = runs_mod.retry_failed_answers(run_id)
-        flash(f"{count} item{'s' if count != 1 else ''} queued to be answered again.", "success")
-    except LlmbenchError as exc:
-        flash(exc.message, "error")
+        flash(f"{_items(count)} queued to be answered again.", "success")
     return _back(run_id)
 
 

@@ -9,6 +9,8 @@ from flask import render_template
 from flask import request
 from flask import url_for
 
+from .. import run_history
+from .. import run_progress
 from .. import run_views
 from .. import runs
 from ..clock import utcnow
@@ -45,7 +47,7 @@ def live_context(run):
     items = run_views.latest_items(run, target=target, status=status)
     return {
         "run": run,
-        "p": run_views.progress(run),
+        "p": run_progress.progress(run),
         "budget_halt": run_views.budget_halt(run),
         "logs": logs,
         "items": items,
@@ -65,20 +67,20 @@ def index():
     """Run history: filter by state, judge model and dates; sort; paginate (all in the URL)."""
     args = request.args
     filters = {
-        "state": args.get("state") if args.get("state") in run_views.RUN_STATES else None,
+        "state": args.get("state") if args.get("state") in run_history.RUN_STATES else None,
         "judge": args.get("judge") or None,
-        "date_from": run_views.parse_date(args.get("from")),
-        "date_to": run_views.parse_date(args.get("to")),
+        "date_from": run_history.parse_date(args.get("from")),
+        "date_to": run_history.parse_date(args.get("to")),
     }
-    result = run_views.history(
+    result = run_history.history(
         sort=args.get("sort", "-created"), page=_int_arg("page", 1), **filters
     )
     return render_template(
         "runs/index.html",
         result=result,
         filters=filters,
-        states=run_views.RUN_STATES,
-        judges=run_views.judge_models(),
+        states=run_history.RUN_STATES,
+        judges=run_history.judge_models(),
     )
 
 

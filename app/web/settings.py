@@ -11,6 +11,7 @@ from flask import url_for
 
 from .. import defaults
 from .. import provider_store
+from ..errors import Conflict
 from ..errors import ValidationError
 
 bp = Blueprint("settings", __name__, url_prefix="/settings")
@@ -22,6 +23,13 @@ def errors_by_field(exc):
     for entry in exc.errors:
         out.setdefault(entry.get("field"), entry["message"])
     return out
+
+
+def form_errors(exc, conflict_field="name"):
+    """(errors by field, status) for a form whose save failed: 400, or 409 on a taken name."""
+    if isinstance(exc, Conflict):
+        return {conflict_field: exc.message}, 409
+    return errors_by_field(exc), 400
 
 
 @bp.app_template_filter("provider_raw_json")

@@ -13,8 +13,9 @@ from .. import task_store as store
 from .. import templating
 from ..errors import Conflict
 from ..errors import ValidationError
+from ..task_fields import clean_task
 from . import htmx
-from .settings import errors_by_field
+from .settings import form_errors
 
 bp = Blueprint("tasks", __name__, url_prefix="/settings/tasks")
 
@@ -72,7 +73,7 @@ def _form_from_task(task):
 def _preview(form):
     """The question with its {variables} filled, or None when there is nothing to fill."""
     try:
-        values = store.clean_task(
+        values = clean_task(
             {
                 "task_id": "preview",
                 "category": "preview",
@@ -112,10 +113,8 @@ def create():
     form = {f: request.form.get(f, "") for f in FIELDS}
     try:
         task = store.create_task(form)
-    except ValidationError as exc:
-        return _render_form(form, errors=errors_by_field(exc), status=400)
-    except Conflict as exc:
-        return _render_form(form, errors={"taskId": exc.message}, status=409)
+    except (ValidationError, Conflict) as exc:
+        return _render_form(form, None, *form_errors(exc, "taskId"))
     flash(f"Task {task.task_id} added.", "success")
     return redirect(url_for("tasks.index"))
 
@@ -134,10 +133,8 @@ def update(task_pk):
     form = {f: request.form.get(f, "") for f in FIELDS}
     try:
         task = store.update_task(task_pk, form)
-    except ValidationError as exc:
-        return _render_form(form, task, errors_by_field(exc), 400)
-    except Conflict as exc:
-        return _render_form(form, task, {"taskId": exc.message}, 409)
+    except (ValidationError, Conflict) as exc:
+        return _render_form(form, task, *form_errors(exc, "taskId"))
     flash(f"Task {task.task_id} saved.", "success")
     return redirect(url_for("tasks.index"))
 

@@ -1,0 +1,375 @@
+"""The run config's schema: the keys each section allows, and the checker that turns a parsed
+config into a RunPlan, collecting every problem with its key path and line (see run_config)."""
+
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..errors import ValidationError
+from ..models import Collection
+from ..models import Provider
+from ..provider_store import clean_provider
+from ..run_spec import clean_params
+from . import importer
+from .common import folder_problem
+from .lines import LineDict
+from .run_plan import ProviderPlan
+from .run_plan import RunPlan
+from .run_plan import select_tasks
+
+TOP_KEYS = {"run", "providers", "judge", "targets"}
+RUN_KEYS = {
+    "name",
+    "id",
+    "dataset",
+    "dataset_format",
+    "dataset_collection",
+    "on_duplicate",
+    "collections",
+    "question_limit",
+    "categories",
+    "max_attempts",
+    "max_budget_usd",
+    "out_dir",
+}
+# seed 004 spellings accepted beside ours
+RUN_ALIASES = {
+    "datasetPath": "dataset",
+    "questionLimit": "question_limit",
+    "maxBudgetUsd": "max_budget_usd",
+    "maxAttempts": "max_attempts",
+    "outDir": "out_dir",
+    "onDuplicate": "on_duplicate",
+}
+PROVIDER_KEYS = {
+    "name",
+    "type",
+    "base_url",
+    "models_endpoint",
+    "inference_endpoint",
+    "headers",
+    "timeout_seconds",
+    "max_concurrency",
+}
+MODEL_KEYS = {"provider", "model", "params"}
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SECRET_HINT = re.compile(r"auth|key|token|secret|password|cookie", re.I)
+_STORE_NAMES = {
+    "baseUrl": "base_url",
+    "modelsEndpoint": "models_endpoint",
+    "inferenceEndpoint": "inference_endpoint",
+    "timeoutSeconds": "timeout_seconds",
+    "maxConcurrency": "max_concurrency",
+}
+
+
+class ConfigChecker:
+    """Validates one parsed config section by section; `plan()` returns the RunPlan."""
+
+    def __init__(self, doc, problems, base_dir, environ):
+        self.doc, self.problems, self.base_dir, self.environ = doc, problems, base_dir, environ
+        self.providers = {}
+        self.attempted = set()  # provider names defined in the config, valid or not
+
+    def add(self, path, message, mapping=None, key=None):
+        line = None
+        if isinstance(mapping, LineDict):
+            line = mapping.line_of(key) if key is not None else mapping.line
+        self.problems.add(path, message, line)
+
+    def keys(self, mapping, allowed, prefix, aliases=None):
+        """Unknown keys are errors; returns the mapping with aliases renamed."""
+        aliases = aliases or {}
+        for key, line in mapping.duplicates:
+            self.problems.add(f"{prefix}{key}", "is given twice", line)
+        out = LineDict()
+        out.line = mapping.line
+        for key, value in mapping.items():
+            name = aliases.get(key, key)
+            if name not in allowed:
+                self.add(
+                    f"{prefix}{key}",
+                    "unknown key; allowed: " + ", ".join(sorted(allowed)),
+                    mapping,
+                    key,
+                )
+                continue
+            out[name] = value
+            out.key_lines[name] = mapping.line_of(key)
+        return out
+
+    def plan(self):
+        doc = self.keys(self.doc, TOP_KEYS, "")
+        run = doc.get("run")
+        if not isinstance(run, LineDict):
+            self.add("run", "is required: a mapping with at least name", doc, "run")
+            run = LineDict()
+        run = self.keys(run, RUN_KEYS, "run.", RUN_ALIASES)
+        for n, raw in enumerate(self._list(doc, "providers")):
+            self.provider(raw, f"providers[{n}]")
+        judge = self.model(doc.get("judge"), "judge", doc)
+        targets = []
+        seen = set()
+        raw_targets = self._list(doc, "targets")
+        if not raw_targets:
+            self.add("targets", "give at least one target {provider, model}", doc, "targets")
+        for n, raw in enumerate(raw_targets):
+            target = self.model(raw, f"targets[{n}]", doc)
+            if target and (target["provider"], target["model"]) in seen:
+                self.add(
+                    f"targets[{n}]", f"{target['provider']}/{target['model']} is listed twice", raw
+                )
+            elif target:
+                seen.add((target["provider"], target["model"]))
+                targets.append(target)
+        plan = RunPlan(
+            name="",
+            run_id=None,
+            providers=self.providers,
+            judge=judge or {},
+            targets=targets,
+            collections=[],
+        )
+        self.run_section(run, plan)
+        return plan
+
+    def _list(self, doc, key):
+        value = doc.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.add(key, "must be a list", doc, key)
+            return []
+        return value
+
+    def text(self, mapping, key, path, required=False):
+        value = mapping.get(key)
+        if value is None:
+            if required:
+                self.add(path, "is required", mapping)
+            return None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str) or (required and not value.strip()):
+            self.add(
+                path, "must be text" if not isinstance(value, str) else "is required", mapping, key
+            )
+            return None
+        return value.strip()
+
+    def expand(self, value, path, mapping, key):
+        """${ENV} -> its value; a missing variable is an error (its value is never shown)."""
+        names = _ENV.findall(value)
+        for name in names:
+            if not self.environ.get(name):
+                self.add(path, f"environment variable {name} is not set", mapping, key)
+                return None
+        return _ENV.sub(lambda m: self.environ[m.group(1)], value)
+
+    def provider(self, raw, path, inline_name=None):
+        """Validate a provider definition; returns its name (registered in self.providers)."""
+        if not isinstance(raw, LineDict):
+            self.add(path, "must be a mapping {name, type, base_url, ...}", None)
+            return None
+        raw = self.keys(raw, PROVIDER_KEYS, f"{path}.")
+        name = self.text(raw, "name", f"{path}.name") or inline_name
+        if name is None:
+            base = self.text(raw, "base_url", f"{path}.base_url") or ""
+            kind = (self.text(raw, "type", f"{path}.type") or "openai").lower()
+            name = f"{kind}-{urlsplit(base).netloc or 'local'}"
+        self.attempted.add(name)
+        existing = Provider.get_or_none(Provider.name == name)
+        data = {}
+        for key in PROVIDER_KEYS - {"headers", "name"}:
+            if key in raw:
+                value = raw[key]
+                if key == "base_url" and isinstance(value, str):
+                    value = self.expand(value, f"{path}.{key}", raw, key)
+                data[key] = value
+        secret_keys = []
+        if "headers" in raw:
+            data["headers"], secret_keys = self.headers(raw, path)
+        if existing is None and not {"type", "base_url"} <= set(data):
+            self.add(
+                path, f"no provider named {name!r} exists: give type and base_url to create it", raw
+            )
+            return None
+        if name in self.providers and self.providers[name].data:
+            self.add(f"{path}.name", f"provider {name!r} is defined twice", raw, "name")
+            return None
+        try:
+            clean_provider({**data, "name": name}, current=existing)
+        except ValidationError as exc:
+            for entry in exc.errors:
+                key = _STORE_NAMES.get(entry.get("field"), entry.get("field")) or ""
+                base = key.split("[")[0].split(".")[0]
+                self.add(f"{path}.{key}", entry["message"], raw, base if base in raw else None)
+            return None
+        self.providers[name] = ProviderPlan(
+            name, existing.id if existing else None, data or None, secret_keys
+        )
+        return name
+
+    def headers(self, raw, path):
+        value = raw["headers"]
+        rows, secret_keys = [], []
+        if not isinstance(value, dict):
+            self.add(f"{path}.headers", "must map a header name to its value", raw, "headers")
+            return [], []
+        for key, spec in value.items():
+            where = f"{path}.headers.{key}"
+            secret = None
+            if isinstance(spec, dict):
+                secret = spec.get("secret")
+                spec = spec.get("value")
+            if not isinstance(spec, str):
+                self.add(where, "must be text (or {value, secret})", value, key)
+                continue
+            has_env = bool(_ENV.search(spec))
+            expanded = self.expand(spec, where, value, key)
+            if expanded is None:
+                continue
+            if secret is None:
+                secret = has_env or bool(_SECRET_HINT.search(str(key)))
+            rows.append({"key": str(key), "value": expanded, "isSecret": bool(secret)})
+            if secret:
+                secret_keys.append(str(key))
+        return rows, secret_keys
+
+    def model(self, raw, path, doc):
+        if raw is None and path == "judge":
+            self.add("judge", "is required: {provider, model}", doc)
+            return None
+        if not isinstance(raw, LineDict):
+            self.add(path, "must be a mapping {provider, model, params?}", doc)
+            return None
+        raw = self.keys(raw, MODEL_KEYS, f"{path}.")
+        provider = raw.get("provider")
+        name = None
+        if isinstance(provider, LineDict):
+            name = self.provider(provider, f"{path}.provider")
+        elif isinstance(provider, str) and provider.strip():
+            name = provider.strip()
+            if name in self.attempted and name not in self.providers:
+                name = None  # its definition's own problems are reported already
+            elif name not in self.providers:
+                existing = Provider.get_or_none(Provider.name == name)
+                if existing is None:
+                    known = ", ".join(sorted(p.name for p in Provider.select())) or "none yet"
+                    self.add(
+                        f"{path}.provider",
+                        f"no provider named {name!r} (known: {known}); define it under providers:",
+                        raw,
+                        "provider",
+                    )
+                    name = None
+                else:
+                    self.providers[name] = ProviderPlan(name, existing.id)
+        else:
+            self.add(f"{path}.provider", "is required: a provider name or a mapping", raw)
+        model = self.text(raw, "model", f"{path}.model", required=True)
+        errors = []
+        params = clean_params(raw.get("params"), f"{path}.params", errors)
+        for entry in errors:
+            self.add(entry["field"], entry["message"], raw, "params")
+        if name is None or model is None or errors:
+            return None
+        return {"provider": name, "model": model, "params": params}
+
+    def run_section(self, run, plan):
+        plan.name = self.text(run, "name", "run.name", required=True) or "run"
+        plan.run_id = self.text(run, "id", "run.id")
+        plan.out_dir = self.text(run, "out_dir", "run.out_dir")
+        if plan.out_dir:
+            plan.out_dir = str(self.base_dir / plan.out_dir)
+            unwritable = folder_problem(plan.out_dir)
+            if unwritable:
+                self.add(
+                    "run.out_dir",
+                    f"reports cannot be written to {plan.out_dir}: {unwritable}",
+                    run,
+                    "out_dir",
+                )
+        on_dup = self.text(run, "on_duplicate", "run.on_duplicate") or "update"
+        if on_dup not in importer.ON_DUPLICATE:
+            self.add("run.on_duplicate", "must be reject, skip or update", run, "on_duplicate")
+        plan.on_duplicate = on_dup
+        self.collections(run, plan)
+        self.dataset(run, plan)
+        if "collections" not in run and "dataset" not in run:
+            self.add("run", "give run.dataset (a file or folder) and/or run.collections", run)
+        settings = {}
+        for key, name, kind in (
+            ("question_limit", "questionLimit", int),
+            ("max_attempts", "maxAttempts", int),
+            ("max_budget_usd", "maxBudgetUsd", float),
+        ):
+            value = run.get(key)
+            if value is None:
+                continue
+            ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+            if kind is int and ok and value != int(value):
+                ok = False
+            if not ok:
+                self.add(
+                    f"run.{key}",
+                    "must be a number greater than 0" + (" (whole)" if kind is int else ""),
+                    run,
+                    key,
+                )
+                continue
+            settings[name] = kind(value)
+        categories = run.get("categories")
+        if categories is not None:
+            if isinstance(categories, str):
+                categories = [categories]
+            if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
+                self.add("run.categories", "must be a list of category names", run, "categories")
+            else:
+                settings["categories"] = [c.strip() for c in categories if c.strip()]
+        plan.settings = settings
+        if not self.problems:
+            plan.task_ids = select_tasks(plan)
+
+    def collections(self, run, plan):
+        names = run.get("collections")
+        if names is None:
+            return
+        if isinstance(names, str):
+            names = [names]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            self.add("run.collections", "must be a list of collection names", run, "collections")
+            return
+        known = {c.name for c in Collection.select(Collection.name)}
+        for name in names:
+            if name not in known:
+                listed = ", ".join(sorted(known)) or "none yet"
+                self.add(
+                    "run.collections",
+                    f"no collection named {name!r} (known: {listed})",
+                    run,
+                    "collections",
+                )
+            else:
+                plan.collections.append(name)
+
+    def dataset(self, run, plan):
+        value = self.text(run, "dataset", "run.dataset")
+        if value is None:
+            return
+        path = self.base_dir / value
+        plan.dataset_path = str(path)
+        plan.dataset_format = self.text(run, "dataset_format", "run.dataset_format")
+        plan.dataset_collection = (
+            self.text(run, "dataset_collection", "run.dataset_collection")
+            or Path(value).stem.split(".")[0]
+            or "dataset"
+        )
+        try:
+            plan.dataset = importer.check(
+                str(path), plan.dataset_format, on_duplicate=plan.on_duplicate
+            )
+        except ValidationError as exc:
+            # The dataset's own file and line numbers are kept; the field says which file it was.
+            for entry in exc.errors:
+                self.problems.entries.append({**entry, "file": entry.get("file") or str(path)})
