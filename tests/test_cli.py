@@ -186,7 +186,7 @@ def test_checks_use_the_database_when_it_exists(cli, tmp_path, fake):
 def test_dry_run_json_is_one_plan_object(cli, tmp_path, fake):
     result = cli("run", "-c", write_config(tmp_path, fake, question_limit=1), "--dry-run", "--json")
     (plan,) = events(result)
-    assert (plan["event"], plan["items"], plan["estimatedCalls"]) == ("plan", 2, 6)
+    assert (plan["event"], plan["items"], plan["estimatedCalls"]) == ("plan", 2, 7)
     assert plan["providers"][0]["fields"]["headers"][0]["value"] == "****"
 
 

@@ -45,8 +45,8 @@ class RunPlan:
 
     @property
     def estimated_calls(self):
-        """One warm-up per target, one answer and one judgement per item (before retries)."""
-        return len(self.targets) + 2 * self.items
+        """A warm-up per target and one for the judge, an answer and a judgement per item."""
+        return len(self.targets) + 1 + 2 * self.items
 
 
 def select_tasks(plan):
@@ -157,8 +157,8 @@ def describe(plan):
         lines.append("Settings: " + ", ".join(f"{k}={v}" for k, v in plan.settings.items()))
     lines.append(f"Items: {len(plan.task_ids)} tasks x {len(plan.targets)} targets = {plan.items}")
     lines.append(
-        f"Estimated calls: {plan.estimated_calls} ({len(plan.targets)} warm-ups, "
-        f"{plan.items} answers, {plan.items} judgements; retries not counted)"
+        f"Estimated calls: {plan.estimated_calls} ({len(plan.targets) + 1} warm-ups "
+        f"incl. the judge, {plan.items} answers, {plan.items} judgements; retries not counted)"
     )
     if plan.out_dir:
         lines.append(f"Reports: {plan.out_dir}/<run_id>/summary.json, report.html")
