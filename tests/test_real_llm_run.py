@@ -1,0 +1,57 @@
+"""A whole run against the real llama.cpp server from ../shared/llm/serve-local-llm (if up).
+
+The model (SmolLM2-135M) answers badly; this proves the plumbing: streaming, llama.cpp timings,
+json_schema judging with a rubric, and the run finishing with nothing lost.
+"""
+
+import pytest
+import requests
+
+from app import orchestrator
+from app.models import COMPLETED
+from app.models import FAILED
+from app.models import Item
+from app.models import RunLog
+from tests.engine_helpers import make_provider
+from tests.engine_helpers import make_tasks
+from tests.engine_helpers import start_run
+
+pytestmark = [pytest.mark.real_llm, pytest.mark.slow]
+BASE_URL = "http://127.0.0.1:18080"
+
+
+@pytest.fixture
+def model():
+    try:
+        with requests.get(BASE_URL + "/v1/models", timeout=1) as resp:
+            return resp.json()["data"][0]["id"]
+    except (requests.RequestException, ValueError, KeyError, IndexError):
+        pytest.skip("no local LLM on 127.0.0.1:18080 (run ../shared/llm/serve-local-llm)")
+
+
+def test_a_run_on_the_real_model_answers_and_judges_every_item(app, model):
+    provider = make_provider(None, name="llamacpp", url=BASE_URL, timeout=60.0)
+    rubric = [{"id": "correct", "text": "Gives the right result", "weight": 1, "max_score": 10}]
+    collection = make_tasks(
+        2, question="What is 2 + 3? Answer with the number only.", excellent="5", rubric=rubric
+    )
+    run = start_run(
+        provider,
+        [(provider, model, {"max_tokens": 32, "seed": 1})],
+        collection,
+        judge_model=model,
+        judgeParams={"max_tokens": 200, "temperature": 0},
+    )
+    state = orchestrator.run_foreground(run.run_id, app.config, holder="test-holder")
+    assert state == "finished"
+    items = list(Item.select().where(Item.run == run.id))
+    assert len(items) == 2
+    for item in items:
+        assert item.answer is not None and item.tps_source == "llamacpp.timings"
+        assert item.ttft_ms is not None and item.ttft_ms <= item.time_taken_ms
+        # A tiny judge may still fail validation; it is then a judge failure, never a 0.
+        assert item.status == COMPLETED or (item.status == FAILED and item.error_stage == "judge")
+        if item.status == COMPLETED:
+            assert 0 <= item.evaluation_score <= 100 and item.judge_raw
+    events = [log.event for log in RunLog.select().where(RunLog.run == run.id)]
+    assert {"judge_warmup", "warmup", "phase_changed", "run_finished"} <= set(events)
