@@ -285,3 +285,16 @@ def test_start_form_needs_a_csrf_token(tmp_path, fake):
     assert page.find(id="new-run") is not None
     response = client.post("/runs", data={"judge_model": "m1"})
     assert response.status_code == 400
+
+
+def test_new_run_panel_names_the_active_run(client, app):
+    from tests.factories import make_run
+
+    run, _ = make_run("busy-1", targets=[("local", "m1")])
+    run.status, run.control = "PENDING", "running"
+    run.save()
+    page = BeautifulSoup(client.get("/").get_data(as_text=True), "html.parser")
+    note = page.select_one("#new-run-title ~ .flash")
+    assert (
+        note is not None and "busy-1" in note.get_text() and "one run at a time" in note.get_text()
+    )
