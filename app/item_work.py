@@ -245,6 +245,7 @@ class ItemWork:
         if s.cancel.is_set():
             return
         now = s.now()
+        judge_cost = self._judge_cost(result["completions"])
         fields = dict(
             status=COMPLETED,
             next_retry_at=None,
@@ -257,6 +258,7 @@ class ItemWork:
             judge_request_json=result["request"],
             judge_raw=JUDGE_RAW_SEPARATOR.join(r for r in result["raws"] if r),
             judge_ms=result["ms"],
+            judge_cost_usd=judge_cost,
             judged_at=now,
             updated_at=now,
         )
@@ -267,7 +269,8 @@ class ItemWork:
             f"{result['score']:g}{' (auto-fail)' if result['auto_fail'] else ''}: {reason}"
         )
         with database.atomic():
-            if update_claimed(item.id, WAITING_FOR_JUDGE, attempts, fields):
+            recorded = update_claimed(item.id, WAITING_FOR_JUDGE, attempts, fields)
+            if recorded:
                 s.emit(
                     "item_judged",
                     message,
@@ -279,6 +282,16 @@ class ItemWork:
                     },
                     now=now,
                 )
+        if recorded:
+            s.add_cost(judge_cost)
+
+    def _judge_cost(self, completions):
+        """What a judgement's calls cost (the repair's included): provider-reported first,
+        else the price table for the run's judge provider + model; None when none is known."""
+        price = self.s.judge_price()
+        costs = [metrics.cost(c, price)[0] for c in completions]
+        known = [c for c in costs if c is not None]
+        return sum(known) if known else None
 
     def _judge_failed(self, item, attempts, exc):
         now = self.s.now()

@@ -235,14 +235,15 @@ def judge_params(run_params):
 def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=None):
     """Ask the judge about one item, with one repair request; return the judgement dict.
 
-    The result also holds `request`, `raws` (every raw reply) and `ms`. Failures raise
+    The result also holds `request`, `raws` (every raw reply), `ms` and `completions` (every
+    completion, the repair's included, for their cost). Failures raise
     JudgeError carrying the same, so the caller can store them; provider errors keep their
     transient/permanent class, unusable output counts as transient (the retry policy decides).
     """
     messages = build_judge_messages(item)
     schema = judge_schema(item)
     params = judge_params(params)
-    raws, request, ms = [], None, 0.0
+    raws, request, ms, completions = [], None, 0.0, []
     started = time.perf_counter()
     try:
         completion = adapter.chat(
@@ -255,6 +256,7 @@ def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=Non
             cancel=cancel,
         )
         request, ms = completion.request, completion.wall_ms
+        completions.append(completion)
         raws.append(completion.raw or completion.text)
         try:
             result = parse_judgement(completion.text, item, completion.finish_reason)
@@ -278,6 +280,7 @@ def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=Non
                 cancel=cancel,
             )
             ms += completion.wall_ms
+            completions.append(completion)
             raws.append(completion.raw or completion.text)
             try:
                 result = parse_judgement(completion.text, item, completion.finish_reason)
@@ -301,5 +304,5 @@ def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=Non
             ms=ms,
             retry_after=exc.retry_after,
         ) from exc
-    result.update(request=request, raws=raws, ms=ms)
+    result.update(request=request, raws=raws, ms=ms, completions=completions)
     return result

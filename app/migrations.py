@@ -35,6 +35,20 @@ def m002_item_progress_indexes(db):
         )
 
 
+@migration
+def m003_item_judge_cost(db):
+    # The run budget counts the judge's calls too (seed 004 maxBudgetUsd). Add-only, nullable:
+    # items judged before it have no judge cost. A fresh database has it from m001.
+    from peewee import FloatField
+    from playhouse.migrate import SqliteMigrator
+    from playhouse.migrate import migrate
+
+    if "judge_cost_usd" in {c.name for c in db.get_columns("item")}:
+        return
+    migrator = SqliteMigrator(db)
+    migrate(migrator.add_column("item", "judge_cost_usd", FloatField(null=True)))
+
+
 def applied(db):
     """Names of the migrations already applied, in order."""
     return [row[0] for row in db.execute_sql("SELECT name FROM _migrations ORDER BY id")]

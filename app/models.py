@@ -199,6 +199,7 @@ class Item(BaseModel):
     judge_request_json = JSONField(null=True)
     judge_raw = TextField(null=True)
     judge_ms = FloatField(null=True)
+    judge_cost_usd = FloatField(null=True)  # m003: the judge's call(s), repair included
     evaluation_score = FloatField(null=True)
     evaluation_reason = TextField(null=True)
     rubric_scores = JSONField(null=True)

@@ -208,6 +208,7 @@ def item_to_dict(item, raw=True):
         "finishReason": item.finish_reason,
         "contextHash": item.context_hash,
         "judgeMs": item.judge_ms,
+        "judgeCostUsd": item.judge_cost_usd,
         "attempts": item.attempts,
         "answerAttempts": item.answer_attempts,
         "firstAttemptAt": isoformat(item.first_attempt_at),

@@ -148,8 +148,14 @@ def list_logs(run_id, since=None, limit=200):
 
 
 def spent_usd(run):
-    """What the run's answers cost so far (USD)."""
-    return Item.select(fn.COALESCE(fn.SUM(Item.cost_usd), 0.0)).where(Item.run == run).scalar()
+    """What the run's answers and judgements cost so far (USD)."""
+    return (
+        Item.select(
+            fn.COALESCE(fn.SUM(Item.cost_usd), 0.0) + fn.COALESCE(fn.SUM(Item.judge_cost_usd), 0.0)
+        )
+        .where(Item.run == run)
+        .scalar()
+    )
 
 
 def get_provider_or_none(pk):

@@ -95,6 +95,14 @@ class Slice(Groups, Workers):
             self.prices[target.id] = metrics.price_for(target.provider_name, target.model)
         return self.prices[target.id]
 
+    def judge_price(self):
+        """The price-table row for the run's judge (provider name + model), or None."""
+        if "judge" not in self.prices:
+            self.prices["judge"] = metrics.price_for(
+                self.run.judge_provider_name, self.run.judge_model
+            )
+        return self.prices["judge"]
+
     def target_label(self, target_id):
         t = self.targets.get(target_id)
         return f"{t.provider_name}/{t.model}" if t else f"target {target_id}"
@@ -180,6 +188,8 @@ class Slice(Groups, Workers):
             provider = run.judge_provider
             if provider is None:
                 return self._judge_provider_gone()
+            if self.budget is not None and self._over_budget():
+                return "budget"  # judge calls cost money too: items stay WAITING_FOR_JUDGE
             adapter = self.adapter_for(provider)
             if adapter is None:
                 return None

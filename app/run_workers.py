@@ -71,6 +71,8 @@ class Workers:
         # Two calls at most per judgement (the repair), so twice the timeout.
         seconds = self.claim_seconds(provider, calls=2)
         while not (self.halt.is_set() or self.cancel.is_set()):
+            if self.budget is not None and self._over_budget_soft():
+                return
             now = self.now()
             row = item_work.claim(
                 self.run.id, WAITING_FOR_JUDGE, now, now + dt.timedelta(seconds=seconds)

@@ -86,3 +86,28 @@ def test_a_version_1_database_gets_the_progress_indexes(app):
     migrations.apply(database)
     assert {"item_run_id_answered_at", "item_run_id_judged_at"} <= _item_indexes()
     assert migrations.applied(database)[-1] == "m002_item_progress_indexes"
+
+
+def _item_columns():
+    return {c.name for c in database.get_columns("item")}
+
+
+def test_a_version_2_database_gets_the_judge_cost_column(app):
+    import sqlite3
+
+    assert sqlite3.sqlite_version_info >= (3, 35, 0)  # DROP COLUMN
+    database.execute_sql("ALTER TABLE item DROP COLUMN judge_cost_usd")
+    database.execute_sql("DELETE FROM _migrations WHERE name = 'm003_item_judge_cost'")
+    assert "judge_cost_usd" not in _item_columns()
+    assert migrations.schema_version(database) == 2
+    migrations.apply(database)
+    assert "judge_cost_usd" in _item_columns()
+    assert migrations.applied(database)[-1] == "m003_item_judge_cost"
+
+
+def test_the_judge_cost_migration_is_a_no_op_when_the_column_exists(app):
+    # A fresh database has the column from m001: running m003 again changes nothing.
+    before = _item_columns()
+    migrations.m003_item_judge_cost(database)
+    assert _item_columns() == before
+    assert "judge_cost_usd" in before

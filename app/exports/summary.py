@@ -1,6 +1,9 @@
 """summary.json: run metadata, per-model averages, breakdowns, failure counts, cost and tokens."""
 
+from peewee import fn
+
 from ..clock import isoformat
+from ..models import Item
 from ..models import RunCollection
 from ..models import RunTarget
 from ..results import breakdown
@@ -76,6 +79,15 @@ def results_dict(run, averages=None):
     }
 
 
+def judge_cost_usd(run):
+    """What the run's judgements cost (USD), or None when no judgement has a known cost."""
+    return (
+        Item.select(fn.SUM(Item.judge_cost_usd))
+        .where((Item.run == run) & Item.judge_cost_usd.is_null(False))
+        .scalar()
+    )
+
+
 def summary_json(run):
     """The run's summary as a JSON-ready dict (no secrets: provider headers are never read)."""
     averages = model_averages(run)
@@ -86,6 +98,8 @@ def summary_json(run):
     failed_judge = sum(r["failed_judge"] for r in averages)
     scored = sum(r["score_n"] for r in averages)
     costs = [r["cost_usd"] for r in averages if r["cost_usd"] is not None]
+    answer_cost = sum(costs) if costs else None
+    judge_cost = judge_cost_usd(run)
     summary = {
         "schema": SCHEMA,
         # What a reader may find here before sharing it (seed 004 "Security & privacy"): the
@@ -141,7 +155,13 @@ def summary_json(run):
                 if scored
                 else None
             ),
-            "costUsd": sum(costs) if costs else None,
+            "costUsd": answer_cost,  # the answers only: the per-model costUsd summed
+            "judgeCostUsd": judge_cost,
+            "totalCostUsd": (
+                None
+                if answer_cost is None and judge_cost is None
+                else (answer_cost or 0.0) + (judge_cost or 0.0)
+            ),
             "promptTokens": sum(r["prompt_tokens"] or 0 for r in averages),
             "tokensGenerated": sum(r["tokens_generated"] or 0 for r in averages),
         },
