@@ -12,6 +12,9 @@ from .db import database
 from .errors import Conflict
 from .errors import NotFound
 from .errors import ValidationError
+from .ids import SQLITE_INT_MAX
+from .ids import is_db_id
+from .ids import whole_number
 from .models import CONTROL_PAUSED
 from .models import CONTROL_RUNNING
 from .models import CONTROL_STOPPED
@@ -28,26 +31,6 @@ from .run_dto import run_summary
 
 RUN_STATUSES = (PENDING, FINISHED)
 RUN_STATES = ("running", "paused", "stopped", "finished")
-SQLITE_INT_MAX = 2**63 - 1
-
-
-def whole_number(value, field, low=None, high=SQLITE_INT_MAX):
-    """An int from a query parameter or id (no bools, no floats with a fraction, no overflow)."""
-    try:
-        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-            raise ValueError
-        number = int(str(value).strip()) if isinstance(value, str) else int(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ValidationError.field(field, "must be a whole number") from None
-    if (low is not None and number < low) or number > high:
-        bounds = f"from {low} to {high}" if low is not None else f"at most {high}"
-        raise ValidationError.field(field, f"must be a whole number {bounds}")
-    return number
-
-
-def is_db_id(value):
-    """True when `value` can be a row id (SQLite integers stop at 2**63 - 1)."""
-    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= SQLITE_INT_MAX
 
 
 def get_run(run_id):

@@ -4,6 +4,7 @@ import math
 import re
 
 from .errors import ValidationError
+from .ids import SQLITE_INT_MAX
 from .models import Collection
 from .models import Provider
 from .models import Task
@@ -26,7 +27,6 @@ def _first(data, *keys):
     return None
 
 
-SQLITE_INT_MAX = 2**63 - 1
 MODEL_CHECK_TIMEOUT = 5.0  # seconds: a server that cannot list its models this fast is skipped
 MODELS_SHOWN = 20  # how many served models a "not served" message names
 
