@@ -4,12 +4,29 @@ import hashlib
 import logging
 
 from flask import Flask
+from werkzeug.exceptions import NotFound
+from werkzeug.routing import IntegerConverter
 
 from . import config as config_mod
 from . import crypto
 from . import db
+from .ids import SQLITE_INT_MAX
 
 log = logging.getLogger(__name__)
+
+
+class RowIdConverter(IntegerConverter):
+    """`<int:...>` in every route: a number past SQLite's integers is no row here (404).
+
+    Raised here rather than by a `max` (a ValidationError): werkzeug turns that into 405 when
+    a rule for another method has the same path, e.g. PUT /api/tasks/<huge>.
+    """
+
+    def to_python(self, value):
+        number = super().to_python(value)
+        if not -SQLITE_INT_MAX - 1 <= number <= SQLITE_INT_MAX:
+            raise NotFound()
+        return number
 
 
 def create_app(test_config=None):
@@ -22,6 +39,8 @@ def create_app(test_config=None):
         static_folder=str(config_mod.REPO_ROOT / "static"),
     )
     app.config.update(config)
+    # Before any blueprint registers its rules: they look the converter up by name.
+    app.url_map.converters["int"] = RowIdConverter
 
     key = crypto.load_key(
         key_path=app.config["MASTER_KEY_PATH"],

@@ -231,3 +231,30 @@ def category_chart(table, narrow=False):
 
 
 CHARTS = ("score", "speed", "latency", "category")
+
+
+def run_chart(run, name, narrow=False, *, averages=None, by_category=None):
+    """Chart `name` (one of CHARTS) of `run` as SVG; reads only what that chart needs.
+
+    `averages` (model_averages rows, run order) and `by_category` (the category breakdown) are
+    used when given, so a caller that already has them (report.html) reads nothing twice.
+    """
+    from . import results  # app.results reads the database; the drawing functions above do not
+
+    if name in ("score", "speed"):
+        averages = results.model_averages(run) if averages is None else averages
+        draw = score_chart if name == "score" else speed_chart
+        return draw(averages, narrow)
+    if name == "latency":
+        if averages is None:
+            # Only ids and labels: no need for the averages' aggregate query.
+            averages = [
+                {"target_id": tid, "label": f"{provider}/{model}"}
+                for tid, provider, model in results.run_targets(run)
+            ]
+        return latency_chart(averages, results.latency_samples(run), narrow)
+    if name == "category":
+        if by_category is None:
+            by_category = results.breakdown(run, "category")
+        return category_chart(by_category, narrow)
+    raise ValueError(f"unknown chart {name!r}")

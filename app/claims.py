@@ -5,6 +5,7 @@ answer that arrives after its claim was released (stop) or re-claimed (crash rec
 written.
 """
 
+from .clock import db_text
 from .db import database
 from .models import NEW
 from .models import WAITING_FOR_JUDGE
@@ -23,10 +24,6 @@ CLAIM_SQL = (
     "RETURNING id, attempts, task_key, question, system_prompt, answer, first_attempt_at, "
     "target_id"
 )
-
-
-def _ts(value):
-    return value.isoformat(" ")
 
 
 class Claimed:
@@ -60,10 +57,10 @@ class Claimed:
 def claim(run_id, status, now, deadline, target_id=None):
     """Claim the next claimable item of a run (optionally of one target): Claimed or None."""
     sql = CLAIM_SQL.format(target="AND target_id = ?" if target_id is not None else "")
-    params = [_ts(now), _ts(now), _ts(deadline), run_id, status]
+    params = [db_text(now), db_text(now), db_text(deadline), run_id, status]
     if target_id is not None:
         params.append(target_id)
-    params += [_ts(now), run_id]
+    params += [db_text(now), run_id]
     with database.atomic("IMMEDIATE"):
         row = database.execute_sql(sql, params).fetchone()
     return Claimed(row) if row else None
@@ -92,7 +89,7 @@ def extend(item_id, status, attempts, deadline):
     return database.execute_sql(
         "UPDATE item SET next_retry_at = ? WHERE id = ? AND status = ? AND attempts = ? "
         "AND error_msg IS NULL",
-        (_ts(deadline), item_id, status, attempts),
+        (db_text(deadline), item_id, status, attempts),
     ).rowcount
 
 

@@ -8,6 +8,7 @@ from .db import database
 from .errors import Conflict
 from .errors import NotFound
 from .errors import ValidationError
+from .ids import is_db_id
 from .models import Collection
 from .models import CollectionTask
 from .models import Task
@@ -48,22 +49,43 @@ def collection_tasks(collection):
     )
 
 
-def collection_to_dict(collection):
-    """CollectionDto (seed 000 §7.3) plus description, taskCount and createdAt."""
-    ids = [
-        r.task_id
-        for r in CollectionTask.select(CollectionTask.task)
-        .where(CollectionTask.collection == collection.id)
-        .order_by(CollectionTask.task)
-    ]
+def collection_to_dict(collection, task_ids=None):
+    """CollectionDto (seed 000 §7.3) plus description, taskCount and createdAt.
+
+    `task_ids` (the member task ids, ascending) saves the query when the caller has them.
+    """
+    if task_ids is None:
+        task_ids = _member_ids([collection.id]).get(collection.id, [])
     return {
         "id": collection.id,
         "name": collection.name,
         "description": collection.description,
-        "taskIds": ids,
-        "taskCount": len(ids),
+        "taskIds": task_ids,
+        "taskCount": len(task_ids),
         "createdAt": isoformat(collection.created_at),
     }
+
+
+def collections_to_dicts(collections):
+    """collection_to_dict for many collections, with one membership query for all of them."""
+    members = _member_ids([c.id for c in collections])
+    return [collection_to_dict(c, members.get(c.id, [])) for c in collections]
+
+
+def _member_ids(collection_ids):
+    """{collection id: [task ids ascending]} for these collections."""
+    members = {}
+    if not collection_ids:
+        return members
+    rows = (
+        CollectionTask.select(CollectionTask.collection, CollectionTask.task)
+        .where(CollectionTask.collection.in_(collection_ids))
+        .order_by(CollectionTask.collection, CollectionTask.task)
+        .tuples()
+    )
+    for collection_id, task_id in rows:
+        members.setdefault(collection_id, []).append(task_id)
+    return members
 
 
 def _clean_collection(name, description):
@@ -147,8 +169,9 @@ def _resolve_tasks(refs):
         else:
             bad.append(ref)
     found = {}
-    if pks:
-        found.update({t.id: t for t in Task.select().where(Task.id.in_(pks))})
+    lookable = [p for p in pks if is_db_id(p)]  # SQLite cannot even compare larger numbers
+    if lookable:
+        found.update({t.id: t for t in Task.select().where(Task.id.in_(lookable))})
     by_key = {t.task_id: t for t in Task.select().where(Task.task_id.in_(keys))} if keys else {}
     unknown = [p for p in pks if p not in found] + [k for k in keys if k not in by_key] + bad
     if unknown:

@@ -9,6 +9,7 @@ import os
 import socket
 import uuid
 
+from .clock import db_text
 from .clock import utcnow
 from .db import database
 from .models import CONTROL_RUNNING
@@ -35,11 +36,6 @@ def process_holder():
     return _holder["id"]
 
 
-def _ts(value):
-    # The same text form sqlite3 gives datetimes, so SQL comparisons with stored values hold.
-    return value.isoformat(" ")
-
-
 def acquire(holder, seconds, now=None, spare_run_id=None):
     """Take or renew the lease for `seconds`; True when `holder` holds it afterwards.
 
@@ -63,7 +59,16 @@ def acquire(holder, seconds, now=None, spare_run_id=None):
                 "UPDATE lease SET holder = ?, heartbeat_at = ?, expires_at = ?, "
                 "acquired_at = CASE WHEN holder = ? THEN acquired_at ELSE ? END "
                 "WHERE name = ? AND (holder = ? OR expires_at < ?)",
-                (holder, _ts(now), _ts(expires), holder, _ts(now), NAME, holder, _ts(now)),
+                (
+                    holder,
+                    db_text(now),
+                    db_text(expires),
+                    holder,
+                    db_text(now),
+                    NAME,
+                    holder,
+                    db_text(now),
+                ),
             )
             if cursor.rowcount != 1:
                 return False
@@ -79,7 +84,7 @@ def release(holder):
     with database.atomic("IMMEDIATE"):
         database.execute_sql(
             "UPDATE lease SET expires_at = ? WHERE name = ? AND holder = ?",
-            (_ts(_EPOCH), NAME, holder),
+            (db_text(_EPOCH), NAME, holder),
         )
 
 

@@ -49,6 +49,13 @@ def m003_item_judge_cost(db):
     migrate(migrator.add_column("item", "judge_cost_usd", FloatField(null=True)))
 
 
+@migration
+def m004_item_updated_at_index(db):
+    # The live view's latest items (polled every second) sort the run's items by updated_at.
+    # Same name as models.py (a fresh database has it from m001); add-only, no data change.
+    db.execute_sql("CREATE INDEX IF NOT EXISTS item_run_id_updated_at ON item (run_id, updated_at)")
+
+
 def applied(db):
     """Names of the migrations already applied, in order."""
     return [row[0] for row in db.execute_sql("SELECT name FROM _migrations ORDER BY id")]

@@ -222,6 +222,8 @@ class Item(BaseModel):
             # m002: the live view's "latest items" sorts.
             (("run", "answered_at"), False),
             (("run", "judged_at"), False),
+            # m004: the live view's "latest items" list (ordered by updated_at).
+            (("run", "updated_at"), False),
         )
 
 

@@ -8,6 +8,7 @@ No Flask here: `llmbench serve` ticks it from APScheduler, the CLI from run_fore
 import time
 
 from . import lease
+from . import runs
 from .clock import utcnow
 from .errors import Conflict
 from .models import CONTROL_RUNNING
@@ -15,14 +16,14 @@ from .models import CONTROL_STOPPED
 from .models import PENDING
 from .models import Run
 from .run_slice import SLICE_SECONDS
-from .run_slice import WARMUP_MESSAGES  # noqa: F401  (what a warm-up sends; tests look for it)
 from .run_slice import Slice
-from .run_slice import signal_stop  # noqa: F401  (stop_run calls it through this module)
-from .run_slice import state_for
+from .run_workers import INTERRUPTED
 from .runs import get_run
-from .runs import log_event
 from .runs import run_state
+from .slice_state import signal_stop  # noqa: F401  (stop_run calls it through this module)
+from .slice_state import state_for
 from .warmup import JUDGE_WARMUP_MESSAGES  # noqa: F401  (the judge's warm-up)
+from .warmup import WARMUP_MESSAGES  # noqa: F401  (what a warm-up sends; tests look for it)
 
 
 def _clock(now):
@@ -94,13 +95,9 @@ def run_foreground(run_id, config, on_event=None, stop_event=None, holder=None):
                     time.sleep(pause)
         run = get_run(run_id)
         if stop_event is not None and stop_event.is_set() and run_state(run) == "running":
-            Run.update(
-                control=CONTROL_STOPPED,
-                updated_at=utcnow(),
-                control_reason="interrupted (the command was stopped); continue it when ready",
-            ).where(Run.id == run.id).execute()
-            log_event(run, "stopped", "Stopped: the command was interrupted")
-            run = get_run(run_id)
+            run = runs._set_control(
+                run, CONTROL_STOPPED, INTERRUPTED, "stopped", "Stopped: the command was interrupted"
+            )
         state = run_state(run)
         if on_event is not None and state in ("paused", "stopped"):
             on_event(

@@ -22,13 +22,8 @@ _ALIASES = {
     "timeout": "timeout_seconds",
     "maxConcurrency": "max_concurrency",
 }
-_SPELLING = {
-    "base_url": "baseUrl",
-    "models_endpoint": "modelsEndpoint",
-    "inference_endpoint": "inferenceEndpoint",
-    "timeout_seconds": "timeoutSeconds",
-    "max_concurrency": "maxConcurrency",
-}
+# Field name → its API spelling for error messages: the inverse of _ALIASES (first alias wins).
+_SPELLING = {field: alias for alias, field in reversed(_ALIASES.items())}
 
 
 def as_text(value):
@@ -194,10 +189,12 @@ def clean_provider(data, current=None, strict=False):
         out["base_url"] = base_url
 
     defaults = DEFAULT_ENDPOINTS.get(ptype, ("", ""))
-    old_defaults = DEFAULT_ENDPOINTS.get(getattr(current, "type", None), ())
-    for field, default in zip(("models_endpoint", "inference_endpoint"), defaults, strict=True):
+    # Editing: the stored type's default endpoints (the form sends them back as they are).
+    old_defaults = DEFAULT_ENDPOINTS.get(getattr(current, "type", None), (None, None))
+    fields = ("models_endpoint", "inference_endpoint")
+    for field, default, old_default in zip(fields, defaults, old_defaults, strict=True):
         value = as_text(get(field))
-        if field not in data and value in old_defaults:
+        if old_default is not None and value == old_default:
             value = default  # the type changed: the old type's default endpoints do not apply
         if value is None:
             err(field, "must be text")
@@ -285,8 +282,6 @@ def _clean_headers(rows, current, err):
             continue
         old = None
         row_id = as_number(row.get("id"), int) if row.get("id") not in (None, "") else None
-        if row_id is not None and not 0 < row_id < 2**63:
-            row_id = None  # not an id SQLite could hold: no such header
         if row_id is not None:
             old = existing.get(("id", row_id))
         if old is None:

@@ -18,12 +18,11 @@ from .prices import list_prices  # noqa: F401
 from .prices import price_to_dict  # noqa: F401
 from .prices import set_price  # noqa: F401
 from .prices import set_prices  # noqa: F401
-from .provider_fields import DEFAULT_ENDPOINTS  # noqa: F401
-from .provider_fields import check_base_url  # noqa: F401
 from .provider_fields import clean_provider
 from .providers import ProviderConfig
 from .providers import ProviderError
 from .providers import get_adapter
+from .providers.base import redact
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +70,7 @@ def _check_name_free(name, exclude_id=None):
 
 def get_provider(provider_id):
     """The provider with this id, or NotFound."""
-    too_big = isinstance(provider_id, int) and not -(2**63) <= provider_id < 2**63
-    provider = None if too_big else Provider.get_or_none(Provider.id == provider_id)
+    provider = Provider.get_or_none(Provider.id == provider_id)
     if provider is None:
         raise NotFound(f"provider {provider_id} not found")
     return provider
@@ -198,16 +196,6 @@ def provider_config(provider):
     )
 
 
-def _scrub(text, config):
-    """Replace any secret header value that slipped into a message with its mask."""
-    if not text or config is None:
-        return text
-    for value in config.headers.values():
-        if value and len(value) >= 4 and value in text:
-            text = text.replace(value, crypto.mask(value))
-    return text
-
-
 def _adapter_for(provider, timeout=None):
     try:
         config = provider_config(provider)
@@ -224,15 +212,13 @@ def _call(provider, config, fn):
     """Run an adapter call; anything unexpected becomes a ProviderError a person can read."""
     try:
         return fn()
-    except ProviderError as exc:
-        exc.message = _scrub(exc.message, config)
-        exc.args = (exc.message,)
-        raise
+    except ProviderError:
+        raise  # its message is already redacted (HttpAdapter.error)
     except Exception as exc:  # a bug or an answer nobody expected: still no 500 for the user
         log.warning("provider %s: unexpected %s", provider.name, type(exc).__name__)
         raise ProviderError(
             f"{provider.name}: the server's answer could not be understood "
-            f"({type(exc).__name__}: {_scrub(str(exc), config)[:200]})",
+            f"({type(exc).__name__}: {redact(str(exc), config.headers.values())[:200]})",
             transient=False,
             kind="malformed",
         ) from exc
@@ -317,8 +303,8 @@ def test_inference(provider_id, model, prompt):
             ),
         )
     except ProviderError as exc:
-        result["error"] = _scrub(exc.message, config)
-        result["raw"] = _scrub(exc.raw, config) if isinstance(exc.raw, str) else None
+        result["error"] = exc.message
+        result["raw"] = exc.raw if isinstance(exc.raw, str) else None
         return result
     finally:
         _close(adapter)

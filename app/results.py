@@ -19,7 +19,6 @@ from .models import DIFFICULTIES
 from .models import FAILED
 from .models import NEW
 from .models import WAITING_FOR_JUDGE
-from .models import Run
 from .results_sql import FAILED_STATUSES  # noqa: F401  (re-exported: compare, exports)
 from .results_sql import IS_ANSWER_FAILED
 from .results_sql import IS_JUDGE_FAILED
@@ -31,6 +30,7 @@ from .results_sql import count_where
 from .results_sql import if_answered
 from .results_table import parse_table_args  # noqa: F401  (re-exported: results.<name>)
 from .results_table import results_page  # noqa: F401
+from .run_queries import get_run  # noqa: F401  (re-exported: results.get_run)
 
 AVERAGE_SORTS = {
     "provider": "provider_name",
@@ -44,14 +44,6 @@ AVERAGE_SORTS = {
     "cost": "cost_usd",
     "position": "position",
 }
-
-
-def get_run(run_id):
-    """The run named `run_id`, or NotFound."""
-    run = Run.get_or_none(Run.run_id == run_id)
-    if run is None:
-        raise NotFound(f"No run named {run_id!r}; the run history lists the runs that exist.")
-    return run
 
 
 # ---- per-model averages -------------------------------------------------------------------
@@ -208,18 +200,31 @@ def sort_averages(rows, sort=None, direction="asc"):
 # ---- breakdowns -----------------------------------------------------------------------------
 
 
+def run_targets(run):
+    """The run's targets as (target id, provider name, model) tuples, in run order."""
+    return list(
+        T.select(T.id, T.provider_name, T.model)
+        .where(T.run == run)
+        .order_by(T.position, T.id)
+        .tuples()
+    )
+
+
+def targets_from_averages(averages):
+    """The targets `breakdown` takes, from average rows already read (in run order, no query)."""
+    return [
+        (r["target_id"], r["provider_name"], r["model"])
+        for r in sorted(averages, key=lambda r: (r["position"], r["target_id"]))
+    ]
+
+
 def breakdown(run, by="category", targets=None):
     """Average score per category (or difficulty) per model, as rows of cells in model order."""
     column = {"category": I.category, "difficulty": I.difficulty}.get(by)
     if column is None:
         raise ValidationError.field("by", "must be category or difficulty")
     if targets is None:
-        targets = list(
-            T.select(T.id, T.provider_name, T.model)
-            .where(T.run == run)
-            .order_by(T.position, T.id)
-            .tuples()
-        )
+        targets = run_targets(run)
     query = (
         I.select(
             I.target,

@@ -11,7 +11,6 @@ class Decision:
 
     retry: bool
     at: dt.datetime | None  # when it becomes claimable again
-    delay: float  # seconds
     message: str  # for the run log and error_msg
 
 
@@ -38,9 +37,9 @@ def decide(*, attempts, first_attempt_at, error, config, limit, now, rng=random)
     reason = getattr(error, "message", None) or str(error)
     transient = bool(getattr(error, "transient", False))
     if not transient:
-        return Decision(False, None, 0.0, f"{reason} (not retried: the error is permanent)")
+        return Decision(False, None, f"{reason} (not retried: the error is permanent)")
     if attempts >= limit:
-        return Decision(False, None, 0.0, f"{reason} (gave up after {attempts} attempts)")
+        return Decision(False, None, f"{reason} (gave up after {attempts} attempts)")
     retry_after = getattr(error, "retry_after", None)
     delay = backoff_seconds(attempts, config, retry_after, rng)
     at = now + dt.timedelta(seconds=delay)
@@ -48,11 +47,11 @@ def decide(*, attempts, first_attempt_at, error, config, limit, now, rng=random)
     started = first_attempt_at or now
     if (at - started).total_seconds() > cap:
         return Decision(
-            False, None, 0.0, f"{reason} (gave up: retrying would pass the {cap:g} s retry limit)"
+            False, None, f"{reason} (gave up: retrying would pass the {cap:g} s retry limit)"
         )
     if retry_after is not None:
         why = f"Retry-After {float(retry_after):g} s"
     else:
         why = f"backoff {delay:.1f} s"
     message = f"retry {attempts + 1}/{limit} at {at:%H:%M:%S} ({why}): {reason}"
-    return Decision(True, at, delay, message)
+    return Decision(True, at, message)

@@ -1,7 +1,5 @@
 """Runs and items as JSON-ready dicts (seed 000 §7.4 RunSummaryDto, §7.5 item DTO + metrics)."""
 
-import json
-
 from peewee import fn
 
 from .clock import isoformat
@@ -98,8 +96,12 @@ def target_to_dict(target):
     }
 
 
-def run_summary(run, counts=None):
-    """RunSummaryDto + state, phase, counts, progress, ETA, targets and collections."""
+def run_summary(run, counts=None, targets=None, collections=None):
+    """RunSummaryDto + state, phase, counts, progress, ETA, targets and collections.
+
+    `targets` (by position) and `collections` (by id) are the run's rows when the caller already
+    has them (summaries fetches them for many runs at once); otherwise they are queried here.
+    """
     counts = counts or status_counts(run)
     total = sum(counts.values())
     failed = counts[FAILED] + counts[CANT_BE_FINISHED]
@@ -107,8 +109,12 @@ def run_summary(run, counts=None):
     done_judge = counts[COMPLETED] + failed
     state = run_state(run)
     reason = control_reason(run) if state == "stopped" else run.control_reason
-    targets = RunTarget.select().where(RunTarget.run == run).order_by(RunTarget.position)
-    collections = RunCollection.select().where(RunCollection.run == run).order_by(RunCollection.id)
+    if targets is None:
+        targets = RunTarget.select().where(RunTarget.run == run).order_by(RunTarget.position)
+    if collections is None:
+        collections = (
+            RunCollection.select().where(RunCollection.run == run).order_by(RunCollection.id)
+        )
     return {
         "id": run.id,
         "runId": run.run_id,
@@ -142,15 +148,6 @@ def run_summary(run, counts=None):
         "finishedAt": isoformat(run.finished_at),
         "updatedAt": isoformat(run.updated_at),
     }
-
-
-def _json_or_text(text):
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
 
 
 def item_to_dict(item, raw=True):

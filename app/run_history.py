@@ -3,15 +3,14 @@
 import datetime as dt
 
 from peewee import JOIN
-from peewee import Case
 from peewee import fn
 
-from .models import CANT_BE_FINISHED
 from .models import COMPLETED
-from .models import FAILED
 from .models import Item
 from .models import Run
 from .models import RunTarget
+from .results_sql import FAILED_STATUSES
+from .results_sql import count_where
 from .run_dto import run_state
 from .run_queries import RUN_STATES
 from .run_queries import state_condition
@@ -29,8 +28,8 @@ def _item_stats(run_ids):
     """{run pk: (total, completed, failed, avg score)} for the given runs, one query."""
     if not run_ids:
         return {}
-    done = fn.SUM(Case(None, [(Item.status == COMPLETED, 1)], 0))
-    failed = fn.SUM(Case(None, [(Item.status.in_([FAILED, CANT_BE_FINISHED]), 1)], 0))
+    done = count_where(Item.status == COMPLETED)
+    failed = count_where(Item.status.in_(FAILED_STATUSES))
     rows = (
         Item.select(Item.run, fn.COUNT(Item.id), done, failed, fn.AVG(Item.evaluation_score))
         .where(Item.run.in_(run_ids))

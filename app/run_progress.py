@@ -3,6 +3,7 @@
 from peewee import fn
 
 from .clock import utcnow
+from .db import database
 from .models import CANT_BE_FINISHED
 from .models import COMPLETED
 from .models import FAILED
@@ -87,16 +88,19 @@ def _answer_paces(run, now=None):
         .tuples()
     )
     targets = [t for (t,) in RunTarget.select(RunTarget.id).where(RunTarget.run == run).tuples()]
-    windows = {
-        target: list(
-            Item.select(Item.answered_at, Item.time_taken_ms)
-            .where((Item.run == run) & (Item.target == target) & Item.answered_at.is_null(False))
-            .order_by(Item.answered_at.desc())
-            .limit(RATE_WINDOW)
-            .tuples()
-        )
-        for target in targets
-    }
+    windows = {target: [] for target in targets}  # a target with no answer yet keeps []
+    # Every target's latest RATE_WINDOW answers, newest first, in one query.
+    cursor = database.execute_sql(
+        f"SELECT target_id, answered_at, time_taken_ms FROM ("
+        f" SELECT target_id, answered_at, time_taken_ms, id,"
+        f"  ROW_NUMBER() OVER (PARTITION BY target_id ORDER BY answered_at DESC, id DESC) AS r"
+        f" FROM {Item._meta.table_name} WHERE run_id = ? AND answered_at IS NOT NULL)"
+        f" WHERE r <= ? ORDER BY target_id, r",
+        (getattr(run, "id", run), RATE_WINDOW),
+    )
+    to_datetime = Item.answered_at.python_value
+    for target, answered_at, ms in cursor:
+        windows.setdefault(target, []).append((to_datetime(answered_at), ms))
     started = [(w[0][0], t) for t, w in windows.items() if w]
     latest = max(started)[1] if started else None
     paces = {}

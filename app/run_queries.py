@@ -13,7 +13,7 @@ from .errors import Conflict
 from .errors import NotFound
 from .errors import ValidationError
 from .ids import SQLITE_INT_MAX
-from .ids import is_db_id
+from .ids import is_db_id  # noqa: F401  (re-exported: run_queries.is_db_id)
 from .ids import whole_number
 from .models import CONTROL_PAUSED
 from .models import CONTROL_RUNNING
@@ -22,8 +22,8 @@ from .models import FINISHED
 from .models import ITEM_STATUSES
 from .models import PENDING
 from .models import Item
-from .models import Provider
 from .models import Run
+from .models import RunCollection
 from .models import RunLog
 from .models import RunTarget
 from .run_dto import run_state
@@ -141,11 +141,6 @@ def spent_usd(run):
     )
 
 
-def get_provider_or_none(pk):
-    """A provider by id, or None."""
-    return Provider.get_or_none(Provider.id == pk) if is_db_id(pk) else None
-
-
 def list_items(run_id, status=None, model=None, target_id=None, page=1, per_page=50):
     """One page of a run's items (with their targets) and the total, filtered in SQL."""
     run = get_run(run_id)
@@ -176,15 +171,25 @@ def list_items(run_id, status=None, model=None, target_id=None, page=1, per_page
 
 
 def summaries(runs):
-    """run_summary for many runs, their item counts in one query."""
+    """run_summary for many runs; their item counts, targets and collections one query each."""
     counts = {r.id: dict.fromkeys(ITEM_STATUSES, 0) for r in runs}
+    targets = {r.id: [] for r in runs}
+    collections = {r.id: [] for r in runs}
     if runs:
+        pks = [r.id for r in runs]
         rows = (
             Item.select(Item.run, Item.status, fn.COUNT(Item.id))
-            .where(Item.run.in_([r.id for r in runs]))
+            .where(Item.run.in_(pks))
             .group_by(Item.run, Item.status)
             .tuples()
         )
         for run_pk, status, n in rows:
             counts[run_pk][status] = n
-    return [run_summary(r, counts[r.id]) for r in runs]
+        query = RunTarget.select().where(RunTarget.run.in_(pks))
+        for t in query.order_by(RunTarget.position, RunTarget.id):
+            targets[t.run_id].append(t)
+        for c in (
+            RunCollection.select().where(RunCollection.run.in_(pks)).order_by(RunCollection.id)
+        ):
+            collections[c.run_id].append(c)
+    return [run_summary(r, counts[r.id], targets[r.id], collections[r.id]) for r in runs]

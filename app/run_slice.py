@@ -36,7 +36,6 @@ from .run_workers import Workers
 from .runs import log_event
 from .runs import run_state
 from .slice_state import listen_for_stop
-from .slice_state import signal_stop  # noqa: F401  (re-exported: orchestrator.signal_stop)
 from .slice_state import state_for
 from .slice_state import stop_listening
 
@@ -44,7 +43,6 @@ log = logging.getLogger(__name__)
 
 SLICE_SECONDS = 5.0  # a tick works at most this long before returning (pause/stop stay prompt)
 KEEP_ALIVE = "10m"  # Ollama keeps the group's model loaded while the group runs
-WARMUP_MESSAGES = warmup.WARMUP_MESSAGES
 
 
 class Slice(Groups, Workers):

@@ -7,15 +7,11 @@ import hashlib
 import math
 
 from peewee import JOIN
-from peewee import Case
 from peewee import fn
 
-from .errors import NotFound
 from .errors import ValidationError
-from .models import CANT_BE_FINISHED
 from .models import COMPLETED
 from .models import CONTROL_RUNNING
-from .models import FAILED
 from .models import ITEM_STATUSES
 from .models import NEW
 from .models import PENDING
@@ -26,32 +22,22 @@ from .models import Provider
 from .models import Run
 from .models import RunLog
 from .models import RunTarget
-from .run_history import history  # noqa: F401  (re-exported: run_views.<name>)
+from .provider_store import get_provider  # noqa: F401  (re-exported: run_views.<name>)
+from .results_sql import IS_ANSWER_FAILED
+from .results_sql import IS_JUDGE_FAILED
+from .results_sql import count_where
+from .run_history import history  # noqa: F401
 from .run_progress import pct
 from .run_progress import progress  # noqa: F401
+from .run_queries import get_run  # noqa: F401
 from .runs import run_state
 from .runs import spent_usd
 
 
-def get_run(run_id):
-    """The run named `run_id`, or NotFound."""
-    run = Run.get_or_none(Run.run_id == run_id)
-    if run is None:
-        raise NotFound(f"No run named {run_id!r}; see the run history for the runs that exist.")
-    return run
-
-
-def get_provider(provider_id):
-    """The provider with this id, or NotFound."""
-    provider = Provider.get_or_none(Provider.id == provider_id)
-    if provider is None:
-        raise NotFound(f"No provider with id {provider_id}; add one under Settings → Providers.")
-    return provider
-
-
 def budget_halt(run):
     """{spent, limit} when the run halted because its budget was reached, else None."""
-    if run_state(run) not in ("paused", "stopped") or "budget" not in (run.control_reason or ""):
+    # The reason first: it is a string test, the state may look at the lease.
+    if "budget" not in (run.control_reason or "") or run_state(run) not in ("paused", "stopped"):
         return None
     limit = (run.settings or {}).get("maxBudgetUsd")
     limit = float(limit) if limit is not None else None
@@ -142,12 +128,9 @@ def _phase_stats(run_ids):
     """
     if not run_ids:
         return {}
-    failed = Item.status.in_([FAILED, CANT_BE_FINISHED])
-    judge_stage = Item.error_stage == "judge"
-    answer_stage = Item.error_stage.is_null() | (Item.error_stage != "judge")
-    answered = fn.SUM(Case(None, [(Item.status != NEW, 1)], 0))
-    answer_failed = fn.SUM(Case(None, [(failed & answer_stage, 1)], 0))
-    judged = fn.SUM(Case(None, [((Item.status == COMPLETED) | (failed & judge_stage), 1)], 0))
+    answered = count_where(Item.status != NEW)
+    answer_failed = count_where(IS_ANSWER_FAILED)
+    judged = count_where((Item.status == COMPLETED) | IS_JUDGE_FAILED)
     rows = (
         Item.select(Item.run, fn.COUNT(Item.id), answered, answer_failed, judged)
         .where(Item.run.in_(run_ids))

@@ -35,7 +35,6 @@ from .run_dto import run_state
 from .run_dto import run_summary  # noqa: F401
 from .run_queries import active_run  # noqa: F401  (re-exported: runs.<name>)
 from .run_queries import check_no_active_run
-from .run_queries import get_provider_or_none  # noqa: F401
 from .run_queries import get_run
 from .run_queries import list_items  # noqa: F401
 from .run_queries import list_logs  # noqa: F401

@@ -16,12 +16,6 @@ SEED = 20240601
 _HISTOGRAM_RATIO = 15
 
 
-def mean(values):
-    """Arithmetic mean, or None for no values."""
-    values = list(values)
-    return sum(values) / len(values) if values else None
-
-
 def percentile(sorted_values, q):
     """Linear-interpolated percentile (q in 0..1) of an already sorted sequence."""
     if not sorted_values:

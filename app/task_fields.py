@@ -76,8 +76,12 @@ def _maybe_json(value):
     return value
 
 
-def clean_task(data, *, line=None, file=None):
-    """Validate a task given with model field names; returns cleaned values or ValidationError."""
+def clean_task(data, *, line=None, file=None, require_reference=True):
+    """Validate a task given with model field names; returns cleaned values or ValidationError.
+
+    `require_reference=False` (imports) accepts a task with neither a reference answer nor a
+    rubric: seed 003 files have none, and the judge then grades on the question alone.
+    """
     errors = []
 
     def err(field, message):
@@ -113,8 +117,9 @@ def clean_task(data, *, line=None, file=None):
     text("category", required=True, limit=100)
     text("subcategory", limit=100)
     difficulty = _str(data.get("difficulty"))
-    difficulty = (difficulty or "").strip().lower() or "medium"
-    if difficulty not in DIFFICULTIES:
+    if difficulty is None:
+        err("difficulty", "must be text (easy, medium or hard)")
+    elif (difficulty := difficulty.strip().lower() or "medium") not in DIFFICULTIES:
         err("difficulty", "easy, medium or hard")
     else:
         out["difficulty"] = difficulty
@@ -130,7 +135,7 @@ def clean_task(data, *, line=None, file=None):
     out["vars"] = _clean_vars(_maybe_json(data.get("vars")), err)
 
     refs = [out.get(f) for f in ("excellent", "good", "pass_answer")]
-    if not any(refs) and not out["rubric"] and "excellent" in out:
+    if require_reference and not any(refs) and not out["rubric"] and "excellent" in out:
         err(
             "excellent",
             "give at least one reference answer (excellent, good or pass) or rubric items",
@@ -143,6 +148,10 @@ def clean_task(data, *, line=None, file=None):
                 "the question uses {" + "}, {".join(missing) + "} but vars do not "
                 "define " + ("it" if len(missing) == 1 else "them"),
             )
+    if out.get("system_prompt"):
+        prompt = {"system_prompt": out["system_prompt"], "vars": out["vars"]}
+        for entry in templating.problems(prompt, line=line, file=file):
+            errors.append(entry)
     if errors:
         raise ValidationError(errors)
     return out

@@ -9,6 +9,7 @@ from .clock import utcnow
 from .collection_store import add_tasks_to_collection  # noqa: F401  (re-exported)
 from .collection_store import collection_tasks  # noqa: F401
 from .collection_store import collection_to_dict  # noqa: F401
+from .collection_store import collections_to_dicts  # noqa: F401
 from .collection_store import create_collection  # noqa: F401
 from .collection_store import create_collection_with_tasks  # noqa: F401
 from .collection_store import delete_collection  # noqa: F401

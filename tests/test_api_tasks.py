@@ -180,3 +180,58 @@ def test_delete_a_collection_keeps_its_tasks(client):
     assert client.delete(f"/api/collections/{c['id']}").status_code == 204
     assert client.get("/api/collections").json == []
     assert client.get(f"/api/tasks/{t['id']}").status_code == 200
+
+
+BIG = 2**70  # past SQLite's integers: no such row, never a 500
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", f"/api/tasks/{BIG}"),
+        ("put", f"/api/tasks/{BIG}"),
+        ("get", f"/api/collections/{BIG}"),
+        ("delete", f"/api/collections/{BIG}/tasks/{BIG}"),
+        ("get", f"/api/providers/{BIG}"),
+        ("delete", f"/api/prices/{BIG}"),
+    ],
+)
+def test_ids_too_big_for_sqlite_answer_404(client, method, path):
+    response = getattr(client, method)(path, json={"name": "x", "taskIds": [1]})
+    assert response.status_code == 404
+
+
+def test_adding_a_task_id_too_big_for_sqlite_answers_400(client):
+    c = client.post("/api/collections", json={"name": "c"}).json
+    response = client.post(f"/api/collections/{c['id']}/tasks", json=[BIG, str(BIG)])
+    assert response.status_code == 400 and str(BIG) in response.json["error"]
+
+
+def test_a_system_prompt_variable_missing_from_vars_answers_400(client):
+    response = client.post(
+        "/api/tasks", json={**TASK, "systemPrompt": "Reply in {language}", "vars": {"x": "1"}}
+    )
+    assert response.status_code == 400
+    assert [e["field"] for e in response.json["errors"]] == ["systemPrompt"]
+    assert "{language}" in response.json["errors"][0]["message"]
+    assert Task.select().count() == 0
+
+
+@pytest.mark.parametrize("difficulty", [["hard"], {"level": "hard"}])
+def test_a_difficulty_that_is_not_text_answers_400(client, difficulty):
+    response = client.post("/api/tasks", json={**TASK, "difficulty": difficulty})
+    assert response.status_code == 400
+    errors = response.json["errors"]
+    assert [e["field"] for e in errors] == ["difficulty"]
+    assert errors[0]["message"] == "must be text (easy, medium or hard)"
+
+
+def test_collection_list_gives_each_collection_its_own_task_ids(client):
+    t1, t2 = create_task(client), create_task(client, taskId="proof_002")
+    client.post("/api/collections", json={"name": "a", "taskIds": [t2["id"], t1["id"]]})
+    client.post("/api/collections", json={"name": "b", "taskIds": [t2["id"]]})
+    client.post("/api/collections", json={"name": "c"})
+    listed = {
+        c["name"]: (c["taskIds"], c["taskCount"]) for c in client.get("/api/collections").json
+    }
+    assert listed == {"a": ([t1["id"], t2["id"]], 2), "b": ([t2["id"]], 1), "c": ([], 0)}

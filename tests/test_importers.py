@@ -372,3 +372,13 @@ def test_check_validates_without_saving(app):
     checked = importer.check(DATA / "seed001_tasks.yml")
     assert [t["task_id"] for t in checked.tasks] == ["java_hello_world", "french_greeting"]
     assert Task.select().count() == 0
+
+
+def test_a_missing_system_prompt_variable_is_named_at_its_line(app):
+    text = (
+        "- task_id: t\n  category: c\n  question: q\n  system_prompt: 'In {lang}'\n  vars: {x: 1}\n"
+    )
+    errors = _errors(text, "t.yml")
+    assert [(e["file"], e["line"], e["field"]) for e in errors] == [("t.yml", 4, "system_prompt")]
+    assert errors[0]["message"].startswith("no value for {lang} in vars")
+    assert Task.select().count() == 0

@@ -92,12 +92,18 @@ def _item_columns():
     return {c.name for c in database.get_columns("item")}
 
 
-def test_a_version_2_database_gets_the_judge_cost_column(app):
+def test_a_version_2_database_gets_the_judge_cost_column(app, monkeypatch):
     import sqlite3
 
     assert sqlite3.sqlite_version_info >= (3, 35, 0)  # DROP COLUMN
     database.execute_sql("ALTER TABLE item DROP COLUMN judge_cost_usd")
     database.execute_sql("DELETE FROM _migrations WHERE name = 'm003_item_judge_cost'")
+    # A version-2 database upgraded by the code that added m003 (later migrations left out).
+    database.execute_sql("DELETE FROM _migrations WHERE name = 'm004_item_updated_at_index'")
+    upto_m003 = migrations.MIGRATIONS[
+        : migrations.MIGRATIONS.index(migrations.m003_item_judge_cost) + 1
+    ]
+    monkeypatch.setattr(migrations, "MIGRATIONS", upto_m003)
     assert "judge_cost_usd" not in _item_columns()
     assert migrations.schema_version(database) == 2
     migrations.apply(database)
@@ -111,3 +117,24 @@ def test_the_judge_cost_migration_is_a_no_op_when_the_column_exists(app):
     migrations.m003_item_judge_cost(database)
     assert _item_columns() == before
     assert "judge_cost_usd" in before
+
+
+def test_a_version_3_database_gets_the_updated_at_index(app):
+    database.execute_sql("DROP INDEX item_run_id_updated_at")
+    database.execute_sql("DELETE FROM _migrations WHERE name = 'm004_item_updated_at_index'")
+    assert "item_run_id_updated_at" not in _item_indexes()
+    assert migrations.schema_version(database) == 3
+    migrations.apply(database)
+    assert "item_run_id_updated_at" in _item_indexes()
+    assert migrations.applied(database)[-1] == "m004_item_updated_at_index"
+
+
+def test_the_latest_items_query_uses_the_updated_at_index(app):
+    plan = " ".join(
+        str(row[-1])
+        for row in database.execute_sql(
+            "EXPLAIN QUERY PLAN SELECT id FROM item WHERE run_id = 1 "
+            "ORDER BY updated_at DESC, id DESC LIMIT 20"
+        )
+    )
+    assert "item_run_id_updated_at" in plan

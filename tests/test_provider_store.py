@@ -4,10 +4,6 @@ import socket
 
 import pytest
 
-# Imported before pygal (app.charts) installs its import hook, whose lazy imports of
-# urllib3 extras otherwise raise ImportWarning (an error under filterwarnings=error).
-import requests  # noqa: F401
-
 from app import crypto
 from app import provider_store as store
 from app.errors import Conflict

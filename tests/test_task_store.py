@@ -293,3 +293,45 @@ def test_search_can_leave_out_a_collections_members(app):
     store.add_tasks_to_collection(c.id, ["math_000"])
     page = store.search_tasks(exclude_collection=c.id)
     assert [t.task_id for t in page.items] == ["math_001", "math_002"]
+
+
+def test_system_prompt_variables_are_checked_against_vars():
+    with pytest.raises(ValidationError) as info:
+        store.clean_task(
+            task_data(system_prompt="Answer in {language}", vars={"country": "France"})
+        )
+    assert fields_of(info) == ["system_prompt"]
+    assert "{language}" in info.value.errors[0]["message"]
+    values = store.clean_task(task_data(system_prompt="In {language}", vars={"language": "fr"}))
+    assert values["system_prompt"] == "In {language}"
+
+
+def test_question_and_system_prompt_variables_are_both_reported():
+    with pytest.raises(ValidationError) as info:
+        store.clean_task(task_data(question="Q {a}", system_prompt="S {b}", vars={"c": "1"}))
+    assert fields_of(info) == ["vars", "system_prompt"]
+
+
+@pytest.mark.parametrize("difficulty", [["hard"], {"level": "hard"}, True])
+def test_a_difficulty_that_is_not_text_is_an_error_not_medium(difficulty):
+    with pytest.raises(ValidationError) as info:
+        store.clean_task(task_data(difficulty=difficulty))
+    assert info.value.errors == [
+        {"field": "difficulty", "message": "must be text (easy, medium or hard)"}
+    ]
+
+
+def test_a_reference_answer_can_be_optional():
+    bare = task_data(excellent="", good="", pass_answer="")
+    with pytest.raises(ValidationError) as info:
+        store.clean_task(bare)
+    assert fields_of(info) == ["excellent"]
+    assert store.clean_task(bare, require_reference=False)["excellent"] == ""
+
+
+def test_adding_task_ids_too_big_for_sqlite_names_them(app):
+    c = store.create_collection("c")
+    with pytest.raises(ValidationError) as info:
+        store.add_tasks_to_collection(c.id, [2**70, str(2**64)])
+    assert str(2**70) in info.value.errors[0]["message"]
+    assert str(2**64) in info.value.errors[0]["message"]

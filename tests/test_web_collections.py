@@ -163,3 +163,21 @@ def test_every_settings_page_renders_with_its_subnav_item_current(client, path):
     assert response.status_code == 200
     current = soup(response).select_one(".subnav a[aria-current=page]")
     assert current["href"] == path
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", f"/settings/collections/{2**70}"),
+        ("post", f"/settings/collections/{2**70}/delete"),
+    ],
+)
+def test_a_collection_id_too_big_for_sqlite_is_404(client, method, path):
+    assert getattr(client, method)(path).status_code == 404
+
+
+def test_adding_a_task_id_too_big_for_sqlite_is_a_flash_not_a_500(client, tasks):
+    c = task_store.create_collection("quick")
+    response = client.post(f"/settings/collections/{c.id}/tasks", data={"taskIds": [str(2**70)]})
+    assert response.status_code == 302
+    assert CollectionTask.select().count() == 0

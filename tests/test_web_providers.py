@@ -324,3 +324,44 @@ def test_a_post_with_the_csrf_token_is_accepted(csrf_client):
     token = page.select_one("input[name=csrf_token]")["value"]
     response = csrf_client.post("/settings/providers/new", data=form_data(csrf_token=token))
     assert response.status_code == 302
+
+
+def test_edit_switching_the_type_swaps_the_default_endpoints(client):
+    p = provider_store.create_provider(provider_data(type="OLLAMA", headers=[]))
+    assert (p.models_endpoint, p.inference_endpoint) == ("/api/tags", "/api/chat")
+    # The edit form sends the stored endpoints back with the new type.
+    response = client.post(
+        f"/settings/providers/{p.id}/edit",
+        data=form_data(
+            name="p1", type="OPENAI", modelsEndpoint="/api/tags", inferenceEndpoint="/api/chat"
+        ),
+    )
+    assert response.status_code == 302
+    fresh = provider_store.get_provider(p.id)
+    assert (fresh.type, fresh.models_endpoint, fresh.inference_endpoint) == (
+        "OPENAI",
+        "/v1/models",
+        "/v1/chat/completions",
+    )
+
+
+def test_edit_keeping_the_type_keeps_custom_endpoints(client):
+    p = provider_store.create_provider(provider_data(modelsEndpoint="/m", headers=[]))
+    response = client.post(
+        f"/settings/providers/{p.id}/edit",
+        data=form_data(name="p1", modelsEndpoint="/m", inferenceEndpoint="/v1/chat/completions"),
+    )
+    assert response.status_code == 302
+    assert provider_store.get_provider(p.id).models_endpoint == "/m"
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", f"/settings/providers/{2**70}/edit"),
+        ("post", f"/settings/providers/{2**70}/delete"),
+        ("post", f"/settings/prices/{2**70}/delete"),
+    ],
+)
+def test_ids_too_big_for_sqlite_are_404(client, method, path):
+    assert getattr(client, method)(path).status_code == 404

@@ -172,3 +172,7 @@ def test_delete_with_htmx_and_without(client):
 
 def test_unknown_task_edit_is_404(client):
     assert client.get("/settings/tasks/999/edit").status_code == 404
+
+
+def test_a_task_id_too_big_for_sqlite_is_404(client):
+    assert client.get(f"/settings/tasks/{2**70}/edit").status_code == 404

@@ -1,9 +1,7 @@
 """JSON API: exports (seed 000 §3.3), a run's results, and comparing two runs."""
 
-from flask import Response
 from flask import jsonify
 from flask import request
-from flask import stream_with_context
 
 from .. import compare as compare_mod
 from .. import results
@@ -31,11 +29,7 @@ def export_run(run_id):
     if errors:
         raise ValidationError(errors)
     run = results.get_run(run_id)
-    chunks, filename, content_type = files.download(run, files.kind_for(fmt, detailed))
-    # content_type=, not mimetype=: the value already names its charset (Flask would add one).
-    response = Response(stream_with_context(chunks), content_type=content_type)
-    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+    return files.response(run, files.kind_for(fmt, detailed))
 
 
 @bp.get("/runs/<run_id>/results")

@@ -9,6 +9,7 @@ from ..errors import ValidationError
 from ..run_dto import log_to_dict
 from ..run_dto import run_summary
 from . import bp
+from ._util import created
 
 
 def _body(optional=False):
@@ -38,9 +39,7 @@ def _args(*allowed):
 def run_create():
     """Create a run and start it (201, Location of the run)."""
     run = runs.create_run(_body(), source="api")
-    response = jsonify(run_summary(run))
-    response.headers["Location"] = url_for("api.run_get", run_id=run.run_id)
-    return response, 201
+    return created(run_summary(run), url_for("api.run_get", run_id=run.run_id))
 
 
 @bp.get("/runs")

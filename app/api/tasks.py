@@ -58,7 +58,7 @@ def task_delete(task_pk):
 @bp.get("/collections")
 def collection_list():
     """Collections with their task ids."""
-    return jsonify([store.collection_to_dict(c) for c in store.list_collections()])
+    return jsonify(store.collections_to_dicts(store.list_collections()))
 
 
 @bp.post("/collections")

@@ -200,7 +200,9 @@ def check(path_or_bytes, fmt=None, filename=None, on_duplicate="reject"):
     known = set(first_seen)
     for name, spec in collections.items():
         unknown = [i for i in spec["task_ids"] if i not in known]
-        unknown = [i for i in unknown if i not in _existing_ids(unknown)]
+        if unknown:
+            stored = _existing_ids(unknown)  # one look-up for the whole list
+            unknown = [i for i in unknown if i not in stored]
         if unknown:
             problems.add(
                 f"collections.{name}",

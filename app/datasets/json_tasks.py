@@ -9,13 +9,13 @@ rejected.
 
 import json
 
+from ..task_store import task_to_dict
 from .common import Dataset
 from .common import ParsedTask
 from .common import Problems
 from .common import as_text
 from .common import check_keys
 from .common import norm_fields
-from .common import task_getter
 from .lines import YamlSyntaxError
 from .lines import array_element_lines
 from .lines import load_json
@@ -126,25 +126,10 @@ def _task(raw, n, line, file, problems):
 
 
 def task_entry(t):
-    """One task as our JSON object (camelCase, seed 000 §7.2 names)."""
-    get = task_getter(t)
-    entry = {
-        "taskId": get("task_id"),
-        "category": get("category"),
-        "subcategory": get("subcategory") or "",
-        "difficulty": get("difficulty"),
-        "question": get("question"),
-        "systemPrompt": get("system_prompt"),
-        "excellent": get("excellent") or "",
-        "good": get("good") or "",
-        "pass": get("pass_answer") or "",
-        "incorrectAnswerDirection": get("incorrect_direction") or "",
-        "rubric": get("rubric"),
-        "autoFail": get("auto_fail"),
-        "tags": get("tags"),
-        "vars": get("vars"),
-        "templateVersion": get("template_version"),
-    }
+    """One stored task as our JSON object: its TaskDto without id, createdAt and updatedAt."""
+    entry = task_to_dict(t)
+    for key in ("id", "createdAt", "updatedAt"):
+        del entry[key]
     return entry
 
 

@@ -68,11 +68,6 @@ def load_yaml(text):
         raise YamlSyntaxError(f"not valid YAML: {exc}") from None
 
 
-def line_at(text, offset):
-    """1-based line number of a character offset."""
-    return text.count("\n", 0, offset) + 1
-
-
 _decoder = json.JSONDecoder()
 _WS = " \t\r\n"
 

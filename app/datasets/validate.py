@@ -5,9 +5,6 @@ from ..errors import ValidationError
 from ..task_fields import clean_task
 from .common import TEXT_FIELDS
 
-_REFERENCES = ("excellent", "good", "pass_answer")
-_NO_REFERENCE = "-"
-
 
 def finish(task, problems):
     """Validated model-field dict for a ParsedTask, or None after adding its problems."""
@@ -32,16 +29,10 @@ def finish(task, problems):
         problems.add(label, f"must be text{hint}, not {kind}", line, task.file)
     if shapes:
         return None
-    # The task store asks a form for a reference answer or a rubric. Files need neither (seed 003
-    # rows have none), so the judge grades those on the question alone; and a task stored without
-    # one must survive its own export and re-import. A placeholder passes that one rule, then goes.
-    placeholder = not data.get("rubric") and not any(data.get(name) for name in _REFERENCES)
-    if placeholder:
-        data["excellent"] = _NO_REFERENCE
     try:
-        cleaned = clean_task(data, line=task.line, file=task.file)
-        if placeholder:
-            cleaned["excellent"] = ""
+        # Files need no reference answer or rubric (seed 003 rows have none): the judge then
+        # grades on the question alone, and such a task survives its own export and re-import.
+        cleaned = clean_task(data, line=task.line, file=task.file, require_reference=False)
     except ValidationError as exc:
         for entry in exc.errors:
             name = entry.get("field")
@@ -53,15 +44,12 @@ def finish(task, problems):
                 entry.get("file") or task.file,
             )
         return None
-    labels = {name: task.where(name)[1] for name in templating.TEMPLATE_FIELDS}
+    # clean_task has checked the placeholders against vars; without vars, a seed 003 template
+    # still may not hold a {name}.
     if task.template and cleaned.get("vars") is None:
-        return _literal_template(task, cleaned, labels[task.template], problems)
-    bad = False
-    for entry in templating.problems(cleaned, fields=labels):
-        line, _ = task.where(entry["field"])
-        problems.add(labels.get(entry["field"], entry["field"]), entry["message"], line, task.file)
-        bad = True
-    return None if bad else cleaned
+        label = task.where(task.template)[1]
+        return _literal_template(task, cleaned, label, problems)
+    return cleaned
 
 
 def _literal_template(task, cleaned, label, problems):

@@ -3,6 +3,9 @@
 import json
 import re
 
+from flask import Response
+from flask import stream_with_context
+
 from .csvfiles import csv_average
 from .csvfiles import csv_detailed
 from .markdown import markdown
@@ -56,3 +59,12 @@ def download(run, kind):
     if kind == "report_html":
         return report_html_chunks(run), f"{name}-report.html", "text/html; charset=utf-8"
     raise ValueError(f"unknown export kind {kind!r}")
+
+
+def response(run, kind):
+    """A streamed attachment response for one export kind of `run` (the web and the API)."""
+    chunks, filename, content_type = download(run, kind)
+    # content_type=, not mimetype=: the value already names its charset (Flask would add one).
+    result = Response(stream_with_context(chunks), content_type=content_type)
+    result.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return result

@@ -13,8 +13,8 @@ from ..clock import utcnow
 from ..config import REPO_ROOT
 from ..models import RunCollection
 from ..results import breakdown
-from ..results import latency_samples
 from ..results import model_averages
+from ..results import targets_from_averages
 from ..runs import run_state
 from .rows import detail_rows
 from .rows import error_text
@@ -45,17 +45,12 @@ def environment():
 def report_html_chunks(run, detail_limit=DETAIL_LIMIT):
     """The report as a stream of HTML text chunks (the detail rows come from one cursor)."""
     averages = model_averages(run)
-    targets = [
-        (r["target_id"], r["provider_name"], r["model"])
-        for r in sorted(averages, key=lambda r: (r["position"], r["target_id"]))
-    ]
+    targets = targets_from_averages(averages)
     by_category = breakdown(run, "category", targets=targets)
     # The narrow layout: large labels that stay readable in a two-column grid and on phones.
     svgs = {
-        "score": charts.score_chart(averages, narrow=True),
-        "speed": charts.speed_chart(averages, narrow=True),
-        "latency": charts.latency_chart(averages, latency_samples(run), narrow=True),
-        "category": charts.category_chart(by_category, narrow=True),
+        name: charts.run_chart(run, name, narrow=True, averages=averages, by_category=by_category)
+        for name in charts.CHARTS
     }
     context = {
         "run": run,

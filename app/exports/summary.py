@@ -8,6 +8,7 @@ from ..models import RunCollection
 from ..models import RunTarget
 from ..results import breakdown
 from ..results import model_averages
+from ..results import targets_from_averages
 from ..runs import run_state
 
 SCHEMA = "llmbench.summary/1"
@@ -65,10 +66,7 @@ def breakdown_to_list(table):
 def results_dict(run, averages=None):
     """Averages and both breakdowns (GET /api/runs/<id>/results and summary.json)."""
     averages = model_averages(run) if averages is None else averages
-    targets = [
-        (r["target_id"], r["provider_name"], r["model"])
-        for r in sorted(averages, key=lambda r: (r["position"], r["target_id"]))
-    ]
+    targets = targets_from_averages(averages)
     return {
         "runId": run.run_id,
         "models": [averages_to_dict(r) for r in averages],

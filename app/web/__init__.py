@@ -1,5 +1,6 @@
 """The web layer: extensions, blueprints and the one place errors become HTTP responses."""
 
+from flask import g
 from flask import jsonify
 from flask import render_template
 from flask import request
@@ -7,11 +8,21 @@ from flask_htmx import HTMX
 from flask_wtf.csrf import CSRFError
 from flask_wtf.csrf import CSRFProtect
 from werkzeug.exceptions import HTTPException
+from werkzeug.local import LocalProxy
 
 from ..errors import LlmbenchError
 
 htmx = HTMX()
 csrf = CSRFProtect()
+
+
+def _active_run():
+    """The running or paused run (or None), looked up once per request."""
+    if "_active_run" not in g:
+        from ..runs import active_run
+
+        g._active_run = active_run()
+    return g._active_run
 
 
 def init_app(app):
@@ -42,9 +53,8 @@ def init_app(app):
 
     @app.context_processor
     def _globals():
-        from ..runs import active_run
-
-        return {"active_run": active_run()}
+        # Lazy: only a template that reads active_run queries it, at most once per request.
+        return {"active_run": LocalProxy(_active_run)}
 
     def wants_json():
         return (

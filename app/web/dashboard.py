@@ -8,6 +8,7 @@ from flask import render_template
 from flask import request
 from flask import url_for
 
+from .. import run_spec
 from .. import run_views
 from .. import runs
 from ..errors import Conflict
@@ -18,14 +19,9 @@ from ..providers import ProviderError
 
 bp = Blueprint("dashboard", __name__)
 
-PARAMS = ("temperature", "top_p", "max_tokens", "seed", "stop")
-# Bounds of the per-target generation params: (type, min, max).
-PARAM_RULES = {
-    "temperature": (float, 0.0, 2.0),
-    "top_p": (float, 0.0, 1.0),
-    "max_tokens": (int, 1, 1_000_000),
-    "seed": (int, None, None),
-}
+# Bounds of the per-target generation params: {name: (type, min, max)}, as the API checks them.
+PARAM_RULES = run_spec.PARAMS
+PARAMS = (*run_spec.PARAMS, "stop")
 SETTINGS = {
     "max_attempts": ("maxAttempts", int, 1, 20),
     "question_limit": ("questionLimit", int, 1, 1_000_000),

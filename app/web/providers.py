@@ -104,9 +104,7 @@ def _render_form(form, provider=None, errors=None, status=200):
 def index():
     """All providers with their actions."""
     providers = [_with_rows(p) for p in store.list_providers()]
-    return render_template(
-        "providers/index.html", providers=providers, models_by_id={}, subnav_active="providers"
-    )
+    return render_template("providers/index.html", providers=providers, subnav_active="providers")
 
 
 @bp.get("/new")

@@ -11,7 +11,6 @@ from flask import flash
 from flask import redirect
 from flask import render_template
 from flask import request
-from flask import stream_with_context
 from flask import url_for
 
 from .. import charts
@@ -135,7 +134,7 @@ def _averages_context(run, state):
     return {"run": run, "averages": averages, "links": Links(run.run_id, state)}
 
 
-def _table_context(run, state, filters, averages):
+def _table_context(run, state, filters):
     page = results_table.results_page(
         run, state["sort"], filters, state["page"], state["per_page"], direction=state["dir"]
     )
@@ -143,15 +142,9 @@ def _table_context(run, state, filters, averages):
         "run": run,
         "page": page,
         "links": Links(run.run_id, state),
-        "models": sorted(averages, key=lambda r: (r["position"], r["target_id"])),
         "table_state": state,
+        "filter_keys": FILTER_KEYS,
     }
-
-
-def _breakdown(run, by, models):
-    """The breakdown over the models the averages already read (no second query for them)."""
-    targets = [(r["target_id"], r["provider_name"], r["model"]) for r in models]
-    return results.breakdown(run, by, targets=targets)
 
 
 def _fragment(template, context, run_id, state):
@@ -168,12 +161,15 @@ def show(run_id):
     run = results.get_run(run_id)
     state, filters = _state(request.args)
     context = _averages_context(run, state)
-    context.update(_table_context(run, state, filters, context["averages"]))
+    context.update(_table_context(run, state, filters))
+    # The breakdowns reuse the models the averages already read (no second query for them).
+    targets = results.targets_from_averages(context["averages"])
     context.update(
         {
+            "models": sorted(context["averages"], key=lambda r: (r["position"], r["target_id"])),
             "state": runs_mod.run_state(run),
-            "by_category": _breakdown(run, "category", context["models"]),
-            "by_difficulty": _breakdown(run, "difficulty", context["models"]),
+            "by_category": results.breakdown(run, "category", targets=targets),
+            "by_difficulty": results.breakdown(run, "difficulty", targets=targets),
             "statuses": results_table.STATUS_FILTERS,
             "per_page_choices": results_table.PER_PAGE_CHOICES,
             "chart_names": charts.CHARTS,
@@ -188,10 +184,7 @@ def table(run_id):
     """Fragment #results-table (sorting, filtering, paging through htmx)."""
     run = results.get_run(run_id)
     state, filters = _state(request.args)
-    averages = results.model_averages(run)
-    return _fragment(
-        "results/_table.html", _table_context(run, state, filters, averages), run_id, state
-    )
+    return _fragment("results/_table.html", _table_context(run, state, filters), run_id, state)
 
 
 @bp.get("/runs/<run_id>/results/averages")
@@ -208,16 +201,7 @@ def chart(run_id, name):
     if name not in charts.CHARTS:
         abort(404)
     run = results.get_run(run_id)
-    narrow = request.args.get("size") == "narrow"
-    averages = results.model_averages(run)
-    if name == "score":
-        svg = charts.score_chart(averages, narrow)
-    elif name == "speed":
-        svg = charts.speed_chart(averages, narrow)
-    elif name == "latency":
-        svg = charts.latency_chart(averages, results.latency_samples(run), narrow)
-    else:
-        svg = charts.category_chart(_breakdown(run, "category", averages), narrow)
+    svg = charts.run_chart(run, name, narrow=request.args.get("size") == "narrow")
     response = Response(svg, mimetype="image/svg+xml")
     response.headers["Cache-Control"] = "no-cache"
     return response
@@ -311,12 +295,7 @@ def delete(run_id):
 
 
 def _download(run_id, kind):
-    run = results.get_run(run_id)
-    chunks, filename, content_type = files.download(run, kind)
-    # content_type=, not mimetype=: the value already names its charset (Flask would add one).
-    response = Response(stream_with_context(chunks), content_type=content_type)
-    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+    return files.response(results.get_run(run_id), kind)
 
 
 @bp.get("/runs/<run_id>/results.csv")

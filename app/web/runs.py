@@ -122,14 +122,18 @@ def events(run_id):
 def items(run_id):
     """Fragment #latest-items, filtered by ?model=<target id>&status=; the page URL follows."""
     run = run_views.get_run(run_id)
-    context = live_context(run)
+    _, target, status = item_filters(run)
+    # Only what _latest_items.html renders: no progress, ETA or log for a filter change.
+    context = {
+        "items": run_views.latest_items(run, target=target, status=status),
+        "filter_model": target,
+        "filter_status": status,
+        "now": utcnow(),
+    }
     response = make_response(render_template("runs/_latest_items.html", **context))
     # Keep the filter bookmarkable: the address bar shows the page URL, not the fragment's.
     response.headers["HX-Replace-Url"] = url_for(
-        "runs.show",
-        run_id=run.run_id,
-        model=context["filter_model"],
-        status=context["filter_status"],
+        "runs.show", run_id=run.run_id, model=target, status=status
     )
     return response
 

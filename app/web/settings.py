@@ -34,12 +34,7 @@ def form_errors(exc, conflict_field="name"):
 
 @bp.app_template_filter("provider_raw_json")
 def provider_raw_json(value):
-    """Indented JSON for <pre> blocks (Jinja escapes it)."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return value
+    """Indented JSON for <pre> blocks (Jinja escapes it; the template shows text as it is)."""
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
 
 

@@ -20,12 +20,7 @@ from app.config import REPO_ROOT
 from app.db import database
 from tests.conftest import make_app
 
-pytestmark = [
-    pytest.mark.browser,
-    # pygal's import hook warns when anything imported after it probes a missing module
-    # (here: multiprocessing's _winapi, through APScheduler's executors).
-    pytest.mark.filterwarnings("ignore:PluginImportFixer:ImportWarning"),
-]
+pytestmark = [pytest.mark.browser]
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [

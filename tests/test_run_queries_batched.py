@@ -1,0 +1,64 @@
+"""Batched run queries give what the per-run / per-target queries gave (summaries, answer paces)."""
+
+import datetime as dt
+
+from app import run_progress
+from app import run_queries
+from app.models import NEW
+from app.models import Item
+from app.models import RunCollection
+from app.run_dto import run_summary
+from tests.factories import add_item
+from tests.factories import make_run
+
+T0 = dt.datetime(2026, 1, 1, 12, 0, 0)
+
+
+def test_summaries_match_one_run_summary_per_run(app):
+    first, _ = make_run("run-a", targets=(("p", "m2"), ("p", "m1")))
+    second, (target,) = make_run("run-b")
+    RunCollection.create(run=second, collection_name="full")
+    add_item(second, target, "t1")
+    empty, _ = make_run("run-c", targets=())
+    runs = [first, second, empty]
+    assert run_queries.summaries(runs) == [run_summary(r) for r in runs]
+
+
+def _old_windows(run, targets):
+    """The per-target query _answer_paces ran before it became one windowed query."""
+    return {
+        t.id: list(
+            Item.select(Item.answered_at, Item.time_taken_ms)
+            .where((Item.run == run) & (Item.target == t) & Item.answered_at.is_null(False))
+            .order_by(Item.answered_at.desc())
+            .limit(run_progress.RATE_WINDOW)
+            .tuples()
+        )
+        for t in targets
+    }
+
+
+def test_answer_paces_take_each_targets_latest_window(app, monkeypatch):
+    run, targets = make_run("run-p", targets=(("p", "a"), ("p", "b"), ("p", "idle")))
+    fast, slow, idle = targets
+    for n in range(run_progress.RATE_WINDOW + 5):  # more than a window: the oldest drop out
+        add_item(run, fast, f"f{n}", answered_at=T0 + dt.timedelta(seconds=2 * n))
+    for n in range(3):
+        add_item(run, slow, f"s{n}", answered_at=T0 + dt.timedelta(seconds=30 * n))
+    add_item(run, slow, "s-new", status=NEW, answered_at=None, time_taken_ms=None)
+    add_item(run, idle, "i-new", status=NEW, answered_at=None, time_taken_ms=None)
+
+    seen = []
+    real = run_progress._interval
+    monkeypatch.setattr(
+        run_progress, "_interval", lambda w, now=None: seen.append(w) or real(w, now)
+    )
+    left, paces = run_progress._answer_paces(run, T0 + dt.timedelta(minutes=5))
+
+    old = _old_windows(run, targets)
+    assert seen == [old[fast.id], old[slow.id], old[idle.id]]
+    assert len(old[fast.id]) == run_progress.RATE_WINDOW and old[idle.id] == []
+    assert left == {slow.id: 1, idle.id: 1}
+    assert set(paces) == {fast.id, slow.id, idle.id}
+    assert paces[idle.id] is None and paces[fast.id] == 2.0
+    assert paces[slow.id] == 150.0  # answered last: its window runs to now (a stall shows)
