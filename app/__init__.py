@@ -7,9 +7,11 @@ from flask import Flask
 from werkzeug.exceptions import NotFound
 from werkzeug.routing import IntegerConverter
 
-from . import config as config_mod
 from . import crypto
 from . import db
+from .config import INSTANCE_PATH
+from .config import REPO_ROOT
+from .config import load
 from .ids import SQLITE_INT_MAX
 
 log = logging.getLogger(__name__)
@@ -31,12 +33,12 @@ class RowIdConverter(IntegerConverter):
 
 def create_app(test_config=None):
     """Build the app: config, master key, database, extensions, blueprints, orchestrator."""
-    config = config_mod.load(test_config)
+    config = load(test_config)
     app = Flask(
         __name__,
-        instance_path=str(config_mod.INSTANCE_PATH),
-        template_folder=str(config_mod.REPO_ROOT / "templates"),
-        static_folder=str(config_mod.REPO_ROOT / "static"),
+        instance_path=str(INSTANCE_PATH),
+        template_folder=str(REPO_ROOT / "templates"),
+        static_folder=str(REPO_ROOT / "static"),
     )
     app.config.update(config)
     # Before any blueprint registers its rules: they look the converter up by name.
@@ -54,7 +56,7 @@ def create_app(test_config=None):
 
     db.init_app(app)
     if app.config["LOAD_DEFAULTS"]:
-        from . import defaults
+        from .catalog import defaults
 
         with db.database.connection_context():
             defaults.ensure_defaults()
@@ -64,7 +66,7 @@ def create_app(test_config=None):
     init_web(app)
 
     if app.config["SCHEDULER_ENABLED"]:
-        from . import scheduler
+        from .engine import scheduler
 
         scheduler.start(app.config)
     return app

@@ -4,7 +4,7 @@ import json
 import re
 import time
 
-from .metrics import sha256_json
+from .hashing import sha256_json
 from .providers import ProviderError
 
 JUDGE_PROMPT_VERSION = "judge-v1"

@@ -241,6 +241,9 @@ class RunLog(BaseModel):
         indexes = ((("run", "id"), False),)
 
 
+ORCHESTRATOR_LEASE = "orchestrator"  # the name of the one orchestrator lease row
+
+
 class Lease(BaseModel):
     """One row per lease name: who runs the orchestrator for this database, until when."""
 

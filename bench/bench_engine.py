@@ -22,17 +22,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import db  # noqa: E402
-from app import orchestrator  # noqa: E402
-from app import run_slice  # noqa: E402
-from app import runs  # noqa: E402
-from app.models import COMPLETED  # noqa: E402
-from app.models import Collection  # noqa: E402
-from app.models import CollectionTask  # noqa: E402
-from app.models import Item  # noqa: E402
-from app.models import Provider  # noqa: E402
-from app.models import Task  # noqa: E402
-from tests import fakeserver  # noqa: E402
+from app import db
+from app.engine.orchestrator import run_foreground
+from app.engine.slice import Slice
+from app.models import COMPLETED
+from app.models import Collection
+from app.models import CollectionTask
+from app.models import Item
+from app.models import Provider
+from app.models import Task
+from app.runs.lifecycle import create_run
+from app.runs.queries import list_logs
+from tests import fakeserver
 
 CONFIG = {
     "LEASE_SECONDS": 15.0,
@@ -81,8 +82,8 @@ def _cpu_timed(kind, loop):
     return timed
 
 
-run_slice.Slice.answer_loop = _cpu_timed("answer", run_slice.Slice.answer_loop)
-run_slice.Slice.judge_loop = _cpu_timed("judge", run_slice.Slice.judge_loop)
+Slice.answer_loop = _cpu_timed("answer", Slice.answer_loop)
+Slice.judge_loop = _cpu_timed("judge", Slice.judge_loop)
 
 
 def _fresh_db(folder, n_tasks, concurrency, url):
@@ -117,7 +118,7 @@ def _fresh_db(folder, n_tasks, concurrency, url):
         CollectionTask.insert_many(
             [{"collection": coll.id, "task": t.id} for t in Task.select()]
         ).execute()
-    run = runs.create_run(
+    run = create_run(
         {
             "judgeProviderId": provider.id,
             "judgeModel": "judge",
@@ -146,7 +147,7 @@ def _one(n_items, concurrency, latency, server):
     with tempfile.TemporaryDirectory() as folder:
         run = _fresh_db(folder, n_items, concurrency, server.url)
         started = time.perf_counter()
-        state = orchestrator.run_foreground(run.run_id, CONFIG, on_event=on_event, holder="bench")
+        state = run_foreground(run.run_id, CONFIG, on_event=on_event, holder="bench")
         ended = time.perf_counter()
         done = Item.select().where(Item.status == COMPLETED).count()
         adapter_ms = sum(t for (t,) in Item.select(Item.time_taken_ms).tuples())
@@ -268,7 +269,7 @@ def real_llm(base_url, model):
                 incorrect_direction=wrong,
             )
             CollectionTask.create(collection=coll, task=task)
-        run = runs.create_run(
+        run = create_run(
             {
                 "name": "real-llm",
                 "judgeProviderId": provider.id,
@@ -286,9 +287,9 @@ def real_llm(base_url, model):
             source="cli",
         )
         started = time.perf_counter()
-        state = orchestrator.run_foreground(run.run_id, CONFIG, holder="bench-real")
+        state = run_foreground(run.run_id, CONFIG, holder="bench-real")
         print(f"run {run.run_id}: {state} in {time.perf_counter() - started:.1f} s")
-        for line in runs.list_logs(run.run_id, limit=1000):
+        for line in list_logs(run.run_id, limit=1000):
             print(f"  {line.created_at:%H:%M:%S} {line.level:<7} {line.event:<15} {line.message}")
         print("  task       status      ms   ttft  tokens  tok/s (source)        score  answer")
         for item in Item.select().order_by(Item.id):

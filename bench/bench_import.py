@@ -21,12 +21,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import crypto  # noqa: E402
-from app import db  # noqa: E402
-from app.models import COMPLETED  # noqa: E402
-from app.models import Item  # noqa: E402
-from app.models import Run  # noqa: E402
-from app.models import Task  # noqa: E402
+from app import crypto
+from app import db
+from app.config import load
+from app.models import COMPLETED
+from app.models import Item
+from app.models import Run
+from app.models import Task
 
 KEY_B64 = base64.b64encode(b"b" * 32).decode()
 MODELS = ["m1", "m2", "m3"]
@@ -215,18 +216,17 @@ def main():
 
 def server_path(fake_url, concurrency):
     """Create the run while the scheduler holds the lease (as the web app does), time to finish."""
-    from app import config as config_mod
-    from app import scheduler
     from app.datasets import run_config
     from app.datasets import run_plan
+    from app.engine import scheduler
 
-    cfg = config_mod.load({"DB": db.database.database})
+    cfg = load({"DB": db.database.database})
     scheduler.start(cfg)
     try:
         with db.database.connection_context():
             # Let the first tick take the lease while idle, as a running server would have.
             deadline = time.monotonic() + 10
-            from app import lease
+            from app.engine import lease
 
             while (
                 lease.current() is None or lease.current().holder != lease.process_holder()

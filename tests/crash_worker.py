@@ -9,18 +9,21 @@ the run the takeover stopped (as a person pressing Continue would), then works i
 import sys
 import time
 
+from app.config import load
+from app.engine.orchestrator import run_foreground
+from app.runs.lifecycle import resume_run
+from app.runs.queries import get_run
+from app.runs.state import run_state
+
 
 def main(db_path, run_id, lease_seconds):
-    from app import config as config_mod
     from app import crypto
-    from app import lease
-    from app import orchestrator
-    from app import runs
     from app.db import database
     from app.db import init_db
+    from app.engine import lease
     from tests.conftest import TEST_KEY_B64
 
-    config = config_mod.load(
+    config = load(
         {"DB": db_path, "LEASE_SECONDS": lease_seconds, "MASTER_KEY_BASE64": TEST_KEY_B64},
         environ={},
     )
@@ -34,11 +37,11 @@ def main(db_path, run_id, lease_seconds):
                 print("no lease", flush=True)
                 return 2
             time.sleep(0.05)
-        run = runs.get_run(run_id)
-        if runs.run_state(run) in ("paused", "stopped"):
-            runs.resume_run(run_id)
+        run = get_run(run_id)
+        if run_state(run) in ("paused", "stopped"):
+            resume_run(run_id)
         print("working", flush=True)
-        state = orchestrator.run_foreground(run_id, config, holder=holder)
+        state = run_foreground(run_id, config, holder=holder)
         print(state, flush=True)
     return 0
 

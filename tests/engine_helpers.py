@@ -2,14 +2,16 @@
 
 import datetime as dt
 
-from app import lease
-from app import orchestrator
-from app import runs
 from app.clock import utcnow
+from app.engine import lease
+from app.engine.orchestrator import tick
+from app.engine.warmup import JUDGE_WARMUP_MESSAGES
+from app.engine.warmup import WARMUP_MESSAGES
 from app.models import Collection
 from app.models import CollectionTask
 from app.models import Provider
 from app.models import Task
+from app.runs.lifecycle import create_run
 
 ENDPOINTS = {"OPENAI": ("/v1/models", "/v1/chat/completions"), "OLLAMA": ("/api/tags", "/api/chat")}
 
@@ -92,14 +94,14 @@ def start_run(judge, targets, collection, holder="test-holder", **spec):
         "collectionIds": [collection.id],
     }
     body.update(spec)
-    return runs.create_run(body)
+    return create_run(body)
 
 
 def drive(config, clock, max_ticks=200, holder="test-holder", on_event=None, step=None):
     """Tick until the run is no longer running; when idle jump the clock to the next retry."""
     result = None
     for _ in range(max_ticks):
-        result = orchestrator.tick(config, holder=holder, now=clock, on_event=on_event)
+        result = tick(config, holder=holder, now=clock, on_event=on_event)
         if step:
             step(result)
         if result["state"] != "running":
@@ -117,12 +119,10 @@ def call_kind(call):
     messages = body.get("messages") or []
     last = messages[-1]["content"] if messages else ""
     if "response_format" in body or "format" in body:
-        kind = (
-            "judge_warmup" if last == orchestrator.JUDGE_WARMUP_MESSAGES[-1]["content"] else "judge"
-        )
+        kind = "judge_warmup" if last == JUDGE_WARMUP_MESSAGES[-1]["content"] else "judge"
     elif not messages:
         kind = "unload"
-    elif last == orchestrator.WARMUP_MESSAGES[-1]["content"]:
+    elif last == WARMUP_MESSAGES[-1]["content"]:
         kind = "warmup"
     else:
         kind = "answer"

@@ -8,7 +8,7 @@ from bs4 import BeautifulSoup
 
 from app.models import Collection
 from app.models import Task
-from app.web import datasets as datasets_web
+from app.web.datasets import bp
 from tests.conftest import make_app
 
 DATA = Path(__file__).parent / "data"
@@ -17,7 +17,7 @@ CSV = "task_id,category,prompt_template\nt1,c,first\nt2,c,second\n"
 
 
 def test_the_import_page_is_registered_with_the_app(app):
-    assert app.blueprints["datasets"] is datasets_web.bp
+    assert app.blueprints["datasets"] is bp
 
 
 def _upload(client, text, name="tasks.csv", **form):

@@ -2,11 +2,12 @@
 
 import pytest
 
-from app import lease
-from app import runs
+from app.engine import lease
 from app.models import COMPLETED
 from app.models import FAILED
 from app.models import Item
+from app.runs.queries import get_run
+from app.runs.state import run_state
 from tests.engine_helpers import FakeClock
 from tests.engine_helpers import drive
 from tests.engine_helpers import make_provider
@@ -134,5 +135,5 @@ def test_retry_judge_and_retry_failed(client, body, app):
     assert failed.json["queued"] == 1
     drive(dict(app.config), FakeClock())
     assert Item.select().where(Item.status == COMPLETED).count() == 3
-    assert runs.run_state(runs.get_run(run_id)) == "finished"
+    assert run_state(get_run(run_id)) == "finished"
     assert client.post(f"/api/runs/{run_id}/items/999/retry-judge").status_code == 404

@@ -5,8 +5,10 @@ import sys
 
 import pytest
 
-from app import charts
-from app import results
+from app.results import charts
+from app.results.averages import breakdown
+from app.results.averages import latency_samples
+from app.results.averages import model_averages
 from tests.factories import bulk_items
 from tests.factories import make_run
 
@@ -18,11 +20,11 @@ def data(app):
     )
     for target in targets:
         bulk_items(run, target, 40)
-    averages = results.model_averages(run)
+    averages = model_averages(run)
     return {
         "averages": averages,
-        "samples": results.latency_samples(run),
-        "category": results.breakdown(run, "category"),
+        "samples": latency_samples(run),
+        "category": breakdown(run, "category"),
     }
 
 
@@ -97,10 +99,10 @@ def test_legends_fit_inside_the_chart(app, narrow, models):
     )
     for target in targets:
         bulk_items(run, target, 8)
-    averages = results.model_averages(run)
+    averages = model_averages(run)
     for svg in (
-        charts.latency_chart(averages, results.latency_samples(run), narrow),
-        charts.category_chart(results.breakdown(run, "category"), narrow),
+        charts.latency_chart(averages, latency_samples(run), narrow),
+        charts.category_chart(breakdown(run, "category"), narrow),
     ):
         bottom, height = _legend_bottom(svg)
         assert bottom <= height, f"legend ends at {bottom} of {height}"
@@ -110,7 +112,7 @@ def test_every_latency_box_is_inside_the_plot(app):
     run, targets = make_run(targets=[("local", "fast"), ("local", "slow")])
     bulk_items(run, targets[0], 20)
     bulk_items(run, targets[1], 20, time_taken_ms=9_730.0)
-    svg = charts.latency_chart(results.model_averages(run), results.latency_samples(run), True)
+    svg = charts.latency_chart(model_averages(run), latency_samples(run), True)
     height = float(
         re.search(r'class="plot"><rect x="0" y="0" width="[\d.]+" height="([\d.]+)"', svg).group(1)
     )

@@ -2,9 +2,9 @@
 
 import pytest
 
-from app.compare import compare_runs
-from app.compare import run_choices
 from app.models import FAILED
+from app.results.compare import compare_runs
+from app.results.compare import run_choices
 from tests.factories import add_item
 from tests.factories import make_run
 

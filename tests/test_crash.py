@@ -10,13 +10,13 @@ import time
 
 import pytest
 
-from app import lease
-from app import runs
 from app.config import REPO_ROOT
+from app.engine import lease
 from app.models import COMPLETED
 from app.models import Item
 from app.models import Run
 from app.models import RunLog
+from app.runs.state import run_state
 from tests.engine_helpers import call_kind
 from tests.engine_helpers import calls
 from tests.engine_helpers import make_provider
@@ -87,7 +87,7 @@ def test_killed_orchestrator_continues_without_losing_or_redoing_work(app, fake)
     assert out.strip().endswith("finished"), out + err
 
     run = Run.get_by_id(run.id)
-    assert runs.run_state(run) == "finished"
+    assert run_state(run) == "finished"
     items = list(Item.select())
     assert len(items) == 60
     assert {i.status for i in items} == {COMPLETED}, [

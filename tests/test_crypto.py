@@ -8,7 +8,9 @@ import stat
 import pytest
 
 from app import crypto
-from app import provider_store
+from app.catalog.providers import create_provider
+from app.catalog.providers import header_rows
+from app.catalog.providers import provider_config
 from app.models import ProviderHeader
 from tests.conftest import TEST_KEY_B64
 
@@ -53,7 +55,7 @@ def test_decrypting_with_another_key_fails(keyed):
 
 
 def _secret_provider(name, value):
-    return provider_store.create_provider(
+    return create_provider(
         {
             "name": name,
             "type": "OPENAI",
@@ -69,8 +71,8 @@ def test_a_secret_moved_to_another_provider_row_cannot_be_decrypted(app):
     stolen = ProviderHeader.get(ProviderHeader.provider == one.id).value
     ProviderHeader.update(value=stolen).where(ProviderHeader.provider == two.id).execute()
     with pytest.raises(crypto.KeyError_):
-        provider_store.provider_config(two)
-    assert provider_store.provider_config(one).headers["Authorization"] == "Bearer one-secret"
+        provider_config(two)
+    assert provider_config(one).headers["Authorization"] == "Bearer one-secret"
 
 
 def test_an_undecryptable_secret_is_listed_masked_not_crashing(app):
@@ -78,7 +80,7 @@ def test_an_undecryptable_secret_is_listed_masked_not_crashing(app):
     two = _secret_provider("two", "Bearer two-secret")
     stolen = ProviderHeader.get(ProviderHeader.provider == one.id).value
     ProviderHeader.update(value=stolen).where(ProviderHeader.provider == two.id).execute()
-    rows = provider_store.header_rows(two)
+    rows = header_rows(two)
     assert rows[0]["valueMasked"] == "****" and rows[0]["readable"] is False
 
 

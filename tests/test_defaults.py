@@ -7,9 +7,18 @@ import yaml
 from bs4 import BeautifulSoup
 from click.testing import CliRunner
 
-from app import defaults
-from app import provider_store
-from app import task_store
+from app.catalog import defaults
+from app.catalog.collections import add_tasks_to_collection
+from app.catalog.collections import collection_tasks
+from app.catalog.collections import create_collection
+from app.catalog.collections import remove_task_from_collection
+from app.catalog.providers import create_provider
+from app.catalog.providers import delete_provider
+from app.catalog.providers import list_providers
+from app.catalog.providers import update_provider
+from app.catalog.tasks import create_task
+from app.catalog.tasks import delete_task
+from app.catalog.tasks import update_task
 from app.db import database
 from app.errors import ValidationError
 from app.models import Collection
@@ -50,12 +59,12 @@ def bank_file(tmp_path, monkeypatch):
 
 def members(name):
     c = Collection.get(Collection.name == name)
-    return sorted(t.task_id for t in task_store.collection_tasks(c))
+    return sorted(t.task_id for t in collection_tasks(c))
 
 
 def test_an_empty_database_gets_the_defaults(app, bank_file):
     assert defaults.ensure_defaults() is True
-    assert [p.name for p in provider_store.list_providers()] == [
+    assert [p.name for p in list_providers()] == [
         "local-ollama",
         "local-openai-compatible",
     ]
@@ -79,7 +88,7 @@ def test_ensure_defaults_runs_only_once(app, bank_file):
 
 
 def test_a_database_with_user_data_gets_no_defaults(app, bank_file):
-    provider_store.create_provider({"name": "mine", "type": "OLLAMA", "baseUrl": "http://h:1"})
+    create_provider({"name": "mine", "type": "OLLAMA", "baseUrl": "http://h:1"})
     assert defaults.ensure_defaults() is False
     assert Task.select().count() == 0 and Provider.select().count() == 1
 
@@ -92,18 +101,16 @@ def test_the_factory_loads_defaults_on_first_start(tmp_path, bank_file):
 
 def test_reset_restores_deleted_and_edited_built_ins_and_keeps_user_data(app, bank_file):
     defaults.ensure_defaults()
-    mine = task_store.create_task(
-        {"taskId": "mine_1", "category": "Mine", "question": "q", "excellent": "a"}
-    )
-    my_collection = task_store.create_collection("mine", "")
-    task_store.add_tasks_to_collection(my_collection.id, [mine.id, "b_00"])
+    mine = create_task({"taskId": "mine_1", "category": "Mine", "question": "q", "excellent": "a"})
+    my_collection = create_collection("mine", "")
+    add_tasks_to_collection(my_collection.id, [mine.id, "b_00"])
     quick = Collection.get(Collection.name == "quick")
-    task_store.add_tasks_to_collection(quick.id, [mine.id])
-    task_store.delete_task(Task.get(Task.task_id == "b_01").id)
-    task_store.remove_task_from_collection(quick.id, Task.get(Task.task_id == "b_02").id)
-    task_store.update_task(Task.get(Task.task_id == "b_03").id, {"question": "edited"})
-    provider_store.delete_provider(Provider.get(Provider.name == "local-ollama").id)
-    provider_store.create_provider({"name": "my-server", "type": "OPENAI", "baseUrl": "http://h:1"})
+    add_tasks_to_collection(quick.id, [mine.id])
+    delete_task(Task.get(Task.task_id == "b_01").id)
+    remove_task_from_collection(quick.id, Task.get(Task.task_id == "b_02").id)
+    update_task(Task.get(Task.task_id == "b_03").id, {"question": "edited"})
+    delete_provider(Provider.get(Provider.name == "local-ollama").id)
+    create_provider({"name": "my-server", "type": "OPENAI", "baseUrl": "http://h:1"})
 
     summary = defaults.reset_defaults()
 
@@ -131,7 +138,7 @@ def test_reset_twice_changes_nothing_the_second_time(app, bank_file):
 def test_reset_keeps_an_edited_default_provider(app, bank_file):
     defaults.reset_defaults()
     p = Provider.get(Provider.name == "local-ollama")
-    provider_store.update_provider(p.id, {"baseUrl": "http://gpu-box:11434"})
+    update_provider(p.id, {"baseUrl": "http://gpu-box:11434"})
     defaults.reset_defaults()
     assert Provider.get_by_id(p.id).base_url == "http://gpu-box:11434"
 

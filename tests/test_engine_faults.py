@@ -11,12 +11,13 @@ import time
 import pytest
 
 from app import crypto
-from app import item_work
-from app import metrics
-from app import orchestrator
-from app import provider_store
-from app import runs
+from app.catalog.providers import create_provider
 from app.db import database
+from app.engine import claims
+from app.engine import metrics
+from app.engine.claims import claim
+from app.engine.orchestrator import tick
+from app.engine.slice import Slice
 from app.errors import Conflict
 from app.models import COMPLETED
 from app.models import FAILED
@@ -27,7 +28,11 @@ from app.models import ProviderHeader
 from app.models import Run
 from app.models import RunLog
 from app.models import RunTarget
-from app.run_slice import Slice
+from app.runs.lifecycle import pause_run
+from app.runs.lifecycle import resume_run
+from app.runs.lifecycle import stop_run
+from app.runs.retries import retry_failed_judgements
+from app.runs.retries import retry_judge
 from tests.engine_helpers import FakeClock
 from tests.engine_helpers import call_kind
 from tests.engine_helpers import calls
@@ -95,7 +100,7 @@ def test_retrying_failed_judgements_restarts_their_retry_clock(app, fake, config
     script(fake, {"judge": [{"text": "nope"}] * 20})
     drive(config, FakeClock())
     assert {i.first_attempt_at is not None for i in Item.select()} == {True}
-    assert runs.retry_failed_judgements(run.run_id) == 2
+    assert retry_failed_judgements(run.run_id) == 2
     assert [(i.status, i.attempts, i.first_attempt_at) for i in Item.select()] == [
         (WAITING_FOR_JUDGE, 0, None)
     ] * 2
@@ -105,11 +110,11 @@ def test_continuing_a_stopped_run_restarts_the_retry_clock(app, fake, config):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(1))
     script(fake, {"answer": [{"status": 503}]})
-    orchestrator.tick(config, holder=HOLDER, now=FakeClock())
+    tick(config, holder=HOLDER, now=FakeClock())
     waiting = Item.get()
     assert waiting.status == NEW and waiting.first_attempt_at is not None
-    runs.stop_run(run.run_id)
-    runs.resume_run(run.run_id)
+    stop_run(run.run_id)
+    resume_run(run.run_id)
     assert Item.get().first_attempt_at is None and Item.get().error_msg  # the error is kept
 
 
@@ -121,13 +126,13 @@ def test_a_warmup_answered_503_is_tried_again_after_a_backoff(app, fake, config)
     run = start_run(p, [(p, "m1")], make_tasks(2))
     script(fake, {"warmup": [{"status": 503, "text": "loading model"}]})
     clock = FakeClock()
-    result = orchestrator.tick(config, holder=HOLDER, now=clock)
+    result = tick(config, holder=HOLDER, now=clock)
     assert result["idle"] and result["state"] == "running" and result["wakeAt"] > clock()
     line = events(run, "warmup_retry")[0]
     assert line.message.startswith("Warm-up of fake/m1: retry 2/3 at ")
     assert "loading model" in line.message and line.level == "WARNING"
     assert line.data["nextRetryAt"]
-    assert orchestrator.tick(config, holder=HOLDER, now=clock)["idle"]  # not before its time
+    assert tick(config, holder=HOLDER, now=clock)["idle"]  # not before its time
     assert len(calls(fake, "warmup")) == 1
     assert drive(config, clock)["state"] == "finished"
     assert len(calls(fake, "warmup")) == 2
@@ -140,10 +145,10 @@ def test_a_warmup_answered_429_waits_for_its_retry_after(app, fake, config):
     start_run(p, [(p, "m1")], make_tasks(1))
     script(fake, {"warmup": [{"status": 429, "retry_after": 40}]})
     clock = FakeClock()
-    result = orchestrator.tick(config, holder=HOLDER, now=clock)
+    result = tick(config, holder=HOLDER, now=clock)
     assert result["wakeAt"] >= clock() + dt.timedelta(seconds=40)
     clock.advance(39)
-    orchestrator.tick(config, holder=HOLDER, now=clock)
+    tick(config, holder=HOLDER, now=clock)
     assert len(calls(fake, "warmup")) == 1
     assert drive(config, clock)["state"] == "finished"
     assert Item.get().status == COMPLETED
@@ -194,7 +199,7 @@ def test_a_header_http_cannot_carry_fails_the_group_once(app, fake, config):
 
 def test_a_secret_the_master_key_cannot_read_pauses_the_run_with_the_reason(app, fake, config):
     judge = make_provider(fake, name="judge")
-    locked = provider_store.create_provider(
+    locked = create_provider(
         {
             "name": "locked",
             "type": "OPENAI",
@@ -205,13 +210,13 @@ def test_a_secret_the_master_key_cannot_read_pauses_the_run_with_the_reason(app,
     run = start_run(judge, [(locked, "m1")], make_tasks(1))
     crypto.set_key(b"o" * 32)  # the master key changed since the secret was saved
     clock = FakeClock()
-    result = orchestrator.tick(config, holder=HOLDER, now=clock)
+    result = tick(config, holder=HOLDER, now=clock)
     assert result["state"] == "paused"
     run = Run.get_by_id(run.id)
     assert run.control_reason.startswith("provider locked cannot be used: a stored secret")
     line = events(run, "provider_error")[0]
     assert line.level == "ERROR" and "sk-secret" not in line.message
-    assert orchestrator.tick(config, holder=HOLDER, now=clock)["runId"] is None  # no loop
+    assert tick(config, holder=HOLDER, now=clock)["runId"] is None  # no loop
     assert calls(fake, "warmup") == [] and Item.get().status == NEW
 
 
@@ -239,9 +244,9 @@ def test_a_worker_crashing_again_and_again_pauses_the_run(app, fake, config, mon
     def broken(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(item_work, "claim", broken)
+    monkeypatch.setattr(claims, "claim", broken)
     clock = FakeClock()
-    assert orchestrator.tick(config, holder=HOLDER, now=clock)["state"] == "paused"
+    assert tick(config, holder=HOLDER, now=clock)["state"] == "paused"
     assert "disk on fire" in Run.get_by_id(run.id).control_reason
     assert [e.level for e in events(run, "internal_error")] == ["ERROR"] * 3
 
@@ -254,7 +259,7 @@ def test_an_error_in_the_orchestrator_itself_pauses_the_run(app, fake, config, m
         raise KeyError("target")
 
     monkeypatch.setattr(Slice, "_pick_group", broken)
-    result = orchestrator.tick(config, holder=HOLDER, now=FakeClock())
+    result = tick(config, holder=HOLDER, now=FakeClock())
     assert result["state"] == "paused"
     assert "KeyError" in Run.get_by_id(run.id).control_reason
     assert events(run, "internal_error")[0].level == "ERROR"
@@ -280,7 +285,7 @@ def test_a_slow_stream_keeps_its_claim_and_is_sent_once(app, fake):
         },
     )
     deadline = time.monotonic() + 20
-    while orchestrator.tick(config, holder=HOLDER)["state"] == "running":
+    while tick(config, holder=HOLDER)["state"] == "running":
         assert time.monotonic() < deadline
     questions = [t for _k, _m, t in calls(fake, "answer")]
     assert sorted(questions) == ["Question t0?", "Question t1?"]
@@ -296,7 +301,7 @@ def test_a_stop_mid_stream_logs_what_was_abandoned(app, fake, config):
 
     def stop():
         with database.connection_context():
-            runs.stop_run(run.run_id)
+            stop_run(run.run_id)
 
     def responder(call):
         if call_kind(call)[0] == "answer":
@@ -306,7 +311,7 @@ def test_a_stop_mid_stream_logs_what_was_abandoned(app, fake, config):
         return None
 
     fake.responder = responder
-    result = orchestrator.tick(config, holder=HOLDER, now=FakeClock())
+    result = tick(config, holder=HOLDER, now=FakeClock())
     stopper[0].join()
     assert result["state"] == "stopped"
     lines = [e.message for e in events(run, "abandoned")]
@@ -320,14 +325,12 @@ def test_retry_judge_refuses_an_item_being_judged_right_now(app, fake, config):
     run = start_run(p, [(p, "m1")], make_tasks(1))
     clock = FakeClock()
     Item.update(status=WAITING_FOR_JUDGE, answer="an answer").execute()
-    claimed = item_work.claim(
-        run.id, WAITING_FOR_JUDGE, clock(), clock() + dt.timedelta(seconds=60)
-    )
+    claimed = claim(run.id, WAITING_FOR_JUDGE, clock(), clock() + dt.timedelta(seconds=60))
     with pytest.raises(Conflict, match="being judged right now"):
-        runs.retry_judge(run.run_id, claimed.id, now=clock())
+        retry_judge(run.run_id, claimed.id, now=clock())
     assert Item.get().attempts == 1  # the claim is untouched
     # Once its claim lapsed (a crash), it can be queued again.
-    runs.retry_judge(run.run_id, claimed.id, now=clock.advance(61))
+    retry_judge(run.run_id, claimed.id, now=clock.advance(61))
     assert Item.get().attempts == 0
 
 
@@ -346,13 +349,13 @@ def test_a_deleted_judge_provider_leaves_the_answers_cant_be_finished(app, fake,
     def responder(call):
         if call_kind(call)[0] == "answer" and len(calls(fake, "answer")) == 2:
             with database.connection_context():
-                runs.pause_run(run.run_id)
+                pause_run(run.run_id)
         return None
 
     fake.responder = responder
-    assert orchestrator.tick(config, holder=HOLDER, now=clock)["state"] == "paused"
+    assert tick(config, holder=HOLDER, now=clock)["state"] == "paused"
     Provider.delete().where(Provider.id == judge.id).execute()
-    runs.resume_run(run.run_id)
+    resume_run(run.run_id)
     assert drive(config, clock)["state"] == "finished"
     items = list(Item.select())
     assert {i.status for i in items} == {CANT_BE_FINISHED}
@@ -366,7 +369,7 @@ def test_a_deleted_judge_provider_leaves_the_answers_cant_be_finished(app, fake,
 def test_the_scheduler_keeps_apscheduler_quiet(app):
     import logging
 
-    from app import scheduler
+    from app.engine import scheduler
 
     first = scheduler.start(dict(app.config, TICK_SECONDS=30))
     try:

@@ -1,7 +1,8 @@
 """The app factory: config layering (defaults → env → test_config), instance path, no scheduler."""
 
-from app import config as config_mod
 from app import create_app
+from app.config import INSTANCE_PATH
+from app.config import load
 from app.db import database
 from tests.conftest import TEST_KEY_B64
 
@@ -21,14 +22,14 @@ def _app(**overrides):
 
 
 def test_defaults_apply_without_env_or_overrides():
-    cfg = config_mod.load(environ={})
+    cfg = load(environ={})
     assert cfg["HOST"] == "127.0.0.1" and cfg["PORT"] == 8080
     assert cfg["DB"].endswith("instance/llmbench.db")
     assert cfg["SCHEDULER_ENABLED"] is False
 
 
 def test_env_values_are_read_and_typed():
-    cfg = config_mod.load(
+    cfg = load(
         environ={
             "LLMBENCH_PORT": "9090",
             "LLMBENCH_MAX_ATTEMPTS": "5",
@@ -63,8 +64,8 @@ def test_master_key_env_is_used(tmp_path, monkeypatch):
 
 
 def test_instance_path_is_absolute_and_in_the_repo(app):
-    assert app.instance_path == str(config_mod.INSTANCE_PATH)
-    assert config_mod.INSTANCE_PATH.is_absolute()
+    assert app.instance_path == str(INSTANCE_PATH)
+    assert INSTANCE_PATH.is_absolute()
 
 
 def test_the_scheduler_is_off_in_tests(app):

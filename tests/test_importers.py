@@ -263,7 +263,7 @@ def test_a_seed003_placeholder_without_vars_is_an_import_error(app, text, name):
 
 
 def test_a_seed003_template_without_vars_is_saved_as_the_text_it_sends(app):
-    from app import templating
+    from app.catalog import templating
 
     _import("task_id,prompt_template\nt,Write {{who}} literally\n", "runner.csv")
     task = _task("t")

@@ -6,7 +6,6 @@ import pytest
 from bs4 import BeautifulSoup
 
 from app import exports
-from app import runs
 from app.models import COMPLETED
 from app.models import JUDGING
 from app.models import WAITING_FOR_JUDGE
@@ -14,6 +13,9 @@ from app.models import Item
 from app.models import Price
 from app.models import Run
 from app.models import RunLog
+from app.runs.dto import run_summary
+from app.runs.lifecycle import resume_run
+from app.runs.queries import spent_usd
 from tests.engine_helpers import FakeClock
 from tests.engine_helpers import call_kind
 from tests.engine_helpers import calls
@@ -57,7 +59,7 @@ def test_judge_cost_is_recorded_from_the_providers_usage_cost(app, fake, config,
     assert done.status == COMPLETED
     assert done.judge_cost_usd == pytest.approx(0.0025)
     assert done.cost_usd is None  # the answer had no price and no reported cost
-    assert runs.spent_usd(run) == pytest.approx(0.0025)
+    assert spent_usd(run) == pytest.approx(0.0025)
     listed = client.get(f"/api/runs/{run.run_id}/items").get_json()["items"]
     assert listed[0]["judgeCostUsd"] == pytest.approx(0.0025)
 
@@ -89,18 +91,18 @@ def test_budget_reached_while_judging_pauses_and_resume_finishes(app, fake, conf
     run = Run.get_by_id(run.id)
     assert run.phase == JUDGING
     assert run.control_reason.startswith("budget reached")
-    counts = runs.run_summary(run)["counts"]
+    counts = run_summary(run)["counts"]
     assert counts[COMPLETED] == 2 and counts[WAITING_FOR_JUDGE] == 1
-    assert runs.spent_usd(run) == pytest.approx(2 * per_judgement)
+    assert spent_usd(run) == pytest.approx(2 * per_judgement)
     reached = RunLog.select().where((RunLog.run == run) & (RunLog.event == "budget_reached"))
     assert reached.count() == 1
     assert len(calls(fake, "judge")) == 2
 
-    runs.resume_run(run.run_id, max_budget_usd=1.0)
+    resume_run(run.run_id, max_budget_usd=1.0)
     assert drive(config, FakeClock())["state"] == "finished"
     assert {i.status for i in Item.select()} == {COMPLETED}
     assert len(calls(fake, "judge")) == 3  # the paused item judged once, nothing twice
-    assert runs.spent_usd(run) == pytest.approx(3 * per_judgement)
+    assert spent_usd(run) == pytest.approx(3 * per_judgement)
 
 
 def test_a_budget_spent_by_the_answers_does_not_start_judging(app, fake, config):

@@ -5,18 +5,23 @@ import threading
 
 import pytest
 
-from app import item_work
-from app import lease
-from app import orchestrator
-from app import runs
 from app.clock import utcnow
 from app.db import database
+from app.engine import lease
+from app.engine.claims import claim
+from app.engine.orchestrator import run_foreground
+from app.engine.orchestrator import tick
 from app.errors import Conflict
 from app.models import COMPLETED
 from app.models import NEW
 from app.models import Item
 from app.models import Lease
 from app.models import Run
+from app.runs.lifecycle import create_run
+from app.runs.lifecycle import pause_run
+from app.runs.lifecycle import resume_run
+from app.runs.lifecycle import stop_run
+from app.runs.state import run_state
 from tests.engine_helpers import FakeClock
 from tests.engine_helpers import calls
 from tests.engine_helpers import drive
@@ -70,19 +75,17 @@ def test_takeover_stops_the_dead_holders_run_and_releases_its_claim(app, fake):
     run = start_run(p, [(p, "m1")], make_tasks(2), holder="a")
     clock = FakeClock()
     # Holder "a" claims an item, then dies with the request in flight.
-    claimed = item_work.claim(
-        run.id, NEW, clock(), clock() + dt.timedelta(seconds=60), run.targets[0].id
-    )
+    claimed = claim(run.id, NEW, clock(), clock() + dt.timedelta(seconds=60), run.targets[0].id)
     assert claimed is not None
     clock.advance(20)  # past a's lease
-    result = orchestrator.tick(app.config, holder="b", now=clock)
+    result = tick(app.config, holder="b", now=clock)
     assert result["runId"] is None  # nothing restarts on its own
     run = Run.get_by_id(run.id)
-    assert runs.run_state(run) == "stopped" and run.control_reason == lease.INTERRUPTED_REASON
+    assert run_state(run) == "stopped" and run.control_reason == lease.INTERRUPTED_REASON
     first = Item.get_by_id(claimed.id)
     assert first.status == NEW and first.attempts == 0 and first.next_retry_at is None
     assert [e.event for e in run.logs][-1] == "interrupted"
-    runs.resume_run(run.run_id)
+    resume_run(run.run_id)
     assert drive(app.config, clock, holder="b")["state"] == "finished"
     assert Item.select().where(Item.status == COMPLETED).count() == 2
     assert len(calls(fake, "answer")) == 2
@@ -91,10 +94,10 @@ def test_takeover_stops_the_dead_holders_run_and_releases_its_claim(app, fake):
 def test_takeover_keeps_pause_and_stop(app, fake):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(1), holder="a")
-    runs.pause_run(run.run_id)
+    pause_run(run.run_id)
     lease.acquire("b", 10, utcnow() + dt.timedelta(seconds=60))
     run = Run.get_by_id(run.id)
-    assert runs.run_state(run) == "paused" and run.control_reason == "paused by you"
+    assert run_state(run) == "paused" and run.control_reason == "paused by you"
 
 
 def test_takeover_keeps_a_run_continued_after_the_crash(app, fake):
@@ -103,28 +106,28 @@ def test_takeover_keeps_a_run_continued_after_the_crash(app, fake):
     clock = FakeClock()
     lease.acquire("a", 10, clock())
     clock.advance(20)  # "a" died; the person sees the run interrupted and continues it
-    runs.stop_run(run.run_id, now=clock())
-    runs.resume_run(run.run_id, now=clock())
+    stop_run(run.run_id, now=clock())
+    resume_run(run.run_id, now=clock())
     clock.advance(1)
     assert lease.acquire("b", 10, clock())
-    assert runs.run_state(Run.get_by_id(run.id)) == "running"
+    assert run_state(Run.get_by_id(run.id)) == "running"
 
 
 def test_takeover_spares_the_run_the_new_holder_works_on(app, fake):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(1), holder="a")
     lease.acquire("b", 10, utcnow() + dt.timedelta(seconds=60), spare_run_id=run.run_id)
-    assert runs.run_state(Run.get_by_id(run.id)) == "running"
+    assert run_state(Run.get_by_id(run.id)) == "running"
 
 
 def test_a_second_orchestrator_does_no_work(app, fake):
     p = make_provider(fake)
     start_run(p, [(p, "m1")], make_tasks(2), holder="a")
     clock = FakeClock()
-    result = orchestrator.tick(app.config, holder="b", now=clock)
+    result = tick(app.config, holder="b", now=clock)
     assert result == {"held": False, "runId": None, "state": None, "idle": True}
     assert fake.chat_calls() == []
-    assert orchestrator.tick(app.config, holder="a", now=clock)["done"] > 0
+    assert tick(app.config, holder="a", now=clock)["done"] > 0
 
 
 def test_two_orchestrators_ticking_at_once_only_one_works(app, fake):
@@ -138,7 +141,7 @@ def test_two_orchestrators_ticking_at_once_only_one_works(app, fake):
     def orchestrate(holder):
         with database.connection_context():
             for _ in range(500):
-                result = orchestrator.tick(config, holder=holder)
+                result = tick(config, holder=holder)
                 if result["held"]:
                     worked[holder] += result.get("done", 0)
                     if result["state"] == "finished":
@@ -151,7 +154,7 @@ def test_two_orchestrators_ticking_at_once_only_one_works(app, fake):
         t.start()
     while Lease.get_or_none() is None:  # one of them holds the lease: now start a run
         finished.wait(0.01)
-    runs.create_run(
+    create_run(
         {
             "judgeProviderId": p.id,
             "judgeModel": "judge",
@@ -170,14 +173,14 @@ def test_run_foreground_refuses_while_another_holder_is_alive(app, fake):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(1), holder="serve-host:1:abc")
     with pytest.raises(Conflict, match="held by serve-host:1:abc"):
-        orchestrator.run_foreground(run.run_id, app.config, holder="cli")
+        run_foreground(run.run_id, app.config, holder="cli")
 
 
 def test_run_foreground_works_the_run_to_the_end_and_releases_the_lease(app, fake):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(2), holder="cli")
     seen = []
-    state = orchestrator.run_foreground(run.run_id, app.config, on_event=seen.append, holder="cli")
+    state = run_foreground(run.run_id, app.config, on_event=seen.append, holder="cli")
     assert state == "finished" and seen[-1]["event"] == "run_finished"
     assert lease.acquire("other", 10)  # released: no need to wait for expiry
 
@@ -191,11 +194,9 @@ def test_run_foreground_stop_event_stops_the_run_resumably(app, fake):
         if event["event"] == "item_done":
             stop.set()
 
-    state = orchestrator.run_foreground(
-        run.run_id, app.config, on_event=on_event, stop_event=stop, holder="cli"
-    )
+    state = run_foreground(run.run_id, app.config, on_event=on_event, stop_event=stop, holder="cli")
     assert state == "stopped"
     assert "interrupted" in Run.get_by_id(run.id).control_reason
-    runs.resume_run(run.run_id)
-    assert orchestrator.run_foreground(run.run_id, app.config, holder="cli") == "finished"
+    resume_run(run.run_id)
+    assert run_foreground(run.run_id, app.config, holder="cli") == "finished"
     assert len(calls(fake, "answer")) == 3

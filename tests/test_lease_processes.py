@@ -9,12 +9,13 @@ import time
 
 import pytest
 
-from app import lease
-from app import runs
 from app.config import REPO_ROOT
+from app.engine import lease
 from app.models import COMPLETED
 from app.models import Item
 from app.models import Lease
+from app.runs.queries import get_run
+from app.runs.state import run_state
 from tests.engine_helpers import calls
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
@@ -95,5 +96,5 @@ def test_a_second_process_waits_for_the_lease_and_takes_over_when_the_first_dies
         first.close()
         if second is not None:
             second.close()
-    assert runs.run_state(runs.get_run(run.run_id)) == "finished"
+    assert run_state(get_run(run.run_id)) == "finished"
     assert {i.status for i in Item.select()} == {COMPLETED}

@@ -2,7 +2,10 @@
 
 import pytest
 
-from app import metrics
+from app.engine.metrics import cost
+from app.engine.metrics import price_for
+from app.engine.metrics import speed
+from app.hashing import context_hash
 from app.models import Price
 from app.providers import Completion
 
@@ -10,8 +13,8 @@ MESSAGES = [{"role": "user", "content": "hi"}]
 
 
 def test_context_hash_ignores_param_order_and_unset_params():
-    a = metrics.context_hash("p", "http://x/", "m", {"temperature": 0, "seed": 1}, MESSAGES, "v1")
-    b = metrics.context_hash(
+    a = context_hash("p", "http://x/", "m", {"temperature": 0, "seed": 1}, MESSAGES, "v1")
+    b = context_hash(
         "p", "http://x", "m", {"seed": 1, "temperature": 0, "stop": None}, MESSAGES, "v1"
     )
     assert a == b and len(a) == 64
@@ -37,25 +40,25 @@ def test_context_hash_changes_with_each_input(change):
         "messages": MESSAGES,
         "template_version": "v1",
     }
-    assert metrics.context_hash(**base) != metrics.context_hash(**{**base, **change})
+    assert context_hash(**base) != context_hash(**{**base, **change})
 
 
 def test_provider_reported_cost_wins(app):
     price = Price.create(provider_name="p", model="m", input_per_1m=1, output_per_1m=1)
     completion = Completion(text="x", cost_usd=0.5, prompt_tokens=10, completion_tokens=10)
-    assert metrics.cost(completion, price) == (0.5, "provider")
+    assert cost(completion, price) == (0.5, "provider")
 
 
 def test_cost_from_the_price_table(app):
     Price.create(provider_name="p", model="m", input_per_1m=2.0, output_per_1m=10.0)
     completion = Completion(text="x", prompt_tokens=1000, completion_tokens=500)
-    usd, source = metrics.cost(completion, metrics.price_for("p", "m"))
+    usd, source = cost(completion, price_for("p", "m"))
     assert usd == pytest.approx((1000 * 2 + 500 * 10) / 1e6) and source == "price_table"
 
 
 def test_no_price_no_cost(app):
     completion = Completion(text="x", prompt_tokens=10, completion_tokens=10)
-    assert metrics.cost(completion, metrics.price_for("p", "m")) == (None, None)
+    assert cost(completion, price_for("p", "m")) == (None, None)
 
 
 def test_server_counter_speed_is_kept():
@@ -66,22 +69,22 @@ def test_server_counter_speed_is_kept():
         decode_ms=500.0,
         completion_tokens=21,
     )
-    assert metrics.speed(completion) == (42.0, "ollama.eval", 500.0)
+    assert speed(completion) == (42.0, "ollama.eval", 500.0)
 
 
 def test_speed_from_the_stream_is_decode_time_only():
     completion = Completion(text="x", wall_ms=1100.0, ttft_ms=100.0, completion_tokens=11)
-    tps, source, decode_ms = metrics.speed(completion)
+    tps, source, decode_ms = speed(completion)
     assert decode_ms == 1000.0 and tps == pytest.approx(10.0) and source == "stream.timing"
 
 
 def test_no_first_token_time_means_no_speed_rather_than_tokens_over_latency():
     completion = Completion(text="x", wall_ms=1000.0, completion_tokens=50)
-    assert metrics.speed(completion)[0] is None
+    assert speed(completion)[0] is None
 
 
 def test_estimated_tokens_are_flagged_in_the_source():
     completion = Completion(
         text="x", wall_ms=300.0, ttft_ms=100.0, completion_tokens=5, tokens_estimated=True
     )
-    assert metrics.speed(completion)[1] == "stream.estimate"
+    assert speed(completion)[1] == "stream.estimate"

@@ -6,9 +6,8 @@ import time
 
 import pytest
 
-from app import orchestrator
-from app import runs
 from app.db import database
+from app.engine.orchestrator import tick
 from app.models import CANT_BE_FINISHED
 from app.models import COMPLETED
 from app.models import FAILED
@@ -19,6 +18,14 @@ from app.models import Price
 from app.models import Run
 from app.models import RunLog
 from app.models import RunTarget
+from app.runs.dto import item_to_dict
+from app.runs.dto import run_summary
+from app.runs.lifecycle import pause_run
+from app.runs.lifecycle import resume_run
+from app.runs.lifecycle import stop_run
+from app.runs.retries import retry_failed_judgements
+from app.runs.retries import retry_judge
+from app.runs.state import run_state
 from tests.engine_helpers import FakeClock
 from tests.engine_helpers import call_kind
 from tests.engine_helpers import calls
@@ -111,7 +118,7 @@ def test_server_error_is_retried_after_a_backoff(app, fake, config, status):
     fake.enqueue("OK", model="m1")  # warm-up
     fake.enqueue(status=status, model="m1")
     clock = FakeClock()
-    result = orchestrator.tick(config, holder=HOLDER, now=clock)
+    result = tick(config, holder=HOLDER, now=clock)
     assert result["idle"] and result["state"] == "running"
     waiting = item()
     assert waiting.status == NEW and waiting.attempts == 1 and str(status) in waiting.error_msg
@@ -120,14 +127,12 @@ def test_server_error_is_retried_after_a_backoff(app, fake, config, status):
         <= waiting.next_retry_at
         <= clock() + dt.timedelta(seconds=3)
     )
-    assert runs.item_to_dict(waiting)["nextRetryAt"].startswith(
-        waiting.next_retry_at.isoformat()[:19]
-    )
+    assert item_to_dict(waiting)["nextRetryAt"].startswith(waiting.next_retry_at.isoformat()[:19])
     retry_log = events(run, "retry_scheduled")[0]
     assert retry_log.message.startswith("t0 on fake/m1: retry 2/3 at ")
     assert f"Server answered {status}" in retry_log.message
     # Nothing happens before the retry time, then it is answered.
-    assert orchestrator.tick(config, holder=HOLDER, now=clock)["idle"]
+    assert tick(config, holder=HOLDER, now=clock)["idle"]
     assert len(calls(fake, "answer")) == 1
     drive(config, clock)
     done = item()
@@ -139,12 +144,12 @@ def test_429_waits_at_least_its_retry_after(app, fake, config):
     fake.enqueue("OK", model="m1")
     fake.enqueue(status=429, retry_after=40, model="m1")
     clock = FakeClock()
-    orchestrator.tick(config, holder=HOLDER, now=clock)
+    tick(config, holder=HOLDER, now=clock)
     waiting = item()
     assert waiting.next_retry_at >= clock() + dt.timedelta(seconds=40)
     assert "(Retry-After 40 s)" in events(run, "retry_scheduled")[0].message
     clock.advance(39)
-    orchestrator.tick(config, holder=HOLDER, now=clock)
+    tick(config, holder=HOLDER, now=clock)
     assert len(calls(fake, "answer")) == 1
     drive(config, clock)
     assert item().status == COMPLETED
@@ -155,7 +160,7 @@ def test_read_timeout_is_retried(app, fake, config):
     fake.enqueue("OK", model="m1")
     fake.enqueue("too late", latency=1.0, model="m1")
     clock = FakeClock()
-    orchestrator.tick(config, holder=HOLDER, now=clock)
+    tick(config, holder=HOLDER, now=clock)
     waiting = item()
     assert waiting.status == NEW and "read timeout" in waiting.error_msg
     drive(config, clock)
@@ -288,7 +293,7 @@ def test_judge_output_always_invalid_fails_the_item_not_scored_zero(app, fake, c
     assert "score" in failed.error_msg and "gave up after 3 attempts" in failed.error_msg
     assert len(calls(fake, "judge")) == 6  # 3 attempts, each with its one repair
     assert "150" in failed.judge_raw
-    summary = runs.run_summary(Run.get_by_id(run.id))
+    summary = run_summary(Run.get_by_id(run.id))
     assert summary["failedItems"] == 1 and summary["completedItems"] == 0
 
 
@@ -317,7 +322,7 @@ def test_rubric_score_is_our_weighted_sum(app, fake, config):
 
 def tick_until(config, clock, predicate, limit=50):
     for _ in range(limit):
-        result = orchestrator.tick(config, holder=HOLDER, now=clock)
+        result = tick(config, holder=HOLDER, now=clock)
         if predicate(result):
             return result
     raise AssertionError("condition never reached")
@@ -330,19 +335,19 @@ def test_pause_lets_the_item_in_flight_finish_then_halts(app, fake, config):
     def responder(call):
         if calls(fake, "answer") and len(calls(fake, "answer")) == 2:
             with database.connection_context():
-                runs.pause_run(run.run_id)
+                pause_run(run.run_id)
         return None
 
     fake.responder = responder
     clock = FakeClock()
-    result = orchestrator.tick(config, holder=HOLDER, now=clock)
+    result = tick(config, holder=HOLDER, now=clock)
     assert result["state"] == "paused"
-    counts = runs.run_summary(Run.get_by_id(run.id))["counts"]
+    counts = run_summary(Run.get_by_id(run.id))["counts"]
     assert counts[WAITING_FOR_JUDGE] == 2 and counts[NEW] == 1
-    assert orchestrator.tick(config, holder=HOLDER, now=clock)["runId"] is None  # stays paused
+    assert tick(config, holder=HOLDER, now=clock)["runId"] is None  # stays paused
     assert len(calls(fake, "answer")) == 2
     fake.responder = None
-    runs.resume_run(run.run_id)
+    resume_run(run.run_id)
     assert drive(config, clock)["state"] == "finished"
     assert len(calls(fake, "answer")) == 3  # nothing answered twice
     assert [e.event for e in events(run) if e.event in ("paused", "resumed")] == [
@@ -358,14 +363,14 @@ def test_stop_abandons_the_slow_request_and_keeps_its_item_claimable(app, fake, 
     def responder(call):
         if len(calls(fake, "answer")) == 2:
             with database.connection_context():
-                runs.stop_run(run.run_id)
+                stop_run(run.run_id)
             return {"text": "late answer", "latency": 2.0}
         return None
 
     fake.responder = responder
     clock = FakeClock()
     started = time.monotonic()
-    result = orchestrator.tick(config, holder=HOLDER, now=clock)
+    result = tick(config, holder=HOLDER, now=clock)
     assert time.monotonic() - started < 1.8  # it did not wait for the answer
     assert result["state"] == "stopped"
     second = Item.select().order_by(Item.id)[1]
@@ -374,7 +379,7 @@ def test_stop_abandons_the_slow_request_and_keeps_its_item_claimable(app, fake, 
     fake.responder = None
     _wait_until_idle(fake)  # the abandoned request's answer arrives: it must not be recorded
     assert Item.get_by_id(second.id).answer is None
-    runs.resume_run(run.run_id)
+    resume_run(run.run_id)
     assert drive(config, clock)["state"] == "finished"
     assert Item.get_by_id(second.id).answer == "fake answer"
     assert "abandoned" in [e.event for e in events(run)]
@@ -448,13 +453,13 @@ def test_budget_reached_pauses_the_run_with_the_reason(app, fake, config):
     assert result["state"] == "paused"
     run = Run.get_by_id(run.id)
     assert run.control_reason.startswith("budget reached")
-    counts = runs.run_summary(run)["counts"]
+    counts = run_summary(run)["counts"]
     assert counts[WAITING_FOR_JUDGE] == 3 and counts[NEW] == 2  # 2 tokens x $0.005 each
     assert {i.cost_source for i in Item.select().where(Item.cost_usd.is_null(False))} == {
         "price_table"
     }
     assert events(run, "budget_reached")
-    runs.resume_run(run.run_id, max_budget_usd=1.0)
+    resume_run(run.run_id, max_budget_usd=1.0)
     assert drive(config, FakeClock())["state"] == "finished"
 
 
@@ -463,8 +468,8 @@ def test_retry_judge_rejudges_one_item_of_a_finished_run(app, fake, config):
     drive(config, FakeClock())
     done = item()
     judge_script(fake, [json.dumps({"score": 40, "reason": "second look", "auto_fail": False})])
-    runs.retry_judge(run.run_id, done.id)
-    assert runs.run_state(Run.get_by_id(run.id)) == "running"
+    retry_judge(run.run_id, done.id)
+    assert run_state(Run.get_by_id(run.id)) == "running"
     drive(config, FakeClock())
     again = item()
     assert again.status == COMPLETED and again.evaluation_score == 40.0
@@ -479,7 +484,7 @@ def test_retry_failed_judgements_after_the_judge_recovers(app, fake, config):
     drive(config, FakeClock())
     assert Item.select().where(Item.status == FAILED).count() == 2
     fake.responder = None
-    assert runs.retry_failed_judgements(run.run_id) == 2
+    assert retry_failed_judgements(run.run_id) == 2
     drive(config, FakeClock())
     assert Item.select().where(Item.status == COMPLETED).count() == 2
 
@@ -501,8 +506,8 @@ def test_on_event_receives_progress_events(app, fake, config):
 
 
 def test_scheduler_starts_one_ticking_job_once_and_releases_the_lease(app, fake):
-    from app import lease
-    from app import scheduler
+    from app.engine import lease
+    from app.engine import scheduler
     from app.models import Lease
 
     config = dict(app.config, TICK_SECONDS=30)
@@ -531,15 +536,15 @@ def test_a_provider_deleted_mid_group_leaves_its_items_cant_be_finished(app, fak
     def responder(call):
         if len(calls(fake, "answer")) == 1:
             with database.connection_context():
-                runs.pause_run(run.run_id)
+                pause_run(run.run_id)
         return None
 
     fake.responder = responder
     clock = FakeClock()
-    assert orchestrator.tick(config, holder=HOLDER, now=clock)["state"] == "paused"
+    assert tick(config, holder=HOLDER, now=clock)["state"] == "paused"
     fake.responder = None
     Provider.delete().where(Provider.id == doomed.id).execute()
-    runs.resume_run(run.run_id)
+    resume_run(run.run_id)
     assert drive(config, clock)["state"] == "finished"
     orphans = list(Item.select().where(Item.status == CANT_BE_FINISHED))
     assert len(orphans) == 2 and all("provider was deleted" in i.error_msg for i in orphans)

@@ -5,7 +5,19 @@ import socket
 import pytest
 
 from app import crypto
-from app import provider_store as store
+from app.catalog.prices import delete_price
+from app.catalog.prices import list_prices
+from app.catalog.prices import price_to_dict
+from app.catalog.prices import set_price
+from app.catalog.prices import set_prices
+from app.catalog.providers import create_provider
+from app.catalog.providers import delete_provider
+from app.catalog.providers import get_provider
+from app.catalog.providers import list_models
+from app.catalog.providers import provider_config
+from app.catalog.providers import provider_to_dict
+from app.catalog.providers import run_test_inference
+from app.catalog.providers import update_provider
 from app.errors import Conflict
 from app.errors import NotFound
 from app.errors import ValidationError
@@ -51,21 +63,21 @@ def fields_of(exc):
     ],
 )
 def test_endpoints_default_per_type(app, ptype, models, inference):
-    p = store.create_provider(provider_data(type=ptype, headers=[]))
+    p = create_provider(provider_data(type=ptype, headers=[]))
     assert (p.models_endpoint, p.inference_endpoint) == (models, inference)
 
 
 def test_defaults_for_timeout_and_concurrency(app):
-    p = store.create_provider(provider_data(headers=[]))
+    p = create_provider(provider_data(headers=[]))
     assert p.timeout_seconds == 120.0 and p.max_concurrency == 1
 
 
 def test_base_url_trailing_slash_is_dropped(app):
-    assert store.create_provider(provider_data(baseUrl="http://h:1/")).base_url == "http://h:1"
+    assert create_provider(provider_data(baseUrl="http://h:1/")).base_url == "http://h:1"
 
 
 def test_snake_case_field_names_are_accepted_too(app):
-    p = store.create_provider(
+    p = create_provider(
         {
             "name": "s",
             "type": "ollama",
@@ -119,14 +131,14 @@ def test_snake_case_field_names_are_accepted_too(app):
 )
 def test_a_bad_field_is_named_and_nothing_is_saved(app, overrides, field):
     with pytest.raises(ValidationError) as info:
-        store.create_provider(provider_data(**overrides))
+        create_provider(provider_data(**overrides))
     assert fields_of(info) == [field]
     assert Provider.select().count() == 0 and ProviderHeader.select().count() == 0
 
 
 def test_every_bad_field_is_listed_at_once(app):
     with pytest.raises(ValidationError) as info:
-        store.create_provider(
+        create_provider(
             {
                 "name": "",
                 "type": "X",
@@ -147,21 +159,21 @@ def test_every_bad_field_is_listed_at_once(app):
 
 
 def test_a_duplicate_name_is_a_conflict(app):
-    store.create_provider(provider_data())
+    create_provider(provider_data())
     with pytest.raises(Conflict, match="p1"):
-        store.create_provider(provider_data(headers=[]))
+        create_provider(provider_data(headers=[]))
     assert Provider.select().count() == 1
 
 
 def test_renaming_to_a_taken_name_is_a_conflict(app):
-    store.create_provider(provider_data())
-    other = store.create_provider(provider_data(name="p2"))
+    create_provider(provider_data())
+    other = create_provider(provider_data(name="p2"))
     with pytest.raises(Conflict):
-        store.update_provider(other.id, {"name": "p1"})
+        update_provider(other.id, {"name": "p1"})
 
 
 def test_secret_values_are_stored_encrypted_and_plain_ones_as_is(app):
-    p = store.create_provider(provider_data())
+    p = create_provider(provider_data())
     rows = {h.key: h for h in p.headers}
     assert rows["Authorization"].value != SECRET and rows["Authorization"].is_secret
     assert (
@@ -172,7 +184,7 @@ def test_secret_values_are_stored_encrypted_and_plain_ones_as_is(app):
 
 
 def test_provider_config_has_the_decrypted_headers(app):
-    config = store.provider_config(store.create_provider(provider_data()))
+    config = provider_config(create_provider(provider_data()))
     assert config.headers == {"Authorization": SECRET, "X-Team": "bench"}
     assert (config.type, config.base_url, config.timeout) == (
         "OPENAI",
@@ -182,7 +194,7 @@ def test_provider_config_has_the_decrypted_headers(app):
 
 
 def test_provider_to_dict_masks_secrets(app):
-    d = store.provider_to_dict(store.create_provider(provider_data()))
+    d = provider_to_dict(create_provider(provider_data()))
     assert d["headers"][0] == {
         "id": d["headers"][0]["id"],
         "key": "Authorization",
@@ -202,98 +214,94 @@ def test_provider_to_dict_masks_secrets(app):
 
 
 def test_editing_with_an_empty_secret_keeps_it(app):
-    p = store.create_provider(provider_data())
-    store.update_provider(
-        p.id, {"headers": [{"key": "Authorization", "value": "", "isSecret": True}]}
-    )
-    assert store.provider_config(store.get_provider(p.id)).headers == {"Authorization": SECRET}
+    p = create_provider(provider_data())
+    update_provider(p.id, {"headers": [{"key": "Authorization", "value": "", "isSecret": True}]})
+    assert provider_config(get_provider(p.id)).headers == {"Authorization": SECRET}
 
 
 def test_editing_with_a_new_secret_replaces_it(app):
-    p = store.create_provider(provider_data())
-    store.update_provider(
+    p = create_provider(provider_data())
+    update_provider(
         p.id, {"headers": [{"key": "Authorization", "value": "Bearer new", "isSecret": True}]}
     )
-    assert store.provider_config(p).headers["Authorization"] == "Bearer new"
+    assert provider_config(p).headers["Authorization"] == "Bearer new"
 
 
 def test_renaming_a_secret_header_without_a_value_keeps_the_value(app):
-    p = store.create_provider(provider_data())
+    p = create_provider(provider_data())
     header_id = ProviderHeader.get(ProviderHeader.key == "Authorization").id
-    store.update_provider(
+    update_provider(
         p.id, {"headers": [{"id": header_id, "key": "X-Api-Key", "value": "", "isSecret": True}]}
     )
-    assert store.provider_config(p).headers == {"X-Api-Key": SECRET}
+    assert provider_config(p).headers == {"X-Api-Key": SECRET}
 
 
 def test_unmarking_a_secret_needs_the_value_again(app):
-    p = store.create_provider(provider_data())
+    p = create_provider(provider_data())
     with pytest.raises(ValidationError) as info:
-        store.update_provider(
+        update_provider(
             p.id, {"headers": [{"key": "Authorization", "value": "", "isSecret": False}]}
         )
     assert fields_of(info) == ["headers[0].value"]
-    assert store.provider_config(p).headers["Authorization"] == SECRET
+    assert provider_config(p).headers["Authorization"] == SECRET
 
 
 def test_a_new_secret_header_without_a_value_is_an_error(app):
-    p = store.create_provider(provider_data(headers=[]))
+    p = create_provider(provider_data(headers=[]))
     with pytest.raises(ValidationError) as info:
-        store.update_provider(p.id, {"headers": [{"key": "X-Key", "value": "", "isSecret": True}]})
+        update_provider(p.id, {"headers": [{"key": "X-Key", "value": "", "isSecret": True}]})
     assert fields_of(info) == ["headers[0].value"]
 
 
 def test_a_blank_header_row_removes_nothing_else_and_is_skipped(app):
-    p = store.create_provider(
+    p = create_provider(
         provider_data(headers=[{"key": "", "value": ""}, {"key": "X-A", "value": "1"}])
     )
     assert [h.key for h in p.headers] == ["X-A"]
 
 
 def test_headers_left_out_of_the_list_are_removed(app):
-    p = store.create_provider(provider_data())
-    store.update_provider(p.id, {"headers": [{"key": "X-Team", "value": "bench"}]})
-    assert store.provider_config(p).headers == {"X-Team": "bench"}
+    p = create_provider(provider_data())
+    update_provider(p.id, {"headers": [{"key": "X-Team", "value": "bench"}]})
+    assert provider_config(p).headers == {"X-Team": "bench"}
 
 
 def test_an_update_without_headers_keeps_them(app):
-    p = store.create_provider(provider_data())
-    store.update_provider(p.id, {"maxConcurrency": 4})
-    assert store.provider_config(store.get_provider(p.id)).headers["Authorization"] == SECRET
+    p = create_provider(provider_data())
+    update_provider(p.id, {"maxConcurrency": 4})
+    assert provider_config(get_provider(p.id)).headers["Authorization"] == SECRET
 
 
 def test_a_failed_update_changes_nothing(app):
-    p = store.create_provider(provider_data())
+    p = create_provider(provider_data())
     with pytest.raises(ValidationError):
-        store.update_provider(
-            p.id, {"name": "renamed", "headers": [{"key": "bad key", "value": "x"}]}
-        )
-    fresh = store.get_provider(p.id)
+        update_provider(p.id, {"name": "renamed", "headers": [{"key": "bad key", "value": "x"}]})
+    fresh = get_provider(p.id)
     assert fresh.name == "p1" and len(list(fresh.headers)) == 2
 
 
 def test_changing_the_type_switches_default_endpoints(app):
-    p = store.create_provider(provider_data(type="OLLAMA"))
-    p = store.update_provider(p.id, {"type": "OPENAI"})
+    p = create_provider(provider_data(type="OLLAMA"))
+    p = update_provider(p.id, {"type": "OPENAI"})
     assert (p.models_endpoint, p.inference_endpoint) == ("/v1/models", "/v1/chat/completions")
 
 
 def test_changing_the_type_keeps_custom_endpoints(app):
-    p = store.create_provider(provider_data(type="OPENAI", modelsEndpoint="/api/v1/models"))
-    p = store.update_provider(p.id, {"type": "OLLAMA"})
+    p = create_provider(provider_data(type="OPENAI", modelsEndpoint="/api/v1/models"))
+    p = update_provider(p.id, {"type": "OLLAMA"})
     assert p.models_endpoint == "/api/v1/models"
 
 
 def test_unknown_provider_is_not_found(app):
     with pytest.raises(NotFound):
-        store.get_provider(999)
+        get_provider(999)
     with pytest.raises(NotFound):
-        store.delete_provider(999)
+        delete_provider(999)
 
 
 def test_delete_removes_the_headers(app):
-    p = store.create_provider(provider_data())
-    store.delete_provider(p.id)
+    p = create_provider(provider_data())
+    delete_provider(p.id)
     assert ProviderHeader.select().count() == 0
 
 
@@ -303,32 +311,32 @@ def test_delete_removes_the_headers(app):
 @pytest.mark.parametrize("ptype", ["OPENAI", "OLLAMA"])
 def test_list_models_asks_the_server(app, fake, ptype):
     fake.models = ["zeta", "alpha"]
-    p = store.create_provider(provider_data(type=ptype, baseUrl=fake.url))
-    assert [m["id"] for m in store.list_models(p.id)] == ["alpha", "zeta"]
+    p = create_provider(provider_data(type=ptype, baseUrl=fake.url))
+    assert [m["id"] for m in list_models(p.id)] == ["alpha", "zeta"]
     assert fake.calls[-1]["headers"]["Authorization"] == SECRET
 
 
 def test_list_models_is_cached_briefly_and_refresh_asks_again(app, fake):
-    p = store.create_provider(provider_data(baseUrl=fake.url))
-    store.list_models(p.id)
-    store.list_models(p.id)
+    p = create_provider(provider_data(baseUrl=fake.url))
+    list_models(p.id)
+    list_models(p.id)
     assert len(fake.calls) == 1
-    store.list_models(p.id, refresh=True)
+    list_models(p.id, refresh=True)
     assert len(fake.calls) == 2
 
 
 def test_editing_a_provider_forgets_its_cached_models(app, fake):
-    p = store.create_provider(provider_data(baseUrl=fake.url))
-    store.list_models(p.id)
-    store.update_provider(p.id, {"maxConcurrency": 2})
-    store.list_models(p.id)
+    p = create_provider(provider_data(baseUrl=fake.url))
+    list_models(p.id)
+    update_provider(p.id, {"maxConcurrency": 2})
+    list_models(p.id)
     assert len(fake.calls) == 2
 
 
 def test_list_models_on_a_closed_port_is_a_clear_error(app):
-    p = store.create_provider(provider_data(baseUrl=closed_port_url()))
+    p = create_provider(provider_data(baseUrl=closed_port_url()))
     with pytest.raises(ProviderError) as info:
-        store.list_models(p.id)
+        list_models(p.id)
     assert "connect" in info.value.message.lower()
     assert SECRET not in info.value.message
 
@@ -339,17 +347,17 @@ def test_list_models_on_a_closed_port_is_a_clear_error(app):
 )
 def test_list_models_on_a_bad_answer_is_a_clear_error(app, fake, spec):
     fake.enqueue(path="/v1/models", **spec)
-    p = store.create_provider(provider_data(baseUrl=fake.url))
+    p = create_provider(provider_data(baseUrl=fake.url))
     with pytest.raises(ProviderError) as info:
-        store.list_models(p.id)
+        list_models(p.id)
     assert info.value.message and SECRET not in info.value.message
 
 
 @pytest.mark.parametrize("ptype", ["OPENAI", "OLLAMA"])
 def test_test_inference_returns_answer_and_metrics(app, fake, ptype):
     fake.enqueue("Hello there, friend.")
-    p = store.create_provider(provider_data(type=ptype, baseUrl=fake.url))
-    result = store.test_inference(p.id, "fake-model", "Say hello")
+    p = create_provider(provider_data(type=ptype, baseUrl=fake.url))
+    result = run_test_inference(p.id, "fake-model", "Say hello")
     assert result["success"] is True and result["error"] is None
     assert result["answer"] == "Hello there, friend."
     assert result["wall_ms"] > 0 and result["ttft_ms"] is not None
@@ -360,31 +368,31 @@ def test_test_inference_returns_answer_and_metrics(app, fake, ptype):
 
 
 def test_test_inference_on_a_closed_port_reports_the_error(app):
-    p = store.create_provider(provider_data(baseUrl=closed_port_url()))
-    result = store.test_inference(p.id, "m", "hi")
+    p = create_provider(provider_data(baseUrl=closed_port_url()))
+    result = run_test_inference(p.id, "m", "hi")
     assert result["success"] is False and "connect" in result["error"].lower()
     assert SECRET not in repr(result)
 
 
 def test_test_inference_on_a_server_error_reports_it(app, fake):
     fake.enqueue("model exploded", status=500)
-    p = store.create_provider(provider_data(baseUrl=fake.url))
-    result = store.test_inference(p.id, "m", "hi")
+    p = create_provider(provider_data(baseUrl=fake.url))
+    result = run_test_inference(p.id, "m", "hi")
     assert result["success"] is False and "500" in result["error"]
 
 
 def test_test_inference_on_a_slow_server_times_out_with_a_message(app, fake):
     fake.enqueue("late", latency=3)
-    p = store.create_provider(provider_data(baseUrl=fake.url, timeoutSeconds=1))
-    result = store.test_inference(p.id, "m", "hi")
+    p = create_provider(provider_data(baseUrl=fake.url, timeoutSeconds=1))
+    result = run_test_inference(p.id, "m", "hi")
     assert result["success"] is False and "time" in result["error"].lower()
 
 
 @pytest.mark.parametrize(("model", "prompt", "field"), [("", "hi", "model"), ("m", " ", "prompt")])
 def test_test_inference_needs_a_model_and_a_prompt(app, model, prompt, field):
-    p = store.create_provider(provider_data())
+    p = create_provider(provider_data())
     with pytest.raises(ValidationError) as info:
-        store.test_inference(p.id, model, prompt)
+        run_test_inference(p.id, model, prompt)
     assert fields_of(info) == [field]
 
 
@@ -392,11 +400,11 @@ def test_test_inference_needs_a_model_and_a_prompt(app, model, prompt, field):
 
 
 def test_set_price_inserts_then_updates(app):
-    store.set_price("openrouter", "gpt-x", 1.5, "2")
-    store.set_price("openrouter", "gpt-x", 3, 4)
-    [price] = store.list_prices()
+    set_price("openrouter", "gpt-x", 1.5, "2")
+    set_price("openrouter", "gpt-x", 3, 4)
+    [price] = list_prices()
     assert (price.input_per_1m, price.output_per_1m) == (3.0, 4.0)
-    assert store.price_to_dict(price)["providerName"] == "openrouter"
+    assert price_to_dict(price)["providerName"] == "openrouter"
 
 
 @pytest.mark.parametrize(
@@ -410,14 +418,14 @@ def test_set_price_inserts_then_updates(app):
 )
 def test_set_price_validates_each_field(app, args, field):
     with pytest.raises(ValidationError) as info:
-        store.set_price(*args)
+        set_price(*args)
     assert fields_of(info) == [field]
     assert Price.select().count() == 0
 
 
 def test_set_prices_is_all_or_nothing(app):
     with pytest.raises(ValidationError) as info:
-        store.set_prices(
+        set_prices(
             [
                 {"providerName": "p", "model": "a", "inputPer1m": 1, "outputPer1m": 1},
                 {"providerName": "p", "model": "b", "inputPer1m": -1},
@@ -428,8 +436,8 @@ def test_set_prices_is_all_or_nothing(app):
 
 
 def test_delete_price(app):
-    price = store.set_price("p", "m", 1, 1)
-    store.delete_price(price.id)
-    assert store.list_prices() == []
+    price = set_price("p", "m", 1, 1)
+    delete_price(price.id)
+    assert list_prices() == []
     with pytest.raises(NotFound):
-        store.delete_price(price.id)
+        delete_price(price.id)

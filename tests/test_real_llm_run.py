@@ -7,7 +7,7 @@ json_schema judging with a rubric, and the run finishing with nothing lost.
 import pytest
 import requests
 
-from app import orchestrator
+from app.engine.orchestrator import run_foreground
 from app.models import COMPLETED
 from app.models import FAILED
 from app.models import Item
@@ -42,7 +42,7 @@ def test_a_run_on_the_real_model_answers_and_judges_every_item(app, model):
         judge_model=model,
         judgeParams={"max_tokens": 200, "temperature": 0},
     )
-    state = orchestrator.run_foreground(run.run_id, app.config, holder="test-holder")
+    state = run_foreground(run.run_id, app.config, holder="test-holder")
     assert state == "finished"
     items = list(Item.select().where(Item.run == run.id))
     assert len(items) == 2

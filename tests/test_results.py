@@ -2,10 +2,16 @@
 
 import pytest
 
-from app import results
 from app.errors import ValidationError
 from app.models import FAILED
 from app.models import NEW
+from app.results.averages import breakdown
+from app.results.averages import latency_samples
+from app.results.averages import model_averages
+from app.results.averages import stats
+from app.results.table import parse_table_args
+from app.results.table import results_page
+from app.runs.queries import get_run
 from tests.factories import add_item
 from tests.factories import bulk_items
 from tests.factories import make_run
@@ -75,13 +81,13 @@ def run3(app):
 
 def test_model_averages_one_row_per_model_in_run_order(run3):
     run, t1, t2 = run3
-    rows = results.model_averages(run)
+    rows = model_averages(run)
     assert [r["label"] for r in rows] == ["local/m1", "remote/m2"]
 
 
 def test_judge_failures_are_counted_apart_and_not_averaged_as_low_scores(run3):
     run, _, _ = run3
-    m1 = results.model_averages(run)[0]
+    m1 = model_averages(run)[0]
     assert m1["avg_score"] == 80
     assert m1["failed_judge"] == 1
     assert m1["failed_answer"] == 1
@@ -91,7 +97,7 @@ def test_judge_failures_are_counted_apart_and_not_averaged_as_low_scores(run3):
 
 def test_answer_failures_carry_no_speed(run3):
     run, _, _ = run3
-    m1 = results.model_averages(run)[0]
+    m1 = model_averages(run)[0]
     # 1000, 3000 and the judge-failed item's 2000; the failed answer's 99999 is left out.
     assert m1["avg_time_ms"] == 2000
     assert m1["avg_tokens_per_second"] == 30
@@ -99,23 +105,21 @@ def test_answer_failures_carry_no_speed(run3):
 
 def test_pending_items_are_counted(run3):
     run, _, _ = run3
-    assert results.model_averages(run)[1]["pending"] == 1
+    assert model_averages(run)[1]["pending"] == 1
 
 
 def test_model_averages_have_a_bootstrap_ci(run3):
     run, _, _ = run3
-    m1 = results.model_averages(run)[0]
+    m1 = model_averages(run)[0]
     assert 70 <= m1["ci_low"] <= 80 <= m1["ci_high"] <= 90
 
 
 def test_model_averages_ci_is_cached_without_refetching_scores(run3, monkeypatch):
     run, _, _ = run3
-    first = results.model_averages(run)
+    first = model_averages(run)
     calls = []
-    monkeypatch.setattr(
-        results.stats, "bootstrap_mean_ci", lambda values: calls.append(values) or (0, 0)
-    )
-    second = results.model_averages(run)
+    monkeypatch.setattr(stats, "bootstrap_mean_ci", lambda values: calls.append(values) or (0, 0))
+    second = model_averages(run)
     assert calls == []
     assert [r["ci_low"] for r in first] == [r["ci_low"] for r in second]
 
@@ -130,12 +134,12 @@ def test_model_averages_ci_is_cached_without_refetching_scores(run3, monkeypatch
 )
 def test_model_averages_sortable(run3, sort, direction, expected):
     run, _, _ = run3
-    assert [r["label"] for r in results.model_averages(run, sort, direction)] == expected
+    assert [r["label"] for r in model_averages(run, sort, direction)] == expected
 
 
 def test_breakdown_by_category_per_model(run3):
     run, _, _ = run3
-    table = results.breakdown(run, "category")
+    table = breakdown(run, "category")
     assert table["keys"] == ["code", "math"]
     math = table["rows"][1]
     assert [c["avg"] for c in math["cells"]] == [90, 50]
@@ -145,13 +149,13 @@ def test_breakdown_by_category_per_model(run3):
 
 def test_breakdown_by_difficulty_orders_easy_to_hard(run3):
     run, _, _ = run3
-    assert results.breakdown(run, "difficulty")["keys"] == ["easy", "hard"]
+    assert breakdown(run, "difficulty")["keys"] == ["easy", "hard"]
 
 
 def test_breakdown_rejects_an_unknown_dimension(run3):
     run, _, _ = run3
     with pytest.raises(ValidationError):
-        results.breakdown(run, "colour")
+        breakdown(run, "colour")
 
 
 @pytest.mark.parametrize(
@@ -164,13 +168,13 @@ def test_breakdown_rejects_an_unknown_dimension(run3):
 )
 def test_results_page_sorts_with_nulls_last(run3, sort, direction, expected):
     run, _, _ = run3
-    page = results.results_page(run, sort, {}, 1, 50, direction=direction)
+    page = results_page(run, sort, {}, 1, 50, direction=direction)
     assert [r["task_key"] for r in page.rows] == expected
 
 
 def test_results_page_minus_prefix_means_descending(run3):
     run, _, _ = run3
-    page = results.results_page(run, "-score", {}, 1, 50)
+    page = results_page(run, "-score", {}, 1, 50)
     assert page.dir == "desc"
     assert page.rows[0]["evaluation_score"] == 90
 
@@ -190,18 +194,18 @@ def test_results_page_minus_prefix_means_descending(run3):
 )
 def test_results_page_filters(run3, filters, expected):
     run, _, _ = run3
-    assert results.results_page(run, "task", filters, 1, 50).total == expected
+    assert results_page(run, "task", filters, 1, 50).total == expected
 
 
 def test_results_page_filters_by_target_id(run3):
     run, t1, _ = run3
-    assert results.results_page(run, "task", {"model": str(t1.id)}, 1, 50).total == 4
+    assert results_page(run, "task", {"model": str(t1.id)}, 1, 50).total == 4
 
 
 def test_results_page_paginates_in_sql(app):
     run, (target,) = make_run()
     bulk_items(run, target, 120)
-    page = results.results_page(run, "task", {}, 3, 50)
+    page = results_page(run, "task", {}, 3, 50)
     assert (page.total, page.pages, page.page, len(page.rows)) == (120, 3, 3, 20)
     assert page.rows[0]["task_key"] == "t000100"
     assert (page.first_index, page.last_index, page.has_next, page.has_prev) == (
@@ -215,30 +219,30 @@ def test_results_page_paginates_in_sql(app):
 def test_results_page_clamps_a_page_past_the_end(app):
     run, (target,) = make_run()
     bulk_items(run, target, 10)
-    assert results.results_page(run, "task", {}, 99, 25).page == 1
+    assert results_page(run, "task", {}, 99, 25).page == 1
 
 
 def test_results_page_tiebreak_is_stable_on_id(app):
     run, (target,) = make_run()
     bulk_items(run, target, 30, score_of=lambda n: 50.0)
-    ids = [r["id"] for r in results.results_page(run, "score", {}, 1, 50).rows]
+    ids = [r["id"] for r in results_page(run, "score", {}, 1, 50).rows]
     assert ids == sorted(ids)
 
 
 def test_results_page_selects_previews_not_raw_payloads(run3):
     run, _, _ = run3
-    row = results.results_page(run, "task", {}, 1, 50).rows[0]
+    row = results_page(run, "task", {}, 1, 50).rows[0]
     assert "response_raw" not in row and "judge_raw" not in row and "answer" not in row
 
 
 def test_parse_table_args_defaults():
-    parsed = results.parse_table_args({})
+    parsed = parse_table_args({})
     assert parsed == {"sort": "model", "dir": "asc", "page": 1, "per_page": 50, "filters": {}}
 
 
 def test_parse_table_args_names_every_bad_parameter():
     with pytest.raises(ValidationError) as info:
-        results.parse_table_args(
+        parse_table_args(
             {
                 "sort": "colour",
                 "dir": "up",
@@ -253,14 +257,14 @@ def test_parse_table_args_names_every_bad_parameter():
 
 
 def test_parse_table_args_ignores_empty_form_fields():
-    parsed = results.parse_table_args({"model": "", "status": "", "min_score": " "})
+    parsed = parse_table_args({"model": "", "status": "", "min_score": " "})
     assert parsed["filters"] == {}
 
 
 def test_latency_samples_are_bounded(app):
     run, (target,) = make_run()
     bulk_items(run, target, 500)
-    samples = results.latency_samples(run, buckets=50)[target.id]
+    samples = latency_samples(run, buckets=50)[target.id]
     assert 50 <= len(samples) <= 52
     assert samples == sorted(samples)
     times = [500.0 + (n * 37) % 900 for n in range(500)]
@@ -271,4 +275,4 @@ def test_get_run_unknown_is_not_found(app):
     from app.errors import NotFound
 
     with pytest.raises(NotFound):
-        results.get_run("nope")
+        get_run("nope")

@@ -4,9 +4,14 @@ import re
 
 import pytest
 
-from app import charts
-from app import results
 from app.exports import files
+from app.results import charts
+from app.results.averages import breakdown
+from app.results.averages import latency_samples
+from app.results.averages import model_averages
+from app.results.averages import run_targets
+from app.results.averages import targets_from_averages
+from app.runs.queries import get_run
 from tests.factories import bulk_items
 from tests.factories import make_run
 
@@ -20,10 +25,10 @@ def run2(app):
 
 
 def test_run_targets_and_targets_from_averages_agree(run2):
-    averages = results.model_averages(run2, "score", "desc")
-    assert results.targets_from_averages(averages) == results.run_targets(run2)
-    assert results.breakdown(run2, "category") == results.breakdown(
-        run2, "category", targets=results.targets_from_averages(averages)
+    averages = model_averages(run2, "score", "desc")
+    assert targets_from_averages(averages) == run_targets(run2)
+    assert breakdown(run2, "category") == breakdown(
+        run2, "category", targets=targets_from_averages(averages)
     )
 
 
@@ -34,12 +39,12 @@ def _same(svg):
 
 @pytest.mark.parametrize("name", charts.CHARTS)
 def test_run_chart_matches_the_drawing_functions(run2, name):
-    averages = results.model_averages(run2)
+    averages = model_averages(run2)
     expected = {
         "score": lambda: charts.score_chart(averages, True),
         "speed": lambda: charts.speed_chart(averages, True),
-        "latency": lambda: charts.latency_chart(averages, results.latency_samples(run2), True),
-        "category": lambda: charts.category_chart(results.breakdown(run2, "category"), True),
+        "latency": lambda: charts.latency_chart(averages, latency_samples(run2), True),
+        "category": lambda: charts.category_chart(breakdown(run2, "category"), True),
     }[name]()
     assert _same(charts.run_chart(run2, name, narrow=True)) == _same(expected)
     assert _same(charts.run_chart(run2, name, narrow=True, averages=averages)) == _same(expected)
@@ -51,9 +56,8 @@ def test_run_chart_refuses_an_unknown_name(run2):
 
 
 def test_results_get_run_is_run_queries_get_run():
-    from app import run_queries
 
-    assert results.get_run is run_queries.get_run
+    assert get_run is get_run
 
 
 def test_export_response_streams_an_attachment(app, run2):

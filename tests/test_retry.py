@@ -3,7 +3,7 @@
 import datetime as dt
 import random
 
-from app import retry
+from app.engine import retry
 from app.providers import ProviderError
 
 NOW = dt.datetime(2030, 1, 1, 12, 0, 0)

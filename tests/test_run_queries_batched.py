@@ -2,12 +2,15 @@
 
 import datetime as dt
 
-from app import run_progress
-from app import run_queries
 from app.models import NEW
 from app.models import Item
 from app.models import RunCollection
-from app.run_dto import run_summary
+from app.runs import progress as run_progress
+from app.runs.dto import run_summary
+from app.runs.progress import RATE_WINDOW
+from app.runs.progress import _answer_paces
+from app.runs.progress import _interval
+from app.runs.queries import summaries
 from tests.factories import add_item
 from tests.factories import make_run
 
@@ -21,7 +24,7 @@ def test_summaries_match_one_run_summary_per_run(app):
     add_item(second, target, "t1")
     empty, _ = make_run("run-c", targets=())
     runs = [first, second, empty]
-    assert run_queries.summaries(runs) == [run_summary(r) for r in runs]
+    assert summaries(runs) == [run_summary(r) for r in runs]
 
 
 def _old_windows(run, targets):
@@ -31,7 +34,7 @@ def _old_windows(run, targets):
             Item.select(Item.answered_at, Item.time_taken_ms)
             .where((Item.run == run) & (Item.target == t) & Item.answered_at.is_null(False))
             .order_by(Item.answered_at.desc())
-            .limit(run_progress.RATE_WINDOW)
+            .limit(RATE_WINDOW)
             .tuples()
         )
         for t in targets
@@ -41,7 +44,7 @@ def _old_windows(run, targets):
 def test_answer_paces_take_each_targets_latest_window(app, monkeypatch):
     run, targets = make_run("run-p", targets=(("p", "a"), ("p", "b"), ("p", "idle")))
     fast, slow, idle = targets
-    for n in range(run_progress.RATE_WINDOW + 5):  # more than a window: the oldest drop out
+    for n in range(RATE_WINDOW + 5):  # more than a window: the oldest drop out
         add_item(run, fast, f"f{n}", answered_at=T0 + dt.timedelta(seconds=2 * n))
     for n in range(3):
         add_item(run, slow, f"s{n}", answered_at=T0 + dt.timedelta(seconds=30 * n))
@@ -49,15 +52,15 @@ def test_answer_paces_take_each_targets_latest_window(app, monkeypatch):
     add_item(run, idle, "i-new", status=NEW, answered_at=None, time_taken_ms=None)
 
     seen = []
-    real = run_progress._interval
+    real = _interval
     monkeypatch.setattr(
         run_progress, "_interval", lambda w, now=None: seen.append(w) or real(w, now)
     )
-    left, paces = run_progress._answer_paces(run, T0 + dt.timedelta(minutes=5))
+    left, paces = _answer_paces(run, T0 + dt.timedelta(minutes=5))
 
     old = _old_windows(run, targets)
     assert seen == [old[fast.id], old[slow.id], old[idle.id]]
-    assert len(old[fast.id]) == run_progress.RATE_WINDOW and old[idle.id] == []
+    assert len(old[fast.id]) == RATE_WINDOW and old[idle.id] == []
     assert left == {slow.id: 1, idle.id: 1}
     assert set(paces) == {fast.id, slow.id, idle.id}
     assert paces[idle.id] is None and paces[fast.id] == 2.0

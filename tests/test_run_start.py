@@ -5,11 +5,10 @@ import datetime as dt
 
 import pytest
 
-from app import lease
-from app import orchestrator
-from app import provider_store
-from app import runs
+from app.catalog.providers import list_models
 from app.clock import utcnow
+from app.engine import lease
+from app.engine.orchestrator import tick
 from app.errors import Conflict
 from app.errors import ValidationError
 from app.models import COMPLETED
@@ -19,7 +18,13 @@ from app.models import Item
 from app.models import Run
 from app.models import RunLog
 from app.models import RunTarget
-from app.run_dto import NO_ORCHESTRATOR
+from app.runs.dto import run_summary
+from app.runs.lifecycle import create_run
+from app.runs.lifecycle import resume_run
+from app.runs.lifecycle import stop_run
+from app.runs.retries import retry_failed_answers
+from app.runs.state import NO_ORCHESTRATOR
+from app.runs.state import run_state
 from tests.engine_helpers import FakeClock
 from tests.engine_helpers import call_kind
 from tests.engine_helpers import calls
@@ -67,7 +72,7 @@ def test_an_unknown_target_model_is_refused_naming_the_field(body, fake):
     body["targets"].append({"providerId": body["judgeProviderId"], "model": "x"})
     fake.models = ["m1", "judge"]
     with pytest.raises(ValidationError) as exc:
-        runs.create_run(body)
+        create_run(body)
     assert errors_of(exc) == {
         "targets[1].model": "model 'x' is not served by provider 'fake' (it serves: judge, m1)"
     }
@@ -76,7 +81,7 @@ def test_an_unknown_target_model_is_refused_naming_the_field(body, fake):
 
 def test_an_unknown_judge_model_is_refused_naming_the_field(body):
     with pytest.raises(ValidationError) as exc:
-        runs.create_run({**body, "judgeModel": "grader-9000"})
+        create_run({**body, "judgeModel": "grader-9000"})
     assert list(errors_of(exc)) == ["judgeModel"]
     assert "'grader-9000' is not served by provider 'fake'" in errors_of(exc)["judgeModel"]
 
@@ -89,10 +94,10 @@ def test_the_api_answers_400_for_an_unknown_model(client, body):
 
 
 def test_a_model_pulled_after_the_list_was_cached_is_accepted(body, fake):
-    provider_store.list_models(body["judgeProviderId"])  # cached without m9
+    list_models(body["judgeProviderId"])  # cached without m9
     fake.models = [*fake.models, "m9"]
     body["targets"][0]["model"] = "m9"
-    assert runs.create_run(body).targets[0].model == "m9"
+    assert create_run(body).targets[0].model == "m9"
 
 
 def test_an_ollama_model_without_a_tag_matches_latest(app, fake):
@@ -131,7 +136,7 @@ def test_a_judge_that_fails_for_good_pauses_the_run_before_any_answer(app, fake,
     run = start_run(p, [(p, "m1")], make_tasks(2))
     fake.models = ["m1"]  # the judge model went away after the start
     clock = FakeClock()
-    result = orchestrator.tick(config, holder=HOLDER, now=clock)
+    result = tick(config, holder=HOLDER, now=clock)
     assert result["state"] == "paused"
     reason = Run.get_by_id(run.id).control_reason
     assert reason.startswith("the judge model fake/judge fails: Server answered 404")
@@ -139,7 +144,7 @@ def test_a_judge_that_fails_for_good_pauses_the_run_before_any_answer(app, fake,
     assert log_lines(run, "judge_failed")[0].level == "ERROR"
     assert calls(fake, "answer") == [] and calls(fake, "warmup") == []
     fake.models = ["m1", "judge"]  # fixed: continue
-    runs.resume_run(run.run_id)
+    resume_run(run.run_id)
     assert drive(config, clock)["state"] == "finished"
     assert Item.select().where(Item.status == COMPLETED).count() == 2
 
@@ -158,7 +163,7 @@ def test_a_judge_still_loading_is_tried_again(app, fake, config):
 
     fake.responder = responder
     clock = FakeClock()
-    result = orchestrator.tick(config, holder=HOLDER, now=clock)
+    result = tick(config, holder=HOLDER, now=clock)
     assert result["idle"] and result["wakeAt"] >= clock() + dt.timedelta(seconds=5)
     assert "Warm-up of the judge fake/judge: retry 2/3" in log_lines(run, "warmup_retry")[0].message
     assert calls(fake, "answer") == []
@@ -191,9 +196,9 @@ def test_retry_failed_answers_asks_them_again_in_a_finished_run(app, fake, confi
     stages = sorted(i.error_stage for i in Item.select().where(Item.status == FAILED))
     assert stages == ["answer", "warmup", "warmup"]
     fake.models = ["m1", "m2", "judge"]
-    assert runs.retry_failed_answers(run.run_id) == 3
+    assert retry_failed_answers(run.run_id) == 3
     run = Run.get_by_id(run.id)
-    assert (runs.run_state(run), run.phase) == ("running", "BENCHMARKING")
+    assert (run_state(run), run.phase) == ("running", "BENCHMARKING")
     assert [
         (i.status, i.attempts, i.error_msg) for i in Item.select().where(Item.status == NEW)
     ] == [(NEW, 0, None)] * 3
@@ -210,7 +215,7 @@ def test_retry_failed_answers_is_409_while_another_run_is_active(app, fake, conf
     drive(config, FakeClock())
     start_run(p, [(p, "m2")], make_tasks(1, collection="c2", prefix="u"))
     with pytest.raises(Conflict):
-        runs.retry_failed_answers(old.run_id)
+        retry_failed_answers(old.run_id)
     assert Item.get(Item.run == old).status == FAILED
 
 
@@ -231,7 +236,7 @@ def test_the_api_retries_failed_answers(client, body, app, fake):
 def test_a_temperature_that_is_not_a_finite_number_is_refused(body, value):
     body["targets"][0]["params"] = {"temperature": value}
     with pytest.raises(ValidationError) as exc:
-        runs.create_run(body)
+        create_run(body)
     assert "targets[0].params.temperature" in errors_of(exc)
 
 
@@ -297,18 +302,18 @@ def test_unknown_or_bad_query_parameters_are_400_naming_them(client, body, path,
 def test_a_running_run_shows_stopped_once_the_orchestrators_lease_lapsed(app, fake):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(1))
-    assert runs.run_summary(run)["state"] == "running"  # the lease is fresh
+    assert run_summary(run)["state"] == "running"  # the lease is fresh
     Run.update(updated_at=utcnow()).execute()
     lease.release(HOLDER)  # what a crash looks like once the lease is past its expiry
-    summary = runs.run_summary(Run.get_by_id(run.id))
+    summary = run_summary(Run.get_by_id(run.id))
     assert summary["state"] == "stopped" and summary["controlReason"] == NO_ORCHESTRATOR
-    stopped = runs.stop_run(run.run_id)  # the person can stop it for good ...
-    assert runs.run_state(stopped) == "stopped" and stopped.control_reason == "stopped by you"
+    stopped = stop_run(run.run_id)  # the person can stop it for good ...
+    assert run_state(stopped) == "stopped" and stopped.control_reason == "stopped by you"
 
 
 def test_a_run_shows_running_when_no_orchestrator_ever_held_the_lease(app, fake):
     p = make_provider(fake)
-    run = runs.create_run(
+    run = create_run(
         {
             "judgeProviderId": p.id,
             "judgeModel": "judge",
@@ -316,15 +321,15 @@ def test_a_run_shows_running_when_no_orchestrator_ever_held_the_lease(app, fake)
             "collectionIds": [make_tasks(1).id],
         }
     )
-    assert runs.run_summary(run)["state"] == "running"
+    assert run_summary(run)["state"] == "running"
 
 
 def test_an_orphaned_run_can_be_continued_and_says_it_waits_for_an_orchestrator(app, fake):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(1))
     lease.release(HOLDER)
-    resumed = runs.resume_run(run.run_id)
-    assert resumed.control == "running" and runs.run_state(resumed) == "stopped"
-    assert runs.run_summary(resumed)["controlReason"] == NO_ORCHESTRATOR
+    resumed = resume_run(run.run_id)
+    assert resumed.control == "running" and run_state(resumed) == "stopped"
+    assert run_summary(resumed)["controlReason"] == NO_ORCHESTRATOR
     lease.acquire(HOLDER, 15.0, spare_run_id=run.run_id)  # `llmbench resume` takes it on
-    assert runs.run_summary(Run.get_by_id(run.id))["state"] == "running"
+    assert run_summary(Run.get_by_id(run.id))["state"] == "running"

@@ -5,12 +5,11 @@ import time
 
 import pytest
 
-from app import runs
 from app.errors import Conflict
 from app.errors import NotFound
 from app.errors import ValidationError
+from app.hashing import context_hash
 from app.judge import PROMPT_HASH
-from app.metrics import context_hash
 from app.models import CANT_BE_FINISHED
 from app.models import FAILED
 from app.models import NEW
@@ -20,6 +19,17 @@ from app.models import Item
 from app.models import Run
 from app.models import RunTarget
 from app.models import Task
+from app.runlog import log_event
+from app.runs.dto import item_to_dict
+from app.runs.dto import run_summary
+from app.runs.lifecycle import create_run
+from app.runs.lifecycle import delete_run
+from app.runs.lifecycle import pause_run
+from app.runs.lifecycle import resume_run
+from app.runs.lifecycle import stop_run
+from app.runs.queries import list_logs
+from app.runs.retries import retry_judge
+from app.runs.state import run_state
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
 
@@ -50,7 +60,7 @@ def fields(exc):
 
 def test_create_run_makes_one_item_per_task_and_target(setup):
     p, coll = setup
-    run = runs.create_run(
+    run = create_run(
         spec(
             p,
             coll,
@@ -67,30 +77,30 @@ def test_create_run_makes_one_item_per_task_and_target(setup):
 
 def test_run_id_from_name_and_utc_time_made_unique(setup):
     p, coll = setup
-    first = runs.create_run(spec(p, coll, name="nightly check"), now=NOW)
-    runs.stop_run(first.run_id)
-    second = runs.create_run(spec(p, coll, name="nightly check"), now=NOW)
+    first = create_run(spec(p, coll, name="nightly check"), now=NOW)
+    stop_run(first.run_id)
+    second = create_run(spec(p, coll, name="nightly check"), now=NOW)
     assert first.run_id == "nightly-check-20300506-070809"
     assert second.run_id == "nightly-check-20300506-070809-2"
 
 
 def test_run_id_defaults_to_run(setup):
     p, coll = setup
-    assert runs.create_run(spec(p, coll), now=NOW).run_id == "run-20300506-070809"
+    assert create_run(spec(p, coll), now=NOW).run_id == "run-20300506-070809"
 
 
 def test_given_run_id_is_kept_and_must_be_unique(setup):
     p, coll = setup
-    runs.create_run(spec(p, coll, runId="my-run.1"))
-    runs.stop_run("my-run.1")
+    create_run(spec(p, coll, runId="my-run.1"))
+    stop_run("my-run.1")
     with pytest.raises(ValidationError) as exc:
-        runs.create_run(spec(p, coll, runId="my-run.1"))
+        create_run(spec(p, coll, runId="my-run.1"))
     assert fields(exc) == {"runId"}
 
 
 def test_seed_000_field_names_are_accepted(setup):
     p, coll = setup
-    run = runs.create_run(
+    run = create_run(
         {
             "judgeProviderConfigId": p.id,
             "judgeModelName": "j",
@@ -121,14 +131,14 @@ def test_seed_000_field_names_are_accepted(setup):
 def test_invalid_spec_names_the_field(setup, change, field):
     p, coll = setup
     with pytest.raises(ValidationError) as exc:
-        runs.create_run(spec(p, coll, **change))
+        create_run(spec(p, coll, **change))
     assert field in fields(exc)
     assert Run.select().count() == 0
 
 
 def test_every_problem_is_reported_at_once(setup):
     with pytest.raises(ValidationError) as exc:
-        runs.create_run({"targets": [], "collectionIds": []})
+        create_run({"targets": [], "collectionIds": []})
     assert {"judgeProviderId", "judgeModel", "targets", "collectionIds"} <= fields(exc)
 
 
@@ -136,7 +146,7 @@ def test_duplicate_target_is_rejected(setup):
     p, coll = setup
     twice = [{"providerId": p.id, "model": "m1"}, {"providerId": p.id, "model": "m1"}]
     with pytest.raises(ValidationError, match="already a target"):
-        runs.create_run(spec(p, coll, targets=twice))
+        create_run(spec(p, coll, targets=twice))
 
 
 @pytest.mark.parametrize(
@@ -152,31 +162,27 @@ def test_duplicate_target_is_rejected(setup):
 def test_bad_generation_params_are_rejected(setup, params, field):
     p, coll = setup
     with pytest.raises(ValidationError) as exc:
-        runs.create_run(
-            spec(p, coll, targets=[{"providerId": p.id, "model": "m", "params": params}])
-        )
+        create_run(spec(p, coll, targets=[{"providerId": p.id, "model": "m", "params": params}]))
     assert field in fields(exc)
 
 
 def test_params_from_a_form_are_cleaned(setup):
     p, coll = setup
     raw = {"temperature": "0.5", "topP": "", "maxTokens": "100", "seed": None, "stop": "END"}
-    run = runs.create_run(
-        spec(p, coll, targets=[{"providerId": p.id, "model": "m", "params": raw}])
-    )
+    run = create_run(spec(p, coll, targets=[{"providerId": p.id, "model": "m", "params": raw}]))
     assert run.targets[0].params == {"temperature": 0.5, "max_tokens": 100, "stop": ["END"]}
 
 
 def test_second_run_while_one_is_active_is_409_naming_it(setup):
     p, coll = setup
-    first = runs.create_run(spec(p, coll))
+    first = create_run(spec(p, coll))
     with pytest.raises(Conflict, match=first.run_id):
-        runs.create_run(spec(p, coll))
-    runs.pause_run(first.run_id)
+        create_run(spec(p, coll))
+    pause_run(first.run_id)
     with pytest.raises(Conflict, match="paused"):
-        runs.create_run(spec(p, coll))
-    runs.stop_run(first.run_id)
-    runs.create_run(spec(p, coll))
+        create_run(spec(p, coll))
+    stop_run(first.run_id)
+    create_run(spec(p, coll))
 
 
 def test_items_keep_a_snapshot_of_the_task(setup):
@@ -198,7 +204,7 @@ def test_items_keep_a_snapshot_of_the_task(setup):
         vars={"thing": "x", "role": "a tutor"},
         template_version="v2",
     )
-    run = runs.create_run(spec(p, coll, collectionIds=[], taskIds=[task.id]))
+    run = create_run(spec(p, coll, collectionIds=[], taskIds=[task.id]))
     Task.update(question="changed", excellent="changed").where(Task.id == task.id).execute()
     item = Item.get(Item.run == run)
     assert (item.question, item.system_prompt) == ("What is x?", "You are a tutor.")
@@ -228,14 +234,14 @@ def test_a_task_that_cannot_be_rendered_leaves_its_items_cant_be_finished(setup)
     task = Task.create(
         task_id="needs-vars", category="c", question="Hi {name} and {other}", vars={"name": "Ann"}
     )
-    run = runs.create_run(spec(p, coll, taskIds=[task.id]))
+    run = create_run(spec(p, coll, taskIds=[task.id]))
     bad = Item.get((Item.run == run) & (Item.task_key == "needs-vars"))
     assert bad.status == CANT_BE_FINISHED and "{other}" in bad.error_msg
     assert bad.error_msg.startswith("can't be finished: the task cannot be rendered")
     assert Item.select().where((Item.run == run) & (Item.status == NEW)).count() == 2
-    line = [e for e in runs.list_logs(run.run_id) if e.event == "cant_be_finished"][0]
+    line = [e for e in list_logs(run.run_id) if e.event == "cant_be_finished"][0]
     assert "needs-vars" in line.message and "{other}" in line.message
-    assert runs.run_summary(run)["counts"][CANT_BE_FINISHED] == 1
+    assert run_summary(run)["counts"][CANT_BE_FINISHED] == 1
 
 
 def test_when_no_task_can_be_rendered_nothing_is_created(setup):
@@ -244,21 +250,21 @@ def test_when_no_task_can_be_rendered_nothing_is_created(setup):
         task_id="needs-vars", category="c", question="Hi {name} and {other}", vars={"name": "Ann"}
     )
     with pytest.raises(ValidationError, match="needs-vars") as exc:
-        runs.create_run(spec(p, coll, collectionIds=[], taskIds=[task.id]))
+        create_run(spec(p, coll, collectionIds=[], taskIds=[task.id]))
     assert "{other}" in exc.value.message and Run.select().count() == 0
 
 
 def test_a_question_without_vars_is_sent_verbatim(setup):
     p, coll = setup
     task = Task.create(task_id="code", category="c", question="Fix: def f(): return {x}")
-    run = runs.create_run(spec(p, coll, collectionIds=[], taskIds=[task.id]))
+    run = create_run(spec(p, coll, collectionIds=[], taskIds=[task.id]))
     assert Item.get(Item.run == run).question == "Fix: def f(): return {x}"
 
 
 def test_category_filter_and_question_limit(setup):
     p, coll = setup
     make_tasks(3, collection=coll.name, prefix="m", category="math")
-    run = runs.create_run(spec(p, coll, settings={"categories": ["math"], "questionLimit": 2}))
+    run = create_run(spec(p, coll, settings={"categories": ["math"], "questionLimit": 2}))
     assert sorted(i.task_key for i in Item.select().where(Item.run == run)) == ["m0", "m1"]
 
 
@@ -267,19 +273,19 @@ def test_task_in_two_collections_is_asked_once(setup):
     other = Collection.create(name="other")
     for membership in CollectionTask.select().where(CollectionTask.collection == coll):
         CollectionTask.create(collection=other, task=membership.task)
-    run = runs.create_run(spec(p, coll, collectionIds=[coll.id, other.id]))
+    run = create_run(spec(p, coll, collectionIds=[coll.id, other.id]))
     assert Item.select().where(Item.run == run).count() == 2
     assert [c.collection_name for c in run.run_collections] == ["c1", "other"]
 
 
 def test_dataset_hash_changes_with_the_tasks(setup):
     p, coll = setup
-    first = runs.create_run(spec(p, coll))
-    runs.stop_run(first.run_id)
-    again = runs.create_run(spec(p, coll))
-    runs.stop_run(again.run_id)
+    first = create_run(spec(p, coll))
+    stop_run(first.run_id)
+    again = create_run(spec(p, coll))
+    stop_run(again.run_id)
     Task.update(excellent="new reference").where(Task.task_id == "t0").execute()
-    changed = runs.create_run(spec(p, coll))
+    changed = create_run(spec(p, coll))
     assert first.dataset_hash == again.dataset_hash != changed.dataset_hash
 
 
@@ -288,60 +294,60 @@ def test_three_thousand_items_are_created_fast(setup):
     big = make_tasks(1000, collection="big", prefix="b")
     targets = [{"providerId": p.id, "model": f"m{i}"} for i in range(3)]
     started = time.perf_counter()
-    run = runs.create_run(spec(p, big, targets=targets))
+    run = create_run(spec(p, big, targets=targets))
     assert time.perf_counter() - started < 3.0
     assert Item.select().where(Item.run == run).count() == 3000
 
 
 def test_pause_stop_resume_transitions(setup):
     p, coll = setup
-    run = runs.create_run(spec(p, coll))
-    assert runs.run_state(runs.pause_run(run.run_id)) == "paused"
+    run = create_run(spec(p, coll))
+    assert run_state(pause_run(run.run_id)) == "paused"
     with pytest.raises(ValidationError, match="not running"):
-        runs.pause_run(run.run_id)
-    assert runs.run_state(runs.resume_run(run.run_id)) == "running"
+        pause_run(run.run_id)
+    assert run_state(resume_run(run.run_id)) == "running"
     with pytest.raises(ValidationError, match="only a paused or stopped"):
-        runs.resume_run(run.run_id)
-    stopped = runs.stop_run(run.run_id)
-    assert runs.run_state(stopped) == "stopped" and stopped.control_reason == "stopped by you"
+        resume_run(run.run_id)
+    stopped = stop_run(run.run_id)
+    assert run_state(stopped) == "stopped" and stopped.control_reason == "stopped by you"
     with pytest.raises(ValidationError):
-        runs.stop_run(run.run_id)
-    assert runs.run_state(runs.resume_run(run.run_id)) == "running"
-    events = [e.event for e in runs.list_logs(run.run_id) if e.event != "model_check"]
+        stop_run(run.run_id)
+    assert run_state(resume_run(run.run_id)) == "running"
+    events = [e.event for e in list_logs(run.run_id) if e.event != "model_check"]
     assert events == ["run_started", "paused", "resumed", "stopped", "resumed"]
 
 
 def test_resume_is_409_while_another_run_is_active(setup):
     p, coll = setup
-    old = runs.create_run(spec(p, coll))
-    runs.stop_run(old.run_id)
-    active = runs.create_run(spec(p, coll))
+    old = create_run(spec(p, coll))
+    stop_run(old.run_id)
+    active = create_run(spec(p, coll))
     with pytest.raises(Conflict, match=active.run_id):
-        runs.resume_run(old.run_id)
+        resume_run(old.run_id)
 
 
 def test_control_of_an_unknown_run_is_not_found(setup):
-    for action in (runs.pause_run, runs.stop_run, runs.resume_run, runs.delete_run):
+    for action in (pause_run, stop_run, resume_run, delete_run):
         with pytest.raises(NotFound):
             action("nope")
 
 
 def test_delete_is_409_while_active_and_removes_everything_after(setup):
     p, coll = setup
-    run = runs.create_run(spec(p, coll))
+    run = create_run(spec(p, coll))
     with pytest.raises(Conflict):
-        runs.delete_run(run.run_id)
-    runs.stop_run(run.run_id)
-    runs.delete_run(run.run_id)
+        delete_run(run.run_id)
+    stop_run(run.run_id)
+    delete_run(run.run_id)
     assert Run.select().count() == 0 and Item.select().count() == 0
 
 
 def test_summary_counts_progress_and_targets(setup):
     p, coll = setup
-    run = runs.create_run(spec(p, coll))
+    run = create_run(spec(p, coll))
     first, second = Item.select().order_by(Item.id)
     Item.update(status=FAILED, error_stage="answer").where(Item.id == first.id).execute()
-    summary = runs.run_summary(run)
+    summary = run_summary(run)
     assert summary["counts"] == {
         "NEW": 1,
         "WAITING_FOR_JUDGE": 0,
@@ -357,13 +363,13 @@ def test_summary_counts_progress_and_targets(setup):
 
 def test_item_dict_shows_when_it_will_be_retried(setup):
     p, coll = setup
-    run = runs.create_run(spec(p, coll))
+    run = create_run(spec(p, coll))
     item = Item.get(Item.run == run)
     when = dt.datetime(2030, 1, 1, 12, 0, 5)
     Item.update(next_retry_at=when, error_msg="Server answered 503").where(
         Item.id == item.id
     ).execute()
-    data = runs.item_to_dict(Item.get_by_id(item.id))
+    data = item_to_dict(Item.get_by_id(item.id))
     assert data["nextRetryAt"] == "2030-01-01T12:00:05.000Z"
     assert data["errorMsg"] == "Server answered 503" and data["targetModelName"] == "m1"
     assert data["status"] == "NEW" and data["benchmarkRunId"] == run.id
@@ -371,19 +377,19 @@ def test_item_dict_shows_when_it_will_be_retried(setup):
 
 def test_logs_since_an_id(setup):
     p, coll = setup
-    run = runs.create_run(spec(p, coll))
-    first = runs.list_logs(run.run_id)[-1]
-    runs.log_event(run, "note", "later")
-    assert [e.message for e in runs.list_logs(run.run_id, since=first.id)] == ["later"]
+    run = create_run(spec(p, coll))
+    first = list_logs(run.run_id)[-1]
+    log_event(run, "note", "later")
+    assert [e.message for e in list_logs(run.run_id, since=first.id)] == ["later"]
     with pytest.raises(ValidationError):
-        runs.list_logs(run.run_id, since="yesterday")
+        list_logs(run.run_id, since="yesterday")
 
 
 def test_retry_judge_needs_an_answer(setup):
     p, coll = setup
-    run = runs.create_run(spec(p, coll))
+    run = create_run(spec(p, coll))
     item = Item.get(Item.run == run)
     with pytest.raises(ValidationError, match="no answer"):
-        runs.retry_judge(run.run_id, item.id)
+        retry_judge(run.run_id, item.id)
     with pytest.raises(NotFound):
-        runs.retry_judge(run.run_id, 9999)
+        retry_judge(run.run_id, 9999)

@@ -5,7 +5,7 @@ import statistics
 
 import pytest
 
-from app import stats
+from app.results import stats
 
 
 def _sample(seed, method, args, count):

@@ -2,7 +2,22 @@
 
 import pytest
 
-from app import task_store as store
+from app.catalog.collections import add_tasks_to_collection
+from app.catalog.collections import collection_tasks
+from app.catalog.collections import collection_to_dict
+from app.catalog.collections import create_collection
+from app.catalog.collections import delete_collection
+from app.catalog.collections import get_collection
+from app.catalog.collections import list_collections
+from app.catalog.collections import remove_task_from_collection
+from app.catalog.collections import update_collection
+from app.catalog.task_fields import clean_task
+from app.catalog.tasks import create_task
+from app.catalog.tasks import delete_task
+from app.catalog.tasks import get_task
+from app.catalog.tasks import list_categories
+from app.catalog.tasks import search_tasks
+from app.catalog.tasks import update_task
 from app.errors import Conflict
 from app.errors import NotFound
 from app.errors import ValidationError
@@ -31,15 +46,15 @@ def fields_of(exc):
 
 
 def test_clean_task_returns_every_model_field():
-    values = store.clean_task(task_data(tags=["geo"], auto_fail=["mentions Lyon"]))
+    values = clean_task(task_data(tags=["geo"], auto_fail=["mentions Lyon"]))
     assert values["task_id"] == "geo_001" and values["tags"] == ["geo"]
     assert values["auto_fail"] == ["mentions Lyon"] and values["rubric"] is None
     assert values["system_prompt"] is None and values["template_version"] is None
 
 
 def test_difficulty_defaults_to_medium_and_is_case_insensitive():
-    assert store.clean_task(task_data(difficulty=""))["difficulty"] == "medium"
-    assert store.clean_task(task_data(difficulty="HARD"))["difficulty"] == "hard"
+    assert clean_task(task_data(difficulty=""))["difficulty"] == "medium"
+    assert clean_task(task_data(difficulty="HARD"))["difficulty"] == "hard"
 
 
 @pytest.mark.parametrize(
@@ -86,19 +101,19 @@ def test_difficulty_defaults_to_medium_and_is_case_insensitive():
 )
 def test_a_bad_field_is_named(overrides, field):
     with pytest.raises(ValidationError) as info:
-        store.clean_task(task_data(**overrides))
+        clean_task(task_data(**overrides))
     assert fields_of(info) == [field]
 
 
 def test_every_bad_field_is_listed_at_once_with_file_and_line():
     with pytest.raises(ValidationError) as info:
-        store.clean_task({"task_id": "a b", "difficulty": "x"}, line=7, file="tasks.yaml")
+        clean_task({"task_id": "a b", "difficulty": "x"}, line=7, file="tasks.yaml")
     assert fields_of(info) == ["task_id", "category", "difficulty", "question", "excellent"]
     assert all(e["line"] == 7 and e["file"] == "tasks.yaml" for e in info.value.errors)
 
 
 def test_a_rubric_alone_is_enough_reference():
-    values = store.clean_task(
+    values = clean_task(
         task_data(
             excellent="",
             good="",
@@ -110,7 +125,7 @@ def test_a_rubric_alone_is_enough_reference():
 
 
 def test_text_forms_of_rubric_tags_auto_fail_and_vars_are_parsed():
-    values = store.clean_task(
+    values = clean_task(
         task_data(
             question="Capital of {country}?",
             rubric='[{"id": "r1", "text": "t", "weight": 1, "maxScore": 5}]',
@@ -126,19 +141,19 @@ def test_text_forms_of_rubric_tags_auto_fail_and_vars_are_parsed():
 
 
 def test_variables_are_checked_only_when_vars_are_given():
-    assert store.clean_task(task_data(question="Fill {blank}"))["vars"] is None
+    assert clean_task(task_data(question="Fill {blank}"))["vars"] is None
 
 
 def test_create_task_with_a_taken_task_id_is_a_conflict(app):
-    store.create_task(task_data())
+    create_task(task_data())
     with pytest.raises(Conflict, match="geo_001"):
-        store.create_task(task_data())
+        create_task(task_data())
     assert Task.select().count() == 1
 
 
 def test_create_task_errors_use_the_callers_spelling(app):
     with pytest.raises(ValidationError) as info:
-        store.create_task(
+        create_task(
             {
                 "taskId": "",
                 "category": "c",
@@ -151,33 +166,33 @@ def test_create_task_errors_use_the_callers_spelling(app):
 
 
 def test_update_task_keeps_fields_not_given(app):
-    task = store.create_task(task_data(tags=["geo"]))
-    store.update_task(task.id, {"question": "Capital of Italy?"})
-    fresh = store.get_task(task.id)
+    task = create_task(task_data(tags=["geo"]))
+    update_task(task.id, {"question": "Capital of Italy?"})
+    fresh = get_task(task.id)
     assert fresh.question == "Capital of Italy?" and fresh.tags == ["geo"]
     assert fresh.excellent == "Paris."
 
 
 def test_update_task_to_a_taken_task_id_is_a_conflict(app):
-    store.create_task(task_data())
-    other = store.create_task(task_data(task_id="geo_002"))
+    create_task(task_data())
+    other = create_task(task_data(task_id="geo_002"))
     with pytest.raises(Conflict):
-        store.update_task(other.id, {"taskId": "geo_001"})
+        update_task(other.id, {"taskId": "geo_001"})
 
 
 def test_delete_task_removes_its_memberships(app):
-    task = store.create_task(task_data())
-    collection = store.create_collection("c")
-    store.add_tasks_to_collection(collection.id, [task.id])
-    store.delete_task(task.id)
+    task = create_task(task_data())
+    collection = create_collection("c")
+    add_tasks_to_collection(collection.id, [task.id])
+    delete_task(task.id)
     assert CollectionTask.select().count() == 0
     with pytest.raises(NotFound):
-        store.get_task(task.id)
+        get_task(task.id)
 
 
 def _many(n, category="Math"):
     for i in range(n):
-        store.create_task(
+        create_task(
             task_data(
                 task_id=f"{category.lower()}_{i:03d}",
                 category=category,
@@ -188,134 +203,132 @@ def _many(n, category="Math"):
 
 def test_search_matches_task_id_question_category_and_tags(app):
     _many(3)
-    store.create_task(task_data(tags=["europe"]))
-    assert store.search_tasks("europe").total == 1
-    assert store.search_tasks("MATH_00").total == 3
-    assert store.search_tasks("Question 2").total == 1
+    create_task(task_data(tags=["europe"]))
+    assert search_tasks("europe").total == 1
+    assert search_tasks("MATH_00").total == 3
+    assert search_tasks("Question 2").total == 1
 
 
 def test_search_filters_by_category(app):
     _many(3)
     _many(2, "Logic")
-    page = store.search_tasks(category="Logic")
+    page = search_tasks(category="Logic")
     assert page.total == 2 and {t.category for t in page.items} == {"Logic"}
-    assert store.list_categories() == ["Logic", "Math"]
+    assert list_categories() == ["Logic", "Math"]
 
 
 def test_search_paginates(app):
     _many(12)
-    page = store.search_tasks(page=2, per_page=5)
+    page = search_tasks(page=2, per_page=5)
     assert (page.total, page.pages, len(page.items)) == (12, 3, 5)
     assert page.has_prev and page.has_next
-    assert store.search_tasks(page=99, per_page=5).page == 3
-    assert store.search_tasks(page="x", per_page="y").page == 1
+    assert search_tasks(page=99, per_page=5).page == 3
+    assert search_tasks(page="x", per_page="y").page == 1
 
 
 # -- collections --------------------------------------------------------------------------
 
 
 def test_collection_names_are_unique(app):
-    store.create_collection("quick")
+    create_collection("quick")
     with pytest.raises(Conflict):
-        store.create_collection("quick")
+        create_collection("quick")
 
 
 def test_a_collection_needs_a_name(app):
     with pytest.raises(ValidationError) as info:
-        store.create_collection("  ")
+        create_collection("  ")
     assert fields_of(info) == ["name"]
 
 
 def test_rename_a_collection(app):
-    c = store.create_collection("old")
-    store.update_collection(c.id, name="new")
-    assert store.get_collection(c.id).name == "new"
-    store.create_collection("taken")
+    c = create_collection("old")
+    update_collection(c.id, name="new")
+    assert get_collection(c.id).name == "new"
+    create_collection("taken")
     with pytest.raises(Conflict):
-        store.update_collection(c.id, name="taken")
+        update_collection(c.id, name="taken")
 
 
 def test_adding_tasks_by_id_or_task_id(app):
     _many(3)
-    c = store.create_collection("c")
+    c = create_collection("c")
     first = Task.get(Task.task_id == "math_000")
-    store.add_tasks_to_collection(c.id, [first.id, "math_001"])
-    assert store.collection_to_dict(c)["taskCount"] == 2
+    add_tasks_to_collection(c.id, [first.id, "math_001"])
+    assert collection_to_dict(c)["taskCount"] == 2
 
 
 def test_adding_a_task_twice_is_a_conflict_naming_it_and_adds_nothing(app):
     _many(3)
-    c = store.create_collection("c")
-    store.add_tasks_to_collection(c.id, ["math_000"])
+    c = create_collection("c")
+    add_tasks_to_collection(c.id, ["math_000"])
     with pytest.raises(Conflict, match="math_000"):
-        store.add_tasks_to_collection(c.id, ["math_001", "math_000"])
+        add_tasks_to_collection(c.id, ["math_001", "math_000"])
     with pytest.raises(Conflict, match="math_002"):
-        store.add_tasks_to_collection(c.id, ["math_002", "math_002"])
-    assert store.collection_to_dict(c)["taskCount"] == 1
+        add_tasks_to_collection(c.id, ["math_002", "math_002"])
+    assert collection_to_dict(c)["taskCount"] == 1
 
 
 def test_adding_unknown_tasks_names_them(app):
-    c = store.create_collection("c")
+    c = create_collection("c")
     with pytest.raises(ValidationError, match="999, nope"):
-        store.add_tasks_to_collection(c.id, [999, "nope"])
+        add_tasks_to_collection(c.id, [999, "nope"])
 
 
 def test_remove_a_task_from_a_collection(app):
     _many(2)
-    c = store.create_collection("c")
+    c = create_collection("c")
     task = Task.get(Task.task_id == "math_000")
-    store.add_tasks_to_collection(c.id, [task.id])
-    store.remove_task_from_collection(c.id, task.id)
-    assert store.collection_tasks(c) == []
+    add_tasks_to_collection(c.id, [task.id])
+    remove_task_from_collection(c.id, task.id)
+    assert collection_tasks(c) == []
     with pytest.raises(NotFound):
-        store.remove_task_from_collection(c.id, task.id)
+        remove_task_from_collection(c.id, task.id)
 
 
 def test_deleting_a_collection_keeps_its_tasks(app):
     _many(2)
-    c = store.create_collection("c")
-    store.add_tasks_to_collection(c.id, ["math_000", "math_001"])
-    store.delete_collection(c.id)
+    c = create_collection("c")
+    add_tasks_to_collection(c.id, ["math_000", "math_001"])
+    delete_collection(c.id)
     assert Task.select().count() == 2 and CollectionTask.select().count() == 0
 
 
 def test_list_collections_counts_tasks(app):
     _many(2)
-    c = store.create_collection("b")
-    store.create_collection("a")
-    store.add_tasks_to_collection(c.id, ["math_000", "math_001"])
-    assert [(x.name, x.task_count) for x in store.list_collections()] == [("a", 0), ("b", 2)]
+    c = create_collection("b")
+    create_collection("a")
+    add_tasks_to_collection(c.id, ["math_000", "math_001"])
+    assert [(x.name, x.task_count) for x in list_collections()] == [("a", 0), ("b", 2)]
 
 
 def test_search_can_leave_out_a_collections_members(app):
     _many(3)
-    c = store.create_collection("c")
-    store.add_tasks_to_collection(c.id, ["math_000"])
-    page = store.search_tasks(exclude_collection=c.id)
+    c = create_collection("c")
+    add_tasks_to_collection(c.id, ["math_000"])
+    page = search_tasks(exclude_collection=c.id)
     assert [t.task_id for t in page.items] == ["math_001", "math_002"]
 
 
 def test_system_prompt_variables_are_checked_against_vars():
     with pytest.raises(ValidationError) as info:
-        store.clean_task(
-            task_data(system_prompt="Answer in {language}", vars={"country": "France"})
-        )
+        clean_task(task_data(system_prompt="Answer in {language}", vars={"country": "France"}))
     assert fields_of(info) == ["system_prompt"]
     assert "{language}" in info.value.errors[0]["message"]
-    values = store.clean_task(task_data(system_prompt="In {language}", vars={"language": "fr"}))
+    values = clean_task(task_data(system_prompt="In {language}", vars={"language": "fr"}))
     assert values["system_prompt"] == "In {language}"
 
 
 def test_question_and_system_prompt_variables_are_both_reported():
     with pytest.raises(ValidationError) as info:
-        store.clean_task(task_data(question="Q {a}", system_prompt="S {b}", vars={"c": "1"}))
+        clean_task(task_data(question="Q {a}", system_prompt="S {b}", vars={"c": "1"}))
     assert fields_of(info) == ["vars", "system_prompt"]
 
 
 @pytest.mark.parametrize("difficulty", [["hard"], {"level": "hard"}, True])
 def test_a_difficulty_that_is_not_text_is_an_error_not_medium(difficulty):
     with pytest.raises(ValidationError) as info:
-        store.clean_task(task_data(difficulty=difficulty))
+        clean_task(task_data(difficulty=difficulty))
     assert info.value.errors == [
         {"field": "difficulty", "message": "must be text (easy, medium or hard)"}
     ]
@@ -324,14 +337,14 @@ def test_a_difficulty_that_is_not_text_is_an_error_not_medium(difficulty):
 def test_a_reference_answer_can_be_optional():
     bare = task_data(excellent="", good="", pass_answer="")
     with pytest.raises(ValidationError) as info:
-        store.clean_task(bare)
+        clean_task(bare)
     assert fields_of(info) == ["excellent"]
-    assert store.clean_task(bare, require_reference=False)["excellent"] == ""
+    assert clean_task(bare, require_reference=False)["excellent"] == ""
 
 
 def test_adding_task_ids_too_big_for_sqlite_names_them(app):
-    c = store.create_collection("c")
+    c = create_collection("c")
     with pytest.raises(ValidationError) as info:
-        store.add_tasks_to_collection(c.id, [2**70, str(2**64)])
+        add_tasks_to_collection(c.id, [2**70, str(2**64)])
     assert str(2**70) in info.value.errors[0]["message"]
     assert str(2**64) in info.value.errors[0]["message"]

@@ -2,8 +2,13 @@
 
 import pytest
 
-from app import templating
+from app.catalog import templating
+from app.catalog.collections import add_tasks_to_collection
+from app.catalog.collections import create_collection
+from app.catalog.providers import create_provider
+from app.catalog.tasks import create_task
 from app.errors import ValidationError
+from app.runs.lifecycle import create_run
 
 
 def test_variables_lists_names_once_and_ignores_escaped_braces():
@@ -48,23 +53,16 @@ def test_a_template_with_empty_vars_needs_a_value_for_every_placeholder():
 
 
 def test_run_start_refuses_a_template_task_with_a_missing_variable(app, fake):
-    from app import provider_store
-    from app import runs
-    from app import task_store
     from app.models import Run
     from app.models import Task
 
-    provider = provider_store.create_provider(
-        {"name": "fake", "type": "OPENAI", "base_url": fake.url}
-    )
-    task = task_store.create_task(
-        {"task_id": "t", "category": "c", "question": "Hi", "excellent": "x"}
-    )
+    provider = create_provider({"name": "fake", "type": "OPENAI", "base_url": fake.url})
+    task = create_task({"task_id": "t", "category": "c", "question": "Hi", "excellent": "x"})
     Task.update(question="Hi {who}", vars={}).where(Task.id == task.id).execute()
-    collection = task_store.create_collection("c")
-    task_store.add_tasks_to_collection(collection.id, [task.id])
+    collection = create_collection("c")
+    add_tasks_to_collection(collection.id, [task.id])
     with pytest.raises(ValidationError) as info:
-        runs.create_run(
+        create_run(
             {
                 "judgeProviderId": provider.id,
                 "judgeModel": "fake-model",

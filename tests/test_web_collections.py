@@ -3,7 +3,10 @@
 import pytest
 from bs4 import BeautifulSoup
 
-from app import task_store
+from app.catalog.collections import add_tasks_to_collection
+from app.catalog.collections import collection_to_dict
+from app.catalog.collections import create_collection
+from app.catalog.tasks import create_task
 from app.models import Collection
 from app.models import CollectionTask
 from app.models import Task
@@ -19,7 +22,7 @@ def soup(response):
 def tasks(app):
     for category, n in (("Math", 3), ("Logic", 2)):
         for i in range(n):
-            task_store.create_task(
+            create_task(
                 {
                     "taskId": f"{category.lower()}_{i}",
                     "category": category,
@@ -31,8 +34,8 @@ def tasks(app):
 
 
 def test_list_shows_task_counts(client, tasks):
-    c = task_store.create_collection("quick")
-    task_store.add_tasks_to_collection(c.id, ["math_0", "logic_1"])
+    c = create_collection("quick")
+    add_tasks_to_collection(c.id, ["math_0", "logic_1"])
     rows = soup(client.get("/settings/collections/")).select("table.collections tbody tr")
     assert [(r.select_one("a").get_text(), r.select_one(".num").get_text()) for r in rows] == [
         ("quick", "2")
@@ -52,14 +55,14 @@ def test_create_without_a_name_is_400_marked(client):
 
 
 def test_create_with_a_taken_name_is_409(client):
-    task_store.create_collection("mine")
+    create_collection("mine")
     response = client.post("/settings/collections/new", data={"name": "mine"})
     assert response.status_code == 409 and Collection.select().count() == 1
 
 
 def test_collection_page_lists_members_and_candidates(client, tasks):
-    c = task_store.create_collection("c")
-    task_store.add_tasks_to_collection(c.id, ["math_0"])
+    c = create_collection("c")
+    add_tasks_to_collection(c.id, ["math_0"])
     page = soup(client.get(f"/settings/collections/{c.id}"))
     assert [code.get_text() for code in page.select("table.members code")] == ["math_0"]
     candidates = [i["value"] for i in page.select("#candidates input[name=taskIds]")]
@@ -67,7 +70,7 @@ def test_collection_page_lists_members_and_candidates(client, tasks):
 
 
 def test_candidates_filter_by_category_with_and_without_js(client, tasks):
-    c = task_store.create_collection("c")
+    c = create_collection("c")
     page = soup(client.get(f"/settings/collections/{c.id}?category=Logic"))
     assert len(page.select("#candidates input[name=taskIds]")) == 2
     fragment = soup(
@@ -77,18 +80,18 @@ def test_candidates_filter_by_category_with_and_without_js(client, tasks):
 
 
 def test_add_ticked_tasks(client, tasks):
-    c = task_store.create_collection("c")
+    c = create_collection("c")
     response = client.post(
         f"/settings/collections/{c.id}/tasks",
         data={"taskIds": [str(tasks["math_0"]), str(tasks["logic_0"])]},
     )
     assert response.status_code == 302
-    assert task_store.collection_to_dict(c)["taskCount"] == 2
+    assert collection_to_dict(c)["taskCount"] == 2
 
 
 def test_adding_a_member_again_flashes_the_conflict(client, tasks):
-    c = task_store.create_collection("c")
-    task_store.add_tasks_to_collection(c.id, ["math_0"])
+    c = create_collection("c")
+    add_tasks_to_collection(c.id, ["math_0"])
     response = client.post(
         f"/settings/collections/{c.id}/tasks",
         data={"taskIds": [str(tasks["math_0"])]},
@@ -99,14 +102,14 @@ def test_adding_a_member_again_flashes_the_conflict(client, tasks):
 
 
 def test_adding_nothing_says_to_tick_tasks(client, tasks):
-    c = task_store.create_collection("c")
+    c = create_collection("c")
     response = client.post(f"/settings/collections/{c.id}/tasks", follow_redirects=True)
     assert "Tick at least one" in soup(response).select_one(".flash--error").get_text()
 
 
 def test_remove_a_member_with_htmx_and_without(client, tasks):
-    c = task_store.create_collection("c")
-    task_store.add_tasks_to_collection(c.id, ["math_0", "math_1"])
+    c = create_collection("c")
+    add_tasks_to_collection(c.id, ["math_0", "math_1"])
     url = f"/settings/collections/{c.id}/tasks/{{}}/remove"
     assert client.post(url.format(tasks["math_0"]), headers=HX).get_data() == b""
     assert client.post(url.format(tasks["math_1"])).status_code == 302
@@ -114,7 +117,7 @@ def test_remove_a_member_with_htmx_and_without(client, tasks):
 
 
 def test_rename(client):
-    c = task_store.create_collection("old")
+    c = create_collection("old")
     response = client.post(
         f"/settings/collections/{c.id}/rename", data={"name": "new", "description": "d"}
     )
@@ -122,22 +125,22 @@ def test_rename(client):
 
 
 def test_rename_to_a_taken_name_is_409_with_the_form_kept(client):
-    c = task_store.create_collection("old")
-    task_store.create_collection("taken")
+    c = create_collection("old")
+    create_collection("taken")
     response = client.post(f"/settings/collections/{c.id}/rename", data={"name": "taken"})
     assert response.status_code == 409
     assert soup(response).select_one("[name=name]")["value"] == "taken"
 
 
 def test_delete_keeps_the_tasks(client, tasks):
-    c = task_store.create_collection("c")
-    task_store.add_tasks_to_collection(c.id, ["math_0"])
+    c = create_collection("c")
+    add_tasks_to_collection(c.id, ["math_0"])
     assert client.post(f"/settings/collections/{c.id}/delete").status_code == 302
     assert Collection.select().count() == 0 and Task.select().count() == 5
 
 
 def test_delete_asks_for_confirmation(client):
-    c = task_store.create_collection("c")
+    c = create_collection("c")
     form = soup(client.get(f"/settings/collections/{c.id}")).select_one(
         f"form[action='/settings/collections/{c.id}/delete']"
     )
@@ -177,7 +180,7 @@ def test_a_collection_id_too_big_for_sqlite_is_404(client, method, path):
 
 
 def test_adding_a_task_id_too_big_for_sqlite_is_a_flash_not_a_500(client, tasks):
-    c = task_store.create_collection("quick")
+    c = create_collection("quick")
     response = client.post(f"/settings/collections/{c.id}/tasks", data={"taskIds": [str(2**70)]})
     assert response.status_code == 302
     assert CollectionTask.select().count() == 0

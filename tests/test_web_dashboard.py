@@ -3,12 +3,16 @@
 import pytest
 from bs4 import BeautifulSoup
 
-from app import provider_store
-from app import runs
-from app import task_store
+from app.catalog.collections import add_tasks_to_collection
+from app.catalog.collections import create_collection
+from app.catalog.providers import create_provider
+from app.catalog.tasks import create_task
 from app.models import COMPLETED
 from app.models import Run
 from app.models import RunTarget
+from app.runs.lifecycle import pause_run
+from app.runs.lifecycle import stop_run
+from app.runs.state import run_state
 from tests.conftest import make_app
 from tests.factories import add_item
 from tests.factories import make_run
@@ -24,11 +28,9 @@ def soup(response):
 def setup(app, fake):
     """A provider on the fake server (models m1, m2) and a collection 'quick' of two tasks."""
     fake.models = ["m1", "m2"]
-    provider = provider_store.create_provider(
-        {"name": "fake", "type": "OPENAI", "base_url": fake.url}
-    )
+    provider = create_provider({"name": "fake", "type": "OPENAI", "base_url": fake.url})
     tasks = [
-        task_store.create_task(
+        create_task(
             {
                 "task_id": f"t{n}",
                 "category": "math",
@@ -38,8 +40,8 @@ def setup(app, fake):
         )
         for n in (1, 2)
     ]
-    collection = task_store.create_collection("quick")
-    task_store.add_tasks_to_collection(collection.id, [t.id for t in tasks])
+    collection = create_collection("quick")
+    add_tasks_to_collection(collection.id, [t.id for t in tasks])
     return {"pid": provider.id, "cid": collection.id}
 
 
@@ -94,9 +96,7 @@ def test_target_models_refresh_keeps_picked_models_and_their_params(client, setu
 
 
 def test_target_models_fragment_explains_a_server_that_is_down(client, app):
-    provider = provider_store.create_provider(
-        {"name": "down", "type": "OLLAMA", "base_url": "http://127.0.0.1:9"}
-    )
+    provider = create_provider({"name": "down", "type": "OLLAMA", "base_url": "http://127.0.0.1:9"})
     response = client.get(f"/new-run/providers/{provider.id}/models", headers=HX)
     assert response.status_code == 200
     assert b"Could not list models" in response.data
@@ -231,7 +231,7 @@ def test_engine_validation_errors_land_on_the_form(client, setup):
 def test_continue_panel_lists_paused_and_stopped_runs_with_continue(client, setup):
     client.post("/runs", data=start_form(setup))
     run = Run.get()
-    runs.stop_run(run.run_id)
+    stop_run(run.run_id)
     panel = soup(client.get("/")).find(id="continue-runs")
     form = panel.find("form")
     assert run.run_id in panel.text and "stopped" in panel.text
@@ -264,10 +264,10 @@ def test_continue_panel_sends_a_budget_halted_run_to_raise_its_budget(client, ap
 def test_continue_button_resumes_and_goes_to_the_live_view(client, setup):
     client.post("/runs", data=start_form(setup))
     run = Run.get()
-    runs.pause_run(run.run_id)
+    pause_run(run.run_id)
     response = client.post(f"/runs/{run.run_id}/resume")
     assert response.headers["Location"].endswith(f"/runs/{run.run_id}")
-    assert runs.run_state(Run.get()) == "running"
+    assert run_state(Run.get()) == "running"
 
 
 def test_results_panel_shows_recent_runs_with_their_average_score(client, app):

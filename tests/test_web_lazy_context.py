@@ -1,13 +1,14 @@
 """The layout's active run is looked up only when a template shows it, once per request."""
 
-from app import runs
+from app.runs import queries
+from app.runs.queries import active_run
 from tests.factories import make_run
 
 
 def _count_active_run(monkeypatch):
     calls = []
-    real = runs.active_run
-    monkeypatch.setattr(runs, "active_run", lambda: calls.append(1) or real())
+    real = active_run
+    monkeypatch.setattr(queries, "active_run", lambda: calls.append(1) or real())
     return calls
 
 

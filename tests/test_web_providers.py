@@ -5,7 +5,11 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
-from app import provider_store
+from app.catalog.prices import set_price
+from app.catalog.providers import create_provider
+from app.catalog.providers import get_provider
+from app.catalog.providers import header_rows
+from app.catalog.providers import provider_config
 from app.db import database
 from app.models import Price
 from app.models import Provider
@@ -53,7 +57,7 @@ def test_empty_list_offers_to_add_one(client):
 
 
 def test_list_shows_each_provider_with_masked_headers(client):
-    p = provider_store.create_provider(provider_data())
+    p = create_provider(provider_data())
     response = client.get("/settings/providers/")
     card = soup(response).select_one(f"#provider-{p.id}")
     text = card.get_text(" ")
@@ -86,7 +90,7 @@ def test_create_redirects_with_a_flash(client):
     assert response.status_code == 302
     p = Provider.get(Provider.name == "web-1")
     assert (p.max_concurrency, p.timeout_seconds, p.models_endpoint) == (2, 60.0, "/v1/models")
-    assert provider_store.provider_config(p).headers == {"Authorization": SECRET}
+    assert provider_config(p).headers == {"Authorization": SECRET}
     page = client.get(response.location)
     assert "web-1 added" in soup(page).select_one(".flash--success").get_text()
 
@@ -126,14 +130,14 @@ def test_a_bad_header_row_is_marked_in_its_row(client):
 
 
 def test_a_duplicate_name_rerenders_409_at_the_name(client):
-    provider_store.create_provider(provider_data(name="web-1"))
+    create_provider(provider_data(name="web-1"))
     response = client.post("/settings/providers/new", data=form_data())
     assert response.status_code == 409
     assert soup(response).select_one("[name=name]")["aria-invalid"] == "true"
 
 
 def test_edit_form_shows_secrets_masked_only(client):
-    p = provider_store.create_provider(provider_data())
+    p = create_provider(provider_data())
     response = client.get(f"/settings/providers/{p.id}/edit")
     assert response.status_code == 200
     value = soup(response).select_one("[name=headers-0-value]")
@@ -143,8 +147,8 @@ def test_edit_form_shows_secrets_masked_only(client):
 
 
 def test_edit_with_the_secret_left_empty_keeps_it(client):
-    p = provider_store.create_provider(provider_data())
-    header_id = provider_store.header_rows(p)[0]["id"]
+    p = create_provider(provider_data())
+    header_id = header_rows(p)[0]["id"]
     response = client.post(
         f"/settings/providers/{p.id}/edit",
         data=form_data(
@@ -152,14 +156,14 @@ def test_edit_with_the_secret_left_empty_keeps_it(client):
         ),
     )
     assert response.status_code == 302
-    fresh = provider_store.get_provider(p.id)
+    fresh = get_provider(p.id)
     assert fresh.name == "renamed"
-    assert provider_store.provider_config(fresh).headers == {"Authorization": SECRET}
+    assert provider_config(fresh).headers == {"Authorization": SECRET}
 
 
 def test_edit_with_a_bad_field_keeps_the_masked_placeholder(client):
-    p = provider_store.create_provider(provider_data())
-    header_id = provider_store.header_rows(p)[0]["id"]
+    p = create_provider(provider_data())
+    header_id = header_rows(p)[0]["id"]
     response = client.post(
         f"/settings/providers/{p.id}/edit",
         data=form_data(
@@ -171,19 +175,19 @@ def test_edit_with_a_bad_field_keeps_the_masked_placeholder(client):
 
 
 def test_delete_with_a_form_redirects(client):
-    p = provider_store.create_provider(provider_data())
+    p = create_provider(provider_data())
     response = client.post(f"/settings/providers/{p.id}/delete")
     assert response.status_code == 302 and Provider.select().count() == 0
 
 
 def test_delete_with_htmx_returns_nothing_to_swap(client):
-    p = provider_store.create_provider(provider_data())
+    p = create_provider(provider_data())
     response = client.post(f"/settings/providers/{p.id}/delete", headers=HX)
     assert response.status_code == 200 and response.get_data() == b""
 
 
 def test_delete_button_asks_for_confirmation(client):
-    p = provider_store.create_provider(provider_data())
+    p = create_provider(provider_data())
     form = soup(client.get("/settings/providers/")).select_one(
         f"form[action='/settings/providers/{p.id}/delete']"
     )
@@ -193,7 +197,7 @@ def test_delete_button_asks_for_confirmation(client):
 
 def test_refresh_models_fragment_lists_the_models(client, fake):
     fake.models = ["llama3", "qwen"]
-    p = provider_store.create_provider(provider_data(baseUrl=fake.url))
+    p = create_provider(provider_data(baseUrl=fake.url))
     response = client.get(f"/settings/providers/{p.id}/models?refresh=1", headers=HX)
     root = soup(response).find()
     assert root["id"] == f"models-{p.id}" and root["hx-target"] == "this"
@@ -202,14 +206,14 @@ def test_refresh_models_fragment_lists_the_models(client, fake):
 
 
 def test_refresh_models_on_a_closed_port_shows_an_error_box(client):
-    p = provider_store.create_provider(provider_data(baseUrl=closed_port_url()))
+    p = create_provider(provider_data(baseUrl=closed_port_url()))
     response = client.get(f"/settings/providers/{p.id}/models?refresh=1", headers=HX)
     assert response.status_code == 200
     assert "connect" in soup(response).select_one(".flash--error").get_text().lower()
 
 
 def test_provider_page_without_js_shows_models_or_the_error(client):
-    p = provider_store.create_provider(provider_data(baseUrl=closed_port_url()))
+    p = create_provider(provider_data(baseUrl=closed_port_url()))
     response = client.get(f"/settings/providers/{p.id}")
     assert response.status_code == 200
     assert soup(response).select_one(f"#models-{p.id} .flash--error")
@@ -217,7 +221,7 @@ def test_provider_page_without_js_shows_models_or_the_error(client):
 
 def test_test_inference_fragment_shows_answer_and_metrics(client, fake):
     fake.enqueue("Hello from the fake model, nice to meet you.")
-    p = provider_store.create_provider(provider_data(baseUrl=fake.url))
+    p = create_provider(provider_data(baseUrl=fake.url))
     response = client.post(
         f"/settings/providers/{p.id}/test/fragment",
         data={"model": "fake-model", "prompt": "Say hello"},
@@ -232,7 +236,7 @@ def test_test_inference_fragment_shows_answer_and_metrics(client, fake):
 
 
 def test_test_inference_on_a_closed_port_shows_an_error_box_not_500(client):
-    p = provider_store.create_provider(provider_data(baseUrl=closed_port_url()))
+    p = create_provider(provider_data(baseUrl=closed_port_url()))
     response = client.post(
         f"/settings/providers/{p.id}/test/fragment", data={"model": "m", "prompt": "hi"}, headers=HX
     )
@@ -241,7 +245,7 @@ def test_test_inference_on_a_closed_port_shows_an_error_box_not_500(client):
 
 
 def test_test_inference_without_js_renders_the_provider_page(client, fake):
-    p = provider_store.create_provider(provider_data(baseUrl=fake.url))
+    p = create_provider(provider_data(baseUrl=fake.url))
     response = client.post(
         f"/settings/providers/{p.id}/test", data={"model": "fake-model", "prompt": "hi"}
     )
@@ -250,7 +254,7 @@ def test_test_inference_without_js_renders_the_provider_page(client, fake):
 
 
 def test_test_inference_without_a_model_is_400_with_the_field_marked(client):
-    p = provider_store.create_provider(provider_data())
+    p = create_provider(provider_data())
     response = client.post(f"/settings/providers/{p.id}/test", data={"model": "", "prompt": "x"})
     assert response.status_code == 400
     assert soup(response).select_one("[name=model]")["aria-invalid"] == "true"
@@ -287,7 +291,7 @@ def test_prices_page_bad_input_is_400_marked(client):
 
 
 def test_prices_delete(client):
-    price = provider_store.set_price("or", "m", 1, 1)
+    price = set_price("or", "m", 1, 1)
     assert client.post(f"/settings/prices/{price.id}/delete").status_code == 302
     assert Price.select().count() == 0
 
@@ -327,7 +331,7 @@ def test_a_post_with_the_csrf_token_is_accepted(csrf_client):
 
 
 def test_edit_switching_the_type_swaps_the_default_endpoints(client):
-    p = provider_store.create_provider(provider_data(type="OLLAMA", headers=[]))
+    p = create_provider(provider_data(type="OLLAMA", headers=[]))
     assert (p.models_endpoint, p.inference_endpoint) == ("/api/tags", "/api/chat")
     # The edit form sends the stored endpoints back with the new type.
     response = client.post(
@@ -337,7 +341,7 @@ def test_edit_switching_the_type_swaps_the_default_endpoints(client):
         ),
     )
     assert response.status_code == 302
-    fresh = provider_store.get_provider(p.id)
+    fresh = get_provider(p.id)
     assert (fresh.type, fresh.models_endpoint, fresh.inference_endpoint) == (
         "OPENAI",
         "/v1/models",
@@ -346,13 +350,13 @@ def test_edit_switching_the_type_swaps_the_default_endpoints(client):
 
 
 def test_edit_keeping_the_type_keeps_custom_endpoints(client):
-    p = provider_store.create_provider(provider_data(modelsEndpoint="/m", headers=[]))
+    p = create_provider(provider_data(modelsEndpoint="/m", headers=[]))
     response = client.post(
         f"/settings/providers/{p.id}/edit",
         data=form_data(name="p1", modelsEndpoint="/m", inferenceEndpoint="/v1/chat/completions"),
     )
     assert response.status_code == 302
-    assert provider_store.get_provider(p.id).models_endpoint == "/m"
+    assert get_provider(p.id).models_endpoint == "/m"
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@
 import pytest
 from bs4 import BeautifulSoup
 
-from app import runs
 from app.db import database
 from app.models import FAILED
 from app.models import Item
@@ -204,8 +203,6 @@ def test_retry_judge_button_only_on_judge_failed_rows(client, run_with_items):
 
 
 def test_retry_judge_requeues_the_item_and_redirects_back(client, run_with_items):
-    if not hasattr(runs, "retry_judge"):
-        pytest.skip("app.runs.retry_judge is not written yet (engine work)")
     _run, _t1, _t2, jf = run_with_items
     response = client.post(
         f"/runs/r1/items/{jf.id}/retry-judge", data={"next": "/runs/r1/results?status=judge_failed"}
@@ -216,8 +213,6 @@ def test_retry_judge_requeues_the_item_and_redirects_back(client, run_with_items
 
 
 def test_retry_judge_ignores_a_foreign_next_url(client, run_with_items):
-    if not hasattr(runs, "retry_judge"):
-        pytest.skip("app.runs.retry_judge is not written yet (engine work)")
     _run, _t1, _t2, jf = run_with_items
     response = client.post(
         f"/runs/r1/items/{jf.id}/retry-judge", data={"next": "https://evil.example/runs/r1/"}
@@ -226,8 +221,6 @@ def test_retry_judge_ignores_a_foreign_next_url(client, run_with_items):
 
 
 def test_retry_all_failed_judgements(client, run_with_items):
-    if not hasattr(runs, "retry_failed_judgements"):
-        pytest.skip("app.runs.retry_failed_judgements is not written yet (engine work)")
     page = soup(client.get("/runs/r1/results"))
     form = page.find("form", action="/runs/r1/results/retry-judgements")
     assert "(1)" in form.get_text()
@@ -258,8 +251,6 @@ def test_no_retry_failed_answers_button_without_failed_answers(client, run_with_
 
 
 def test_delete_run_sits_behind_a_confirmation_and_redirects_to_history(client, run_with_items):
-    if not hasattr(runs, "delete_run"):
-        pytest.skip("app.runs.delete_run is not written yet (engine work)")
     page = soup(client.get("/runs/r1/results"))
     form = page.find("form", action="/runs/r1/results/delete")
     assert form.find_parent("details") is not None

@@ -5,16 +5,23 @@ import datetime as dt
 import pytest
 from bs4 import BeautifulSoup
 
-from app import provider_store
-from app import run_views
-from app import runs
-from app import task_store
+from app.catalog.collections import add_tasks_to_collection
+from app.catalog.collections import create_collection
+from app.catalog.providers import create_provider
+from app.catalog.tasks import create_task
 from app.db import database
 from app.models import COMPLETED
 from app.models import FAILED
 from app.models import FINISHED
 from app.models import Item
 from app.models import Run
+from app.runlog import log_event
+from app.runs.lifecycle import create_run
+from app.runs.lifecycle import pause_run
+from app.runs.lifecycle import stop_run
+from app.runs.progress import progress
+from app.runs.queries import list_logs
+from app.runs.state import run_state
 from tests.conftest import make_app
 from tests.factories import add_item
 from tests.factories import make_run
@@ -30,11 +37,9 @@ def soup(response):
 def run(app, fake):
     """A running run (scheduler off, so it stays as created): 2 tasks x targets m1, m2."""
     fake.models = ["m1", "m2"]  # a run checks that its models are served
-    provider = provider_store.create_provider(
-        {"name": "fake", "type": "OPENAI", "base_url": fake.url}
-    )
+    provider = create_provider({"name": "fake", "type": "OPENAI", "base_url": fake.url})
     tasks = [
-        task_store.create_task(
+        create_task(
             {
                 "task_id": f"t{n}",
                 "category": "math",
@@ -44,9 +49,9 @@ def run(app, fake):
         )
         for n in (1, 2)
     ]
-    collection = task_store.create_collection("quick")
-    task_store.add_tasks_to_collection(collection.id, [t.id for t in tasks])
-    return runs.create_run(
+    collection = create_collection("quick")
+    add_tasks_to_collection(collection.id, [t.id for t in tasks])
+    return create_run(
         {
             "name": "live",
             "judgeProviderId": provider.id,
@@ -91,8 +96,8 @@ def test_progress_fragment_polls_while_running(client, run):
 @pytest.mark.parametrize("how", ["paused", "stopped", "finished"])
 def test_progress_fragment_stops_polling_when_not_running(client, run, how):
     {
-        "paused": lambda: runs.pause_run(run.run_id),
-        "stopped": lambda: runs.stop_run(run.run_id),
+        "paused": lambda: pause_run(run.run_id),
+        "stopped": lambda: stop_run(run.run_id),
         "finished": lambda: finish(run),
     }[how]()
     root = progress_root(client, run)
@@ -112,7 +117,7 @@ def test_progress_shows_counts_per_status_and_phase(client, run):
 
 def test_poll_resends_log_and_items_only_when_they_changed(client, run):
     root = progress_root(client, run)
-    marks = {"log_mark": str(runs.list_logs(run.run_id)[-1].id), "items_mark": "stale"}
+    marks = {"log_mark": str(list_logs(run.run_id)[-1].id), "items_mark": "stale"}
     response = client.get(f"/runs/{run.run_id}/progress", query_string=marks, headers=HX)
     page = soup(response)
     assert page.find(id="run-log") is None  # unchanged: not resent
@@ -142,14 +147,14 @@ def test_control_form_post_changes_state_and_redirects(client, run, action, stat
     response = client.post(f"/runs/{run.run_id}/{action}")
     assert response.status_code == 303
     assert response.headers["Location"].endswith(f"/runs/{run.run_id}")
-    assert runs.run_state(Run.get_by_id(run.id)) == state
+    assert run_state(Run.get_by_id(run.id)) == state
 
 
 def test_resume_with_htmx_returns_controls_and_restarts_polling(client, run):
-    runs.pause_run(run.run_id)
+    pause_run(run.run_id)
     response = client.post(f"/runs/{run.run_id}/resume", headers=HX)
     page = soup(response)
-    assert runs.run_state(Run.get_by_id(run.id)) == "running"
+    assert run_state(Run.get_by_id(run.id)) == "running"
     assert page.find(id="pause-run") is not None
     progress = page.find(id="run-progress")
     assert progress["hx-swap-oob"] == "true" and progress["hx-trigger"] == "every 1s"
@@ -198,7 +203,7 @@ def test_budget_halted_run_offers_a_raise_budget_field_next_to_resume(client, ru
 
 
 def test_a_run_paused_by_hand_has_no_budget_field(client, run):
-    runs.pause_run(run.run_id)
+    pause_run(run.run_id)
     controls = soup(client.get(f"/runs/{run.run_id}")).find(id="run-controls")
     assert controls.find(id="resume-run") and not controls.find(attrs={"name": "max_budget_usd"})
 
@@ -209,7 +214,7 @@ def test_resume_with_a_raised_budget_continues_the_run(client, run):
         client.post(f"/runs/{run.run_id}/resume", data={"max_budget_usd": "0.5"}, headers=HX)
     )
     fresh = Run.get_by_id(run.id)
-    assert runs.run_state(fresh) == "running" and fresh.settings["maxBudgetUsd"] == 0.5
+    assert run_state(fresh) == "running" and fresh.settings["maxBudgetUsd"] == 0.5
     assert page.find(id="pause-run") is not None
 
 
@@ -218,15 +223,15 @@ def test_a_raised_budget_must_be_more_than_the_spend(client, run, value):
     halt_on_budget(run)
     response = client.post(f"/runs/{run.run_id}/resume", data={"max_budget_usd": value}, headers=HX)
     assert "max_budget_usd" in soup(response).find(id="run-controls").find(role="alert").text
-    assert runs.run_state(Run.get_by_id(run.id)) == "paused"
+    assert run_state(Run.get_by_id(run.id)) == "paused"
 
 
 @pytest.mark.parametrize("how", ["budget", "hand", "stopped"])
 def test_progress_shows_why_a_run_is_halted(client, run, how):
     {
         "budget": lambda: halt_on_budget(run),
-        "hand": lambda: runs.pause_run(run.run_id),
-        "stopped": lambda: runs.stop_run(run.run_id),
+        "hand": lambda: pause_run(run.run_id),
+        "stopped": lambda: stop_run(run.run_id),
     }[how]()
     reason = progress_root(client, run).find(id="control-reason").text
     assert {"budget": "budget reached", "hand": "paused by you", "stopped": "stopped by you"}[
@@ -235,7 +240,7 @@ def test_progress_shows_why_a_run_is_halted(client, run, how):
 
 
 def test_log_shows_latest_lines_newest_first(client, run):
-    runs.log_event(run, "note", "second line")
+    log_event(run, "note", "second line")
     lines = soup(client.get(f"/runs/{run.run_id}/log", headers=HX)).select(".log-line__msg")
     assert lines[0].text == "second line" and "started" in lines[1].text
 
@@ -383,7 +388,7 @@ def test_eta_counts_answers_and_judgements_left_at_the_recent_pace(run):
             answered_at=t0 + dt.timedelta(seconds=n),
             tokens_per_second=10.0 * (n + 1),
         ).where(Item.id == item.id).execute()
-    p = run_views.progress(Run.get_by_id(run.id), now=t0 + dt.timedelta(seconds=2))
+    p = progress(Run.get_by_id(run.id), now=t0 + dt.timedelta(seconds=2))
     assert p["eta_seconds"] == 1 * 1.0 + 4 * 1.0  # 1 answer + 4 judgements left
     assert p["recent_tps"] == 20.0
 
@@ -405,12 +410,12 @@ def test_eta_uses_each_targets_own_pace_for_its_items_left(run):
         answered_at=t0 + dt.timedelta(seconds=12),
         time_taken_ms=10_000.0,
     ).where(Item.id == m2_a.id).execute()
-    p = run_views.progress(Run.get_by_id(run.id), now=t0 + dt.timedelta(seconds=12))
+    p = progress(Run.get_by_id(run.id), now=t0 + dt.timedelta(seconds=12))
     assert p["eta_seconds"] == 1 * 10.0 + 2 * 1.0  # m2's answer at m2's pace + 2 judgements
 
 
 def test_answers_that_failed_are_not_waiting_to_be_judged(run):
     item = Item.select().where(Item.run == run).first()
     Item.update(status=FAILED, error_stage="answer").where(Item.id == item.id).execute()
-    p = run_views.progress(run)
+    p = progress(run)
     assert (p["benchmarked"], p["judge_total"], p["answer_failed"]) == (1, 3, 1)

@@ -5,7 +5,7 @@ import json
 import pytest
 from bs4 import BeautifulSoup
 
-from app import task_store
+from app.catalog.tasks import create_task
 from app.models import Task
 
 HX = {"HX-Request": "true"}
@@ -39,7 +39,7 @@ def form_data(**overrides):
 
 def make_tasks(n, category="Math"):
     for i in range(n):
-        task_store.create_task(
+        create_task(
             {
                 "taskId": f"{category.lower()}_{i:03d}",
                 "category": category,

@@ -6,6 +6,13 @@ from flask import Blueprint
 from flask import jsonify
 from flask import request
 
+from . import datasets
+from . import exports
+from . import providers
+from . import runs
+from . import status
+from . import tasks
+
 bp = Blueprint("api", __name__, url_prefix="/api")
 
 
@@ -34,9 +41,5 @@ def _same_origin_only():
     return None
 
 
-from . import datasets  # noqa: E402,F401
-from . import exports  # noqa: E402,F401
-from . import providers  # noqa: E402,F401
-from . import runs  # noqa: E402,F401
-from . import status  # noqa: E402,F401
-from . import tasks  # noqa: E402,F401
+for area in (datasets, exports, providers, runs, status, tasks):
+    bp.register_blueprint(area.bp)

@@ -1,5 +1,6 @@
 """JSON API: import and export tasks in every dataset format."""
 
+from flask import Blueprint
 from flask import Response
 from flask import jsonify
 from flask import request
@@ -7,7 +8,8 @@ from flask import request
 from ..datasets import exporter
 from ..datasets import importer
 from ..errors import ValidationError
-from . import bp
+
+bp = Blueprint("datasets", __name__)
 
 # A cross-site HTML form can send multipart without a preflight, and this blueprint skips CSRF
 # tokens; a custom header cannot be sent cross-site without a CORS preflight we never grant.

@@ -1,14 +1,16 @@
 """JSON API: exports (seed 000 §3.3), a run's results, and comparing two runs."""
 
+from flask import Blueprint
 from flask import jsonify
 from flask import request
 
-from .. import compare as compare_mod
-from .. import results
 from ..errors import ValidationError
 from ..exports import files
 from ..exports.summary import results_dict
-from . import bp
+from ..results import compare
+from ..runs.queries import get_run
+
+bp = Blueprint("exports", __name__)
 
 
 @bp.post("/runs/<run_id>/export")
@@ -28,14 +30,14 @@ def export_run(run_id):
         errors.append({"field": "includeDetailed", "message": "must be true or false"})
     if errors:
         raise ValidationError(errors)
-    run = results.get_run(run_id)
+    run = get_run(run_id)
     return files.response(run, files.kind_for(fmt, detailed))
 
 
 @bp.get("/runs/<run_id>/results")
 def run_results(run_id):
     """Per-model averages (with score CI) and category/difficulty breakdowns."""
-    return jsonify(results_dict(results.get_run(run_id)))
+    return jsonify(results_dict(get_run(run_id)))
 
 
 @bp.get("/compare")
@@ -48,6 +50,6 @@ def compare_runs():
     ]
     if errors:
         raise ValidationError(errors)
-    run_a = results.get_run(request.args["a"].strip())
-    run_b = results.get_run(request.args["b"].strip())
-    return jsonify(compare_mod.compare_runs(run_a, run_b))
+    run_a = get_run(request.args["a"].strip())
+    run_b = get_run(request.args["b"].strip())
+    return jsonify(compare.compare_runs(run_a, run_b))

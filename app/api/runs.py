@@ -1,15 +1,30 @@
 """JSON API: runs (seed 000 §3.3, §3.4): start, list, control, items, logs, re-judge, delete."""
 
+from flask import Blueprint
 from flask import jsonify
 from flask import request
 from flask import url_for
 
-from .. import runs
 from ..errors import ValidationError
-from ..run_dto import log_to_dict
-from ..run_dto import run_summary
-from . import bp
+from ..runs.dto import item_to_dict
+from ..runs.dto import log_to_dict
+from ..runs.dto import run_summary
+from ..runs.lifecycle import create_run
+from ..runs.lifecycle import delete_run
+from ..runs.lifecycle import pause_run
+from ..runs.lifecycle import resume_run
+from ..runs.lifecycle import stop_run
+from ..runs.queries import get_run
+from ..runs.queries import list_items
+from ..runs.queries import list_logs
+from ..runs.queries import list_runs
+from ..runs.queries import summaries
+from ..runs.retries import retry_failed_answers
+from ..runs.retries import retry_failed_judgements
+from ..runs.retries import retry_judge
 from ._util import created
+
+bp = Blueprint("runs", __name__)
 
 
 def _body(optional=False):
@@ -38,49 +53,49 @@ def _args(*allowed):
 @bp.post("/runs")
 def run_create():
     """Create a run and start it (201, Location of the run)."""
-    run = runs.create_run(_body(), source="api")
-    return created(run_summary(run), url_for("api.run_get", run_id=run.run_id))
+    run = create_run(_body(), source="api")
+    return created(run_summary(run), url_for("api.runs.run_get", run_id=run.run_id))
 
 
 @bp.get("/runs")
 def run_list():
     """Runs newest first; ?status=PENDING|FINISHED, ?state=running|paused|stopped|finished."""
     args = _args("status", "state")
-    found = runs.list_runs(status=args.get("status"), state=args.get("state"))
-    return jsonify(runs.summaries(found))
+    found = list_runs(status=args.get("status"), state=args.get("state"))
+    return jsonify(summaries(found))
 
 
 @bp.get("/runs/<run_id>")
 def run_get(run_id):
     """One run: counts per status, phase, state, targets, collections, progress."""
-    return jsonify(run_summary(runs.get_run(run_id)))
+    return jsonify(run_summary(get_run(run_id)))
 
 
 @bp.post("/runs/<run_id>/pause")
 def run_pause(run_id):
     """Pause: the item in flight finishes, then the run halts."""
-    return jsonify(run_summary(runs.pause_run(run_id)))
+    return jsonify(run_summary(pause_run(run_id)))
 
 
 @bp.post("/runs/<run_id>/stop")
 def run_stop(run_id):
     """Stop now: the request in flight is abandoned, its item stays claimable."""
-    return jsonify(run_summary(runs.stop_run(run_id)))
+    return jsonify(run_summary(stop_run(run_id)))
 
 
 @bp.post("/runs/<run_id>/resume")
 def run_resume(run_id):
     """Continue a paused, stopped or interrupted run; optional {"maxBudgetUsd": n}."""
     budget = _body(optional=True).get("maxBudgetUsd")
-    budget = None if budget in (None, "") else budget  # runs.resume_run checks it (> 0)
-    return jsonify(run_summary(runs.resume_run(run_id, max_budget_usd=budget)))
+    budget = None if budget in (None, "") else budget  # resume_run checks it (> 0)
+    return jsonify(run_summary(resume_run(run_id, max_budget_usd=budget)))
 
 
 @bp.get("/runs/<run_id>/items")
 def run_items(run_id):
     """A page of items: ?status=&model=&target=&page=&perPage=."""
     args = _args("status", "model", "target", "page", "perPage")
-    found = runs.list_items(
+    found = list_items(
         run_id,
         status=args.get("status"),
         model=args.get("model"),
@@ -88,7 +103,7 @@ def run_items(run_id):
         page=args.get("page", 1),
         per_page=args.get("perPage", 50),
     )
-    found["items"] = [runs.item_to_dict(i) for i in found["items"]]
+    found["items"] = [item_to_dict(i) for i in found["items"]]
     return jsonify(found)
 
 
@@ -96,7 +111,7 @@ def run_items(run_id):
 def run_logs(run_id):
     """Run log lines oldest first: ?since=<log id or ISO time>&limit=."""
     args = _args("since", "limit")
-    lines = runs.list_logs(run_id, since=args.get("since"), limit=args.get("limit", 200))
+    lines = list_logs(run_id, since=args.get("since"), limit=args.get("limit", 200))
     return jsonify(
         {"logs": [log_to_dict(e) for e in lines], "lastId": lines[-1].id if lines else None}
     )
@@ -105,25 +120,25 @@ def run_logs(run_id):
 @bp.post("/runs/<run_id>/items/<int:item_id>/retry-judge")
 def run_item_retry_judge(run_id, item_id):
     """Queue one answered item for judging again."""
-    return jsonify(runs.item_to_dict(runs.retry_judge(run_id, item_id)))
+    return jsonify(item_to_dict(retry_judge(run_id, item_id)))
 
 
 @bp.post("/runs/<run_id>/retry-failed")
 def run_retry_failed(run_id):
     """Queue every item whose judgement failed for judging again."""
-    count = runs.retry_failed_judgements(run_id)
-    return jsonify({"queued": count, "run": run_summary(runs.get_run(run_id))})
+    count = retry_failed_judgements(run_id)
+    return jsonify({"queued": count, "run": run_summary(get_run(run_id))})
 
 
 @bp.post("/runs/<run_id>/retry-failed-answers")
 def run_retry_failed_answers(run_id):
     """Ask again every item whose answer or warm-up failed (a finished run runs again)."""
-    count = runs.retry_failed_answers(run_id)
-    return jsonify({"queued": count, "run": run_summary(runs.get_run(run_id))})
+    count = retry_failed_answers(run_id)
+    return jsonify({"queued": count, "run": run_summary(get_run(run_id))})
 
 
 @bp.delete("/runs/<run_id>")
 def run_delete(run_id):
     """Delete a run with its items and log (409 while running or paused)."""
-    runs.delete_run(run_id)
+    delete_run(run_id)
     return "", 204

@@ -2,14 +2,16 @@
 
 import importlib.metadata
 
+from flask import Blueprint
 from flask import jsonify
 
 from ..clock import isoformat
 from ..db import database
 from ..migrations import schema_version
 from ..models import Lease
-from ..runs import active_run
-from . import bp
+from ..runs.queries import active_run
+
+bp = Blueprint("status", __name__)
 
 
 def _version():

@@ -4,9 +4,9 @@ import json
 from dataclasses import dataclass
 from dataclasses import field
 
+from ..catalog.task_fields import TASK_FIELDS
 from ..errors import ValidationError
 from ..models import DIFFICULTIES
-from ..task_fields import TASK_FIELDS
 from .lines import LineDict
 
 # The text fields among the task fields (the rest are lists and mappings).

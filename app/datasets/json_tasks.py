@@ -9,7 +9,7 @@ rejected.
 
 import json
 
-from ..task_store import task_to_dict
+from ..catalog.tasks import task_to_dict
 from .common import Dataset
 from .common import ParsedTask
 from .common import Problems

@@ -5,11 +5,11 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..catalog.providers import clean_provider
 from ..errors import ValidationError
 from ..models import Collection
 from ..models import Provider
-from ..provider_store import clean_provider
-from ..run_spec import clean_params
+from ..runs.spec import clean_params
 from . import importer
 from .common import folder_problem
 from .lines import LineDict

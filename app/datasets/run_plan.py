@@ -4,9 +4,12 @@ writes), or apply it and create the run."""
 from dataclasses import dataclass
 from dataclasses import field
 
+from ..catalog.providers import create_provider
+from ..catalog.providers import update_provider
 from ..models import Collection
 from ..models import CollectionTask
 from ..models import Task
+from ..runs.lifecycle import create_run
 from . import importer
 
 
@@ -77,18 +80,16 @@ def select_tasks(plan):
 
 def apply(plan, source="cli"):
     """Save the config's providers and dataset, then create the run; returns the Run."""
-    from .. import provider_store
-    from .. import runs
 
     ids = {}
     for provider in plan.providers.values():
         if provider.data is None:
             ids[provider.name] = provider.pk
         elif provider.pk is None:
-            created = provider_store.create_provider({**provider.data, "name": provider.name})
+            created = create_provider({**provider.data, "name": provider.name})
             ids[provider.name] = created.id
         else:
-            provider_store.update_provider(provider.pk, {**provider.data, "name": provider.name})
+            update_provider(provider.pk, {**provider.data, "name": provider.name})
             ids[provider.name] = provider.pk
     names = list(plan.collections)
     if plan.dataset_path:
@@ -113,7 +114,7 @@ def apply(plan, source="cli"):
         "collectionIds": list(dict.fromkeys(by_name[n] for n in names)),
         "settings": plan.settings,
     }
-    return runs.create_run(spec, source=source)
+    return create_run(spec, source=source)
 
 
 def describe(plan):

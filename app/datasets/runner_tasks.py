@@ -12,7 +12,7 @@ import csv
 import io
 import json
 
-from .. import templating
+from ..catalog import templating
 from .common import Dataset
 from .common import ParsedTask
 from .common import Problems

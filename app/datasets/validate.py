@@ -1,8 +1,8 @@
 """One task's final check: the task store's field rules, then the template check."""
 
-from .. import templating
+from ..catalog import templating
+from ..catalog.task_fields import clean_task
 from ..errors import ValidationError
-from ..task_fields import clean_task
 from .common import TEXT_FIELDS
 
 

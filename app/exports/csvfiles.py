@@ -4,7 +4,7 @@ import csv
 import io
 from itertools import islice
 
-from ..results import model_averages
+from ..results.averages import model_averages
 from .rows import error_text
 from .rows import item_cursor
 from .rows import number

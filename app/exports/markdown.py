@@ -3,8 +3,8 @@
 import html
 
 from ..clock import isoformat
-from ..results import model_averages
-from ..runs import run_state
+from ..results.averages import model_averages
+from ..runs.state import run_state
 from .rows import detail_rows
 from .rows import error_text
 from .rows import number

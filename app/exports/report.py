@@ -7,15 +7,15 @@ from jinja2 import FileSystemLoader
 from jinja2 import select_autoescape
 from markupsafe import Markup
 
-from .. import charts
 from ..clock import isoformat
 from ..clock import utcnow
 from ..config import REPO_ROOT
 from ..models import RunCollection
-from ..results import breakdown
-from ..results import model_averages
-from ..results import targets_from_averages
-from ..runs import run_state
+from ..results import charts
+from ..results.averages import breakdown
+from ..results.averages import model_averages
+from ..results.averages import targets_from_averages
+from ..runs.state import run_state
 from .rows import detail_rows
 from .rows import error_text
 

@@ -7,7 +7,7 @@ from peewee import fn
 from ..db import database
 from ..models import Item
 from ..models import RunTarget
-from ..results import FAILED_STATUSES
+from ..runs.outcomes import FAILED_STATUSES
 
 DetailRow = namedtuple(
     "DetailRow",

@@ -6,10 +6,10 @@ from ..clock import isoformat
 from ..models import Item
 from ..models import RunCollection
 from ..models import RunTarget
-from ..results import breakdown
-from ..results import model_averages
-from ..results import targets_from_averages
-from ..runs import run_state
+from ..results.averages import breakdown
+from ..results.averages import model_averages
+from ..results.averages import targets_from_averages
+from ..runs.state import run_state
 
 SCHEMA = "llmbench.summary/1"
 

@@ -19,7 +19,7 @@ csrf = CSRFProtect()
 def _active_run():
     """The running or paused run (or None), looked up once per request."""
     if "_active_run" not in g:
-        from ..runs import active_run
+        from ..runs.queries import active_run
 
         g._active_run = active_run()
     return g._active_run

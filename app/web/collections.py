@@ -7,7 +7,16 @@ from flask import render_template
 from flask import request
 from flask import url_for
 
-from .. import task_store as store
+from ..catalog.collections import add_tasks_to_collection
+from ..catalog.collections import collection_tasks
+from ..catalog.collections import create_collection
+from ..catalog.collections import delete_collection
+from ..catalog.collections import get_collection
+from ..catalog.collections import list_collections
+from ..catalog.collections import remove_task_from_collection
+from ..catalog.collections import update_collection
+from ..catalog.tasks import list_categories
+from ..catalog.tasks import search_tasks
 from ..errors import Conflict
 from ..errors import ValidationError
 from . import htmx
@@ -27,7 +36,7 @@ def index(errors=None, form=None, status=200):
     """Collections with their task counts, and the create form."""
     return render_template(
         "collections/index.html",
-        collections=store.list_collections(),
+        collections=list_collections(),
         errors=errors or {},
         form=form or {},
         subnav_active="collections",
@@ -39,7 +48,7 @@ def create():
     """Create a collection."""
     form = _name_form()
     try:
-        collection = store.create_collection(form["name"], form["description"])
+        collection = create_collection(form["name"], form["description"])
     except (ValidationError, Conflict) as exc:
         errors, status = form_errors(exc)
         return index(errors, form, status)
@@ -50,20 +59,20 @@ def create():
 def _candidates(collection):
     args = request.args
     q, category = args.get("q", "").strip(), args.get("category", "")
-    page = store.search_tasks(
+    page = search_tasks(
         q, category, args.get("page", 1), CANDIDATES_PER_PAGE, exclude_collection=collection.id
     )
-    return {"candidates": page, "q": q, "category": category, "categories": store.list_categories()}
+    return {"candidates": page, "q": q, "category": category, "categories": list_categories()}
 
 
 @bp.get("/<int:collection_id>")
 def show(collection_id, errors=None, form=None, status=200):
     """A collection's tasks (with remove buttons), rename form and the add-tasks list."""
-    collection = store.get_collection(collection_id)
+    collection = get_collection(collection_id)
     return render_template(
         "collections/show.html",
         collection=collection,
-        tasks=store.collection_tasks(collection),
+        tasks=collection_tasks(collection),
         errors=errors or {},
         form=form or {"name": collection.name, "description": collection.description},
         subnav_active="collections",
@@ -74,7 +83,7 @@ def show(collection_id, errors=None, form=None, status=200):
 @bp.get("/<int:collection_id>/candidates")
 def candidates(collection_id):
     """Fragment #candidates: tasks not yet in the collection, filtered by category/search."""
-    collection = store.get_collection(collection_id)
+    collection = get_collection(collection_id)
     return render_template(
         "collections/_candidates.html", collection=collection, **_candidates(collection)
     )
@@ -85,7 +94,7 @@ def rename(collection_id):
     """Rename a collection / change its description."""
     form = _name_form()
     try:
-        collection = store.update_collection(collection_id, form["name"], form["description"])
+        collection = update_collection(collection_id, form["name"], form["description"])
     except (ValidationError, Conflict) as exc:
         errors, status = form_errors(exc)
         return show(collection_id, errors, form, status)
@@ -96,8 +105,8 @@ def rename(collection_id):
 @bp.post("/<int:collection_id>/delete")
 def delete(collection_id):
     """Delete a collection (its tasks stay)."""
-    collection = store.get_collection(collection_id)
-    store.delete_collection(collection_id)
+    collection = get_collection(collection_id)
+    delete_collection(collection_id)
     if htmx:
         return ""
     flash(f"Collection {collection.name} deleted; its tasks are kept.", "success")
@@ -112,7 +121,7 @@ def add_tasks(collection_id):
         flash("Tick at least one task to add.", "error")
         return redirect(url_for("collections.show", collection_id=collection_id))
     try:
-        collection = store.add_tasks_to_collection(collection_id, ids)
+        collection = add_tasks_to_collection(collection_id, ids)
     except (ValidationError, Conflict) as exc:
         flash(exc.message, "error")
         return redirect(url_for("collections.show", collection_id=collection_id))
@@ -123,7 +132,7 @@ def add_tasks(collection_id):
 @bp.post("/<int:collection_id>/tasks/<int:task_pk>/remove")
 def remove_task(collection_id, task_pk):
     """Take one task out of the collection (htmx: remove its row)."""
-    store.remove_task_from_collection(collection_id, task_pk)
+    remove_task_from_collection(collection_id, task_pk)
     if htmx:
         return ""
     flash("Task removed from the collection.", "success")

@@ -8,20 +8,26 @@ from flask import render_template
 from flask import request
 from flask import url_for
 
-from .. import run_spec
-from .. import run_views
-from .. import runs
+from ..catalog.providers import get_provider
+from ..catalog.providers import list_models
 from ..errors import Conflict
 from ..errors import LlmbenchError
 from ..errors import ValidationError
 from ..errors import format_error
 from ..providers import ProviderError
+from ..runs import live
+from ..runs import spec as spec_mod
+from ..runs.history import history
+from ..runs.lifecycle import create_run
+from ..runs.live import collections_with_counts
+from ..runs.live import continuable_runs
+from ..runs.queries import active_run
 
 bp = Blueprint("dashboard", __name__)
 
 # Bounds of the per-target generation params: {name: (type, min, max)}, as the API checks them.
-PARAM_RULES = run_spec.PARAMS
-PARAMS = (*run_spec.PARAMS, "stop")
+PARAM_RULES = spec_mod.PARAMS
+PARAMS = (*spec_mod.PARAMS, "stop")
 SETTINGS = {
     "max_attempts": ("maxAttempts", int, 1, 20),
     "question_limit": ("questionLimit", int, 1, 1_000_000),
@@ -166,12 +172,11 @@ def _int_or_none(value):
         return None
 
 
-def list_models(provider_id, refresh=False):
+def served_models(provider_id, refresh=False):
     """(model names, error message) from the provider's server; never raises."""
-    from .. import provider_store
 
     try:
-        models = provider_store.list_models(provider_id, refresh=refresh)
+        models = list_models(provider_id, refresh=refresh)
     except (ProviderError, LlmbenchError) as exc:
         return [], getattr(exc, "message", str(exc))
     names = [m["id"] if isinstance(m, dict) else str(m) for m in models]
@@ -197,17 +202,17 @@ def render_dashboard(
     state=None, errors=None, status=200, general=None, conflict=None, refresh=None
 ):
     """Render the dashboard with the form filled from `state` (and errors, if any)."""
-    providers = run_views.providers()
+    providers = live.providers()
     if state is None:
         state, _, _ = parse_form(request.args)
         if state["judge_provider"] is None and providers:
             state["judge_provider"] = providers[0].id
     judge_models, judge_error = None, None
     if refresh == "judge" and state["judge_provider"] is not None:
-        judge_models, judge_error = list_models(state["judge_provider"], refresh=True)
+        judge_models, judge_error = served_models(state["judge_provider"], refresh=True)
     groups = []
     for p in providers:
-        listed, error = list_models(p.id, True) if refresh == str(p.id) else (None, None)
+        listed, error = served_models(p.id, True) if refresh == str(p.id) else (None, None)
         groups.append(target_group(p, state, listed, error))
     open_ids = {pid for pid, _ in state["targets"]} | (
         {int(refresh)} if (refresh or "").isdigit() else set()
@@ -216,7 +221,7 @@ def render_dashboard(
         open_ids = {providers[0].id}
     context = {
         "providers": providers,
-        "collections": run_views.collections_with_counts(),
+        "collections": collections_with_counts(),
         "form": state,
         "errors": errors or {},
         "general": general or [],
@@ -228,8 +233,8 @@ def render_dashboard(
         "params_names": PARAMS,
         "key": target_key,
         "extra_prefix": extra_params_prefix,
-        "continue_runs": run_views.continuable_runs(),
-        "recent": run_views.history(per_page=8)["runs"],
+        "continue_runs": continuable_runs(),
+        "recent": history(per_page=8)["runs"],
     }
     return render_template("dashboard/index.html", **context), status
 
@@ -266,12 +271,12 @@ def start_run():
     if errors:
         return render_dashboard(state, errors, 400)
     try:
-        run = runs.create_run(spec, source="web")
+        run = create_run(spec, source="web")
     except ValidationError as exc:
         field_errors, general = form_errors(exc.errors, state)
         return render_dashboard(state, field_errors, 400, general=general)
     except Conflict as exc:
-        return render_dashboard(state, {}, 409, general=[exc.message], conflict=runs.active_run())
+        return render_dashboard(state, {}, 409, general=[exc.message], conflict=active_run())
     return redirect(url_for("runs.show", run_id=run.run_id))
 
 
@@ -282,16 +287,16 @@ def judge_models():
     if pid is None:
         models, error = [], "Pick a provider first."
     else:
-        models, error = list_models(pid, refresh=bool(request.args.get("refresh")))
+        models, error = served_models(pid, refresh=bool(request.args.get("refresh")))
     return render_template("dashboard/_judge_models.html", judge_models=models, judge_error=error)
 
 
 @bp.get("/new-run/providers/<int:provider_id>/models")
 def target_models(provider_id):
     """Fragment: one provider's models as checkboxes, keeping what was picked (#target-models-N)."""
-    provider = run_views.get_provider(provider_id)
+    provider = get_provider(provider_id)
     state, _, _ = parse_form(request.args)
-    listed, error = list_models(provider_id, refresh=bool(request.args.get("refresh")))
+    listed, error = served_models(provider_id, refresh=bool(request.args.get("refresh")))
     return render_template(
         "dashboard/_target_models.html",
         g=target_group(provider, state, listed, error),

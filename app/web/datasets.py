@@ -82,7 +82,7 @@ def export():
     fmt = exporter.export_format(request.args.get("format", "json"))
     return redirect(
         url_for(
-            "api.tasks_export",
+            "api.datasets.tasks_export",
             format=fmt,
             **({"collection": c} if (c := request.args.get("collection")) else {}),
         )

@@ -7,7 +7,14 @@ from flask import render_template
 from flask import request
 from flask import url_for
 
-from .. import provider_store as store
+from ..catalog.providers import create_provider
+from ..catalog.providers import delete_provider
+from ..catalog.providers import get_provider
+from ..catalog.providers import header_rows
+from ..catalog.providers import list_models
+from ..catalog.providers import list_providers
+from ..catalog.providers import run_test_inference
+from ..catalog.providers import update_provider
 from ..errors import Conflict
 from ..errors import ValidationError
 from ..providers import ProviderError
@@ -21,7 +28,7 @@ EMPTY_HEADER_ROWS = 3
 
 
 def _with_rows(provider):
-    provider.header_rows = store.header_rows(provider)
+    provider.header_rows = header_rows(provider)
     return provider
 
 
@@ -67,7 +74,7 @@ def _form_from_provider(provider):
             "valueMasked": h["valueMasked"],
             "isSecret": h["isSecret"],
         }
-        for h in store.header_rows(provider)
+        for h in header_rows(provider)
     ]
     return {
         "name": provider.name,
@@ -84,7 +91,7 @@ def _form_from_provider(provider):
 def _render_form(form, provider=None, errors=None, status=200):
     masked = {}
     if provider is not None:
-        masked = {h["id"]: h["valueMasked"] for h in store.header_rows(provider) if h["isSecret"]}
+        masked = {h["id"]: h["valueMasked"] for h in header_rows(provider) if h["isSecret"]}
     for row in form["headers"]:
         row_id = str(row.get("id") or "")
         if row.get("isSecret") and not row.get("valueMasked") and row_id.isdigit():
@@ -103,7 +110,7 @@ def _render_form(form, provider=None, errors=None, status=200):
 @bp.get("/")
 def index():
     """All providers with their actions."""
-    providers = [_with_rows(p) for p in store.list_providers()]
+    providers = [_with_rows(p) for p in list_providers()]
     return render_template("providers/index.html", providers=providers, subnav_active="providers")
 
 
@@ -125,7 +132,7 @@ def create():
     """Save a new provider, or show the form again with what is wrong."""
     form = _form_from_request(request.form)
     try:
-        provider = store.create_provider(form)
+        provider = create_provider(form)
     except (ValidationError, Conflict) as exc:
         return _render_form(form, None, *form_errors(exc))
     flash(f"Provider {provider.name} added. Refresh its models to check the connection.", "success")
@@ -135,17 +142,17 @@ def create():
 @bp.get("/<int:provider_id>/edit")
 def edit(provider_id):
     """The provider form, secret values masked."""
-    provider = store.get_provider(provider_id)
+    provider = get_provider(provider_id)
     return _render_form(_form_from_provider(provider), provider)
 
 
 @bp.post("/<int:provider_id>/edit")
 def update(provider_id):
     """Save changes; an empty secret value keeps the stored one."""
-    provider = store.get_provider(provider_id)
+    provider = get_provider(provider_id)
     form = _form_from_request(request.form)
     try:
-        provider = store.update_provider(provider_id, form)
+        provider = update_provider(provider_id, form)
     except (ValidationError, Conflict) as exc:
         return _render_form(form, provider, *form_errors(exc))
     flash(f"Provider {provider.name} saved.", "success")
@@ -155,8 +162,8 @@ def update(provider_id):
 @bp.post("/<int:provider_id>/delete")
 def delete(provider_id):
     """Delete a provider (htmx: remove its card)."""
-    provider = store.get_provider(provider_id)
-    store.delete_provider(provider_id)
+    provider = get_provider(provider_id)
+    delete_provider(provider_id)
     if htmx:
         return ""
     flash(f"Provider {provider.name} deleted.", "success")
@@ -165,7 +172,7 @@ def delete(provider_id):
 
 def _models(provider_id, refresh):
     try:
-        return store.list_models(provider_id, refresh=refresh), None
+        return list_models(provider_id, refresh=refresh), None
     except ProviderError as exc:
         return None, exc.message
 
@@ -173,7 +180,7 @@ def _models(provider_id, refresh):
 @bp.get("/<int:provider_id>")
 def show(provider_id):
     """One provider: its models (asked from the server) and the test form."""
-    provider = store.get_provider(provider_id)
+    provider = get_provider(provider_id)
     models, error = _models(provider_id, refresh=bool(request.args.get("refresh")))
     return render_template(
         "providers/show.html",
@@ -187,7 +194,7 @@ def show(provider_id):
 @bp.get("/<int:provider_id>/models")
 def models_fragment(provider_id):
     """Fragment #models-<id>: the model list or the error, asked fresh with ?refresh=1."""
-    provider = store.get_provider(provider_id)
+    provider = get_provider(provider_id)
     models, error = _models(provider_id, refresh=bool(request.args.get("refresh")))
     return render_template(
         "providers/_models.html", provider=provider, models=models, models_error=error
@@ -198,7 +205,7 @@ def _test(provider_id):
     form = request.form
     test = {"model": form.get("model", ""), "prompt": form.get("prompt", "")}
     try:
-        return test, store.test_inference(provider_id, test["model"], test["prompt"]), None
+        return test, run_test_inference(provider_id, test["model"], test["prompt"]), None
     except ValidationError as exc:
         return test, None, errors_by_field(exc)
 
@@ -206,7 +213,7 @@ def _test(provider_id):
 @bp.post("/<int:provider_id>/test")
 def test_inference(provider_id):
     """Send a test prompt and show the provider page with the answer (no JS)."""
-    provider = store.get_provider(provider_id)
+    provider = get_provider(provider_id)
     test, result, errors = _test(provider_id)
     # The models are not asked again here: a server that is down would double the wait.
     return render_template(
@@ -224,7 +231,7 @@ def test_inference(provider_id):
 @bp.post("/<int:provider_id>/test/fragment")
 def test_inference_fragment(provider_id):
     """Fragment #provider-test-<id>: the test answer with time, TTFT, tokens, tokens/s."""
-    provider = store.get_provider(provider_id)
+    provider = get_provider(provider_id)
     test, result, errors = _test(provider_id)
     if errors:
         result = {"success": False, "error": "; ".join(errors.values()), "raw": None}

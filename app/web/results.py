@@ -13,25 +13,40 @@ from flask import render_template
 from flask import request
 from flask import url_for
 
-from .. import charts
-from .. import compare as compare_mod
-from .. import results
-from .. import results_table
-from .. import run_retries
-from .. import runs as runs_mod
 from ..errors import LlmbenchError
 from ..errors import NotFound
 from ..errors import ValidationError
 from ..exports import files
+from ..results import charts
+from ..results.averages import AVERAGE_SORTS
+from ..results.averages import breakdown
+from ..results.averages import get_item
+from ..results.averages import model_averages
+from ..results.averages import targets_from_averages
+from ..results.compare import compare_runs
+from ..results.compare import run_choices
+from ..results.table import DEFAULT_PER_PAGE
+from ..results.table import DEFAULT_SORT
+from ..results.table import PER_PAGE_CHOICES
+from ..results.table import STATUS_FILTERS
+from ..results.table import parse_table_args
+from ..results.table import results_page
+from ..runs import retries
+from ..runs.lifecycle import delete_run
+from ..runs.queries import get_run
+from ..runs.retries import retry_failed_answers
+from ..runs.retries import retry_failed_judgements
+from ..runs.retries import retryable_answer_failures
+from ..runs.state import run_state
 from . import htmx
 
 bp = Blueprint("results", __name__)
 
 TABLE_DEFAULTS = {
-    "sort": results_table.DEFAULT_SORT,
+    "sort": DEFAULT_SORT,
     "dir": "asc",
     "page": 1,
-    "per_page": results_table.DEFAULT_PER_PAGE,
+    "per_page": DEFAULT_PER_PAGE,
 }
 AVERAGE_DEFAULTS = {"avg_sort": "position", "avg_dir": "asc"}
 FILTER_KEYS = ("model", "status", "category", "difficulty", "min_score", "max_score")
@@ -56,13 +71,11 @@ def pretty_json(text):
 
 def _state(args):
     """The page's whole state from the query string, whitelisted (400 names a bad parameter)."""
-    table = results_table.parse_table_args(args)
+    table = parse_table_args(args)
     avg_sort = (args.get("avg_sort") or "position").strip()
     avg_dir = (args.get("avg_dir") or "asc").strip().lower()
-    if avg_sort not in results.AVERAGE_SORTS:
-        raise ValidationError.field(
-            "avg_sort", f"must be one of {', '.join(results.AVERAGE_SORTS)}"
-        )
+    if avg_sort not in AVERAGE_SORTS:
+        raise ValidationError.field("avg_sort", f"must be one of {', '.join(AVERAGE_SORTS)}")
     if avg_dir not in ("asc", "desc"):
         raise ValidationError.field("avg_dir", "must be asc or desc")
     state = {
@@ -108,7 +121,9 @@ class Links:
     def averages(self, **changes):
         """The averages fragment (the table's state comes along through hx-include)."""
         return url_for(
-            "results.averages", run_id=self.run_id, **self._params(tuple(AVERAGE_DEFAULTS), changes)
+            "results.averages",
+            run_id=self.run_id,
+            **self._params(tuple(AVERAGE_DEFAULTS), changes),
         )
 
     def sort(self, column, prefix=""):
@@ -130,12 +145,12 @@ class Links:
 
 
 def _averages_context(run, state):
-    averages = results.model_averages(run, state["avg_sort"], state["avg_dir"])
+    averages = model_averages(run, state["avg_sort"], state["avg_dir"])
     return {"run": run, "averages": averages, "links": Links(run.run_id, state)}
 
 
 def _table_context(run, state, filters):
-    page = results_table.results_page(
+    page = results_page(
         run, state["sort"], filters, state["page"], state["per_page"], direction=state["dir"]
     )
     return {
@@ -158,22 +173,22 @@ def _fragment(template, context, run_id, state):
 @bp.get("/runs/<run_id>/results")
 def show(run_id):
     """The results page: averages, charts, breakdowns and the detailed table, state in the URL."""
-    run = results.get_run(run_id)
+    run = get_run(run_id)
     state, filters = _state(request.args)
     context = _averages_context(run, state)
     context.update(_table_context(run, state, filters))
     # The breakdowns reuse the models the averages already read (no second query for them).
-    targets = results.targets_from_averages(context["averages"])
+    targets = targets_from_averages(context["averages"])
     context.update(
         {
             "models": sorted(context["averages"], key=lambda r: (r["position"], r["target_id"])),
-            "state": runs_mod.run_state(run),
-            "by_category": results.breakdown(run, "category", targets=targets),
-            "by_difficulty": results.breakdown(run, "difficulty", targets=targets),
-            "statuses": results_table.STATUS_FILTERS,
-            "per_page_choices": results_table.PER_PAGE_CHOICES,
+            "state": run_state(run),
+            "by_category": breakdown(run, "category", targets=targets),
+            "by_difficulty": breakdown(run, "difficulty", targets=targets),
+            "statuses": STATUS_FILTERS,
+            "per_page_choices": PER_PAGE_CHOICES,
             "chart_names": charts.CHARTS,
-            "retryable_answers": run_retries.retryable_answer_failures(run),
+            "retryable_answers": retryable_answer_failures(run),
         }
     )
     return render_template("results/show.html", **context)
@@ -182,7 +197,7 @@ def show(run_id):
 @bp.get("/runs/<run_id>/results/table")
 def table(run_id):
     """Fragment #results-table (sorting, filtering, paging through htmx)."""
-    run = results.get_run(run_id)
+    run = get_run(run_id)
     state, filters = _state(request.args)
     return _fragment("results/_table.html", _table_context(run, state, filters), run_id, state)
 
@@ -190,7 +205,7 @@ def table(run_id):
 @bp.get("/runs/<run_id>/results/averages")
 def averages(run_id):
     """Fragment #averages (sorted by a column)."""
-    run = results.get_run(run_id)
+    run = get_run(run_id)
     state, _filters = _state(request.args)
     return _fragment("results/_averages.html", _averages_context(run, state), run_id, state)
 
@@ -200,7 +215,7 @@ def chart(run_id, name):
     """One chart as SVG (`?size=narrow` draws it for phone widths)."""
     if name not in charts.CHARTS:
         abort(404)
-    run = results.get_run(run_id)
+    run = get_run(run_id)
     svg = charts.run_chart(run, name, narrow=request.args.get("size") == "narrow")
     response = Response(svg, mimetype="image/svg+xml")
     response.headers["Cache-Control"] = "no-cache"
@@ -210,10 +225,10 @@ def chart(run_id, name):
 @bp.get("/runs/<run_id>/items/<int:item_id>")
 def item(run_id, item_id):
     """One item: the row expansion for htmx, or a full page (links work without JavaScript)."""
-    run = results.get_run(run_id)
+    run = get_run(run_id)
     context = {
         "run": run,
-        "item": results.get_item(run, item_id),
+        "item": get_item(run, item_id),
         "next_url": request.referrer if _safe_next(request.referrer, run_id) else None,
     }
     if htmx and not htmx.history_restore_request:
@@ -259,7 +274,7 @@ def _items(count):
 def retry_judge(run_id, item_id):
     """Send one item back to the judge."""
     with _flash_refusal():
-        runs_mod.retry_judge(run_id, item_id)
+        retries.retry_judge(run_id, item_id)
         flash(f"Item {item_id} is queued for the judge again.", "success")
     return _back(run_id)
 
@@ -268,7 +283,7 @@ def retry_judge(run_id, item_id):
 def retry_judgements(run_id):
     """Send every item whose judgement failed back to the judge."""
     with _flash_refusal():
-        count = runs_mod.retry_failed_judgements(run_id)
+        count = retry_failed_judgements(run_id)
         flash(f"{_items(count)} queued for the judge again.", "success")
     return _back(run_id)
 
@@ -277,7 +292,7 @@ def retry_judgements(run_id):
 def retry_answers(run_id):
     """Ask the targets again for every item whose answer (or warm-up) failed."""
     with _flash_refusal():
-        count = runs_mod.retry_failed_answers(run_id)
+        count = retry_failed_answers(run_id)
         flash(f"{_items(count)} queued to be answered again.", "success")
     return _back(run_id)
 
@@ -286,7 +301,7 @@ def retry_answers(run_id):
 def delete(run_id):
     """Delete the run and its items (the form sits behind a confirmation step)."""
     try:
-        runs_mod.delete_run(run_id)
+        delete_run(run_id)
     except LlmbenchError as exc:
         flash(exc.message, "error")
         return redirect(url_for("results.show", run_id=run_id))
@@ -295,7 +310,7 @@ def delete(run_id):
 
 
 def _download(run_id, kind):
-    return files.response(results.get_run(run_id), kind)
+    return files.response(get_run(run_id), kind)
 
 
 @bp.get("/runs/<run_id>/results.csv")
@@ -334,7 +349,7 @@ def compare():
     a_id = (request.args.get("a") or "").strip()
     b_id = (request.args.get("b") or "").strip()
     context = {
-        "choices": compare_mod.run_choices(),
+        "choices": run_choices(),
         "a": a_id,
         "b": b_id,
         "result": None,
@@ -347,9 +362,7 @@ def compare():
         context["hint"] = f"A and B are both {a_id}: pick another run to compare it with."
     elif a_id and b_id:
         try:
-            context["result"] = compare_mod.compare_runs(
-                results.get_run(a_id), results.get_run(b_id), limit=25
-            )
+            context["result"] = compare_runs(get_run(a_id), get_run(b_id), limit=25)
         except NotFound as exc:
             context["error"], status = exc.message, 404
     elif a_id or b_id:

@@ -9,13 +9,24 @@ from flask import render_template
 from flask import request
 from flask import url_for
 
-from .. import run_history
-from .. import run_progress
-from .. import run_views
-from .. import runs
 from ..clock import utcnow
 from ..errors import LlmbenchError
 from ..models import ITEM_STATUSES
+from ..runs.history import RUN_STATES
+from ..runs.history import history
+from ..runs.history import judge_models
+from ..runs.history import parse_date
+from ..runs.lifecycle import pause_run
+from ..runs.lifecycle import resume_run
+from ..runs.lifecycle import stop_run
+from ..runs.live import budget_halt
+from ..runs.live import items_mark
+from ..runs.live import latest_items
+from ..runs.live import raised_budget
+from ..runs.live import recent_logs
+from ..runs.live import run_models
+from ..runs.progress import progress as run_progress
+from ..runs.queries import get_run
 from . import htmx
 
 bp = Blueprint("runs", __name__, url_prefix="/runs")
@@ -31,7 +42,7 @@ def _int_arg(name, default=None):
 def item_filters(run):
     """The latest-items filter from the query string: (target id or None, status or None)."""
     target = _int_arg("model")
-    targets = run_views.run_models(run)
+    targets = run_models(run)
     if target not in {t.id for t in targets}:
         target = None
     status = request.args.get("status") or None
@@ -43,17 +54,17 @@ def item_filters(run):
 def live_context(run):
     """Everything the live view and its fragments render."""
     targets, target, status = item_filters(run)
-    logs = run_views.recent_logs(run)
-    items = run_views.latest_items(run, target=target, status=status)
+    logs = recent_logs(run)
+    items = latest_items(run, target=target, status=status)
     return {
         "run": run,
-        "p": run_progress.progress(run),
-        "budget_halt": run_views.budget_halt(run),
+        "p": run_progress(run),
+        "budget_halt": budget_halt(run),
         "logs": logs,
         "items": items,
         # What the page shows now; the poll sends them back so unchanged regions are not resent.
         "log_mark": logs[0].id if logs else 0,
-        "items_mark": run_views.items_mark(items, target, status),
+        "items_mark": items_mark(items, target, status),
         "targets": targets,
         "filter_model": target,
         "filter_status": status,
@@ -67,34 +78,32 @@ def index():
     """Run history: filter by state, judge model and dates; sort; paginate (all in the URL)."""
     args = request.args
     filters = {
-        "state": args.get("state") if args.get("state") in run_history.RUN_STATES else None,
+        "state": args.get("state") if args.get("state") in RUN_STATES else None,
         "judge": args.get("judge") or None,
-        "date_from": run_history.parse_date(args.get("from")),
-        "date_to": run_history.parse_date(args.get("to")),
+        "date_from": parse_date(args.get("from")),
+        "date_to": parse_date(args.get("to")),
     }
-    result = run_history.history(
-        sort=args.get("sort", "-created"), page=_int_arg("page", 1), **filters
-    )
+    result = history(sort=args.get("sort", "-created"), page=_int_arg("page", 1), **filters)
     return render_template(
         "runs/index.html",
         result=result,
         filters=filters,
-        states=run_history.RUN_STATES,
-        judges=run_history.judge_models(),
+        states=RUN_STATES,
+        judges=judge_models(),
     )
 
 
 @bp.get("/<run_id>")
 def show(run_id):
     """Live run view: progress, controls, log and latest items; polls while running."""
-    run = run_views.get_run(run_id)
+    run = get_run(run_id)
     return render_template("runs/show.html", **live_context(run))
 
 
 @bp.get("/<run_id>/progress")
 def progress(run_id):
     """Fragment #run-progress (+ controls, log and latest items out of band): the poll target."""
-    run = run_views.get_run(run_id)
+    run = get_run(run_id)
     context = live_context(run)
     return render_template(
         "runs/_poll.html",
@@ -107,25 +116,25 @@ def progress(run_id):
 @bp.get("/<run_id>/log")
 def log(run_id):
     """Fragment #run-log: the latest run log lines."""
-    run = run_views.get_run(run_id)
-    return render_template("runs/_log.html", run=run, logs=run_views.recent_logs(run))
+    run = get_run(run_id)
+    return render_template("runs/_log.html", run=run, logs=recent_logs(run))
 
 
 @bp.get("/<run_id>/events")
 def events(run_id):
     """Fragment #raw-events: the latest run log entries as raw JSON."""
-    run = run_views.get_run(run_id)
-    return render_template("runs/_events.html", run=run, logs=run_views.recent_logs(run, 20))
+    run = get_run(run_id)
+    return render_template("runs/_events.html", run=run, logs=recent_logs(run, 20))
 
 
 @bp.get("/<run_id>/items")
 def items(run_id):
     """Fragment #latest-items, filtered by ?model=<target id>&status=; the page URL follows."""
-    run = run_views.get_run(run_id)
+    run = get_run(run_id)
     _, target, status = item_filters(run)
     # Only what _latest_items.html renders: no progress, ETA or log for a filter change.
     context = {
-        "items": run_views.latest_items(run, target=target, status=status),
+        "items": latest_items(run, target=target, status=status),
         "filter_model": target,
         "filter_status": status,
         "now": utcnow(),
@@ -140,13 +149,13 @@ def items(run_id):
 
 def _resume(run_id):
     """Resume, with the raised budget when one was typed (a budget-halted run needs one)."""
-    budget = run_views.raised_budget(run_views.get_run(run_id), request.form.get("max_budget_usd"))
-    return runs.resume_run(run_id, max_budget_usd=budget)
+    budget = raised_budget(get_run(run_id), request.form.get("max_budget_usd"))
+    return resume_run(run_id, max_budget_usd=budget)
 
 
 def _control(run_id, action):
     """Apply pause/stop/resume: htmx gets the controls (+ progress), a plain form a redirect."""
-    apply = {"pause": runs.pause_run, "stop": runs.stop_run, "resume": _resume}[action]
+    apply = {"pause": pause_run, "stop": stop_run, "resume": _resume}[action]
     if not htmx:
         apply(run_id)  # errors become the 404/409 page at the one edge
         return redirect(url_for("runs.show", run_id=run_id), code=303)
@@ -156,7 +165,7 @@ def _control(run_id, action):
     except LlmbenchError as exc:
         # htmx swaps only 2xx: show why in the controls instead of failing silently.
         error = exc.message
-    run = run_views.get_run(run_id)
+    run = get_run(run_id)
     response = make_response(
         render_template("runs/_control_result.html", control_error=error, **live_context(run))
     )

@@ -9,8 +9,11 @@ from flask import render_template
 from flask import request
 from flask import url_for
 
-from .. import defaults
-from .. import provider_store
+from ..catalog import defaults
+from ..catalog.prices import delete_price
+from ..catalog.prices import list_prices
+from ..catalog.prices import set_price
+from ..catalog.providers import list_providers
 from ..errors import Conflict
 from ..errors import ValidationError
 
@@ -47,10 +50,10 @@ def index():
 def _prices_page(errors=None, form=None, status=200):
     return render_template(
         "settings/prices.html",
-        prices=provider_store.list_prices(),
+        prices=list_prices(),
         errors=errors or {},
         form=form or {},
-        provider_names=[p.name for p in provider_store.list_providers()],
+        provider_names=[p.name for p in list_providers()],
         subnav_active="prices",
     ), status
 
@@ -66,7 +69,7 @@ def prices_save():
     """Insert or update one price row."""
     form = request.form
     try:
-        price = provider_store.set_price(
+        price = set_price(
             form.get("providerName"),
             form.get("model"),
             form.get("inputPer1m"),
@@ -81,7 +84,7 @@ def prices_save():
 @bp.post("/prices/<int:price_id>/delete")
 def prices_delete(price_id):
     """Remove one price row."""
-    provider_store.delete_price(price_id)
+    delete_price(price_id)
     flash("Price removed.", "success")
     return redirect(url_for("settings.prices"))
 

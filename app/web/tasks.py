@@ -9,11 +9,17 @@ from flask import render_template
 from flask import request
 from flask import url_for
 
-from .. import task_store as store
-from .. import templating
+from ..catalog import templating
+from ..catalog.task_fields import clean_task
+from ..catalog.tasks import create_task
+from ..catalog.tasks import delete_task
+from ..catalog.tasks import get_task
+from ..catalog.tasks import list_categories
+from ..catalog.tasks import search_tasks
+from ..catalog.tasks import task_to_dict
+from ..catalog.tasks import update_task
 from ..errors import Conflict
 from ..errors import ValidationError
-from ..task_fields import clean_task
 from . import htmx
 from .settings import form_errors
 
@@ -42,8 +48,8 @@ FIELDS = (
 def _listing():
     args = request.args
     q, category = args.get("q", "").strip(), args.get("category", "")
-    page = store.search_tasks(q, category, args.get("page", 1), PER_PAGE)
-    return {"page": page, "q": q, "category": category, "categories": store.list_categories()}
+    page = search_tasks(q, category, args.get("page", 1), PER_PAGE)
+    return {"page": page, "q": q, "category": category, "categories": list_categories()}
 
 
 @bp.get("/")
@@ -61,7 +67,7 @@ def table():
 
 
 def _form_from_task(task):
-    d = store.task_to_dict(task)
+    d = task_to_dict(task)
     form = {f: d.get(f) or "" for f in FIELDS}
     form["rubric"] = json.dumps(task.rubric, indent=2, ensure_ascii=False) if task.rubric else ""
     form["autoFail"] = "\n".join(task.auto_fail or [])
@@ -95,7 +101,7 @@ def _render_form(form, task=None, errors=None, status=200):
         form=form,
         task=task,
         errors=errors or {},
-        categories=store.list_categories(),
+        categories=list_categories(),
         preview=_preview(form),
         subnav_active="tasks",
     ), status
@@ -112,7 +118,7 @@ def create():
     """Save a new task, or show the form again with what is wrong."""
     form = {f: request.form.get(f, "") for f in FIELDS}
     try:
-        task = store.create_task(form)
+        task = create_task(form)
     except (ValidationError, Conflict) as exc:
         return _render_form(form, None, *form_errors(exc, "taskId"))
     flash(f"Task {task.task_id} added.", "success")
@@ -122,17 +128,17 @@ def create():
 @bp.get("/<int:task_pk>/edit")
 def edit(task_pk):
     """The task form, filled in."""
-    task = store.get_task(task_pk)
+    task = get_task(task_pk)
     return _render_form(_form_from_task(task), task)
 
 
 @bp.post("/<int:task_pk>/edit")
 def update(task_pk):
     """Save changes to a task."""
-    task = store.get_task(task_pk)
+    task = get_task(task_pk)
     form = {f: request.form.get(f, "") for f in FIELDS}
     try:
-        task = store.update_task(task_pk, form)
+        task = update_task(task_pk, form)
     except (ValidationError, Conflict) as exc:
         return _render_form(form, task, *form_errors(exc, "taskId"))
     flash(f"Task {task.task_id} saved.", "success")
@@ -149,8 +155,8 @@ def preview():
 @bp.post("/<int:task_pk>/delete")
 def delete(task_pk):
     """Delete a task (htmx: remove its row)."""
-    task = store.get_task(task_pk)
-    store.delete_task(task_pk)
+    task = get_task(task_pk)
+    delete_task(task_pk)
     if htmx:
         return ""
     flash(f"Task {task.task_id} deleted.", "success")

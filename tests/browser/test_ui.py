@@ -73,7 +73,7 @@ def server(tmp_path_factory, fake_server):
     fake_server.reset()
     fake_server.models = list(MODELS)
     fake_server.default_latency = 0.3  # slow enough to watch the progress move
-    from app import scheduler
+    from app.engine import scheduler
 
     app = make_app(
         tmp_path_factory.mktemp("browser"),

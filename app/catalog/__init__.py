@@ -1,0 +1,1 @@
+"""What a person sets up: providers, prices, tasks, collections, templates, defaults."""

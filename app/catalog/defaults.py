@@ -1,0 +1,155 @@
+"""Default providers and the built-in task bank: created on an empty database, restorable."""
+
+import logging
+from pathlib import Path
+
+import yaml
+
+from ..clock import utcnow
+from ..db import database
+from ..errors import ValidationError
+from ..models import Collection
+from ..models import CollectionTask
+from ..models import Provider
+from ..models import Task
+from .providers import create_provider
+from .task_fields import clean_task
+
+log = logging.getLogger(__name__)
+
+# Module-level so tests can point it at a fixture file.
+BUILTIN_TASKS_PATH = Path(__file__).resolve().parent / "data" / "builtin_tasks.yaml"
+
+DEFAULT_PROVIDERS = [
+    {
+        "name": "local-ollama",
+        "type": "OLLAMA",
+        "baseUrl": "http://localhost:11434",
+        "timeoutSeconds": 300,
+        "maxConcurrency": 1,
+        "headers": [],
+    },
+    # An example: llama.cpp's llama-server (or vLLM, LM Studio) speaking the OpenAI format.
+    {
+        "name": "local-openai-compatible",
+        "type": "OPENAI",
+        "baseUrl": "http://127.0.0.1:18080",
+        "timeoutSeconds": 300,
+        "maxConcurrency": 1,
+        "headers": [],
+    },
+]
+QUICK = "quick"
+FULL = "full"
+COLLECTION_DESCRIPTIONS = {
+    QUICK: "Built-in: 10 tasks for a fast check.",
+    FULL: "Built-in: every task in the built-in bank.",
+}
+
+
+def load_builtin(path=None):
+    """(tasks as cleaned model-field dicts, quick task_ids); ([], []) when the file is missing."""
+    path = Path(path or BUILTIN_TASKS_PATH)
+    if not path.exists():
+        log.warning("built-in task bank %s not found: no built-in tasks loaded", path)
+        return [], []
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    errors, tasks = [], []
+    for i, raw in enumerate(doc.get("tasks") or [], start=1):
+        data = dict(raw) if isinstance(raw, dict) else raw
+        if isinstance(data, dict) and "pass" in data:
+            data["pass_answer"] = data.pop("pass")
+        try:
+            tasks.append(clean_task(data, file=path.name))
+        except ValidationError as exc:
+            errors.extend({**e, "field": f"tasks[{i - 1}].{e.get('field')}"} for e in exc.errors)
+    if errors:
+        raise ValidationError(errors)
+    quick = list((doc.get("collections") or {}).get(QUICK) or [])
+    known = {t["task_id"] for t in tasks}
+    unknown = [q for q in quick if q not in known]
+    if unknown:
+        raise ValidationError.field(
+            "collections.quick", "unknown task_id: " + ", ".join(unknown), file=path.name
+        )
+    return tasks, quick
+
+
+def is_empty():
+    """True when the database has no providers and no tasks."""
+    return not Provider.select().exists() and not Task.select().exists()
+
+
+def ensure_defaults():
+    """On an empty database, create the default providers, built-in tasks and collections."""
+    if not is_empty():
+        return False
+    try:
+        summary = reset_defaults()
+    except ValidationError as exc:
+        # A broken bank must not keep the app from starting: log it, create the providers.
+        log.error("built-in task bank not loaded: %s", exc.message)
+        with database.atomic():
+            for spec in DEFAULT_PROVIDERS:
+                create_provider(spec)
+        return True
+    log.info("first start: %s", summary)
+    return True
+
+
+def _ensure_collection(name):
+    collection = Collection.get_or_none(Collection.name == name)
+    if collection is None:
+        collection = Collection.create(name=name, description=COLLECTION_DESCRIPTIONS[name])
+    return collection
+
+
+def _ensure_members(collection, task_pks):
+    present = {
+        r.task_id
+        for r in CollectionTask.select(CollectionTask.task).where(
+            CollectionTask.collection == collection.id
+        )
+    }
+    missing = [pk for pk in dict.fromkeys(task_pks) if pk not in present]
+    if missing:
+        CollectionTask.insert_many(
+            [{"collection": collection.id, "task": pk} for pk in missing]
+        ).execute()
+    return len(missing)
+
+
+def reset_defaults():
+    """Re-create missing default providers, restore built-in tasks and the quick/full collections.
+
+    User-created providers, tasks, collections and memberships are never deleted.
+    Returns a one-line summary.
+    """
+    tasks, quick = load_builtin()
+    counts = {"providers": 0, "created": 0, "restored": 0, "members": 0}
+    with database.atomic():
+        for spec in DEFAULT_PROVIDERS:
+            if not Provider.select().where(Provider.name == spec["name"]).exists():
+                create_provider(spec)
+                counts["providers"] += 1
+        pks = {}
+        for values in tasks:
+            task = Task.get_or_none(Task.task_id == values["task_id"])
+            if task is None:
+                task = Task.create(**values)
+                counts["created"] += 1
+            elif any(getattr(task, f) != v for f, v in values.items()):
+                for field, value in values.items():
+                    setattr(task, field, value)
+                task.updated_at = utcnow()
+                task.save()
+                counts["restored"] += 1
+            pks[task.task_id] = task.id
+        if tasks:
+            counts["members"] += _ensure_members(_ensure_collection(QUICK), [pks[t] for t in quick])
+            counts["members"] += _ensure_members(_ensure_collection(FULL), list(pks.values()))
+    return (
+        f"defaults: {counts['providers']} providers created, {counts['created']} built-in "
+        f"tasks created, {counts['restored']} restored, {counts['members']} collection "
+        f"memberships restored ({len(tasks)} built-in tasks, your own data kept)"
+    )

@@ -1,0 +1,338 @@
+"""Providers: storage with encrypted secret headers, DTOs, model lists, test inference."""
+
+import logging
+import threading
+import time
+
+from .. import crypto
+from ..clock import isoformat
+from ..clock import utcnow
+from ..db import database
+from ..errors import Conflict
+from ..errors import NotFound
+from ..errors import ValidationError
+from ..models import Provider
+from ..models import ProviderHeader
+from ..providers import ProviderConfig
+from ..providers import ProviderError
+from ..providers import get_adapter
+from ..providers.base import redact
+from .provider_fields import clean_provider
+
+log = logging.getLogger(__name__)
+
+MODELS_CACHE_SECONDS = 60.0
+TEST_MAX_TOKENS = 512
+
+_models_cache = {}
+_cache_lock = threading.Lock()
+
+
+def _aad(provider_id, key):
+    return f"provider:{provider_id}:header:{key}"
+
+
+def _stored_value(provider_id, header):
+    """The plain value a cleaned header row stands for (decrypting a kept secret)."""
+    if header["value"] is not None:
+        return header["value"]
+    old = header["existing"]
+    if not old.is_secret:
+        return old.value
+    try:
+        return crypto.decrypt(old.value, _aad(provider_id, old.key))
+    except crypto.KeyError_ as exc:
+        raise ValidationError.field(
+            "headers", f"{old.key}: the stored secret cannot be read; enter the value again"
+        ) from exc
+
+
+def _save_headers(provider, headers):
+    plain = [(h["key"], _stored_value(provider.id, h), h["is_secret"]) for h in headers]
+    ProviderHeader.delete().where(ProviderHeader.provider == provider.id).execute()
+    for key, value, is_secret in plain:
+        stored = crypto.encrypt(value, _aad(provider.id, key)) if is_secret else value
+        ProviderHeader.create(provider=provider.id, key=key, value=stored, is_secret=is_secret)
+
+
+def _check_name_free(name, exclude_id=None):
+    query = Provider.select().where(Provider.name == name)
+    if exclude_id is not None:
+        query = query.where(Provider.id != exclude_id)
+    if query.exists():
+        raise Conflict(f"a provider named {name!r} already exists; choose another name")
+
+
+def get_provider(provider_id):
+    """The provider with this id, or NotFound."""
+    provider = Provider.get_or_none(Provider.id == provider_id)
+    if provider is None:
+        raise NotFound(f"provider {provider_id} not found")
+    return provider
+
+
+def list_providers():
+    """All providers, by name."""
+    return list(Provider.select().order_by(Provider.name))
+
+
+def create_provider(data, strict=False):
+    """Validate and save a new provider with its headers (secrets encrypted); all or nothing.
+
+    `strict` (JSON input) refuses values of the wrong type instead of converting them.
+    """
+    values = clean_provider(data, strict=strict)
+    headers = values.pop("headers")
+    with database.atomic():
+        _check_name_free(values["name"])
+        provider = Provider.create(**values)
+        _save_headers(provider, headers)
+    log.info("provider %s created (%s)", provider.name, provider.type)
+    return provider
+
+
+def update_provider(provider_id, data, strict=False):
+    """Validate and save changes; a secret header sent empty keeps its stored value."""
+    with database.atomic():
+        provider = get_provider(provider_id)
+        values = clean_provider(data, current=provider, strict=strict)
+        headers = values.pop("headers", None)
+        _check_name_free(values["name"], exclude_id=provider.id)
+        for field, value in values.items():
+            setattr(provider, field, value)
+        provider.updated_at = utcnow()
+        provider.save()
+        if headers is not None:
+            _save_headers(provider, headers)
+    forget_models(provider.id)
+    log.info("provider %s updated", provider.name)
+    return provider
+
+
+def delete_provider(provider_id):
+    """Delete a provider and its headers (runs keep its name)."""
+    provider = get_provider(provider_id)
+    with database.atomic():
+        ProviderHeader.delete().where(ProviderHeader.provider == provider.id).execute()
+        provider.delete_instance()
+    forget_models(provider_id)
+    log.info("provider %s deleted", provider.name)
+
+
+def header_rows(provider):
+    """Headers as display dicts: secrets masked, never decrypted into the result."""
+    rows = []
+    for h in provider.headers.order_by(ProviderHeader.id):
+        if h.is_secret:
+            try:
+                masked = crypto.mask(crypto.decrypt(h.value, _aad(provider.id, h.key)))
+                readable = True
+            except crypto.KeyError_:
+                masked, readable = "****", False
+            rows.append(
+                {
+                    "id": h.id,
+                    "key": h.key,
+                    "valueMasked": masked,
+                    "isSecret": True,
+                    "readable": readable,
+                }
+            )
+        else:
+            rows.append(
+                {
+                    "id": h.id,
+                    "key": h.key,
+                    "valueMasked": h.value,
+                    "value": h.value,
+                    "isSecret": False,
+                    "readable": True,
+                }
+            )
+    return rows
+
+
+def provider_to_dict(provider):
+    """ProviderDto (seed 000 §7.1) plus timeoutSeconds and maxConcurrency."""
+    headers = header_rows(provider)
+    for h in headers:
+        h.pop("readable")
+    return {
+        "id": provider.id,
+        "name": provider.name,
+        "type": provider.type,
+        "baseUrl": provider.base_url,
+        "modelsEndpoint": provider.models_endpoint,
+        "inferenceEndpoint": provider.inference_endpoint,
+        "headers": headers,
+        "timeoutSeconds": provider.timeout_seconds,
+        "maxConcurrency": provider.max_concurrency,
+        "createdAt": isoformat(provider.created_at),
+        "updatedAt": isoformat(provider.updated_at),
+    }
+
+
+def provider_config(provider):
+    """The adapter's ProviderConfig, secret headers decrypted (never log it)."""
+    headers = {}
+    for h in provider.headers.order_by(ProviderHeader.id):
+        secret = h.is_secret
+        headers[h.key] = crypto.decrypt(h.value, _aad(provider.id, h.key)) if secret else h.value
+    return ProviderConfig(
+        name=provider.name,
+        type=provider.type,
+        base_url=provider.base_url,
+        models_endpoint=provider.models_endpoint,
+        inference_endpoint=provider.inference_endpoint,
+        headers=headers,
+        timeout=provider.timeout_seconds,
+        max_concurrency=provider.max_concurrency,
+        id=provider.id,
+    )
+
+
+def _adapter_for(provider, timeout=None):
+    try:
+        config = provider_config(provider)
+    except crypto.KeyError_ as exc:
+        raise ProviderError(
+            f"{provider.name}: {exc.message}", transient=False, kind="client"
+        ) from exc
+    if timeout is not None:
+        config.timeout = min(float(config.timeout or timeout), float(timeout))
+    return config, get_adapter(config)
+
+
+def _call(provider, config, fn):
+    """Run an adapter call; anything unexpected becomes a ProviderError a person can read."""
+    try:
+        return fn()
+    except ProviderError:
+        raise  # its message is already redacted (HttpAdapter.error)
+    except Exception as exc:  # a bug or an answer nobody expected: still no 500 for the user
+        log.warning("provider %s: unexpected %s", provider.name, type(exc).__name__)
+        raise ProviderError(
+            f"{provider.name}: the server's answer could not be understood "
+            f"({type(exc).__name__}: {redact(str(exc), config.headers.values())[:200]})",
+            transient=False,
+            kind="malformed",
+        ) from exc
+
+
+def _close(adapter):
+    close = getattr(adapter, "close", None)
+    if close is not None:
+        close()
+
+
+def forget_models(provider_id=None):
+    """Drop cached model lists (one provider, or all)."""
+    with _cache_lock:
+        if provider_id is None:
+            _models_cache.clear()
+        else:
+            _models_cache.pop(provider_id, None)
+
+
+def list_models(provider_id, refresh=False, timeout=None):
+    """Model dicts ({"id", ...}) from the server; cached briefly. Raises ProviderError.
+
+    `timeout` (seconds) caps the provider's own timeout for this call.
+    """
+    provider = get_provider(provider_id)
+    stamp = provider.updated_at
+    now = time.monotonic()
+    with _cache_lock:
+        hit = _models_cache.get(provider.id)
+    if hit and not refresh and hit[0] > now and hit[1] == stamp:
+        return list(hit[2])
+    config, adapter = _adapter_for(provider, timeout)
+    try:
+        models = _call(provider, config, adapter.list_models)
+    finally:
+        _close(adapter)
+    models = sorted((m for m in models if m.get("id")), key=lambda m: str(m["id"]).lower())
+    with _cache_lock:
+        _models_cache[provider.id] = (now + MODELS_CACHE_SECONDS, stamp, models)
+    return list(models)
+
+
+def run_test_inference(provider_id, model, prompt):
+    """Send one prompt; returns answer, timings, tokens and raw JSON, or a clear error."""
+    provider = get_provider(provider_id)
+    model = (model or "").strip() if isinstance(model, str) else model
+    prompt = prompt.strip() if isinstance(prompt, str) else prompt
+    errors = []
+    if not model or not isinstance(model, str):
+        errors.append({"field": "model", "message": "choose or type a model"})
+    if not prompt or not isinstance(prompt, str):
+        errors.append({"field": "prompt", "message": "enter a prompt"})
+    if errors:
+        raise ValidationError(errors)
+    result = {
+        "success": False,
+        "provider": provider.name,
+        "model": model,
+        "answer": None,
+        "wall_ms": None,
+        "ttft_ms": None,
+        "tokens": None,
+        "prompt_tokens": None,
+        "tokens_per_second": None,
+        "tps_source": None,
+        "tokens_estimated": False,
+        "raw": None,
+        "error": None,
+    }
+    config = adapter = None
+    try:
+        config, adapter = _adapter_for(provider)
+        completion = _call(
+            provider,
+            config,
+            lambda: adapter.chat(
+                model,
+                [{"role": "user", "content": prompt}],
+                {"max_tokens": TEST_MAX_TOKENS},
+                stream=True,
+            ),
+        )
+    except ProviderError as exc:
+        result["error"] = exc.message
+        result["raw"] = exc.raw if isinstance(exc.raw, str) else None
+        return result
+    finally:
+        _close(adapter)
+    result.update(
+        success=True,
+        answer=completion.text,
+        model=completion.model or model,
+        wall_ms=completion.wall_ms,
+        ttft_ms=completion.ttft_ms,
+        tokens=completion.completion_tokens,
+        prompt_tokens=completion.prompt_tokens,
+        tokens_per_second=completion.tokens_per_second,
+        tps_source=completion.tps_source,
+        tokens_estimated=completion.tokens_estimated,
+        raw=completion.raw_json if completion.raw_json is not None else completion.raw,
+    )
+    return result
+
+
+def inference_to_dict(result):
+    """run_test_inference() result in the API's camelCase."""
+    return {
+        "success": result["success"],
+        "provider": result["provider"],
+        "model": result["model"],
+        "answer": result["answer"],
+        "wallMs": result["wall_ms"],
+        "ttftMs": result["ttft_ms"],
+        "tokens": result["tokens"],
+        "promptTokens": result["prompt_tokens"],
+        "tokensPerSecond": result["tokens_per_second"],
+        "tpsSource": result["tps_source"],
+        "tokensEstimated": result["tokens_estimated"],
+        "raw": result["raw"],
+        "error": result["error"],
+    }

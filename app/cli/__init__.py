@@ -1,0 +1,91 @@
+"""The `llmbench` command line: the group, serve and reset-defaults, plus the commands of cli_runs
+and cli_datasets. Domain errors become ClickExceptions in these modules and nowhere else."""
+
+import sys
+
+import click
+
+from .. import config
+from .datasets import export
+from .datasets import import_cmd
+from .datasets import validate
+from .db import open_db
+from .output import db_context
+from .runs import diff
+from .runs import report
+from .runs import resume
+from .runs import run
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="llmbench")
+def main():
+    """llmbench: benchmark LLMs on your own model servers, judged by an LLM.
+
+    \b
+    Exit codes: 0 done (item failures are reported, not fatal), 1 unexpected error
+    (also: `llmbench serve` holds the orchestrator), 2 invalid config or dataset,
+    3 interrupted (resumable with `llmbench resume RUN_ID`).
+    The database is LLMBENCH_DB (default instance/llmbench.db), shared with the web app.
+    """
+
+
+@main.command()
+@click.option(
+    "--host", default=None, help="Address to listen on (LLMBENCH_HOST, default 127.0.0.1)."
+)
+@click.option("--port", default=None, type=int, help="Port (LLMBENCH_PORT, default 8080).")
+def serve(host, port):
+    """Run the web app and its one orchestrator (gunicorn, one worker, threads)."""
+    import logging
+
+    from gunicorn.app.base import BaseApplication
+
+    from .. import create_app
+
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    cfg = config.load()
+    bind = f"{host or cfg['HOST']}:{port or cfg['PORT']}"
+
+    class Server(BaseApplication):
+        def load_config(self):
+            # One worker: one process, one orchestrator thread by construction; threads serve polls.
+            for key, value in {
+                "bind": bind,
+                "workers": 1,
+                "threads": 8,
+                "worker_class": "gthread",
+                "preload_app": False,
+                "max_requests": 0,
+                "timeout": 120,
+                "accesslog": None,
+            }.items():
+                self.cfg.set(key, value)
+
+        def load(self):
+            return create_app({"SCHEDULER_ENABLED": True})
+
+    click.echo(f"llmbench listening on http://{bind}", err=True)
+    Server().run()
+
+
+@main.command("reset-defaults")
+def reset_defaults():
+    """Restore the default providers and built-in task collections (your own data is kept)."""
+    from ..catalog import defaults
+
+    open_db()
+    with db_context():
+        summary = defaults.reset_defaults()
+    click.echo(summary)
+
+
+# The other commands live beside their kind: runs (cli_runs) and datasets (cli_datasets).
+for _command in (run, resume, report, diff, validate, import_cmd, export):
+    main.add_command(_command)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

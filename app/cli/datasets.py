@@ -1,0 +1,151 @@
+"""`llmbench validate`, `import` and `export`: check run configs and datasets, move tasks."""
+
+from pathlib import Path
+
+import click
+
+from ..errors import LlmbenchError
+from .db import missing_db_note
+from .db import open_db
+from .output import FORMATS
+from .output import CliError
+from .output import db_context
+from .output import emit
+from .output import translate
+
+
+def _is_config(path):
+    """A YAML/JSON file whose top level has run/judge/targets is a run config."""
+    import yaml
+
+    path = Path(path)
+    if path.is_dir() or path.suffix.lower() not in (".yml", ".yaml", ".json"):
+        return False
+    try:
+        doc = yaml.load(
+            path.read_text(encoding="utf-8-sig"),
+            Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader),
+        )
+    except (yaml.YAMLError, UnicodeDecodeError):
+        return False
+    return isinstance(doc, dict) and bool({"run", "judge", "targets"} & set(doc))
+
+
+@click.command()
+@click.argument("path", required=False, type=click.Path(exists=True))
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A run config to check (same as giving it as PATH).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    help="Dataset format (default: guessed from the name and content).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+def validate(path, config_path, fmt, as_json):
+    """Check a run config or a dataset file/folder: nothing saved, no model called (2 if bad)."""
+    from ..datasets import importer
+    from ..datasets import run_config
+    from ..datasets import run_plan
+
+    target = config_path or path
+    if target is None:
+        raise click.UsageError("give a config or dataset path (or -c CONFIG)")
+    cfg = open_db(check_only=True)
+    with db_context():
+        try:
+            if config_path or _is_config(target):
+                plan = run_config.load(target)
+                result = {**run_plan.plan_to_dict(plan), "event": "valid", "kind": "config"}
+                text = [f"{target}: valid run config"] + ["  " + x for x in run_plan.describe(plan)]
+            else:
+                checked = importer.check(target, fmt, on_duplicate="skip")
+                existing = len(checked.existing)
+                result = {
+                    "event": "valid",
+                    "kind": "dataset",
+                    "tasks": len(checked.tasks),
+                    "new": len(checked.tasks) - existing,
+                    "existing": existing,
+                    "collections": sorted(checked.collections),
+                }
+                text = [
+                    f"{target}: valid dataset, {len(checked.tasks)} tasks "
+                    f"({len(checked.tasks) - existing} new, {existing} already stored)"
+                ]
+        except LlmbenchError as exc:
+            raise translate(exc, as_json, note=missing_db_note(cfg)) from None
+    if as_json:
+        emit(result)
+    else:
+        click.echo("\n".join(text))
+
+
+@click.command("import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Default: guessed per file.")
+@click.option("--collection", help="Add the tasks to this collection (created if new).")
+@click.option(
+    "--on-duplicate",
+    type=click.Choice(["reject", "skip", "update"]),
+    default="reject",
+    show_default=True,
+    help="When a task_id already exists.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+def import_cmd(paths, fmt, collection, on_duplicate, as_json):
+    """Import tasks from files or folders of YAML; all or nothing (exit 2 listing every problem)."""
+    from ..datasets import importer
+
+    open_db()
+    with db_context():
+        try:
+            result = importer.import_tasks(
+                list(paths), fmt, collection=collection, on_duplicate=on_duplicate
+            )
+        except LlmbenchError as exc:
+            raise translate(exc, as_json) from None
+    if as_json:
+        emit({"event": "imported", **result.to_dict()})
+        return
+    where = f" into collection {result.collection!r}" if result.collection else ""
+    click.echo(
+        f"Imported {len(result.task_ids)} tasks{where}: {result.created} created, "
+        f"{result.updated} updated, {result.skipped} skipped"
+    )
+
+
+@click.command()
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
+@click.option("--collection", help="Only this collection's tasks (default: all tasks).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="File (default stdout).")
+def export(fmt, collection, output):
+    """Export tasks in a dataset format (json keeps collections too)."""
+    from ..datasets import exporter
+
+    open_db()
+    with db_context():
+        try:
+            chunks = exporter.export_tasks(fmt, collection)
+            if output:
+                try:
+                    with open(output, "w", encoding="utf-8", newline="") as handle:
+                        for chunk in chunks:
+                            handle.write(chunk)
+                except OSError as exc:
+                    raise CliError(
+                        f"cannot write {output}: {exc.strerror or exc}; choose a "
+                        "file in a folder you can write to"
+                    ) from None
+            else:
+                for chunk in chunks:
+                    click.echo(chunk, nl=False)
+        except LlmbenchError as exc:
+            raise translate(exc) from None
+    if output:
+        click.echo(f"Wrote {output}", err=True)

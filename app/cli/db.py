@@ -1,0 +1,59 @@
+"""The CLI's database: bound like the web app does (no Flask), or a throwaway one for checks."""
+
+from pathlib import Path
+
+import click
+
+from ..config import INSTANCE_PATH
+from ..config import load
+
+
+def open_db(check_only=False):
+    """Bind the database and the master key like the web app does (no Flask needed).
+
+    `check_only` (validate, --dry-run) saves nothing: without a database file it checks against
+    an empty throwaway one (removed when the command ends) and never generates a key file.
+    """
+    from .. import crypto
+    from .. import db
+
+    cfg = load()
+    cfg["DB_MISSING"] = False
+    key_file = INSTANCE_PATH / "master.key"
+    if check_only and not (cfg["MASTER_KEY_PATH"] or cfg["MASTER_KEY_BASE64"] or key_file.exists()):
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        crypto.set_key(AESGCM.generate_key(bit_length=256))  # nothing gets encrypted and kept
+    else:
+        crypto.set_key(
+            crypto.load_key(cfg["MASTER_KEY_PATH"], cfg["MASTER_KEY_BASE64"], str(INSTANCE_PATH))
+        )
+    path = cfg["DB"]
+    if check_only and path != ":memory:" and not Path(path).exists():
+        import shutil
+        import tempfile
+
+        scratch = tempfile.mkdtemp(prefix="llmbench-check-")
+        cfg["DB_MISSING"] = True
+        db.init_db(str(Path(scratch) / "empty.db"))
+
+        def _discard():
+            if not db.database.is_closed():
+                db.database.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+
+        click.get_current_context().call_on_close(_discard)
+        return cfg
+    db.init_db(path)
+    return cfg
+
+
+def missing_db_note(cfg):
+    """What to add to a check's errors when there is no database yet (names cannot resolve)."""
+    if not cfg.get("DB_MISSING"):
+        return None
+    return (
+        f"note: the database {cfg['DB']} does not exist yet, so no provider or collection "
+        "is stored by name; define providers in the config, or set LLMBENCH_DB to your "
+        "database"
+    )

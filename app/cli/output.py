@@ -1,0 +1,337 @@
+"""The CLI's run support: error translation, exit codes, the foreground run and its output."""
+
+import json
+import sys
+import threading
+
+import click
+
+from ..engine.orchestrator import run_foreground
+from ..errors import Conflict
+from ..errors import LlmbenchError
+from ..errors import NotFound
+from ..errors import ValidationError
+from ..errors import format_error
+from ..results.averages import model_averages
+from ..runs.dto import run_summary
+from ..runs.queries import get_run
+
+EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 3
+FORMATS = ("yaml", "jsonl", "csv", "runner-jsonl", "json")
+
+
+def db_context():
+    """A connection for this thread (peewee connections are per thread)."""
+    from ..db import database
+
+    return database.connection_context()
+
+
+class CliError(click.ClickException):
+    """A domain error at the CLI edge: printed as 'Error: ...' with its exit code."""
+
+    def __init__(self, message, exit_code=EXIT_ERROR, errors=None):
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.errors = errors or []
+
+
+def translate(exc, as_json=False, note=None):
+    """LlmbenchError -> CliError: invalid input 2, anything else 1 (the one CLI edge)."""
+    invalid = isinstance(exc, ValidationError | NotFound)
+    errors = getattr(exc, "errors", None) or [{"field": None, "message": exc.message}]
+    if as_json:
+        emit(
+            {
+                "event": "error",
+                "message": exc.message,
+                "errors": errors,
+                **({"note": note} if note else {}),
+            }
+        )
+    if isinstance(exc, ValidationError):
+        noun = "problem" if len(errors) == 1 else "problems"
+        message = f"{len(errors)} {noun}:\n" + "\n".join("  " + format_error(e) for e in errors)
+    else:
+        message = exc.message
+    if note:
+        message += "\n" + note
+    return CliError(message, EXIT_INVALID if invalid else EXIT_ERROR, errors)
+
+
+_emit_lock = threading.Lock()
+
+
+def emit(event):
+    """One JSON object per line on stdout, flushed (events come from worker threads too)."""
+    with _emit_lock:
+        sys.stdout.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
+        sys.stdout.flush()
+
+
+def num(value, digits=1):
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+class Output:
+    """What a run prints: JSONL events (--json), errors only (--quiet), a progress bar on a
+    terminal, or plain lines (CI logs). Human text goes to stderr, results to stdout."""
+
+    SHOWN = {"phase_changed", "warmup_failed", "budget_reached", "run_finished", "abandoned"}
+
+    def __init__(self, as_json, quiet):
+        from rich.console import Console
+
+        self.as_json, self.quiet = as_json, quiet
+        self.console = Console(stderr=True)
+        self.progress = None
+        self.task = None
+
+    def start(self, summary, event):
+        targets = [f"{t['providerName']}/{t['model']}" for t in summary["targets"]]
+        judge = f"{summary['judgeProviderName']}/{summary['judgeModel']}"
+        if self.as_json:
+            emit(
+                {
+                    "event": event,
+                    "runId": summary["runId"],
+                    "state": summary["state"],
+                    "phase": summary["phase"],
+                    "totalItems": summary["totalItems"],
+                    "targets": targets,
+                    "judge": judge,
+                }
+            )
+            return
+        if self.quiet:
+            return
+        self.note(
+            f"Run {summary['runId']}: {summary['totalItems']} items, targets "
+            f"{', '.join(targets)}; judge {judge}"
+        )
+        if self.console.is_terminal:
+            from rich.progress import BarColumn
+            from rich.progress import Progress
+            from rich.progress import TaskProgressColumn
+            from rich.progress import TextColumn
+            from rich.progress import TimeElapsedColumn
+
+            self.progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=False,
+            )
+            self.progress.start()
+            self.task = self.progress.add_task(summary["phase"].lower(), total=1.0)
+
+    def event(self, event):
+        """Called from the orchestrator's thread for every run event."""
+        if self.as_json:
+            emit(event)
+        elif event.get("level") == "ERROR":
+            self.note(event.get("message") or event.get("event"), always=True)
+        elif event.get("event") in self.SHOWN:
+            self.note(event.get("message") or event.get("event"))
+
+    def tick(self, summary):
+        if self.progress is not None:
+            counts = summary["counts"]
+            done = summary["totalItems"] - counts["NEW"]
+            self.progress.update(
+                self.task,
+                completed=summary["progress"],
+                description=(
+                    f"{summary['phase'].lower()} answered {done}/{summary['totalItems']}, "
+                    f"judged {summary['completedItems']}, failed {summary['failedItems']}"
+                ),
+            )
+
+    def note(self, message, always=False):
+        """A line for people (stderr, above the bar); --quiet keeps only errors."""
+        if self.as_json or (self.quiet and not always):
+            return
+        if self.progress is not None:
+            self.progress.console.print(message, markup=False, highlight=False)
+        else:
+            click.echo(message, err=True)
+
+    def stop(self):
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+    def finish(self, summary, averages, code):
+        self.tick(summary)  # the bar's last state is the run's final one
+        self.stop()
+        run_id = summary["runId"]
+        hint = f"llmbench resume {run_id}" if code == EXIT_INTERRUPTED else None
+        if self.as_json:
+            emit(
+                {
+                    "event": "run_summary",
+                    "runId": run_id,
+                    "state": summary["state"],
+                    "counts": summary["counts"],
+                    "failedItems": summary["failedItems"],
+                    "models": averages,
+                    "exitCode": code,
+                    "resumeCommand": hint,
+                }
+            )
+        elif not self.quiet:
+            click.echo(
+                f"Run {run_id} {summary['state']}: {summary['completedItems']} completed, "
+                f"{summary['failedItems']} failed, {summary['counts']['NEW']} not answered"
+            )
+            click.echo(
+                f"{'target':40} {'score':>6} {'done':>5} {'failed':>6} {'avg ms':>8} {'tok/s':>7}"
+            )
+            for row in averages:
+                click.echo(
+                    f"{row['target'][:40]:40} {num(row['avgScore']):>6} "
+                    f"{row['completed']:>5} {row['failed']:>6} "
+                    f"{num(row['avgTimeMs'], 0):>8} {num(row['avgTokensPerSecond']):>7}"
+                )
+        if hint:
+            reason = summary["controlReason"] or "no reason given"
+            click.echo(
+                f"Run {run_id} is {summary['state']} ({reason}). Continue it with: {hint}", err=True
+            )
+
+
+def check_lease(as_json):
+    """Exit 1 naming the holder when a live orchestrator (llmbench serve) holds the lease."""
+    from ..clock import utcnow
+    from ..engine import lease
+
+    held = lease.current()
+    if held is not None and held.expires_at > utcnow() and held.holder != lease.process_holder():
+        message = (
+            f"the orchestrator is held by {held.holder} (llmbench serve?) until "
+            f"{held.expires_at:%H:%M:%S} UTC; start the run from the web app, or stop the "
+            "server and try again"
+        )
+        raise translate(Conflict(message), as_json)
+
+
+def drive(run_id, cfg, out, first_event):
+    """Work on the run in a thread; Ctrl-C/SIGTERM stop it cleanly. Returns the exit code."""
+    import signal
+
+    stop = threading.Event()
+    outcome = {}
+
+    finished = threading.Event()
+
+    def work():
+        with db_context():
+            try:
+                outcome["state"] = run_foreground(run_id, cfg, on_event=out.event, stop_event=stop)
+            except BaseException as exc:  # reported by the main thread
+                outcome["error"] = exc
+            finally:
+                finished.set()
+
+    with db_context():
+        out.start(run_summary(get_run(run_id)), first_event)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    worker = threading.Thread(target=work, name="llmbench-run", daemon=True)
+    worker.start()
+    # Wait on an Event, not Thread.join: on Python 3.11 a Ctrl-C inside join() can leave the
+    # thread marked finished while it still runs, and the process would exit under it.
+    try:
+        with db_context():
+            while not finished.wait(0.25):
+                if out.progress is not None:  # the summary costs queries: only for the bar
+                    out.tick(run_summary(get_run(run_id)))
+    except KeyboardInterrupt:
+        stop.set()
+        out.note("Stopping: abandoning the requests in flight (Ctrl-C again to quit at once)")
+        try:
+            finished.wait(30)
+        except KeyboardInterrupt:
+            pass
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    with db_context():
+        summary = run_summary(get_run(run_id))
+        error = outcome.get("error")
+        if isinstance(error, LlmbenchError):
+            out.stop()
+            raise translate(error, out.as_json)
+        if error is not None:
+            out.stop()
+            raise CliError(
+                f"the run stopped on an unexpected error: {error!r}; continue it "
+                f"with: llmbench resume {run_id}"
+            )
+        state = summary["state"] if stop.is_set() or "state" not in outcome else outcome["state"]
+        code = EXIT_OK if state == "finished" else EXIT_INTERRUPTED
+        out.finish(summary, averages(run_id), code)
+    return code
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def averages(run_id):
+    """Per-target averages for the end-of-run summary (summary.json's own shape)."""
+    from ..exports.summary import averages_to_dict
+
+    rows = [averages_to_dict(r) for r in model_averages(get_run(run_id))]
+    return [
+        {
+            "target": r.get("label"),
+            "completed": r.get("completed", 0),
+            "failed": (r.get("failedAnswer") or 0) + (r.get("failedJudge") or 0),
+            "avgScore": r.get("avgScore"),
+            "avgTimeMs": r.get("avgTimeMs"),
+            "avgTokensPerSecond": r.get("avgTokensPerSecond"),
+            "costUsd": r.get("costUsd"),
+        }
+        for r in rows
+    ]
+
+
+def write_reports(run_id, folder, as_json, quiet):
+    """summary.json and report.html into `folder` (the web app's own generators)."""
+    from .. import exports
+
+    summary_path, report_path = folder / "summary.json", folder / "report.html"
+    with db_context():
+        run_obj = get_run(run_id)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            summary_path.write_text(
+                json.dumps(exports.summary_json(run_obj), indent=2, ensure_ascii=False, default=str)
+                + "\n",
+                encoding="utf-8",
+            )
+            with report_path.open("w", encoding="utf-8") as handle:
+                for chunk in exports.report_html_chunks(run_obj):
+                    handle.write(chunk)
+        except OSError as exc:
+            where = exc.filename or folder
+            raise CliError(
+                f"cannot write the reports to {folder}: {where}: "
+                f"{exc.strerror or exc}; choose a folder you can write to "
+                f"(llmbench report {run_id} --out DIR)"
+            ) from None
+    if as_json:
+        emit(
+            {
+                "event": "report_written",
+                "runId": run_id,
+                "summary": str(summary_path),
+                "report": str(report_path),
+            }
+        )
+    elif not quiet:
+        click.echo(f"Wrote {summary_path} and {report_path}")

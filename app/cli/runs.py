@@ -1,0 +1,178 @@
+"""`llmbench run`, `resume`, `report` and `diff`: runs in the foreground and their results."""
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import LlmbenchError
+from ..runs.lifecycle import resume_run
+from ..runs.queries import get_run
+from ..runs.state import run_state
+from .db import missing_db_note
+from .db import open_db
+from .output import EXIT_OK
+from .output import CliError
+from .output import Output
+from .output import check_lease
+from .output import db_context
+from .output import drive
+from .output import emit
+from .output import num
+from .output import translate
+from .output import write_reports
+
+
+@click.command()
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Run config (YAML or JSON).",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Validate and print the plan; no model call, nothing saved."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSONL events on stdout.")
+@click.option("-q", "--quiet", is_flag=True, help="Print errors only.")
+def run(config_path, dry_run, as_json, quiet):
+    """Run a benchmark from a config file in the foreground.
+
+    \b
+    Ctrl-C stops the run cleanly; continue it with `llmbench resume RUN_ID`.
+    If `llmbench serve` holds the orchestrator, nothing is started: exit 1 with who holds it
+    (start the run from the web app instead, or stop the server).
+    Exit codes: 0 finished (even with failed items), 1 error, 2 invalid config or
+    dataset, 3 interrupted (resumable).
+    """
+    from ..datasets import run_config
+    from ..datasets import run_plan
+
+    cfg = open_db(check_only=dry_run)
+    with db_context():
+        try:
+            plan = run_config.load(config_path)
+        except LlmbenchError as exc:
+            raise translate(exc, as_json, note=missing_db_note(cfg)) from None
+        if dry_run:
+            if as_json:
+                emit(run_plan.plan_to_dict(plan))
+            elif not quiet:
+                click.echo("Dry run: nothing was saved and no model was called.")
+                for line in run_plan.describe(plan):
+                    click.echo("  " + line)
+            return
+        check_lease(as_json)
+        try:
+            created = run_plan.apply(plan)
+        except LlmbenchError as exc:
+            raise translate(exc, as_json) from None
+        run_id = created.run_id
+    code = drive(run_id, cfg, Output(as_json, quiet), "run_started")
+    if code == EXIT_OK and plan.out_dir:
+        try:
+            write_reports(run_id, Path(plan.out_dir) / run_id, as_json, quiet)
+        except CliError as exc:
+            # The run itself finished: say what went wrong with its files, keep exit 0.
+            if as_json:
+                emit({"event": "error", "message": exc.message, "errors": []})
+            click.echo(f"Error: {exc.message}", err=True)
+    sys.exit(code)
+
+
+@click.command()
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSONL events on stdout.")
+@click.option("-q", "--quiet", is_flag=True, help="Print errors only.")
+@click.option(
+    "--max-budget-usd",
+    type=float,
+    default=None,
+    help="Raise (or set) the run's budget before continuing.",
+)
+def resume(run_id, as_json, quiet, max_budget_usd):
+    """Continue a stopped, paused or interrupted run where it left off (exit codes as `run`)."""
+
+    cfg = open_db()
+    with db_context():
+        check_lease(as_json)
+        try:
+            run_obj = get_run(run_id)
+            if run_state(run_obj) != "running":
+                resume_run(run_id, max_budget_usd=max_budget_usd)
+        except LlmbenchError as exc:
+            raise translate(exc, as_json) from None
+    sys.exit(drive(run_id, cfg, Output(as_json, quiet), "run_resumed"))
+
+
+# ---- report, diff --------------------------------------------------------------------------
+
+
+@click.command()
+@click.argument("run_id")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Folder for summary.json and report.html (default runs/RUN_ID).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON event instead of text.")
+def report(run_id, out_dir, as_json):
+    """Write summary.json and a self-contained report.html for a run."""
+
+    open_db()
+    with db_context():
+        try:
+            get_run(run_id)
+        except LlmbenchError as exc:
+            raise translate(exc, as_json) from None
+    write_reports(run_id, Path(out_dir or Path("runs") / run_id), as_json, False)
+
+
+@click.command()
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option("--limit", default=10, show_default=True, help="Task changes listed per kind.")
+def diff(run_a, run_b, as_json, limit):
+    """Per-model and per-task score deltas from RUN_A to RUN_B (B - A)."""
+    from ..results import compare
+
+    open_db()
+    with db_context():
+        try:
+            result = compare.compare_runs(
+                get_run(run_a),
+                get_run(run_b),
+                limit=max(limit, 0) if not as_json else 1000,
+            )
+        except LlmbenchError as exc:
+            raise translate(exc, as_json) from None
+    if as_json:
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+        return
+    click.echo(f"A = {run_a}   B = {run_b}")
+    click.echo(f"{'target':40} {'A':>6} {'B':>6} {'delta':>7} {'tasks':>5}  verdict")
+    for m in result["models"]:
+        alert = "  REGRESSION" if m["regressionAlert"] else ""
+        click.echo(
+            f"{m['label'][:40]:40} {num(m['a']['avgScore']):>6} "
+            f"{num(m['b']['avgScore']):>6} {num(m['scoreDelta']):>7} "
+            f"{m['sharedTasks']:>5}  {m['verdict']}{alert}"
+        )
+    for label, names in (("only in A", result["onlyInA"]), ("only in B", result["onlyInB"])):
+        if names:
+            click.echo(f"{label}: {', '.join(names)}")
+    for title, key in (("Regressions", "regressions"), ("Improvements", "improvements")):
+        rows = result[key][:limit]
+        if rows:
+            click.echo(f"{title} ({result[key + 'Count']}):")
+            for c in rows:
+                click.echo(
+                    f"  {c['label']} {c['taskKey']}: {num(c['scoreA'])} -> "
+                    f"{num(c['scoreB'])} ({c['delta']:+.1f})"
+                )

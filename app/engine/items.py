@@ -1,0 +1,301 @@
+"""One item's work for the orchestrator: claim it, call the target or the judge, record the outcome.
+
+The claim itself (and the guard on every write after it) lives in claims.py; claim, extend and
+release are used through this module.
+"""
+
+import logging
+
+from .. import judge
+from ..db import database
+from ..models import COMPLETED
+from ..models import FAILED
+from ..models import NEW
+from ..models import WAITING_FOR_JUDGE
+from ..models import Item
+from ..providers import ProviderError
+from ..runs.lifecycle import item_messages
+from . import metrics
+from . import retry
+from .claims import update_claimed
+from .metrics import cost
+
+log = logging.getLogger(__name__)
+
+JUDGE_RAW_SEPARATOR = "\n\n----- repair request -----\n\n"
+
+
+class Failure(Exception):
+    """A failure of our own making (empty answer, internal error), shaped like ProviderError."""
+
+    def __init__(self, message, transient, retry_after=None):
+        super().__init__(message)
+        self.message = message
+        self.transient = transient
+        self.retry_after = retry_after
+
+
+class ItemWork:
+    """Answer and judge items for one slice of one run (shared by the slice's worker threads)."""
+
+    def __init__(self, slice_):
+        self.s = slice_
+
+    # ---- answers ---------------------------------------------------------------------------
+    def answer(self, item, target, adapter):
+        """Send one claimed item to its target and record the answer, a retry or the failure."""
+        s = self.s
+        attempts = item.attempts
+        messages = item_messages(item.system_prompt, item.question)
+        try:
+            completion = adapter.chat(
+                target.model,
+                messages,
+                params=target.params or {},
+                stream=True,
+                keep_alive=s.keep_alive(target.provider),
+                cancel=s.cancel,
+            )
+        except ProviderError as exc:
+            if not s.cancel.is_set():  # a stop abandoned it: the supervisor released the claim
+                self._answer_failed(item, attempts, exc)
+            return
+        except Exception as exc:  # an adapter bug must not kill the run: fail this item
+            log.exception("unexpected error answering item %s", item.id)
+            self._answer_failed(item, attempts, Failure(f"internal error: {exc!r}", False))
+            return
+        if s.cancel.is_set():
+            return
+        if not (completion.text or "").strip():
+            self._empty_answer(item, attempts, completion)
+            return
+        now = s.now()
+        tps, tps_source, decode_ms = metrics.speed(completion)
+        cost_usd, cost_source = cost(completion, s.price(target))
+        fields = dict(
+            # The judge's attempts and retry-time cap start afresh (first_attempt_at is set
+            # again by the first judge claim): a long benchmark must not use up the judge's.
+            status=WAITING_FOR_JUDGE,
+            attempts=0,
+            answer_attempts=attempts,
+            next_retry_at=None,
+            first_attempt_at=None,
+            error_msg=None,
+            error_stage=None,
+            answer=completion.text,
+            response_raw=completion.raw,
+            request_json=completion.request,
+            time_taken_ms=completion.wall_ms,
+            ttft_ms=completion.ttft_ms,
+            prompt_ms=completion.prompt_ms,
+            decode_ms=decode_ms,
+            load_ms=completion.load_ms,
+            prompt_tokens=completion.prompt_tokens,
+            tokens_generated=completion.completion_tokens,
+            tokens_per_second=tps,
+            tps_source=tps_source,
+            tokens_estimated=bool(completion.tokens_estimated),
+            cost_usd=cost_usd,
+            cost_source=cost_source,
+            finish_reason=completion.finish_reason,
+            answered_at=now,
+            updated_at=now,
+        )
+        speed = f", {tps:.1f} tok/s ({tps_source})" if tps else ""
+        tokens = completion.completion_tokens
+        message = (
+            f"{item.task_key} on {target.provider_name}/{target.model}: "
+            f"{completion.wall_ms:.0f} ms, {tokens if tokens is not None else '?'} tokens"
+            f"{speed}"
+        )
+        with database.atomic():
+            if not update_claimed(item.id, NEW, attempts, fields):
+                return
+            s.emit(
+                "item_done",
+                message,
+                data={
+                    "itemId": item.id,
+                    "taskId": item.task_key,
+                    "model": target.model,
+                    "timeTakenMs": round(completion.wall_ms, 1),
+                    "tokensGenerated": tokens,
+                    "tokensPerSecond": round(tps, 2) if tps else None,
+                },
+                now=now,
+            )
+        s.add_cost(cost_usd)
+
+    def _empty_answer(self, item, attempts, completion):
+        # An empty answer is retried once as a glitch (a dropped stream, a server hiccup); a
+        # second one fails the item "empty answer" rather than sending nothing to the judge,
+        # so it counts as a failure, not as a low score. answer="" marks the first one.
+        why = f"empty answer (finish_reason {completion.finish_reason or 'unknown'})"
+        stored = {
+            "answer": "",
+            "response_raw": completion.raw,
+            "request_json": completion.request,
+            "finish_reason": completion.finish_reason,
+        }
+        if item.answer == "":
+            self._answer_failed(
+                item, attempts, Failure(why, False), stored, final_message=f"{why}, twice"
+            )
+        else:
+            self._answer_failed(item, attempts, Failure(why, True), stored, force_retry=True)
+
+    def _answer_failed(
+        self, item, attempts, exc, extra=None, force_retry=False, final_message=None
+    ):
+        now = self.s.now()
+        fields = dict(extra or {}, error_stage="answer", updated_at=now)
+        if getattr(exc, "raw", None) and "response_raw" not in fields:
+            fields["response_raw"] = exc.raw
+        counted = min(attempts, self.s.max_attempts - 1) if force_retry else attempts
+        self._retry_or_fail(item, attempts, exc, "answer", fields, now, counted, final_message)
+
+    def _retry_or_fail(self, item, attempts, exc, stage, fields, now, counted, final_message=None):
+        """Schedule the item's next attempt or fail it, as the retry policy decides; log it."""
+        s = self.s
+        decision = retry.decide(
+            attempts=counted,
+            first_attempt_at=item.first_attempt_at or now,
+            error=exc,
+            config=s.config,
+            limit=s.max_attempts,
+            now=now,
+        )
+        label = f"{item.task_key} on {s.target_label(item.target_id)}"
+        if stage == "judge":
+            label = f"judging {label}"
+        if decision.retry:
+            fields.update(next_retry_at=decision.at, error_msg=exc.message)
+            event, level, message = "retry_scheduled", "WARNING", f"{label}: {decision.message}"
+            data = {
+                "itemId": item.id,
+                "nextRetryAt": decision.at.isoformat() + "Z",
+                "attempt": attempts,
+                "error": exc.message,
+            }
+            if stage == "judge":
+                data["stage"] = stage  # an answer's retry names no stage in the run log
+        else:
+            error = final_message or decision.message
+            fields.update(status=FAILED, next_retry_at=None, error_msg=error)
+            event, level, message = "item_failed", "ERROR", f"{label} failed: {error}"
+            data = {"itemId": item.id, "stage": stage, "error": error}
+        status = WAITING_FOR_JUDGE if stage == "judge" else NEW
+        with database.atomic():
+            if update_claimed(item.id, status, attempts, fields):
+                s.emit(event, message, level=level, data=data, now=now)
+
+    def internal_failure(self, item, status, exc, label):
+        """An unexpected error while recording an item: FAILED with the error, in the run log."""
+        s = self.s
+        now = s.now()
+        error = f"internal error: {exc!r}"[:500]
+        stage = "judge" if status == WAITING_FOR_JUDGE else "answer"
+        with database.atomic():
+            if update_claimed(
+                item.id,
+                status,
+                item.attempts,
+                {
+                    "status": FAILED,
+                    "error_stage": stage,
+                    "error_msg": error,
+                    "next_retry_at": None,
+                    "updated_at": now,
+                },
+            ):
+                s.emit(
+                    "item_failed",
+                    f"{label} failed: {error}",
+                    level="ERROR",
+                    data={"itemId": item.id, "stage": stage, "error": error},
+                    now=now,
+                )
+
+    # ---- judgements ------------------------------------------------------------------------
+    def judge(self, item_id, attempts, adapter):
+        """Have the judge score one answered item; record the judgement, a retry or failure."""
+        s = self.s
+        item = Item.get_by_id(item_id)
+        try:
+            result = judge.judge_item(
+                adapter,
+                s.run.judge_model,
+                item,
+                params=s.run.judge_params,
+                keep_alive=s.keep_alive(s.run.judge_provider),
+                cancel=s.cancel,
+            )
+        except judge.JudgeError as exc:
+            if not s.cancel.is_set():
+                self._judge_failed(item, attempts, exc)
+            return
+        except Exception as exc:
+            log.exception("unexpected error judging item %s", item_id)
+            self._judge_failed(
+                item, attempts, judge.JudgeError(f"internal error: {exc!r}", transient=False)
+            )
+            return
+        if s.cancel.is_set():
+            return
+        now = s.now()
+        judge_cost = self._judge_cost(result["completions"])
+        fields = dict(
+            status=COMPLETED,
+            next_retry_at=None,
+            error_msg=None,
+            error_stage=None,
+            evaluation_score=result["score"],
+            evaluation_reason=result["reason"],
+            rubric_scores=result["rubric_scores"],
+            auto_fail=result["auto_fail"],
+            judge_request_json=result["request"],
+            judge_raw=JUDGE_RAW_SEPARATOR.join(r for r in result["raws"] if r),
+            judge_ms=result["ms"],
+            judge_cost_usd=judge_cost,
+            judged_at=now,
+            updated_at=now,
+        )
+        reason = result["reason"]
+        reason = reason if len(reason) <= 120 else reason[:117] + "..."
+        message = (
+            f"{item.task_key} on {s.target_label(item.target_id)}: score "
+            f"{result['score']:g}{' (auto-fail)' if result['auto_fail'] else ''}: {reason}"
+        )
+        with database.atomic():
+            recorded = update_claimed(item.id, WAITING_FOR_JUDGE, attempts, fields)
+            if recorded:
+                s.emit(
+                    "item_judged",
+                    message,
+                    data={
+                        "itemId": item.id,
+                        "taskId": item.task_key,
+                        "score": result["score"],
+                        "repaired": len(result["raws"]) > 1,
+                    },
+                    now=now,
+                )
+        if recorded:
+            s.add_cost(judge_cost)
+
+    def _judge_cost(self, completions):
+        """What a judgement's calls cost (the repair's included): provider-reported first,
+        else the price table for the run's judge provider + model; None when none is known."""
+        price = self.s.judge_price()
+        costs = [cost(c, price)[0] for c in completions]
+        known = [c for c in costs if c is not None]
+        return sum(known) if known else None
+
+    def _judge_failed(self, item, attempts, exc):
+        now = self.s.now()
+        fields = dict(error_stage="judge", updated_at=now, judge_ms=exc.ms or None)
+        if exc.raws:
+            fields["judge_raw"] = JUDGE_RAW_SEPARATOR.join(r for r in exc.raws if r)
+        if exc.request is not None:
+            fields["judge_request_json"] = exc.request
+        self._retry_or_fail(item, attempts, exc, "judge", fields, now, attempts)

@@ -1,0 +1,34 @@
+"""Canonical JSON and the hashes a run records: dataset, judge prompt, and each item's context."""
+
+import hashlib
+import json
+
+CONTEXT_HASH_VERSION = 1
+
+
+def _canonical(value):
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def clean_params(params):
+    """Generation params without unset values, keys sorted (what the hash and the request use)."""
+    return {k: params[k] for k in sorted(params or {}) if params[k] not in (None, "", [])}
+
+
+def context_hash(provider_name, base_url, model, params, messages, template_version):
+    """sha256 over provider, base URL, model, sorted params, messages and template version."""
+    payload = {
+        "v": CONTEXT_HASH_VERSION,
+        "provider": provider_name,
+        "base_url": (base_url or "").rstrip("/"),
+        "model": model,
+        "params": clean_params(params),
+        "messages": messages,
+        "template_version": template_version,
+    }
+    return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
+
+
+def sha256_json(value):
+    """sha256 of a JSON value in canonical form (dataset hash, prompt hash)."""
+    return hashlib.sha256(_canonical(value).encode("utf-8")).hexdigest()

@@ -1,0 +1,1 @@
+"""Reading a run: averages with CIs, the detailed table, statistics, compare, charts."""

@@ -1,0 +1,303 @@
+"""Results of a run: per-model averages, breakdowns, one item and chart data, computed in SQL.
+
+The detailed table (URL state, filters, SQL pagination) lives in results_table.py.
+"""
+
+import threading
+from collections import OrderedDict
+
+from peewee import JOIN
+from peewee import fn
+
+from ..db import database
+from ..errors import NotFound
+from ..errors import ValidationError
+from ..models import CANT_BE_FINISHED
+from ..models import COMPLETED
+from ..models import DIFFICULTIES
+from ..models import FAILED
+from ..models import NEW
+from ..models import WAITING_FOR_JUDGE
+from ..runs.outcomes import IS_ANSWER_FAILED
+from ..runs.outcomes import IS_JUDGE_FAILED
+from ..runs.outcomes import IS_WARMUP_FAILED
+from ..runs.outcomes import SCORE
+from ..runs.outcomes import I
+from ..runs.outcomes import T
+from ..runs.outcomes import count_where
+from ..runs.outcomes import if_answered
+from . import stats
+
+AVERAGE_SORTS = {
+    "provider": "provider_name",
+    "model": "label",
+    "time": "avg_time_ms",
+    "ttft": "avg_ttft_ms",
+    "tps": "avg_tokens_per_second",
+    "score": "avg_score",
+    "completed": "completed",
+    "failed": "failed",
+    "cost": "cost_usd",
+    "position": "position",
+}
+
+
+# ---- per-model averages -------------------------------------------------------------------
+
+_CI_CACHE = OrderedDict()
+_CI_LOCK = threading.Lock()
+_CI_CACHE_SIZE = 512
+
+
+def model_averages(run, sort=None, direction="asc"):
+    """Per model: averages, counts (answer vs judge failures), cost, tokens and a 95 % score CI."""
+    query = (
+        T.select(
+            T.id,
+            T.provider_name,
+            T.model,
+            T.position,
+            T.warmup_ms,
+            T.warmup_error,
+            fn.COUNT(I.id),
+            count_where(I.status == COMPLETED),
+            count_where(I.status.in_([NEW, WAITING_FOR_JUDGE])),
+            count_where(IS_ANSWER_FAILED),
+            count_where(IS_WARMUP_FAILED),
+            count_where(IS_JUDGE_FAILED),
+            fn.AVG(if_answered(I.time_taken_ms)),
+            fn.AVG(if_answered(I.ttft_ms)),
+            fn.AVG(if_answered(I.tokens_per_second)),
+            fn.AVG(SCORE),
+            fn.COUNT(SCORE),
+            fn.SUM(SCORE),
+            fn.SUM(SCORE * SCORE),
+            fn.MIN(SCORE),
+            fn.MAX(SCORE),
+            fn.SUM(I.cost_usd),
+            fn.SUM(I.prompt_tokens),
+            fn.SUM(I.tokens_generated),
+        )
+        # run_id in the join lets SQLite use an index that starts with (run, target).
+        .join(I, JOIN.LEFT_OUTER, on=((I.target == T.id) & (I.run == run.id)))
+        .where(T.run == run)
+        .group_by(T.id)
+        .order_by(T.position, T.id)
+        .tuples()
+    )
+    rows = []
+    for (
+        tid,
+        provider,
+        model,
+        position,
+        warmup_ms,
+        warmup_error,
+        items,
+        completed,
+        pending,
+        failed_answer,
+        failed_warmup,
+        failed_judge,
+        avg_time,
+        avg_ttft,
+        avg_tps,
+        avg_score,
+        score_n,
+        score_sum,
+        score_sumsq,
+        score_min,
+        score_max,
+        cost,
+        prompt_tokens,
+        tokens,
+    ) in query:
+        rows.append(
+            {
+                "target_id": tid,
+                "provider_name": provider,
+                "model": model,
+                "label": f"{provider}/{model}",
+                "position": position,
+                "item_count": items,
+                "completed": completed,
+                "pending": pending,
+                "failed_answer": failed_answer,
+                "failed_warmup": failed_warmup,
+                "failed_judge": failed_judge,
+                "failed": failed_answer + failed_judge,
+                "avg_time_ms": avg_time,
+                "avg_ttft_ms": avg_ttft,
+                "avg_tokens_per_second": avg_tps,
+                "avg_score": avg_score,
+                "score_n": score_n,
+                "ci_low": None,
+                "ci_high": None,
+                "cost_usd": cost,
+                "prompt_tokens": prompt_tokens,
+                "tokens_generated": tokens,
+                "warmup_ms": warmup_ms,
+                "warmup_error": warmup_error,
+                "_ci_key": (run.id, tid, score_n, score_sum, score_sumsq, score_min, score_max),
+            }
+        )
+    _attach_cis(run, rows)
+    return sort_averages(rows, sort, direction)
+
+
+def _attach_cis(run, rows):
+    """Fill ci_low/ci_high; scores are fetched (one query) only for models not cached yet."""
+    missing = []
+    for row in rows:
+        key = row.pop("_ci_key")
+        with _CI_LOCK:
+            ci = _CI_CACHE.get(key)
+            if ci is not None:
+                _CI_CACHE.move_to_end(key)
+        if ci is None and row["score_n"]:
+            missing.append((row, key))
+        elif ci is not None:
+            row["ci_low"], row["ci_high"] = ci
+    if not missing:
+        return
+    scores = {row["target_id"]: [] for row, _ in missing}
+    query = (
+        I.select(I.target, I.evaluation_score)
+        .where(
+            (I.run == run)
+            & (I.status == COMPLETED)
+            & I.evaluation_score.is_null(False)
+            & I.target.in_(list(scores))
+        )
+        .tuples()
+    )
+    for target_id, score in query:
+        scores[target_id].append(score)
+    for row, key in missing:
+        ci = stats.bootstrap_mean_ci(scores[row["target_id"]])
+        row["ci_low"], row["ci_high"] = ci
+        with _CI_LOCK:
+            _CI_CACHE[key] = ci
+            while len(_CI_CACHE) > _CI_CACHE_SIZE:
+                _CI_CACHE.popitem(last=False)
+
+
+def sort_averages(rows, sort=None, direction="asc"):
+    """Sort average rows by a whitelisted key; missing values last either way."""
+    key = AVERAGE_SORTS.get(sort or "position", "position")
+    present = [r for r in rows if r[key] is not None]
+    absent = [r for r in rows if r[key] is None]
+    present.sort(key=lambda r: (r["position"], r["target_id"]))
+    # Stable even when reversed: ties keep run order.
+    present.sort(key=lambda r: r[key], reverse=(direction == "desc"))
+    return present + absent
+
+
+# ---- breakdowns -----------------------------------------------------------------------------
+
+
+def run_targets(run):
+    """The run's targets as (target id, provider name, model) tuples, in run order."""
+    return list(
+        T.select(T.id, T.provider_name, T.model)
+        .where(T.run == run)
+        .order_by(T.position, T.id)
+        .tuples()
+    )
+
+
+def targets_from_averages(averages):
+    """The targets `breakdown` takes, from average rows already read (in run order, no query)."""
+    return [
+        (r["target_id"], r["provider_name"], r["model"])
+        for r in sorted(averages, key=lambda r: (r["position"], r["target_id"]))
+    ]
+
+
+def breakdown(run, by="category", targets=None):
+    """Average score per category (or difficulty) per model, as rows of cells in model order."""
+    column = {"category": I.category, "difficulty": I.difficulty}.get(by)
+    if column is None:
+        raise ValidationError.field("by", "must be category or difficulty")
+    if targets is None:
+        targets = run_targets(run)
+    query = (
+        I.select(
+            I.target,
+            column,
+            fn.AVG(SCORE),
+            fn.COUNT(SCORE),
+            fn.COUNT(I.id),
+            count_where(IS_JUDGE_FAILED),
+            count_where(IS_ANSWER_FAILED),
+        )
+        .where(I.run == run)
+        .group_by(I.target, column)
+        .tuples()
+    )
+    cells = {}
+    for target_id, key, avg, n, items, failed_judge, failed_answer in query:
+        cells[(key, target_id)] = {
+            "avg": avg,
+            "n": n,
+            "item_count": items,
+            "failed_judge": failed_judge,
+            "failed_answer": failed_answer,
+        }
+    keys = sorted({k for k, _ in cells}, key=lambda k: _key_order(by, k))
+    empty = {"avg": None, "n": 0, "item_count": 0, "failed_judge": 0, "failed_answer": 0}
+    out_rows = []
+    for key in keys:
+        row_cells = [cells.get((key, t[0]), empty) for t in targets]
+        n = sum(c["n"] for c in row_cells)
+        overall = sum(c["avg"] * c["n"] for c in row_cells if c["n"]) / n if n else None
+        out_rows.append({"key": key, "cells": row_cells, "avg": overall, "n": n})
+    models = [{"target_id": t[0], "label": f"{t[1]}/{t[2]}"} for t in targets]
+    return {"by": by, "keys": keys, "models": models, "rows": out_rows}
+
+
+def _key_order(by, key):
+    if by == "difficulty" and key in DIFFICULTIES:
+        return (0, DIFFICULTIES.index(key), key)
+    return (1, 0, key or "")
+
+
+# ---- one item, and chart data ---------------------------------------------------------------
+
+
+def get_item(run, item_id):
+    """One item of `run` with its target, or NotFound."""
+    item = (
+        I.select(I, T)
+        .join(T, on=(I.target == T.id))
+        .where((I.run == run) & (I.id == item_id))
+        .first()
+    )
+    if item is None:
+        raise NotFound(f"Run {run.run_id!r} has no item {item_id}.")
+    return item
+
+
+def latency_samples(run, buckets=1000):
+    """Per target id: answer times (ms), sorted; above `buckets` values, evenly spaced order stats.
+
+    Bounded whatever the run's size: a box plot needs the quantiles, not every value.
+    """
+    table = I._meta.table_name
+    sql = (
+        f"SELECT target_id, t FROM ("
+        f" SELECT target_id, time_taken_ms AS t,"
+        f"  ROW_NUMBER() OVER (PARTITION BY target_id ORDER BY time_taken_ms) - 1 AS r,"
+        f"  COUNT(*) OVER (PARTITION BY target_id) AS n"
+        f" FROM {table} WHERE run_id = ? AND time_taken_ms IS NOT NULL"
+        f" AND NOT (status IN (?, ?) AND COALESCE(error_stage, '') != 'judge'))"
+        f" WHERE n <= ? OR r = 0 OR r = n - 1 OR (r * ?) / (n - 1) != ((r - 1) * ?) / (n - 1)"
+        f" ORDER BY target_id, t"
+    )
+    out = {}
+    cursor = database.execute_sql(
+        sql, (run.id, FAILED, CANT_BE_FINISHED, buckets + 1, buckets, buckets)
+    )
+    for target_id, value in cursor:
+        out.setdefault(target_id, []).append(value)
+    return out

@@ -1,0 +1,239 @@
+"""Compare two runs: per-model deltas, paired significance over shared tasks, per-task changes."""
+
+from peewee import FieldAlias
+
+from ..clock import isoformat
+from ..models import COMPLETED
+from ..models import Item
+from ..models import Run
+from ..models import RunTarget
+from ..runs.outcomes import FAILED_STATUSES
+from ..runs.state import run_state
+from . import stats
+from .averages import model_averages
+
+METHOD = (
+    "Paired bootstrap: 95 % percentile CI of the mean per-task difference (B − A), "
+    "1000 resamples, fixed seed, over the tasks both runs scored for that model; "
+    "significant when the CI excludes 0. The exact sign-test p-value is shown alongside."
+)
+# Seed 002's regression alert: a drop of more than 5 points on the shared tasks.
+REGRESSION_POINTS = 5.0
+
+
+def run_choices(limit=200):
+    """Recent runs for the pickers: (run_id, label), newest first."""
+    query = (
+        Run.select(Run.run_id, Run.name, Run.created_at)
+        .order_by(Run.created_at.desc(), Run.id.desc())
+        .limit(limit)
+        .tuples()
+    )
+    return [
+        (run_id, f"{run_id} ({isoformat(created)[:16].replace('T', ' ')})")
+        for run_id, _name, created in query
+    ]
+
+
+def _outcome(status, error_stage):
+    if status == COMPLETED:
+        return "scored"
+    if status in FAILED_STATUSES:
+        return "judge_failed" if error_stage == "judge" else "answer_failed"
+    return "pending"
+
+
+def _side(row):
+    return {
+        "items": row["item_count"],
+        "completed": row["completed"],
+        "failedAnswer": row["failed_answer"],
+        "failedJudge": row["failed_judge"],
+        "avgScore": row["avg_score"],
+        "scoreCiLow": row["ci_low"],
+        "scoreCiHigh": row["ci_high"],
+        "avgTimeMs": row["avg_time_ms"],
+        "avgTokensPerSecond": row["avg_tokens_per_second"],
+    }
+
+
+def _delta(a, b):
+    return None if a is None or b is None else b - a
+
+
+def _pairs(run_a, run_b):
+    """Rows for every task both runs gave the same (provider, model): one join, no per-row query."""
+    ia, ib = Item.alias("ia"), Item.alias("ib")
+    ta, tb = RunTarget.alias("ta"), RunTarget.alias("tb")
+    # ModelAlias.model is the aliased class itself, so bind the `model` field explicitly.
+    model_a = FieldAlias.create(ta, RunTarget.model)
+    model_b = FieldAlias.create(tb, RunTarget.model)
+    return (
+        ia.select(
+            ta.provider_name,
+            model_a,
+            ia.task_key,
+            ia.category,
+            ia.id,
+            ia.status,
+            ia.error_stage,
+            ia.evaluation_score,
+            ia.time_taken_ms,
+            ib.id,
+            ib.status,
+            ib.error_stage,
+            ib.evaluation_score,
+            ib.time_taken_ms,
+        )
+        .join(ta, on=(ia.target == ta.id))
+        .join(
+            tb,
+            on=(
+                (tb.run == run_b.id) & (tb.provider_name == ta.provider_name) & (model_b == model_a)
+            ),
+        )
+        .join(ib, on=((ib.run == run_b.id) & (ib.target == tb.id) & (ib.task_key == ia.task_key)))
+        .where(ia.run == run_a.id)
+        .order_by(ta.position, ia.task_key)
+        .tuples()
+    )
+
+
+def compare_runs(run_a, run_b, limit=50):
+    """Per model (matched by provider name + model): deltas, significance, task-level changes."""
+    avg_a = {(r["provider_name"], r["model"]): r for r in model_averages(run_a)}
+    avg_b = {(r["provider_name"], r["model"]): r for r in model_averages(run_b)}
+    shared_keys = [k for k in avg_a if k in avg_b]
+    per_model = {
+        k: {
+            "scores": [],
+            "times": [],
+            "judge": {"a": 0, "b": 0},
+            "answer": {"a": 0, "b": 0},
+            "tasks": 0,
+        }
+        for k in shared_keys
+    }
+    changes = []
+    judge_failures = []
+    for (
+        provider,
+        model,
+        task_key,
+        category,
+        id_a,
+        status_a,
+        stage_a,
+        score_a,
+        time_a,
+        id_b,
+        status_b,
+        stage_b,
+        score_b,
+        time_b,
+    ) in _pairs(run_a, run_b):
+        bucket = per_model.get((provider, model))
+        if bucket is None:
+            continue
+        bucket["tasks"] += 1
+        out_a, out_b = _outcome(status_a, stage_a), _outcome(status_b, stage_b)
+        for side, out in (("a", out_a), ("b", out_b)):
+            if out == "judge_failed":
+                bucket["judge"][side] += 1
+            elif out == "answer_failed":
+                bucket["answer"][side] += 1
+        if "judge_failed" in (out_a, out_b):
+            judge_failures.append(
+                {
+                    "label": f"{provider}/{model}",
+                    "taskKey": task_key,
+                    "itemA": id_a,
+                    "itemB": id_b,
+                    "outcomeA": out_a,
+                    "outcomeB": out_b,
+                }
+            )
+        if out_a != "answer_failed" and out_b != "answer_failed" and None not in (time_a, time_b):
+            bucket["times"].append((time_a, time_b))
+        if out_a == "scored" and out_b == "scored" and None not in (score_a, score_b):
+            bucket["scores"].append((score_a, score_b))
+            if score_a != score_b:
+                changes.append(
+                    {
+                        "label": f"{provider}/{model}",
+                        "providerName": provider,
+                        "model": model,
+                        "taskKey": task_key,
+                        "category": category,
+                        "itemA": id_a,
+                        "itemB": id_b,
+                        "scoreA": score_a,
+                        "scoreB": score_b,
+                        "delta": score_b - score_a,
+                    }
+                )
+    models = []
+    for key in shared_keys:
+        a, b, bucket = avg_a[key], avg_b[key], per_model[key]
+        paired = stats.paired_bootstrap(bucket["scores"])
+        paired_time = stats.paired_bootstrap(bucket["times"])
+        mean_diff = paired["meanDiff"]
+        if paired["significant"]:
+            verdict = "better" if mean_diff > 0 else "worse"
+        else:
+            verdict = "no significant change" if paired["n"] else "no shared scored tasks"
+        models.append(
+            {
+                "providerName": key[0],
+                "model": key[1],
+                "label": f"{key[0]}/{key[1]}",
+                "a": _side(a),
+                "b": _side(b),
+                "scoreDelta": _delta(a["avg_score"], b["avg_score"]),
+                "timeDeltaMs": _delta(a["avg_time_ms"], b["avg_time_ms"]),
+                "tokensPerSecondDelta": _delta(
+                    a["avg_tokens_per_second"], b["avg_tokens_per_second"]
+                ),
+                "sharedTasks": bucket["tasks"],
+                "pairedScore": paired,
+                "signTestP": stats.sign_test([y - x for x, y in bucket["scores"]]),
+                "pairedTimeMs": paired_time,
+                "sharedJudgeFailures": bucket["judge"],
+                "sharedAnswerFailures": bucket["answer"],
+                "verdict": verdict,
+                "regressionAlert": mean_diff is not None and mean_diff < -REGRESSION_POINTS,
+            }
+        )
+    regressions = sorted(
+        (c for c in changes if c["delta"] < 0), key=lambda c: (c["delta"], c["label"], c["taskKey"])
+    )
+    improvements = sorted(
+        (c for c in changes if c["delta"] > 0),
+        key=lambda c: (-c["delta"], c["label"], c["taskKey"]),
+    )
+    return {
+        "a": _run_info(run_a),
+        "b": _run_info(run_b),
+        "method": METHOD,
+        "regressionThreshold": REGRESSION_POINTS,
+        "models": models,
+        "onlyInA": [f"{p}/{m}" for (p, m) in avg_a if (p, m) not in avg_b],
+        "onlyInB": [f"{p}/{m}" for (p, m) in avg_b if (p, m) not in avg_a],
+        "regressionsCount": len(regressions),
+        "improvementsCount": len(improvements),
+        "regressions": regressions[:limit],
+        "improvements": improvements[:limit],
+        "judgeFailuresCount": len(judge_failures),
+        "judgeFailures": judge_failures[:limit],
+    }
+
+
+def _run_info(run):
+    return {
+        "runId": run.run_id,
+        "name": run.name,
+        "state": run_state(run),
+        "judgeModel": run.judge_model,
+        "createdAt": isoformat(run.created_at),
+        "finishedAt": isoformat(run.finished_at),
+    }

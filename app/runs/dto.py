@@ -1,0 +1,209 @@
+"""Runs and items as JSON-ready dicts (seed 000 §7.4 RunSummaryDto, §7.5 item DTO + metrics)."""
+
+from peewee import fn
+
+from ..clock import isoformat
+from ..models import CANT_BE_FINISHED
+from ..models import COMPLETED
+from ..models import FAILED
+from ..models import ITEM_STATUSES
+from ..models import NEW
+from ..models import Item
+from ..models import RunCollection
+from ..models import RunTarget
+from .state import control_reason
+from .state import run_state
+
+
+def status_counts(run):
+    """{status: n} for every item status (zeros included)."""
+    counts = dict.fromkeys(ITEM_STATUSES, 0)
+    rows = (
+        Item.select(Item.status, fn.COUNT(Item.id))
+        .where(Item.run == run)
+        .group_by(Item.status)
+        .tuples()
+    )
+    for status, n in rows:
+        counts[status] = n
+    return counts
+
+
+def _eta(run, counts, state):
+    """Seconds left from the mean answer and judge times so far (None until known)."""
+    if state != "running":
+        return None
+    avg_answer, avg_judge = (
+        Item.select(fn.AVG(Item.time_taken_ms), fn.AVG(Item.judge_ms))
+        .where(Item.run == run)
+        .tuples()
+        .get()
+    )
+    new = counts[NEW]
+    to_judge = new + counts["WAITING_FOR_JUDGE"]
+    # Without a judge time yet, assume judging costs about what answering did.
+    judge_ms = avg_judge if avg_judge is not None else avg_answer
+    if (new and avg_answer is None) or (to_judge and judge_ms is None):
+        return None
+    return round((new * (avg_answer or 0.0) + to_judge * (judge_ms or 0.0)) / 1000.0, 1)
+
+
+def target_to_dict(target):
+    """One run target (provider+model+params) with its warm-up figures."""
+    return {
+        "id": target.id,
+        "providerId": target.provider_id,
+        "providerConfigId": target.provider_id,
+        "providerName": target.provider_name,
+        "model": target.model,
+        "modelName": target.model,
+        "params": target.params or {},
+        "position": target.position,
+        "warmupMs": target.warmup_ms,
+        "loadMs": target.load_ms,
+        "warmupError": target.warmup_error,
+    }
+
+
+def run_summary(run, counts=None, targets=None, collections=None):
+    """RunSummaryDto + state, phase, counts, progress, ETA, targets and collections.
+
+    `targets` (by position) and `collections` (by id) are the run's rows when the caller already
+    has them (summaries fetches them for many runs at once); otherwise they are queried here.
+    """
+    counts = counts or status_counts(run)
+    total = sum(counts.values())
+    failed = counts[FAILED] + counts[CANT_BE_FINISHED]
+    done_answer = total - counts[NEW]
+    done_judge = counts[COMPLETED] + failed
+    state = run_state(run)
+    reason = control_reason(run) if state == "stopped" else run.control_reason
+    if targets is None:
+        targets = RunTarget.select().where(RunTarget.run == run).order_by(RunTarget.position)
+    if collections is None:
+        collections = (
+            RunCollection.select().where(RunCollection.run == run).order_by(RunCollection.id)
+        )
+    return {
+        "id": run.id,
+        "runId": run.run_id,
+        "name": run.name,
+        "status": run.status,
+        "state": state,
+        "phase": run.phase,
+        "controlReason": reason,
+        "runDate": isoformat(run.created_at),
+        "judgeProviderConfigId": run.judge_provider_id,
+        "judgeProviderId": run.judge_provider_id,
+        "judgeProviderName": run.judge_provider_name,
+        "judgeModelName": run.judge_model,
+        "judgeModel": run.judge_model,
+        "judgeParams": run.judge_params or {},
+        "settings": run.settings or {},
+        "source": run.source,
+        "datasetHash": run.dataset_hash,
+        "promptHash": run.prompt_hash,
+        "totalItems": total,
+        "completedItems": counts[COMPLETED],
+        "failedItems": failed,
+        "counts": counts,
+        # Two steps per item (answer, judgement); a failed answer settles both.
+        "progress": round((done_answer + done_judge) / (2 * total), 4) if total else 0.0,
+        "etaSeconds": _eta(run, counts, state),
+        "targets": [target_to_dict(t) for t in targets],
+        "collections": [{"id": c.collection_id, "name": c.collection_name} for c in collections],
+        "createdAt": isoformat(run.created_at),
+        "startedAt": isoformat(run.started_at),
+        "finishedAt": isoformat(run.finished_at),
+        "updatedAt": isoformat(run.updated_at),
+    }
+
+
+def item_to_dict(item, raw=True):
+    """Seed 000 §7.5 item DTO plus metrics, snapshot and judgement; `raw` adds request/response."""
+    target = item.target
+    judgement = None
+    if item.evaluation_score is not None:
+        judgement = {
+            "score": item.evaluation_score,
+            "reason": item.evaluation_reason,
+            "rubricScores": item.rubric_scores,
+            "autoFail": item.auto_fail,
+        }
+    data = {
+        "id": item.id,
+        "benchmarkRunId": item.run_id,
+        "benchmarkTaskId": item.task_id,
+        "taskId": item.task_key,
+        "category": item.category,
+        "subcategory": item.subcategory,
+        "difficulty": item.difficulty,
+        "question": item.question,
+        "systemPrompt": item.system_prompt,
+        "references": {"excellent": item.excellent, "good": item.good, "pass": item.pass_answer},
+        "incorrectDirection": item.incorrect_direction,
+        "rubric": item.rubric,
+        "autoFailRules": item.auto_fail_rules,
+        "templateVersion": item.template_version,
+        "targetId": item.target_id,
+        "targetProviderConfigId": target.provider_id,
+        "targetProviderName": target.provider_name,
+        "targetModelName": target.model,
+        "status": item.status,
+        "answer": item.answer,
+        "llmResponseJson": {"text": item.answer} if item.answer is not None else None,
+        "judgeResultJson": judgement,
+        "evaluationScore": item.evaluation_score,
+        "evaluationReason": item.evaluation_reason,
+        "rubricScores": item.rubric_scores,
+        "autoFail": item.auto_fail,
+        "errorMsg": item.error_msg,
+        "errorStage": item.error_stage,
+        "timeTakenMs": item.time_taken_ms,
+        "ttftMs": item.ttft_ms,
+        "promptMs": item.prompt_ms,
+        "decodeMs": item.decode_ms,
+        "loadMs": item.load_ms,
+        "promptTokens": item.prompt_tokens,
+        "tokensGenerated": item.tokens_generated,
+        "tokensPerSecond": item.tokens_per_second,
+        "tpsSource": item.tps_source,
+        "tokensEstimated": item.tokens_estimated,
+        "costUsd": item.cost_usd,
+        "costSource": item.cost_source,
+        "finishReason": item.finish_reason,
+        "contextHash": item.context_hash,
+        "judgeMs": item.judge_ms,
+        "judgeCostUsd": item.judge_cost_usd,
+        "attempts": item.attempts,
+        "answerAttempts": item.answer_attempts,
+        "firstAttemptAt": isoformat(item.first_attempt_at),
+        "lastAttemptAt": isoformat(item.last_attempt_at),
+        "nextRetryAt": isoformat(item.next_retry_at),
+        "answeredAt": isoformat(item.answered_at),
+        "judgedAt": isoformat(item.judged_at),
+        "createdAt": isoformat(item.created_at),
+        "updatedAt": isoformat(item.updated_at),
+    }
+    if raw:
+        data.update(
+            {
+                "requestJson": item.request_json,
+                "responseRaw": item.response_raw,
+                "judgeRequestJson": item.judge_request_json,
+                "judgeRaw": item.judge_raw,
+            }
+        )
+    return data
+
+
+def log_to_dict(entry):
+    """One run log line."""
+    return {
+        "id": entry.id,
+        "timestamp": isoformat(entry.created_at),
+        "level": entry.level,
+        "event": entry.event,
+        "message": entry.message,
+        "data": entry.data,
+    }

@@ -1,0 +1,115 @@
+"""The run history page: runs filtered by state, judge and dates, sorted and paginated in SQL."""
+
+import datetime as dt
+
+from peewee import JOIN
+from peewee import fn
+
+from ..models import COMPLETED
+from ..models import Item
+from ..models import Run
+from ..models import RunTarget
+from .outcomes import FAILED_STATUSES
+from .outcomes import count_where
+from .queries import RUN_STATES
+from .queries import state_condition
+from .state import run_state
+
+# Whitelisted history sorts: URL name -> what it orders by.
+HISTORY_SORTS = ("created", "run_id", "state", "judge", "items", "score")
+
+
+def judge_models():
+    """Distinct judge models used by any run (for the history filter)."""
+    return [m for (m,) in Run.select(Run.judge_model).distinct().order_by(Run.judge_model).tuples()]
+
+
+def _item_stats(run_ids):
+    """{run pk: (total, completed, failed, avg score)} for the given runs, one query."""
+    if not run_ids:
+        return {}
+    done = count_where(Item.status == COMPLETED)
+    failed = count_where(Item.status.in_(FAILED_STATUSES))
+    rows = (
+        Item.select(Item.run, fn.COUNT(Item.id), done, failed, fn.AVG(Item.evaluation_score))
+        .where(Item.run.in_(run_ids))
+        .group_by(Item.run)
+        .tuples()
+    )
+    return {r[0]: r[1:] for r in rows}
+
+
+def parse_date(value):
+    """A YYYY-MM-DD string as a date, or None when empty or malformed."""
+    try:
+        return dt.date.fromisoformat(value) if value else None
+    except ValueError:
+        return None
+
+
+def history(
+    state=None, judge=None, date_from=None, date_to=None, sort="-created", page=1, per_page=25
+):
+    """Runs matching the filters, sorted and paginated in SQL, with item counts and avg score."""
+    query = Run.select()
+    if state in RUN_STATES:
+        query = query.where(state_condition(state))
+    if judge:
+        query = query.where(Run.judge_model == judge)
+    if date_from:
+        query = query.where(Run.created_at >= dt.datetime.combine(date_from, dt.time()))
+    if date_to:
+        end = dt.datetime.combine(date_to + dt.timedelta(days=1), dt.time())
+        query = query.where(Run.created_at < end)
+    total = query.count()
+    desc = sort.startswith("-")
+    key = sort.lstrip("-")
+    if key not in HISTORY_SORTS:
+        key, desc = "created", True
+    if key in ("items", "score"):
+        # Sorting by an aggregate needs it for every run matched, so join it as a subquery.
+        agg = (
+            Item.select(
+                Item.run.alias("rid"),
+                fn.COUNT(Item.id).alias("n"),
+                fn.AVG(Item.evaluation_score).alias("avg"),
+            )
+            .group_by(Item.run)
+            .alias("agg")
+        )
+        query = query.join(agg, JOIN.LEFT_OUTER, on=(agg.c.rid == Run.id))
+        order = [agg.c.n if key == "items" else agg.c.avg]
+    else:
+        order = {
+            "created": [Run.created_at],
+            "run_id": [Run.run_id],
+            "state": [Run.status, Run.control],
+            "judge": [Run.judge_model],
+        }[key]
+    order = [o.desc(nulls="LAST") if desc else o.asc(nulls="LAST") for o in order]
+    order.append(Run.id.desc() if desc else Run.id.asc())
+    pages = max(1, -(-total // per_page))
+    page = min(max(1, page), pages)
+    runs = list(query.order_by(*order).paginate(page, per_page))
+    stats = _item_stats([r.id for r in runs])
+    models = {}
+    for run_pk, model in (
+        RunTarget.select(RunTarget.run, RunTarget.model)
+        .where(RunTarget.run.in_([r.id for r in runs]))
+        .order_by(RunTarget.position, RunTarget.id)
+        .tuples()
+    ):
+        models.setdefault(run_pk, []).append(model)
+    for r in runs:
+        r.state = run_state(r)
+        r.total_items, r.completed_items, r.failed_items, r.avg_score = stats.get(
+            r.id, (0, 0, 0, None)
+        )
+        r.target_models = models.get(r.id, [])
+    return {
+        "runs": runs,
+        "total": total,
+        "page": page,
+        "pages": pages,
+        "sort": ("-" if desc else "") + key,
+    }

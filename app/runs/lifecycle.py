@@ -1,0 +1,334 @@
+"""Runs: create, pause, stop, resume/continue, delete; run_id naming; the derived run state.
+
+Retrying items lives in run_retries.py, reading runs in run_queries.py; callers use `runs.<name>`
+for all of them.
+"""
+
+import math
+import re
+
+from ..catalog import templating
+from ..clock import utcnow
+from ..db import database
+from ..errors import Conflict
+from ..errors import ValidationError
+from ..hashing import clean_params
+from ..hashing import context_hash
+from ..hashing import sha256_json
+from ..judge import PROMPT_HASH
+from ..models import CANT_BE_FINISHED
+from ..models import CONTROL_PAUSED
+from ..models import CONTROL_RUNNING
+from ..models import CONTROL_STOPPED
+from ..models import FINISHED
+from ..models import NEW
+from ..models import WAITING_FOR_JUDGE
+from ..models import Collection
+from ..models import CollectionTask
+from ..models import Item
+from ..models import Run
+from ..models import RunCollection
+from ..models import RunTarget
+from ..models import Task
+from ..runlog import log_event
+from .queries import check_no_active_run
+from .queries import get_run
+from .spec import clean_spec
+from .state import run_state
+
+SNAPSHOT_FIELDS = (
+    "category",
+    "subcategory",
+    "difficulty",
+    "excellent",
+    "good",
+    "pass_answer",
+    "incorrect_direction",
+    "rubric",
+    "template_version",
+)
+INSERT_BATCH = 200
+
+
+def item_messages(system_prompt, question):
+    """The chat messages sent to a target for one item."""
+    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    messages.append({"role": "user", "content": question})
+    return messages
+
+
+def render_task(task):
+    """(system_prompt, question) with `{vars}` filled; ValidationError naming task and variable."""
+    return templating.render_task(task)
+
+
+def _slug(name):
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-._") or "run"
+
+
+def _new_run_id(name, now):
+    base = f"{_slug(name)}-{now:%Y%m%d}-{now:%H%M%S}"
+    run_id, n = base, 1
+    while Run.select().where(Run.run_id == run_id).exists():
+        n += 1
+        run_id = f"{base}-{n}"
+    return run_id
+
+
+def _select_tasks(spec):
+    """The tasks of the chosen collections plus taskIds, filtered and limited per settings."""
+    pks = set(spec["task_ids"])
+    if spec["collection_ids"]:
+        pks.update(
+            pk
+            for (pk,) in CollectionTask.select(CollectionTask.task)
+            .where(CollectionTask.collection.in_(spec["collection_ids"]))
+            .tuples()
+        )
+    query = Task.select().where(Task.id.in_(list(pks))).order_by(Task.id)
+    categories = spec["settings"].get("categories")
+    if categories:
+        query = query.where(Task.category.in_(categories))
+    tasks = list(query)
+    limit = spec["settings"].get("questionLimit")
+    return tasks[:limit] if limit else tasks
+
+
+def _snapshot(task):
+    """The item fields a task gives; a task whose variables cannot be filled is kept as it is,
+    with `cant` saying why (its items can never be asked as configured)."""
+    snap = {f: getattr(task, f) for f in SNAPSHOT_FIELDS}
+    snap.update(task_key=task.task_id, auto_fail_rules=task.auto_fail, task=task.id)
+    try:
+        system_prompt, question = render_task(task)
+        cant = None
+    except ValidationError as exc:
+        system_prompt, question = task.system_prompt, task.question
+        cant = "; ".join(f"{e['field']}: {e['message']}" for e in exc.errors)
+    snap.update(question=question, system_prompt=system_prompt)
+    return snap, cant
+
+
+def _log_unrenderable(run, bad, per_target, now):
+    shown = 10  # a broken dataset must not flood the log
+    for task_key, why in bad[:shown]:
+        log_event(
+            run,
+            "cant_be_finished",
+            f"Task {task_key} cannot be rendered ({why}); its "
+            f"{per_target} items are CANT_BE_FINISHED",
+            level="WARNING",
+            data={"taskId": task_key, "error": why},
+            now=now,
+        )
+    if len(bad) > shown:
+        log_event(
+            run,
+            "cant_be_finished",
+            f"... and {len(bad) - shown} more tasks that cannot be rendered",
+            level="WARNING",
+            now=now,
+        )
+
+
+def create_run(spec, source="web", now=None):
+    """Validate a run spec, create the run with one item per task x target, and start it.
+
+    Items of a task whose variables cannot be filled are CANT_BE_FINISHED with the reason; when
+    no task can be rendered nothing is created (ValidationError naming each task).
+    """
+    now = now or utcnow()
+    spec = clean_spec(spec)
+    tasks = _select_tasks(spec)
+    if not tasks:
+        raise ValidationError.field(
+            "collectionIds",
+            "the chosen collections and tasks hold no "
+            "task (after the category filter); pick others",
+        )
+    snapshots = [_snapshot(task) for task in tasks]
+    if all(cant for _snap, cant in snapshots):
+        raise ValidationError(
+            [{"field": f"task {snap['task_key']}", "message": cant} for snap, cant in snapshots]
+        )
+    bad = [(snap["task_key"], cant) for snap, cant in snapshots if cant]
+    dataset_hash = sha256_json(
+        sorted(
+            ({k: v for k, v in s.items() if k != "task"} for s, _cant in snapshots),
+            key=lambda s: s["task_key"],
+        )
+    )
+    with database.atomic("IMMEDIATE"):
+        check_no_active_run()
+        run_id = spec["run_id"] or _new_run_id(spec["name"] or "run", now)
+        if spec["run_id"] and Run.select().where(Run.run_id == run_id).exists():
+            raise ValidationError.field(
+                "runId", f"a run named {run_id!r} exists; pick another name or leave runId empty"
+            )
+        judge = spec["judge_provider"]
+        run = Run.create(
+            run_id=run_id,
+            name=spec["name"] or "",
+            judge_provider=judge,
+            judge_provider_name=judge.name,
+            judge_model=spec["judge_model"],
+            judge_params=spec["judge_params"] or None,
+            settings=spec["settings"],
+            dataset_hash=dataset_hash,
+            prompt_hash=PROMPT_HASH,
+            source=source,
+            created_at=now,
+            started_at=now,
+            updated_at=now,
+        )
+        for cid in spec["collection_ids"]:
+            RunCollection.create(
+                run=run, collection=cid, collection_name=Collection.get_by_id(cid).name
+            )
+        rows = []
+        for position, target in enumerate(spec["targets"]):
+            provider = target["provider"]
+            rt = RunTarget.create(
+                run=run,
+                provider=provider,
+                provider_name=provider.name,
+                model=target["model"],
+                params=target["params"] or None,
+                position=position,
+            )
+            params = clean_params(target["params"])
+            for snap, cant in snapshots:
+                messages = item_messages(snap["system_prompt"], snap["question"])
+                row = {
+                    **snap,
+                    "run": run.id,
+                    "target": rt.id,
+                    "status": NEW,
+                    "context_hash": context_hash(
+                        provider.name,
+                        provider.base_url,
+                        rt.model,
+                        params,
+                        messages,
+                        snap["template_version"],
+                    ),
+                    "created_at": now,
+                    "updated_at": now,
+                    # every row the same keys: insert_many takes its columns from the first
+                    "error_stage": None,
+                    "error_msg": None,
+                }
+                if cant:
+                    row.update(
+                        status=CANT_BE_FINISHED,
+                        error_stage="answer",
+                        error_msg=f"can't be finished: the task cannot be rendered: {cant}",
+                    )
+                rows.append(row)
+        for start in range(0, len(rows), INSERT_BATCH):
+            Item.insert_many(rows[start : start + INSERT_BATCH]).execute()
+        targets = ", ".join(f"{t['provider'].name}/{t['model']}" for t in spec["targets"])
+        log_event(
+            run,
+            "run_started",
+            f"Run {run_id} started: {len(snapshots)} tasks x {len(spec['targets'])} "
+            f"targets = {len(rows)} items; targets {targets}; judge "
+            f"{judge.name}/{spec['judge_model']}",
+            data={"items": len(rows), "tasks": len(snapshots), "source": source},
+            now=now,
+        )
+        for note in spec["notes"]:
+            log_event(run, "model_check", note, level="WARNING", now=now)
+        _log_unrenderable(run, bad, len(spec["targets"]), now)
+    return run
+
+
+def _set_control(run, control, reason, event, message, now=None, **extra):
+    now = now or utcnow()
+    Run.update(control=control, control_reason=reason, updated_at=now, **extra).where(
+        Run.id == run.id
+    ).execute()
+    log_event(run, event, message, now=now)
+    return Run.get_by_id(run.id)
+
+
+def pause_run(run_id, reason="paused by you", now=None):
+    """Pause a running run: the item in flight finishes, then it halts."""
+    run = get_run(run_id)
+    if run_state(run) != "running":
+        raise ValidationError.field(
+            "runId",
+            f"run {run_id} is {run_state(run)}, not running; only a running run can be paused",
+        )
+    return _set_control(
+        run,
+        CONTROL_PAUSED,
+        reason,
+        "paused",
+        f"Paused ({reason}); the item in flight finishes first",
+        now,
+    )
+
+
+def stop_run(run_id, reason="stopped by you", now=None):
+    """Stop a running or paused run now: the in-flight request is abandoned, its item stays NEW."""
+    run = get_run(run_id)
+    # control, not the shown state: an interrupted run (no orchestrator) can be stopped too.
+    if run.status == FINISHED or run.control == CONTROL_STOPPED:
+        raise ValidationError.field(
+            "runId",
+            f"run {run_id} is {run_state(run)}; only a running or paused run can be stopped",
+        )
+    # The engine reads the control column between steps and while requests are in flight
+    # (engine/workers.py POLL_SECONDS): the request in flight is abandoned within that time.
+    return _set_control(
+        run, CONTROL_STOPPED, reason, "stopped", f"Stopped ({reason}); continue it when ready", now
+    )
+
+
+def _budget(value):
+    try:
+        budget = float(value)
+    except (TypeError, ValueError):
+        budget = math.nan
+    if isinstance(value, bool) or not math.isfinite(budget) or budget <= 0:
+        raise ValidationError.field("maxBudgetUsd", "must be a number of dollars above 0")
+    return budget
+
+
+def resume_run(run_id, now=None, max_budget_usd=None):
+    """Continue a paused, stopped or interrupted run (409 while another run is active)."""
+    now = now or utcnow()
+    run = get_run(run_id)
+    state = run_state(run)
+    if state not in ("paused", "stopped"):
+        raise ValidationError.field(
+            "runId", f"run {run_id} is {state}; only a paused or stopped run can be resumed"
+        )
+    extra = {}
+    if max_budget_usd is not None:
+        extra["settings"] = {**(run.settings or {}), "maxBudgetUsd": _budget(max_budget_usd)}
+    with database.atomic("IMMEDIATE"):
+        check_no_active_run(exclude=run)
+        # The retry-time cap counts from each item's next attempt, not from before the pause.
+        Item.update(first_attempt_at=None).where(
+            (Item.run == run) & Item.status.in_([NEW, WAITING_FOR_JUDGE])
+        ).execute()
+        return _set_control(
+            run,
+            CONTROL_RUNNING,
+            None,
+            "resumed",
+            f"Resumed (was {state}: {run.control_reason or 'no reason given'})",
+            now,
+            **extra,
+        )
+
+
+def delete_run(run_id):
+    """Delete a run with its items and log (409 while it is running or paused)."""
+    run = get_run(run_id)
+    if run_state(run) in ("running", "paused"):
+        raise Conflict(f"Run {run_id} is {run_state(run)}; stop it before deleting it.")
+    with database.atomic():
+        Run.delete().where(Run.id == run.id).execute()

@@ -1,0 +1,142 @@
+"""The live view's progress: counts per status and phase, the ETA and the recent tokens/s."""
+
+from peewee import fn
+
+from ..clock import utcnow
+from ..db import database
+from ..models import CANT_BE_FINISHED
+from ..models import COMPLETED
+from ..models import FAILED
+from ..models import ITEM_STATUSES
+from ..models import NEW
+from ..models import Item
+from ..models import RunTarget
+from .state import run_state
+
+RATE_WINDOW = 20  # items used for the ETA and the recent tokens/s
+
+
+def progress(run, now=None):
+    """Counts per status and per phase, the ETA (both phases) and recent tokens/s."""
+    now = now or utcnow()
+    counts = dict.fromkeys(ITEM_STATUSES, 0)
+    answer_failed = judge_failed = 0
+    rows = (
+        Item.select(Item.status, Item.error_stage, fn.COUNT(Item.id).alias("n"))
+        .where(Item.run == run)
+        .group_by(Item.status, Item.error_stage)
+        .tuples()
+    )
+    for status, stage, n in rows:
+        counts[status] = counts.get(status, 0) + n
+        if status in (FAILED, CANT_BE_FINISHED):
+            if stage == "judge":
+                judge_failed += n
+            else:
+                answer_failed += n
+    total = sum(counts.values())
+    benchmarked = total - counts[NEW]
+    judged = counts[COMPLETED] + judge_failed
+    judge_total = total - answer_failed  # every answer gets judged
+    state = run_state(run)
+    judging = run.phase == "JUDGING"
+    answered = _recent(run, Item.answered_at, Item.tokens_per_second)
+    left_per_target, answer_paces = _answer_paces(run, now if not judging else None)
+    known = [pace for pace in answer_paces.values() if pace is not None]
+    # A target not started yet is assumed to go at the average pace of those measured.
+    typical = sum(known) / len(known) if known else None
+    judge_every = _interval(_recent(run, Item.judged_at), now if judging else None)
+    # Judging time is unknown until two judgements are in: assume it is like answering.
+    judge_every = judge_every if judge_every is not None else typical
+    eta = None
+    left_to_answer, left_to_judge = counts[NEW], judge_total - judged
+    if state == "running" and (left_to_answer or left_to_judge):
+        if (typical is not None or not left_to_answer) and judge_every is not None:
+            eta = left_to_judge * judge_every + sum(
+                left * (answer_paces.get(target) or typical)
+                for target, left in left_per_target.items()
+            )
+    tps = [t for _, t in answered[:10] if t]
+    return {
+        "total": total,
+        "counts": counts,
+        "benchmarked": benchmarked,
+        "answer_failed": answer_failed,
+        "judged": judged,
+        "judge_failed": judge_failed,
+        "judge_total": judge_total,
+        "bench_pct": pct(benchmarked, total),
+        "judge_pct": pct(judged, judge_total),
+        "overall_pct": pct(benchmarked + judged, total + judge_total),
+        "eta_seconds": eta,
+        "recent_tps": sum(tps) / len(tps) if tps else None,
+        "state": state,
+        "phase": run.phase,
+    }
+
+
+def _answer_paces(run, now=None):
+    """({target id: items left to answer}, {target id: seconds per answer or None}).
+
+    Each target's pace is its own: the spacing of its recent answers, else their average answer
+    time. With `now`, the target answering last has its window run to now, so a stall shows.
+    """
+    left = dict(
+        Item.select(Item.target, fn.COUNT(Item.id))
+        .where((Item.run == run) & (Item.status == NEW))
+        .group_by(Item.target)
+        .tuples()
+    )
+    targets = [t for (t,) in RunTarget.select(RunTarget.id).where(RunTarget.run == run).tuples()]
+    windows = {target: [] for target in targets}  # a target with no answer yet keeps []
+    # Every target's latest RATE_WINDOW answers, newest first, in one query.
+    cursor = database.execute_sql(
+        f"SELECT target_id, answered_at, time_taken_ms FROM ("
+        f" SELECT target_id, answered_at, time_taken_ms, id,"
+        f"  ROW_NUMBER() OVER (PARTITION BY target_id ORDER BY answered_at DESC, id DESC) AS r"
+        f" FROM {Item._meta.table_name} WHERE run_id = ? AND answered_at IS NOT NULL)"
+        f" WHERE r <= ? ORDER BY target_id, r",
+        (getattr(run, "id", run), RATE_WINDOW),
+    )
+    to_datetime = Item.answered_at.python_value
+    for target, answered_at, ms in cursor:
+        windows.setdefault(target, []).append((to_datetime(answered_at), ms))
+    started = [(w[0][0], t) for t, w in windows.items() if w]
+    latest = max(started)[1] if started else None
+    paces = {}
+    for target, window in windows.items():
+        pace = _interval(window, now if target == latest else None)
+        times = [ms for _, ms in window if ms]
+        if pace is None and times:
+            pace = sum(times) / len(times) / 1000.0
+        paces[target] = pace
+    return left, paces
+
+
+def _recent(run, column, *extra):
+    """The latest RATE_WINDOW (time, *extra) rows of the run where `column` is set."""
+    return list(
+        Item.select(column, *extra)
+        .where((Item.run == run) & column.is_null(False))
+        .order_by(column.desc())
+        .limit(RATE_WINDOW)
+        .tuples()
+    )
+
+
+def _interval(recent, now=None):
+    """Seconds per item over the recent window (None with fewer than two items).
+
+    With `now`, the window ends now rather than at the last item, so a stall makes it grow.
+    """
+    if len(recent) < 2:
+        return None
+    span = (recent[0][0] - recent[-1][0]).total_seconds()
+    if now is not None:
+        span += max(0.0, (now - recent[0][0]).total_seconds())
+    return span / (len(recent) - 1) if span > 0 else None
+
+
+def pct(part, whole):
+    """`part` as a percentage of `whole`, one decimal (0.0 when there is no whole)."""
+    return round(100.0 * part / whole, 1) if whole else 0.0

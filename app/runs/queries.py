@@ -1,0 +1,174 @@
+"""Reading runs: get one, the active one, list them, their items (paginated in SQL), logs, spending.
+
+runs.py re-exports what its callers use here; they call `runs.<name>`.
+"""
+
+import datetime as dt
+
+from peewee import fn
+
+from ..errors import Conflict
+from ..errors import NotFound
+from ..errors import ValidationError
+from ..ids import SQLITE_INT_MAX
+from ..ids import whole_number
+from ..models import CONTROL_PAUSED
+from ..models import CONTROL_RUNNING
+from ..models import CONTROL_STOPPED
+from ..models import FINISHED
+from ..models import ITEM_STATUSES
+from ..models import PENDING
+from ..models import Item
+from ..models import Run
+from ..models import RunCollection
+from ..models import RunLog
+from ..models import RunTarget
+from .dto import run_summary
+from .state import run_state
+
+RUN_STATUSES = (PENDING, FINISHED)
+RUN_STATES = ("running", "paused", "stopped", "finished")
+
+
+def get_run(run_id):
+    """The run named `run_id`, or NotFound."""
+    run = Run.get_or_none(Run.run_id == run_id)
+    if run is None:
+        raise NotFound(
+            f"No run named {run_id!r}; the run history (Runs in the web app, "
+            "or GET /api/runs) lists the runs that exist."
+        )
+    return run
+
+
+def state_condition(state):
+    """A WHERE expression selecting runs in the shown state (running/paused/stopped/finished)."""
+    if state == "finished":
+        return Run.status == FINISHED
+    control = {"running": CONTROL_RUNNING, "paused": CONTROL_PAUSED, "stopped": CONTROL_STOPPED}[
+        state
+    ]
+    return (Run.status == PENDING) & (Run.control == control)
+
+
+def active_run():
+    """The run that is running or paused (at most one), or None."""
+    run = (
+        Run.select()
+        .where((Run.status == PENDING) & (Run.control.in_([CONTROL_RUNNING, CONTROL_PAUSED])))
+        .order_by(Run.created_at.desc())
+        .first()
+    )
+    if run is not None:
+        run.state = run_state(run)
+    return run
+
+
+def check_no_active_run(exclude=None):
+    """Conflict when a run other than `exclude` is running or paused (one run at a time)."""
+    active = active_run()
+    if active is not None and active.id != getattr(exclude, "id", None):
+        raise Conflict(
+            f"Run {active.run_id} is {active.state}; stop it or let it finish before "
+            "starting another (one run at a time)."
+        )
+
+
+def list_runs(status=None, state=None):
+    """Runs newest first, filtered by persisted status (PENDING/FINISHED) or shown state."""
+    query = Run.select().order_by(Run.created_at.desc(), Run.id.desc())
+    if status:
+        if str(status).upper() not in RUN_STATUSES:
+            raise ValidationError.field(
+                "status", f"unknown status {status!r}; use " + " or ".join(RUN_STATUSES)
+            )
+        query = query.where(Run.status == str(status).upper())
+    if state:
+        if state not in RUN_STATES:
+            raise ValidationError.field("state", "use " + ", ".join(RUN_STATES))
+        query = query.where(state_condition(state))
+    return list(query)
+
+
+def list_logs(run_id, since=None, limit=200):
+    """Run log lines oldest first; `since` is a log id (exclusive) or an ISO time."""
+    run = get_run(run_id)
+    query = RunLog.select().where(RunLog.run == run)
+    if since not in (None, ""):
+        if str(since).isdigit():
+            query = query.where(RunLog.id > min(int(since), SQLITE_INT_MAX))
+        else:
+            try:
+                when = dt.datetime.fromisoformat(str(since).replace("Z", "+00:00"))
+            except ValueError:
+                raise ValidationError.field("since", "use a log id or an ISO 8601 time") from None
+            if when.tzinfo is not None:
+                when = when.astimezone(dt.UTC).replace(tzinfo=None)
+            query = query.where(RunLog.created_at > when)
+    limit = max(1, min(whole_number(limit or 200, "limit"), 1000))
+    return list(query.order_by(RunLog.id).limit(limit))
+
+
+def spent_usd(run):
+    """What the run's answers and judgements cost so far (USD)."""
+    return (
+        Item.select(
+            fn.COALESCE(fn.SUM(Item.cost_usd), 0.0) + fn.COALESCE(fn.SUM(Item.judge_cost_usd), 0.0)
+        )
+        .where(Item.run == run)
+        .scalar()
+    )
+
+
+def list_items(run_id, status=None, model=None, target_id=None, page=1, per_page=50):
+    """One page of a run's items (with their targets) and the total, filtered in SQL."""
+    run = get_run(run_id)
+    query = Item.select(Item, RunTarget).join(RunTarget).where(Item.run == run)
+    if status:
+        wanted = [s.strip().upper() for s in str(status).split(",") if s.strip()]
+        bad = [s for s in wanted if s not in ITEM_STATUSES]
+        if bad:
+            raise ValidationError.field(
+                "status", f"unknown status {', '.join(bad)}; use " + ", ".join(ITEM_STATUSES)
+            )
+        query = query.where(Item.status.in_(wanted))
+    if model:
+        query = query.where(RunTarget.model == model)
+    if target_id not in (None, ""):
+        query = query.where(Item.target == whole_number(target_id, "target", low=1))
+    page = max(1, whole_number(page or 1, "page", high=10**9))  # no OFFSET overflow
+    per_page = max(1, min(whole_number(per_page or 50, "perPage"), 500))
+    total = query.count()
+    items = list(query.order_by(Item.id).paginate(page, per_page))
+    return {
+        "items": items,
+        "total": total,
+        "page": page,
+        "perPage": per_page,
+        "pages": max(1, -(-total // per_page)),
+    }
+
+
+def summaries(runs):
+    """run_summary for many runs; their item counts, targets and collections one query each."""
+    counts = {r.id: dict.fromkeys(ITEM_STATUSES, 0) for r in runs}
+    targets = {r.id: [] for r in runs}
+    collections = {r.id: [] for r in runs}
+    if runs:
+        pks = [r.id for r in runs]
+        rows = (
+            Item.select(Item.run, Item.status, fn.COUNT(Item.id))
+            .where(Item.run.in_(pks))
+            .group_by(Item.run, Item.status)
+            .tuples()
+        )
+        for run_pk, status, n in rows:
+            counts[run_pk][status] = n
+        query = RunTarget.select().where(RunTarget.run.in_(pks))
+        for t in query.order_by(RunTarget.position, RunTarget.id):
+            targets[t.run_id].append(t)
+        for c in (
+            RunCollection.select().where(RunCollection.run.in_(pks)).order_by(RunCollection.id)
+        ):
+            collections[c.run_id].append(c)
+    return [run_summary(r, counts[r.id], targets[r.id], collections[r.id]) for r in runs]

@@ -1,0 +1,324 @@
+"""Validation of a run spec (seed 000 §3.3, §7.4): every problem reported at once, by field."""
+
+import math
+import re
+
+from ..catalog.providers import list_models
+from ..errors import ValidationError
+from ..ids import SQLITE_INT_MAX
+from ..models import Collection
+from ..models import Provider
+from ..models import Task
+
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+# name -> (type, minimum, maximum); `stop` is a list of strings.
+PARAMS = {
+    "temperature": (float, 0.0, 2.0),
+    "top_p": (float, 0.0, 1.0),
+    "max_tokens": (int, 1, 1_000_000),
+    "seed": (int, None, None),
+}
+PARAM_ALIASES = {"topP": "top_p", "maxTokens": "max_tokens"}
+
+
+def _first(data, *keys):
+    for key in keys:
+        if data.get(key) not in (None, ""):
+            return data[key]
+    return None
+
+
+MODEL_CHECK_TIMEOUT = 5.0  # seconds: a server that cannot list its models this fast is skipped
+MODELS_SHOWN = 20  # how many served models a "not served" message names
+
+
+def _int(value):
+    if isinstance(value, bool):
+        raise ValueError
+    if isinstance(value, float) and (not math.isfinite(value) or value != int(value)):
+        raise ValueError
+    number = int(value)
+    if abs(number) > SQLITE_INT_MAX:  # SQLite cannot even look such a number up
+        raise ValueError
+    return number
+
+
+def _number(value):
+    """A finite float (nan and inf are not numbers a server can use)."""
+    if isinstance(value, bool):
+        raise ValueError
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError
+    return number
+
+
+def clean_params(raw, field, errors):
+    """Generation params: known names only, numbers in range, stop as a list of strings."""
+    if raw in (None, ""):
+        return {}
+    if not isinstance(raw, dict):
+        errors.append({"field": field, "message": "must be an object of generation params"})
+        return {}
+    params = {}
+    for key, value in raw.items():
+        name = PARAM_ALIASES.get(key, key)
+        if value in (None, "", []):
+            continue  # a blank form field means "server default"
+        if name == "stop":
+            stops = [value] if isinstance(value, str) else value
+            if not isinstance(stops, list) or not all(isinstance(s, str) and s for s in stops):
+                errors.append(
+                    {"field": f"{field}.stop", "message": "must be text or a list of texts"}
+                )
+                continue
+            params["stop"] = stops
+            continue
+        if name not in PARAMS:
+            errors.append(
+                {
+                    "field": f"{field}.{key}",
+                    "message": "unknown param; use " + ", ".join([*PARAMS, "stop"]),
+                }
+            )
+            continue
+        kind, low, high = PARAMS[name]
+        try:
+            number = _int(value) if kind is int else _number(value)
+        except (TypeError, ValueError, OverflowError):
+            errors.append(
+                {
+                    "field": f"{field}.{name}",
+                    "message": f"must be a {'whole number' if kind is int else 'number'}",
+                }
+            )
+            continue
+        if (low is not None and number < low) or (high is not None and number > high):
+            errors.append(
+                {"field": f"{field}.{name}", "message": f"must be between {low:g} and {high:g}"}
+            )
+            continue
+        params[name] = number
+    return params
+
+
+def _provider(value, field, errors):
+    try:
+        pk = _int(value)
+    except (TypeError, ValueError, OverflowError):
+        errors.append(
+            {
+                "field": field,
+                "message": "is required (a provider id)"
+                if value in (None, "")
+                else f"{value!r} is not a provider id",
+            }
+        )
+        return None
+    provider = Provider.get_or_none(Provider.id == pk)
+    if provider is None:
+        errors.append({"field": field, "message": f"no provider with id {pk}"})
+    return provider
+
+
+def _model(value, field, errors):
+    if not isinstance(value, str) or not value.strip():
+        errors.append({"field": field, "message": "is required (a model name)"})
+        return None
+    return value.strip()
+
+
+def _ids(value, field, errors):
+    if value in (None, ""):
+        return []
+    if not isinstance(value, list | tuple):
+        value = [value]
+    out = []
+    for v in value:
+        try:
+            out.append(_int(v))
+        except (TypeError, ValueError, OverflowError):
+            errors.append({"field": field, "message": f"{v!r} is not an id"})
+    return list(dict.fromkeys(out))
+
+
+def clean_settings(raw, errors):
+    """maxAttempts, maxBudgetUsd, questionLimit, categories."""
+    raw = raw or {}
+    if not isinstance(raw, dict):
+        errors.append({"field": "settings", "message": "must be an object"})
+        return {}
+    settings = {}
+    for key, kind, low, high in (
+        ("maxAttempts", int, 1, 20),
+        ("questionLimit", int, 1, 10**6),
+        ("maxBudgetUsd", float, 0.0, 10**9),
+    ):
+        value = raw.get(key)
+        if value in (None, ""):
+            continue
+        try:
+            number = _int(value) if kind is int else _number(value)
+            if not low <= number <= high or (key == "maxBudgetUsd" and number <= 0):
+                raise ValueError
+        except (TypeError, ValueError, OverflowError):
+            errors.append(
+                {
+                    "field": f"settings.{key}",
+                    "message": f"must be a number above {low:g}"
+                    if key == "maxBudgetUsd"
+                    else f"must be a whole number from {low} to {high}",
+                }
+            )
+            continue
+        settings[key] = number
+    categories = raw.get("categories")
+    if isinstance(categories, str):
+        categories = [c.strip() for c in categories.split(",")]
+    if categories:
+        if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
+            errors.append({"field": "settings.categories", "message": "must be a list of names"})
+        else:
+            settings["categories"] = [c for c in categories if c]
+    return settings
+
+
+def clean_spec(spec):
+    """A normalised run spec, or ValidationError listing every problem (seed 000 §3.3)."""
+    if not isinstance(spec, dict):
+        raise ValidationError("the request body must be a JSON object describing the run")
+    errors = []
+    run_id = _first(spec, "runId", "run_id")
+    if run_id is not None and (not isinstance(run_id, str) or not RUN_ID_RE.match(run_id)):
+        errors.append(
+            {
+                "field": "runId",
+                "message": "use letters, digits, '.', '_' and '-' "
+                "(at most 200, starting with a letter or digit)",
+            }
+        )
+    name = _first(spec, "name")
+    if name is not None and not isinstance(name, str):
+        errors.append({"field": "name", "message": "must be text"})
+        name = None
+    judge_id = _first(spec, "judgeProviderId", "judgeProviderConfigId")
+    judge_model = _first(spec, "judgeModel", "judgeModelName")
+    if isinstance(judge_id, list) or isinstance(judge_model, list):
+        errors.append(
+            {"field": "judgeModel", "message": "exactly one judge: give one provider and one model"}
+        )
+        judge_provider = judge_model = None
+    else:
+        judge_provider = _provider(judge_id, "judgeProviderId", errors)
+        judge_model = _model(judge_model, "judgeModel", errors)
+    judge_params = clean_params(spec.get("judgeParams"), "judgeParams", errors)
+    raw_targets = spec.get("targets")
+    if raw_targets is None:
+        raw_targets = spec.get("targetModels")
+    targets, seen = [], set()
+    if not isinstance(raw_targets, list) or not raw_targets:
+        errors.append({"field": "targets", "message": "pick at least one target model"})
+        raw_targets = []
+    for i, raw in enumerate(raw_targets):
+        field = f"targets[{i}]"
+        if not isinstance(raw, dict):
+            errors.append({"field": field, "message": "must be an object {providerId, model}"})
+            continue
+        provider = _provider(
+            _first(raw, "providerId", "providerConfigId"), f"{field}.providerId", errors
+        )
+        model = _model(_first(raw, "model", "modelName"), f"{field}.model", errors)
+        params = clean_params(raw.get("params"), f"{field}.params", errors)
+        if provider is None or model is None:
+            continue
+        if (provider.id, model) in seen:
+            errors.append(
+                {
+                    "field": f"{field}.model",
+                    "message": f"{provider.name}/{model} is already a target; each target once",
+                }
+            )
+            continue
+        seen.add((provider.id, model))
+        targets.append({"provider": provider, "model": model, "params": params})
+    collection_ids = _ids(spec.get("collectionIds"), "collectionIds", errors)
+    task_ids = _ids(spec.get("taskIds"), "taskIds", errors)
+    if not collection_ids and not task_ids:
+        errors.append({"field": "collectionIds", "message": "pick at least one collection"})
+    known = {
+        pk
+        for (pk,) in Collection.select(Collection.id)
+        .where(Collection.id.in_(collection_ids))
+        .tuples()
+    }
+    for cid in collection_ids:
+        if cid not in known:
+            errors.append({"field": "collectionIds", "message": f"no collection with id {cid}"})
+    known_tasks = {pk for (pk,) in Task.select(Task.id).where(Task.id.in_(task_ids)).tuples()}
+    for tid in task_ids:
+        if tid not in known_tasks:
+            errors.append({"field": "taskIds", "message": f"no task with id {tid}"})
+    settings = clean_settings(spec.get("settings"), errors)
+    notes = []
+    if not errors:  # only a valid spec is worth asking the servers about
+        check_models(judge_provider, judge_model, targets, errors, notes)
+    if errors:
+        raise ValidationError(errors)
+    return {
+        "run_id": run_id,
+        "name": name,
+        "judge_provider": judge_provider,
+        "judge_model": judge_model,
+        "judge_params": judge_params,
+        "targets": targets,
+        "collection_ids": collection_ids,
+        "task_ids": task_ids,
+        "settings": settings,
+        "notes": notes,
+    }
+
+
+def _served(provider, refresh=False):
+    """The model ids the provider lists, or (None, why) when they cannot be fetched now."""
+
+    try:
+        models = list_models(provider.id, refresh=refresh, timeout=MODEL_CHECK_TIMEOUT)
+    except Exception as exc:  # down, slow, odd answer: the warm-up will tell
+        return None, getattr(exc, "message", None) or repr(exc)
+    return [str(m["id"]) for m in models], None
+
+
+def _is_served(model, ids):
+    # Ollama answers "llama3" with "llama3:latest", which is what it lists.
+    return model in ids or (":" not in model and f"{model}:latest" in ids)
+
+
+def check_models(judge_provider, judge_model, targets, errors, notes):
+    """Every target and the judge must be a model its provider lists; a provider whose list
+    cannot be fetched is accepted with a note (its warm-up decides)."""
+    wanted = [("judgeModel", judge_provider, judge_model)]
+    wanted += [(f"targets[{i}].model", t["provider"], t["model"]) for i, t in enumerate(targets)]
+    served = {}
+    for field, provider, model in wanted:
+        if provider.id not in served:
+            served[provider.id] = [*_served(provider), False]
+        ids, why, refreshed = served[provider.id]
+        if ids is not None and not _is_served(model, ids) and not refreshed:
+            ids, why = _served(provider, refresh=True)  # the cached list may be stale
+            served[provider.id] = [ids, why, True]
+        if ids is None:
+            note = (
+                f"Could not check the models of provider {provider.name} ({why}); "
+                "its warm-up will tell whether they answer"
+            )
+            if note not in notes:
+                notes.append(note)
+        elif not _is_served(model, ids):
+            shown = ", ".join(ids[:MODELS_SHOWN]) + (", ..." if len(ids) > MODELS_SHOWN else "")
+            errors.append(
+                {
+                    "field": field,
+                    "message": f"model {model!r} is not served by "
+                    f"provider {provider.name!r} (it serves: {shown or 'no model'})",
+                }
+            )

@@ -1,0 +1,51 @@
+"""A run's state as people see it: running, paused, stopped or finished (derived, never stored)."""
+
+from ..clock import utcnow
+from ..db import database
+from ..models import CONTROL_PAUSED
+from ..models import CONTROL_RUNNING
+from ..models import CONTROL_STOPPED
+from ..models import FINISHED
+from ..models import ORCHESTRATOR_LEASE
+from ..models import Lease
+
+NO_ORCHESTRATOR = "interrupted (no orchestrator is running); continue it when ready"
+
+
+def orchestrator_gone(now=None):
+    """True when an orchestrator held the lease and let it lapse (crashed, or shut down).
+
+    No lease row at all means no orchestrator ever ran here (e.g. the web app alone): unknown,
+    so False. The engine writes the lease (engine/lease.py); runs only read it.
+    """
+    row = database.execute_sql(
+        "SELECT expires_at FROM lease WHERE name = ?", (ORCHESTRATOR_LEASE,)
+    ).fetchone()
+    if row is None:
+        return False
+    return Lease.expires_at.python_value(row[0]) < (now or utcnow())
+
+
+def _orphaned(run):
+    """Running by its control, but the orchestrator's lease lapsed: nobody works on it."""
+    return run.status != FINISHED and run.control == CONTROL_RUNNING and orchestrator_gone()
+
+
+def run_state(run):
+    """What people see: running, paused, stopped or finished.
+
+    A run left running by an orchestrator that died shows "stopped" at once (the next
+    orchestrator marks it so when it takes over), not "running" for a lease's length.
+    """
+    if run.status == FINISHED:
+        return "finished"
+    if _orphaned(run):
+        return "stopped"
+    return {CONTROL_RUNNING: "running", CONTROL_PAUSED: "paused", CONTROL_STOPPED: "stopped"}.get(
+        run.control, "stopped"
+    )
+
+
+def control_reason(run):
+    """Why the run is paused or stopped (also when that is only known from the lease)."""
+    return NO_ORCHESTRATOR if _orphaned(run) else run.control_reason
