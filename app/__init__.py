@@ -9,10 +9,14 @@ from werkzeug.routing import IntegerConverter
 
 from . import crypto
 from . import db
+from . import migrations
+from .catalog import defaults
 from .config import INSTANCE_PATH
 from .config import REPO_ROOT
 from .config import load
+from .engine import scheduler
 from .ids import SQLITE_INT_MAX
+from .web import init_app as init_web
 
 log = logging.getLogger(__name__)
 
@@ -54,19 +58,14 @@ def create_app(test_config=None):
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = hashlib.sha256(b"llmbench-session:" + key).hexdigest()
 
+    migrations.open_db(app.config["DB"])
     db.init_app(app)
     if app.config["LOAD_DEFAULTS"]:
-        from .catalog import defaults
-
         with db.database.connection_context():
             defaults.ensure_defaults()
-
-    from .web import init_app as init_web
 
     init_web(app)
 
     if app.config["SCHEDULER_ENABLED"]:
-        from .engine import scheduler
-
         scheduler.start(app.config)
     return app

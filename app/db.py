@@ -34,24 +34,18 @@ PRAGMAS = {
 }
 
 
-def init_db(path, migrate=True):
-    """Bind the database to `path` (created with its folder), then apply migrations."""
+def init_db(path):
+    """Bind the database to `path` (created with its folder); migrations.open_db also migrates."""
     if path != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     if not database.is_closed():
         database.close()
     database.init(path, pragmas=PRAGMAS, timeout=10, check_same_thread=False)
-    if migrate:
-        from . import migrations
-
-        with database.connection_context():
-            migrations.apply(database)
     return database
 
 
 def init_app(app):
-    """Bind the database for the app and open/close a connection per request."""
-    init_db(app.config["DB"])
+    """Open and close a connection per request (the factory binds and migrates first)."""
 
     @app.before_request
     def _connect():

@@ -5,7 +5,7 @@ import re
 import time
 
 from .hashing import sha256_json
-from .providers import ProviderError
+from .providers.interface import ProviderError
 
 JUDGE_PROMPT_VERSION = "judge-v1"
 REASON_MAX_LENGTH = 400

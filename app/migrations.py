@@ -3,6 +3,9 @@
 import logging
 
 from .clock import utcnow
+from .db import database
+from .db import init_db
+from .models import ALL_MODELS
 
 log = logging.getLogger(__name__)
 
@@ -19,8 +22,6 @@ def m001_initial(db):
     # Creates the schema as models.py declares it now, so a fresh database already holds what
     # later migrations add: every later migration must be idempotent (IF NOT EXISTS, column
     # checks) and is then a no-op there.
-    from .models import ALL_MODELS
-
     db.create_tables(ALL_MODELS)
 
 
@@ -85,3 +86,11 @@ def apply(db):
                 (fn.__name__, utcnow().isoformat()),
             )
         log.info("applied migration %s", fn.__name__)
+
+
+def open_db(path):
+    """Bind the database to `path` and bring its schema up to date; returns the database."""
+    init_db(path)
+    with database.connection_context():
+        apply(database)
+    return database

@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app import db
+from app import migrations
 from app.engine.orchestrator import run_foreground
 from app.engine.slice import Slice
 from app.models import COMPLETED
@@ -88,7 +89,7 @@ Slice.judge_loop = _cpu_timed("judge", Slice.judge_loop)
 
 def _fresh_db(folder, n_tasks, concurrency, url):
     path = str(Path(folder) / "bench.db")
-    db.init_db(path)
+    migrations.open_db(path)
     db.database.connect(reuse_if_open=True)
     provider = Provider.create(
         name="fake",
@@ -246,7 +247,7 @@ def real_llm(base_url, model):
     """A small benchmark against a real OpenAI-compatible server: target and judge are `model`."""
     with tempfile.TemporaryDirectory() as folder:
         path = str(Path(folder) / "real.db")
-        db.init_db(path)
+        migrations.open_db(path)
         db.database.connect(reuse_if_open=True)
         provider = Provider.create(
             name="local-llm",

@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from app import crypto
 from app import db
+from app import migrations
 from app.config import load
 from app.models import COMPLETED
 from app.models import Item
@@ -87,7 +88,7 @@ def time_import(path, folder, rounds=3):
 
     times = []
     for n in range(rounds):
-        db.init_db(str(folder / f"import-{n}.db"))
+        migrations.open_db(str(folder / f"import-{n}.db"))
         with db.database.connection_context():
             start = time.perf_counter()
             result = importer.import_tasks(str(path), collection="bench")
@@ -182,7 +183,7 @@ def main():
         cli_wall = time.perf_counter() - start
         if proc.returncode != 0:
             sys.exit(f"CLI run failed ({proc.returncode}): {proc.stderr[-2000:]}")
-        db.init_db(bench_db)
+        migrations.open_db(bench_db)
         with db.database.connection_context():
             cli_run_id = Run.get(Run.name == "bench-cli").run_id
 

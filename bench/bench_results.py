@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app import create_app
-from app import exports
 from app.db import database
+from app.exports.csvfiles import csv_detailed
 from app.models import COMPLETED
 from app.models import FAILED
 from app.models import FINISHED
@@ -171,7 +171,7 @@ def csv_speed(run):
     started = time.perf_counter()
     size = 0
     lines = 0
-    for chunk in exports.csv_detailed(run):
+    for chunk in csv_detailed(run):
         size += len(chunk)
         lines += chunk.count("\r\n")
     took = time.perf_counter() - started
@@ -183,7 +183,7 @@ def csv_peak_memory(run):
     tracemalloc.start()
     tracemalloc.reset_peak()
     base = tracemalloc.get_traced_memory()[0]
-    for _chunk in exports.csv_detailed(run):
+    for _chunk in csv_detailed(run):
         pass
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()

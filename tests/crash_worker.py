@@ -28,7 +28,7 @@ def main(db_path, run_id, lease_seconds):
         environ={},
     )
     crypto.set_key(crypto.load_key(None, TEST_KEY_B64, "/nonexistent"))
-    init_db(db_path, migrate=False)
+    init_db(db_path)
     holder = lease.process_holder()
     with database.connection_context():
         deadline = time.monotonic() + 30

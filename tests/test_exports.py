@@ -6,8 +6,15 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
-from app import exports
 from app.exports import files
+from app.exports.csvfiles import AVERAGE_COLUMNS
+from app.exports.csvfiles import DETAILED_COLUMNS
+from app.exports.csvfiles import csv_average
+from app.exports.csvfiles import csv_detailed
+from app.exports.markdown import markdown
+from app.exports.report import report_html
+from app.exports.report import report_html_chunks
+from app.exports.summary import summary_json
 from app.models import FAILED
 from tests.factories import add_item
 from tests.factories import bulk_items
@@ -108,15 +115,15 @@ MARKDOWN_GOLDEN = """# Run golden
 
 
 def test_average_csv_golden(golden_run):
-    assert "".join(exports.csv_average(golden_run)) == AVERAGE_GOLDEN
+    assert "".join(csv_average(golden_run)) == AVERAGE_GOLDEN
 
 
 def test_detailed_csv_golden(golden_run):
-    assert "".join(exports.csv_detailed(golden_run)) == DETAILED_GOLDEN
+    assert "".join(csv_detailed(golden_run)) == DETAILED_GOLDEN
 
 
 def test_csv_headers_are_exactly_seed_section_9():
-    assert exports.AVERAGE_COLUMNS == (
+    assert AVERAGE_COLUMNS == (
         "provider_name",
         "model_name",
         "avg_time_per_task_ms",
@@ -124,7 +131,7 @@ def test_csv_headers_are_exactly_seed_section_9():
         "avg_score",
         "tasks_count",
     )
-    assert exports.DETAILED_COLUMNS == (
+    assert DETAILED_COLUMNS == (
         "provider_name",
         "model_name",
         "task_id",
@@ -143,18 +150,18 @@ def test_csv_headers_are_exactly_seed_section_9():
 def test_detailed_csv_streams_in_chunks(app):
     run, (target,) = make_run()
     bulk_items(run, target, 1200)
-    chunks = list(exports.csv_detailed(run))
+    chunks = list(csv_detailed(run))
     assert len(chunks) > 2
     assert all(chunk.count("\r\n") <= 500 for chunk in chunks)
     assert "".join(chunks).count("\r\n") == 1201
 
 
 def test_markdown_golden(golden_run):
-    assert "".join(exports.markdown(golden_run)) == MARKDOWN_GOLDEN
+    assert "".join(markdown(golden_run)) == MARKDOWN_GOLDEN
 
 
 def test_markdown_without_details_has_only_the_averages(golden_run):
-    text = "".join(exports.markdown(golden_run, detailed=False))
+    text = "".join(markdown(golden_run, detailed=False))
     assert "<details>" not in text and "| local | m1 |" in text
 
 
@@ -190,14 +197,14 @@ SUMMARY_KEYS = {
 
 
 def test_summary_json_keys(golden_run):
-    summary = exports.summary_json(golden_run)
+    summary = summary_json(golden_run)
     assert set(summary) == SUMMARY_KEYS
     assert set(summary["breakdowns"]) == {"category", "difficulty"}
     json.dumps(summary)
 
 
 def test_summary_json_says_it_holds_no_prompts_answers_or_secrets(golden_run):
-    assert exports.summary_json(golden_run)["contains"] == {
+    assert summary_json(golden_run)["contains"] == {
         "prompts": False,
         "answers": False,
         "judgeReasons": False,
@@ -206,14 +213,14 @@ def test_summary_json_says_it_holds_no_prompts_answers_or_secrets(golden_run):
 
 
 def test_report_html_warns_that_it_contains_prompts_and_answers(golden_run):
-    page = BeautifulSoup("".join(exports.report_html_chunks(golden_run)), "html.parser")
+    page = BeautifulSoup("".join(report_html_chunks(golden_run)), "html.parser")
     note = page.select_one(".rs-privacy")
     assert "Contains prompts and answers" in note.get_text()
     assert note.find_previous("h1") is not None and note.find_previous("section") is None
 
 
 def test_summary_json_counts_failures_by_stage_and_totals(golden_run):
-    summary = exports.summary_json(golden_run)
+    summary = summary_json(golden_run)
     assert summary["failures"] == {"answer": 0, "judge": 1, "warmup": 0, "total": 1}
     assert summary["totals"]["items"] == 3
     assert summary["totals"]["avgScore"] == pytest.approx(76.25)
@@ -222,7 +229,7 @@ def test_summary_json_counts_failures_by_stage_and_totals(golden_run):
 
 
 def test_report_html_is_self_contained(golden_run):
-    html = exports.report_html(golden_run)
+    html = report_html(golden_run)
     assert html.startswith("<!doctype html>")
     for forbidden in ('src="http', "src='http", "<link", "<script", "@import", "url(http"):
         assert forbidden not in html
@@ -239,7 +246,7 @@ def test_report_html_escapes_judge_reasons_and_answers(app):
         evaluation_reason="<script>alert(1)</script>",
         answer="<img src=x onerror=alert(1)>",
     )
-    html = exports.report_html(run)
+    html = report_html(run)
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<img src=x" not in html
 
@@ -247,7 +254,7 @@ def test_report_html_escapes_judge_reasons_and_answers(app):
 def test_report_html_caps_the_detail_table_with_a_note(app):
     run, (target,) = make_run()
     bulk_items(run, target, 30)
-    html = exports.report_html(run, detail_limit=10)
+    html = report_html(run, detail_limit=10)
     assert "Showing the first 10 of 30 items" in html
     assert len(re.findall(r"<td>local/m1</td>", html)) == 10
 

@@ -6,8 +6,8 @@ from types import SimpleNamespace
 import pytest
 
 from app import judge
-from app.providers import ProviderConfig
 from app.providers import get_adapter
+from app.providers.interface import ProviderConfig
 
 RUBRIC = [
     {"id": "facts", "text": "States the facts", "weight": 2, "max_score": 4},

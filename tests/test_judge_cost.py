@@ -5,7 +5,7 @@ import json
 import pytest
 from bs4 import BeautifulSoup
 
-from app import exports
+from app.exports.summary import summary_json
 from app.models import COMPLETED
 from app.models import JUDGING
 from app.models import WAITING_FOR_JUDGE
@@ -123,12 +123,12 @@ def test_summary_json_totals_split_answer_and_judge_cost(app, fake, config, clie
     assert drive(config, FakeClock())["state"] == "finished"
     answers = sum(i.cost_usd for i in Item.select())
     assert answers > 0
-    totals = exports.summary_json(run)["totals"]
+    totals = summary_json(run)["totals"]
     assert totals["costUsd"] == pytest.approx(answers)
     assert totals["judgeCostUsd"] == pytest.approx(0.02)
     assert totals["totalCostUsd"] == pytest.approx(answers + 0.02)
     # The per-model averages keep the answers' cost only.
-    assert exports.summary_json(run)["models"][0]["costUsd"] == pytest.approx(answers)
+    assert summary_json(run)["models"][0]["costUsd"] == pytest.approx(answers)
     item = Item.select().order_by(Item.id).first()
     page = BeautifulSoup(
         client.get(f"/runs/{run.run_id}/items/{item.id}", headers={"HX-Request": "true"}).text,
@@ -142,6 +142,6 @@ def test_summary_json_costs_are_null_without_any_price(app, fake, config):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(1))
     drive(config, FakeClock())
-    totals = exports.summary_json(run)["totals"]
+    totals = summary_json(run)["totals"]
     assert totals["costUsd"] is None
     assert totals["judgeCostUsd"] is None and totals["totalCostUsd"] is None

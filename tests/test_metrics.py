@@ -7,7 +7,7 @@ from app.engine.metrics import price_for
 from app.engine.metrics import speed
 from app.hashing import context_hash
 from app.models import Price
-from app.providers import Completion
+from app.providers.interface import Completion
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 

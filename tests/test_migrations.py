@@ -2,7 +2,7 @@
 
 from app import migrations
 from app.db import database
-from app.db import init_db
+from app.migrations import open_db
 from app.models import ALL_MODELS
 from app.models import Provider
 from tests.conftest import make_app
@@ -44,7 +44,7 @@ def test_reopening_the_same_file_keeps_data_and_version(tmp_path):
             inference_endpoint="/api/chat",
         )
         version = migrations.schema_version(database)
-    init_db(str(tmp_path / "test.db"))
+    open_db(str(tmp_path / "test.db"))
     with database.connection_context():
         assert migrations.schema_version(database) == version
         assert Provider.get().name == "kept"

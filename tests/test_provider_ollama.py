@@ -4,10 +4,10 @@ import threading
 
 import pytest
 
-from app.providers import Cancelled
-from app.providers import ProviderConfig
-from app.providers import ProviderError
 from app.providers import get_adapter
+from app.providers.interface import Cancelled
+from app.providers.interface import ProviderConfig
+from app.providers.interface import ProviderError
 from app.providers.ollama import OllamaAdapter
 
 SECRET = "ollama-secret-token-9876"

@@ -6,11 +6,11 @@ from email.utils import formatdate
 
 import pytest
 
-from app.providers import Cancelled
-from app.providers import ProviderConfig
-from app.providers import ProviderError
 from app.providers.base import parse_retry_after
 from app.providers.base import redact
+from app.providers.interface import Cancelled
+from app.providers.interface import ProviderConfig
+from app.providers.interface import ProviderError
 from app.providers.openai import OpenAIAdapter
 
 SECRET = "sk-test-very-secret-1234"

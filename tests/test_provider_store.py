@@ -24,7 +24,7 @@ from app.errors import ValidationError
 from app.models import Price
 from app.models import Provider
 from app.models import ProviderHeader
-from app.providers import ProviderError
+from app.providers.interface import ProviderError
 
 SECRET = "Bearer sk-test-9f8e7d6c5b4a"
 

@@ -4,6 +4,7 @@ import re
 
 import pytest
 
+from app.api.replies import attachment
 from app.exports import files
 from app.results import charts
 from app.results.averages import breakdown
@@ -11,7 +12,6 @@ from app.results.averages import latency_samples
 from app.results.averages import model_averages
 from app.results.averages import run_targets
 from app.results.averages import targets_from_averages
-from app.runs.queries import get_run
 from tests.factories import bulk_items
 from tests.factories import make_run
 
@@ -55,14 +55,9 @@ def test_run_chart_refuses_an_unknown_name(run2):
         charts.run_chart(run2, "pie")
 
 
-def test_results_get_run_is_run_queries_get_run():
-
-    assert get_run is get_run
-
-
 def test_export_response_streams_an_attachment(app, run2):
     with app.test_request_context():
-        response = files.response(run2, "average_csv")
+        response = attachment(*files.download(run2, "average_csv"))
     assert response.content_type == "text/csv; charset=utf-8"
     assert response.headers["Content-Disposition"] == (
         f'attachment; filename="run-{files.safe_name(run2.run_id)}-average.csv"'

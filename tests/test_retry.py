@@ -4,7 +4,7 @@ import datetime as dt
 import random
 
 from app.engine import retry
-from app.providers import ProviderError
+from app.providers.interface import ProviderError
 
 NOW = dt.datetime(2030, 1, 1, 12, 0, 0)
 CONFIG = {

@@ -1,6 +1,6 @@
 """The layout's active run is looked up only when a template shows it, once per request."""
 
-from app.runs import queries
+import app.web as web
 from app.runs.queries import active_run
 from tests.factories import make_run
 
@@ -8,7 +8,7 @@ from tests.factories import make_run
 def _count_active_run(monkeypatch):
     calls = []
     real = active_run
-    monkeypatch.setattr(queries, "active_run", lambda: calls.append(1) or real())
+    monkeypatch.setattr(web, "active_run", lambda: calls.append(1) or real())
     return calls
 
 

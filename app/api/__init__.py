@@ -41,5 +41,6 @@ def _same_origin_only():
     return None
 
 
-for area in (datasets, exports, providers, runs, status, tasks):
+AREAS = (datasets, exports, providers, runs, status, tasks)
+for area in AREAS:
     bp.register_blueprint(area.bp)

@@ -9,6 +9,7 @@ from ..exports import files
 from ..exports.summary import results_dict
 from ..results import compare
 from ..runs.queries import get_run
+from .replies import attachment
 
 bp = Blueprint("exports", __name__)
 
@@ -31,7 +32,7 @@ def export_run(run_id):
     if errors:
         raise ValidationError(errors)
     run = get_run(run_id)
-    return files.response(run, files.kind_for(fmt, detailed))
+    return attachment(*files.download(run, files.kind_for(fmt, detailed)))
 
 
 @bp.get("/runs/<run_id>/results")

@@ -17,9 +17,9 @@ from ..catalog.providers import list_providers
 from ..catalog.providers import provider_to_dict
 from ..catalog.providers import run_test_inference
 from ..catalog.providers import update_provider
-from ..providers import ProviderError
-from ._util import created
-from ._util import json_body
+from ..providers.interface import ProviderError
+from .replies import created
+from .replies import json_body
 
 bp = Blueprint("providers", __name__)
 

@@ -22,7 +22,7 @@ from ..runs.queries import summaries
 from ..runs.retries import retry_failed_answers
 from ..runs.retries import retry_failed_judgements
 from ..runs.retries import retry_judge
-from ._util import created
+from .replies import created
 
 bp = Blueprint("runs", __name__)
 

@@ -22,8 +22,8 @@ from ..catalog.tasks import task_query
 from ..catalog.tasks import task_to_dict
 from ..catalog.tasks import update_task
 from ..errors import ValidationError
-from ._util import created
-from ._util import json_body
+from .replies import created
+from .replies import json_body
 
 bp = Blueprint("tasks", __name__)
 

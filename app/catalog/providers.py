@@ -13,10 +13,10 @@ from ..errors import NotFound
 from ..errors import ValidationError
 from ..models import Provider
 from ..models import ProviderHeader
-from ..providers import ProviderConfig
-from ..providers import ProviderError
 from ..providers import get_adapter
 from ..providers.base import redact
+from ..providers.interface import ProviderConfig
+from ..providers.interface import ProviderError
 from .provider_fields import clean_provider
 
 log = logging.getLogger(__name__)

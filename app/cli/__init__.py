@@ -1,11 +1,15 @@
 """The `llmbench` command line: the group, serve and reset-defaults, plus the commands of cli_runs
 and cli_datasets. Domain errors become ClickExceptions in these modules and nowhere else."""
 
+import logging
 import sys
 
 import click
+from gunicorn.app.base import BaseApplication
 
 from .. import config
+from .. import create_app
+from ..catalog import defaults
 from .datasets import export
 from .datasets import import_cmd
 from .datasets import validate
@@ -37,12 +41,6 @@ def main():
 @click.option("--port", default=None, type=int, help="Port (LLMBENCH_PORT, default 8080).")
 def serve(host, port):
     """Run the web app and its one orchestrator (gunicorn, one worker, threads)."""
-    import logging
-
-    from gunicorn.app.base import BaseApplication
-
-    from .. import create_app
-
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -74,8 +72,6 @@ def serve(host, port):
 @main.command("reset-defaults")
 def reset_defaults():
     """Restore the default providers and built-in task collections (your own data is kept)."""
-    from ..catalog import defaults
-
     open_db()
     with db_context():
         summary = defaults.reset_defaults()

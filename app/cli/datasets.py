@@ -3,7 +3,12 @@
 from pathlib import Path
 
 import click
+import yaml
 
+from ..datasets import exporter
+from ..datasets import importer
+from ..datasets import run_config
+from ..datasets import run_plan
 from ..errors import LlmbenchError
 from .db import missing_db_note
 from .db import open_db
@@ -16,8 +21,6 @@ from .output import translate
 
 def _is_config(path):
     """A YAML/JSON file whose top level has run/judge/targets is a run config."""
-    import yaml
-
     path = Path(path)
     if path.is_dir() or path.suffix.lower() not in (".yml", ".yaml", ".json"):
         return False
@@ -49,10 +52,6 @@ def _is_config(path):
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
 def validate(path, config_path, fmt, as_json):
     """Check a run config or a dataset file/folder: nothing saved, no model called (2 if bad)."""
-    from ..datasets import importer
-    from ..datasets import run_config
-    from ..datasets import run_plan
-
     target = config_path or path
     if target is None:
         raise click.UsageError("give a config or dataset path (or -c CONFIG)")
@@ -100,8 +99,6 @@ def validate(path, config_path, fmt, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
 def import_cmd(paths, fmt, collection, on_duplicate, as_json):
     """Import tasks from files or folders of YAML; all or nothing (exit 2 listing every problem)."""
-    from ..datasets import importer
-
     open_db()
     with db_context():
         try:
@@ -126,8 +123,6 @@ def import_cmd(paths, fmt, collection, on_duplicate, as_json):
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="File (default stdout).")
 def export(fmt, collection, output):
     """Export tasks in a dataset format (json keeps collections too)."""
-    from ..datasets import exporter
-
     open_db()
     with db_context():
         try:

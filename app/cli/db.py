@@ -1,9 +1,15 @@
 """The CLI's database: bound like the web app does (no Flask), or a throwaway one for checks."""
 
+import shutil
+import tempfile
 from pathlib import Path
 
 import click
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from .. import crypto
+from .. import db
+from .. import migrations
 from ..config import INSTANCE_PATH
 from ..config import load
 
@@ -14,15 +20,11 @@ def open_db(check_only=False):
     `check_only` (validate, --dry-run) saves nothing: without a database file it checks against
     an empty throwaway one (removed when the command ends) and never generates a key file.
     """
-    from .. import crypto
-    from .. import db
 
     cfg = load()
     cfg["DB_MISSING"] = False
     key_file = INSTANCE_PATH / "master.key"
     if check_only and not (cfg["MASTER_KEY_PATH"] or cfg["MASTER_KEY_BASE64"] or key_file.exists()):
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
         crypto.set_key(AESGCM.generate_key(bit_length=256))  # nothing gets encrypted and kept
     else:
         crypto.set_key(
@@ -30,12 +32,9 @@ def open_db(check_only=False):
         )
     path = cfg["DB"]
     if check_only and path != ":memory:" and not Path(path).exists():
-        import shutil
-        import tempfile
-
         scratch = tempfile.mkdtemp(prefix="llmbench-check-")
         cfg["DB_MISSING"] = True
-        db.init_db(str(Path(scratch) / "empty.db"))
+        migrations.open_db(str(Path(scratch) / "empty.db"))
 
         def _discard():
             if not db.database.is_closed():
@@ -44,7 +43,7 @@ def open_db(check_only=False):
 
         click.get_current_context().call_on_close(_discard)
         return cfg
-    db.init_db(path)
+    migrations.open_db(path)
     return cfg
 
 

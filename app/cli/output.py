@@ -1,17 +1,30 @@
 """The CLI's run support: error translation, exit codes, the foreground run and its output."""
 
 import json
+import signal
 import sys
 import threading
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn
+from rich.progress import Progress
+from rich.progress import TaskProgressColumn
+from rich.progress import TextColumn
+from rich.progress import TimeElapsedColumn
 
+from ..clock import utcnow
+from ..db import database
+from ..engine import lease
 from ..engine.orchestrator import run_foreground
 from ..errors import Conflict
 from ..errors import LlmbenchError
 from ..errors import NotFound
 from ..errors import ValidationError
 from ..errors import format_error
+from ..exports.report import report_html_chunks
+from ..exports.summary import averages_to_dict
+from ..exports.summary import summary_json
 from ..results.averages import model_averages
 from ..runs.dto import run_summary
 from ..runs.queries import get_run
@@ -22,8 +35,6 @@ FORMATS = ("yaml", "jsonl", "csv", "runner-jsonl", "json")
 
 def db_context():
     """A connection for this thread (peewee connections are per thread)."""
-    from ..db import database
-
     return database.connection_context()
 
 
@@ -80,8 +91,6 @@ class Output:
     SHOWN = {"phase_changed", "warmup_failed", "budget_reached", "run_finished", "abandoned"}
 
     def __init__(self, as_json, quiet):
-        from rich.console import Console
-
         self.as_json, self.quiet = as_json, quiet
         self.console = Console(stderr=True)
         self.progress = None
@@ -110,12 +119,6 @@ class Output:
             f"{', '.join(targets)}; judge {judge}"
         )
         if self.console.is_terminal:
-            from rich.progress import BarColumn
-            from rich.progress import Progress
-            from rich.progress import TaskProgressColumn
-            from rich.progress import TextColumn
-            from rich.progress import TimeElapsedColumn
-
             self.progress = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
@@ -204,9 +207,6 @@ class Output:
 
 def check_lease(as_json):
     """Exit 1 naming the holder when a live orchestrator (llmbench serve) holds the lease."""
-    from ..clock import utcnow
-    from ..engine import lease
-
     held = lease.current()
     if held is not None and held.expires_at > utcnow() and held.holder != lease.process_holder():
         message = (
@@ -219,8 +219,6 @@ def check_lease(as_json):
 
 def drive(run_id, cfg, out, first_event):
     """Work on the run in a thread; Ctrl-C/SIGTERM stop it cleanly. Returns the exit code."""
-    import signal
-
     stop = threading.Event()
     outcome = {}
 
@@ -283,8 +281,6 @@ def _raise_interrupt(signum, frame):
 
 def averages(run_id):
     """Per-target averages for the end-of-run summary (summary.json's own shape)."""
-    from ..exports.summary import averages_to_dict
-
     rows = [averages_to_dict(r) for r in model_averages(get_run(run_id))]
     return [
         {
@@ -302,20 +298,17 @@ def averages(run_id):
 
 def write_reports(run_id, folder, as_json, quiet):
     """summary.json and report.html into `folder` (the web app's own generators)."""
-    from .. import exports
-
     summary_path, report_path = folder / "summary.json", folder / "report.html"
     with db_context():
         run_obj = get_run(run_id)
         try:
             folder.mkdir(parents=True, exist_ok=True)
             summary_path.write_text(
-                json.dumps(exports.summary_json(run_obj), indent=2, ensure_ascii=False, default=str)
-                + "\n",
+                json.dumps(summary_json(run_obj), indent=2, ensure_ascii=False, default=str) + "\n",
                 encoding="utf-8",
             )
             with report_path.open("w", encoding="utf-8") as handle:
-                for chunk in exports.report_html_chunks(run_obj):
+                for chunk in report_html_chunks(run_obj):
                     handle.write(chunk)
         except OSError as exc:
             where = exc.filename or folder

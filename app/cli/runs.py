@@ -6,7 +6,10 @@ from pathlib import Path
 
 import click
 
+from ..datasets import run_config
+from ..datasets import run_plan
 from ..errors import LlmbenchError
+from ..results import compare
 from ..runs.lifecycle import resume_run
 from ..runs.queries import get_run
 from ..runs.state import run_state
@@ -48,8 +51,6 @@ def run(config_path, dry_run, as_json, quiet):
     Exit codes: 0 finished (even with failed items), 1 error, 2 invalid config or
     dataset, 3 interrupted (resumable).
     """
-    from ..datasets import run_config
-    from ..datasets import run_plan
 
     cfg = open_db(check_only=dry_run)
     with db_context():
@@ -95,7 +96,6 @@ def run(config_path, dry_run, as_json, quiet):
 )
 def resume(run_id, as_json, quiet, max_budget_usd):
     """Continue a stopped, paused or interrupted run where it left off (exit codes as `run`)."""
-
     cfg = open_db()
     with db_context():
         check_lease(as_json)
@@ -123,7 +123,6 @@ def resume(run_id, as_json, quiet, max_budget_usd):
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON event instead of text.")
 def report(run_id, out_dir, as_json):
     """Write summary.json and a self-contained report.html for a run."""
-
     open_db()
     with db_context():
         try:
@@ -140,8 +139,6 @@ def report(run_id, out_dir, as_json):
 @click.option("--limit", default=10, show_default=True, help="Task changes listed per kind.")
 def diff(run_a, run_b, as_json, limit):
     """Per-model and per-task score deltas from RUN_A to RUN_B (B - A)."""
-    from ..results import compare
-
     open_db()
     with db_context():
         try:

@@ -1,11 +1,14 @@
 """Shared pieces of the dataset formats: parsed tasks, error collection, value normalisers."""
 
 import json
+import tempfile
 from dataclasses import dataclass
 from dataclasses import field
+from pathlib import Path
 
 from ..catalog.task_fields import TASK_FIELDS
 from ..errors import ValidationError
+from ..errors import format_error
 from ..models import DIFFICULTIES
 from .lines import LineDict
 
@@ -63,8 +66,6 @@ class Problems:
 
 def summary_message(entries, limit=20):
     """One readable message for many problems (the full list travels in `errors`)."""
-    from ..errors import format_error
-
     head = [format_error(e) for e in entries[:limit]]
     more = len(entries) - limit
     if more > 0:
@@ -75,9 +76,6 @@ def summary_message(entries, limit=20):
 
 def folder_problem(path):
     """Why files cannot be written under folder `path` (None when they can); leaves nothing."""
-    import tempfile
-    from pathlib import Path
-
     probe = Path(path)
     while not probe.exists() and probe.parent != probe:
         probe = probe.parent  # the folder is made when needed: its nearest existing parent counts

@@ -13,7 +13,7 @@ from ..models import FAILED
 from ..models import NEW
 from ..models import WAITING_FOR_JUDGE
 from ..models import Item
-from ..providers import ProviderError
+from ..providers.interface import ProviderError
 from ..runs.lifecycle import item_messages
 from . import metrics
 from . import retry

@@ -2,6 +2,7 @@
 
 import threading
 
+from ..catalog.providers import provider_config
 from ..providers import get_adapter
 from . import warmup
 
@@ -42,8 +43,6 @@ class RunState:
         self.worker_failures = 0  # slices in a row whose worker crashed
 
     def adapter(self, provider):
-        from ..catalog.providers import provider_config
-
         cached = self.adapters.get(provider.id)
         if cached and cached[0] == provider.updated_at:
             return cached[1]

@@ -27,6 +27,7 @@ from ..models import Item
 from ..models import Run
 from ..models import RunTarget
 from ..runlog import log_event
+from ..runs.queries import spent_usd
 from ..runs.state import run_state
 from . import lease
 from . import retry
@@ -266,8 +267,6 @@ class Slice(Groups, Workers):
 
     def _over_budget(self):
         if self.spent is None:
-            from ..runs.queries import spent_usd
-
             self.spent = float(spent_usd(self.run))
         if self.spent < float(self.budget):
             return False

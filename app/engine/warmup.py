@@ -10,8 +10,8 @@ import logging
 
 from .. import judge
 from ..models import RunTarget
-from ..providers import Cancelled
-from ..providers import ProviderError
+from ..providers.interface import Cancelled
+from ..providers.interface import ProviderError
 from . import retry
 
 log = logging.getLogger(__name__)

@@ -1,10 +1,10 @@
-"""Export kinds as downloadable files: (chunks, filename, content type) for the web and the API."""
+"""Export kinds as downloadable files: (chunks, filename, content type) for the web and the API.
+
+The edges turn them into a streamed attachment (api/replies.py `attachment`); no HTTP here.
+"""
 
 import json
 import re
-
-from flask import Response
-from flask import stream_with_context
 
 from .csvfiles import csv_average
 from .csvfiles import csv_detailed
@@ -59,12 +59,3 @@ def download(run, kind):
     if kind == "report_html":
         return report_html_chunks(run), f"{name}-report.html", "text/html; charset=utf-8"
     raise ValueError(f"unknown export kind {kind!r}")
-
-
-def response(run, kind):
-    """A streamed attachment response for one export kind of `run` (the web and the API)."""
-    chunks, filename, content_type = download(run, kind)
-    # content_type=, not mimetype=: the value already names its charset (Flask would add one).
-    result = Response(stream_with_context(chunks), content_type=content_type)
-    result.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return result

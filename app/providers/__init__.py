@@ -1,85 +1,15 @@
-"""Provider adapters: one module per wire format behind one small interface.
+"""Provider adapters: one module per wire format behind one small interface (interface.py)."""
 
-An adapter is built from a plain ProviderConfig (headers already decrypted) and offers:
-  list_models() -> list[dict]            each {"id": str, ...metadata}
-  chat(model, messages, params=None, *, stream=True, json_schema=None,
-       keep_alive=None, cancel=None) -> Completion
-  unload(model) -> None                  frees the model's memory where the server supports it
-  loaded_models() -> list[dict]          models currently in memory (Ollama /api/ps), else []
-Errors are ProviderError, classified transient or permanent, with no secret in the text.
-"""
+from .ollama import OllamaAdapter
+from .openai import OpenAIAdapter
 
-from dataclasses import dataclass
-from dataclasses import field
-
-
-@dataclass
-class ProviderConfig:
-    """What an adapter needs to talk to one model server (no database objects)."""
-
-    name: str
-    type: str  # OPENAI | OLLAMA
-    base_url: str
-    models_endpoint: str
-    inference_endpoint: str
-    headers: dict = field(default_factory=dict)  # decrypted; never log these
-    timeout: float = 120.0
-    max_concurrency: int = 1
-    id: int | None = None
-
-
-@dataclass
-class Completion:
-    """One model answer with its metrics, as measured by us and as reported by the server."""
-
-    text: str
-    model: str | None = None  # the model the server says answered
-    finish_reason: str | None = None
-    wall_ms: float = 0.0  # request sent -> last byte
-    ttft_ms: float | None = None  # request sent -> first content token (streamed)
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    tokens_per_second: float | None = None  # decode speed only, never total/latency
-    tps_source: str | None = None  # ollama.eval | llamacpp.timings | stream.estimate | ...
-    tokens_estimated: bool = False  # token counts guessed (no server counter)
-    prompt_ms: float | None = None  # prompt processing time
-    decode_ms: float | None = None  # generation time
-    load_ms: float | None = None  # model load time reported by the server
-    cost_usd: float | None = None  # provider-reported cost (OpenRouter usage.cost)
-    request: dict | None = None  # body we sent (no headers)
-    raw: str = ""  # the raw response body (for streams: every line, as received)
-    raw_json: dict | None = None  # the final response assembled as one JSON object
-
-
-class ProviderError(Exception):
-    """A call to a model server failed. `transient` errors are worth retrying."""
-
-    def __init__(self, message, *, transient, kind, status=None, retry_after=None, raw=None):
-        super().__init__(message)
-        self.message = message
-        self.transient = transient
-        # connection, timeout, rate_limit, server, client, not_found, malformed, cancelled
-        self.kind = kind
-        self.status = status
-        self.retry_after = retry_after  # seconds, from Retry-After
-        self.raw = raw
-
-
-class Cancelled(ProviderError):
-    """The request was abandoned because the run was stopped."""
-
-    def __init__(self, message="request abandoned: the run was stopped"):
-        super().__init__(message, transient=True, kind="cancelled")
+ADAPTERS = {"OPENAI": OpenAIAdapter, "OLLAMA": OllamaAdapter}
 
 
 def get_adapter(config):
     """The adapter for a ProviderConfig, by its type."""
-    from .ollama import OllamaAdapter
-    from .openai import OpenAIAdapter
-
-    adapters = {"OPENAI": OpenAIAdapter, "OLLAMA": OllamaAdapter}
     try:
-        cls = adapters[config.type]
+        cls = ADAPTERS[config.type]
     except KeyError:
         raise ValueError(f"unknown provider type {config.type!r}; use OPENAI or OLLAMA") from None
     return cls(config)

@@ -9,8 +9,8 @@ from http import HTTPStatus
 
 import requests
 
-from . import Cancelled
-from . import ProviderError
+from .interface import Cancelled
+from .interface import ProviderError
 
 CONNECT_TIMEOUT = 10.0  # seconds; a server that does not accept within this is down
 ERROR_SNIPPET = 200

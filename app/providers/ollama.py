@@ -2,12 +2,12 @@
 
 import time
 
-from . import Completion
-from . import ProviderError
 from .base import HttpAdapter
 from .base import estimate_from_stream
 from .base import integer
 from .base import number
+from .interface import Completion
+from .interface import ProviderError
 
 DEFAULT_MODELS_ENDPOINT = "/api/tags"
 DEFAULT_INFERENCE_ENDPOINT = "/api/chat"

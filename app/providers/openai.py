@@ -2,11 +2,11 @@
 
 import time
 
-from . import Completion
 from .base import HttpAdapter
 from .base import estimate_from_stream
 from .base import integer
 from .base import number
+from .interface import Completion
 
 DEFAULT_MODELS_ENDPOINT = "/v1/models"
 DEFAULT_INFERENCE_ENDPOINT = "/v1/chat/completions"

@@ -4,23 +4,30 @@ from flask import g
 from flask import jsonify
 from flask import render_template
 from flask import request
-from flask_htmx import HTMX
 from flask_wtf.csrf import CSRFError
-from flask_wtf.csrf import CSRFProtect
 from werkzeug.exceptions import HTTPException
 from werkzeug.local import LocalProxy
 
+from ..api import AREAS as api_areas
+from ..api import bp as api_bp
 from ..errors import LlmbenchError
-
-htmx = HTMX()
-csrf = CSRFProtect()
+from ..runs.queries import active_run
+from . import collections
+from . import dashboard
+from . import datasets
+from . import patterns
+from . import providers
+from . import results
+from . import runs
+from . import settings
+from . import tasks
+from .extensions import csrf
+from .extensions import htmx
 
 
 def _active_run():
     """The running or paused run (or None), looked up once per request."""
     if "_active_run" not in g:
-        from ..runs.queries import active_run
-
         g._active_run = active_run()
     return g._active_run
 
@@ -30,25 +37,15 @@ def init_app(app):
     htmx.init_app(app)
     csrf.init_app(app)
 
-    from ..api import bp as api_bp
-    from . import collections
-    from . import dashboard
-    from . import datasets
-    from . import providers
-    from . import results
-    from . import runs
-    from . import settings
-    from . import tasks
-
     # The JSON API takes application/json only, which a cross-site form cannot send
     # without a CORS preflight we never grant; CSRF tokens guard the HTML forms.
     csrf.exempt(api_bp)
+    for area in api_areas:  # flask-wtf looks the exemption up by the nested blueprint
+        csrf.exempt(area.bp)
     app.register_blueprint(api_bp)
     for module in (dashboard, providers, tasks, collections, settings, datasets, runs, results):
         app.register_blueprint(module.bp)
     if app.debug or app.config.get("TESTING"):
-        from . import patterns
-
         app.register_blueprint(patterns.bp)
 
     @app.context_processor

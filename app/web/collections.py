@@ -19,7 +19,7 @@ from ..catalog.tasks import list_categories
 from ..catalog.tasks import search_tasks
 from ..errors import Conflict
 from ..errors import ValidationError
-from . import htmx
+from .extensions import htmx
 from .settings import form_errors
 
 bp = Blueprint("collections", __name__, url_prefix="/settings/collections")

@@ -14,7 +14,7 @@ from ..errors import Conflict
 from ..errors import LlmbenchError
 from ..errors import ValidationError
 from ..errors import format_error
-from ..providers import ProviderError
+from ..providers.interface import ProviderError
 from ..runs import live
 from ..runs import spec as spec_mod
 from ..runs.history import history

@@ -17,8 +17,8 @@ from ..catalog.providers import run_test_inference
 from ..catalog.providers import update_provider
 from ..errors import Conflict
 from ..errors import ValidationError
-from ..providers import ProviderError
-from . import htmx
+from ..providers.interface import ProviderError
+from .extensions import htmx
 from .settings import errors_by_field
 from .settings import form_errors
 

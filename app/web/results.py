@@ -13,6 +13,7 @@ from flask import render_template
 from flask import request
 from flask import url_for
 
+from ..api.replies import attachment
 from ..errors import LlmbenchError
 from ..errors import NotFound
 from ..errors import ValidationError
@@ -38,7 +39,7 @@ from ..runs.retries import retry_failed_answers
 from ..runs.retries import retry_failed_judgements
 from ..runs.retries import retryable_answer_failures
 from ..runs.state import run_state
-from . import htmx
+from .extensions import htmx
 
 bp = Blueprint("results", __name__)
 
@@ -310,7 +311,7 @@ def delete(run_id):
 
 
 def _download(run_id, kind):
-    return files.response(get_run(run_id), kind)
+    return attachment(*files.download(get_run(run_id), kind))
 
 
 @bp.get("/runs/<run_id>/results.csv")

@@ -27,7 +27,7 @@ from ..runs.live import recent_logs
 from ..runs.live import run_models
 from ..runs.progress import progress as run_progress
 from ..runs.queries import get_run
-from . import htmx
+from .extensions import htmx
 
 bp = Blueprint("runs", __name__, url_prefix="/runs")
 

@@ -20,7 +20,7 @@ from ..catalog.tasks import task_to_dict
 from ..catalog.tasks import update_task
 from ..errors import Conflict
 from ..errors import ValidationError
-from . import htmx
+from .extensions import htmx
 from .settings import form_errors
 
 bp = Blueprint("tasks", __name__, url_prefix="/settings/tasks")

@@ -1,7 +1,9 @@
-"""Helpers the API modules share: the request's JSON body, and a 201 reply for a new resource."""
+"""Replies the edges share: the request's JSON body, a 201 for a new resource, a streamed file."""
 
+from flask import Response
 from flask import jsonify
 from flask import request
+from flask import stream_with_context
 
 from ..errors import ValidationError
 
@@ -24,3 +26,11 @@ def created(data, location):
     response = jsonify(data)
     response.headers["Location"] = location
     return response, 201
+
+
+def attachment(chunks, filename, content_type):
+    """A streamed download of `chunks` (str) named `filename` (the web pages and the API)."""
+    # content_type=, not mimetype=: the value already names its charset (Flask would add one).
+    response = Response(stream_with_context(chunks), content_type=content_type)
+    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
