@@ -10,7 +10,7 @@ def _canonical(value):
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def clean_params(params):
+def canonical_params(params):
     """Generation params without unset values, keys sorted (what the hash and the request use)."""
     return {k: params[k] for k in sorted(params or {}) if params[k] not in (None, "", [])}
 
@@ -22,7 +22,7 @@ def context_hash(provider_name, base_url, model, params, messages, template_vers
         "provider": provider_name,
         "base_url": (base_url or "").rstrip("/"),
         "model": model,
-        "params": clean_params(params),
+        "params": canonical_params(params),
         "messages": messages,
         "template_version": template_version,
     }

@@ -2,6 +2,11 @@
 
 import logging
 
+from peewee import DateTimeField
+from peewee import FloatField
+from playhouse.migrate import SqliteMigrator
+from playhouse.migrate import migrate
+
 from .clock import utcnow
 from .db import database
 from .db import init_db
@@ -40,10 +45,6 @@ def m002_item_progress_indexes(db):
 def m003_item_judge_cost(db):
     # The run budget counts the judge's calls too (seed 004 maxBudgetUsd). Add-only, nullable:
     # items judged before it have no judge cost. A fresh database has it from m001.
-    from peewee import FloatField
-    from playhouse.migrate import SqliteMigrator
-    from playhouse.migrate import migrate
-
     if "judge_cost_usd" in {c.name for c in db.get_columns("item")}:
         return
     migrator = SqliteMigrator(db)
@@ -55,6 +56,21 @@ def m004_item_updated_at_index(db):
     # The live view's latest items (polled every second) sort the run's items by updated_at.
     # Same name as models.py (a fresh database has it from m001); add-only, no data change.
     db.execute_sql("CREATE INDEX IF NOT EXISTS item_run_id_updated_at ON item (run_id, updated_at)")
+
+
+@migration
+def m005_item_claimed_until(db):
+    # "In flight" gets its own column instead of being inferred from attempts, next_retry_at
+    # and a NULL error_msg; next_retry_at goes back to meaning only "retry after". A claim that
+    # was live when this runs moves its deadline over. A fresh database has it from m001.
+    if "claimed_until" in {c.name for c in db.get_columns("item")}:
+        return
+    migrate(SqliteMigrator(db).add_column("item", "claimed_until", DateTimeField(null=True)))
+    db.execute_sql(
+        "UPDATE item SET claimed_until = next_retry_at, next_retry_at = NULL "
+        "WHERE status IN ('NEW', 'WAITING_FOR_JUDGE') AND attempts > 0 "
+        "AND next_retry_at IS NOT NULL AND error_msg IS NULL"
+    )
 
 
 def applied(db):

@@ -175,7 +175,10 @@ class Item(BaseModel):
     answer_attempts = IntegerField(default=0)
     first_attempt_at = DateTimeField(null=True)
     last_attempt_at = DateTimeField(null=True)
-    next_retry_at = DateTimeField(null=True)
+    next_retry_at = DateTimeField(null=True)  # a failed attempt's backoff: not before then
+    # m005: set while an orchestrator works on the item (its request is out), cleared by every
+    # outcome; past it, a crashed holder's claim is claimable again.
+    claimed_until = DateTimeField(null=True)
     # The answer.
     request_json = JSONField(null=True)
     response_raw = TextField(null=True)
@@ -210,6 +213,11 @@ class Item(BaseModel):
     error_msg = TextField(null=True)
     created_at = DateTimeField(default=utcnow)
     updated_at = DateTimeField(default=utcnow)
+
+    @classmethod
+    def in_flight(cls, now):
+        """WHERE an orchestrator holds a live claim on the item (its request is out)."""
+        return cls.claimed_until.is_null(False) & (cls.claimed_until > now)
 
     class Meta:
         indexes = (

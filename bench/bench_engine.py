@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from app import db
 from app import migrations
+from app.engine.items import ItemWorker
 from app.engine.orchestrator import run_foreground
-from app.engine.slice import Slice
 from app.models import COMPLETED
 from app.models import Collection
 from app.models import CollectionTask
@@ -83,8 +83,8 @@ def _cpu_timed(kind, loop):
     return timed
 
 
-Slice.answer_loop = _cpu_timed("answer", Slice.answer_loop)
-Slice.judge_loop = _cpu_timed("judge", Slice.judge_loop)
+ItemWorker.answer = _cpu_timed("answer", ItemWorker.answer)
+ItemWorker.judge = _cpu_timed("judge", ItemWorker.judge)
 
 
 def _fresh_db(folder, n_tasks, concurrency, url):

@@ -14,10 +14,10 @@ from app import crypto
 from app.catalog.providers import create_provider
 from app.db import database
 from app.engine import claims
+from app.engine import groups
 from app.engine import metrics
 from app.engine.claims import claim
 from app.engine.orchestrator import tick
-from app.engine.slice import Slice
 from app.errors import Conflict
 from app.models import COMPLETED
 from app.models import FAILED
@@ -255,10 +255,10 @@ def test_an_error_in_the_orchestrator_itself_pauses_the_run(app, fake, config, m
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(1))
 
-    def broken(self):
+    def broken(ctx):
         raise KeyError("target")
 
-    monkeypatch.setattr(Slice, "_pick_group", broken)
+    monkeypatch.setattr(groups, "pick_group", broken)
     result = tick(config, holder=HOLDER, now=FakeClock())
     assert result["state"] == "paused"
     assert "KeyError" in Run.get_by_id(run.id).control_reason

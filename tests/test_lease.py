@@ -83,7 +83,8 @@ def test_takeover_stops_the_dead_holders_run_and_releases_its_claim(app, fake):
     run = Run.get_by_id(run.id)
     assert run_state(run) == "stopped" and run.control_reason == lease.INTERRUPTED_REASON
     first = Item.get_by_id(claimed.id)
-    assert first.status == NEW and first.attempts == 0 and first.next_retry_at is None
+    assert first.status == NEW and first.attempts == 0 and first.claimed_until is None
+    assert first.next_retry_at is None
     assert [e.event for e in run.logs][-1] == "interrupted"
     resume_run(run.run_id)
     assert drive(app.config, clock, holder="b")["state"] == "finished"

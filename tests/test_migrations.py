@@ -1,11 +1,19 @@
 """Schema migrations: recorded with a version, applied once, add-only."""
 
+import datetime as dt
+
 from app import migrations
 from app.db import database
 from app.migrations import open_db
 from app.models import ALL_MODELS
+from app.models import NEW
+from app.models import PENDING
+from app.models import Item
 from app.models import Provider
 from tests.conftest import make_app
+from tests.factories import T0
+from tests.factories import add_item
+from tests.factories import make_run
 
 
 def test_a_fresh_database_records_every_migration(app):
@@ -92,18 +100,25 @@ def _item_columns():
     return {c.name for c in database.get_columns("item")}
 
 
+def _upto(monkeypatch, last):
+    """Pretend the code that shipped `last` is running: later migrations are left out."""
+    names = [fn.__name__ for fn in migrations.MIGRATIONS]
+    later = names[names.index(last.__name__) + 1 :]
+    for name in later:
+        database.execute_sql("DELETE FROM _migrations WHERE name = ?", (name,))
+    monkeypatch.setattr(
+        migrations, "MIGRATIONS", migrations.MIGRATIONS[: names.index(last.__name__) + 1]
+    )
+
+
 def test_a_version_2_database_gets_the_judge_cost_column(app, monkeypatch):
     import sqlite3
 
     assert sqlite3.sqlite_version_info >= (3, 35, 0)  # DROP COLUMN
+    # A version-2 database upgraded by the code that added m003.
+    _upto(monkeypatch, migrations.m003_item_judge_cost)
     database.execute_sql("ALTER TABLE item DROP COLUMN judge_cost_usd")
     database.execute_sql("DELETE FROM _migrations WHERE name = 'm003_item_judge_cost'")
-    # A version-2 database upgraded by the code that added m003 (later migrations left out).
-    database.execute_sql("DELETE FROM _migrations WHERE name = 'm004_item_updated_at_index'")
-    upto_m003 = migrations.MIGRATIONS[
-        : migrations.MIGRATIONS.index(migrations.m003_item_judge_cost) + 1
-    ]
-    monkeypatch.setattr(migrations, "MIGRATIONS", upto_m003)
     assert "judge_cost_usd" not in _item_columns()
     assert migrations.schema_version(database) == 2
     migrations.apply(database)
@@ -119,7 +134,8 @@ def test_the_judge_cost_migration_is_a_no_op_when_the_column_exists(app):
     assert "judge_cost_usd" in before
 
 
-def test_a_version_3_database_gets_the_updated_at_index(app):
+def test_a_version_3_database_gets_the_updated_at_index(app, monkeypatch):
+    _upto(monkeypatch, migrations.m004_item_updated_at_index)
     database.execute_sql("DROP INDEX item_run_id_updated_at")
     database.execute_sql("DELETE FROM _migrations WHERE name = 'm004_item_updated_at_index'")
     assert "item_run_id_updated_at" not in _item_indexes()
@@ -138,3 +154,24 @@ def test_the_latest_items_query_uses_the_updated_at_index(app):
         )
     )
     assert "item_run_id_updated_at" in plan
+
+
+def test_a_version_4_database_moves_live_claims_to_claimed_until(app):
+    run, (target,) = make_run("r4", status=PENDING)
+    deadline = T0 + dt.timedelta(seconds=90)
+    in_flight = add_item(run, target, "t1", status=NEW, attempts=1, next_retry_at=deadline)
+    backoff = add_item(
+        run, target, "t2", status=NEW, attempts=1, next_retry_at=deadline, error_msg="503"
+    )
+    fresh = add_item(run, target, "t3", status=NEW)
+    # Back to version 4: no claimed_until column, the claim deadline kept in next_retry_at.
+    database.execute_sql("ALTER TABLE item DROP COLUMN claimed_until")
+    database.execute_sql("DELETE FROM _migrations WHERE name = 'm005_item_claimed_until'")
+    migrations.apply(database)
+    assert "claimed_until" in _item_columns()
+    claimed = Item.get_by_id(in_flight.id)
+    assert claimed.claimed_until == deadline and claimed.next_retry_at is None
+    waiting = Item.get_by_id(backoff.id)
+    assert waiting.next_retry_at == deadline and waiting.claimed_until is None
+    untouched = Item.get_by_id(fresh.id)
+    assert untouched.next_retry_at is None and untouched.claimed_until is None

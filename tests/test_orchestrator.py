@@ -374,7 +374,8 @@ def test_stop_abandons_the_slow_request_and_keeps_its_item_claimable(app, fake, 
     assert time.monotonic() - started < 1.8  # it did not wait for the answer
     assert result["state"] == "stopped"
     second = Item.select().order_by(Item.id)[1]
-    assert second.status == NEW and second.attempts == 0 and second.next_retry_at is None
+    assert second.status == NEW and second.attempts == 0 and second.claimed_until is None
+    assert second.next_retry_at is None
     assert second.answer is None and second.response_raw is None
     fake.responder = None
     _wait_until_idle(fake)  # the abandoned request's answer arrives: it must not be recorded

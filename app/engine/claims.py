@@ -1,8 +1,9 @@
 """Claims on items: take the next one in one UPDATE, extend it while in flight, give it back.
 
-Every write after a claim is guarded by `status` and the claimed `attempts` (update_claimed), so an
-answer that arrives after its claim was released (stop) or re-claimed (crash recovery) is never
-written.
+A claim sets `claimed_until` (and counts the attempt); every write after it is guarded by
+`status` and the claimed `attempts` and clears `claimed_until` (update_claimed), so an answer
+that arrives after its claim was released (stop) or re-claimed (crash recovery) is never written.
+`next_retry_at` only ever means "a failed attempt waits until then".
 """
 
 from ..clock import db_text
@@ -11,15 +12,14 @@ from ..models import NEW
 from ..models import WAITING_FOR_JUDGE
 from ..models import Item
 
-# One statement claims the next item: attempts counted, a claim deadline in next_retry_at (so a
-# crashed in-flight item becomes claimable again) and error_msg cleared (marks "in flight").
-# It claims nothing once the run is no longer running, so a pause committed by any process
-# stops new claims at once: only the items already in flight finish.
+# One statement claims the next item. It claims nothing once the run is no longer running, so
+# a pause committed by any process stops new claims at once: only the items in flight finish.
 CLAIM_SQL = (
     "UPDATE item SET attempts = attempts + 1, last_attempt_at = ?, "
-    "first_attempt_at = COALESCE(first_attempt_at, ?), next_retry_at = ?, error_msg = NULL "
+    "first_attempt_at = COALESCE(first_attempt_at, ?), claimed_until = ? "
     "WHERE id = (SELECT id FROM item WHERE run_id = ? AND status = ? {target} "
-    "AND (next_retry_at IS NULL OR next_retry_at <= ?) ORDER BY id LIMIT 1) "
+    "AND (next_retry_at IS NULL OR next_retry_at <= ?) "
+    "AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT 1) "
     "AND EXISTS (SELECT 1 FROM run WHERE id = ? AND status = 'PENDING' AND control = 'running') "
     "RETURNING id, attempts, task_key, question, system_prompt, answer, first_attempt_at, "
     "target_id"
@@ -54,13 +54,50 @@ class Claimed:
         self.first_attempt_at = Item.first_attempt_at.python_value(first)
 
 
+def claimable(run, status, now):
+    """WHERE an item of `run` in `status` may be claimed now (no backoff, no live claim)."""
+    return (
+        (Item.run == run)
+        & (Item.status == status)
+        & (Item.next_retry_at.is_null() | (Item.next_retry_at <= now))
+        & ~Item.in_flight(now)
+    )
+
+
+def any_claimable(run, status, now, target_id=None):
+    """True when an item of the run (optionally of one target) can be claimed now."""
+    query = Item.select().where(claimable(run, status, now))
+    if target_id is not None:
+        query = query.where(Item.target == target_id)
+    return query.exists()
+
+
+def next_wake(run, target_id=None):
+    """The earliest time a waiting item (backoff or claim) becomes claimable, or None."""
+    unsettled = (Item.run == run) & Item.status.in_([NEW, WAITING_FOR_JUDGE])
+    if target_id is not None:
+        unsettled &= Item.target == target_id
+    times = []
+    for column in (Item.next_retry_at, Item.claimed_until):
+        row = (
+            Item.select(column)
+            .where(unsettled & column.is_null(False))
+            .order_by(column)
+            .tuples()
+            .first()
+        )
+        if row:
+            times.append(row[0])
+    return min(times) if times else None
+
+
 def claim(run_id, status, now, deadline, target_id=None):
     """Claim the next claimable item of a run (optionally of one target): Claimed or None."""
     sql = CLAIM_SQL.format(target="AND target_id = ?" if target_id is not None else "")
     params = [db_text(now), db_text(now), db_text(deadline), run_id, status]
     if target_id is not None:
         params.append(target_id)
-    params += [db_text(now), run_id]
+    params += [db_text(now), db_text(now), run_id]
     with database.atomic("IMMEDIATE"):
         row = database.execute_sql(sql, params).fetchone()
     return Claimed(row) if row else None
@@ -73,12 +110,27 @@ def release(item_id, attempts):
     not give up on its first transient error because of when it was first tried.
     """
     return (
-        Item.update(attempts=Item.attempts - 1, next_retry_at=None, first_attempt_at=None)
+        Item.update(attempts=Item.attempts - 1, claimed_until=None, first_attempt_at=None)
         .where(
             (Item.id == item_id)
             & (Item.attempts == attempts)
             & Item.status.in_([NEW, WAITING_FOR_JUDGE])
-            & Item.error_msg.is_null()
+            & Item.claimed_until.is_null(False)
+        )
+        .execute()
+    )
+
+
+def release_all(runs):
+    """Give back every claim on the items of `runs` (a dead holder's): its attempts never
+    finished, so they are not counted. Returns how many."""
+    return (
+        Item.update(attempts=Item.attempts - 1, claimed_until=None, first_attempt_at=None)
+        .where(
+            Item.run.in_(runs)
+            & Item.status.in_([NEW, WAITING_FOR_JUDGE])
+            & (Item.attempts > 0)
+            & Item.claimed_until.is_null(False)
         )
         .execute()
     )
@@ -87,8 +139,8 @@ def release(item_id, attempts):
 def extend(item_id, status, attempts, deadline):
     """Push on the deadline of a claim still in flight; 1 when it is still ours."""
     return database.execute_sql(
-        "UPDATE item SET next_retry_at = ? WHERE id = ? AND status = ? AND attempts = ? "
-        "AND error_msg IS NULL",
+        "UPDATE item SET claimed_until = ? WHERE id = ? AND status = ? AND attempts = ? "
+        "AND claimed_until IS NOT NULL",
         (db_text(deadline), item_id, status, attempts),
     ).rowcount
 
@@ -97,7 +149,9 @@ _UPDATE_SQL = {}  # field names -> SQL text: built once, an item is recorded per
 
 
 def update_claimed(item_id, status, attempts, fields):
-    """Update the item only while it is still ours (status and claimed attempts); 1 if it was."""
+    """Record an outcome while the item is still ours (status and claimed attempts); the claim
+    ends with it. 1 if it was ours."""
+    fields = {**fields, "claimed_until": None}
     names = tuple(fields)
     sql = _UPDATE_SQL.get(names)
     if sql is None:

@@ -1,8 +1,5 @@
-"""One item's work for the orchestrator: claim it, call the target or the judge, record the outcome.
-
-The claim itself (and the guard on every write after it) lives in claims.py; claim, extend and
-release are used through this module.
-"""
+"""One claimed item's work: call the target or the judge, then record the answer, the
+judgement, a retry or the failure (every write guarded by the claim, engine/claims.py)."""
 
 import logging
 
@@ -35,16 +32,16 @@ class Failure(Exception):
         self.retry_after = retry_after
 
 
-class ItemWork:
-    """Answer and judge items for one slice of one run (shared by the slice's worker threads)."""
+class ItemWorker:
+    """Answers and judges claimed items of one run (shared by the tick's worker threads)."""
 
-    def __init__(self, slice_):
-        self.s = slice_
+    def __init__(self, ctx):
+        self.ctx = ctx
 
     # ---- answers ---------------------------------------------------------------------------
     def answer(self, item, target, adapter):
         """Send one claimed item to its target and record the answer, a retry or the failure."""
-        s = self.s
+        ctx = self.ctx
         attempts = item.attempts
         messages = item_messages(item.system_prompt, item.question)
         try:
@@ -53,25 +50,25 @@ class ItemWork:
                 messages,
                 params=target.params or {},
                 stream=True,
-                keep_alive=s.keep_alive(target.provider),
-                cancel=s.cancel,
+                keep_alive=ctx.keep_alive(target.provider),
+                cancel=ctx.cancel,
             )
         except ProviderError as exc:
-            if not s.cancel.is_set():  # a stop abandoned it: the supervisor released the claim
+            if not ctx.cancel.is_set():  # a stop abandoned it: the supervisor released the claim
                 self._answer_failed(item, attempts, exc)
             return
         except Exception as exc:  # an adapter bug must not kill the run: fail this item
             log.exception("unexpected error answering item %s", item.id)
             self._answer_failed(item, attempts, Failure(f"internal error: {exc!r}", False))
             return
-        if s.cancel.is_set():
+        if ctx.cancel.is_set():
             return
         if not (completion.text or "").strip():
             self._empty_answer(item, attempts, completion)
             return
-        now = s.now()
+        now = ctx.now()
         tps, tps_source, decode_ms = metrics.speed(completion)
-        cost_usd, cost_source = cost(completion, s.price(target))
+        cost_usd, cost_source = cost(completion, ctx.price(target))
         fields = dict(
             # The judge's attempts and retry-time cap start afresh (first_attempt_at is set
             # again by the first judge claim): a long benchmark must not use up the judge's.
@@ -111,7 +108,7 @@ class ItemWork:
         with database.atomic():
             if not update_claimed(item.id, NEW, attempts, fields):
                 return
-            s.emit(
+            ctx.emit(
                 "item_done",
                 message,
                 data={
@@ -124,7 +121,7 @@ class ItemWork:
                 },
                 now=now,
             )
-        s.add_cost(cost_usd)
+        ctx.budget.add(cost_usd)
 
     def _empty_answer(self, item, attempts, completion):
         # An empty answer is retried once as a glitch (a dropped stream, a server hiccup); a
@@ -147,25 +144,25 @@ class ItemWork:
     def _answer_failed(
         self, item, attempts, exc, extra=None, force_retry=False, final_message=None
     ):
-        now = self.s.now()
+        now = self.ctx.now()
         fields = dict(extra or {}, error_stage="answer", updated_at=now)
         if getattr(exc, "raw", None) and "response_raw" not in fields:
             fields["response_raw"] = exc.raw
-        counted = min(attempts, self.s.max_attempts - 1) if force_retry else attempts
+        counted = min(attempts, self.ctx.max_attempts - 1) if force_retry else attempts
         self._retry_or_fail(item, attempts, exc, "answer", fields, now, counted, final_message)
 
     def _retry_or_fail(self, item, attempts, exc, stage, fields, now, counted, final_message=None):
         """Schedule the item's next attempt or fail it, as the retry policy decides; log it."""
-        s = self.s
+        ctx = self.ctx
         decision = retry.decide(
             attempts=counted,
             first_attempt_at=item.first_attempt_at or now,
             error=exc,
-            config=s.config,
-            limit=s.max_attempts,
+            config=ctx.config,
+            limit=ctx.max_attempts,
             now=now,
         )
-        label = f"{item.task_key} on {s.target_label(item.target_id)}"
+        label = f"{item.task_key} on {ctx.target_label(item.target_id)}"
         if stage == "judge":
             label = f"judging {label}"
         if decision.retry:
@@ -187,12 +184,12 @@ class ItemWork:
         status = WAITING_FOR_JUDGE if stage == "judge" else NEW
         with database.atomic():
             if update_claimed(item.id, status, attempts, fields):
-                s.emit(event, message, level=level, data=data, now=now)
+                ctx.emit(event, message, level=level, data=data, now=now)
 
     def internal_failure(self, item, status, exc, label):
         """An unexpected error while recording an item: FAILED with the error, in the run log."""
-        s = self.s
-        now = s.now()
+        ctx = self.ctx
+        now = ctx.now()
         error = f"internal error: {exc!r}"[:500]
         stage = "judge" if status == WAITING_FOR_JUDGE else "answer"
         with database.atomic():
@@ -208,7 +205,7 @@ class ItemWork:
                     "updated_at": now,
                 },
             ):
-                s.emit(
+                ctx.emit(
                     "item_failed",
                     f"{label} failed: {error}",
                     level="ERROR",
@@ -219,19 +216,19 @@ class ItemWork:
     # ---- judgements ------------------------------------------------------------------------
     def judge(self, item_id, attempts, adapter):
         """Have the judge score one answered item; record the judgement, a retry or failure."""
-        s = self.s
+        ctx = self.ctx
         item = Item.get_by_id(item_id)
         try:
             result = judge.judge_item(
                 adapter,
-                s.run.judge_model,
+                ctx.run.judge_model,
                 item,
-                params=s.run.judge_params,
-                keep_alive=s.keep_alive(s.run.judge_provider),
-                cancel=s.cancel,
+                params=ctx.run.judge_params,
+                keep_alive=ctx.keep_alive(ctx.run.judge_provider),
+                cancel=ctx.cancel,
             )
         except judge.JudgeError as exc:
-            if not s.cancel.is_set():
+            if not ctx.cancel.is_set():
                 self._judge_failed(item, attempts, exc)
             return
         except Exception as exc:
@@ -240,9 +237,9 @@ class ItemWork:
                 item, attempts, judge.JudgeError(f"internal error: {exc!r}", transient=False)
             )
             return
-        if s.cancel.is_set():
+        if ctx.cancel.is_set():
             return
-        now = s.now()
+        now = ctx.now()
         judge_cost = self._judge_cost(result["completions"])
         fields = dict(
             status=COMPLETED,
@@ -263,13 +260,13 @@ class ItemWork:
         reason = result["reason"]
         reason = reason if len(reason) <= 120 else reason[:117] + "..."
         message = (
-            f"{item.task_key} on {s.target_label(item.target_id)}: score "
+            f"{item.task_key} on {ctx.target_label(item.target_id)}: score "
             f"{result['score']:g}{' (auto-fail)' if result['auto_fail'] else ''}: {reason}"
         )
         with database.atomic():
             recorded = update_claimed(item.id, WAITING_FOR_JUDGE, attempts, fields)
             if recorded:
-                s.emit(
+                ctx.emit(
                     "item_judged",
                     message,
                     data={
@@ -281,18 +278,18 @@ class ItemWork:
                     now=now,
                 )
         if recorded:
-            s.add_cost(judge_cost)
+            ctx.budget.add(judge_cost)
 
     def _judge_cost(self, completions):
         """What a judgement's calls cost (the repair's included): provider-reported first,
         else the price table for the run's judge provider + model; None when none is known."""
-        price = self.s.judge_price()
+        price = self.ctx.judge_price()
         costs = [cost(c, price)[0] for c in completions]
         known = [c for c in costs if c is not None]
         return sum(known) if known else None
 
     def _judge_failed(self, item, attempts, exc):
-        now = self.s.now()
+        now = self.ctx.now()
         fields = dict(error_stage="judge", updated_at=now, judge_ms=exc.ms or None)
         if exc.raws:
             fields["judge_raw"] = JUDGE_RAW_SEPARATOR.join(r for r in exc.raws if r)

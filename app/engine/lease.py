@@ -16,12 +16,11 @@ from ..models import CONTROL_RUNNING
 from ..models import CONTROL_STOPPED
 from ..models import FINISHED
 from ..models import ORCHESTRATOR_LEASE
-from ..models import WAITING_FOR_JUDGE
-from ..models import Item
 from ..models import Lease
 from ..models import Run
 from ..models import RunLog
 from ..runlog import log_event
+from .claims import release_all
 
 NAME = ORCHESTRATOR_LEASE
 INTERRUPTED_REASON = "interrupted (server or process ended mid-run); continue it when ready"
@@ -103,19 +102,7 @@ def recover_interrupted(now, spare_run_id=None, resumed_after=None):
     yet taken over, would be undone a moment later).
     """
     pending = Run.select().where(Run.status != FINISHED)
-    # An in-flight claim: attempts counted, a claim deadline set, no failure recorded yet
-    # (a failed attempt always writes error_msg). That attempt never finished: do not count it.
-    released = (
-        Item.update(attempts=Item.attempts - 1, next_retry_at=None, first_attempt_at=None)
-        .where(
-            Item.run.in_(pending)
-            & Item.status.in_(["NEW", WAITING_FOR_JUDGE])
-            & (Item.attempts > 0)
-            & Item.next_retry_at.is_null(False)
-            & Item.error_msg.is_null()
-        )
-        .execute()
-    )
+    released = release_all(pending)
     runs = list(Run.select().where((Run.status != FINISHED) & (Run.control == CONTROL_RUNNING)))
     for run in runs:
         if spare_run_id is not None and run.run_id == spare_run_id:

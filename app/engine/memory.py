@@ -1,48 +1,52 @@
-"""What a holder keeps between ticks (group, warm-ups, adapters); this process's stop signals."""
+"""What an orchestrator holder remembers about its run between ticks: the warm model group, the
+adapters (with their kept-alive connections) and the warm-ups' backoff.
+
+Only a cache of this process: everything that must survive a restart is in the database.
+"""
 
 import threading
 
 from ..catalog.providers import provider_config
 from ..providers import get_adapter
-from . import warmup
 
 _lock = threading.Lock()
-_states = {}  # holder -> RunState kept between ticks (current group, warm-ups, adapters)
-_stop_signals = {}  # run pk -> Event set by a stop in this process (abandon requests at once)
+_memories = {}  # holder -> HolderMemory
 
 
-def signal_stop(run_pk):
-    """Called by stop_run: abandon this run's in-flight requests now (same process)."""
-    with _lock:
-        event = _stop_signals.get(run_pk)
-    if event is not None:
-        event.set()
+class Warmups:
+    """The warm-ups' backoff: when each (target id, or JUDGE) may be tried again."""
+
+    def __init__(self):
+        self.backoff = {}  # key -> {"attempts", "first", "next"}
+        self.judge_ready = False
+
+    def waiting(self, key, now):
+        """True while the key's warm-up waits for its retry time."""
+        entry = self.backoff.get(key)
+        return entry is not None and entry["next"] > now
+
+    def wake_at(self):
+        """The earliest time a waiting warm-up is due, or None."""
+        times = [e["next"] for e in self.backoff.values()]
+        return min(times) if times else None
+
+    def forget(self, key):
+        """Drop the key's backoff (it succeeded, failed for good, or is queued anew)."""
+        self.backoff.pop(key, None)
 
 
-def listen_for_stop(run_pk, event):
-    """Have a stop of this run set `event` (the cancel of the slice working on it)."""
-    with _lock:
-        _stop_signals[run_pk] = event
-
-
-def stop_listening(run_pk, event):
-    """Forget `event` for this run, unless a newer slice has put its own in its place."""
-    with _lock:
-        if _stop_signals.get(run_pk) is event:
-            del _stop_signals[run_pk]
-
-
-class RunState:
+class HolderMemory:
     """What one holder remembers about the run it works on, between ticks."""
 
     def __init__(self, key):
         self.key = key
         self.group = None  # RunTarget id whose model is warm (loaded)
         self.adapters = {}  # provider id -> (updated_at, adapter)
-        self.warmups = warmup.Warmups()
+        self.warmups = Warmups()
         self.worker_failures = 0  # slices in a row whose worker crashed
 
     def adapter(self, provider):
+        """The provider's adapter, built again when the provider was edited."""
         cached = self.adapters.get(provider.id)
         if cached and cached[0] == provider.updated_at:
             return cached[1]
@@ -51,6 +55,7 @@ class RunState:
         return adapter
 
     def close(self):
+        """Close the adapters' connections."""
         for _stamp, adapter in self.adapters.values():
             close = getattr(adapter, "close", None)
             if close:
@@ -58,14 +63,14 @@ class RunState:
         self.adapters.clear()
 
 
-def state_for(holder, run):
-    """The holder's remembered state for this run (a fresh one when the run changed)."""
+def memory_for(holder, run):
+    """The holder's memory of this run (a fresh one when the run changed; None without a run)."""
     # The pk alone is not enough: a run deleted and another created may reuse it.
     key = None if run is None else (run.id, run.run_id, run.created_at)
     with _lock:
-        state = _states.get(holder)
-        if state is None or state.key != key:
-            if state is not None:
-                state.close()
-            state = _states[holder] = RunState(key) if key is not None else None
-        return state
+        memory = _memories.get(holder)
+        if memory is None or memory.key != key:
+            if memory is not None:
+                memory.close()
+            memory = _memories[holder] = HolderMemory(key) if key is not None else None
+        return memory

@@ -1,7 +1,7 @@
 """The orchestrator: one tick renews the lease, then works on the active run for a bounded slice.
 
 BENCHMARKING goes through the run's targets in order, one (provider, model) group at a time with
-a warm-up per group; then JUDGING sends every answer to the run's judge (see run_slice.py).
+a warm-up per group; then JUDGING sends every answer to the run's judge (see slice.py).
 No Flask here: `llmbench serve` ticks it from APScheduler, the CLI from run_foreground.
 """
 
@@ -13,11 +13,11 @@ from ..models import CONTROL_RUNNING
 from ..models import CONTROL_STOPPED
 from ..models import PENDING
 from ..models import Run
-from ..runs.lifecycle import _set_control
+from ..runs.lifecycle import set_control
 from ..runs.queries import get_run
 from ..runs.state import run_state
 from . import lease
-from .memory import state_for
+from .memory import memory_for
 from .slice import SLICE_SECONDS
 from .slice import Slice
 from .workers import INTERRUPTED
@@ -44,7 +44,7 @@ def tick(config, *, holder=None, now=None, on_event=None, interrupt=None, slice_
         .first()
     )
     if run is None:
-        state_for(holder, None)
+        memory_for(holder, None)
         return {"held": True, "runId": None, "state": None, "idle": True}
     slice_ = Slice(
         run,
@@ -92,7 +92,7 @@ def run_foreground(run_id, config, on_event=None, stop_event=None, holder=None):
                     time.sleep(pause)
         run = get_run(run_id)
         if stop_event is not None and stop_event.is_set() and run_state(run) == "running":
-            run = _set_control(
+            run = set_control(
                 run, CONTROL_STOPPED, INTERRUPTED, "stopped", "Stopped: the command was interrupted"
             )
         state = run_state(run)

@@ -13,6 +13,7 @@ from ..models import RunTarget
 from ..providers.interface import Cancelled
 from ..providers.interface import ProviderError
 from . import retry
+from .groups import fail_group
 
 log = logging.getLogger(__name__)
 
@@ -35,29 +36,7 @@ JUDGE_WARMUP_MAX_TOKENS = 32  # the output is not graded: the call only proves t
 JUDGE = "judge"  # the backoff key of the judge's warm-up (targets use their id)
 
 
-class Warmups:
-    """What one holder remembers about a run's warm-ups between ticks."""
-
-    def __init__(self):
-        self.backoff = {}  # key -> {"attempts", "first", "next"}
-        self.judge_ready = False
-
-    def waiting(self, key, now):
-        """True while the key's warm-up waits for its retry time."""
-        entry = self.backoff.get(key)
-        return entry is not None and entry["next"] > now
-
-    def wake_at(self):
-        """The earliest time a waiting warm-up is due, or None."""
-        times = [e["next"] for e in self.backoff.values()]
-        return min(times) if times else None
-
-    def forget(self, key):
-        """Drop the key's backoff (it succeeded, failed for good, or is queued anew)."""
-        self.backoff.pop(key, None)
-
-
-def _attempt(s, call):
+def _attempt(ctx, pool, call):
     """Run one warm-up call in a supervised worker: {"c": completion} | {"e": error} | None.
 
     None means a stop abandoned it: nothing is recorded, the next continue warms up again.
@@ -75,30 +54,30 @@ def _attempt(s, call):
                 f"internal error: {exc!r}", transient=False, kind="internal"
             )
 
-    s.supervise(1, body)
-    if s.cancel.is_set() or not outcome or isinstance(outcome.get("e"), Cancelled):
+    pool.supervise(1, body)
+    if ctx.cancel.is_set() or not outcome or isinstance(outcome.get("e"), Cancelled):
         return None
     return outcome
 
 
-def _retry_or_give_up(s, key, label, exc):
+def _retry_or_give_up(ctx, key, label, exc):
     """Schedule the next try (None) or return the final message when the policy gives up."""
-    now = s.now()
-    entry = s.state.warmups.backoff.setdefault(key, {"attempts": 0, "first": now, "next": now})
+    now = ctx.now()
+    entry = ctx.memory.warmups.backoff.setdefault(key, {"attempts": 0, "first": now, "next": now})
     entry["attempts"] += 1
     decision = retry.decide(
         attempts=entry["attempts"],
         first_attempt_at=entry["first"],
         error=exc,
-        config=s.config,
-        limit=s.max_attempts,
+        config=ctx.config,
+        limit=ctx.max_attempts,
         now=now,
     )
     if not decision.retry:
-        s.state.warmups.forget(key)
+        ctx.memory.warmups.forget(key)
         return decision.message
     entry["next"] = decision.at
-    s.emit(
+    ctx.emit(
         "warmup_retry",
         f"Warm-up of {label}: {decision.message}",
         level="WARNING",
@@ -113,31 +92,32 @@ def _retry_or_give_up(s, key, label, exc):
     return None
 
 
-def _warm_up(s, key, label, call, give_up):
+def _warm_up(ctx, pool, key, label, call, give_up):
     """One warm-up call: its completion, or None when a stop abandoned it, it backs off, or the
     retry policy gave up (then `give_up(why)` has failed the group or paused the run)."""
-    outcome = _attempt(s, call)
+    outcome = _attempt(ctx, pool, call)
     if outcome is None:
         return None
     if "e" in outcome:
-        final = _retry_or_give_up(s, key, label, outcome["e"])
+        final = _retry_or_give_up(ctx, key, label, outcome["e"])
         if final is not None:
             give_up(final)
         return None
-    s.state.warmups.forget(key)
+    ctx.memory.warmups.forget(key)
     return outcome["c"]
 
 
-def warm_up_target(s, target):
+def warm_up_target(ctx, pool, target):
     """One tiny call loads the group's model; True when the group is ready to claim items."""
     provider = target.provider
     label = f"{target.provider_name}/{target.model}"
-    adapter = s.adapter_for(provider)
+    adapter = ctx.adapter_for(provider)
     if adapter is None:
         return False
-    now = s.now()
+    now = ctx.now()
     completion = _warm_up(
-        s,
+        ctx,
+        pool,
         target.id,
         label,
         lambda: adapter.chat(
@@ -145,10 +125,10 @@ def warm_up_target(s, target):
             WARMUP_MESSAGES,
             params=WARMUP_PARAMS,
             stream=False,
-            keep_alive=s.keep_alive(provider),
-            cancel=s.cancel,
+            keep_alive=ctx.keep_alive(provider),
+            cancel=ctx.cancel,
         ),
-        give_up=lambda final: s.fail_group(target, final),
+        give_up=lambda final: fail_group(ctx, target, final),
     )
     if completion is None:
         return False
@@ -156,7 +136,7 @@ def warm_up_target(s, target):
         warmup_ms=completion.wall_ms, load_ms=completion.load_ms, warmup_error=None
     ).where(RunTarget.id == target.id).execute()
     load = f" (model load {completion.load_ms:.0f} ms)" if completion.load_ms else ""
-    s.emit(
+    ctx.emit(
         "warmup",
         f"Warm-up {label}: {completion.wall_ms:.0f} ms{load}",
         data={
@@ -166,29 +146,30 @@ def warm_up_target(s, target):
         },
         now=now,
     )
-    s.state.group = target.id
+    ctx.memory.group = target.id
     return True
 
 
-def warm_up_judge(s):
+def warm_up_judge(ctx, pool):
     """A tiny judge call with a JSON schema before any answer is spent; True when it answered.
 
     A judge that fails for good pauses the run with the reason, before the benchmark is wasted.
     """
-    run = s.run
+    run = ctx.run
     provider = run.judge_provider
     if provider is None:  # deleted: judging marks the items, nothing to warm up
-        s.state.warmups.judge_ready = True
+        ctx.memory.warmups.judge_ready = True
         return True
     label = f"{run.judge_provider_name}/{run.judge_model}"
-    adapter = s.adapter_for(provider)
+    adapter = ctx.adapter_for(provider)
     if adapter is None:
         return False
     params = dict(judge.judge_params(run.judge_params), max_tokens=JUDGE_WARMUP_MAX_TOKENS)
     # Ollama: unload right after, so the first target's model gets the memory.
     keep_alive = 0 if provider.type == "OLLAMA" else None
     completion = _warm_up(
-        s,
+        ctx,
+        pool,
         JUDGE,
         f"the judge {label}",
         lambda: adapter.chat(
@@ -198,9 +179,9 @@ def warm_up_judge(s):
             stream=False,
             json_schema=JUDGE_WARMUP_SCHEMA,
             keep_alive=keep_alive,
-            cancel=s.cancel,
+            cancel=ctx.cancel,
         ),
-        give_up=lambda final: s.pause(
+        give_up=lambda final: ctx.pause(
             f"the judge model {label} fails: {final}; fix the judge's provider or "
             "model (or start a new run with another judge), then continue",
             event="judge_failed",
@@ -208,8 +189,8 @@ def warm_up_judge(s):
     )
     if completion is None:
         return False
-    s.state.warmups.judge_ready = True
-    s.emit(
+    ctx.memory.warmups.judge_ready = True
+    ctx.emit(
         "judge_warmup",
         f"Judge warm-up {label}: {completion.wall_ms:.0f} ms",
         data={"warmupMs": round(completion.wall_ms, 1)},

@@ -12,7 +12,7 @@ from ..clock import utcnow
 from ..db import database
 from ..errors import Conflict
 from ..errors import ValidationError
-from ..hashing import clean_params
+from ..hashing import canonical_params
 from ..hashing import context_hash
 from ..hashing import sha256_json
 from ..judge import PROMPT_HASH
@@ -196,7 +196,7 @@ def create_run(spec, source="web", now=None):
                 params=target["params"] or None,
                 position=position,
             )
-            params = clean_params(target["params"])
+            params = canonical_params(target["params"])
             for snap, cant in snapshots:
                 messages = item_messages(snap["system_prompt"], snap["question"])
                 row = {
@@ -243,7 +243,8 @@ def create_run(spec, source="web", now=None):
     return run
 
 
-def _set_control(run, control, reason, event, message, now=None, **extra):
+def set_control(run, control, reason, event, message, now=None, **extra):
+    """Set what the person (or the engine) asked the run to do, with a run log line."""
     now = now or utcnow()
     Run.update(control=control, control_reason=reason, updated_at=now, **extra).where(
         Run.id == run.id
@@ -260,7 +261,7 @@ def pause_run(run_id, reason="paused by you", now=None):
             "runId",
             f"run {run_id} is {run_state(run)}, not running; only a running run can be paused",
         )
-    return _set_control(
+    return set_control(
         run,
         CONTROL_PAUSED,
         reason,
@@ -281,7 +282,7 @@ def stop_run(run_id, reason="stopped by you", now=None):
         )
     # The engine reads the control column between steps and while requests are in flight
     # (engine/workers.py POLL_SECONDS): the request in flight is abandoned within that time.
-    return _set_control(
+    return set_control(
         run, CONTROL_STOPPED, reason, "stopped", f"Stopped ({reason}); continue it when ready", now
     )
 
@@ -314,7 +315,7 @@ def resume_run(run_id, now=None, max_budget_usd=None):
         Item.update(first_attempt_at=None).where(
             (Item.run == run) & Item.status.in_([NEW, WAITING_FOR_JUDGE])
         ).execute()
-        return _set_control(
+        return set_control(
             run,
             CONTROL_RUNNING,
             None,

@@ -48,21 +48,11 @@ def _reopen(run, now, phase):
 _REQUEUE = {
     "attempts": 0,
     "next_retry_at": None,
+    "claimed_until": None,
     "first_attempt_at": None,
     "error_msg": None,
     "error_stage": None,
 }
-
-
-def _item_in_flight(item, now):
-    """True while an orchestrator holds a live claim on the item (its request is out)."""
-    return (
-        item.attempts > 0
-        and item.error_msg is None
-        and item.next_retry_at is not None
-        and item.next_retry_at > now
-        and item.status in (NEW, WAITING_FOR_JUDGE)
-    )
 
 
 def retry_judge(run_id, item_id, now=None):
@@ -84,7 +74,7 @@ def retry_judge(run_id, item_id, now=None):
         )
     with database.atomic("IMMEDIATE"):
         item = Item.get_by_id(item.id)
-        if _item_in_flight(item, now):
+        if Item.select().where((Item.id == item.id) & Item.in_flight(now)).exists():
             raise Conflict(
                 f"item {item_id} is being judged right now; retry it when that judgement is in"
             )

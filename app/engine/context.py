@@ -1,0 +1,131 @@
+"""What one tick's work on one run shares: the run, its clock, the run log, the stop and pause
+signals, prices and the budget.
+
+The slice builds one RunContext per tick and hands it to the worker pool, the item worker, the
+model groups and the warm-ups; none of them reaches into another's attributes.
+"""
+
+import threading
+
+from ..models import CONTROL_PAUSED
+from ..models import CONTROL_RUNNING
+from ..models import PENDING
+from ..models import Run
+from ..models import RunTarget
+from ..runlog import log_event
+from ..runs.queries import spent_usd
+from . import retry
+from .metrics import price_for
+
+KEEP_ALIVE = "10m"  # Ollama keeps the group's model loaded while the group runs
+COUNTED_EVENTS = ("item_done", "item_judged", "item_failed")
+
+
+class Budget:
+    """The run's spending limit (settings.maxBudgetUsd) and what was spent, shared by workers."""
+
+    def __init__(self, run):
+        limit = (run.settings or {}).get("maxBudgetUsd")
+        self.limit = float(limit) if limit is not None else None
+        self._run = run
+        self._spent = None  # read from the items on first use, then kept up to date
+        self._lock = threading.Lock()
+
+    @property
+    def spent(self):
+        """USD spent so far (answers and judgements)."""
+        with self._lock:
+            if self._spent is None:
+                self._spent = float(spent_usd(self._run))
+            return self._spent
+
+    def add(self, usd):
+        """Count a call's cost (once it is recorded)."""
+        if usd:
+            with self._lock:
+                if self._spent is not None:
+                    self._spent += usd
+
+    def reached(self):
+        """True when a limit is set and spending has reached it."""
+        return self.limit is not None and self.spent >= self.limit
+
+
+class RunContext:
+    """The explicit context of one tick's work on one run."""
+
+    def __init__(self, run, config, *, clock, memory, on_event=None):
+        self.run = run
+        self.config = config
+        self.now = clock
+        self.memory = memory  # what the holder keeps between ticks (engine/memory.py)
+        self.on_event = on_event
+        self.cancel = threading.Event()  # set on stop: adapters abandon their requests
+        self.halt = threading.Event()  # set on pause, deadline or budget: no new claims
+        self.max_attempts = retry.max_attempts(run, config)
+        self.budget = Budget(run)
+        self.targets = {t.id: t for t in RunTarget.select().where(RunTarget.run == run)}
+        self.done = 0  # items settled in this tick (answered, judged or failed)
+        self._prices = {}
+        self._lock = threading.Lock()
+
+    def emit(self, event, message, level="INFO", data=None, now=None):
+        """One line in the run log, and the same event to the CLI's listener (if any)."""
+        log_event(self.run, event, message, level=level, data=data, now=now or self.now())
+        with self._lock:
+            if event in COUNTED_EVENTS:
+                self.done += 1
+            if self.on_event is not None:
+                self.on_event(
+                    {
+                        "event": event,
+                        "runId": self.run.run_id,
+                        "message": message,
+                        "level": level,
+                        **(data or {}),
+                    }
+                )
+
+    def pause(self, reason, event="paused"):
+        """Pause the run with a reason a person can act on, as an ERROR line in the run log."""
+        Run.update(control=CONTROL_PAUSED, control_reason=reason, updated_at=self.now()).where(
+            (Run.id == self.run.id) & (Run.status == PENDING) & (Run.control == CONTROL_RUNNING)
+        ).execute()
+        self.emit(event, f"Paused: {reason}", level="ERROR")
+
+    def keep_alive(self, provider):
+        """How long Ollama keeps a model loaded after a call (None for other servers)."""
+        return KEEP_ALIVE if provider is not None and provider.type == "OLLAMA" else None
+
+    def price(self, target):
+        """The price-table row for a target (provider name + model), or None."""
+        return self._price_row(target.id, target.provider_name, target.model)
+
+    def judge_price(self):
+        """The price-table row for the run's judge (provider name + model), or None."""
+        return self._price_row("judge", self.run.judge_provider_name, self.run.judge_model)
+
+    def _price_row(self, key, provider_name, model):
+        with self._lock:
+            if key not in self._prices:
+                self._prices[key] = price_for(provider_name, model)
+            return self._prices[key]
+
+    def target_label(self, target_id):
+        """'provider/model' of one of the run's targets."""
+        t = self.targets.get(target_id)
+        return f"{t.provider_name}/{t.model}" if t else f"target {target_id}"
+
+    def adapter_for(self, provider):
+        """The provider's adapter, or None after pausing the run with why it cannot be built
+        (a secret the master key cannot decrypt, an unknown type): the person fixes it."""
+        try:
+            return self.memory.adapter(provider)
+        except Exception as exc:
+            message = getattr(exc, "message", None) or repr(exc)
+            self.pause(
+                f"provider {provider.name} cannot be used: {message}; fix it in "
+                "Settings, then continue",
+                event="provider_error",
+            )
+            return None
