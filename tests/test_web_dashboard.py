@@ -10,6 +10,7 @@ from app.catalog.tasks import create_task
 from app.models import COMPLETED
 from app.models import Run
 from app.models import RunTarget
+from app.runs import spec
 from app.runs.lifecycle import pause_run
 from app.runs.lifecycle import stop_run
 from app.runs.state import run_state
@@ -48,10 +49,10 @@ def setup(app, fake):
 def start_form(setup, **extra):
     pid = setup["pid"]
     form = {
-        "judge_provider": pid,
-        "judge_model": "m1",
+        "judgeProviderId": pid,
+        "judgeModel": "m1",
         "target": [f"{pid}:m1"],
-        "collection": setup["cid"],
+        "collectionIds": setup["cid"],
         "name": "web",
     }
     form.update(extra)
@@ -104,7 +105,7 @@ def test_target_models_fragment_explains_a_server_that_is_down(client, app):
 
 def test_judge_models_fragment_fills_the_datalist(client, setup):
     response = client.get(
-        "/new-run/judge-models", query_string={"judge_provider": setup["pid"]}, headers=HX
+        "/new-run/judge-models", query_string={"judgeProviderId": setup["pid"]}, headers=HX
     )
     options = soup(response).select("#judge-model-options option")
     assert [o["value"] for o in options] == ["m1", "m2"]
@@ -114,24 +115,24 @@ def test_refresh_without_javascript_rerenders_the_form_with_models(client, setup
     response = client.get(
         "/",
         query_string={
-            "judge_provider": setup["pid"],
-            "judge_model": "m2",
+            "judgeProviderId": setup["pid"],
+            "judgeModel": "m2",
             "refresh": "judge",
-            "collection": setup["cid"],
+            "collectionIds": setup["cid"],
         },
     )
     page = soup(response)
     assert [o["value"] for o in page.select("#judge-model-options option")] == ["m1", "m2"]
-    assert page.find(id="judge_model")["value"] == "m2"
-    assert page.find("input", attrs={"name": "collection"}).has_attr("checked")
+    assert page.find(id="judgeModel")["value"] == "m2"
+    assert page.find("input", attrs={"name": "collectionIds"}).has_attr("checked")
 
 
 @pytest.mark.parametrize(
     "missing, field_id",
     [
-        ("judge_model", "judge_model-error"),
+        ("judgeModel", "judgeModel-error"),
         ("target", "targets-error"),
-        ("collection", "collections-error"),
+        ("collectionIds", "collectionIds-error"),
     ],
 )
 def test_start_without_a_required_pick_answers_400_naming_it(client, setup, missing, field_id):
@@ -223,9 +224,9 @@ def test_a_second_start_answers_409_naming_the_active_run(client, setup):
 
 
 def test_engine_validation_errors_land_on_the_form(client, setup):
-    response = client.post("/runs", data=start_form(setup, judge_provider="999"))
+    response = client.post("/runs", data=start_form(setup, judgeProviderId="999"))
     assert response.status_code == 400
-    assert "no provider with id 999" in soup(response).find(id="judge_provider-error").text
+    assert "no provider with id 999" in soup(response).find(id="judgeProviderId-error").text
 
 
 def test_continue_panel_lists_paused_and_stopped_runs_with_continue(client, setup):
@@ -283,7 +284,7 @@ def test_start_form_needs_a_csrf_token(tmp_path, fake):
     client = app.test_client()
     page = soup(client.get("/"))
     assert page.find(id="new-run") is not None
-    response = client.post("/runs", data={"judge_model": "m1"})
+    response = client.post("/runs", data={"judgeModel": "m1"})
     assert response.status_code == 400
 
 
@@ -298,3 +299,41 @@ def test_new_run_panel_names_the_active_run(client, app):
     assert (
         note is not None and "busy-1" in note.get_text() and "one run at a time" in note.get_text()
     )
+
+
+@pytest.mark.parametrize(
+    "name, value", [("maxAttempts", "99"), ("questionLimit", "0"), ("maxBudgetUsd", "-1")]
+)
+def test_a_setting_out_of_range_is_named_beside_its_input(client, setup, name, value):
+    response = client.post("/runs", data=start_form(setup, **{name: value}))
+    assert response.status_code == 400
+    page = soup(response)
+    assert page.find(id=f"{name}-error").text == spec.SETTINGS[name][3]
+    assert page.find("input", attrs={"name": name})["aria-invalid"] == "true"
+    assert Run.select().count() == 0
+
+
+def test_the_form_and_the_api_answer_a_bad_setting_with_the_same_rule(client, setup):
+    form = soup(client.post("/runs", data=start_form(setup, maxAttempts="21")))
+    api = client.post(
+        "/api/runs",
+        json={
+            "judgeProviderId": setup["pid"],
+            "judgeModel": "m1",
+            "targets": [{"providerId": setup["pid"], "model": "m1"}],
+            "collectionIds": [setup["cid"]],
+            "settings": {"maxAttempts": 21},
+        },
+    ).get_json()
+    (error,) = api["errors"]
+    assert error["field"] == "settings.maxAttempts" and error["path"] == ["settings", "maxAttempts"]
+    assert form.find(id="maxAttempts-error").text == error["message"]
+
+
+def test_a_typed_models_bad_param_is_shown_in_its_providers_row(client, setup):
+    pid = setup["pid"]
+    form = start_form(setup, target=[], **{f"extra_models_{pid}": "m2"})
+    form[f"extra_params_{pid}#top_p"] = "7"
+    page = soup(client.post("/runs", data=form))
+    field = page.find("input", attrs={"name": f"extra_params_{pid}#top_p"})
+    assert field["aria-invalid"] == "true" and field["value"] == "7"

@@ -196,7 +196,7 @@ def halt_on_budget(run):
 def test_budget_halted_run_offers_a_raise_budget_field_next_to_resume(client, run):
     halt_on_budget(run)
     controls = soup(client.get(f"/runs/{run.run_id}")).find(id="run-controls")
-    field = controls.find("input", attrs={"name": "max_budget_usd"})
+    field = controls.find("input", attrs={"name": "maxBudgetUsd"})
     assert field["type"] == "number" and float(field["min"]) > 0.03
     assert "Raise budget to $" in field.find_parent("label").text
     assert field.find_parent("form") is controls.find(id="resume-run").find_parent("form")
@@ -205,14 +205,12 @@ def test_budget_halted_run_offers_a_raise_budget_field_next_to_resume(client, ru
 def test_a_run_paused_by_hand_has_no_budget_field(client, run):
     pause_run(run.run_id)
     controls = soup(client.get(f"/runs/{run.run_id}")).find(id="run-controls")
-    assert controls.find(id="resume-run") and not controls.find(attrs={"name": "max_budget_usd"})
+    assert controls.find(id="resume-run") and not controls.find(attrs={"name": "maxBudgetUsd"})
 
 
 def test_resume_with_a_raised_budget_continues_the_run(client, run):
     halt_on_budget(run)
-    page = soup(
-        client.post(f"/runs/{run.run_id}/resume", data={"max_budget_usd": "0.5"}, headers=HX)
-    )
+    page = soup(client.post(f"/runs/{run.run_id}/resume", data={"maxBudgetUsd": "0.5"}, headers=HX))
     fresh = Run.get_by_id(run.id)
     assert run_state(fresh) == "running" and fresh.settings["maxBudgetUsd"] == 0.5
     assert page.find(id="pause-run") is not None
@@ -221,8 +219,8 @@ def test_resume_with_a_raised_budget_continues_the_run(client, run):
 @pytest.mark.parametrize("value", ["0.03", "0.01", "-1", "abc", "nan", "inf"])
 def test_a_raised_budget_must_be_more_than_the_spend(client, run, value):
     halt_on_budget(run)
-    response = client.post(f"/runs/{run.run_id}/resume", data={"max_budget_usd": value}, headers=HX)
-    assert "max_budget_usd" in soup(response).find(id="run-controls").find(role="alert").text
+    response = client.post(f"/runs/{run.run_id}/resume", data={"maxBudgetUsd": value}, headers=HX)
+    assert "maxBudgetUsd" in soup(response).find(id="run-controls").find(role="alert").text
     assert run_state(Run.get_by_id(run.id)) == "paused"
 
 

@@ -9,7 +9,9 @@ from ..catalog.providers import clean_provider
 from ..errors import ValidationError
 from ..models import Collection
 from ..models import Provider
+from ..runs.spec import SETTINGS
 from ..runs.spec import clean_params
+from ..runs.spec import setting
 from . import importer
 from .common import folder_problem
 from .lines import LineDict
@@ -269,7 +271,7 @@ class ConfigChecker:
             self.add(f"{path}.provider", "is required: a provider name or a mapping", raw)
         model = self.text(raw, "model", f"{path}.model", required=True)
         errors = []
-        params = clean_params(raw.get("params"), f"{path}.params", errors)
+        params = clean_params(raw.get("params"), (f"{path}.params",), errors)
         for entry in errors:
             self.add(entry["field"], entry["message"], raw, "params")
         if name is None or model is None or errors:
@@ -299,26 +301,20 @@ class ConfigChecker:
         if "collections" not in run and "dataset" not in run:
             self.add("run", "give run.dataset (a file or folder) and/or run.collections", run)
         settings = {}
-        for key, name, kind in (
-            ("question_limit", "questionLimit", int),
-            ("max_attempts", "maxAttempts", int),
-            ("max_budget_usd", "maxBudgetUsd", float),
+        for key, name in (
+            ("question_limit", "questionLimit"),
+            ("max_attempts", "maxAttempts"),
+            ("max_budget_usd", "maxBudgetUsd"),
         ):
             value = run.get(key)
             if value is None:
                 continue
-            ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
-            if kind is int and ok and value != int(value):
-                ok = False
-            if not ok:
-                self.add(
-                    f"run.{key}",
-                    "must be a number greater than 0" + (" (whole)" if kind is int else ""),
-                    run,
-                    key,
-                )
-                continue
-            settings[name] = kind(value)
+            try:
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise ValueError(SETTINGS[name][3])
+                settings[name] = setting(name, value)
+            except ValueError as exc:
+                self.add(f"run.{key}", str(exc), run, key)
         categories = run.get("categories")
         if categories is not None:
             if isinstance(categories, str):

@@ -4,7 +4,6 @@ Retrying items lives in run_retries.py, reading runs in run_queries.py; callers 
 for all of them.
 """
 
-import math
 import re
 
 from ..catalog import templating
@@ -34,6 +33,7 @@ from ..runlog import log_event
 from .queries import check_no_active_run
 from .queries import get_run
 from .spec import clean_spec
+from .spec import setting
 from .state import run_state
 
 SNAPSHOT_FIELDS = (
@@ -287,16 +287,6 @@ def stop_run(run_id, reason="stopped by you", now=None):
     )
 
 
-def _budget(value):
-    try:
-        budget = float(value)
-    except (TypeError, ValueError):
-        budget = math.nan
-    if isinstance(value, bool) or not math.isfinite(budget) or budget <= 0:
-        raise ValidationError.field("maxBudgetUsd", "must be a number of dollars above 0")
-    return budget
-
-
 def resume_run(run_id, now=None, max_budget_usd=None):
     """Continue a paused, stopped or interrupted run (409 while another run is active)."""
     now = now or utcnow()
@@ -308,7 +298,11 @@ def resume_run(run_id, now=None, max_budget_usd=None):
         )
     extra = {}
     if max_budget_usd is not None:
-        extra["settings"] = {**(run.settings or {}), "maxBudgetUsd": _budget(max_budget_usd)}
+        try:
+            budget = setting("maxBudgetUsd", max_budget_usd)
+        except ValueError as exc:
+            raise ValidationError.field("maxBudgetUsd", str(exc)) from None
+        extra["settings"] = {**(run.settings or {}), "maxBudgetUsd": budget}
     with database.atomic("IMMEDIATE"):
         check_no_active_run(exclude=run)
         # The retry-time cap counts from each item's next attempt, not from before the pause.

@@ -27,6 +27,7 @@ from .outcomes import IS_JUDGE_FAILED
 from .outcomes import count_where
 from .progress import pct
 from .queries import spent_usd
+from .spec import setting
 from .state import run_state
 
 
@@ -53,15 +54,13 @@ def raised_budget(run, value):
     if not value:
         return None
     try:
-        budget = float(value)
-    except ValueError:
-        raise ValidationError.field(
-            "max_budget_usd", f"{value!r} is not a number of dollars"
-        ) from None
+        budget = setting("maxBudgetUsd", value)
+    except ValueError as exc:
+        raise ValidationError.field("maxBudgetUsd", f"{value!r}: {exc}") from None
     spent = float(spent_usd(run) or 0.0)
-    if not math.isfinite(budget) or not budget > spent:
+    if not budget > spent:
         raise ValidationError.field(
-            "max_budget_usd", f"the new budget must be more than the ${spent:.4f} already spent"
+            "maxBudgetUsd", f"the new budget must be more than the ${spent:.4f} already spent"
         )
     return budget
 

@@ -1,4 +1,10 @@
-"""Validation of a run spec (seed 000 §3.3, §7.4): every problem reported at once, by field."""
+"""The one set of run-spec rules (seed 000 §3.3, §7.4): every problem reported at once, by field.
+
+The API, the new-run form, run configs (datasets/run_config_schema.py) and Resume's budget all
+check through the tables and functions here. Each error names its `field` as text
+(`targets[1].params.temperature`) and its `path` as a list (`["targets", 1, "params",
+"temperature"]`), so a form can show it beside the input that caused it.
+"""
 
 import math
 import re
@@ -11,14 +17,35 @@ from ..models import Provider
 from ..models import Task
 
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
-# name -> (type, minimum, maximum); `stop` is a list of strings.
+# Generation params: name -> (type, minimum, maximum); `stop` is a list of strings.
 PARAMS = {
     "temperature": (float, 0.0, 2.0),
     "top_p": (float, 0.0, 1.0),
     "max_tokens": (int, 1, 1_000_000),
     "seed": (int, None, None),
 }
+PARAM_NAMES = (*PARAMS, "stop")
 PARAM_ALIASES = {"topP": "top_p", "maxTokens": "max_tokens"}
+# Run settings: name -> (type, minimum, maximum, message); the budget must be above its minimum.
+SETTINGS = {
+    "maxAttempts": (int, 1, 20, "must be a whole number from 1 to 20"),
+    "questionLimit": (int, 1, 1_000_000, "must be a whole number from 1 to 1000000"),
+    "maxBudgetUsd": (float, 0.0, 1e9, "must be a number of dollars above 0"),
+}
+MODEL_CHECK_TIMEOUT = 5.0  # seconds: a server that cannot list its models this fast is skipped
+MODELS_SHOWN = 20  # how many served models a "not served" message names
+
+
+def field_name(path):
+    """A path as one field name: ("targets", 1, "model") -> "targets[1].model"."""
+    text = str(path[0])
+    for part in path[1:]:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text
+
+
+def _error(errors, path, message):
+    errors.append({"field": field_name(path), "path": list(path), "message": message})
 
 
 def _first(data, *keys):
@@ -26,10 +53,6 @@ def _first(data, *keys):
         if data.get(key) not in (None, ""):
             return data[key]
     return None
-
-
-MODEL_CHECK_TIMEOUT = 5.0  # seconds: a server that cannot list its models this fast is skipped
-MODELS_SHOWN = 20  # how many served models a "not served" message names
 
 
 def _int(value):
@@ -53,12 +76,26 @@ def _number(value):
     return number
 
 
-def clean_params(raw, field, errors):
+def setting(name, value):
+    """One run setting checked against SETTINGS: the number, or ValueError with the message."""
+    kind, low, high, message = SETTINGS[name]
+    try:
+        number = _int(value) if kind is int else _number(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(message) from None
+    too_low = number <= low if name == "maxBudgetUsd" else number < low
+    if too_low or number > high:
+        raise ValueError(message)
+    return number
+
+
+def clean_params(raw, path, errors):
     """Generation params: known names only, numbers in range, stop as a list of strings."""
+    path = tuple(path)
     if raw in (None, ""):
         return {}
     if not isinstance(raw, dict):
-        errors.append({"field": field, "message": "must be an object of generation params"})
+        _error(errors, path, "must be an object of generation params")
         return {}
     params = {}
     for key, value in raw.items():
@@ -68,67 +105,53 @@ def clean_params(raw, field, errors):
         if name == "stop":
             stops = [value] if isinstance(value, str) else value
             if not isinstance(stops, list) or not all(isinstance(s, str) and s for s in stops):
-                errors.append(
-                    {"field": f"{field}.stop", "message": "must be text or a list of texts"}
-                )
+                _error(errors, (*path, "stop"), "must be text or a list of texts")
                 continue
             params["stop"] = stops
             continue
         if name not in PARAMS:
-            errors.append(
-                {
-                    "field": f"{field}.{key}",
-                    "message": "unknown param; use " + ", ".join([*PARAMS, "stop"]),
-                }
-            )
+            _error(errors, (*path, key), "unknown param; use " + ", ".join(PARAM_NAMES))
             continue
         kind, low, high = PARAMS[name]
         try:
             number = _int(value) if kind is int else _number(value)
         except (TypeError, ValueError, OverflowError):
-            errors.append(
-                {
-                    "field": f"{field}.{name}",
-                    "message": f"must be a {'whole number' if kind is int else 'number'}",
-                }
+            _error(
+                errors, (*path, name), f"must be a {'whole number' if kind is int else 'number'}"
             )
             continue
         if (low is not None and number < low) or (high is not None and number > high):
-            errors.append(
-                {"field": f"{field}.{name}", "message": f"must be between {low:g} and {high:g}"}
-            )
+            _error(errors, (*path, name), f"must be between {low:g} and {high:g}")
             continue
         params[name] = number
     return params
 
 
-def _provider(value, field, errors):
+def _provider(value, path, errors):
     try:
         pk = _int(value)
     except (TypeError, ValueError, OverflowError):
-        errors.append(
-            {
-                "field": field,
-                "message": "is required (a provider id)"
-                if value in (None, "")
-                else f"{value!r} is not a provider id",
-            }
+        message = (
+            "is required (a provider id)"
+            if value in (None, "")
+            else f"{value!r} is not a provider id"
         )
+        _error(errors, path, message)
         return None
     provider = Provider.get_or_none(Provider.id == pk)
     if provider is None:
-        errors.append({"field": field, "message": f"no provider with id {pk}"})
+        _error(errors, path, f"no provider with id {pk}")
     return provider
 
 
-def _model(value, field, errors):
+def _model(value, path, errors):
     if not isinstance(value, str) or not value.strip():
-        errors.append({"field": field, "message": "is required (a model name)"})
+        _error(errors, path, "is required (a model name)")
         return None
     return value.strip()
 
 
-def _ids(value, field, errors):
+def _ids(value, name, errors):
     if value in (None, ""):
         return []
     if not isinstance(value, list | tuple):
@@ -138,49 +161,62 @@ def _ids(value, field, errors):
         try:
             out.append(_int(v))
         except (TypeError, ValueError, OverflowError):
-            errors.append({"field": field, "message": f"{v!r} is not an id"})
+            _error(errors, (name,), f"{v!r} is not an id")
     return list(dict.fromkeys(out))
 
 
 def clean_settings(raw, errors):
-    """maxAttempts, maxBudgetUsd, questionLimit, categories."""
+    """maxAttempts, maxBudgetUsd, questionLimit (SETTINGS), categories."""
     raw = raw or {}
     if not isinstance(raw, dict):
-        errors.append({"field": "settings", "message": "must be an object"})
+        _error(errors, ("settings",), "must be an object")
         return {}
     settings = {}
-    for key, kind, low, high in (
-        ("maxAttempts", int, 1, 20),
-        ("questionLimit", int, 1, 10**6),
-        ("maxBudgetUsd", float, 0.0, 10**9),
-    ):
-        value = raw.get(key)
+    for name in SETTINGS:
+        value = raw.get(name)
         if value in (None, ""):
             continue
         try:
-            number = _int(value) if kind is int else _number(value)
-            if not low <= number <= high or (key == "maxBudgetUsd" and number <= 0):
-                raise ValueError
-        except (TypeError, ValueError, OverflowError):
-            errors.append(
-                {
-                    "field": f"settings.{key}",
-                    "message": f"must be a number above {low:g}"
-                    if key == "maxBudgetUsd"
-                    else f"must be a whole number from {low} to {high}",
-                }
-            )
-            continue
-        settings[key] = number
+            settings[name] = setting(name, value)
+        except ValueError as exc:
+            _error(errors, ("settings", name), str(exc))
     categories = raw.get("categories")
     if isinstance(categories, str):
         categories = [c.strip() for c in categories.split(",")]
     if categories:
         if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
-            errors.append({"field": "settings.categories", "message": "must be a list of names"})
+            _error(errors, ("settings", "categories"), "must be a list of names")
         else:
             settings["categories"] = [c for c in categories if c]
     return settings
+
+
+def _targets(raw_targets, errors):
+    targets, seen = [], set()
+    if not isinstance(raw_targets, list) or not raw_targets:
+        _error(errors, ("targets",), "pick at least one target model")
+        return targets
+    for i, raw in enumerate(raw_targets):
+        if not isinstance(raw, dict):
+            _error(errors, ("targets", i), "must be an object {providerId, model}")
+            continue
+        provider = _provider(
+            _first(raw, "providerId", "providerConfigId"), ("targets", i, "providerId"), errors
+        )
+        model = _model(_first(raw, "model", "modelName"), ("targets", i, "model"), errors)
+        params = clean_params(raw.get("params"), ("targets", i, "params"), errors)
+        if provider is None or model is None:
+            continue
+        if (provider.id, model) in seen:
+            _error(
+                errors,
+                ("targets", i, "model"),
+                f"{provider.name}/{model} is already a target; each target once",
+            )
+            continue
+        seen.add((provider.id, model))
+        targets.append({"provider": provider, "model": model, "params": params})
+    return targets
 
 
 def clean_spec(spec):
@@ -190,61 +226,30 @@ def clean_spec(spec):
     errors = []
     run_id = _first(spec, "runId", "run_id")
     if run_id is not None and (not isinstance(run_id, str) or not RUN_ID_RE.match(run_id)):
-        errors.append(
-            {
-                "field": "runId",
-                "message": "use letters, digits, '.', '_' and '-' "
-                "(at most 200, starting with a letter or digit)",
-            }
+        _error(
+            errors,
+            ("runId",),
+            "use letters, digits, '.', '_' and '-' (at most 200, starting with a letter or digit)",
         )
     name = _first(spec, "name")
     if name is not None and not isinstance(name, str):
-        errors.append({"field": "name", "message": "must be text"})
+        _error(errors, ("name",), "must be text")
         name = None
     judge_id = _first(spec, "judgeProviderId", "judgeProviderConfigId")
     judge_model = _first(spec, "judgeModel", "judgeModelName")
     if isinstance(judge_id, list) or isinstance(judge_model, list):
-        errors.append(
-            {"field": "judgeModel", "message": "exactly one judge: give one provider and one model"}
-        )
+        _error(errors, ("judgeModel",), "exactly one judge: give one provider and one model")
         judge_provider = judge_model = None
     else:
-        judge_provider = _provider(judge_id, "judgeProviderId", errors)
-        judge_model = _model(judge_model, "judgeModel", errors)
-    judge_params = clean_params(spec.get("judgeParams"), "judgeParams", errors)
+        judge_provider = _provider(judge_id, ("judgeProviderId",), errors)
+        judge_model = _model(judge_model, ("judgeModel",), errors)
+    judge_params = clean_params(spec.get("judgeParams"), ("judgeParams",), errors)
     raw_targets = spec.get("targets")
-    if raw_targets is None:
-        raw_targets = spec.get("targetModels")
-    targets, seen = [], set()
-    if not isinstance(raw_targets, list) or not raw_targets:
-        errors.append({"field": "targets", "message": "pick at least one target model"})
-        raw_targets = []
-    for i, raw in enumerate(raw_targets):
-        field = f"targets[{i}]"
-        if not isinstance(raw, dict):
-            errors.append({"field": field, "message": "must be an object {providerId, model}"})
-            continue
-        provider = _provider(
-            _first(raw, "providerId", "providerConfigId"), f"{field}.providerId", errors
-        )
-        model = _model(_first(raw, "model", "modelName"), f"{field}.model", errors)
-        params = clean_params(raw.get("params"), f"{field}.params", errors)
-        if provider is None or model is None:
-            continue
-        if (provider.id, model) in seen:
-            errors.append(
-                {
-                    "field": f"{field}.model",
-                    "message": f"{provider.name}/{model} is already a target; each target once",
-                }
-            )
-            continue
-        seen.add((provider.id, model))
-        targets.append({"provider": provider, "model": model, "params": params})
+    targets = _targets(spec.get("targetModels") if raw_targets is None else raw_targets, errors)
     collection_ids = _ids(spec.get("collectionIds"), "collectionIds", errors)
     task_ids = _ids(spec.get("taskIds"), "taskIds", errors)
     if not collection_ids and not task_ids:
-        errors.append({"field": "collectionIds", "message": "pick at least one collection"})
+        _error(errors, ("collectionIds",), "pick at least one collection")
     known = {
         pk
         for (pk,) in Collection.select(Collection.id)
@@ -253,11 +258,11 @@ def clean_spec(spec):
     }
     for cid in collection_ids:
         if cid not in known:
-            errors.append({"field": "collectionIds", "message": f"no collection with id {cid}"})
+            _error(errors, ("collectionIds",), f"no collection with id {cid}")
     known_tasks = {pk for (pk,) in Task.select(Task.id).where(Task.id.in_(task_ids)).tuples()}
     for tid in task_ids:
         if tid not in known_tasks:
-            errors.append({"field": "taskIds", "message": f"no task with id {tid}"})
+            _error(errors, ("taskIds",), f"no task with id {tid}")
     settings = clean_settings(spec.get("settings"), errors)
     notes = []
     if not errors:  # only a valid spec is worth asking the servers about
@@ -280,7 +285,6 @@ def clean_spec(spec):
 
 def _served(provider, refresh=False):
     """The model ids the provider lists, or (None, why) when they cannot be fetched now."""
-
     try:
         models = list_models(provider.id, refresh=refresh, timeout=MODEL_CHECK_TIMEOUT)
     except Exception as exc:  # down, slow, odd answer: the warm-up will tell
@@ -296,10 +300,10 @@ def _is_served(model, ids):
 def check_models(judge_provider, judge_model, targets, errors, notes):
     """Every target and the judge must be a model its provider lists; a provider whose list
     cannot be fetched is accepted with a note (its warm-up decides)."""
-    wanted = [("judgeModel", judge_provider, judge_model)]
-    wanted += [(f"targets[{i}].model", t["provider"], t["model"]) for i, t in enumerate(targets)]
+    wanted = [(("judgeModel",), judge_provider, judge_model)]
+    wanted += [(("targets", i, "model"), t["provider"], t["model"]) for i, t in enumerate(targets)]
     served = {}
-    for field, provider, model in wanted:
+    for path, provider, model in wanted:
         if provider.id not in served:
             served[provider.id] = [*_served(provider), False]
         ids, why, refreshed = served[provider.id]
@@ -315,10 +319,9 @@ def check_models(judge_provider, judge_model, targets, errors, notes):
                 notes.append(note)
         elif not _is_served(model, ids):
             shown = ", ".join(ids[:MODELS_SHOWN]) + (", ..." if len(ids) > MODELS_SHOWN else "")
-            errors.append(
-                {
-                    "field": field,
-                    "message": f"model {model!r} is not served by "
-                    f"provider {provider.name!r} (it serves: {shown or 'no model'})",
-                }
+            _error(
+                errors,
+                path,
+                f"model {model!r} is not served by "
+                f"provider {provider.name!r} (it serves: {shown or 'no model'})",
             )

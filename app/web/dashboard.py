@@ -1,7 +1,5 @@
 """Dashboard: the new-run form, runs to continue and recent results."""
 
-import re
-
 from flask import Blueprint
 from flask import redirect
 from flask import render_template
@@ -16,7 +14,7 @@ from ..errors import ValidationError
 from ..errors import format_error
 from ..providers.interface import ProviderError
 from ..runs import live
-from ..runs import spec as spec_mod
+from ..runs import spec
 from ..runs.history import history
 from ..runs.lifecycle import create_run
 from ..runs.live import collections_with_counts
@@ -25,41 +23,11 @@ from ..runs.queries import active_run
 
 bp = Blueprint("dashboard", __name__)
 
-# Bounds of the per-target generation params: {name: (type, min, max)}, as the API checks them.
-PARAM_RULES = spec_mod.PARAMS
-PARAMS = (*spec_mod.PARAMS, "stop")
-SETTINGS = {
-    "max_attempts": ("maxAttempts", int, 1, 20),
-    "question_limit": ("questionLimit", int, 1, 1_000_000),
-    "max_budget_usd": ("maxBudgetUsd", float, 0.0, None),
-}
-SETTING_FIELDS = {api: field for field, (api, *_rest) in SETTINGS.items()}
-# create_run's field names -> the form field that shows the message.
-API_FIELDS = {
-    "judgeProviderId": "judge_provider",
-    "judgeProviderConfigId": "judge_provider",
-    "judgeModel": "judge_model",
-    "judgeModelName": "judge_model",
-    "targets": "targets",
-    "targetModels": "targets",
-    "collectionIds": "collections",
-    "name": "name",
-    "runId": "name",
-    "settings": "settings",
-}
-
-
-def _number(raw, kind, low, high):
-    """Parse a number within bounds; raise ValueError with a readable message."""
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise ValueError("must be a whole number" if kind is int else "must be a number") from None
-    if low is not None and value < low:
-        raise ValueError(f"must be at least {low}")
-    if high is not None and value > high:
-        raise ValueError(f"must be at most {high}")
-    return value
+# The form's settings inputs are named as the spec's settings (runs/spec.py SETTINGS).
+SETTINGS = tuple(spec.SETTINGS)
+PARAMS = spec.PARAM_NAMES
+# Form fields that carry the spec's own names: an error on one is shown beside it.
+SPEC_FIELDS = ("name", "judgeProviderId", "judgeModel", "targets", "collectionIds")
 
 
 def target_key(provider_id, model):
@@ -67,25 +35,32 @@ def target_key(provider_id, model):
     return f"{provider_id}:{model}"
 
 
+def extra_params_prefix(provider_id):
+    """Name prefix of the params inputs shared by the models typed for one provider."""
+    return f"extra_params_{provider_id}"
+
+
 def parse_form(form):
-    """Read the new-run form (POST or the no-JS refresh GET) into (state, spec, errors)."""
-    errors = {}
+    """Read the new-run form (POST or the no-JS refresh GET) into (state, spec).
+
+    The form's inputs carry the spec's names; every value goes to runs/spec.py as typed, and
+    its rules alone decide what is valid.
+    """
     state = {
         "name": form.get("name", "").strip(),
-        "judge_model": form.get("judge_model", "").strip(),
-        "judge_provider": _int_or_none(form.get("judge_provider")),
+        "judgeModel": form.get("judgeModel", "").strip(),
+        "judgeProviderId": _int_or_none(form.get("judgeProviderId")),
         "targets": [],
         "params": {},
+        "prefixes": {},  # target key -> name prefix of its params inputs
         "extra_params": {},
-        "collections": set(),
-        "settings": {},
+        "collectionIds": {c for c in map(_int_or_none, form.getlist("collectionIds")) if c},
+        "settings": {name: form.get(name, "").strip() for name in SETTINGS},
     }
-    seen = set()
     # (target key, name prefix of its param inputs): a listed model has its own params row;
     # the models typed by name share their provider's "params for typed models" row.
     keys = [(key, key) for key in form.getlist("target")]
-    extra_fields = sorted(k for k in form if k.startswith("extra_models_"))
-    for field in extra_fields:
+    for field in sorted(k for k in form if k.startswith("extra_models_")):
         pid_text = field[len("extra_models_") :]
         prefix = extra_params_prefix(pid_text)
         state["extra_params"][pid_text] = {
@@ -97,71 +72,35 @@ def parse_form(form):
     for key, prefix in keys:
         pid_text, _, model = key.partition(":")
         pid = _int_or_none(pid_text)
-        if pid is None or not model:
-            continue
-        if (pid, model) in seen:  # a model picked twice (listed and typed) is one target
-            continue
-        seen.add((pid, model))
-        params = _params(form, prefix, errors)
+        if pid is None or not model or (pid, model) in state["params"]:
+            continue  # a model picked twice (listed and typed) is one target
         state["targets"].append((pid, model))
-        state["params"][(pid, model)] = params
-    for raw in form.getlist("collection"):
-        cid = _int_or_none(raw)
-        if cid is not None:
-            state["collections"].add(cid)
-    settings = {}
-    for field, (api_name, kind, low, high) in SETTINGS.items():
-        raw = form.get(field, "").strip()
-        state["settings"][field] = raw
-        if raw:
-            try:
-                settings[api_name] = _number(raw, kind, low, high)
-            except ValueError as exc:
-                errors[field] = f"{field.replace('_', ' ').capitalize()} {exc}"
-    if state["judge_provider"] is None:
-        errors["judge_provider"] = "Pick the judge's provider."
-    if not state["judge_model"]:
-        errors["judge_model"] = "Name the judge model (Refresh lists the provider's models)."
-    if not state["targets"]:
-        errors["targets"] = "Pick at least one target model."
-    if not state["collections"]:
-        errors["collections"] = "Pick at least one collection."
+        state["params"][(pid, model)] = _params(form, prefix)
+        state["prefixes"][key] = prefix
     spec = {
-        "judgeProviderId": state["judge_provider"],
-        "judgeModel": state["judge_model"],
+        "judgeProviderId": state["judgeProviderId"],
+        "judgeModel": state["judgeModel"],
         "targets": [
             {"providerId": pid, "model": model, "params": state["params"][(pid, model)]}
             for pid, model in state["targets"]
         ],
-        "collectionIds": sorted(state["collections"]),
+        "collectionIds": sorted(state["collectionIds"]),
+        "settings": {name: value for name, value in state["settings"].items() if value},
     }
-    if settings:
-        spec["settings"] = settings
     if state["name"]:
         spec["name"] = state["name"]
-    return state, spec, errors
+    return state, spec
 
 
-def extra_params_prefix(provider_id):
-    """Name prefix of the params inputs shared by the models typed for one provider."""
-    return f"extra_params_{provider_id}"
-
-
-def _params(form, prefix, errors):
-    """The generation params in inputs named '<prefix>#<param>'; bad ones go into `errors`."""
+def _params(form, prefix):
+    """The generation params typed in inputs named '<prefix>#<param>' (stop: comma list)."""
     params = {}
     for name in PARAMS:
         raw = form.get(f"{prefix}#{name}", "").strip()
-        if not raw:
-            continue
-        if name == "stop":
-            params[name] = [s.strip() for s in raw.split(",") if s.strip()]
-            continue
-        try:
-            params[name] = _number(raw, *PARAM_RULES[name])
-        except ValueError as exc:
-            errors.setdefault(f"{prefix}#{name}", f"{name} {exc}")
-            params[name] = raw
+        if raw:
+            params[name] = (
+                [x.strip() for x in raw.split(",") if x.strip()] if name == "stop" else raw
+            )
     return params
 
 
@@ -204,12 +143,12 @@ def render_dashboard(
     """Render the dashboard with the form filled from `state` (and errors, if any)."""
     providers = live.providers()
     if state is None:
-        state, _, _ = parse_form(request.args)
-        if state["judge_provider"] is None and providers:
-            state["judge_provider"] = providers[0].id
+        state, _ = parse_form(request.args)
+        if state["judgeProviderId"] is None and providers:
+            state["judgeProviderId"] = providers[0].id
     judge_models, judge_error = None, None
-    if refresh == "judge" and state["judge_provider"] is not None:
-        judge_models, judge_error = served_models(state["judge_provider"], refresh=True)
+    if refresh == "judge" and state["judgeProviderId"] is not None:
+        judge_models, judge_error = served_models(state["judgeProviderId"], refresh=True)
     groups = []
     for p in providers:
         listed, error = served_models(p.id, True) if refresh == str(p.id) else (None, None)
@@ -231,6 +170,7 @@ def render_dashboard(
         "judge_models": judge_models,
         "judge_error": judge_error,
         "params_names": PARAMS,
+        "settings_fields": SETTINGS,
         "key": target_key,
         "extra_prefix": extra_params_prefix,
         "continue_runs": continuable_runs(),
@@ -240,18 +180,20 @@ def render_dashboard(
 
 
 def form_errors(errors, state):
-    """Map create_run's errors (API field names) onto the form's fields; the rest are general."""
+    """Place the spec's errors beside the inputs that caused them (by each error's path)."""
     by_field, general = {}, []
     for e in errors:
-        name = e.get("field") or ""
-        field = API_FIELDS.get(re.split(r"[.\[]", name)[0])
-        param = re.fullmatch(r"targets\[(\d+)\]\.params\.(\w+)", name)
-        setting = re.fullmatch(r"settings\.(\w+)", name)
-        if param and int(param[1]) < len(state["targets"]):
-            field = target_key(*state["targets"][int(param[1])]) + "#" + param[2]
-        elif setting:
-            field = SETTING_FIELDS.get(setting[1])
-        if field and field not in by_field and field != "settings":
+        path = e.get("path") or [e.get("field")]
+        field = None
+        if path[0] == "targets" and len(path) == 4 and path[1] < len(state["targets"]):
+            key = target_key(*state["targets"][path[1]])
+            prefix = state.get("prefixes", {}).get(key, key)
+            field = f"{prefix}#{path[3]}"
+        elif path[0] == "settings" and len(path) == 2 and path[1] in SETTINGS:
+            field = path[1]
+        elif path[0] in SPEC_FIELDS and (len(path) == 1 or path[0] == "targets"):
+            field = path[0]
+        if field and field not in by_field:
             by_field[field] = e["message"]
         else:
             general.append(format_error(e))
@@ -267,9 +209,7 @@ def index():
 @bp.post("/runs")
 def start_run():
     """Start a run from the form, then go to its live view (400/409 re-render the form)."""
-    state, spec, errors = parse_form(request.form)
-    if errors:
-        return render_dashboard(state, errors, 400)
+    state, spec = parse_form(request.form)
     try:
         run = create_run(spec, source="web")
     except ValidationError as exc:
@@ -283,7 +223,7 @@ def start_run():
 @bp.get("/new-run/judge-models")
 def judge_models():
     """Fragment: the judge provider's models as a datalist (#judge-models)."""
-    pid = _int_or_none(request.args.get("judge_provider"))
+    pid = _int_or_none(request.args.get("judgeProviderId"))
     if pid is None:
         models, error = [], "Pick a provider first."
     else:
@@ -295,7 +235,7 @@ def judge_models():
 def target_models(provider_id):
     """Fragment: one provider's models as checkboxes, keeping what was picked (#target-models-N)."""
     provider = get_provider(provider_id)
-    state, _, _ = parse_form(request.args)
+    state, _ = parse_form(request.args)
     listed, error = served_models(provider_id, refresh=bool(request.args.get("refresh")))
     return render_template(
         "dashboard/_target_models.html",

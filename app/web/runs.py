@@ -149,7 +149,7 @@ def items(run_id):
 
 def _resume(run_id):
     """Resume, with the raised budget when one was typed (a budget-halted run needs one)."""
-    budget = raised_budget(get_run(run_id), request.form.get("max_budget_usd"))
+    budget = raised_budget(get_run(run_id), request.form.get("maxBudgetUsd"))
     return resume_run(run_id, max_budget_usd=budget)
 
 

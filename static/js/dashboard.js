@@ -14,11 +14,11 @@
   }
   function missing() {
     var out = [];
-    var provider = document.getElementById("judge_provider");
-    var model = document.getElementById("judge_model");
+    var provider = document.getElementById("judgeProviderId");
+    var model = document.getElementById("judgeModel");
     if (!provider.value || !model.value.trim()) out.push("a judge model");
     if (!anyChecked("target") && !anyExtra()) out.push("at least one target model");
-    if (!anyChecked("collection")) out.push("at least one collection");
+    if (!anyChecked("collectionIds")) out.push("at least one collection");
     return out;
   }
   function update() {

@@ -164,7 +164,7 @@ def test_start_watch_pause_resume_finish_and_read_results(page, server):
     # The first provider's group is open and lists its models from the server.
     alpha = page.locator(f'#target-models-{pid} input[value="{pid}:alpha-7b"]')
     expect(alpha).to_be_visible()
-    page.fill("#judge_model", "alpha-7b")
+    page.fill("#judgeModel", "alpha-7b")
     expect(page.locator("#judge-model-options option")).to_have_count(len(MODELS))
     alpha.check()
     page.check(f'#target-models-{pid} input[value="{pid}:beta-3b"]')
@@ -172,7 +172,7 @@ def test_start_watch_pause_resume_finish_and_read_results(page, server):
     params.locator("summary").click()
     params.locator(f'input[name="{pid}:beta-3b#temperature"]').fill("0.2")
     expect(page.locator("#start-run")).to_be_disabled()  # no collection yet
-    page.check(f'input[name="collection"][value="{cid}"]')
+    page.check(f'input[name="collectionIds"][value="{cid}"]')
     page.fill("#name", "browser")
     expect(page.locator("#start-run")).to_be_enabled()
     shot(page, "dashboard-filled")
@@ -253,10 +253,10 @@ def test_start_pause_and_stop_work_without_javascript(browser, server):
     page.set_default_timeout(15_000)
     try:
         page.goto(base + "/")
-        page.fill("#judge_model", "beta-3b")
+        page.fill("#judgeModel", "beta-3b")
         page.click(f'button[name="refresh"][value="{pid}"]')  # a GET that lists the models
         page.check(f'input[value="{pid}:alpha-7b"]')
-        page.check(f'input[name="collection"][value="{cid}"]')
+        page.check(f'input[name="collectionIds"][value="{cid}"]')
         page.fill("#name", "nojs")
         page.click("#start-run")
         page.wait_for_url(re.compile(r"/runs/nojs-\d{8}-\d{6}$"))
