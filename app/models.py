@@ -1,4 +1,5 @@
-"""Peewee models: the whole data model. Queries that belong to one model live beside it."""
+"""Peewee models: the whole data model, with the few query expressions that belong to one model
+(Item.in_flight). Queries that join models live in the package that needs them."""
 
 import json
 
@@ -31,7 +32,7 @@ FINISHED = "FINISHED"
 BENCHMARKING = "BENCHMARKING"
 JUDGING = "JUDGING"
 
-# What the person asked the run to do; survives restarts. Shown state is derived in runs.py.
+# What the person asked the run to do; survives restarts. Shown state is derived in runs/state.py.
 CONTROL_RUNNING = "running"
 CONTROL_PAUSED = "paused"
 CONTROL_STOPPED = "stopped"

@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from app import db
 from app import migrations
+from app.engine.foreground import run_foreground
 from app.engine.items import ItemWorker
-from app.engine.orchestrator import run_foreground
 from app.models import COMPLETED
 from app.models import Collection
 from app.models import CollectionTask

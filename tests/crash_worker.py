@@ -10,7 +10,7 @@ import sys
 import time
 
 from app.config import load
-from app.engine.orchestrator import run_foreground
+from app.engine.foreground import run_foreground
 from app.runs.lifecycle import resume_run
 from app.runs.queries import get_run
 from app.runs.state import run_state
@@ -32,7 +32,11 @@ def main(db_path, run_id, lease_seconds):
     holder = lease.process_holder()
     with database.connection_context():
         deadline = time.monotonic() + 30
+        waiting = False
         while not lease.acquire(holder, lease_seconds):
+            if not waiting:  # tells the test this process is alive and asking for the lease
+                print("waiting for the lease", flush=True)
+                waiting = True
             if time.monotonic() > deadline:
                 print("no lease", flush=True)
                 return 2

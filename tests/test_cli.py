@@ -5,6 +5,7 @@ import _thread
 import datetime as dt
 import json
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -231,6 +232,16 @@ def test_failed_items_still_exit_0_and_are_reported(cli, tmp_path, fake):
     assert "2 failed" in result.stdout
 
 
+def _wait_for_control(control, timeout=30):
+    """Wait (bounded) until the run's control is `control`, read from the database."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with database.connection_context():
+            if Run.select().where(Run.control == control).exists():
+                return
+        time.sleep(0.02)
+
+
 def test_ctrl_c_stops_the_run_resumably_then_resume_finishes_it(cli, tmp_path, fake):
     fired = threading.Event()
 
@@ -243,7 +254,10 @@ def test_ctrl_c_stops_the_run_resumably_then_resume_finishes_it(cli, tmp_path, f
         ):
             fired.set()
             _thread.interrupt_main()  # what Ctrl-C does to the CLI's main thread
-            return {"text": "late", "latency": 0.5}
+            # Hold this answer until the CLI has stopped the run: on a busy machine the
+            # interrupt may be handled late, and the run must not finish before it is.
+            _wait_for_control("stopped")
+            return {"text": "late"}
         return None
 
     fake.responder = interrupt_on_first_answer

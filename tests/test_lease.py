@@ -9,7 +9,7 @@ from app.clock import utcnow
 from app.db import database
 from app.engine import lease
 from app.engine.claims import claim
-from app.engine.orchestrator import run_foreground
+from app.engine.foreground import run_foreground
 from app.engine.orchestrator import tick
 from app.errors import Conflict
 from app.models import COMPLETED

@@ -24,6 +24,15 @@ from tests.engine_helpers import start_run
 LEASE_SECONDS = 1.0
 
 
+def _wait_until(condition, timeout):
+    """Wait for `condition()` to hold (bounded); fail naming the timeout when it never does."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(0.01)
+
+
 class Worker:
     """A tests/crash_worker.py process (waits for the lease, then works the run to its end)
     whose stdout lines are collected with the time each arrived."""
@@ -55,6 +64,10 @@ class Worker:
             time.sleep(0.01)
         raise AssertionError(f"worker {self.proc.pid} never printed {text!r}: {self.lines}")
 
+    def printed(self, text):
+        """True when the worker has printed `text` (a whole line) so far."""
+        return any(line == text for _at, line in list(self.lines))
+
     def holds_lease(self):
         row = Lease.get_or_none()
         return row is not None and f":{self.proc.pid}:" in row.holder
@@ -79,12 +92,13 @@ def test_a_second_process_waits_for_the_lease_and_takes_over_when_the_first_dies
     try:
         first.wait_for("working", 15)
         second = Worker(db, run.run_id)
-        time.sleep(1.5)  # both alive now, the second one started and asks for the lease
-        assert second.proc.poll() is None and second.lines == []  # still waiting
+        # The second process has started and been refused the lease at least once ...
+        second.wait_for("waiting for the lease", 30)
+        assert second.proc.poll() is None and not second.printed("working")
         assert first.holds_lease()
         sent = len(calls(fake))
-        time.sleep(0.3)
-        assert len(calls(fake)) > sent  # ... while the first one works
+        _wait_until(lambda: len(calls(fake)) > sent, 15)  # ... while the first one works
+        assert not second.printed("working")
         assert first.proc.poll() is None, "the run ended before the kill: give it more work"
         first.proc.send_signal(signal.SIGKILL)
         killed_at = time.monotonic()

@@ -7,7 +7,7 @@ json_schema judging with a rubric, and the run finishing with nothing lost.
 import pytest
 import requests
 
-from app.engine.orchestrator import run_foreground
+from app.engine.foreground import run_foreground
 from app.models import COMPLETED
 from app.models import FAILED
 from app.models import Item

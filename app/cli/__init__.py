@@ -1,5 +1,5 @@
-"""The `llmbench` command line: the group, serve and reset-defaults, plus the commands of cli_runs
-and cli_datasets. Domain errors become ClickExceptions in these modules and nowhere else."""
+"""The `llmbench` command line: the group, serve and reset-defaults; the commands of runs.py
+and datasets.py. Domain errors become ClickExceptions in this package and nowhere else."""
 
 import logging
 import sys
@@ -78,7 +78,7 @@ def reset_defaults():
     click.echo(summary)
 
 
-# The other commands live beside their kind: runs (cli_runs) and datasets (cli_datasets).
+# The other commands live beside their kind: cli/runs.py and cli/datasets.py.
 for _command in (run, resume, report, diff, validate, import_cmd, export):
     main.add_command(_command)
 

@@ -1,7 +1,6 @@
-"""The CLI's run support: error translation, exit codes, the foreground run and its output."""
+"""The CLI's output: error translation, exit codes, progress and JSONL events, reports."""
 
 import json
-import signal
 import sys
 import threading
 
@@ -16,9 +15,7 @@ from rich.progress import TimeElapsedColumn
 from ..clock import utcnow
 from ..db import database
 from ..engine import lease
-from ..engine.orchestrator import run_foreground
 from ..errors import Conflict
-from ..errors import LlmbenchError
 from ..errors import NotFound
 from ..errors import ValidationError
 from ..errors import format_error
@@ -26,7 +23,6 @@ from ..exports.report import report_html_chunks
 from ..exports.summary import averages_to_dict
 from ..exports.summary import summary_json
 from ..results.averages import model_averages
-from ..runs.dto import run_summary
 from ..runs.queries import get_run
 
 EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 3
@@ -95,8 +91,21 @@ class Output:
         self.console = Console(stderr=True)
         self.progress = None
         self.task = None
+        self.counts = None  # NEW / waiting / completed / failed, kept from the run's events
+        self.total = 0
+        self.phase = ""
 
     def start(self, summary, event):
+        """The run is about to work: say what it holds (and start the bar on a terminal)."""
+        counts = summary["counts"]
+        self.total = summary["totalItems"]
+        self.counts = {
+            "new": counts["NEW"],
+            "waiting": counts["WAITING_FOR_JUDGE"],
+            "completed": counts["COMPLETED"],
+            "failed": summary["failedItems"],
+        }
+        self.phase = summary["phase"]
         targets = [f"{t['providerName']}/{t['model']}" for t in summary["targets"]]
         judge = f"{summary['judgeProviderName']}/{summary['judgeModel']}"
         if self.as_json:
@@ -129,28 +138,73 @@ class Output:
             )
             self.progress.start()
             self.task = self.progress.add_task(summary["phase"].lower(), total=1.0)
+            self.refresh()
 
     def event(self, event):
         """Called from the orchestrator's thread for every run event."""
+        name = event.get("event")
+        if name in ("run_started", "run_resumed") and "run" in event:
+            self.start(event["run"], name)
+            return
+        self._count(name, event)
         if self.as_json:
             emit(event)
         elif event.get("level") == "ERROR":
-            self.note(event.get("message") or event.get("event"), always=True)
-        elif event.get("event") in self.SHOWN:
-            self.note(event.get("message") or event.get("event"))
+            self.note(event.get("message") or name, always=True)
+        elif name in self.SHOWN:
+            self.note(event.get("message") or name)
 
-    def tick(self, summary):
-        if self.progress is not None:
+    def _count(self, name, event):
+        """Keep the bar's counts from the item events (no query per refresh)."""
+        c = self.counts
+        if c is None:
+            return
+        if name == "item_done":
+            c["new"] -= 1
+            c["waiting"] += 1
+        elif name == "item_judged":
+            c["waiting"] -= 1
+            c["completed"] += 1
+        elif name == "item_failed":
+            c["waiting" if event.get("stage") == "judge" else "new"] -= 1
+            c["failed"] += 1
+        elif name in ("warmup_failed", "cant_be_finished"):
+            moved = event.get("failed", event.get("count")) or 0
+            c["waiting" if event.get("stage") == "judge" else "new"] -= moved
+            c["failed"] += moved
+        elif name == "phase_changed":
+            self.phase = event.get("phase") or self.phase
+
+    def refresh(self):
+        """Redraw the bar from the counts kept so far."""
+        if self.progress is None or self.counts is None:
+            return
+        c, total = self.counts, self.total
+        answered = total - c["new"]
+        judged = c["completed"] + c["failed"]
+        # Two steps per item (answer, judgement); a failed answer settles both.
+        done = (answered + judged) / (2 * total) if total else 0.0
+        self.progress.update(
+            self.task,
+            completed=done,
+            description=(
+                f"{self.phase.lower()} answered {answered}/{total}, "
+                f"judged {c['completed']}, failed {c['failed']}"
+            ),
+        )
+
+    def show_final(self, summary):
+        """The bar's last state is the run's final one (from the database)."""
+        if self.counts is not None:
             counts = summary["counts"]
-            done = summary["totalItems"] - counts["NEW"]
-            self.progress.update(
-                self.task,
-                completed=summary["progress"],
-                description=(
-                    f"{summary['phase'].lower()} answered {done}/{summary['totalItems']}, "
-                    f"judged {summary['completedItems']}, failed {summary['failedItems']}"
-                ),
-            )
+            self.counts = {
+                "new": counts["NEW"],
+                "waiting": counts["WAITING_FOR_JUDGE"],
+                "completed": counts["COMPLETED"],
+                "failed": summary["failedItems"],
+            }
+            self.phase = summary["phase"]
+        self.refresh()
 
     def note(self, message, always=False):
         """A line for people (stderr, above the bar); --quiet keeps only errors."""
@@ -167,7 +221,8 @@ class Output:
             self.progress = None
 
     def finish(self, summary, averages, code):
-        self.tick(summary)  # the bar's last state is the run's final one
+        """The end: the final counts, per-target averages and, when interrupted, how to go on."""
+        self.show_final(summary)
         self.stop()
         run_id = summary["runId"]
         hint = f"llmbench resume {run_id}" if code == EXIT_INTERRUPTED else None
@@ -215,68 +270,6 @@ def check_lease(as_json):
             "server and try again"
         )
         raise translate(Conflict(message), as_json)
-
-
-def drive(run_id, cfg, out, first_event):
-    """Work on the run in a thread; Ctrl-C/SIGTERM stop it cleanly. Returns the exit code."""
-    stop = threading.Event()
-    outcome = {}
-
-    finished = threading.Event()
-
-    def work():
-        with db_context():
-            try:
-                outcome["state"] = run_foreground(run_id, cfg, on_event=out.event, stop_event=stop)
-            except BaseException as exc:  # reported by the main thread
-                outcome["error"] = exc
-            finally:
-                finished.set()
-
-    with db_context():
-        out.start(run_summary(get_run(run_id)), first_event)
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    worker = threading.Thread(target=work, name="llmbench-run", daemon=True)
-    worker.start()
-    # Wait on an Event, not Thread.join: on Python 3.11 a Ctrl-C inside join() can leave the
-    # thread marked finished while it still runs, and the process would exit under it.
-    try:
-        with db_context():
-            while not finished.wait(0.25):
-                if out.progress is not None:  # the summary costs queries: only for the bar
-                    out.tick(run_summary(get_run(run_id)))
-    except KeyboardInterrupt:
-        stop.set()
-        out.note("Stopping: abandoning the requests in flight (Ctrl-C again to quit at once)")
-        try:
-            finished.wait(30)
-        except KeyboardInterrupt:
-            pass
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-    with db_context():
-        summary = run_summary(get_run(run_id))
-        error = outcome.get("error")
-        if isinstance(error, LlmbenchError):
-            out.stop()
-            raise translate(error, out.as_json)
-        if error is not None:
-            out.stop()
-            raise CliError(
-                f"the run stopped on an unexpected error: {error!r}; continue it "
-                f"with: llmbench resume {run_id}"
-            )
-        state = summary["state"] if stop.is_set() or "state" not in outcome else outcome["state"]
-        code = EXIT_OK if state == "finished" else EXIT_INTERRUPTED
-        out.finish(summary, averages(run_id), code)
-    return code
-
-
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
 
 
 def averages(run_id):

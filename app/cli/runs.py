@@ -10,17 +10,15 @@ from ..datasets import run_config
 from ..datasets import run_plan
 from ..errors import LlmbenchError
 from ..results import compare
-from ..runs.lifecycle import resume_run
 from ..runs.queries import get_run
-from ..runs.state import run_state
 from .db import missing_db_note
 from .db import open_db
+from .foreground import run_in_foreground
 from .output import EXIT_OK
 from .output import CliError
 from .output import Output
 from .output import check_lease
 from .output import db_context
-from .output import drive
 from .output import emit
 from .output import num
 from .output import translate
@@ -72,7 +70,7 @@ def run(config_path, dry_run, as_json, quiet):
         except LlmbenchError as exc:
             raise translate(exc, as_json) from None
         run_id = created.run_id
-    code = drive(run_id, cfg, Output(as_json, quiet), "run_started")
+    code = run_in_foreground(run_id, cfg, Output(as_json, quiet))
     if code == EXIT_OK and plan.out_dir:
         try:
             write_reports(run_id, Path(plan.out_dir) / run_id, as_json, quiet)
@@ -97,15 +95,8 @@ def run(config_path, dry_run, as_json, quiet):
 def resume(run_id, as_json, quiet, max_budget_usd):
     """Continue a stopped, paused or interrupted run where it left off (exit codes as `run`)."""
     cfg = open_db()
-    with db_context():
-        check_lease(as_json)
-        try:
-            run_obj = get_run(run_id)
-            if run_state(run_obj) != "running":
-                resume_run(run_id, max_budget_usd=max_budget_usd)
-        except LlmbenchError as exc:
-            raise translate(exc, as_json) from None
-    sys.exit(drive(run_id, cfg, Output(as_json, quiet), "run_resumed"))
+    out = Output(as_json, quiet)
+    sys.exit(run_in_foreground(run_id, cfg, out, resume=True, max_budget_usd=max_budget_usd))
 
 
 # ---- report, diff --------------------------------------------------------------------------

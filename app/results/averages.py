@@ -1,6 +1,6 @@
 """Results of a run: per-model averages, breakdowns, one item and chart data, computed in SQL.
 
-The detailed table (URL state, filters, SQL pagination) lives in results_table.py.
+The detailed table (URL state, filters, SQL pagination) lives in table.py.
 """
 
 import threading

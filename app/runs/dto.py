@@ -78,6 +78,7 @@ def run_summary(run, counts=None, targets=None, collections=None):
     done_judge = counts[COMPLETED] + failed
     state = run_state(run)
     reason = control_reason(run) if state == "stopped" else run.control_reason
+    eta = _eta(run, counts, state)
     if targets is None:
         targets = RunTarget.select().where(RunTarget.run == run).order_by(RunTarget.position)
     if collections is None:
@@ -109,7 +110,7 @@ def run_summary(run, counts=None, targets=None, collections=None):
         "counts": counts,
         # Two steps per item (answer, judgement); a failed answer settles both.
         "progress": round((done_answer + done_judge) / (2 * total), 4) if total else 0.0,
-        "etaSeconds": _eta(run, counts, state),
+        "etaSeconds": eta,
         "targets": [target_to_dict(t) for t in targets],
         "collections": [{"id": c.collection_id, "name": c.collection_name} for c in collections],
         "createdAt": isoformat(run.created_at),

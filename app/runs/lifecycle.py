@@ -1,7 +1,7 @@
-"""Runs: create, pause, stop, resume/continue, delete; run_id naming; the derived run state.
+"""Runs: create, pause, stop, resume/continue, delete; run_id naming.
 
-Retrying items lives in run_retries.py, reading runs in run_queries.py; callers use `runs.<name>`
-for all of them.
+Retrying items lives in retries.py, reading runs in queries.py, the spec's rules in spec.py and
+the state people see in state.py.
 """
 
 import re

@@ -1,6 +1,6 @@
 """Read-only queries behind the dashboard and the live run view.
 
-The live view's progress and ETA live in run_progress.py, the run history in run_history.py.
+The live view's progress and ETA live in progress.py, the run history in history.py.
 """
 
 import hashlib

@@ -1,7 +1,4 @@
-"""Reading runs: get one, the active one, list them, their items (paginated in SQL), logs, spending.
-
-runs.py re-exports what its callers use here; they call `runs.<name>`.
-"""
+"""Reading runs: get one, the active one, lists, items (paginated in SQL), logs, spending."""
 
 import datetime as dt
 
