@@ -1,0 +1,1 @@
+"""Human ratings, pairwise votes, the leaderboard and the judge check."""

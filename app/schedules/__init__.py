@@ -1,0 +1,1 @@
+"""Templates, schedules, the queue, trends, baselines and regression alerts."""

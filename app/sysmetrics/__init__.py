@@ -1,0 +1,1 @@
+"""System metrics: CPU, RAM, GPU/VRAM and loaded models sampled during a run."""
