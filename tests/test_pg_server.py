@@ -4,7 +4,6 @@ Skipped (with the fix named) when Debian's postgresql package or the psycopg dri
 """
 
 import datetime as dt
-import warnings
 
 import pytest
 from peewee import fn
@@ -20,12 +19,6 @@ from tests import pg_server
 TEMPLATE = "llmbench_template"
 NOW = dt.datetime(2025, 1, 2, 3, 4, 5)
 CLAIM_SECONDS = 60
-
-with warnings.catch_warnings():
-    # Until pyproject.toml registers the marker (filterwarnings=error turns the warning into a
-    # collection error). Once `postgres: ...` is in [tool.pytest.ini_options] markers, drop this.
-    warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
-    postgres = pytest.mark.postgres
 
 
 @pytest.fixture(scope="session")
@@ -104,7 +97,7 @@ def test_available_names_the_fix_when_the_binaries_are_missing(tmp_path):
     assert "apt-get install -y postgresql" in status.reason
 
 
-@postgres
+@pytest.mark.postgres
 def test_peewee_creates_our_tables_on_postgres(pg_db):
     tables = set(pg_db.get_tables())
 
@@ -112,7 +105,7 @@ def test_peewee_creates_our_tables_on_postgres(pg_db):
     assert pg_db.server_version >= 130000  # DROP DATABASE … WITH (FORCE) needs 13+
 
 
-@postgres
+@pytest.mark.postgres
 def test_claim_returns_the_claimed_rows_with_postgres_types(pg_db):
     run = make_items(3)
 
@@ -124,7 +117,7 @@ def test_claim_returns_the_claimed_rows_with_postgres_types(pg_db):
     assert Item.select().where(Item.attempts == 0).count() == 1
 
 
-@postgres
+@pytest.mark.postgres
 def test_skip_locked_gives_two_open_claims_different_items(pg_db):
     run = make_items(5)
     # A second worker: its own connection (a second Database object) to the same database.

@@ -11,10 +11,10 @@ from collections import Counter
 
 import numpy as np
 
-from app.stats import CONFIDENCE
-from app.stats import RESAMPLES
-from app.stats import SEED
-from app.stats import sign_test
+from ..results.stats import CONFIDENCE
+from ..results.stats import RESAMPLES
+from ..results.stats import SEED
+from ..results.stats import sign_test
 
 THRESHOLD_POINTS = 5.0
 ALPHA = 0.05

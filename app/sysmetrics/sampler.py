@@ -4,8 +4,8 @@ import logging
 import threading
 import time
 
-from app.sysmetrics.sample import take_sample
-from app.sysmetrics.series import peaks
+from .sample import take_sample
+from .series import peaks
 
 log = logging.getLogger(__name__)
 
