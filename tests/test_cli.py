@@ -1,9 +1,12 @@
 """The `llmbench` CLI end to end: validate, dry run, run against the fake server, --json events,
 exit codes, Ctrl-C then resume, report, diff, import and export (CliRunner, a tmp LLMBENCH_DB)."""
 
-import _thread
 import datetime as dt
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -14,7 +17,9 @@ from click.testing import CliRunner
 
 from app.cli import main
 from app.clock import utcnow
+from app.config import REPO_ROOT
 from app.db import database
+from app.db import init_db
 from app.models import COMPLETED
 from app.models import FAILED
 from app.models import Item
@@ -23,6 +28,18 @@ from app.models import Run
 from tests.conftest import TEST_KEY_B64
 
 DATA = Path(__file__).parent / "data"
+
+
+def CLI_ENV(tmp_path):  # noqa: N802 - a constant of the test's folder
+    """The environment every CLI call of a test gets: its own database file and key."""
+    return {
+        "LLMBENCH_DB": str(tmp_path / "cli.db"),
+        "LLMBENCH_MASTER_KEY_BASE64": TEST_KEY_B64,
+        "LLMBENCH_BACKOFF_BASE_SECONDS": "0.01",
+        "FAKE_KEY": SECRET,
+    }
+
+
 SECRET = "sk-test-0123456789"
 WARMUP = "Reply with the single word OK."
 
@@ -30,12 +47,7 @@ WARMUP = "Reply with the single word OK."
 @pytest.fixture
 def cli(tmp_path):
     """invoke(*args) -> Result, on a fresh database file shared by the calls of one test."""
-    env = {
-        "LLMBENCH_DB": str(tmp_path / "cli.db"),
-        "LLMBENCH_MASTER_KEY_BASE64": TEST_KEY_B64,
-        "LLMBENCH_BACKOFF_BASE_SECONDS": "0.01",
-        "FAKE_KEY": SECRET,
-    }
+    env = CLI_ENV(tmp_path)
     runner = CliRunner()
 
     def invoke(*args):
@@ -232,44 +244,61 @@ def test_failed_items_still_exit_0_and_are_reported(cli, tmp_path, fake):
     assert "2 failed" in result.stdout
 
 
-def _wait_for_control(control, timeout=30):
-    """Wait (bounded) until the run's control is `control`, read from the database."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with database.connection_context():
-            if Run.select().where(Run.control == control).exists():
-                return
-        time.sleep(0.02)
-
-
 def test_ctrl_c_stops_the_run_resumably_then_resume_finishes_it(cli, tmp_path, fake):
-    fired = threading.Event()
+    # A real `llmbench run` process gets a real SIGINT (what Ctrl-C sends) when its first answer
+    # is asked; that answer is held until the run reads "stopped", so a busy machine can delay
+    # the signal but cannot let the run finish first.
+    config = write_config(tmp_path, fake)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LLMBENCH_")}
+    env.update(CLI_ENV(tmp_path))
+    sent = threading.Event()
+    child = {}
 
     def interrupt_on_first_answer(call):
         body = call["body"]
-        if (
-            body.get("model") == "m1"
-            and body["messages"][-1]["content"] != WARMUP
-            and not fired.is_set()
-        ):
-            fired.set()
-            _thread.interrupt_main()  # what Ctrl-C does to the CLI's main thread
-            # Hold this answer until the CLI has stopped the run: on a busy machine the
-            # interrupt may be handled late, and the run must not finish before it is.
-            _wait_for_control("stopped")
+        if body.get("model") == "m1" and body["messages"][-1]["content"] != WARMUP:
+            if not sent.is_set():
+                sent.set()
+                child["proc"].send_signal(signal.SIGINT)
+            _wait_until(lambda: _run_controls(tmp_path) == ["stopped"], 60)
             return {"text": "late"}
         return None
 
     fake.responder = interrupt_on_first_answer
-    result = cli("run", "-c", write_config(tmp_path, fake))
-    assert result.exit_code == 3
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("llmbench")), "run", "-c", str(config)],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    child["proc"] = proc
+    out, err = proc.communicate(timeout=180)
+    _run_controls(tmp_path)  # binds this process to the child's database for the checks below
+    assert sent.is_set() and proc.returncode == 3, (out, err)
     run_id = rows(Run)[0].run_id
-    assert f"Continue it with: llmbench resume {run_id}" in result.stderr
+    assert f"Continue it with: llmbench resume {run_id}" in err
     assert [r.control for r in rows(Run)] == ["stopped"]
     fake.responder = None
     result = cli("resume", run_id)
     assert result.exit_code == 0, result.output
     assert {i.status for i in rows(Item)} == {COMPLETED}
+
+
+def _run_controls(tmp_path):
+    """The controls of the runs in the CLI child's database (bound here to read it)."""
+    if database.database != str(tmp_path / "cli.db"):
+        init_db(str(tmp_path / "cli.db"))
+    with database.connection_context():
+        return [r.control for r in Run.select()]
+
+
+def _wait_until(condition, timeout):
+    """Wait (bounded) until `condition()` holds; the caller's assertions say what failed."""
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def test_a_spent_budget_pauses_with_exit_3_and_a_higher_budget_finishes(cli, tmp_path, fake):
