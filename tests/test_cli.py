@@ -317,7 +317,7 @@ def test_a_server_holding_the_orchestrator_makes_the_cli_exit_1(cli, tmp_path, f
         )
     result = cli("run", "-c", write_config(tmp_path, fake))
     assert result.exit_code == 1
-    assert "held by server:1:abcd (llmbench serve?)" in result.stderr
+    assert "held by a process on host server (pid 1; holder server:1:abcd)" in result.stderr
     assert rows(Run) == [] and fake.calls == []
 
 

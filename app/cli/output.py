@@ -12,7 +12,6 @@ from rich.progress import TaskProgressColumn
 from rich.progress import TextColumn
 from rich.progress import TimeElapsedColumn
 
-from ..clock import utcnow
 from ..db import database
 from ..engine import lease
 from ..errors import Conflict
@@ -261,13 +260,14 @@ class Output:
 
 
 def check_lease(as_json):
-    """Exit 1 naming the holder when a live orchestrator (llmbench serve) holds the lease."""
-    held = lease.current()
-    if held is not None and held.expires_at > utcnow() and held.holder != lease.process_holder():
+    """Exit 1 naming the holder (llmbench serve or run, its pid) when another live
+    orchestrator holds the lease; a dead holder on this host is no obstacle."""
+    held = lease.live_holder()
+    if held is not None:
         message = (
-            f"the orchestrator is held by {held.holder} (llmbench serve?) until "
-            f"{held.expires_at:%H:%M:%S} UTC; start the run from the web app, or stop the "
-            "server and try again"
+            f"the orchestrator is held by {lease.describe_holder(held.holder)} until "
+            f"{held.expires_at:%H:%M:%S} UTC; start the run from the web app (if that is "
+            "llmbench serve), or stop that process and try again"
         )
         raise translate(Conflict(message), as_json)
 
