@@ -56,9 +56,10 @@ def validate(path, config_path, fmt, as_json):
     if target is None:
         raise click.UsageError("give a config or dataset path (or -c CONFIG)")
     cfg = open_db(check_only=True)
+    is_config = bool(config_path) or _is_config(target)
     with db_context():
         try:
-            if config_path or _is_config(target):
+            if is_config:
                 plan = run_config.load(target)
                 result = {**run_plan.plan_to_dict(plan), "event": "valid", "kind": "config"}
                 text = [f"{target}: valid run config"] + ["  " + x for x in run_plan.describe(plan)]
@@ -78,7 +79,9 @@ def validate(path, config_path, fmt, as_json):
                     f"({len(checked.tasks) - existing} new, {existing} already stored)"
                 ]
         except LlmbenchError as exc:
-            raise translate(exc, as_json, note=missing_db_note(cfg)) from None
+            # A dataset names no provider or collection: the database note is for configs.
+            note = missing_db_note(cfg) if is_config else None
+            raise translate(exc, as_json, note=note) from None
     if as_json:
         emit(result)
     else:

@@ -187,6 +187,8 @@ class ConfigChecker:
                 value = raw[key]
                 if key == "base_url" and isinstance(value, str):
                     value = self.expand(value, f"{path}.{key}", raw, key)
+                    if value is None:
+                        return None  # the missing variable is the problem; nothing to echo
                 data[key] = value
         secret_keys = []
         if "headers" in raw:
