@@ -219,6 +219,18 @@ def test_keys_toggle_the_log_and_the_scores_and_q_asks_to_quit():
     assert screen.quit.is_set()
 
 
+def test_the_current_task_follows_answers_judgements_retries_and_failures():
+    seen = []
+    screen = RunScreen(Console(), lambda item_id: seen.append(item_id) or DATA, keys=False)
+    screen._live = type("Live", (), {"update": lambda self, *a, **k: None})()
+    for n, name in enumerate(("item_done", "retry_scheduled", "item_judged", "item_failed")):
+        screen.on_event({"event": name, "message": name, "itemId": n + 1})
+        screen.refresh(force=True)
+    screen.on_event({"event": "phase_changed", "message": "Phase JUDGING"})
+    screen.refresh(force=True)
+    assert seen == [1, 2, 3, 4, 4]
+
+
 def test_retries_are_counted_from_the_events():
     screen = _screen()
     for _ in range(3):

@@ -32,6 +32,8 @@ LOG_LINES = 12
 ERROR_LINES = 5
 KEYS_HINT = "q quit (resume later) · l log · s scores"
 BAR_WIDTH = 40
+# Events naming the item the engine is on: its answer, judgement, retry or failure.
+FOCUS_EVENTS = ("item_done", "item_judged", "retry_scheduled", "item_failed")
 # What the summary screen calls each file (cli/reports.py's keys).
 FILE_LABELS = {
     "summary": "summary.json",
@@ -157,7 +159,7 @@ class RunScreen:
                 self._errors.append(message)
             if name == "retry_scheduled":
                 self._retries += 1
-            if event.get("itemId") is not None and name in ("item_done", "item_judged"):
+            if event.get("itemId") is not None and name in FOCUS_EVENTS:
                 self._focus = event["itemId"]
 
     def refresh(self, force=False):
