@@ -111,6 +111,16 @@ def test_resume_right_after_a_killed_cli_takes_over_and_finishes(app, fake, tmp_
         assert {i.status for i in Item.select()} == {COMPLETED}
 
 
+def test_show_says_a_run_whose_process_died_can_be_resumed_now(app, fake):
+    p = make_provider(fake)
+    run = start_run(p, [(p, "m1")], make_tasks(1), holder=f"{HOST}:{_dead_pid()}:abcd")
+    database.close()
+    env = {"LLMBENCH_DB": app.config["DB"], "LLMBENCH_MASTER_KEY_BASE64": TEST_KEY_B64}
+    result = CliRunner().invoke(main, ["show", run.run_id], env=env)
+    assert "running (but no orchestrator works on it: it was interrupted)" in result.stdout
+    assert f"Continue it with: llmbench resume {run.run_id}" in result.stdout
+
+
 def test_the_cli_names_a_live_server_holder_and_exits_1(app, fake, sleeper):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(1), holder="x")

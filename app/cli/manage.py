@@ -5,6 +5,7 @@ import json
 import click
 
 from ..clock import isoformat
+from ..engine import lease
 from ..errors import LlmbenchError
 from ..runs import lifecycle
 from ..runs.dto import run_summary
@@ -105,12 +106,21 @@ def show(run_id, as_json):
         summary = run_summary(run)
         rows = averages(run_id)
         state = run_state(run)
-        hint = resume_hint(run) if state in ("paused", "stopped") else None
+        # "running" by its control, but no live orchestrator holds the database (its process
+        # was killed a moment ago and the lease has not expired yet): it can be resumed now.
+        orphaned = state == "running" and lease.live_holder() is None
+        hint = resume_hint(run) if state in ("paused", "stopped") or orphaned else None
         errors = [e.message for e in list_logs(run_id, limit=1000) if e.level == "ERROR"][-5:]
     if as_json:
         click.echo(
             json.dumps(
-                {"run": summary, "models": rows, "resumeCommand": hint, "recentErrors": errors},
+                {
+                    "run": summary,
+                    "models": rows,
+                    "orphaned": orphaned,
+                    "resumeCommand": hint,
+                    "recentErrors": errors,
+                },
                 indent=2,
                 ensure_ascii=False,
                 default=str,
@@ -118,7 +128,8 @@ def show(run_id, as_json):
         )
         return
     counts = summary["counts"]
-    click.echo(f"Run {summary['runId']} ({summary['name'] or 'no name'}): {state}")
+    shown = f"{state} (but no orchestrator works on it: it was interrupted)" if orphaned else state
+    click.echo(f"Run {summary['runId']} ({summary['name'] or 'no name'}): {shown}")
     if summary["controlReason"] and state != "finished":
         click.echo(f"  why: {summary['controlReason']}")
     click.echo(f"  judge: {summary['judgeProviderName']}/{summary['judgeModel']}")
