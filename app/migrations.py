@@ -4,6 +4,8 @@ import logging
 
 from peewee import DateTimeField
 from peewee import FloatField
+from peewee import IntegerField
+from peewee import TextField
 from playhouse.migrate import SqliteMigrator
 from playhouse.migrate import migrate
 
@@ -71,6 +73,25 @@ def m005_item_claimed_until(db):
         "WHERE status IN ('NEW', 'WAITING_FOR_JUDGE') AND attempts > 0 "
         "AND next_retry_at IS NOT NULL AND error_msg IS NULL"
     )
+
+
+@migration
+def m022_item_reused_from(db):
+    # `llmbench run --reuse` copies an earlier answer / judgement into a new item and says from
+    # which item. Add-only, nullable (nothing reused before). A fresh database has them from m001.
+    columns = {c.name for c in db.get_columns("item")}
+    migrator = SqliteMigrator(db)
+    for name in ("answer_reused_from", "judgement_reused_from"):
+        if name not in columns:
+            migrate(migrator.add_column("item", name, IntegerField(null=True)))
+
+
+@migration
+def m023_run_outputs(db):
+    # Where the CLI writes a run's reports, so `llmbench resume` writes them too. Add-only,
+    # nullable (runs from the web app have none). A fresh database has it from m001.
+    if "outputs" not in {c.name for c in db.get_columns("run")}:
+        migrate(SqliteMigrator(db).add_column("run", "outputs", TextField(null=True)))
 
 
 def applied(db):

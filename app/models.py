@@ -125,6 +125,9 @@ class Run(BaseModel):
     dataset_hash = CharField(max_length=64, null=True)
     prompt_hash = CharField(max_length=64, null=True)
     source = CharField(max_length=20, default="web")  # web | api | cli
+    # m023: where `llmbench run` writes this run's reports ({outDir, junit, passScore}), so
+    # `llmbench resume` writes them too. Set by the CLI only; never from a form or the API.
+    outputs = JSONField(null=True)
     created_at = DateTimeField(default=utcnow, index=True)
     started_at = DateTimeField(null=True)
     finished_at = DateTimeField(null=True)
@@ -209,6 +212,10 @@ class Item(BaseModel):
     rubric_scores = JSONField(null=True)
     auto_fail = BooleanField(null=True)
     judged_at = DateTimeField(null=True)
+    # m022: `llmbench run --reuse` took the answer / the judgement from this earlier item (same
+    # context hash; runs/reuse.py). A reused item has no speed figures of its own.
+    answer_reused_from = IntegerField(null=True)
+    judgement_reused_from = IntegerField(null=True)
     # Failure: which stage failed (answer | judge | warmup) and why.
     error_stage = CharField(max_length=20, null=True)
     error_msg = TextField(null=True)

@@ -311,10 +311,12 @@ def test_a_spent_budget_pauses_with_exit_3_and_a_higher_budget_finishes(cli, tmp
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2, "cost": 1.0},
         }
     )
-    result = cli("run", "-c", write_config(tmp_path, fake, max_budget_usd=1.5))
+    # The fake server reports each call's cost (like OpenRouter): no price needed.
+    result = cli("run", "-c", write_config(tmp_path, fake, max_budget_usd=1.5), "--allow-unpriced")
     assert result.exit_code == 3
     assert "budget reached" in result.stderr
     (run,) = rows(Run)
+    assert f"Continue it with: llmbench resume {run.run_id} --max-budget-usd " in result.stderr
     assert [i.status for i in rows(Item)].count("NEW") >= 2
     result = cli("resume", run.run_id, "--max-budget-usd", 100)
     assert result.exit_code == 0, result.output
@@ -346,7 +348,7 @@ def test_a_server_holding_the_orchestrator_makes_the_cli_exit_1(cli, tmp_path, f
         )
     result = cli("run", "-c", write_config(tmp_path, fake))
     assert result.exit_code == 1
-    assert "held by server:1:abcd (llmbench serve?)" in result.stderr
+    assert "held by a process on host server (pid 1; holder server:1:abcd)" in result.stderr
     assert rows(Run) == [] and fake.calls == []
 
 
@@ -514,6 +516,6 @@ def test_a_config_may_use_seed_004_spellings_and_json(app):
             "targets": [{"provider": "p", "model": "m"}],
         }
     )
-    plan = run_config.parse(importer_config, "c.json", environ={})
+    plan = run_config.parse(importer_config, "c.json", environ={}, allow_unpriced=True)
     assert plan.settings == {"questionLimit": 1, "maxBudgetUsd": 2.0}
     assert (plan.items, plan.dataset_collection) == (1, "seed004_bank")

@@ -126,7 +126,8 @@ def test_several_paths_import_together(app):
             "yaml",
         ),
         (
-            '{"id": "a", "category": "c", "difficulty": "Easy", "prompt": "q", "rubric": ["x"]}\n',
+            '{"id": "a", "category": "c", "difficulty": "Easy", "scenario": [], "prompt": "q", '
+            '"rubric": ["x"], "auto_fail": []}\n',
             "jsonl",
         ),
         ("task_id,prompt_template\na,q\n", "csv"),
@@ -180,14 +181,16 @@ def test_yaml_syntax_error_names_the_line(app):
     assert errors[0]["line"] in (2, 3) and "not valid YAML" in errors[0]["message"]
 
 
+# Every seed 004 key but the one a line is about (scenario, rubric, auto_fail may be empty).
+FULL = '"category": "C", "difficulty": "Easy", "scenario": [], "auto_fail": []'
 BAD_JSONL = "\n".join(
     [
-        '{"id": "a1", "category": "C", "difficulty": "Easy", "prompt": "Q", "rubric": []}',
-        '{"id": "a2", "category": "C", "difficulty": "Easy", "prompt": "Q", "extra": 1}',
-        '{"id": "a3", "category": "C", "difficulty": "Easy", "prompt": "Q",',
-        '{"id": "a4", "category": "C", "difficulty": "Easy", "prompt": "Q", '
+        '{"id": "a1", ' + FULL + ', "prompt": "Q", "rubric": []}',
+        '{"id": "a2", ' + FULL + ', "prompt": "Q", "rubric": [], "extra": 1}',
+        '{"id": "a3", ' + FULL + ', "prompt": "Q",',
+        '{"id": "a4", ' + FULL + ', "prompt": "Q", '
         '"rubric": [{"id": "r", "text": "t", "weight": -1}]}',
-        '{"id": "a5", "category": "C", "difficulty": "Easy", "rubric": [{"id": "r", "text": "t"}]}',
+        '{"id": "a5", ' + FULL + ', "rubric": [{"id": "r", "text": "t"}]}',
     ]
 )
 
@@ -294,8 +297,8 @@ def test_seed003_input_text_is_not_a_template(app):
             "category",
         ),
         (
-            '{"id": "t", "category": "C", "difficulty": ["hard"], "prompt": "Q", '
-            '"rubric": ["x"]}\n',
+            '{"id": "t", "category": "C", "difficulty": ["hard"], "scenario": [], "prompt": "Q", '
+            '"rubric": ["x"], "auto_fail": []}\n',
             "bank.jsonl",
             1,
             "difficulty",
@@ -310,8 +313,9 @@ def test_a_list_or_mapping_in_a_text_field_is_an_error_not_a_default(app, text, 
 
 
 def test_nothing_is_saved_when_one_line_is_bad(app):
-    good = '{"id": "g%d", "category": "C", "difficulty": "Easy", "prompt": "Q", "rubric": ["x"]}'
-    lines = [good % n for n in range(5)] + ['{"id": "bad", "category": "C", "colour": 1}']
+    good = '"prompt": "Q", "rubric": ["x"], ' + FULL
+    lines = [f'{{"id": "g{n}", {good}}}' for n in range(5)]
+    lines.append('{"id": "bad", "category": "C", "colour": 1}')
     _errors("\n".join(lines), "bank.jsonl", collection="never")
     assert Task.select().count() == 0
     assert Collection.select().count() == 0

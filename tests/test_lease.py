@@ -173,7 +173,7 @@ def test_two_orchestrators_ticking_at_once_only_one_works(app, fake):
 def test_run_foreground_refuses_while_another_holder_is_alive(app, fake):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(1), holder="serve-host:1:abc")
-    with pytest.raises(Conflict, match="held by serve-host:1:abc"):
+    with pytest.raises(Conflict, match="held by a process on host serve-host .pid 1"):
         run_foreground(run.run_id, app.config, holder="cli")
 
 

@@ -29,8 +29,8 @@ def price_to_dict(price):
     }
 
 
-def set_price(provider_name, model, input_per_1m, output_per_1m):
-    """Insert or update the USD price per 1M input/output tokens for a provider+model."""
+def clean_price(provider_name, model, input_per_1m, output_per_1m):
+    """(provider name, model, input, output) checked, or ValidationError naming each field."""
     errors = []
     provider_name = as_text(provider_name)
     model = as_text(model)
@@ -53,12 +53,29 @@ def set_price(provider_name, model, input_per_1m, output_per_1m):
             prices[field] = float(number)
     if errors:
         raise ValidationError(errors)
+    return provider_name, model, prices["inputPer1m"], prices["outputPer1m"]
+
+
+def has_price(provider_name, model):
+    """True when the price table holds a row for provider+model."""
+    return (
+        Price.select()
+        .where((Price.provider_name == provider_name) & (Price.model == model))
+        .exists()
+    )
+
+
+def set_price(provider_name, model, input_per_1m, output_per_1m):
+    """Insert or update the USD price per 1M input/output tokens for a provider+model."""
+    provider_name, model, input_price, output_price = clean_price(
+        provider_name, model, input_per_1m, output_per_1m
+    )
     with database.atomic():
         price = Price.get_or_none((Price.provider_name == provider_name) & (Price.model == model))
         if price is None:
             price = Price(provider_name=provider_name, model=model)
-        price.input_per_1m = prices["inputPer1m"]
-        price.output_per_1m = prices["outputPer1m"]
+        price.input_per_1m = input_price
+        price.output_per_1m = output_price
         price.updated_at = utcnow()
         price.save()
     return price

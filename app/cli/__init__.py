@@ -1,5 +1,7 @@
 """The `llmbench` command line: the group, serve and reset-defaults; the commands of runs.py
-and datasets.py. Domain errors become ClickExceptions in this package and nowhere else."""
+(run, resume), results.py (report, diff), manage.py (runs, show, pause, stop, delete) and
+datasets.py (validate, import, export). Domain errors become ClickExceptions in this package
+and nowhere else."""
 
 import logging
 import sys
@@ -14,24 +16,30 @@ from .datasets import export
 from .datasets import import_cmd
 from .datasets import validate
 from .db import open_db
+from .manage import delete
+from .manage import pause
+from .manage import runs_cmd
+from .manage import show
+from .manage import stop
+from .output import EXIT_CODES_HELP
 from .output import db_context
-from .runs import diff
-from .runs import report
+from .results import diff
+from .results import report
 from .runs import resume
 from .runs import run
 
+HELP = f"""llmbench: benchmark LLMs on your own model servers, judged by an LLM.
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+The database is LLMBENCH_DB (default instance/llmbench.db), shared with the web app.
+
+{EXIT_CODES_HELP}
+"""
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, help=HELP)
 @click.version_option(package_name="llmbench")
 def main():
-    """llmbench: benchmark LLMs on your own model servers, judged by an LLM.
-
-    \b
-    Exit codes: 0 done (item failures are reported, not fatal), 1 unexpected error
-    (also: `llmbench serve` holds the orchestrator), 2 invalid config or dataset,
-    3 interrupted (resumable with `llmbench resume RUN_ID`).
-    The database is LLMBENCH_DB (default instance/llmbench.db), shared with the web app.
-    """
+    """The command group (its help is HELP)."""
 
 
 @main.command()
@@ -78,8 +86,21 @@ def reset_defaults():
     click.echo(summary)
 
 
-# The other commands live beside their kind: cli/runs.py and cli/datasets.py.
-for _command in (run, resume, report, diff, validate, import_cmd, export):
+# The other commands live beside their kind: runs.py, results.py, manage.py, datasets.py.
+for _command in (
+    run,
+    resume,
+    report,
+    diff,
+    runs_cmd,
+    show,
+    pause,
+    stop,
+    delete,
+    validate,
+    import_cmd,
+    export,
+):
     main.add_command(_command)
 
 

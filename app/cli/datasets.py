@@ -12,6 +12,8 @@ from ..datasets import run_plan
 from ..errors import LlmbenchError
 from .db import missing_db_note
 from .db import open_db
+from .options import override_options
+from .options import overrides_from
 from .output import FORMATS
 from .output import CliError
 from .output import db_context
@@ -20,7 +22,8 @@ from .output import translate
 
 
 def _is_config(path):
-    """A YAML/JSON file whose top level has run/judge/targets is a run config."""
+    """A YAML/JSON file whose top level has run/judge/targets (or seed 004's models/routers)
+    is a run config."""
     path = Path(path)
     if path.is_dir() or path.suffix.lower() not in (".yml", ".yaml", ".json"):
         return False
@@ -31,7 +34,9 @@ def _is_config(path):
         )
     except (yaml.YAMLError, UnicodeDecodeError):
         return False
-    return isinstance(doc, dict) and bool({"run", "judge", "targets"} & set(doc))
+    return isinstance(doc, dict) and bool(
+        {"run", "judge", "targets", "models", "routers"} & set(doc)
+    )
 
 
 @click.command()
@@ -50,16 +55,33 @@ def _is_config(path):
     help="Dataset format (default: guessed from the name and content).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
-def validate(path, config_path, fmt, as_json):
-    """Check a run config or a dataset file/folder: nothing saved, no model called (2 if bad)."""
+@override_options
+def validate(
+    path,
+    config_path,
+    fmt,
+    as_json,
+    limit,
+    categories,
+    concurrency,
+    name,
+    judge,
+    sets,
+    allow_unpriced,
+):
+    """Check a run config or a dataset file/folder: nothing saved, no model called (2 if bad).
+
+    A config is checked with the same overrides `llmbench run` would take."""
     target = config_path or path
     if target is None:
         raise click.UsageError("give a config or dataset path (or -c CONFIG)")
     cfg = open_db(check_only=True)
+    is_config = bool(config_path) or _is_config(target)
     with db_context():
         try:
-            if config_path or _is_config(target):
-                plan = run_config.load(target)
+            if is_config:
+                overrides = overrides_from(limit, categories, concurrency, name, judge, sets)
+                plan = run_config.load(target, overrides=overrides, allow_unpriced=allow_unpriced)
                 result = {**run_plan.plan_to_dict(plan), "event": "valid", "kind": "config"}
                 text = [f"{target}: valid run config"] + ["  " + x for x in run_plan.describe(plan)]
             else:
@@ -78,7 +100,9 @@ def validate(path, config_path, fmt, as_json):
                     f"({len(checked.tasks) - existing} new, {existing} already stored)"
                 ]
         except LlmbenchError as exc:
-            raise translate(exc, as_json, note=missing_db_note(cfg)) from None
+            # A dataset names no provider or collection: the database note is for configs.
+            note = missing_db_note(cfg) if is_config else None
+            raise translate(exc, as_json, note=note) from None
     if as_json:
         emit(result)
     else:

@@ -1,24 +1,29 @@
-"""The foreground run at the CLI edge: the engine's loop in a worker thread, progress and
-Ctrl-C in the main thread, the exit code at the end."""
+"""The foreground run at the CLI edge: the engine's loop in a worker thread, progress, Ctrl-C
+and the screen's `q` in the main thread; then the files, the quality gates and the exit code."""
 
 import signal
 import threading
 
 from ..engine.foreground import run_foreground
 from ..errors import LlmbenchError
+from ..results.gates import check_gates
 from ..runs.dto import run_summary
+from ..runs.live import budget_halt
 from ..runs.queries import get_run
+from .output import EXIT_GATE
 from .output import EXIT_INTERRUPTED
 from .output import EXIT_OK
 from .output import CliError
 from .output import averages
 from .output import db_context
 from .output import translate
+from .reports import write_outputs
 
 
 def run_in_foreground(run_id, cfg, out, *, resume=False, max_budget_usd=None):
-    """Work on the run in a thread while the main thread shows progress; Ctrl-C/SIGTERM stop
-    it cleanly. `resume` continues a paused or stopped run first. Returns the exit code."""
+    """Work on the run in a thread while the main thread shows progress; Ctrl-C/SIGTERM (or
+    `q` on the screen) stop it cleanly. `resume` continues a paused or stopped run first.
+    Returns EXIT_OK when the run finished, EXIT_INTERRUPTED otherwise."""
     stop = threading.Event()
     outcome = {}
 
@@ -50,6 +55,9 @@ def run_in_foreground(run_id, cfg, out, *, resume=False, max_budget_usd=None):
     try:
         while not finished.wait(0.25):
             out.refresh()
+            if out.quit_requested() and not stop.is_set():
+                stop.set()
+                out.note("Stopping (q): abandoning the requests in flight")
     except KeyboardInterrupt:
         stop.set()
         out.note("Stopping: abandoning the requests in flight (Ctrl-C again to quit at once)")
@@ -70,11 +78,37 @@ def run_in_foreground(run_id, cfg, out, *, resume=False, max_budget_usd=None):
             f"the run stopped on an unexpected error: {error!r}; continue it "
             f"with: llmbench resume {run_id}"
         )
+    if stop.is_set() or "state" not in outcome:
+        return EXIT_INTERRUPTED
+    return EXIT_OK if outcome["state"] == "finished" else EXIT_INTERRUPTED
+
+
+def resume_hint(run):
+    """How to continue an interrupted run; with a higher budget when the budget stopped it."""
+    halt = budget_halt(run)
+    if halt is not None:
+        return f"llmbench resume {run.run_id} --max-budget-usd {halt['suggested']:.2f}"
+    return f"llmbench resume {run.run_id}"
+
+
+def conclude(run_id, out, code, outputs, gates):
+    """After the run: its files, the gates (finished runs only) and the final exit code."""
+    out.stop()  # the screen goes before anything else is printed
     with db_context():
-        summary = run_summary(get_run(run_id))
-        state = summary["state"] if stop.is_set() or "state" not in outcome else outcome["state"]
-        code = EXIT_OK if state == "finished" else EXIT_INTERRUPTED
-        out.finish(summary, averages(run_id), code)
+        run = get_run(run_id)
+        summary = run_summary(run)
+        finished = summary["state"] == "finished"
+        if code == EXIT_OK and not finished:
+            code = EXIT_INTERRUPTED
+    # The summary screen lists the files itself; plain output says each as it is written.
+    quiet = out.quiet or out.screen is not None
+    artifacts = write_outputs(run_id, outputs or {}, finished, out.as_json, quiet)
+    with db_context():
+        failures = check_gates(run, gates) if finished and gates else []
+        if failures:
+            code = EXIT_GATE
+        hint = resume_hint(run) if code == EXIT_INTERRUPTED else None
+        out.finish(summary, averages(run_id), code, hint, artifacts, failures)
     return code
 
 

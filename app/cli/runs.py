@@ -1,6 +1,5 @@
-"""`llmbench run`, `resume`, `report` and `diff`: runs in the foreground and their results."""
+"""`llmbench run` and `resume`: a run in the foreground, its files, its quality gates."""
 
-import json
 import sys
 from pathlib import Path
 
@@ -9,80 +8,139 @@ import click
 from ..datasets import run_config
 from ..datasets import run_plan
 from ..errors import LlmbenchError
-from ..results import compare
 from ..runs.queries import get_run
+from ..runs.queries import latest_unfinished
+from ..runs.reuse import reuse_counts
 from .db import missing_db_note
 from .db import open_db
+from .foreground import conclude
 from .foreground import run_in_foreground
-from .output import EXIT_OK
-from .output import CliError
-from .output import Output
+from .options import gate_options
+from .options import gates_from
+from .options import override_options
+from .options import overrides_from
+from .output import EXIT_CODES_HELP
 from .output import check_lease
 from .output import db_context
 from .output import emit
-from .output import num
 from .output import translate
-from .output import write_reports
+from .progress import Output
 
 
-@click.command()
+def _absolute(path):
+    return str(Path(path).resolve()) if path else None
+
+
+def _outputs(out_dir, junit, pass_score):
+    """Where this run's files go (kept with the run, so `resume` writes them too)."""
+    outputs = {"outDir": _absolute(out_dir), "junit": _absolute(junit), "passScore": pass_score}
+    return {k: v for k, v in outputs.items() if v is not None}
+
+
+@click.command(epilog=EXIT_CODES_HELP)
 @click.option(
     "-c",
     "--config",
     "config_path",
     required=True,
     type=click.Path(exists=True, dir_okay=False),
-    help="Run config (YAML or JSON).",
+    help="Run config (YAML or JSON; ours or seed 004's apocbench.yml).",
 )
 @click.option(
     "--dry-run", is_flag=True, help="Validate and print the plan; no model call, nothing saved."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSONL events on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="Print errors only.")
-def run(config_path, dry_run, as_json, quiet):
+@click.option(
+    "--reuse",
+    is_flag=True,
+    help="Take answers (and judgements) from earlier runs with the same context hash "
+    "instead of asking again; reused items are marked and left out of speed figures. Off by "
+    "default: a benchmark measures speed.",
+)
+@override_options
+@gate_options
+def run(
+    config_path,
+    dry_run,
+    as_json,
+    quiet,
+    reuse,
+    limit,
+    categories,
+    concurrency,
+    name,
+    judge,
+    sets,
+    allow_unpriced,
+    fail_under,
+    max_failed_pct,
+    max_auto_fail_pct,
+    junit,
+    pass_score,
+):
     """Run a benchmark from a config file in the foreground.
 
     \b
-    Ctrl-C stops the run cleanly; continue it with `llmbench resume RUN_ID`.
-    If `llmbench serve` holds the orchestrator, nothing is started: exit 1 with who holds it
-    (start the run from the web app instead, or stop the server).
-    Exit codes: 0 finished (even with failed items), 1 error, 2 invalid config or
-    dataset, 3 interrupted (resumable).
+    On a terminal a live screen shows the run (q quits, l log, s scores); elsewhere plain
+    lines. Ctrl-C (or q) stops the run cleanly; continue it with `llmbench resume RUN_ID`.
+    If another orchestrator (llmbench serve) holds the database, nothing is started: exit 1
+    naming it.
     """
-
     cfg = open_db(check_only=dry_run)
+    overrides = overrides_from(limit, categories, concurrency, name, judge, sets)
     with db_context():
         try:
-            plan = run_config.load(config_path)
+            plan = run_config.load(config_path, overrides=overrides, allow_unpriced=allow_unpriced)
         except LlmbenchError as exc:
             raise translate(exc, as_json, note=missing_db_note(cfg)) from None
         if dry_run:
-            if as_json:
-                emit(run_plan.plan_to_dict(plan))
-            elif not quiet:
-                click.echo("Dry run: nothing was saved and no model was called.")
-                for line in run_plan.describe(plan):
-                    click.echo("  " + line)
+            _dry_run(plan, as_json, quiet)
             return
         check_lease(as_json)
+        outputs = _outputs(plan.out_dir, junit, pass_score)
+        earlier = latest_unfinished(plan.name) if plan.resume else None
         try:
-            created = run_plan.apply(plan)
+            if earlier is not None:
+                run_id = earlier.run_id
+                outputs = {**(earlier.outputs or {}), **outputs}
+            else:
+                run_id = run_plan.apply(plan, reuse=reuse, outputs=outputs).run_id
         except LlmbenchError as exc:
             raise translate(exc, as_json) from None
-        run_id = created.run_id
-    code = run_in_foreground(run_id, cfg, Output(as_json, quiet))
-    if code == EXIT_OK and plan.out_dir:
-        try:
-            write_reports(run_id, Path(plan.out_dir) / run_id, as_json, quiet)
-        except CliError as exc:
-            # The run itself finished: say what went wrong with its files, keep exit 0.
-            if as_json:
-                emit({"event": "error", "message": exc.message, "errors": []})
-            click.echo(f"Error: {exc.message}", err=True)
-    sys.exit(code)
+        if reuse and earlier is None:
+            _say_reused(run_id, as_json, quiet)
+    out = Output(as_json, quiet)
+    if earlier is not None and not as_json and not quiet:
+        click.echo(f"run.resume: continuing {run_id} (the latest unfinished run)", err=True)
+    code = run_in_foreground(run_id, cfg, out, resume=earlier is not None)
+    gates = gates_from(fail_under, max_failed_pct, max_auto_fail_pct)
+    sys.exit(conclude(run_id, out, code, outputs, gates))
 
 
-@click.command()
+def _dry_run(plan, as_json, quiet):
+    if as_json:
+        emit(run_plan.plan_to_dict(plan))
+    elif not quiet:
+        click.echo("Dry run: nothing was saved and no model was called.")
+        for line in run_plan.describe(plan):
+            click.echo("  " + line)
+
+
+def _say_reused(run_id, as_json, quiet):
+    """Report the hits of --reuse (how many answers and judgements were taken)."""
+    hits = reuse_counts(get_run(run_id))
+    if as_json:
+        emit({"event": "reused", "runId": run_id, **hits})
+    elif not quiet:
+        click.echo(
+            f"Reused {hits['answers']} answers and {hits['judgements']} judgements from earlier "
+            "runs (same context hash); they are left out of speed figures",
+            err=True,
+        )
+
+
+@click.command(epilog=EXIT_CODES_HELP)
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True, help="Print JSONL events on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="Print errors only.")
@@ -92,75 +150,31 @@ def run(config_path, dry_run, as_json, quiet):
     default=None,
     help="Raise (or set) the run's budget before continuing.",
 )
-def resume(run_id, as_json, quiet, max_budget_usd):
-    """Continue a stopped, paused or interrupted run where it left off (exit codes as `run`)."""
+@gate_options
+def resume(
+    run_id,
+    as_json,
+    quiet,
+    max_budget_usd,
+    fail_under,
+    max_failed_pct,
+    max_auto_fail_pct,
+    junit,
+    pass_score,
+):
+    """Continue a stopped, paused or interrupted run where it left off.
+
+    The run's reports (its config's out_dir) and JUnit file are written again at the end;
+    --junit and --pass-score change them for this invocation.
+    """
     cfg = open_db()
+    with db_context():
+        try:
+            outputs = dict(get_run(run_id).outputs or {})
+        except LlmbenchError as exc:
+            raise translate(exc, as_json) from None
+    outputs.update(_outputs(None, junit, pass_score))
     out = Output(as_json, quiet)
-    sys.exit(run_in_foreground(run_id, cfg, out, resume=True, max_budget_usd=max_budget_usd))
-
-
-# ---- report, diff --------------------------------------------------------------------------
-
-
-@click.command()
-@click.argument("run_id")
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Folder for summary.json and report.html (default runs/RUN_ID).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON event instead of text.")
-def report(run_id, out_dir, as_json):
-    """Write summary.json and a self-contained report.html for a run."""
-    open_db()
-    with db_context():
-        try:
-            get_run(run_id)
-        except LlmbenchError as exc:
-            raise translate(exc, as_json) from None
-    write_reports(run_id, Path(out_dir or Path("runs") / run_id), as_json, False)
-
-
-@click.command()
-@click.argument("run_a")
-@click.argument("run_b")
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-@click.option("--limit", default=10, show_default=True, help="Task changes listed per kind.")
-def diff(run_a, run_b, as_json, limit):
-    """Per-model and per-task score deltas from RUN_A to RUN_B (B - A)."""
-    open_db()
-    with db_context():
-        try:
-            result = compare.compare_runs(
-                get_run(run_a),
-                get_run(run_b),
-                limit=max(limit, 0) if not as_json else 1000,
-            )
-        except LlmbenchError as exc:
-            raise translate(exc, as_json) from None
-    if as_json:
-        click.echo(json.dumps(result, indent=2, ensure_ascii=False, default=str))
-        return
-    click.echo(f"A = {run_a}   B = {run_b}")
-    click.echo(f"{'target':40} {'A':>6} {'B':>6} {'delta':>7} {'tasks':>5}  verdict")
-    for m in result["models"]:
-        alert = "  REGRESSION" if m["regressionAlert"] else ""
-        click.echo(
-            f"{m['label'][:40]:40} {num(m['a']['avgScore']):>6} "
-            f"{num(m['b']['avgScore']):>6} {num(m['scoreDelta']):>7} "
-            f"{m['sharedTasks']:>5}  {m['verdict']}{alert}"
-        )
-    for label, names in (("only in A", result["onlyInA"]), ("only in B", result["onlyInB"])):
-        if names:
-            click.echo(f"{label}: {', '.join(names)}")
-    for title, key in (("Regressions", "regressions"), ("Improvements", "improvements")):
-        rows = result[key][:limit]
-        if rows:
-            click.echo(f"{title} ({result[key + 'Count']}):")
-            for c in rows:
-                click.echo(
-                    f"  {c['label']} {c['taskKey']}: {num(c['scoreA'])} -> "
-                    f"{num(c['scoreB'])} ({c['delta']:+.1f})"
-                )
+    code = run_in_foreground(run_id, cfg, out, resume=True, max_budget_usd=max_budget_usd)
+    gates = gates_from(fail_under, max_failed_pct, max_auto_fail_pct)
+    sys.exit(conclude(run_id, out, code, outputs, gates))

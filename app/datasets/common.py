@@ -51,10 +51,18 @@ class Problems:
     def __init__(self, file=None, entries=None):
         self.file = file
         self.entries = entries if entries is not None else []
+        self._seen, self._indexed = set(), 0
 
     def add(self, field_name, message, line=None, file=None):
         entry = {"file": file or self.file, "line": line, "field": field_name, "message": message}
         self.entries.append(entry)
+
+    def reported(self, file, line, field_name):
+        """True when a problem with this file, line and field is listed already (no echo)."""
+        for entry in self.entries[self._indexed :]:
+            self._seen.add((entry.get("file"), entry.get("line"), entry.get("field")))
+        self._indexed = len(self.entries)
+        return (file, line, field_name) in self._seen
 
     def __bool__(self):
         return bool(self.entries)
@@ -143,10 +151,19 @@ def norm_rubric(value, label, task, problems):
     seen = set()
     for n, raw in enumerate(value, start=1):
         where = f"{label}[{n - 1}]"
+        # YAML items know their own lines (and their keys'); JSON lines are one line each.
+        item_line = getattr(raw, "line", None) or line
+
+        def key_line(key, raw=raw, item_line=item_line):
+            found = raw.line_of(key) if isinstance(raw, LineDict) else None
+            return found or item_line
+
         if isinstance(raw, str):
             raw = {"id": f"r{n}", "text": raw}
         if not isinstance(raw, dict):
-            problems.add(where, "must be an object {id, text, weight, max_score} or a string", line)
+            problems.add(
+                where, "must be an object {id, text, weight, max_score} or a string", item_line
+            )
             continue
         unknown = sorted(set(raw) - {"id", "text", "weight", "max_score", "maxScore"})
         if unknown:
@@ -154,24 +171,26 @@ def norm_rubric(value, label, task, problems):
                 where,
                 f"unknown key(s) {', '.join(unknown)}; allowed: id, text, weight, "
                 f"max_score (or maxScore)",
-                line,
+                key_line(unknown[0]),
             )
             continue
         item_id = as_text(raw.get("id")) or f"r{n}"
         text = as_text(raw.get("text"))
         if not isinstance(text, str) or not text.strip():
-            problems.add(f"{where}.text", "is required", line)
+            problems.add(f"{where}.text", "is required", key_line("text"))
             continue
         if item_id in seen:
-            problems.add(f"{where}.id", f"duplicate rubric id {item_id!r}", line)
+            problems.add(f"{where}.id", f"duplicate rubric id {item_id!r}", key_line("id"))
             continue
         seen.add(item_id)
         weight = raw.get("weight", 1)
-        max_score = raw.get("max_score", raw.get("maxScore", 1))
+        # The key as the file writes it: seed 004 says maxScore, ours max_score.
+        max_key = "maxScore" if "maxScore" in raw and "max_score" not in raw else "max_score"
+        max_score = raw.get(max_key, 1)
         bad = False
-        for key, number in (("weight", weight), ("max_score", max_score)):
+        for key, number in (("weight", weight), (max_key, max_score)):
             if isinstance(number, bool) or not isinstance(number, int | float) or number <= 0:
-                problems.add(f"{where}.{key}", "must be a number greater than 0", line)
+                problems.add(f"{where}.{key}", "must be a number greater than 0", key_line(key))
                 bad = True
         if not bad:
             items.append(

@@ -1,9 +1,12 @@
 """Seed 004 JSONL: one strict object per line {id, category, difficulty, scenario: [str], prompt,
 rubric: [{id, text, weight?, maxScore?}], auto_fail: [str], version?, source?}.
 
-Unknown keys are rejected. The scenario bullets are put before the prompt in the question. So that
-our own tasks survive an export and re-import, these optional keys are known too: subcategory,
-system_prompt, excellent, good, pass, incorrect_direction, tags, vars.
+Strict, as seed 004 says: every seed key but version and source is required (scenario, rubric and
+auto_fail may be empty lists, not strings), the prompt is non-empty text, unknown keys are
+rejected, and errors use the file's own key names (`id`, `prompt`, `maxScore`). The scenario
+bullets are put before the prompt in the question. So that our own tasks survive an export and
+re-import, these optional keys are known too: subcategory, system_prompt, excellent, good, pass,
+incorrect_direction, tags, vars.
 """
 
 import json
@@ -41,6 +44,16 @@ EXTRA_KEYS = {
     "vars",
 }
 ALLOWED = SEED_KEYS | EXTRA_KEYS
+REQUIRED = ("id", "category", "difficulty", "scenario", "prompt", "rubric", "auto_fail")
+# Model field -> this format's key, so every error names the key as the file writes it.
+KEY_OF = {
+    "task_id": "id",
+    "question": "prompt",
+    "template_version": "version",
+    "pass_answer": "pass",
+    "auto_fail": "auto_fail",
+    "rubric": "rubric",
+}
 
 _TEXT = {
     "id": "task_id",
@@ -70,18 +83,26 @@ def _task(raw, line, file, problems):
     before = len(problems.entries)
     for key in sorted(set(raw) - ALLOWED):
         problems.add(key, "unknown key; allowed: " + ", ".join(sorted(ALLOWED)), line)
+    for key in REQUIRED:
+        if key not in raw:
+            problems.add(key, _MISSING.get(key, "is required"), line)
     for key, name in _TEXT.items():
         if key in raw:
             task.data[name] = as_text(raw[key])
-            task.fields[name] = (line, key)
-    task.fields["question"] = (line, "prompt")
-    task.fields["rubric"] = (line, "rubric")
+    for name in (*_TEXT.values(), "question", "rubric", "auto_fail", "tags", "vars"):
+        task.fields[name] = (line, KEY_OF.get(name, _KEY_OF_TEXT.get(name, name)))
     task.data["question"] = _question(raw, line, problems)
     task.data["difficulty"] = norm_difficulty(task.data.get("difficulty"))
-    task.data["rubric"] = norm_rubric(raw.get("rubric"), "rubric", task, problems)
-    task.data["auto_fail"] = norm_str_list(
-        raw.get("auto_fail"), "auto_fail", task, problems, "auto_fail"
-    )
+    rubric = raw.get("rubric")
+    if rubric is not None and not isinstance(rubric, list):
+        problems.add("rubric", "must be a list of items {id, text, weight?, maxScore?}", line)
+        rubric = None
+    task.data["rubric"] = norm_rubric(rubric, "rubric", task, problems)
+    auto_fail = raw.get("auto_fail")
+    if auto_fail is not None and not isinstance(auto_fail, list):
+        problems.add("auto_fail", 'must be a list of rules (["rule", ...]; [] for none)', line)
+        auto_fail = None
+    task.data["auto_fail"] = norm_str_list(auto_fail, "auto_fail", task, problems, "auto_fail")
     tags = norm_str_list(raw.get("tags"), "tags", task, problems, "tags") or []
     source = as_text(raw.get("source"))
     if source is not None and not isinstance(source, str):
@@ -94,21 +115,33 @@ def _task(raw, line, file, problems):
     return task
 
 
+_KEY_OF_TEXT = {name: key for key, name in _TEXT.items()}
+_MISSING = {
+    "scenario": "is required: a list of bullet strings ([] for none)",
+    "rubric": "is required: a list of rubric items {id, text, weight?, maxScore?} ([] for none)",
+    "auto_fail": "is required: a list of auto-fail rules ([] for none)",
+    "difficulty": "is required (Easy, Medium or Hard)",
+}
+
+
 def _question(raw, line, problems):
     prompt = raw.get("prompt")
     if prompt is not None and not isinstance(prompt, str):
         problems.add("prompt", "must be text", line)
         return None
+    if isinstance(prompt, str) and not prompt.strip() and "prompt" in raw:
+        problems.add("prompt", "must not be empty", line)
+        return None
+    if prompt is None:
+        return None  # reported as missing above
     scenario = raw.get("scenario")
     if scenario in (None, []):
         return prompt
-    if isinstance(scenario, str):
-        scenario = [scenario]
     if not isinstance(scenario, list) or not all(isinstance(s, str) for s in scenario):
-        problems.add("scenario", "must be a list of strings", line)
-        return None
+        problems.add("scenario", 'must be a list of strings (["bullet", ...])', line)
+        return prompt  # the scenario is what is wrong: no "prompt" echo
     bullets = "\n".join(f"- {s.strip()}" for s in scenario if s.strip())
-    return f"{bullets}\n\n{prompt}" if prompt else bullets
+    return f"{bullets}\n\n{prompt}" if bullets else prompt
 
 
 def task_entry(t):

@@ -3,20 +3,24 @@ and lines, then a plan that a dry run prints and a real run applies.
 
     run:        {name, id?, dataset?, dataset_format?, dataset_collection?, on_duplicate?,
                  collections?, question_limit?, categories?, max_attempts?, max_budget_usd?,
-                 out_dir?}
+                 concurrency?, judge_concurrency?, resume?, out_dir?}
     providers:  [{name, type?, base_url?, models_endpoint?, inference_endpoint?, headers?,
                   timeout_seconds?, max_concurrency?}]      created, or updated where given
     judge:      {provider: NAME | {inline provider}, model, params?}
     targets:    [{provider: NAME | {inline provider}, model, params?}]
+    prices:     [{provider, model, input_per_1m, output_per_1m}]   saved to the price table
 Header values and base_url may use ${ENV_VAR}; such headers are stored encrypted, never printed.
-run_config_schema.py holds the key sets and the checker; run_plan.py the RunPlan, which it applies
-(writes) or describes (dry run).
+Seed 004's own shape (routers, models) is read too (config_seed004.py); one invocation's
+overrides (config_overrides.py) are written in before the check. run_config_schema.py holds the
+key sets and the checker; run_plan.py the RunPlan, which it applies (writes) or describes.
 """
 
 import os
 from pathlib import Path
 
 from ..errors import ValidationError
+from . import config_overrides
+from . import config_seed004
 from .common import Problems
 from .common import summary_message
 from .lines import LineDict
@@ -25,8 +29,11 @@ from .lines import load_yaml
 from .run_config_schema import ConfigChecker
 
 
-def load(path, environ=None):
-    """Read and validate a config file; RunPlan or ValidationError listing every problem."""
+def load(path, environ=None, overrides=None, allow_unpriced=False):
+    """Read and validate a config file; RunPlan or ValidationError listing every problem.
+
+    `overrides` (config_overrides.Overrides) change this invocation only; `allow_unpriced`
+    accepts a budget with targets or a judge that have no price."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -41,10 +48,17 @@ def load(path, environ=None):
                 }
             ]
         ) from None
-    return parse(text, str(path), base_dir=path.parent, environ=environ)
+    return parse(
+        text,
+        str(path),
+        base_dir=path.parent,
+        environ=environ,
+        overrides=overrides,
+        allow_unpriced=allow_unpriced,
+    )
 
 
-def parse(text, file="config", base_dir=".", environ=None):
+def parse(text, file="config", base_dir=".", environ=None, overrides=None, allow_unpriced=False):
     """Validate config text (see the module docstring); RunPlan or ValidationError."""
     environ = os.environ if environ is None else environ
     problems = Problems(file)
@@ -56,13 +70,33 @@ def parse(text, file="config", base_dir=".", environ=None):
     if not isinstance(doc, LineDict):
         problems.add(None, "the config must be a mapping with run, judge and targets", 1)
         problems.raise_if_any()
-    checker = ConfigChecker(doc, problems, Path(base_dir), environ)
+    tags = config_overrides.apply_sets(doc, overrides, problems)
+    renames, reports_cost = {}, set()
+    if config_seed004.is_seed004(doc):
+        doc, renames, reports_cost = config_seed004.convert(doc, problems)
+    options = config_overrides.apply_options(doc, overrides, problems)
+    checker = ConfigChecker(
+        doc, problems, Path(base_dir), environ, allow_unpriced, reports_cost=reports_cost
+    )
+    start = len(problems.entries)
     plan = checker.plan()
     if problems:
+        # Errors name the keys as the file (or the option) wrote them; the seed 004 reader's
+        # own errors do already.
+        renames = {**checker.renames, **renames}
+        config_overrides.rename_fields(problems.entries[start:], renames, file)
+        named = [(_renamed(path, renames), label) for path, label in options]
+        config_overrides.tag_problems(problems.entries, tags + named, file)
         # The config's problems in line order; a dataset's own follow, file by file.
         problems.entries.sort(key=lambda e: (e.get("file") != file, e.get("line") or 0))
         raise ValidationError(problems.entries, message=_message(problems.entries))
     return plan
+
+
+def _renamed(path, renames):
+    entry = {"field": path, "file": None}
+    config_overrides.rename_fields([entry], renames, None)
+    return entry["field"]
 
 
 def _message(entries):

@@ -14,13 +14,18 @@ from ..runs.spec import clean_params
 from ..runs.spec import setting
 from . import importer
 from .common import folder_problem
+from .config_prices import check_prices
+from .config_prices import check_unpriced
 from .lines import LineDict
 from .run_plan import ProviderPlan
 from .run_plan import RunPlan
 from .run_plan import select_tasks
 
-TOP_KEYS = {"run", "providers", "judge", "targets"}
+TOP_KEYS = {"run", "providers", "judge", "targets", "prices"}
 RUN_KEYS = {
+    "concurrency",
+    "judge_concurrency",
+    "resume",
     "name",
     "id",
     "dataset",
@@ -42,7 +47,16 @@ RUN_ALIASES = {
     "maxAttempts": "max_attempts",
     "outDir": "out_dir",
     "onDuplicate": "on_duplicate",
+    "judgeConcurrency": "judge_concurrency",
 }
+# run section number keys -> the run setting they set (runs/spec.py SETTINGS)
+RUN_SETTINGS = (
+    ("question_limit", "questionLimit"),
+    ("max_attempts", "maxAttempts"),
+    ("max_budget_usd", "maxBudgetUsd"),
+    ("concurrency", "concurrency"),
+    ("judge_concurrency", "judgeConcurrency"),
+)
 PROVIDER_KEYS = {
     "name",
     "type",
@@ -68,10 +82,15 @@ _STORE_NAMES = {
 class ConfigChecker:
     """Validates one parsed config section by section; `plan()` returns the RunPlan."""
 
-    def __init__(self, doc, problems, base_dir, environ):
+    def __init__(
+        self, doc, problems, base_dir, environ, allow_unpriced=False, reports_cost=frozenset()
+    ):
         self.doc, self.problems, self.base_dir, self.environ = doc, problems, base_dir, environ
+        self.allow_unpriced = allow_unpriced
+        self.reports_cost = set(reports_cost)  # provider names whose server reports the cost
         self.providers = {}
         self.attempted = set()  # provider names defined in the config, valid or not
+        self.renames = {}  # our key path -> the file's spelling (run.questionLimit)
 
     def add(self, path, message, mapping=None, key=None):
         line = None
@@ -98,6 +117,8 @@ class ConfigChecker:
                 continue
             out[name] = value
             out.key_lines[name] = mapping.line_of(key)
+            if name != key:
+                self.renames[f"{prefix}{name}"] = f"{prefix}{key}"
         return out
 
     def plan(self):
@@ -107,12 +128,12 @@ class ConfigChecker:
             self.add("run", "is required: a mapping with at least name", doc, "run")
             run = LineDict()
         run = self.keys(run, RUN_KEYS, "run.", RUN_ALIASES)
-        for n, raw in enumerate(self._list(doc, "providers")):
+        for n, raw in enumerate(self.list_of(doc, "providers")):
             self.provider(raw, f"providers[{n}]")
         judge = self.model(doc.get("judge"), "judge", doc)
         targets = []
         seen = set()
-        raw_targets = self._list(doc, "targets")
+        raw_targets = self.list_of(doc, "targets")
         if not raw_targets:
             self.add("targets", "give at least one target {provider, model}", doc, "targets")
         for n, raw in enumerate(raw_targets):
@@ -132,10 +153,13 @@ class ConfigChecker:
             targets=targets,
             collections=[],
         )
+        plan.prices = check_prices(self, doc)
         self.run_section(run, plan)
+        if "maxBudgetUsd" in plan.settings and not self.allow_unpriced:
+            check_unpriced(self, plan, run)
         return plan
 
-    def _list(self, doc, key):
+    def list_of(self, doc, key):
         value = doc.get(key)
         if value is None:
             return []
@@ -187,6 +211,8 @@ class ConfigChecker:
                 value = raw[key]
                 if key == "base_url" and isinstance(value, str):
                     value = self.expand(value, f"{path}.{key}", raw, key)
+                    if value is None:
+                        return None  # the missing variable is the problem; nothing to echo
                 data[key] = value
         secret_keys = []
         if "headers" in raw:
@@ -271,9 +297,15 @@ class ConfigChecker:
             self.add(f"{path}.provider", "is required: a provider name or a mapping", raw)
         model = self.text(raw, "model", f"{path}.model", required=True)
         errors = []
-        params = clean_params(raw.get("params"), (f"{path}.params",), errors)
+        given = raw.get("params")
+        params = clean_params(given, (f"{path}.params",), errors)
         for entry in errors:
-            self.add(entry["field"], entry["message"], raw, "params")
+            # The line of the bad param itself when the file gives it, else of `params:`.
+            key = entry["path"][-1] if len(entry.get("path") or ()) > 1 else None
+            if isinstance(given, LineDict) and key in given.key_lines:
+                self.add(entry["field"], entry["message"], given, key)
+            else:
+                self.add(entry["field"], entry["message"], raw, "params")
         if name is None or model is None or errors:
             return None
         return {"provider": name, "model": model, "params": params}
@@ -300,12 +332,12 @@ class ConfigChecker:
         self.dataset(run, plan)
         if "collections" not in run and "dataset" not in run:
             self.add("run", "give run.dataset (a file or folder) and/or run.collections", run)
+        resume = run.get("resume", False)
+        if not isinstance(resume, bool):
+            self.add("run.resume", "must be true or false", run, "resume")
+        plan.resume = resume is True
         settings = {}
-        for key, name in (
-            ("question_limit", "questionLimit"),
-            ("max_attempts", "maxAttempts"),
-            ("max_budget_usd", "maxBudgetUsd"),
-        ):
+        for key, name in RUN_SETTINGS:
             value = run.get(key)
             if value is None:
                 continue

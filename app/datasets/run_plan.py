@@ -4,6 +4,7 @@ writes), or apply it and create the run."""
 from dataclasses import dataclass
 from dataclasses import field
 
+from ..catalog.prices import set_price
 from ..catalog.providers import create_provider
 from ..catalog.providers import update_provider
 from ..models import Collection
@@ -41,6 +42,8 @@ class RunPlan:
     settings: dict = field(default_factory=dict)  # create_run settings (camelCase)
     out_dir: str | None = None
     task_ids: list = field(default_factory=list)  # task_id of the tasks the run will hold
+    prices: list = field(default_factory=list)  # [(provider, model, input/1M, output/1M)]
+    resume: bool = False  # continue this name's latest unfinished run instead (seed 004)
 
     @property
     def items(self):
@@ -78,9 +81,14 @@ def select_tasks(plan):
     return ids[:limit] if limit else ids
 
 
-def apply(plan, source="cli"):
-    """Save the config's providers and dataset, then create the run; returns the Run."""
+def apply(plan, source="cli", reuse=False, outputs=None):
+    """Save the config's providers, prices and dataset, then create the run; returns the Run.
 
+    `reuse` takes earlier answers and judgements with the same context (runs/reuse.py);
+    `outputs` says where the CLI writes the run's files (kept for `llmbench resume`)."""
+
+    for provider_name, model, input_price, output_price in plan.prices:
+        set_price(provider_name, model, input_price, output_price)
     ids = {}
     for provider in plan.providers.values():
         if provider.data is None:
@@ -114,7 +122,7 @@ def apply(plan, source="cli"):
         "collectionIds": list(dict.fromkeys(by_name[n] for n in names)),
         "settings": plan.settings,
     }
-    return create_run(spec, source=source)
+    return create_run(spec, source=source, reuse=reuse, outputs=outputs)
 
 
 def describe(plan):
@@ -153,6 +161,11 @@ def describe(plan):
             f"Dataset: {plan.dataset_path} -> collection {plan.dataset_collection!r}: "
             f"{len(plan.dataset.tasks)} tasks ({new} new, {existing} already stored, "
             f"on duplicate: {plan.on_duplicate})"
+        )
+    for provider_name, model, input_price, output_price in plan.prices:
+        lines.append(
+            f"Price {provider_name}/{model}: ${input_price:g} in, ${output_price:g} out "
+            "per 1M tokens (saved to the price table)"
         )
     if plan.settings:
         lines.append("Settings: " + ", ".join(f"{k}={v}" for k, v in plan.settings.items()))
@@ -202,6 +215,10 @@ def plan_to_dict(plan):
         "datasetCollection": plan.dataset_collection,
         "datasetTasks": len(plan.dataset.tasks) if plan.dataset is not None else 0,
         "settings": plan.settings,
+        "prices": [
+            {"providerName": p, "model": m, "inputPer1m": i, "outputPer1m": o}
+            for p, m, i, o in plan.prices
+        ],
         "tasks": len(plan.task_ids),
         "items": plan.items,
         "estimatedCalls": plan.estimated_calls,

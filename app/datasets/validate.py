@@ -37,16 +37,14 @@ def finish(task, problems):
         for entry in exc.errors:
             name = entry.get("field")
             line, label = task.where(name) if name else (task.line, None)
-            problems.add(
-                label or name,
-                entry.get("message", "is not valid"),
-                line or entry.get("line"),
-                entry.get("file") or task.file,
-            )
+            line, file = line or entry.get("line"), entry.get("file") or task.file
+            if not problems.reported(file, line, label or name):  # the parser said it already
+                problems.add(label or name, entry.get("message", "is not valid"), line, file)
         return None
     # clean_task has checked the placeholders against vars; without vars, a seed 003 template
-    # still may not hold a {name}.
-    if task.template and cleaned.get("vars") is None:
+    # still may not hold a {name}. When the parser already found a problem (bad vars_json),
+    # a missing value would only echo it.
+    if task.template and cleaned.get("vars") is None and not task.bad:
         label = task.where(task.template)[1]
         return _literal_template(task, cleaned, label, problems)
     return cleaned

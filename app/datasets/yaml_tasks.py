@@ -34,6 +34,7 @@ _FLAT = {
     "incorrect_direction": "incorrect_direction",
     "template_version": "template_version",
 }
+_PROSE = ("question", "system_prompt")  # never a number: one that reads as one is a mistake
 _EXPECTED = {"most_expected": "excellent", "good_answer": "good", "pass_option": "pass_answer"}
 _STRUCTURED = ("expected_answer", "rubric", "auto_fail", "tags", "vars")
 ALLOWED = set(_FLAT) | set(_STRUCTURED)
@@ -104,6 +105,13 @@ def _task(raw, n, file, problems):
         if key in raw:
             task.data[name] = as_text(raw[key])
             task.fields[name] = (raw.line_of(key), key)
+    for key in _PROSE:
+        value = raw.get(key)
+        if isinstance(value, bool | int | float):
+            # YAML reads `question: 5050` as a number: a question is text, so say so.
+            problems.add(
+                key, f"must be text, not the number {value!r} (quote it)", raw.line_of(key)
+            )
     for key, name in _EXPECTED.items():
         task.fields.setdefault(name, (raw.line_of("expected_answer"), f"expected_answer.{key}"))
     expected = raw.get("expected_answer")

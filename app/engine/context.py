@@ -93,6 +93,12 @@ class RunContext:
         ).execute()
         self.emit(event, f"Paused: {reason}", level="ERROR")
 
+    def concurrency(self, provider, judge=False):
+        """Requests in flight: the run's own setting (settings.concurrency for answers,
+        judgeConcurrency for judgements), else the provider's max_concurrency."""
+        own = (self.run.settings or {}).get("judgeConcurrency" if judge else "concurrency")
+        return int(own) if own else provider.max_concurrency
+
     def keep_alive(self, provider):
         """How long Ollama keeps a model loaded after a call (None for other servers)."""
         return KEEP_ALIVE if provider is not None and provider.type == "OLLAMA" else None

@@ -41,7 +41,7 @@ def run_foreground(
     if not lease.acquire(holder, seconds, spare_run_id=run_id):
         current = lease.current()
         raise Conflict(
-            f"the orchestrator is held by {current.holder} (llmbench serve?); stop it "
+            f"the orchestrator is held by {lease.describe_holder(current.holder)}; stop it "
             f"or wait until its lease expires ({current.expires_at:%H:%M:%S} UTC)"
         )
     try:

@@ -2,12 +2,16 @@
 
 Every write happens inside `database.atomic("IMMEDIATE")` so two processes cannot both see a
 stale lease and both take it: the second one waits for the write lock, then sees the first's row.
+A holder is `host:pid:random`; one on this host whose process is gone (kill -9, a double
+Ctrl-C) is taken over at once instead of after the lease's seconds.
 """
 
 import datetime as dt
 import os
 import socket
 import uuid
+
+import psutil
 
 from ..clock import db_text
 from ..clock import utcnow
@@ -37,10 +41,64 @@ def process_holder():
     return _holder["id"]
 
 
+def _host_and_pid(holder):
+    """(host, pid) of a `host:pid:random` holder, or (None, None) for any other name."""
+    parts = str(holder or "").rsplit(":", 2)
+    if len(parts) != 3 or not parts[1].isdigit():
+        return None, None
+    return parts[0], int(parts[1])
+
+
+def holder_gone(holder):
+    """True when `holder` is a process on this host that no longer runs (its lease is dead)."""
+    host, pid = _host_and_pid(holder)
+    if host != socket.gethostname() or pid is None:
+        return False  # another machine, or not a process holder: only its expiry tells
+    if pid == os.getpid():
+        return holder != process_holder()  # an earlier process that had our pid
+    try:
+        # A killed child not yet reaped by its parent is a zombie: it holds nothing.
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.Error:
+        return False  # it exists, we may not look at it
+
+
+def describe_holder(holder):
+    """Who holds the lease, for people: `llmbench serve (pid 12 on this host)`, or the host."""
+    host, pid = _host_and_pid(holder)
+    if pid is None:
+        return str(holder)
+    if host != socket.gethostname():
+        return f"a process on host {host} (pid {pid}; holder {holder})"
+    try:
+        args = psutil.Process(pid).cmdline()
+    except psutil.Error:
+        args = []
+    # `.../bin/llmbench serve` or `python -m app.cli run ...`: name the command it runs.
+    command = next(
+        (f"llmbench {args[n + 1]}" for n, a in enumerate(args[:-1]) if a.endswith("llmbench")),
+        " ".join(os.path.basename(a) for a in args[:3]) or "a process",
+    )
+    return f"{command} (pid {pid} on this host)"
+
+
+def live_holder(now=None):
+    """The lease row when another orchestrator holds it and is alive, else None."""
+    row = current()
+    if row is None or row.holder == process_holder():
+        return None
+    if row.expires_at <= (now or utcnow()) or holder_gone(row.holder):
+        return None
+    return row
+
+
 def acquire(holder, seconds, now=None, spare_run_id=None):
     """Take or renew the lease for `seconds`; True when `holder` holds it afterwards.
 
-    Taking over a stale lease (or the first lease ever) means the previous orchestrator died:
+    Taking over a stale lease, one whose holder's process is gone (this host only), or the
+    first lease ever means the previous orchestrator died:
     its running runs are stopped as interrupted (nothing restarts on its own) and its
     in-flight claims are released. `spare_run_id` is a run the new holder is about to work on.
     """
@@ -50,6 +108,8 @@ def acquire(holder, seconds, now=None, spare_run_id=None):
         row = database.execute_sql(
             "SELECT holder, heartbeat_at FROM lease WHERE name = ?", (NAME,)
         ).fetchone()
+        # A dead holder's row may be taken even before it expires (matched by its name).
+        dead = row[0] if row is not None and row[0] != holder and holder_gone(row[0]) else None
         if row is None:
             Lease.insert(
                 name=NAME, holder=holder, acquired_at=now, heartbeat_at=now, expires_at=expires
@@ -59,7 +119,7 @@ def acquire(holder, seconds, now=None, spare_run_id=None):
             cursor = database.execute_sql(
                 "UPDATE lease SET holder = ?, heartbeat_at = ?, expires_at = ?, "
                 "acquired_at = CASE WHEN holder = ? THEN acquired_at ELSE ? END "
-                "WHERE name = ? AND (holder = ? OR expires_at < ?)",
+                "WHERE name = ? AND (holder = ? OR expires_at < ? OR holder = ?)",
                 (
                     holder,
                     db_text(now),
@@ -69,6 +129,7 @@ def acquire(holder, seconds, now=None, spare_run_id=None):
                     NAME,
                     holder,
                     db_text(now),
+                    dead,
                 ),
             )
             if cursor.rowcount != 1:

@@ -143,7 +143,7 @@ class Slice:
         seconds = self.pool.claim_seconds(target.provider)
         label = f"{target.provider_name}/{target.model}"
         return self.pool.supervise(
-            target.provider.max_concurrency,
+            ctx.concurrency(target.provider),
             lambda: self.pool.claim_loop(
                 NEW,
                 seconds,
@@ -167,7 +167,7 @@ class Slice:
         # Two calls at most per judgement (the repair), so twice the timeout.
         seconds = self.pool.claim_seconds(provider, calls=2)
         return self.pool.supervise(
-            provider.max_concurrency,
+            ctx.concurrency(provider, judge=True),
             lambda: self.pool.claim_loop(
                 WAITING_FOR_JUDGE,
                 seconds,

@@ -15,6 +15,7 @@ from ..results import charts
 from ..results.averages import breakdown
 from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
+from ..results.figures import target_figures
 from ..runs.state import run_state
 from .rows import detail_rows
 from .rows import error_text
@@ -56,6 +57,7 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT):
         "run": run,
         "state": run_state(run),
         "averages": averages,
+        "figures": target_figures(run),
         "collections": [
             c.collection_name for c in RunCollection.select().where(RunCollection.run == run)
         ],

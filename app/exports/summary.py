@@ -9,6 +9,11 @@ from ..models import RunTarget
 from ..results.averages import breakdown
 from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
+from ..results.figures import empty_figures
+from ..results.figures import figures_to_dict
+from ..results.figures import overall_figures
+from ..results.figures import target_figures
+from ..runs.reuse import reuse_counts
 from ..runs.state import run_state
 
 SCHEMA = "llmbench.summary/1"
@@ -87,8 +92,13 @@ def judge_cost_usd(run):
 
 
 def summary_json(run):
-    """The run's summary as a JSON-ready dict (no secrets: provider headers are never read)."""
+    """The run's summary as a JSON-ready dict (no secrets: provider headers are never read).
+
+    Each model also carries seed 004 §12's figures: auto-fail rate, rubric item means, judge
+    failures, p50/p90 answer time and TTFT (results/figures.py)."""
     averages = model_averages(run)
+    figures = target_figures(run)
+    overall = overall_figures(figures)
     targets = (
         RunTarget.select().where(RunTarget.run == run).order_by(RunTarget.position, RunTarget.id)
     )
@@ -162,7 +172,13 @@ def summary_json(run):
             ),
             "promptTokens": sum(r["prompt_tokens"] or 0 for r in averages),
             "tokensGenerated": sum(r["tokens_generated"] or 0 for r in averages),
+            "autoFailRate": overall["auto_fail_rate"],
+            "failedPct": overall["failed_pct"],
         },
+        # `llmbench run --reuse`: items that took an earlier answer / judgement (no speed).
+        "reused": reuse_counts(run),
     }
     summary.update({k: v for k, v in results_dict(run, averages).items() if k != "runId"})
+    for row, model in zip(averages, summary["models"], strict=True):
+        model.update(figures_to_dict(figures.get(row["target_id"]) or empty_figures()))
     return summary

@@ -32,6 +32,7 @@ from ..models import Task
 from ..runlog import log_event
 from .queries import check_no_active_run
 from .queries import get_run
+from .reuse import reuse_earlier
 from .spec import clean_spec
 from .spec import setting
 from .state import run_state
@@ -131,11 +132,13 @@ def _log_unrenderable(run, bad, per_target, now):
         )
 
 
-def create_run(spec, source="web", now=None):
+def create_run(spec, source="web", now=None, reuse=False, outputs=None):
     """Validate a run spec, create the run with one item per task x target, and start it.
 
     Items of a task whose variables cannot be filled are CANT_BE_FINISHED with the reason; when
-    no task can be rendered nothing is created (ValidationError naming each task).
+    no task can be rendered nothing is created (ValidationError naming each task). `reuse`
+    takes earlier answers and judgements with the same context (reuse.py), logged as "reused";
+    `outputs` is where the CLI writes the run's files (Run.outputs), never set from a form.
     """
     now = now or utcnow()
     spec = clean_spec(spec)
@@ -177,6 +180,7 @@ def create_run(spec, source="web", now=None):
             dataset_hash=dataset_hash,
             prompt_hash=PROMPT_HASH,
             source=source,
+            outputs=outputs or None,
             created_at=now,
             started_at=now,
             updated_at=now,
@@ -240,6 +244,16 @@ def create_run(spec, source="web", now=None):
         for note in spec["notes"]:
             log_event(run, "model_check", note, level="WARNING", now=now)
         _log_unrenderable(run, bad, len(spec["targets"]), now)
+        if reuse:
+            hits = reuse_earlier(run, now)
+            log_event(
+                run,
+                "reused",
+                f"Reused {hits['answers']} answers and {hits['judgements']} judgements from "
+                f"earlier runs with the same context (of {len(rows)} items)",
+                data=hits,
+                now=now,
+            )
     return run
 
 

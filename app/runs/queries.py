@@ -61,6 +61,16 @@ def active_run():
     return run
 
 
+def latest_unfinished(name):
+    """The newest run named `name` that has not finished, or None (seed 004 `resume: true`)."""
+    return (
+        Run.select()
+        .where((Run.name == name) & (Run.status == PENDING))
+        .order_by(Run.created_at.desc(), Run.id.desc())
+        .first()
+    )
+
+
 def check_no_active_run(exclude=None):
     """Conflict when a run other than `exclude` is running or paused (one run at a time)."""
     active = active_run()

@@ -26,11 +26,18 @@ PARAMS = {
 }
 PARAM_NAMES = (*PARAMS, "stop")
 PARAM_ALIASES = {"topP": "top_p", "maxTokens": "max_tokens"}
+# OpenRouter's provider routing preferences (seed 004 `routing`): an object sent as is as the
+# request body's `provider`; run configs check its keys (datasets/config_seed004.py).
+ROUTING_PARAM = "provider"
 # Run settings: name -> (type, minimum, maximum, message); the budget must be above its minimum.
+# concurrency / judgeConcurrency: requests in flight for this run's answers / judgements, in
+# place of the provider's max_concurrency (seed 004 run.concurrency.candidate / judge).
 SETTINGS = {
     "maxAttempts": (int, 1, 20, "must be a whole number from 1 to 20"),
     "questionLimit": (int, 1, 1_000_000, "must be a whole number from 1 to 1000000"),
     "maxBudgetUsd": (float, 0.0, 1e9, "must be a number of dollars above 0"),
+    "concurrency": (int, 1, 64, "must be a whole number from 1 to 64"),
+    "judgeConcurrency": (int, 1, 64, "must be a whole number from 1 to 64"),
 }
 MODEL_CHECK_TIMEOUT = 5.0  # seconds: a server that cannot list its models this fast is skipped
 MODELS_SHOWN = 20  # how many served models a "not served" message names
@@ -102,6 +109,12 @@ def clean_params(raw, path, errors):
         name = PARAM_ALIASES.get(key, key)
         if value in (None, "", []):
             continue  # a blank form field means "server default"
+        if name == ROUTING_PARAM:
+            if not isinstance(value, dict):
+                _error(errors, (*path, key), "must be an object of OpenRouter provider preferences")
+                continue
+            params[name] = value
+            continue
         if name == "stop":
             stops = [value] if isinstance(value, str) else value
             if not isinstance(stops, list) or not all(isinstance(s, str) and s for s in stops):

@@ -1,0 +1,91 @@
+"""Options shared by `run`, `resume` and `validate`: overrides, quality gates, CI outputs."""
+
+import click
+
+from ..datasets.config_overrides import Overrides
+from ..results.gates import Gates
+
+PERCENT = click.FloatRange(0, 100)
+
+
+def _stack(*decorators):
+    def apply(fn):
+        for decorator in reversed(decorators):
+            fn = decorator(fn)
+        return fn
+
+    return apply
+
+
+override_options = _stack(
+    click.option("--limit", help="Only the first N tasks (run.question_limit)."),
+    click.option("--categories", help="Only these categories, comma separated (run.categories)."),
+    click.option(
+        "--concurrency",
+        help="Answers in flight per target for this run (run.concurrency; default: the "
+        "provider's max_concurrency).",
+    ),
+    click.option("--name", help="Run name (run.name; the run id is NAME-YYYYMMDD-HHMMSS)."),
+    click.option("--judge", help="Judge as PROVIDER/MODEL (judge.provider and judge.model)."),
+    click.option(
+        "--set",
+        "sets",
+        multiple=True,
+        metavar="KEY.PATH=VALUE",
+        help="Set any config key for this invocation, as the file names it "
+        "(e.g. --set targets[0].params.temperature=0.2); checked like the file. Repeatable.",
+    ),
+    click.option(
+        "--allow-unpriced",
+        is_flag=True,
+        help="Accept a budget with targets or a judge that have no price (the server "
+        "reports each call's cost, e.g. OpenRouter).",
+    ),
+)
+
+
+def overrides_from(limit, categories, concurrency, name, judge, sets):
+    """The command line's overrides for run_config.load."""
+    return Overrides(limit, categories, concurrency, name, judge, tuple(sets))
+
+
+gate_options = _stack(
+    click.option(
+        "--fail-under",
+        type=click.FloatRange(0, 100),
+        metavar="SCORE",
+        help="Exit 4 when the average score, overall or of any target, is under SCORE.",
+    ),
+    click.option(
+        "--max-failed-pct",
+        type=PERCENT,
+        metavar="P",
+        help="Exit 4 when more than P % of the items failed, overall or for any target.",
+    ),
+    click.option(
+        "--max-auto-fail-pct",
+        type=PERCENT,
+        metavar="P",
+        help="Exit 4 when more than P % of the judged answers auto-failed, overall or for "
+        "any target.",
+    ),
+    click.option(
+        "--junit",
+        type=click.Path(dir_okay=False),
+        metavar="PATH",
+        help="Write a JUnit XML file: one testcase per item (classname = target, name = task "
+        "id); failed, auto-failed or under --pass-score is a failure.",
+    ),
+    click.option(
+        "--pass-score",
+        type=click.FloatRange(0, 100),
+        default=None,
+        metavar="SCORE",
+        help="The score a JUnit testcase needs to pass (default 50).",
+    ),
+)
+
+
+def gates_from(fail_under, max_failed_pct, max_auto_fail_pct):
+    """The quality gates asked for (all off when none is given)."""
+    return Gates(fail_under, max_failed_pct, max_auto_fail_pct)

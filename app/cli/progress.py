@@ -1,0 +1,167 @@
+"""What a running run prints: JSONL events (--json), errors only (--quiet), the live run screen
+on a terminal (cli/screen.py), or plain lines (CI logs). Human text goes to stderr, results
+(the per-target table or the summary screen) to stdout."""
+
+import sys
+
+import click
+from rich.console import Console
+
+from ..runs.queries import get_run
+from ..runs.watch import snapshot
+from .output import EXIT_GATE
+from .output import db_context
+from .output import emit
+from .output import num
+from .screen import RunScreen
+from .screen import summary_panel
+
+
+def _snapshot(run_id):
+    """The screen's figures, read on the main thread with its own connection."""
+
+    def read(item_id):
+        with db_context():
+            return snapshot(get_run(run_id), item_id)
+
+    return read
+
+
+class Output:
+    """One run's output; `event` is called from the engine's thread, the rest from the main."""
+
+    SHOWN = {"phase_changed", "warmup_failed", "budget_reached", "run_finished", "abandoned"}
+
+    def __init__(self, as_json, quiet, terminal=None):
+        self.as_json, self.quiet = as_json, quiet
+        self.console = Console(stderr=True)
+        # A terminal gets the live screen (tests pass terminal=False; CI logs are no terminal).
+        self.terminal = self.console.is_terminal if terminal is None else terminal
+        self.screen = None
+
+    def start(self, summary, event):
+        """The run is about to work: say what it holds (and show the screen on a terminal)."""
+        targets = [f"{t['providerName']}/{t['model']}" for t in summary["targets"]]
+        judge = f"{summary['judgeProviderName']}/{summary['judgeModel']}"
+        if self.as_json:
+            emit(
+                {
+                    "event": event,
+                    "runId": summary["runId"],
+                    "state": summary["state"],
+                    "phase": summary["phase"],
+                    "totalItems": summary["totalItems"],
+                    "targets": targets,
+                    "judge": judge,
+                }
+            )
+            return
+        if self.quiet:
+            return
+        if self.terminal:
+            self.screen = RunScreen(self.console, _snapshot(summary["runId"]))
+            self.screen.start(summary)
+            return
+        self.note(
+            f"Run {summary['runId']}: {summary['totalItems']} items, targets "
+            f"{', '.join(targets)}; judge {judge}"
+        )
+
+    def event(self, event):
+        """Called from the orchestrator's thread for every run event."""
+        name = event.get("event")
+        if name in ("run_started", "run_resumed") and "run" in event:
+            self.start(event["run"], name)
+            return
+        if self.as_json:
+            emit(event)
+        elif self.screen is not None:
+            self.screen.on_event(event)
+        elif event.get("level") == "ERROR":
+            self.note(event.get("message") or name, always=True)
+        elif name in self.SHOWN:
+            self.note(event.get("message") or name)
+
+    def refresh(self):
+        """Redraw the screen (a no-op without one)."""
+        if self.screen is not None:
+            self.screen.refresh()
+
+    def quit_requested(self):
+        """True once `q` was pressed on the screen."""
+        return self.screen is not None and self.screen.quit.is_set()
+
+    def note(self, message, always=False):
+        """A line for people on stderr; --quiet keeps only errors."""
+        if self.as_json or (self.quiet and not always):
+            return
+        if self.screen is not None:
+            self.screen.on_event({"event": "note", "message": message, "level": "WARNING"})
+            return
+        click.echo(message, err=True)
+
+    def stop(self):
+        """Take the screen down (before an error message or the summary)."""
+        if self.screen is not None:
+            self.screen.stop()
+
+    def finish(self, summary, rows, code, hint, artifacts=None, gate_failures=()):
+        """The end: per-target results, files written, gates, and how to go on."""
+        self.stop()
+        artifacts = artifacts or {}
+        run_id = summary["runId"]
+        if self.as_json:
+            emit(
+                {
+                    "event": "run_summary",
+                    "runId": run_id,
+                    "state": summary["state"],
+                    "counts": summary["counts"],
+                    "failedItems": summary["failedItems"],
+                    "models": rows,
+                    "files": artifacts,
+                    "gates": list(gate_failures),
+                    "exitCode": code,
+                    "resumeCommand": hint,
+                }
+            )
+        elif not self.quiet and self.screen is not None:
+            Console(file=sys.stdout).print(
+                summary_panel(summary, rows, artifacts, gate_failures, hint)
+            )
+        elif not self.quiet:
+            self._table(summary, rows)
+        if not self.as_json:
+            for failure in gate_failures:
+                click.echo(f"Gate {failure['gate']} failed: {failure['message']}", err=True)
+            if code == EXIT_GATE:
+                click.echo(f"Run {run_id}: a quality gate failed (exit {EXIT_GATE})", err=True)
+            if summary["completedItems"] == 0 and summary["state"] == "finished":
+                click.echo(
+                    f"Run {run_id} finished but nothing completed: every item failed "
+                    "(see the errors above, or llmbench show RUN_ID)",
+                    err=True,
+                )
+        if hint:
+            reason = summary["controlReason"] or "no reason given"
+            click.echo(
+                f"Run {run_id} is {summary['state']} ({reason}). Continue it with: {hint}", err=True
+            )
+
+    def _table(self, summary, rows):
+        click.echo(
+            f"Run {summary['runId']} {summary['state']}: {summary['completedItems']} completed, "
+            f"{summary['failedItems']} failed, {summary['counts']['NEW']} not answered"
+        )
+        click.echo(
+            f"{'target':40} {'score':>6} {'done':>5} {'failed':>6} {'avg ms':>8} "
+            f"{'tok/s':>7} {'autofail':>8}"
+        )
+        for row in rows:
+            rate = row.get("autoFailRate")
+            click.echo(
+                f"{row['target'][:40]:40} {num(row['avgScore']):>6} "
+                f"{row['completed']:>5} {row['failed']:>6} "
+                f"{num(row['avgTimeMs'], 0):>8} {num(row['avgTokensPerSecond']):>7} "
+                f"{('-' if rate is None else f'{rate:.1f}%'):>8}"
+            )

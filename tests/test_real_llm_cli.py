@@ -1,0 +1,60 @@
+"""Seed 004's example config run by `llmbench run` against the real llama.cpp server from
+../shared/llm/serve-local-llm (skipped when it is down): routers, gates, JUnit, reports."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+import requests
+import xmlschema
+import yaml
+from junitparser import JUnitXml
+
+from tests.cli_helpers import make_cli
+
+pytestmark = [pytest.mark.real_llm, pytest.mark.slow]
+BASE_URL = "http://127.0.0.1:18080"
+EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
+XSD = Path(__file__).parent / "data" / "junit.xsd"
+
+
+@pytest.fixture
+def model():
+    try:
+        with requests.get(BASE_URL + "/v1/models", timeout=1) as resp:
+            return resp.json()["data"][0]["id"]
+    except (requests.RequestException, ValueError, KeyError, IndexError):
+        pytest.skip("no local LLM on 127.0.0.1:18080 (run ../shared/llm/serve-local-llm)")
+
+
+def test_the_seed_004_example_runs_on_the_real_model_with_gates_and_junit(
+    tmp_path, model, monkeypatch
+):
+    shutil.copy(EXAMPLES / "question_bank_v7.jsonl", tmp_path)
+    doc = yaml.safe_load((EXAMPLES / "apocbench.yml").read_text())
+    # The llama.cpp server stands in for OpenRouter (same wire format), as target and judge.
+    doc["routers"] = {"openrouter": {**doc["routers"]["openrouter"], "baseUrl": BASE_URL + "/v1"}}
+    doc["routers"]["openrouter"]["default"] = {"temperature": 0, "maxTokens": 48}
+    doc["models"] = [{"id": "small", "router": "openrouter", "model": model}]
+    doc["judge"].update(model=model, maxTokens=300)
+    config = tmp_path / "apocbench.yml"
+    config.write_text(yaml.safe_dump(doc, sort_keys=False))
+    monkeypatch.setenv("OPENROUTER_API_KEY", "not-needed-locally")
+    junit = tmp_path / "junit.xml"
+    cli = make_cli(tmp_path)
+    result = cli("run", "-c", config, "--limit", 2, "--junit", junit, "--max-failed-pct", 100)
+    # A 135M judge may fail validation: a judge failure, never a crash or a lost item.
+    assert result.exit_code == 0, result.output
+    xmlschema.XMLSchema(str(XSD)).validate(str(junit))
+    cases = [c for suite in JUnitXml.fromfile(str(junit)) for c in suite]
+    assert [(c.classname, c.name) for c in cases] == [
+        (f"openrouter/{model}", "fire-002"),
+        (f"openrouter/{model}", "water-001"),
+    ]  # the first two tasks of the bank, in task id order
+    (folder,) = (tmp_path / "runs").iterdir()
+    assert {p.name for p in folder.iterdir()} == {
+        "summary.json",
+        "report.html",
+        "results.jsonl",
+        "results.csv",
+    }
