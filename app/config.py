@@ -26,6 +26,14 @@ DEFAULTS = {
     # A claim lasts the provider timeout plus this margin (and is extended while streaming).
     "CLAIM_MARGIN_SECONDS": 30.0,
     "LOAD_DEFAULTS": True,
+    # A model server that cannot be reached: its targets wait, probed after 5 s doubling up to
+    # 60 s; still unreachable after OUTAGE_LIMIT_SECONDS, the run pauses (engine/breaker.py).
+    "OUTAGE_PROBE_SECONDS": 5.0,
+    "OUTAGE_PROBE_MAX_SECONDS": 60.0,
+    "OUTAGE_LIMIT_SECONDS": 600.0,
+    # Every call is bounded: max_tokens for targets that set none, the answer text kept.
+    "DEFAULT_MAX_TOKENS": 2048,
+    "MAX_ANSWER_CHARS": 1024 * 1024,
 }
 
 # Documented environment variables (README is tested against this list).
@@ -38,6 +46,9 @@ ENV_NAMES = [
     "LLMBENCH_MAX_ATTEMPTS",
     "LLMBENCH_LEASE_SECONDS",
     "LLMBENCH_MAX_RETRY_SECONDS",
+    "LLMBENCH_OUTAGE_LIMIT_SECONDS",
+    "LLMBENCH_DEFAULT_MAX_TOKENS",
+    "LLMBENCH_MAX_ANSWER_CHARS",
 ]
 
 

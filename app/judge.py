@@ -60,7 +60,18 @@ class JudgeOutputError(ValueError):
 class JudgeError(Exception):
     """A judgement attempt failed; carries what was sent and received so it can be stored."""
 
-    def __init__(self, message, *, transient, request=None, raws=None, ms=0.0, retry_after=None):
+    def __init__(
+        self,
+        message,
+        *,
+        transient,
+        request=None,
+        raws=None,
+        ms=0.0,
+        retry_after=None,
+        unreachable=None,
+        unusable=False,
+    ):
         super().__init__(message)
         self.message = message
         self.transient = transient
@@ -68,6 +79,8 @@ class JudgeError(Exception):
         self.raws = raws or []
         self.ms = ms
         self.retry_after = retry_after
+        self.unreachable = unreachable  # the judge's server could not be reached (no answer)
+        self.unusable = unusable  # the judge answered, twice, with output that fits no schema
 
 
 def _or_dash(text):
@@ -291,6 +304,7 @@ def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=Non
                     request=request,
                     raws=raws,
                     ms=ms,
+                    unusable=True,
                 ) from None
     except ProviderError as exc:
         ms = ms or (time.perf_counter() - started) * 1000.0
@@ -303,6 +317,7 @@ def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=Non
             raws=raws,
             ms=ms,
             retry_after=exc.retry_after,
+            unreachable=exc.unreachable,
         ) from exc
     result.update(request=request, raws=raws, ms=ms, completions=completions)
     return result

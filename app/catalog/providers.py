@@ -14,9 +14,9 @@ from ..errors import ValidationError
 from ..models import Provider
 from ..models import ProviderHeader
 from ..providers import get_adapter
-from ..providers.base import redact
 from ..providers.interface import ProviderConfig
 from ..providers.interface import ProviderError
+from ..providers.redaction import redact
 from .provider_fields import clean_provider
 
 log = logging.getLogger(__name__)

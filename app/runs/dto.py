@@ -11,6 +11,7 @@ from ..models import NEW
 from ..models import Item
 from ..models import RunCollection
 from ..models import RunTarget
+from .outages import waiting_for
 from .state import control_reason
 from .state import run_state
 
@@ -111,6 +112,8 @@ def run_summary(run, counts=None, targets=None, collections=None):
         # Two steps per item (answer, judgement); a failed answer settles both.
         "progress": round((done_answer + done_judge) / (2 * total), 4) if total else 0.0,
         "etaSeconds": eta,
+        # Servers the run cannot reach now; their items wait (NEW), not failed.
+        "waiting": waiting_for(run) if state == "running" else [],
         "targets": [target_to_dict(t) for t in targets],
         "collections": [{"id": c.collection_id, "name": c.collection_name} for c in collections],
         "createdAt": isoformat(run.created_at),
@@ -173,6 +176,7 @@ def item_to_dict(item, raw=True):
         "costUsd": item.cost_usd,
         "costSource": item.cost_source,
         "finishReason": item.finish_reason,
+        "answerCut": item.answer_cut,
         "contextHash": item.context_hash,
         "judgeMs": item.judge_ms,
         "judgeCostUsd": item.judge_cost_usd,

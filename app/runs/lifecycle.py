@@ -25,6 +25,7 @@ from ..models import WAITING_FOR_JUDGE
 from ..models import Collection
 from ..models import CollectionTask
 from ..models import Item
+from ..models import Outage
 from ..models import Run
 from ..models import RunCollection
 from ..models import RunTarget
@@ -309,6 +310,8 @@ def resume_run(run_id, now=None, max_budget_usd=None):
         Item.update(first_attempt_at=None).where(
             (Item.run == run) & Item.status.in_([NEW, WAITING_FOR_JUDGE])
         ).execute()
+        # A server that was unreachable is tried at once: the person may have fixed it.
+        Outage.delete().where(Outage.run == run).execute()
         return set_control(
             run,
             CONTROL_RUNNING,

@@ -11,6 +11,7 @@ from ..models import ITEM_STATUSES
 from ..models import NEW
 from ..models import Item
 from ..models import RunTarget
+from .outages import waiting_for
 from .state import run_state
 
 RATE_WINDOW = 20  # items used for the ETA and the recent tokens/s
@@ -72,6 +73,8 @@ def progress(run, now=None):
         "recent_tps": sum(tps) / len(tps) if tps else None,
         "state": state,
         "phase": run.phase,
+        # Servers that cannot be reached now: their items wait (engine/breaker.py).
+        "waiting": waiting_for(run) if state == "running" else [],
     }
 
 
