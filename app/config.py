@@ -33,6 +33,8 @@ DEFAULTS = {
     "OUTAGE_LIMIT_SECONDS": 600.0,
     # Every call is bounded: max_tokens for targets that set none, the answer text kept.
     "DEFAULT_MAX_TOKENS": 2048,
+    # Judgements in a row whose output fits no schema before the run pauses (engine/items.py).
+    "JUDGE_UNUSABLE_TO_PAUSE": 5,
     "MAX_ANSWER_CHARS": 1024 * 1024,
 }
 
@@ -49,6 +51,7 @@ ENV_NAMES = [
     "LLMBENCH_OUTAGE_LIMIT_SECONDS",
     "LLMBENCH_DEFAULT_MAX_TOKENS",
     "LLMBENCH_MAX_ANSWER_CHARS",
+    "LLMBENCH_JUDGE_UNUSABLE_TO_PAUSE",
 ]
 
 

@@ -98,7 +98,7 @@ def test_retrying_failed_judgements_restarts_their_retry_clock(app, fake, config
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(2))
     script(fake, {"judge": [{"text": "nope"}] * 20})
-    drive(config, FakeClock())
+    drive(dict(config, JUDGE_UNUSABLE_TO_PAUSE=100), FakeClock())  # every judgement fails
     assert {i.first_attempt_at is not None for i in Item.select()} == {True}
     assert retry_failed_judgements(run.run_id) == 2
     assert [(i.status, i.attempts, i.first_attempt_at) for i in Item.select()] == [

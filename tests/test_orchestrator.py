@@ -478,7 +478,7 @@ def test_retry_failed_judgements_after_the_judge_recovers(app, fake, config):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(2))
     judge_script(fake, ["nope"])
-    drive(config, FakeClock())
+    drive(dict(config, JUDGE_UNUSABLE_TO_PAUSE=100), FakeClock())  # every judgement fails
     assert Item.select().where(Item.status == FAILED).count() == 2
     fake.responder = None
     assert retry_failed_judgements(run.run_id) == 2

@@ -2,6 +2,7 @@
 judgement, a retry or the failure (every write guarded by the claim, engine/claims.py)."""
 
 import logging
+import threading
 
 from .. import judge
 from ..db import database
@@ -14,6 +15,7 @@ from ..providers.interface import ProviderError
 from ..runs.lifecycle import item_messages
 from . import metrics
 from . import retry
+from .claims import release
 from .claims import update_claimed
 from .metrics import cost
 
@@ -21,6 +23,7 @@ log = logging.getLogger(__name__)
 
 JUDGE_RAW_SEPARATOR = "\n\n----- repair request -----\n\n"
 DEFAULT_MAX_TOKENS = 2048
+JUDGE_UNUSABLE_TO_PAUSE = 5  # unusable judgements in a row before the run pauses
 MAX_TOKENS_NAMES = ("max_tokens", "maxTokens", "max_completion_tokens", "num_predict")
 
 
@@ -48,6 +51,7 @@ class ItemWorker:
 
     def __init__(self, ctx):
         self.ctx = ctx
+        self._lock = threading.Lock()
 
     # ---- answers ---------------------------------------------------------------------------
     def answer(self, item, target, adapter):
@@ -254,7 +258,7 @@ class ItemWorker:
                 return
             if exc.unreachable:  # the judge's server is down: the answers wait for it
                 ctx.breaker.unreachable(ctx.run.judge_provider, exc, (item.id, attempts))
-            else:
+            elif not (exc.unusable and self._judge_unusable(item, attempts, exc)):
                 self._judge_failed(item, attempts, exc)
             return
         except Exception as exc:
@@ -266,6 +270,8 @@ class ItemWorker:
         if ctx.cancel.is_set():
             return
         ctx.breaker.reachable(ctx.run.judge_provider_id)
+        with self._lock:
+            ctx.memory.unusable_judgements = 0
         now = ctx.now()
         judge_cost = self._judge_cost(result["completions"])
         fields = dict(
@@ -306,6 +312,27 @@ class ItemWorker:
                 )
         if recorded:
             ctx.budget.add(judge_cost)
+
+    def _judge_unusable(self, item, attempts, exc):
+        """Count a judgement whose output fits no schema; the Nth in a row pauses the run with
+        an example (True; the item waits, its attempt uncounted) instead of burning the rest."""
+        ctx = self.ctx
+        limit = int(ctx.config.get("JUDGE_UNUSABLE_TO_PAUSE", JUDGE_UNUSABLE_TO_PAUSE))
+        with self._lock:
+            ctx.memory.unusable_judgements += 1
+            if ctx.memory.unusable_judgements < limit:
+                return False
+            ctx.memory.unusable_judgements = 0
+        release(item.id, attempts)
+        why, text = exc.unusable
+        example = " ".join(text.split())[:200] or "(an empty reply)"
+        ctx.pause(
+            f"the judge's output does not fit the schema: {why} ({limit} judgements in a row; "
+            f"it answered, for example: {example!r}); use a judge model that follows the "
+            "schema, or raise its max_tokens, then continue",
+            event="judge_unusable",
+        )
+        return True
 
     def _judge_cost(self, completions):
         """What a judgement's calls cost (the repair's included): provider-reported first,

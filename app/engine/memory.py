@@ -44,6 +44,7 @@ class HolderMemory:
         self.adapters = {}  # provider id -> (updated_at, adapter)
         self.warmups = Warmups()
         self.worker_failures = 0  # slices in a row whose worker crashed
+        self.unusable_judgements = 0  # judgements in a row whose output fit no schema
 
     def adapter(self, provider, max_answer_chars=None):
         """The provider's adapter, built again when the provider was edited."""

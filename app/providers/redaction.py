@@ -16,6 +16,9 @@ from urllib.parse import quote_plus
 
 MASK = "****"
 MIN_PART = 4  # shorter words of a secret ("Bearer", a user name "ab") are not masked on their own
+# Letters-and-digits runs this long inside a secret are masked on their own as well: whatever a
+# server does to the punctuation around them (escapes, doubled escapes), the key's body is gone.
+_RUN = re.compile(r"[A-Za-z0-9]{8,}")
 _URL_CREDENTIALS = re.compile(r"//[^/@\s]+@")
 _PERCENT = re.compile(r"%[0-9A-F]{2}")
 
@@ -64,6 +67,7 @@ def secret_forms(secrets):
         parts.update(w for w in words if len(w) >= MIN_PART)
         if len(words) == 2 and words[0].lower() == "basic":
             parts.update(p for p in _basic_credentials(words[1]) if len(p) >= MIN_PART)
+    parts.update(run for part in list(parts) for run in _RUN.findall(part))
     forms = set()
     for part in parts:
         forms.update(f for f in _encodings(part) if f and (f == part or len(f) >= MIN_PART))
