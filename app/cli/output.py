@@ -22,7 +22,12 @@ from ..errors import format_error
 from ..exports.report import report_html_chunks
 from ..exports.summary import averages_to_dict
 from ..exports.summary import summary_json
+from ..models import COMPLETED
+from ..models import FAILED
+from ..models import NEW
+from ..models import WAITING_FOR_JUDGE
 from ..results.averages import model_averages
+from ..runs.progress import progress_fraction
 from ..runs.queries import get_run
 
 EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 3
@@ -180,15 +185,20 @@ class Output:
         if self.progress is None or self.counts is None:
             return
         c, total = self.counts, self.total
-        answered = total - c["new"]
-        judged = c["completed"] + c["failed"]
-        # Two steps per item (answer, judgement); a failed answer settles both.
-        done = (answered + judged) / (2 * total) if total else 0.0
+        # The one progress figure the live view and the API show too (runs/progress.py).
+        done = progress_fraction(
+            {
+                NEW: c["new"],
+                WAITING_FOR_JUDGE: c["waiting"],
+                COMPLETED: c["completed"],
+                FAILED: c["failed"],
+            }
+        )
         self.progress.update(
             self.task,
             completed=done,
             description=(
-                f"{self.phase.lower()} answered {answered}/{total}, "
+                f"{self.phase.lower()} answered {c['waiting'] + c['completed']}/{total}, "
                 f"judged {c['completed']}, failed {c['failed']}"
             ),
         )
@@ -241,7 +251,7 @@ class Output:
             )
         elif not self.quiet:
             click.echo(
-                f"Run {run_id} {summary['state']}: {summary['completedItems']} completed, "
+                f"Run {run_id} {summary['stateLabel']}: {summary['completedItems']} completed, "
                 f"{summary['failedItems']} failed, {summary['counts']['NEW']} not answered"
             )
             click.echo(

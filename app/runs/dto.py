@@ -12,8 +12,10 @@ from ..models import Item
 from ..models import RunCollection
 from ..models import RunTarget
 from .outages import waiting_for
+from .progress import progress_fraction
 from .state import control_reason
 from .state import run_state
+from .state import state_label
 
 
 def status_counts(run):
@@ -75,9 +77,8 @@ def run_summary(run, counts=None, targets=None, collections=None):
     counts = counts or status_counts(run)
     total = sum(counts.values())
     failed = counts[FAILED] + counts[CANT_BE_FINISHED]
-    done_answer = total - counts[NEW]
-    done_judge = counts[COMPLETED] + failed
     state = run_state(run)
+    label, tone = state_label(state, counts[COMPLETED], failed)
     reason = control_reason(run) if state == "stopped" else run.control_reason
     eta = _eta(run, counts, state)
     if targets is None:
@@ -92,6 +93,10 @@ def run_summary(run, counts=None, targets=None, collections=None):
         "name": run.name,
         "status": run.status,
         "state": state,
+        # What people read: "finished with 3 failed" (tone warn), "finished, nothing
+        # completed" (tone error); else the state itself.
+        "stateLabel": label,
+        "stateTone": tone,
         "phase": run.phase,
         "controlReason": reason,
         "runDate": isoformat(run.created_at),
@@ -109,8 +114,8 @@ def run_summary(run, counts=None, targets=None, collections=None):
         "completedItems": counts[COMPLETED],
         "failedItems": failed,
         "counts": counts,
-        # Two steps per item (answer, judgement); a failed answer settles both.
-        "progress": round((done_answer + done_judge) / (2 * total), 4) if total else 0.0,
+        # The one progress figure (runs/progress.py): the live view and the CLI show it too.
+        "progress": round(progress_fraction(counts), 4),
         "etaSeconds": eta,
         # Servers the run cannot reach now; their items wait (NEW), not failed.
         "waiting": waiting_for(run) if state == "running" else [],
