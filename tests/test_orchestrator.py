@@ -24,8 +24,8 @@ from app.runs.dto import run_summary
 from app.runs.lifecycle import pause_run
 from app.runs.lifecycle import resume_run
 from app.runs.lifecycle import stop_run
+from app.runs.retries import rejudge_item
 from app.runs.retries import retry_failed_judgements
-from app.runs.retries import retry_judge
 from app.runs.state import run_state
 from tests.engine_helpers import FakeClock
 from tests.engine_helpers import call_kind
@@ -460,18 +460,19 @@ def test_budget_reached_pauses_the_run_with_the_reason(app, fake, config):
     assert drive(config, FakeClock())["state"] == "finished"
 
 
-def test_retry_judge_rejudges_one_item_of_a_finished_run(app, fake, config):
+def test_rejudge_judges_one_item_of_a_finished_run_again(app, fake, config):
     run, _ = one_item_run(fake)
     drive(config, FakeClock())
     done = item()
     judge_script(fake, [json.dumps({"score": 40, "reason": "second look", "auto_fail": False})])
-    retry_judge(run.run_id, done.id)
+    rejudge_item(run.run_id, done.id)
     assert run_state(Run.get_by_id(run.id)) == "running"
     drive(config, FakeClock())
     again = item()
     assert again.status == COMPLETED and again.evaluation_score == 40.0
     assert len(calls(fake, "answer")) == 1  # the answer is kept, only the judge is asked again
     assert Run.get_by_id(run.id).status == "FINISHED"
+    assert [h["score"] for h in again.judge_history] == [80.0]
 
 
 def test_retry_failed_judgements_after_the_judge_recovers(app, fake, config):

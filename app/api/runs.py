@@ -20,6 +20,7 @@ from ..runs.queries import list_items
 from ..runs.queries import list_logs
 from ..runs.queries import list_runs
 from ..runs.queries import summaries
+from ..runs.retries import rejudge_item
 from ..runs.retries import retry_failed_answers
 from ..runs.retries import retry_failed_judgements
 from ..runs.retries import retry_judge
@@ -134,8 +135,15 @@ def run_logs(run_id):
 
 @bp.post("/runs/<run_id>/items/<int:item_id>/retry-judge")
 def run_item_retry_judge(run_id, item_id):
-    """Queue one answered item for judging again."""
+    """Queue one item waiting for the judge, or whose judgement failed, for judging again
+    (409 for a completed item: re-judge it instead)."""
     return jsonify(item_to_dict(retry_judge(run_id, item_id)))
+
+
+@bp.post("/runs/<run_id>/items/<int:item_id>/rejudge")
+def run_item_rejudge(run_id, item_id):
+    """Judge a completed item again; its judgement is kept in the item's history."""
+    return jsonify(item_to_dict(rejudge_item(run_id, item_id)))
 
 
 @bp.post("/runs/<run_id>/retry-failed")

@@ -184,6 +184,8 @@ def item_to_dict(item, raw=True):
         "answerCut": item.answer_cut,
         "contextHash": item.context_hash,
         "judgeMs": item.judge_ms,
+        # Judgements a person replaced by re-judging the item, oldest first.
+        "judgeHistory": item.judge_history or [],
         "judgeCostUsd": item.judge_cost_usd,
         "attempts": item.attempts,
         "answerAttempts": item.answer_attempts,

@@ -163,8 +163,8 @@ def create_run(spec, source="web", now=None):
         check_no_active_run()
         run_id = spec["run_id"] or _new_run_id(spec["name"] or "run", now)
         if spec["run_id"] and Run.select().where(Run.run_id == run_id).exists():
-            raise ValidationError.field(
-                "runId", f"a run named {run_id!r} exists; pick another name or leave runId empty"
+            raise Conflict(
+                f"runId: a run named {run_id!r} exists; pick another name or leave runId empty"
             )
         judge = spec["judge_provider"]
         run = Run.create(

@@ -290,6 +290,18 @@ def retry_judge(run_id, item_id):
     return _back(run_id)
 
 
+@bp.post("/runs/<run_id>/items/<int:item_id>/rejudge")
+def rejudge(run_id, item_id):
+    """Judge a completed item again; its current judgement goes to the item's history."""
+    with _flash_refusal():
+        retries.rejudge_item(run_id, item_id)
+        flash(
+            f"Item {item_id} is queued to be judged again; its judgement is kept in its history.",
+            "success",
+        )
+    return _back(run_id)
+
+
 @bp.post("/runs/<run_id>/results/retry-judgements")
 def retry_judgements(run_id):
     """Send every item whose judgement failed back to the judge."""
