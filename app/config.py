@@ -13,6 +13,8 @@ DEFAULTS = {
     "MASTER_KEY_BASE64": None,
     "HOST": "127.0.0.1",
     "PORT": 8080,
+    # Host header names answered besides loopback and HOST (comma-separated; "*" for any).
+    "ALLOWED_HOSTS": "",
     # Only `llmbench serve` turns the orchestrator thread on.
     "SCHEDULER_ENABLED": False,
     "TICK_SECONDS": 1.0,
@@ -26,6 +28,8 @@ DEFAULTS = {
     # A claim lasts the provider timeout plus this margin (and is extended while streaming).
     "CLAIM_MARGIN_SECONDS": 30.0,
     "LOAD_DEFAULTS": True,
+    # The largest request body (an import's upload), in MiB; a bigger one gets a clear 413.
+    "MAX_UPLOAD_MB": 64.0,
     # A model server that cannot be reached: its targets wait, probed after 5 s doubling up to
     # 60 s; still unreachable after OUTAGE_LIMIT_SECONDS, the run pauses (engine/breaker.py).
     "OUTAGE_PROBE_SECONDS": 5.0,
@@ -45,6 +49,8 @@ ENV_NAMES = [
     "LLMBENCH_MASTER_KEY_BASE64",
     "LLMBENCH_HOST",
     "LLMBENCH_PORT",
+    "LLMBENCH_ALLOWED_HOSTS",
+    "LLMBENCH_MAX_UPLOAD_MB",
     "LLMBENCH_MAX_ATTEMPTS",
     "LLMBENCH_LEASE_SECONDS",
     "LLMBENCH_MAX_RETRY_SECONDS",

@@ -26,6 +26,7 @@ from ..models import COMPLETED
 from ..models import FAILED
 from ..models import NEW
 from ..models import WAITING_FOR_JUDGE
+from ..private_files import open_private
 from ..results.averages import model_averages
 from ..runs.progress import progress_fraction
 from ..runs.queries import get_run
@@ -306,11 +307,13 @@ def write_reports(run_id, folder, as_json, quiet):
         run_obj = get_run(run_id)
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            summary_path.write_text(
-                json.dumps(summary_json(run_obj), indent=2, ensure_ascii=False, default=str) + "\n",
-                encoding="utf-8",
-            )
-            with report_path.open("w", encoding="utf-8") as handle:
+            # Owner-only (0600), like the database: the report holds prompts and answers.
+            with open_private(summary_path, "w", encoding="utf-8") as handle:
+                handle.write(
+                    json.dumps(summary_json(run_obj), indent=2, ensure_ascii=False, default=str)
+                    + "\n"
+                )
+            with open_private(report_path, "w", encoding="utf-8") as handle:
                 for chunk in report_html_chunks(run_obj):
                     handle.write(chunk)
         except OSError as exc:

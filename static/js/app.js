@@ -8,3 +8,12 @@ document.addEventListener("submit", function (event) {
   var msg = event.target.getAttribute("data-confirm");
   if (msg && !window.confirm(msg)) event.preventDefault();
 }, true);
+// "Go back" links (data-back): the browser's history when there is one, else the link itself.
+// No javascript: URL and no inline handler, so the Content-Security-Policy needs no exception.
+document.addEventListener("click", function (event) {
+  var link = event.target.closest && event.target.closest("a[data-back]");
+  if (link && window.history.length > 1) {
+    event.preventDefault();
+    window.history.back();
+  }
+});
