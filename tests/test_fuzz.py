@@ -413,6 +413,42 @@ def test_no_import_answers_500(app, client, world, fmt):
     print(f"total so far: {TALLY['requests']} requests, {TALLY['5xx']} answers >= 500")
 
 
+SURROGATE_BODIES = [
+    ("POST", "/api/tasks", {"taskId": "s1", "category": "c", "question": "\ud800"}, "question"),
+    (
+        "POST",
+        "/api/providers",
+        {"name": "p\ud800", "type": "OPENAI", "baseUrl": "http://127.0.0.1:9"},
+        "name",
+    ),
+    ("POST", "/api/collections", {"name": "c\udfff"}, "name"),
+    (
+        "PUT",
+        "/api/prices",
+        {"providerName": "p\ud800", "model": "m", "inputPer1m": 1, "outputPer1m": 1},
+        "providerName",
+    ),
+    (
+        "POST",
+        "/api/tasks/import",
+        {"content": '{"id": "a", "category": "c", "prompt": "\ud800"}', "format": "jsonl"},
+        "content",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "body", "field"),
+    SURROGATE_BODIES,
+    ids=[f"{m} {u}" for m, u, _b, _f in SURROGATE_BODIES],
+)
+def test_a_lone_surrogate_is_a_400_naming_where(client, method, url, body, field):
+    data = json.dumps(body).encode()  # "\ud800" escaped, as a client would send it
+    response = send(client, method, url, data=data, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    assert response.get_json()["errors"][0]["field"] == f"body.{field}"
+
+
 def test_a_non_text_filename_is_a_400(client):
     response = client.post(
         "/api/tasks/import", json={"content": '{"id": "a", "prompt": "b"}', "filename": 5}

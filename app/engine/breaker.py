@@ -88,8 +88,8 @@ class Breaker:
         if lasted >= self.limit:
             ctx.pause(
                 f"{provider.name} is unreachable ({outage.error} since {hms(outage.since)}, "
-                f"{lasted / 60:.0f} min, past the {self.limit / 60:g} min limit); no item was "
-                "failed for it: start the server or fix the provider's base URL, then continue",
+                f"{_span(lasted)}, past the {_span(self.limit)} limit); no item was failed for "
+                "it: start the server or fix the provider's base URL, then continue",
                 event="provider_unreachable",
             )
             return
@@ -133,3 +133,8 @@ class Breaker:
     def _provider_of(self, target_id):
         target = self.ctx.targets.get(target_id)
         return target.provider_id if target is not None else None
+
+
+def _span(seconds):
+    """'35 s' or '10 min'."""
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
