@@ -1,3 +1,9 @@
+// The Content-Security-Policy allows no inline style and no eval: htmx must inject neither (its
+// indicator styles are in app.css). Set before DOMContentLoaded, when htmx reads its config.
+if (window.htmx) {
+  htmx.config.includeIndicatorStyles = false;
+  htmx.config.allowEval = false;
+}
 // Send the CSRF token with every htmx request; forms also carry it as a hidden field.
 document.addEventListener("htmx:configRequest", function (event) {
   var meta = document.querySelector('meta[name="csrf-token"]');
