@@ -5,9 +5,12 @@ WORKDIR /app
 COPY . /app
 # Runs as root so a bind-mounted ./data (created by Docker as root) is writable on first start.
 RUN pip install --no-cache-dir -e . && mkdir -p /data
+# Bound to every address inside the container, so the Host names it answers are listed:
+# loopback is always allowed; add the names you open it by (LLMBENCH_ALLOWED_HOSTS).
 ENV LLMBENCH_HOST=0.0.0.0 \
     LLMBENCH_PORT=8080 \
-    LLMBENCH_DB=/data/llmbench.db
+    LLMBENCH_DB=/data/llmbench.db \
+    LLMBENCH_ALLOWED_HOSTS=localhost,127.0.0.1
 VOLUME /data
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \

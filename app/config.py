@@ -13,6 +13,8 @@ DEFAULTS = {
     "MASTER_KEY_BASE64": None,
     "HOST": "127.0.0.1",
     "PORT": 8080,
+    # Host header names answered besides loopback and HOST (comma-separated; "*" for any).
+    "ALLOWED_HOSTS": "",
     # Only `llmbench serve` turns the orchestrator thread on.
     "SCHEDULER_ENABLED": False,
     "TICK_SECONDS": 1.0,
@@ -26,6 +28,18 @@ DEFAULTS = {
     # A claim lasts the provider timeout plus this margin (and is extended while streaming).
     "CLAIM_MARGIN_SECONDS": 30.0,
     "LOAD_DEFAULTS": True,
+    # The largest request body (an import's upload), in MiB; a bigger one gets a clear 413.
+    "MAX_UPLOAD_MB": 64.0,
+    # A model server that cannot be reached: its targets wait, probed after 5 s doubling up to
+    # 60 s; still unreachable after OUTAGE_LIMIT_SECONDS, the run pauses (engine/breaker.py).
+    "OUTAGE_PROBE_SECONDS": 5.0,
+    "OUTAGE_PROBE_MAX_SECONDS": 60.0,
+    "OUTAGE_LIMIT_SECONDS": 600.0,
+    # Every call is bounded: max_tokens for targets that set none, the answer text kept.
+    "DEFAULT_MAX_TOKENS": 2048,
+    # Judgements in a row whose output fits no schema before the run pauses (engine/items.py).
+    "JUDGE_UNUSABLE_TO_PAUSE": 5,
+    "MAX_ANSWER_CHARS": 1024 * 1024,
 }
 
 # Documented environment variables (README is tested against this list).
@@ -35,9 +49,15 @@ ENV_NAMES = [
     "LLMBENCH_MASTER_KEY_BASE64",
     "LLMBENCH_HOST",
     "LLMBENCH_PORT",
+    "LLMBENCH_ALLOWED_HOSTS",
+    "LLMBENCH_MAX_UPLOAD_MB",
     "LLMBENCH_MAX_ATTEMPTS",
     "LLMBENCH_LEASE_SECONDS",
     "LLMBENCH_MAX_RETRY_SECONDS",
+    "LLMBENCH_OUTAGE_LIMIT_SECONDS",
+    "LLMBENCH_DEFAULT_MAX_TOKENS",
+    "LLMBENCH_MAX_ANSWER_CHARS",
+    "LLMBENCH_JUDGE_UNUSABLE_TO_PAUSE",
 ]
 
 

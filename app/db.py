@@ -5,6 +5,9 @@ from pathlib import Path
 
 from peewee import SqliteDatabase
 
+from .private_files import make_private
+from .private_files import narrow
+
 log = logging.getLogger(__name__)
 
 
@@ -35,9 +38,16 @@ PRAGMAS = {
 
 
 def init_db(path):
-    """Bind the database to `path` (created with its folder); migrations.open_db also migrates."""
+    """Bind the database to `path` (created with its folder); migrations.open_db also migrates.
+
+    The file holds prompts, answers and encrypted secrets: it is created (or narrowed to)
+    owner-only, 0600, and SQLite gives its -wal and -shm files the same mode.
+    """
     if path != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+        make_private(path)
+        for companion in (f"{path}-wal", f"{path}-shm"):
+            narrow(companion)
     if not database.is_closed():
         database.close()
     database.init(path, pragmas=PRAGMAS, timeout=10, check_same_thread=False)

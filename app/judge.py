@@ -60,7 +60,18 @@ class JudgeOutputError(ValueError):
 class JudgeError(Exception):
     """A judgement attempt failed; carries what was sent and received so it can be stored."""
 
-    def __init__(self, message, *, transient, request=None, raws=None, ms=0.0, retry_after=None):
+    def __init__(
+        self,
+        message,
+        *,
+        transient,
+        request=None,
+        raws=None,
+        ms=0.0,
+        retry_after=None,
+        unreachable=None,
+        unusable=None,
+    ):
         super().__init__(message)
         self.message = message
         self.transient = transient
@@ -68,6 +79,9 @@ class JudgeError(Exception):
         self.raws = raws or []
         self.ms = ms
         self.retry_after = retry_after
+        self.unreachable = unreachable  # the judge's server could not be reached (no answer)
+        # The judge answered, twice, with output that does not fit the schema: (why, its text).
+        self.unusable = unusable
 
 
 def _or_dash(text):
@@ -189,21 +203,30 @@ def parse_judgement(text, item, finish_reason=None):
         auto_fail = False  # no rule to break: a stray flag must not zero the score
     rubric_scores = None
     final = float(score)
+    reason = reason.strip()
     if item.rubric:
-        rubric_scores, final = _rubric(data.get("rubric_scores"), item.rubric)
+        rubric_scores, final, missing = _rubric(data.get("rubric_scores"), item.rubric)
+        if missing:
+            reason += f" [no rubric score for {', '.join(missing)}: counted as 0]"
     if auto_fail:
         final = 0.0
     return {
         "score": round(final, 2),
         "judge_score": int(score),
-        "reason": reason.strip(),
+        "reason": reason,
         "rubric_scores": rubric_scores,
         "auto_fail": auto_fail,
     }
 
 
 def _rubric(given, rubric):
-    """Check per-item scores and compute our weighted score (missing ids count 0, seed 004)."""
+    """Check per-item scores and compute our weighted score: (scores, score, missing ids).
+
+    A rubric item without a score counts 0 (seed 004), also when `rubric_scores` is missing
+    altogether: the item is scored, and the reason says which were missing.
+    """
+    if given is None:
+        given = {}
     if not isinstance(given, dict):
         raise JudgeOutputError('"rubric_scores" must be an object keyed by rubric id')
     ids = {r["id"]: r for r in rubric}
@@ -211,10 +234,12 @@ def _rubric(given, rubric):
     if unknown:
         raise JudgeOutputError(f'"rubric_scores" has unknown ids {unknown}; use {sorted(ids)}')
     scores, total, weights = {}, 0.0, 0.0
+    missing = [rid for rid in ids if given.get(rid) is None]
     for rid, r in ids.items():
         top = float(r.get("max_score", 1) or 1)
         weight = float(r.get("weight", 1))
-        value = given.get(rid, 0)
+        value = given.get(rid)
+        value = 0 if value is None else value
         if not _number(value) or not 0 <= value <= top:
             raise JudgeOutputError(
                 f'rubric score "{rid}" must be a number from 0 to {top:g}, got {value!r}'
@@ -222,7 +247,7 @@ def _rubric(given, rubric):
         scores[rid] = value
         total += weight * (value / top)
         weights += weight
-    return scores, (100.0 * total / weights if weights else 0.0)
+    return scores, (100.0 * total / weights if weights else 0.0), missing
 
 
 def judge_params(run_params):
@@ -291,6 +316,7 @@ def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=Non
                     request=request,
                     raws=raws,
                     ms=ms,
+                    unusable=(str(exc2), completion.text or ""),
                 ) from None
     except ProviderError as exc:
         ms = ms or (time.perf_counter() - started) * 1000.0
@@ -303,6 +329,7 @@ def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=Non
             raws=raws,
             ms=ms,
             retry_after=exc.retry_after,
+            unreachable=exc.unreachable,
         ) from exc
     result.update(request=request, raws=raws, ms=ms, completions=completions)
     return result

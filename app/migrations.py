@@ -2,6 +2,7 @@
 
 import logging
 
+from peewee import BooleanField
 from peewee import DateTimeField
 from peewee import FloatField
 from peewee import IntegerField
@@ -13,6 +14,8 @@ from .clock import utcnow
 from .db import database
 from .db import init_db
 from .models import ALL_MODELS
+from .models import JSONField
+from .models import Outage
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +76,32 @@ def m005_item_claimed_until(db):
         "WHERE status IN ('NEW', 'WAITING_FOR_JUDGE') AND attempts > 0 "
         "AND next_retry_at IS NOT NULL AND error_msg IS NULL"
     )
+
+
+@migration
+def m010_outage(db):
+    # The per-provider circuit breaker (engine/breaker.py) keeps an open outage in its own
+    # table, so the live view shows "waiting for ..." and a restart keeps counting from when it
+    # began. Add-only; a fresh database has it from m001.
+    db.create_tables([Outage], safe=True)
+
+
+@migration
+def m011_item_answer_cut(db):
+    # Answers are capped (MAX_ANSWER_CHARS): an answer cut at the cap says so. Add-only with a
+    # default; a fresh database has it from m001.
+    if "answer_cut" in {c.name for c in db.get_columns("item")}:
+        return
+    migrate(SqliteMigrator(db).add_column("item", "answer_cut", BooleanField(default=False)))
+
+
+@migration
+def m012_item_judge_history(db):
+    # Re-judging a completed item keeps the judgement it replaces. Add-only, nullable; a fresh
+    # database has it from m001.
+    if "judge_history" in {c.name for c in db.get_columns("item")}:
+        return
+    migrate(SqliteMigrator(db).add_column("item", "judge_history", JSONField(null=True)))
 
 
 @migration

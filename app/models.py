@@ -188,6 +188,8 @@ class Item(BaseModel):
     response_raw = TextField(null=True)
     answer = TextField(null=True)
     finish_reason = CharField(max_length=50, null=True)
+    # m011: the answer passed the size cap (MAX_ANSWER_CHARS); the rest was not read or kept.
+    answer_cut = BooleanField(default=False)
     time_taken_ms = FloatField(null=True)
     ttft_ms = FloatField(null=True)
     prompt_ms = FloatField(null=True)
@@ -212,6 +214,9 @@ class Item(BaseModel):
     rubric_scores = JSONField(null=True)
     auto_fail = BooleanField(null=True)
     judged_at = DateTimeField(null=True)
+    # m012: earlier judgements of the item, oldest first, kept when a person re-judges it
+    # ({score, reason, rubricScores, autoFail, judgeModel, judgedAt, replacedAt, judgeRaw}).
+    judge_history = JSONField(null=True)
     # m022: `llmbench run --reuse` took the answer / the judgement from this earlier item (same
     # context hash; runs/reuse.py). A reused item has no speed figures of its own.
     answer_reused_from = IntegerField(null=True)
@@ -270,6 +275,28 @@ class Lease(BaseModel):
     expires_at = DateTimeField()
 
 
+class Outage(BaseModel):
+    """m010: a model server a run cannot reach now (engine/breaker.py): its targets wait.
+
+    One row per (run, provider) while the breaker is open; deleted when the server answers
+    again or the person continues the run. Kept in the database so the live view shows it and
+    a restart keeps counting from when the outage began.
+    """
+
+    run = ForeignKeyField(Run, backref="outages", on_delete="CASCADE")
+    provider_id = IntegerField()  # no foreign key: a deleted provider ends its targets anyway
+    provider_name = CharField(max_length=100)
+    error = CharField(max_length=100)  # short: connection refused | host name not found | ...
+    message = TextField(default="")  # the full error, secrets masked
+    since = DateTimeField()
+    last_try_at = DateTimeField()
+    next_try_at = DateTimeField()
+    probes = IntegerField(default=1)  # failed tries since `since` (the probe backoff)
+
+    class Meta:
+        indexes = ((("run", "provider_id"), True),)
+
+
 class Price(BaseModel):
     """Price table: USD per 1M tokens for a provider+model."""
 
@@ -296,4 +323,5 @@ ALL_MODELS = [
     RunLog,
     Lease,
     Price,
+    Outage,
 ]

@@ -73,12 +73,23 @@ class FakeServer:
             daemon=True,
         )
         self._thread.start()
+        self._bound = self._httpd.server_address[:2]
         return self
 
     @property
     def url(self):
-        host, port = self._httpd.server_address[:2]
+        """The base URL (also while stopped: the address it will serve on again)."""
+        host, port = self._bound
         return f"http://{host}:{port}"
+
+    @property
+    def running(self):
+        return self._httpd is not None
+
+    def restart(self):
+        """Serve again on the same address after stop(): an outage that ends."""
+        self._host, self._port = self._bound
+        return self.start()
 
     def stop(self):
         """Stop serving, wake sleeping handlers, close open connections and join threads."""

@@ -115,7 +115,7 @@ def test_compare_api(client, run):
     assert data["a"]["runId"] == "r-1" and data["b"]["runId"] == "r-2"
     assert data["models"][0]["scoreDelta"] == -20
     assert data["onlyInA"] == ["remote/m2"]
-    assert "Paired bootstrap" in data["method"]
+    assert "bootstrap CI" in data["method"] and "sign test" in data["method"]
 
 
 def test_compare_api_requires_both_runs(client, run):

@@ -181,13 +181,14 @@ def test_models_endpoint_on_a_broken_server_answers_502_with_a_message(client, f
 
 
 def test_test_inference_returns_the_answer_and_metrics(client, fake):
-    fake.enqueue("Hi there, how are you today?")
+    text = "Hi there, how are you today? Fine, thanks for asking."
+    fake.enqueue(text, chunk_delay=0.01)  # nine tokens over ~80 ms: enough to time a rate
     created = create(client, baseUrl=fake.url)
     body = client.post(
         f"/api/providers/{created['id']}/test-inference",
         json={"model": "fake-model", "prompt": "Hello"},
     ).json
-    assert body["success"] is True and body["answer"] == "Hi there, how are you today?"
+    assert body["success"] is True and body["answer"] == text
     assert body["wallMs"] > 0 and body["tokens"] and body["tokensPerSecond"] and body["raw"]
 
 

@@ -128,7 +128,9 @@ def test_retry_judge_and_retry_failed(client, body, app):
     drive(dict(app.config), FakeClock())
     items = list(Item.select().order_by(Item.id))
     Item.update(status=FAILED, error_stage="judge").where(Item.id == items[1].id).execute()
-    one = client.post(f"/api/runs/{run_id}/items/{items[0].id}/retry-judge")
+    # A completed item is judged again only on purpose (rejudge), never by retry-judge.
+    assert client.post(f"/api/runs/{run_id}/items/{items[0].id}/retry-judge").status_code == 409
+    one = client.post(f"/api/runs/{run_id}/items/{items[0].id}/rejudge")
     assert one.status_code == 200 and one.json["status"] == "WAITING_FOR_JUDGE"
     assert client.get(f"/api/runs/{run_id}").json["state"] == "running"
     failed = client.post(f"/api/runs/{run_id}/retry-failed")

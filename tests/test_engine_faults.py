@@ -98,7 +98,7 @@ def test_retrying_failed_judgements_restarts_their_retry_clock(app, fake, config
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(2))
     script(fake, {"judge": [{"text": "nope"}] * 20})
-    drive(config, FakeClock())
+    drive(dict(config, JUDGE_UNUSABLE_TO_PAUSE=100), FakeClock())  # every judgement fails
     assert {i.first_attempt_at is not None for i in Item.select()} == {True}
     assert retry_failed_judgements(run.run_id) == 2
     assert [(i.status, i.attempts, i.first_attempt_at) for i in Item.select()] == [
@@ -270,11 +270,12 @@ def test_an_error_in_the_orchestrator_itself_pauses_the_run(app, fake, config, m
 
 def test_a_slow_stream_keeps_its_claim_and_is_sent_once(app, fake):
     # Provider timeout 1 s + margin 0.5 s = a 1.5 s claim; the stream takes ~2 s (each read well
-    # within the timeout). The sibling worker is free at ~1.7 s: without the claim being
-    # extended it would claim t0 again and send it a second time.
+    # within the timeout, the whole call within the target's max_seconds). The sibling worker
+    # is free at ~1.7 s: without the claim being extended it would claim t0 again and send it
+    # a second time.
     config = dict(app.config, CLAIM_MARGIN_SECONDS=0.5)
     p = make_provider(fake, max_concurrency=2, timeout=1.0)
-    run = start_run(p, [(p, "m1")], make_tasks(2))
+    run = start_run(p, [(p, "m1", {"max_seconds": 30})], make_tasks(2))
     script(
         fake,
         {

@@ -176,6 +176,7 @@ SUMMARY_KEYS = {
     "runId",
     "name",
     "state",
+    "stateLabel",
     "status",
     "phase",
     "source",

@@ -138,6 +138,15 @@ def test_missing_rubric_ids_count_zero():
     result = judge.parse_judgement(reply(rubric_scores={"tone": 1}), make_item(rubric=RUBRIC))
     assert result["score"] == pytest.approx(100 / 3, abs=0.01)
     assert result["rubric_scores"] == {"facts": 0, "tone": 1}
+    assert result["reason"] == "fine [no rubric score for facts: counted as 0]"
+
+
+@pytest.mark.parametrize("missing", [{}, {"rubric_scores": None}])
+def test_a_judgement_without_rubric_scores_is_scored_with_each_item_at_zero(missing):
+    text = json.dumps({"score": 70, "reason": "fine", **missing})
+    result = judge.parse_judgement(text, make_item(rubric=RUBRIC))
+    assert result["score"] == 0.0 and result["rubric_scores"] == {"facts": 0, "tone": 0}
+    assert result["reason"] == "fine [no rubric score for facts, tone: counted as 0]"
 
 
 @pytest.mark.parametrize(
@@ -146,7 +155,7 @@ def test_missing_rubric_ids_count_zero():
         ({"facts": 5}, "from 0 to 4"),
         ({"facts": -1}, "from 0 to 4"),
         ({"style": 1}, "unknown ids"),
-        (None, "rubric_scores"),
+        ("all good", "rubric_scores"),
     ],
 )
 def test_rubric_scores_out_of_bounds_are_invalid(scores, why):

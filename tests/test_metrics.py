@@ -85,6 +85,19 @@ def test_no_first_token_time_means_no_speed_rather_than_tokens_over_latency():
 
 def test_estimated_tokens_are_flagged_in_the_source():
     completion = Completion(
-        text="x", wall_ms=300.0, ttft_ms=100.0, completion_tokens=5, tokens_estimated=True
+        text="x", wall_ms=300.0, ttft_ms=100.0, completion_tokens=10, tokens_estimated=True
     )
     assert speed(completion)[1] == "stream.estimate"
+
+
+@pytest.mark.parametrize(
+    ("tokens", "wall_ms", "ttft_ms"),
+    [
+        (6, 160.2, 160.0),  # a whole answer in one chunk: 0.2 ms after the first token
+        (7, 1000.0, 100.0),  # too few tokens to measure a rate
+        (50, 140.0, 100.0),  # 40 ms after the first token: the network, not the model
+    ],
+)
+def test_no_rate_from_too_little_of_a_stream(tokens, wall_ms, ttft_ms):
+    completion = Completion(text="x", wall_ms=wall_ms, ttft_ms=ttft_ms, completion_tokens=tokens)
+    assert speed(completion)[:2] == (None, None)

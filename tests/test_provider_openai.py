@@ -7,11 +7,11 @@ from email.utils import formatdate
 import pytest
 
 from app.providers.base import parse_retry_after
-from app.providers.base import redact
 from app.providers.interface import Cancelled
 from app.providers.interface import ProviderConfig
 from app.providers.interface import ProviderError
 from app.providers.openai import OpenAIAdapter
+from app.providers.redaction import redact
 
 SECRET = "sk-test-very-secret-1234"
 HI = [{"role": "user", "content": "hi"}]
@@ -96,16 +96,32 @@ def test_ttft_measured_before_the_rest_of_the_stream(fake, adapter):
     assert result.wall_ms >= 300
 
 
-def test_usage_picked_up_and_tps_estimated_from_stream(fake, adapter):
-    fake.enqueue(chunks=["a", "b", "c"], chunk_delay=0.05, usage={"prompt_tokens": 11})
+def test_usage_picked_up_and_the_rate_timed_from_the_stream(fake, adapter):
+    fake.enqueue(chunks=["a"] * 10, chunk_delay=0.02, usage={"prompt_tokens": 11})
     result = adapter.chat("m", HI)
-    assert result.prompt_tokens == 11 and result.completion_tokens == 3
-    assert result.tps_source == "stream.estimate" and not result.tokens_estimated
-    # The tokens after the first over the time after the first (the decode window), never
-    # all tokens over the whole latency; the window is as measured, so no timing is assumed.
-    assert result.tokens_per_second == pytest.approx(2 / (result.decode_ms / 1000))
-    assert result.decode_ms >= 100  # two chunk delays of 50 ms at least
-    assert result.tokens_per_second != pytest.approx(3 / (result.wall_ms / 1000))
+    assert result.prompt_tokens == 11 and result.completion_tokens == 10
+    # The server counted the tokens, our clock timed them: a measurement, not an estimate.
+    assert result.tps_source == "stream.timing" and not result.tokens_estimated
+    # The tokens after the first over the time after the first (the decode window, as
+    # measured: no timing is assumed), never all tokens over the whole latency.
+    assert result.decode_ms >= 180  # nine chunk delays of 20 ms at least
+    assert result.tokens_per_second == pytest.approx(9 / (result.decode_ms / 1000))
+    assert result.tokens_per_second != pytest.approx(10 / (result.wall_ms / 1000))
+
+
+def test_a_whole_answer_in_one_chunk_has_no_rate(fake, adapter):
+    # Six tokens arriving together: the gap after the first token measures the network.
+    fake.enqueue(
+        chunks=["one two three four five six"], latency=0.15, usage={"completion_tokens": 6}
+    )
+    result = adapter.chat("m", HI)
+    assert result.completion_tokens == 6 and result.ttft_ms >= 150
+    assert result.tokens_per_second is None and result.tps_source is None
+
+
+def test_too_few_tokens_have_no_rate_even_when_spread_out(fake, adapter):
+    fake.enqueue(chunks=["a", "b", "c"], chunk_delay=0.05)
+    assert adapter.chat("m", HI).tokens_per_second is None
 
 
 def test_llamacpp_timings_picked_up(fake, adapter):

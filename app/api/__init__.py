@@ -12,6 +12,7 @@ from . import providers
 from . import runs
 from . import status
 from . import tasks
+from .replies import check_json
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -39,6 +40,12 @@ def _same_origin_only():
             }
         ), 403
     return None
+
+
+@bp.before_request
+def _sound_json():
+    """A JSON body no route can use (too deep, lone surrogates) is a 400 before any route."""
+    check_json()
 
 
 AREAS = (datasets, exports, providers, runs, status, tasks)

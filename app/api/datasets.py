@@ -43,8 +43,9 @@ def tasks_import():
                 "(repeat the field for several files)",
             )
         fmt, collection, on_duplicate = _import_args(request.form)
-        # Several files are checked together: a task_id in two of them is a duplicate.
-        data, name = [(f.filename, f.read()) for f in files], None
+        # Several files are checked together: a task_id in two of them is a duplicate. The
+        # uploads are passed as streams: one big line-format file is never read whole.
+        data, name = [(f.filename, f.stream) for f in files], None
     elif request.is_json:
         body = request.get_json(silent=True)
         if not isinstance(body, dict):
@@ -53,7 +54,10 @@ def tasks_import():
         if not isinstance(content, str) or not content.strip():
             raise ValidationError.field("content", "the dataset text is required")
         fmt, collection, on_duplicate = _import_args(body)
-        data, name = content.encode("utf-8"), body.get("filename") or None
+        name = body.get("filename")
+        if name is not None and not isinstance(name, str):
+            raise ValidationError.field("filename", "must be a file name (text)")
+        data, name = content.encode("utf-8", "surrogatepass"), name or None
     else:
         raise ValidationError.field("body", "send multipart/form-data with a file, or JSON")
     result = importer.import_tasks(

@@ -37,8 +37,10 @@ def export_run(run_id):
 
 @bp.get("/runs/<run_id>/results")
 def run_results(run_id):
-    """Per-model averages (with score CI) and category/difficulty breakdowns."""
-    return jsonify(results_dict(get_run(run_id)))
+    """Per-model averages (with score CI) and category/difficulty breakdowns; `?estimates=1`
+    lets estimated token rates into the tokens/s averages."""
+    estimates = request.args.get("estimates") in ("1", "true", "yes")
+    return jsonify(results_dict(get_run(run_id), estimates=estimates))
 
 
 @bp.get("/compare")

@@ -46,9 +46,11 @@ def provider_get(provider_id):
 
 @bp.put("/providers/<int:provider_id>")
 def provider_update(provider_id):
-    """Edit a provider; a secret header sent without a value keeps its stored value."""
+    """Edit a provider; a secret header sent without a value keeps its stored value (unless
+    the base URL moved to another server: then it is cleared, see secretsCleared)."""
     provider = update_provider(provider_id, json_body(), strict=True)
-    return jsonify(provider_to_dict(provider))
+    # Secret values not entered again when the base URL moved to another server.
+    return jsonify({**provider_to_dict(provider), "secretsCleared": provider.secrets_cleared})
 
 
 @bp.delete("/providers/<int:provider_id>")

@@ -1,11 +1,47 @@
 """Replies the edges share: the request's JSON body, a 201 for a new resource, a streamed file."""
 
+import re
+
 from flask import Response
 from flask import jsonify
 from flask import request
 from flask import stream_with_context
 
 from ..errors import ValidationError
+
+MAX_JSON_DEPTH = 32  # no request of ours nests deeper; far deeper ones overflow the stack
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_json():
+    """Parse a JSON body once (Flask caches it for the route) and refuse, with a 400 naming
+    where, what no route can use: nesting past MAX_JSON_DEPTH, and text holding a lone
+    surrogate such as "\\ud800" (it cannot be stored or sent as UTF-8)."""
+    if not request.is_json or not request.content_length:
+        return
+    try:
+        data = request.get_json(silent=True)
+    except RecursionError:
+        raise ValidationError.field("body", "the JSON is nested too deeply") from None
+    stack = [(data, "body", 1)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise ValidationError.field(
+                where, f"nested too deeply (more than {MAX_JSON_DEPTH} levels)"
+            )
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                raise ValidationError.field(
+                    where, "holds a lone surrogate (like \\ud800), which is not text"
+                )
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if _SURROGATE.search(key):
+                    raise ValidationError.field(where, "a key holds a lone surrogate")
+                stack.append((item, f"{where}.{key}", depth + 1))
+        elif isinstance(value, list):
+            stack.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value))
 
 
 def json_body(expect=dict):

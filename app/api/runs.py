@@ -14,11 +14,13 @@ from ..runs.lifecycle import delete_run
 from ..runs.lifecycle import pause_run
 from ..runs.lifecycle import resume_run
 from ..runs.lifecycle import stop_run
+from ..runs.queries import get_item
 from ..runs.queries import get_run
 from ..runs.queries import list_items
 from ..runs.queries import list_logs
 from ..runs.queries import list_runs
 from ..runs.queries import summaries
+from ..runs.retries import rejudge_item
 from ..runs.retries import retry_failed_answers
 from ..runs.retries import retry_failed_judgements
 from ..runs.retries import retry_judge
@@ -103,8 +105,22 @@ def run_items(run_id):
         page=args.get("page", 1),
         per_page=args.get("perPage", 50),
     )
-    found["items"] = [item_to_dict(i) for i in found["items"]]
+    # The raw request and response bodies stay out of the list (an answer may be a megabyte):
+    # each item's own URL has them.
+    found["items"] = [
+        {
+            **item_to_dict(i, raw=False),
+            "url": url_for("api.runs.run_item", run_id=run_id, item_id=i.id),
+        }
+        for i in found["items"]
+    ]
     return jsonify(found)
+
+
+@bp.get("/runs/<run_id>/items/<int:item_id>")
+def run_item(run_id, item_id):
+    """One item with its raw request and response bodies (the judge's too)."""
+    return jsonify(item_to_dict(get_item(run_id, item_id)))
 
 
 @bp.get("/runs/<run_id>/logs")
@@ -119,8 +135,15 @@ def run_logs(run_id):
 
 @bp.post("/runs/<run_id>/items/<int:item_id>/retry-judge")
 def run_item_retry_judge(run_id, item_id):
-    """Queue one answered item for judging again."""
+    """Queue one item waiting for the judge, or whose judgement failed, for judging again
+    (409 for a completed item: re-judge it instead)."""
     return jsonify(item_to_dict(retry_judge(run_id, item_id)))
+
+
+@bp.post("/runs/<run_id>/items/<int:item_id>/rejudge")
+def run_item_rejudge(run_id, item_id):
+    """Judge a completed item again; its judgement is kept in the item's history."""
+    return jsonify(item_to_dict(rejudge_item(run_id, item_id)))
 
 
 @bp.post("/runs/<run_id>/retry-failed")

@@ -3,6 +3,7 @@
 import logging
 import threading
 import time
+from urllib.parse import urlsplit
 
 from .. import crypto
 from ..clock import isoformat
@@ -14,9 +15,9 @@ from ..errors import ValidationError
 from ..models import Provider
 from ..models import ProviderHeader
 from ..providers import get_adapter
-from ..providers.base import redact
 from ..providers.interface import ProviderConfig
 from ..providers.interface import ProviderError
+from ..providers.redaction import redact
 from .provider_fields import clean_provider
 
 log = logging.getLogger(__name__)
@@ -91,12 +92,46 @@ def create_provider(data, strict=False):
     return provider
 
 
+def _origin(url):
+    """(scheme, host, port) of a base URL: where its headers are sent."""
+    parts = urlsplit(url or "")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port or default
+
+
+def _clear_moved_secrets(provider, new_url, headers):
+    """(headers to save, names cleared): a base URL that now points at another server drops the
+    stored secret values that were not entered again, so they are never sent there."""
+    if _origin(provider.base_url) == _origin(new_url):
+        return headers, []
+    if headers is None:  # not edited: every header stays as it is, unless it is a secret
+        headers = [
+            {"key": h.key, "value": None, "is_secret": h.is_secret, "existing": h}
+            for h in provider.headers.order_by(ProviderHeader.id)
+        ]
+    kept, cleared = [], []
+    for h in headers:
+        if h["value"] is None and h["existing"] is not None and h["existing"].is_secret:
+            cleared.append(h["key"])
+        else:
+            kept.append(h)
+    return kept, cleared
+
+
 def update_provider(provider_id, data, strict=False):
-    """Validate and save changes; a secret header sent empty keeps its stored value."""
+    """Validate and save changes; a secret header sent empty keeps its stored value, unless
+    the base URL now points at another server (scheme, host or port): then the secret values
+    not entered again are cleared (`provider.secrets_cleared` names them)."""
     with database.atomic():
         provider = get_provider(provider_id)
         values = clean_provider(data, current=provider, strict=strict)
-        headers = values.pop("headers", None)
+        headers, cleared = _clear_moved_secrets(
+            provider, values.get("base_url", provider.base_url), values.pop("headers", None)
+        )
         _check_name_free(values["name"], exclude_id=provider.id)
         for field, value in values.items():
             setattr(provider, field, value)
@@ -105,7 +140,10 @@ def update_provider(provider_id, data, strict=False):
         if headers is not None:
             _save_headers(provider, headers)
     forget_models(provider.id)
+    provider.secrets_cleared = cleared
     log.info("provider %s updated", provider.name)
+    if cleared:
+        log.info("provider %s moved to another server: secrets cleared", provider.name)
     return provider
 
 

@@ -71,7 +71,8 @@ def serve(host, port):
                 self.cfg.set(key, value)
 
         def load(self):
-            return create_app({"SCHEDULER_ENABLED": True})
+            # The bound address is one of the Host names the app answers (web/hosts.py).
+            return create_app({"SCHEDULER_ENABLED": True, "HOST": host or cfg["HOST"]})
 
     click.echo(f"llmbench listening on http://{bind}", err=True)
     Server().run()

@@ -10,6 +10,7 @@ from ..datasets import importer
 from ..datasets import run_config
 from ..datasets import run_plan
 from ..errors import LlmbenchError
+from ..private_files import open_private
 from .db import missing_db_note
 from .db import open_db
 from .options import override_options
@@ -153,7 +154,7 @@ def export(fmt, collection, output):
             chunks = exporter.export_tasks(fmt, collection)
             if output:
                 try:
-                    with open(output, "w", encoding="utf-8", newline="") as handle:
+                    with open_private(output, "w", encoding="utf-8", newline="") as handle:
                         for chunk in chunks:
                             handle.write(chunk)
                 except OSError as exc:

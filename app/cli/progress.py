@@ -150,8 +150,9 @@ class Output:
 
     def _table(self, summary, rows):
         click.echo(
-            f"Run {summary['runId']} {summary['state']}: {summary['completedItems']} completed, "
-            f"{summary['failedItems']} failed, {summary['counts']['NEW']} not answered"
+            f"Run {summary['runId']} {summary['stateLabel']}: "
+            f"{summary['completedItems']} completed, {summary['failedItems']} failed, "
+            f"{summary['counts']['NEW']} not answered"
         )
         click.echo(
             f"{'target':40} {'score':>6} {'done':>5} {'failed':>6} {'avg ms':>8} "

@@ -12,6 +12,7 @@ from ..exports.junit import run_items
 from ..exports.junit import write_junit
 from ..exports.report import report_html_chunks
 from ..exports.summary import summary_json
+from ..private_files import open_private
 from ..runs.queries import get_run
 from .output import CliError
 from .output import db_context
@@ -21,7 +22,8 @@ DEFAULT_PASS_SCORE = 50.0
 
 
 def _write_chunks(path, chunks):
-    with path.open("w", encoding="utf-8", newline="") as handle:
+    # Owner-only (0600), like the database: the files hold prompts and answers.
+    with open_private(path, "w", encoding="utf-8", newline="") as handle:
         for chunk in chunks:
             handle.write(chunk)
 
@@ -39,9 +41,9 @@ def write_reports(run_id, folder, as_json, quiet):
         run = get_run(run_id)
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            paths["summary"].write_text(
-                json.dumps(summary_json(run), indent=2, ensure_ascii=False, default=str) + "\n",
-                encoding="utf-8",
+            _write_chunks(
+                paths["summary"],
+                [json.dumps(summary_json(run), indent=2, ensure_ascii=False, default=str) + "\n"],
             )
             _write_chunks(paths["report"], report_html_chunks(run))
             _write_chunks(paths["resultsJsonl"], results_jsonl(run))
@@ -68,7 +70,7 @@ def write_junit_file(run_id, path, pass_score, as_json, quiet):
         run = get_run(run_id)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("w", encoding="utf-8") as handle:
+            with open_private(path, "w", encoding="utf-8") as handle:
                 totals = write_junit(
                     run_items(run),
                     handle,

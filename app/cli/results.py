@@ -103,6 +103,8 @@ def _print(result, run_a, run_b, limit):
             f"{num(m['b']['avgScore']):>6} {num(m['scoreDelta']):>7} "
             f"{m['sharedTasks']:>5}  {m['verdict']}{alert}"
         )
+    for warning in result["warnings"]:
+        click.echo(f"warning: {warning}")
     for label, names in (("only in A", result["onlyInA"]), ("only in B", result["onlyInB"])):
         if names:
             click.echo(f"{label}: {', '.join(names)}")

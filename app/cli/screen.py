@@ -192,9 +192,8 @@ class RunScreen:
         title = f"llmbench run {summary.get('runId', '')}"
         lines = [Text.assemble(("dataset ", "dim"), collections_, ("   judge ", "dim"), judge)]
         if progress:
-            total = progress["total"] + progress["judge_total"]
-            done = progress["benchmarked"] + progress["judged"]
-            filled = round(BAR_WIDTH * done / total) if total else 0
+            # The one progress figure the live view and the API show (runs/progress.py).
+            filled = round(BAR_WIDTH * progress["overall_pct"] / 100)
             lines.append(
                 Text.assemble(
                     ("━" * filled, "green"),
@@ -220,7 +219,7 @@ class RunScreen:
                     ("   retries ", "dim"),
                     str(self._retries),
                     ("   state ", "dim"),
-                    progress["state"],
+                    summary.get("stateLabel") or progress["state"],
                 )
             )
         return Panel(Group(*lines), title=title, title_align="left")
@@ -303,8 +302,9 @@ def summary_panel(summary, rows, artifacts, gate_failures, hint):
         )
     parts = [
         Text(
-            f"{summary['state']}: {summary['completedItems']} completed, "
-            f"{summary['failedItems']} failed, {summary['counts']['NEW']} not answered"
+            f"{summary.get('stateLabel', summary['state'])}: "
+            f"{summary['completedItems']} completed, {summary['failedItems']} failed, "
+            f"{summary['counts']['NEW']} not answered"
         ),
         table,
     ]

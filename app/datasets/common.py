@@ -97,14 +97,21 @@ def folder_problem(path):
 
 
 def json_lines(text, problems):
-    """(line number, object) for each JSON object line; bad JSON or a non-object is reported."""
-    for number, raw_line in enumerate(text.splitlines(), start=1):
+    """(line number, object) for each JSON object line; bad JSON or a non-object is reported.
+
+    `text` is the whole text, or an iterable of its lines (a stream: see importer.py).
+    """
+    lines = text.splitlines() if isinstance(text, str) else text
+    for number, raw_line in enumerate(lines, start=1):
         if not raw_line.strip():
             continue
         try:
             raw = json.loads(raw_line, object_pairs_hook=LineDict)
         except json.JSONDecodeError as exc:
             problems.add(None, f"not valid JSON: {exc.msg} (column {exc.colno})", number)
+            continue
+        except RecursionError:
+            problems.add(None, "not valid JSON: nested too deeply", number)
             continue
         if not isinstance(raw, dict):
             problems.add(None, "each line must be a JSON object", number)

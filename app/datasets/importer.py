@@ -14,6 +14,7 @@ from ..models import Task
 from . import json_tasks
 from . import jsonl_tasks
 from . import runner_tasks
+from . import streaming
 from . import yaml_tasks
 from .common import TASK_FIELDS
 from .common import Problems
@@ -114,18 +115,22 @@ def sniff(name, text):
 
 
 def read_sources(path_or_bytes, filename=None, problems=None):
-    """[(label, text)] from bytes, a file, a folder of *.yml/*.yaml, or a list of those.
+    """[(label, text)] from bytes, a binary stream, a file, a folder of *.yml/*.yaml, or a list
+    of those.
 
-    A list may also hold (filename, bytes) pairs: several uploads checked as one dataset.
+    A list may also hold (filename, bytes or stream) pairs: several uploads checked as one
+    dataset.
     """
     problems = problems if problems is not None else Problems()
+    if _is_stream(path_or_bytes):
+        path_or_bytes = path_or_bytes.read()
     if isinstance(path_or_bytes, bytes | bytearray):
         return [_decode(bytes(path_or_bytes), filename or "upload", problems)]
     if isinstance(path_or_bytes, list | tuple):
         sources = []
         for item in path_or_bytes:
             upload = isinstance(item, tuple) and len(item) == 2
-            if upload and isinstance(item[1], bytes | bytearray):
+            if upload and (isinstance(item[1], bytes | bytearray) or _is_stream(item[1])):
                 sources.extend(read_sources(item[1], item[0], problems))  # (filename, bytes)
             else:
                 sources.extend(read_sources(item, None, problems))
@@ -140,6 +145,11 @@ def read_sources(path_or_bytes, filename=None, problems=None):
         problems.add(None, "no such file or folder", file=str(path))
         return []
     return [_decode(path.read_bytes(), str(path), problems)]
+
+
+def _is_stream(value):
+    """A binary file object (an upload's stream, an open file)."""
+    return hasattr(value, "read") and not isinstance(value, str | bytes | bytearray)
 
 
 def _decode(data, label, problems):
@@ -245,11 +255,30 @@ def _existing_ids(task_ids):
 
 
 def import_tasks(path_or_bytes, fmt=None, filename=None, collection=None, on_duplicate="reject"):
-    """Import tasks from a file, folder, list of paths or bytes; all or nothing."""
+    """Import tasks from a file, folder, list of paths, bytes or binary streams; all or nothing.
+
+    One file in a line format (JSONL, seed 003 CSV / JSONL) is read as a stream, twice (check,
+    then save), so memory does not grow with its size; the rest is read whole.
+    """
     if collection is not None:
         collection = collection.strip() or None
         if collection and len(collection) > 200:
             raise ValidationError.field("collection", "must be at most 200 characters")
+    fmt = normalise_format(fmt)
+    if on_duplicate not in ON_DUPLICATE:
+        raise ValidationError.field("onDuplicate", "must be reject, skip or update")
+    source = streaming.single_source(path_or_bytes, filename)
+    if source is not None:
+        handle, label, owned = source
+        try:
+            line_fmt = fmt or sniff(label, streaming.peek(handle))
+            if line_fmt in streaming.LINE_PARSERS:
+                return _import_stream(handle, line_fmt, label, collection, on_duplicate)
+            handle.seek(0)
+            path_or_bytes, filename = handle.read(), label
+        finally:
+            if owned:
+                handle.close()
     checked = check(path_or_bytes, fmt, filename, on_duplicate)
     # IMMEDIATE: take the write lock at BEGIN (a deferred read-then-write can fail in WAL mode).
     with database.atomic("IMMEDIATE"):
@@ -261,15 +290,85 @@ def import_tasks(path_or_bytes, fmt=None, filename=None, collection=None, on_dup
         return _save(checked, collection, on_duplicate)
 
 
-def _save(checked, collection, on_duplicate):
-    result = ImportResult(collection=collection, task_ids=[d["task_id"] for d in checked.tasks])
-    now = utcnow()
-    rows = []
-    for data in checked.tasks:
+def _import_stream(handle, fmt, label, collection, on_duplicate):
+    """Import one line-format file read twice as a stream: check every task (keeping only the
+    task ids), then save in batches inside one transaction; all or nothing."""
+    problems = streaming.CappedProblems(label, MAX_ERRORS)
+    lines = {}  # task_id -> line: duplicates are found without keeping the tasks
+    for task, data in streaming.checked(handle, fmt, label, problems):
+        earlier = lines.get(data["task_id"])
+        if earlier is not None:
+            problems.add(
+                task.where("task_id")[1],
+                f"task_id {data['task_id']!r} is given twice (first at line {earlier})",
+                task.line,
+            )
+        else:
+            lines[data["task_id"]] = task.line
+    if not lines and not problems:
+        problems.add(None, "no tasks found")
+    if on_duplicate == "reject":
+        taken = _existing_ids(list(lines))
+        for task_id in sorted(taken, key=lines.get):
+            problems.add(
+                "task_id",
+                f"task_id {task_id!r} already exists; choose skip or update for duplicates, "
+                "or rename it",
+                lines[task_id],
+            )
+    if problems:
+        entries = problems.entries
+        if problems.more:
+            entries = entries + [
+                {
+                    "file": None,
+                    "line": None,
+                    "field": None,
+                    "message": f"... and {problems.more} more problems",
+                }
+            ]
+        raise ValidationError(entries, message=summary_message(entries))
+    with database.atomic("IMMEDIATE"):
+        existing = _existing_ids(list(lines))  # again, inside the lock
+        if on_duplicate == "reject" and existing:
+            raise ValidationError.field(
+                "task_id", f"already exists: {', '.join(sorted(existing)[:10])}"
+            )
+        result = ImportResult(collection=collection, task_ids=list(lines))
+        again = streaming.checked(handle, fmt, label, streaming.CappedProblems(label, 1))
+        _store((data for _task, data in again), existing, on_duplicate, result)
+        if collection:
+            _add_members(collection, "", result.task_ids)
+            result.collections.append(collection)
+    return result
+
+
+def _add_members(name, description, task_ids):
+    """Put the tasks (by task_id) into collection `name`, made when it does not exist."""
+    group = Collection.get_or_none(Collection.name == name)
+    if group is None:
+        group = Collection.create(name=name, description=description or "")
+    for start in range(0, len(task_ids), 500):
+        pks = _existing_ids(task_ids[start : start + 500])
+        members = [{"collection": group.id, "task": pks[i]} for i in task_ids[start : start + 500]]
+        for offset in range(0, len(members), _BATCH):
+            CollectionTask.insert_many(
+                members[offset : offset + _BATCH]
+            ).on_conflict_ignore().execute()
+
+
+def _store(tasks, existing, on_duplicate, result):
+    """Insert the new tasks in batches; update or skip those that exist (counted in result)."""
+    now, rows = utcnow(), []
+    for data in tasks:
         values = {name: data.get(name) for name in TASK_FIELDS}
-        pk = checked.existing.get(data["task_id"])
+        pk = existing.get(data["task_id"])
         if pk is None:
             rows.append({**values, "created_at": now, "updated_at": now})
+            if len(rows) >= _BATCH:
+                Task.insert_many(rows).execute()
+                result.created += len(rows)
+                rows = []
         elif on_duplicate == "update":
             Task.update(
                 **{k: v for k, v in values.items() if k != "task_id"}, updated_at=now
@@ -277,24 +376,18 @@ def _save(checked, collection, on_duplicate):
             result.updated += 1
         else:
             result.skipped += 1
-    for start in range(0, len(rows), _BATCH):
-        Task.insert_many(rows[start : start + _BATCH]).execute()
-    result.created = len(rows)
+    if rows:
+        Task.insert_many(rows).execute()
+        result.created += len(rows)
+
+
+def _save(checked, collection, on_duplicate):
+    result = ImportResult(collection=collection, task_ids=[d["task_id"] for d in checked.tasks])
+    _store(checked.tasks, checked.existing, on_duplicate, result)
     groups = dict(checked.collections)
     if collection:
         groups[collection] = {"task_ids": result.task_ids, "description": ""}
-    wanted = set(result.task_ids)
-    for spec in groups.values():
-        wanted.update(spec["task_ids"])
-    pks = _existing_ids(sorted(wanted))
     for name, spec in groups.items():
-        group = Collection.get_or_none(Collection.name == name)
-        if group is None:
-            group = Collection.create(name=name, description=spec.get("description") or "")
-        members = [{"collection": group.id, "task": pks[i]} for i in spec["task_ids"]]
-        for start in range(0, len(members), _BATCH):
-            CollectionTask.insert_many(
-                members[start : start + _BATCH]
-            ).on_conflict_ignore().execute()
+        _add_members(name, spec.get("description"), spec["task_ids"])
         result.collections.append(name)
     return result

@@ -72,10 +72,13 @@ _TEXT = {
 def parse(text, file=None):
     """Read seed 004 JSONL; every bad line is reported with its number."""
     problems = Problems(file)
-    dataset = Dataset(problems=problems.entries)
-    for number, raw in json_lines(text, problems):
-        dataset.tasks.append(_task(raw, number, file, problems))
-    return dataset
+    return Dataset(tasks=list(iter_tasks(text, file, problems)), problems=problems.entries)
+
+
+def iter_tasks(lines, file, problems):
+    """The ParsedTasks of seed 004 JSONL text or lines, one at a time (problems added)."""
+    for number, raw in json_lines(lines, problems):
+        yield _task(raw, number, file, problems)
 
 
 def _task(raw, line, file, problems):

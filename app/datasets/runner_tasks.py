@@ -13,6 +13,8 @@ import io
 import json
 
 from ..catalog import templating
+from ..csvcells import neutralise
+from ..csvcells import restore
 from .common import Dataset
 from .common import ParsedTask
 from .common import Problems
@@ -57,16 +59,21 @@ _TEXT = {
 def parse_csv(text, file=None):
     """Read seed 003 CSV (header row required); line numbers count the header as line 1."""
     problems = Problems(file)
-    dataset = Dataset(problems=problems.entries)
-    reader = csv.reader(io.StringIO(text, newline=""))
+    return Dataset(tasks=list(iter_csv(text, file, problems)), problems=problems.entries)
+
+
+def iter_csv(text, file, problems):
+    """The ParsedTasks of seed 003 CSV text or lines (kept ends), one at a time."""
+    lines = io.StringIO(text, newline="") if isinstance(text, str) else text
+    reader = csv.reader(lines)
     try:
         header = next(reader, None)
     except csv.Error as exc:
         problems.add(None, f"not valid CSV: {exc}", 1)
-        return dataset
+        return
     if not header:
         problems.add(None, "the file is empty; the first line must name the columns", 1)
-        return dataset
+        return
     header = [h.strip().lstrip("\ufeff") for h in header]
     unknown = [h for h in header if h not in COLUMNS]
     for name in unknown:
@@ -74,7 +81,7 @@ def parse_csv(text, file=None):
     if "prompt_template" not in header or "task_id" not in header:
         problems.add(None, "the header must have task_id and prompt_template columns", 1)
     if problems:
-        return dataset
+        return
     while True:
         start = reader.line_num + 1
         try:
@@ -89,17 +96,21 @@ def parse_csv(text, file=None):
         if len(row) != len(header):
             problems.add(None, f"has {len(row)} cells, the header has {len(header)}", start)
             continue
-        raw = LineDict(zip(header, row, strict=True))
+        # Our own export neutralised formula-like cells with a leading ' (csvcells.py).
+        raw = LineDict(zip(header, (restore(cell) for cell in row), strict=True))
         task = _task(raw, start, file, problems, empty_is_none=True)
         if task is not None:
-            dataset.tasks.append(task)
-    return dataset
+            yield task
 
 
 def parse_jsonl(text, file=None):
     """Read seed 003 JSONL (same keys as the CSV columns; JSON values may be objects)."""
     problems = Problems(file)
-    dataset = Dataset(problems=problems.entries)
+    return Dataset(tasks=list(iter_jsonl(text, file, problems)), problems=problems.entries)
+
+
+def iter_jsonl(text, file, problems):
+    """The ParsedTasks of seed 003 JSONL text or lines, one at a time."""
     for number, raw in json_lines(text, problems):
         unknown = sorted(set(raw) - set(COLUMNS))
         for key in unknown:
@@ -108,8 +119,7 @@ def parse_jsonl(text, file=None):
             continue
         task = _task(raw, number, file, problems, empty_is_none=False)
         if task is not None:
-            dataset.tasks.append(task)
-    return dataset
+            yield task
 
 
 def _task(raw, line, file, problems, *, empty_is_none):
@@ -196,7 +206,8 @@ def _row(t):
 
 
 def dump_csv(tasks):
-    """Seed 003 CSV rows (header first), streamed; JSON columns as compact JSON text."""
+    """Seed 003 CSV rows (header first), streamed; JSON columns as compact JSON text; text
+    cells neutralised against formulas (a leading ', taken off again on import)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
 
@@ -213,7 +224,8 @@ def dump_csv(tasks):
         for key in ("vars_json", "rubric_json", "auto_fail_json", "tags_json"):
             value = row[key]
             row[key] = "" if value is None else json.dumps(value, ensure_ascii=False)
-        writer.writerow([row[c] for c in COLUMNS])
+        # A cell that starts like a formula gets a ' in front (OWASP); import takes it off.
+        writer.writerow([neutralise(row[c]) for c in COLUMNS])
         yield flush()
 
 

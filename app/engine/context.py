@@ -15,6 +15,7 @@ from ..models import RunTarget
 from ..runlog import log_event
 from ..runs.queries import spent_usd
 from . import retry
+from .breaker import Breaker
 from .metrics import price_for
 
 KEEP_ALIVE = "10m"  # Ollama keeps the group's model loaded while the group runs
@@ -65,6 +66,7 @@ class RunContext:
         self.max_attempts = retry.max_attempts(run, config)
         self.budget = Budget(run)
         self.targets = {t.id: t for t in RunTarget.select().where(RunTarget.run == run)}
+        self.breaker = Breaker(self)  # model servers that cannot be reached now (breaker.py)
         self.done = 0  # items settled in this tick (answered, judged or failed)
         self._prices = {}
         self._lock = threading.Lock()
@@ -126,7 +128,7 @@ class RunContext:
         """The provider's adapter, or None after pausing the run with why it cannot be built
         (a secret the master key cannot decrypt, an unknown type): the person fixes it."""
         try:
-            return self.memory.adapter(provider)
+            return self.memory.adapter(provider, self.config.get("MAX_ANSWER_CHARS"))
         except Exception as exc:
             message = getattr(exc, "message", None) or repr(exc)
             self.pause(

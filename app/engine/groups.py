@@ -21,6 +21,8 @@ def pick_group(ctx):
     (in run order) with a claimable item and no warm-up waiting for its retry; None to wait."""
     current = ctx.memory.group
     now = ctx.now()
+    if current is not None and ctx.breaker.waiting(ctx.targets[current].provider_id, now):
+        current = ctx.memory.group = None  # its server is down: another group may go on
     if current is not None:
         if any_claimable(ctx.run, NEW, now, current):
             return ctx.targets[current]
@@ -28,7 +30,9 @@ def pick_group(ctx):
         if wake is not None and (wake - now).total_seconds() <= STICKY_SECONDS:
             return None  # a short backoff: keep the model loaded and wait for it
     for target in sorted(ctx.targets.values(), key=lambda t: (t.position, t.id)):
-        if ctx.memory.warmups.waiting(target.id, now):
+        if ctx.memory.warmups.waiting(target.id, now) or ctx.breaker.waiting(
+            target.provider_id, now
+        ):
             continue
         if any_claimable(ctx.run, NEW, now, target.id):
             return target

@@ -2,6 +2,7 @@
 judgement, a retry or the failure (every write guarded by the claim, engine/claims.py)."""
 
 import logging
+import threading
 
 from .. import judge
 from ..db import database
@@ -14,12 +15,25 @@ from ..providers.interface import ProviderError
 from ..runs.lifecycle import item_messages
 from . import metrics
 from . import retry
+from .claims import release
 from .claims import update_claimed
 from .metrics import cost
 
 log = logging.getLogger(__name__)
 
 JUDGE_RAW_SEPARATOR = "\n\n----- repair request -----\n\n"
+DEFAULT_MAX_TOKENS = 2048
+JUDGE_UNUSABLE_TO_PAUSE = 5  # unusable judgements in a row before the run pauses
+MAX_TOKENS_NAMES = ("max_tokens", "maxTokens", "max_completion_tokens", "num_predict")
+
+
+def call_params(params, config):
+    """A target's params for a call: max_tokens defaults when the target sets none, so a model
+    that never stops ends at a length rather than at the answer cap or the deadline."""
+    params = dict(params or {})
+    if not any(params.get(name) for name in MAX_TOKENS_NAMES):
+        params["max_tokens"] = int(config.get("DEFAULT_MAX_TOKENS", DEFAULT_MAX_TOKENS))
+    return params
 
 
 class Failure(Exception):
@@ -37,6 +51,7 @@ class ItemWorker:
 
     def __init__(self, ctx):
         self.ctx = ctx
+        self._lock = threading.Lock()
 
     # ---- answers ---------------------------------------------------------------------------
     def answer(self, item, target, adapter):
@@ -48,13 +63,17 @@ class ItemWorker:
             completion = adapter.chat(
                 target.model,
                 messages,
-                params=target.params or {},
+                params=call_params(target.params, ctx.config),
                 stream=True,
                 keep_alive=ctx.keep_alive(target.provider),
                 cancel=ctx.cancel,
             )
         except ProviderError as exc:
-            if not ctx.cancel.is_set():  # a stop abandoned it: the supervisor released the claim
+            if ctx.cancel.is_set():  # a stop abandoned it: the supervisor released the claim
+                return
+            if exc.unreachable:  # the server's fault, not the item's: the target waits
+                ctx.breaker.unreachable(target.provider, exc, (item.id, attempts))
+            else:
                 self._answer_failed(item, attempts, exc)
             return
         except Exception as exc:  # an adapter bug must not kill the run: fail this item
@@ -63,6 +82,7 @@ class ItemWorker:
             return
         if ctx.cancel.is_set():
             return
+        ctx.breaker.reachable(target.provider_id)
         if not (completion.text or "").strip():
             self._empty_answer(item, attempts, completion)
             return
@@ -95,6 +115,7 @@ class ItemWorker:
             cost_usd=cost_usd,
             cost_source=cost_source,
             finish_reason=completion.finish_reason,
+            answer_cut=completion.answer_cut,
             answered_at=now,
             updated_at=now,
         )
@@ -104,6 +125,11 @@ class ItemWorker:
             f"{item.task_key} on {target.provider_name}/{target.model}: "
             f"{completion.wall_ms:.0f} ms, {tokens if tokens is not None else '?'} tokens"
             f"{speed}"
+            + (
+                f"; the answer was cut at {len(completion.text):,} characters"
+                if completion.answer_cut
+                else ""
+            )
         )
         with database.atomic():
             if not update_claimed(item.id, NEW, attempts, fields):
@@ -228,7 +254,11 @@ class ItemWorker:
                 cancel=ctx.cancel,
             )
         except judge.JudgeError as exc:
-            if not ctx.cancel.is_set():
+            if ctx.cancel.is_set():
+                return
+            if exc.unreachable:  # the judge's server is down: the answers wait for it
+                ctx.breaker.unreachable(ctx.run.judge_provider, exc, (item.id, attempts))
+            elif not (exc.unusable and self._judge_unusable(item, attempts, exc)):
                 self._judge_failed(item, attempts, exc)
             return
         except Exception as exc:
@@ -239,6 +269,9 @@ class ItemWorker:
             return
         if ctx.cancel.is_set():
             return
+        ctx.breaker.reachable(ctx.run.judge_provider_id)
+        with self._lock:
+            ctx.memory.unusable_judgements = 0
         now = ctx.now()
         judge_cost = self._judge_cost(result["completions"])
         fields = dict(
@@ -279,6 +312,27 @@ class ItemWorker:
                 )
         if recorded:
             ctx.budget.add(judge_cost)
+
+    def _judge_unusable(self, item, attempts, exc):
+        """Count a judgement whose output fits no schema; the Nth in a row pauses the run with
+        an example (True; the item waits, its attempt uncounted) instead of burning the rest."""
+        ctx = self.ctx
+        limit = int(ctx.config.get("JUDGE_UNUSABLE_TO_PAUSE", JUDGE_UNUSABLE_TO_PAUSE))
+        with self._lock:
+            ctx.memory.unusable_judgements += 1
+            if ctx.memory.unusable_judgements < limit:
+                return False
+            ctx.memory.unusable_judgements = 0
+        release(item.id, attempts)
+        why, text = exc.unusable
+        example = " ".join(text.split())[:200] or "(an empty reply)"
+        ctx.pause(
+            f"the judge's output does not fit the schema: {why} ({limit} judgements in a row; "
+            f"it answered, for example: {example!r}); use a judge model that follows the "
+            "schema, or raise its max_tokens, then continue",
+            event="judge_unusable",
+        )
+        return True
 
     def _judge_cost(self, completions):
         """What a judgement's calls cost (the repair's included): provider-reported first,

@@ -44,13 +44,17 @@ class HolderMemory:
         self.adapters = {}  # provider id -> (updated_at, adapter)
         self.warmups = Warmups()
         self.worker_failures = 0  # slices in a row whose worker crashed
+        self.unusable_judgements = 0  # judgements in a row whose output fit no schema
 
-    def adapter(self, provider):
+    def adapter(self, provider, max_answer_chars=None):
         """The provider's adapter, built again when the provider was edited."""
         cached = self.adapters.get(provider.id)
         if cached and cached[0] == provider.updated_at:
             return cached[1]
-        adapter = get_adapter(provider_config(provider))
+        config = provider_config(provider)
+        if max_answer_chars:
+            config.max_answer_chars = int(max_answer_chars)
+        adapter = get_adapter(config)
         self.adapters[provider.id] = (provider.updated_at, adapter)
         return adapter
 

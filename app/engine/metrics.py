@@ -1,6 +1,7 @@
 """Per-item metrics: context hash, cost, and honest decode speed (never total tokens / latency)."""
 
 from ..models import Price
+from ..providers.base import stream_rate
 
 
 def price_for(provider_name, model):
@@ -27,18 +28,19 @@ def speed(completion):
     """(tokens_per_second, source, decode_ms) for an answer.
 
     The server's own counter wins (Ollama eval_*, llama.cpp timings). Otherwise completion tokens
-    over the time from first token to the end of the stream; without a first-token time there is
-    no honest decode speed, so None rather than tokens / total latency.
+    over the time from the first token to the end of the stream, and only when enough tokens
+    came over long enough to measure a model (providers.base.stream_rate); a whole answer in
+    one network chunk, or no first-token time, gives no rate rather than a made-up one. The
+    source says whether the token count was the server's (stream.timing) or guessed from the
+    chunks (stream.estimate).
     """
     decode_ms = completion.decode_ms
     if completion.tokens_per_second is not None:
         return completion.tokens_per_second, completion.tps_source, decode_ms
-    tokens = completion.completion_tokens
     if decode_ms is None and completion.ttft_ms is not None and completion.wall_ms:
         decode_ms = max(completion.wall_ms - completion.ttft_ms, 0.0)
-    if not tokens or not decode_ms or tokens < 2:
+    tps = stream_rate(completion.completion_tokens, decode_ms)
+    if tps is None:
         return None, None, decode_ms
-    # The first token arrives at TTFT, so tokens-1 are produced in the decode window.
-    tps = (tokens - 1) / (decode_ms / 1000.0)
     source = "stream.estimate" if completion.tokens_estimated else "stream.timing"
     return tps, source, decode_ms

@@ -97,7 +97,9 @@ class Slice:
         )
         warmups = ctx.memory.warmups
         if waiting and not warmups.judge_ready:
-            if warmups.waiting(warmup.JUDGE, ctx.now()):
+            if warmups.waiting(warmup.JUDGE, ctx.now()) or ctx.breaker.waiting(
+                run.judge_provider_id, ctx.now()
+            ):
                 return "idle"
             warmup.warm_up_judge(ctx, self.pool)
             return None  # look at control again before anything else
@@ -147,7 +149,11 @@ class Slice:
             lambda: self.pool.claim_loop(
                 NEW,
                 seconds,
-                lambda now, until: claims.claim(ctx.run.id, NEW, now, until, target.id),
+                lambda now, until: (
+                    None
+                    if ctx.breaker.waiting(target.provider_id, now)
+                    else claims.claim(ctx.run.id, NEW, now, until, target.id)
+                ),
                 lambda row: f"{row.task_key} on {label}",
                 lambda row: self.worker.answer(row, target, adapter),
                 self.worker.internal_failure,
@@ -159,6 +165,8 @@ class Slice:
         provider = ctx.run.judge_provider
         if provider is None:
             return self._judge_provider_gone()
+        if ctx.breaker.waiting(provider.id, ctx.now()):
+            return "idle"  # the judge's server is down: the answers wait for it
         if self._over_budget():
             return "budget"  # judge calls cost money too: items stay WAITING_FOR_JUDGE
         adapter = ctx.adapter_for(provider)
@@ -171,7 +179,11 @@ class Slice:
             lambda: self.pool.claim_loop(
                 WAITING_FOR_JUDGE,
                 seconds,
-                lambda now, until: claims.claim(ctx.run.id, WAITING_FOR_JUDGE, now, until),
+                lambda now, until: (
+                    None
+                    if ctx.breaker.waiting(provider.id, now)
+                    else claims.claim(ctx.run.id, WAITING_FOR_JUDGE, now, until)
+                ),
                 lambda row: f"judging {row.task_key} on {ctx.target_label(row.target_id)}",
                 lambda row: self.worker.judge(row.id, row.attempts, adapter),
                 self.worker.internal_failure,
@@ -200,8 +212,13 @@ class Slice:
         ctx.emit("phase_changed", message, data={"phase": phase})
 
     def _wake_at(self):
-        """When the slice has work again: a backoff, an expiring claim, or a warm-up retry."""
-        times = [claims.next_wake(self.ctx.run), self.ctx.memory.warmups.wake_at()]
+        """When the slice has work again: a backoff, an expiring claim, a warm-up retry or a
+        probe of a server that could not be reached."""
+        times = [
+            claims.next_wake(self.ctx.run),
+            self.ctx.memory.warmups.wake_at(),
+            self.ctx.breaker.wake_at(),
+        ]
         times = [t for t in times if t is not None]
         return min(times) if times else None
 

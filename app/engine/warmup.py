@@ -3,7 +3,8 @@
 A transient warm-up failure (429 with Retry-After, 503 while a model loads, a timeout) backs off
 and is tried again within the run's retry policy (max attempts, retry-time cap), each retry in
 the run log with when it will be tried; only then does the group fail (a target) or the run
-pause (the judge). A permanent failure (404 model not found, 400) does so at once.
+pause (the judge). A permanent failure (404 model not found, 400) does so at once. A server that
+cannot be reached at all opens its breaker instead (breaker.py): the warm-up is its probe.
 """
 
 import logging
@@ -92,12 +93,18 @@ def _retry_or_give_up(ctx, key, label, exc):
     return None
 
 
-def _warm_up(ctx, pool, key, label, call, give_up):
-    """One warm-up call: its completion, or None when a stop abandoned it, it backs off, or the
-    retry policy gave up (then `give_up(why)` has failed the group or paused the run)."""
+def _warm_up(ctx, pool, key, label, call, give_up, provider):
+    """One warm-up call: its completion, or None when a stop abandoned it, it backs off, its
+    server cannot be reached (the breaker waits), or the retry policy gave up (then
+    `give_up(why)` has failed the group or paused the run)."""
     outcome = _attempt(ctx, pool, call)
     if outcome is None:
         return None
+    if "e" in outcome and outcome["e"].unreachable:
+        ctx.breaker.unreachable(provider, outcome["e"])
+        return None
+    if "e" not in outcome:
+        ctx.breaker.reachable(provider.id)
     if "e" in outcome:
         final = _retry_or_give_up(ctx, key, label, outcome["e"])
         if final is not None:
@@ -129,6 +136,7 @@ def warm_up_target(ctx, pool, target):
             cancel=ctx.cancel,
         ),
         give_up=lambda final: fail_group(ctx, target, final),
+        provider=provider,
     )
     if completion is None:
         return False
@@ -186,6 +194,7 @@ def warm_up_judge(ctx, pool):
             "model (or start a new run with another judge), then continue",
             event="judge_failed",
         ),
+        provider=provider,
     )
     if completion is None:
         return False

@@ -1,9 +1,14 @@
-"""CSV exports with exactly seed 000 §9's columns: RFC 4180 quoting, CRLF, UTF-8, streamed."""
+"""CSV exports with exactly seed 000 §9's columns: RFC 4180 quoting, CRLF, UTF-8, streamed.
+
+Every text cell is neutralised (csvcells.py, OWASP): an answer, reason, task or name that starts
+like a formula gets a `'` in front, so a spreadsheet shows it instead of running it.
+"""
 
 import csv
 import io
 from itertools import islice
 
+from ..csvcells import neutralise
 from ..results.averages import model_averages
 from .rows import error_text
 from .rows import item_cursor
@@ -82,8 +87,8 @@ def csv_average(run):
     """Average CSV: one line per model (tasks_count = the model's items)."""
     rows = (
         (
-            r["provider_name"],
-            r["model"],
+            neutralise(r["provider_name"]),
+            neutralise(r["model"]),
             number(r["avg_time_ms"]),
             number(r["avg_tokens_per_second"]),
             number(r["avg_score"]),
@@ -96,20 +101,22 @@ def csv_average(run):
 
 def csv_detailed(run):
     """Detailed CSV: one line per item, streamed from one cursor."""
-    names = {tid: (provider, model) for tid, provider, model in targets(run)}
+    names = {
+        tid: (neutralise(provider), neutralise(model)) for tid, provider, model in targets(run)
+    }
     rows = (
         (
             *names.get(target_id, ("", "")),
-            task_id,
-            task_name(question),
+            neutralise(task_id),
+            neutralise(task_name(question)),
             status,
             number(time_ms),
             number(tokens),
             number(tps),
             number(score),
-            reason or "",
-            answer or "",
-            error_text(stage, error),
+            neutralise(reason or ""),
+            neutralise(answer or ""),
+            neutralise(error_text(stage, error)),
         )
         for (
             _id,

@@ -17,6 +17,7 @@ from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
 from ..results.figures import target_figures
 from ..runs.state import run_state
+from ..runs.state import state_label
 from .rows import detail_rows
 from .rows import error_text
 
@@ -53,9 +54,13 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT):
         name: charts.run_chart(run, name, narrow=True, averages=averages, by_category=by_category)
         for name in charts.CHARTS
     }
+    state = run_state(run)
+    completed = sum(r["completed"] for r in averages)
+    failed = sum(r["failed"] for r in averages)
     context = {
         "run": run,
-        "state": run_state(run),
+        "state": state,
+        "state_label": state_label(state, completed, failed),
         "averages": averages,
         "figures": target_figures(run),
         "collections": [

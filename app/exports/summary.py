@@ -15,6 +15,7 @@ from ..results.figures import overall_figures
 from ..results.figures import target_figures
 from ..runs.reuse import reuse_counts
 from ..runs.state import run_state
+from ..runs.state import state_label
 
 SCHEMA = "llmbench.summary/1"
 
@@ -34,6 +35,8 @@ def averages_to_dict(row):
         "avgTimeMs": row["avg_time_ms"],
         "avgTtftMs": row["avg_ttft_ms"],
         "avgTokensPerSecond": row["avg_tokens_per_second"],
+        # Estimated rates (token count guessed from the stream) left out of the average.
+        "tokensPerSecondEstimated": row["tps_estimated"],
         "avgScore": row["avg_score"],
         "scoredItems": row["score_n"],
         "scoreCi95": ([row["ci_low"], row["ci_high"]] if row["ci_low"] is not None else None),
@@ -68,9 +71,10 @@ def breakdown_to_list(table):
     return out
 
 
-def results_dict(run, averages=None):
-    """Averages and both breakdowns (GET /api/runs/<id>/results and summary.json)."""
-    averages = model_averages(run) if averages is None else averages
+def results_dict(run, averages=None, estimates=False):
+    """Averages and both breakdowns (GET /api/runs/<id>/results and summary.json); estimated
+    token rates join the averages only when `estimates` is asked for."""
+    averages = model_averages(run, estimates=estimates) if averages is None else averages
     targets = targets_from_averages(averages)
     return {
         "runId": run.run_id,
@@ -116,6 +120,9 @@ def summary_json(run):
         "runId": run.run_id,
         "name": run.name,
         "state": run_state(run),
+        "stateLabel": state_label(
+            run_state(run), sum(r["completed"] for r in averages), failed_answer + failed_judge
+        )[0],
         "status": run.status,
         "phase": run.phase,
         "source": run.source,

@@ -1,36 +1,27 @@
 """Shared HTTP for adapters: one Session, timeouts on every call, errors a person understands."""
 
 import json
-import re
 import time
 import weakref
 from email.utils import parsedate_to_datetime
 from http import HTTPStatus
 
 import requests
+import urllib3
 
 from .interface import Cancelled
 from .interface import ProviderError
+from .redaction import Redactor
 
 CONNECT_TIMEOUT = 10.0  # seconds; a server that does not accept within this is down
 ERROR_SNIPPET = 200
-
-
-def redact(text, secrets):
-    """Text with every secret (and every long word of a secret, e.g. a Bearer token) masked."""
-    if not text:
-        return text
-    words = set()
-    for secret in secrets or ():
-        if not secret:
-            continue
-        secret = str(secret)
-        words.add(secret)
-        words.update(w for w in secret.split() if len(w) >= 4)
-    for word in sorted(words, key=len, reverse=True):
-        text = text.replace(word, "****")
-    # Credentials in a URL (http://user:pass@host) are secrets too.
-    return re.sub(r"//[^/@\s]+@", "//****@", text)
+RAW_KEEP_CHARS = 2 * 1024 * 1024  # of a reply's raw text; the rest is left out (and said so)
+RAW_ERROR_CHARS = 10000  # of the raw body kept with an error
+READ_CHUNK = 16384
+# A decode rate needs this many tokens over this long after the first one; fewer, or faster
+# (a whole answer in one network chunk), and the gap measures the network, not the model.
+MIN_RATE_TOKENS = 8
+MIN_RATE_MS = 50.0
 
 
 def parse_retry_after(value, now=None):
@@ -54,7 +45,7 @@ def error_message_from_body(text):
     """The human part of an error body: error.message / error / message / detail, else the text."""
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return " ".join(text.split())[:ERROR_SNIPPET]
     if isinstance(data, dict):
         err = data.get("error", data)
@@ -72,6 +63,88 @@ def is_model_not_found(message):
     return "model" in low and ("not found" in low or "does not exist" in low or "no such" in low)
 
 
+def content_text(value):
+    """The text of a message's `content`: a string, or the text parts of a list of content
+    parts; None when it is anything else (a reply we cannot use)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        return None
+    parts = []
+    for part in value:
+        if isinstance(part, str):
+            parts.append(part)
+        elif isinstance(part, dict) and isinstance(part.get("text"), str):
+            parts.append(part["text"])
+        elif not (isinstance(part, dict) and part.get("type") not in (None, "text")):
+            return None  # a part that should be text and is not
+    return "".join(parts)
+
+
+def as_dict(value):
+    """`value` when it is a JSON object, else an empty one (odd reply shapes read as absent)."""
+    return value if isinstance(value, dict) else {}
+
+
+def stream_rate(tokens, window_ms):
+    """Tokens per second over the decode window (first token to the end), or None when the
+    window is too short or holds too few tokens to measure a model's speed."""
+    if not tokens or window_ms is None or tokens < MIN_RATE_TOKENS or window_ms < MIN_RATE_MS:
+        return None
+    # The first token arrives at TTFT, so the tokens after it are produced in the window.
+    return (tokens - 1) / (window_ms / 1000.0)
+
+
+class StreamBody:
+    """What a streamed reply sent so far, within the caps: its raw lines and the answer text.
+
+    The answer stops growing at `max_chars` (the rest is cut and `cut` says so); raw lines stop
+    being kept past RAW_KEEP_CHARS, with a last line saying how many were left out.
+    """
+
+    def __init__(self, max_chars):
+        self.max_chars = max_chars
+        self.lines, self.parts = [], []
+        self.size = self.raw_size = self.dropped = 0
+        self.cut = False
+
+    def line(self, line):
+        """Keep one raw line (while there is room)."""
+        if self.raw_size + len(line) <= RAW_KEEP_CHARS:
+            self.lines.append(line)
+            self.raw_size += len(line) + 1
+        else:
+            self.dropped += 1
+
+    def add(self, text):
+        """Add answer text; False once the cap is reached (stop reading: the rest is cut)."""
+        room = self.max_chars - self.size
+        if len(text) > room:
+            text, self.cut = text[:room], True
+        if text:
+            self.parts.append(text)
+            self.size += len(text)
+        return not self.cut
+
+    @property
+    def count(self):
+        """How many pieces of content arrived (about one token each)."""
+        return len(self.parts)
+
+    @property
+    def text(self):
+        return "".join(self.parts)
+
+    @property
+    def raw(self):
+        text = "\n".join(self.lines)
+        if self.dropped:
+            text += f"\n[llmbench: {self.dropped} more lines not kept (raw text over the cap)]"
+        return text
+
+
 class HttpAdapter:
     """Base class: holds the config and a requests.Session with the provider's headers."""
 
@@ -80,6 +153,7 @@ class HttpAdapter:
         self.session = requests.Session()
         self.session.headers.update({k: str(v) for k, v in (config.headers or {}).items()})
         self._secrets = [str(v) for v in (config.headers or {}).values() if v]
+        self._redact = Redactor(self._secrets)
         # Close pooled sockets when the adapter is dropped (no ResourceWarning under pytest).
         self._finalizer = weakref.finalize(self, self.session.close)
 
@@ -93,23 +167,36 @@ class HttpAdapter:
         total = float(self.config.timeout or 120.0)
         return (min(CONNECT_TIMEOUT, total), total)
 
+    def call_seconds(self, params=None):
+        """The total time one call may take: the target's max_seconds, else the provider's
+        timeout (which also bounds each read, so a trickling stream cannot go on for ever)."""
+        limit = (params or {}).get("max_seconds")
+        if isinstance(limit, int | float) and not isinstance(limit, bool) and limit > 0:
+            return float(limit)
+        return float(self.config.timeout or 120.0)
+
+    @property
+    def max_answer_chars(self):
+        """The answer-size cap: text past it is cut, and the completion says so."""
+        return int(self.config.max_answer_chars)
+
     def url(self, endpoint):
         """Base URL joined with an endpoint path."""
         return self.config.base_url.rstrip("/") + "/" + (endpoint or "").lstrip("/")
 
     def redact(self, text):
-        """Text without any of this provider's header values."""
-        return redact(text, self._secrets)
+        """Text without any of this provider's header values (in any encoding)."""
+        return self._redact(text)
 
     def error(self, message, **kw):
-        """A ProviderError whose message and raw text carry no secret."""
+        """A ProviderError whose message and raw text carry no secret (masked, then cut)."""
         if kw.get("raw") is not None:
-            kw["raw"] = self.redact(kw["raw"])
+            kw["raw"] = self.redact(kw["raw"])[:RAW_ERROR_CHARS]
         return ProviderError(self.redact(message), **kw)
 
     def malformed(self, message, raw):
-        """A permanent ProviderError for a reply we cannot use (its first 10,000 chars kept)."""
-        return self.error(message, transient=False, kind="malformed", raw=raw[:10000])
+        """A permanent ProviderError for a reply we cannot use (its raw text kept, capped)."""
+        return self.error(message, transient=False, kind="malformed", raw=raw)
 
     def no_model_list(self, data, key):
         """The error for a models endpoint whose reply holds no `key` array."""
@@ -119,16 +206,36 @@ class HttpAdapter:
             json.dumps(data),
         )
 
+    def finish(self, completion):
+        """A completion without any secret the server may have echoed into it."""
+        if not self._secrets:
+            return completion
+        completion.text = self.redact(completion.text)
+        completion.raw = self.redact(completion.raw)
+        if completion.raw_json is not None:
+            text = json.dumps(completion.raw_json, ensure_ascii=False)
+            masked = self.redact(text)
+            if masked != text:
+                try:
+                    completion.raw_json = json.loads(masked)
+                except ValueError:
+                    completion.raw_json = None  # the raw text (masked) is still kept
+        return completion
+
     # ---- requests ------------------------------------------------------------------------
-    def request(self, method, endpoint, *, json_body=None, stream=False, cancel=None, timeout=None):
-        """Send one request; a >= 400 answer or a network failure raises ProviderError."""
+    def request(self, method, endpoint, *, json_body=None, cancel=None, timeout=None):
+        """Send one request; a >= 400 answer or a network failure raises ProviderError.
+
+        The body is never read here: read_text / iter_lines read it in chunks, within the call's
+        deadline and size caps.
+        """
         check_cancel(cancel)
         url = self.url(endpoint)
         timeout = timeout or self.timeout
         for attempt in (1, 2):
             try:
                 resp = self.session.request(
-                    method, url, json=json_body, stream=stream, timeout=timeout
+                    method, url, json=json_body, stream=True, timeout=timeout
                 )
                 break
             except requests.ConnectionError as exc:
@@ -142,11 +249,9 @@ class HttpAdapter:
                 raise self.network_error(exc, url, timeout) from None
         if resp.status_code >= 400:
             try:
-                body = resp.text
-            except requests.RequestException:
+                body = self.read_text(resp, url, limit=RAW_ERROR_CHARS * 4)
+            except ProviderError:
                 body = ""
-            finally:
-                resp.close()
             raise self.http_error(resp.status_code, resp.reason, body, resp.headers, url)
         return resp
 
@@ -155,21 +260,36 @@ class HttpAdapter:
         resp = self.request("GET", endpoint, cancel=cancel, timeout=timeout)
         return self.parse_json(self.read_text(resp, self.url(endpoint)), self.url(endpoint))
 
-    def read_text(self, resp, url):
-        """The whole body as text (network failures normalised); closes the response."""
+    def read_text(self, resp, url, *, deadline=None, limit=None, cancel=None):
+        """The whole body as text, read in chunks within the deadline and `limit` bytes (a
+        bigger reply is an error: it cannot be parsed in part); closes the response."""
+        limit = limit or 8 * self.max_answer_chars + 65536
+        data = bytearray()
         try:
-            return resp.text
-        except requests.RequestException as exc:
+            for chunk in self._chunks(resp):
+                check_cancel(cancel)
+                self.check_deadline(deadline, url)
+                data += chunk
+                if len(data) > limit:
+                    raise self.error(
+                        f"Server sent a reply from {url} larger than {limit // 1024} KiB; "
+                        "llmbench does not read it all (lower max_tokens)",
+                        transient=False,
+                        kind="too_large",
+                        raw=bytes(data[:RAW_ERROR_CHARS]).decode("utf-8", "replace"),
+                    )
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise self.network_error(exc, url, self.timeout, mid_stream=True) from None
         finally:
             resp.close()
+        return bytes(data).decode("utf-8", "replace")
 
     def parse_json(self, text, url):
         """JSON from a body, or a permanent 'malformed' ProviderError."""
         try:
             return json.loads(text)
-        except ValueError:
-            snippet = " ".join(text.split())[:ERROR_SNIPPET]
+        except (ValueError, RecursionError):
+            snippet = " ".join(self.redact(text).split())[:ERROR_SNIPPET]
             hint = " (is the base URL / endpoint right?)" if snippet.startswith("<") else ""
             raise self.malformed(
                 f"Server sent a response from {url} that is not valid JSON{hint}: {snippet!r}", text
@@ -192,53 +312,104 @@ class HttpAdapter:
         except Exception:  # noqa: BLE001 - best effort only
             pass
 
-    def stream_json(self, text, resp, url, what, lines):
+    def stream_json(self, text, resp, url, what, body):
         """One streamed event's JSON, or a permanent 'malformed' ProviderError (closes resp)."""
         try:
             return json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             resp.close()
             raise self.malformed(
-                f"Server sent a {what} from {url} that is not valid JSON: {text[:200]!r}",
-                "\n".join(lines),
+                f"Server sent a {what} from {url} that is not valid JSON: "
+                f"{self.redact(text)[:200]!r}",
+                body.raw,
             ) from None
 
     def mid_answer_error(self, detail, raw):
         """The transient ProviderError for an error the server reports inside its answer."""
         return self.error(
-            f"Server reported an error mid-answer: {str(detail)[:200]}",
+            f"Server reported an error mid-answer: {self.redact(str(detail))[:200]}",
             transient=True,
             kind="server",
-            raw=raw[:10000],
+            raw=raw,
         )
 
-    def iter_lines(self, resp, url, cancel=None):
-        """Decoded lines of a streamed body; checks cancel between lines, closes the response."""
+    def check_deadline(self, deadline, url):
+        """Raise the call's permanent 'deadline' error once its total time is up."""
+        if deadline is not None and time.monotonic() > deadline[0]:
+            raise self.error(
+                f"No complete answer from {url} within {deadline[1]:g} s, the total time one "
+                "call may take (the provider's timeout, or the target's max_seconds); raise "
+                "it or lower max_tokens",
+                transient=False,
+                kind="deadline",
+            )
+
+    def deadline(self, params=None):
+        """(monotonic end, seconds) of a call starting now."""
+        seconds = self.call_seconds(params)
+        return (time.monotonic() + seconds, seconds)
+
+    @staticmethod
+    def _chunks(resp):
+        """The body's bytes as they arrive (a chunk of a chunked stream, or what one read
+        returns), decompressed; never waits to fill a buffer."""
+        while True:
+            data = resp.raw.read1(READ_CHUNK, decode_content=True)
+            if not data:
+                return
+            yield data
+
+    def iter_lines(self, resp, url, cancel=None, deadline=None, max_line=None):
+        """Decoded lines of a streamed body; checks cancel and the deadline as data arrives,
+        and refuses a line longer than `max_line` bytes; closes the response."""
+        max_line = max_line or 4 * self.max_answer_chars + 65536
+        pending = b""
         try:
-            for line in resp.iter_lines(decode_unicode=False):
+            for chunk in self._chunks(resp):
                 if cancel is not None and cancel.is_set():
                     raise Cancelled()
-                yield line.decode("utf-8", "replace")
-        except requests.RequestException as exc:
+                self.check_deadline(deadline, url)
+                pending += chunk
+                lines = pending.split(b"\n")
+                pending = lines.pop()
+                if len(pending) > max_line:
+                    raise self.malformed(
+                        f"Server sent a stream line from {url} longer than {max_line // 1024} KiB",
+                        pending[:RAW_ERROR_CHARS].decode("utf-8", "replace"),
+                    )
+                for line in lines:
+                    yield line.rstrip(b"\r").decode("utf-8", "replace")
+                    if cancel is not None and cancel.is_set():
+                        raise Cancelled()
+            if pending:
+                yield pending.rstrip(b"\r").decode("utf-8", "replace")
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise self.network_error(exc, url, self.timeout, mid_stream=True) from None
         finally:
             resp.close()
 
     # ---- error normalisation ---------------------------------------------------------------
     def network_error(self, exc, url, timeout, mid_stream=False):
-        """A ProviderError for a failure below HTTP (refused, reset, timed out, dropped)."""
+        """A ProviderError for a failure below HTTP (refused, reset, timed out, dropped).
+
+        Refused, host name not found and connect timeouts mean the server cannot be reached at
+        all: they carry `unreachable` (the engine's breaker counts them against the server).
+        """
         text = str(exc)
+        low = text.lower()
         read_timeout = timeout[1] if isinstance(timeout, tuple) else timeout
         when = " mid-answer" if mid_stream else ""
         if isinstance(exc, requests.ConnectTimeout):
-            msg = f"Timed out connecting to {url} (after {timeout[0]:g} s)"
-            return self.error(msg, transient=True, kind="timeout")
-        if isinstance(exc, requests.Timeout) or "timed out" in text.lower():
+            connect = timeout[0] if isinstance(timeout, tuple) else timeout
+            msg = f"Timed out connecting to {url} (after {connect:g} s)"
+            return self.error(msg, transient=True, kind="timeout", unreachable="connect timeout")
+        if isinstance(exc, requests.Timeout | TimeoutError) or "timed out" in low:
             msg = f"No answer from {url} within {read_timeout:g} s{when} (read timeout)"
             return self.error(msg, transient=True, kind="timeout")
-        low = text.lower()
+        unreachable = None
         if "refused" in low:
             reason = "connection refused (is the server running?)"
+            unreachable = "connection refused"
         elif "reset" in low:
             reason = "connection reset by the server"
         elif (
@@ -246,8 +417,13 @@ class HttpAdapter:
             or "nodename nor servname" in low
             or "failed to resolve" in low
             or "getaddrinfo" in low
+            or "temporary failure in name resolution" in low
         ):
             reason = "host name not found"
+            unreachable = reason
+        elif not mid_stream and "failed to establish a new connection" in low:
+            reason = text.rsplit(":", 1)[-1].strip(" ')\"") or "no connection"
+            unreachable = reason.lower()[:80]
         elif mid_stream or isinstance(exc, requests.exceptions.ChunkedEncodingError):
             reason = "the server closed the connection before the answer was complete"
         elif "remote end closed" in low or "aborted" in low:
@@ -260,6 +436,7 @@ class HttpAdapter:
             else f"Connection to {url} failed{when}: {reason}",
             transient=True,
             kind="connection",
+            unreachable=None if mid_stream else unreachable,
         )
 
     def http_error(self, status, reason, body, headers, url):
@@ -268,9 +445,11 @@ class HttpAdapter:
             phrase = reason or HTTPStatus(status).phrase
         except ValueError:
             phrase = ""
-        detail = error_message_from_body(body or "") or "(empty body)"
+        # Masked before anything is cut: a secret cut in two would not be recognised.
+        body = self.redact(body or "")
+        detail = error_message_from_body(body) or "(empty body)"
         msg = f"Server answered {status} {phrase}: {detail}".replace(" :", ":")
-        kw = {"status": status, "raw": (body or "")[:10000]}
+        kw = {"status": status, "raw": body}
         # 503 may carry Retry-After too (maintenance, overloaded); honour it on any status.
         retry = parse_retry_after((headers or {}).get("Retry-After"))
         if retry is not None:
@@ -303,9 +482,10 @@ def number(value):
     if isinstance(value, bool) or value is None:
         return None
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
         return None
+    return number if number == number and abs(number) != float("inf") else None
 
 
 def integer(value):
@@ -315,21 +495,19 @@ def integer(value):
 
 
 def estimate_from_stream(completion, chunks, first, end):
-    """Fill what the server did not count: one content chunk is about one token; decode speed."""
+    """Fill what the server did not count: one content chunk is about one token; the decode
+    rate from our own clock when there is enough of the stream to measure (stream_rate)."""
     if completion.completion_tokens is None and chunks:
         completion.completion_tokens = chunks
         completion.tokens_estimated = True
     if completion.tokens_per_second is None and first is not None:
-        stream_estimate(completion, first, end)
-
-
-def stream_estimate(completion, first, end):
-    """Decode speed from the stream: tokens after the first over the time after the first."""
-    seconds = end - first
-    tokens = completion.completion_tokens
-    if not tokens or tokens < 2 or seconds <= 0:
-        return
-    completion.decode_ms = completion.decode_ms or seconds * 1000
-    # The first token's time belongs to TTFT, so count the tokens that came after it.
-    completion.tokens_per_second = (tokens - 1) / seconds
-    completion.tps_source = "stream.estimate"
+        window_ms = (end - first) * 1000
+        rate = stream_rate(completion.completion_tokens, window_ms)
+        if rate is not None:
+            completion.decode_ms = completion.decode_ms or window_ms
+            completion.tokens_per_second = rate
+            # Estimated only when the token count is ours; the server's count timed by us is
+            # a measurement.
+            completion.tps_source = (
+                "stream.estimate" if completion.tokens_estimated else "stream.timing"
+            )

@@ -12,6 +12,8 @@ Errors are ProviderError, classified transient or permanent, with no secret in t
 from dataclasses import dataclass
 from dataclasses import field
 
+MAX_ANSWER_CHARS = 1024 * 1024  # answer text kept per call (1 MiB); the rest is cut and flagged
+
 
 @dataclass
 class ProviderConfig:
@@ -26,6 +28,7 @@ class ProviderConfig:
     timeout: float = 120.0
     max_concurrency: int = 1
     id: int | None = None
+    max_answer_chars: int = MAX_ANSWER_CHARS
 
 
 @dataclass
@@ -49,12 +52,23 @@ class Completion:
     request: dict | None = None  # body we sent (no headers)
     raw: str = ""  # the raw response body (for streams: every line, as received)
     raw_json: dict | None = None  # the final response assembled as one JSON object
+    answer_cut: bool = False  # the answer passed the size cap: the rest was not read
 
 
 class ProviderError(Exception):
     """A call to a model server failed. `transient` errors are worth retrying."""
 
-    def __init__(self, message, *, transient, kind, status=None, retry_after=None, raw=None):
+    def __init__(
+        self,
+        message,
+        *,
+        transient,
+        kind,
+        status=None,
+        retry_after=None,
+        raw=None,
+        unreachable=None,
+    ):
         super().__init__(message)
         self.message = message
         self.transient = transient
@@ -63,6 +77,9 @@ class ProviderError(Exception):
         self.status = status
         self.retry_after = retry_after  # seconds, from Retry-After
         self.raw = raw
+        # Why the server could not be reached at all (connection refused, host name not found,
+        # connect timeout), else None: such an error belongs to the server, not to the request.
+        self.unreachable = unreachable
 
 
 class Cancelled(ProviderError):

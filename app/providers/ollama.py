@@ -3,6 +3,9 @@
 import time
 
 from .base import HttpAdapter
+from .base import StreamBody
+from .base import as_dict
+from .base import content_text
 from .base import estimate_from_stream
 from .base import integer
 from .base import number
@@ -20,7 +23,8 @@ OPTION_NAMES = {
     "topP": "top_p",
 }
 TOP_LEVEL = {"think", "raw", "template", "tools"}  # Ollama body keys that are not options
-RESERVED = {"model", "messages", "stream", "format", "keep_alive", "options"}
+# Ours or set by chat() itself; max_seconds is the target's limit on one call (never sent).
+RESERVED = {"model", "messages", "stream", "format", "keep_alive", "options", "max_seconds"}
 
 
 def ollama_options(params):
@@ -115,54 +119,78 @@ class OllamaAdapter(HttpAdapter):
         if keep_alive is not None:
             body["keep_alive"] = keep_alive
         url = self.url(self.inference_endpoint)
+        deadline = self.deadline(params)
         start = time.perf_counter()
-        resp = self.request(
-            "POST", self.inference_endpoint, json_body=body, stream=stream, cancel=cancel
-        )
+        resp = self.request("POST", self.inference_endpoint, json_body=body, cancel=cancel)
         if not stream:
-            raw = self.read_text(resp, url)
+            raw = self.read_text(resp, url, deadline=deadline, cancel=cancel)
             end = time.perf_counter()
             final = self.parse_json(raw, url)
             if isinstance(final, dict):
                 self._raise_if_error(final, raw)
             if not isinstance(final, dict) or "message" not in final:
                 raise self.malformed(f"Server sent a reply from {url} without 'message'", raw)
-            text = (final.get("message") or {}).get("content") or ""
-            return self._completion(body, text, final, raw, start, None, end, 0)
-        lines, parts, final, first = [], [], None, None
-        for line in self.iter_lines(resp, url, cancel):
-            lines.append(line)
+            text = self._content(final, raw, url)
+            cut = len(text) > self.max_answer_chars
+            completion = self._completion(
+                body, text[: self.max_answer_chars], final, raw, start, None, end, 0
+            )
+            completion.answer_cut = cut
+            return self.finish(completion)
+        got, final, first = StreamBody(self.max_answer_chars), None, None
+        for line in self.iter_lines(resp, url, cancel, deadline):
+            got.line(line)
             if not line.strip():
                 continue
-            obj = self.stream_json(line, resp, url, "stream line", lines)
+            obj = self.stream_json(line, resp, url, "stream line", got)
             if not isinstance(obj, dict):
                 continue
-            self._raise_if_error(obj, "\n".join(lines), resp)
-            content = (obj.get("message") or {}).get("content") or obj.get("response")
+            self._raise_if_error(obj, got.raw, resp)
+            content = self._content(obj, got.raw, url, resp)
             if content:
                 if first is None:
                     first = time.perf_counter()
-                parts.append(content)
+                if not got.add(content):
+                    resp.close()  # the rest of the answer is not read: the cap is reached
+                    final = {k: v for k, v in obj.items() if k not in ("message", "response")}
+                    break
             if obj.get("done"):
                 final = obj
                 self.drain(resp)
                 break
         end = time.perf_counter()
-        raw = "\n".join(lines)
         if final is None:
             raise self.error(
                 f"Stream from {url} ended without its final 'done' line",
                 transient=True,
                 kind="connection",
-                raw=raw[:10000],
+                raw=got.raw,
             )
-        return self._completion(body, "".join(parts), final, raw, start, first, end, len(parts))
+        completion = self._completion(body, got.text, final, got.raw, start, first, end, got.count)
+        completion.answer_cut = got.cut
+        return self.finish(completion)
+
+    def _content(self, obj, raw, url, resp=None):
+        """The text of one reply object (chat `message.content`, generate `response`)."""
+        message = obj.get("message")
+        if message is None:
+            text = content_text(obj.get("response"))  # /api/generate
+        elif isinstance(message, dict):
+            text = content_text(message.get("content"))
+        else:
+            text = None
+        if text is None:
+            if resp is not None:
+                resp.close()
+            raise self.malformed(f"Server sent a reply from {url} whose content is not text", raw)
+        return text
 
     def _raise_if_error(self, obj, raw, resp=None):
         if obj.get("error"):
             if resp is not None:
                 resp.close()
-            raise self.mid_answer_error(obj["error"], raw)
+            error = obj["error"]
+            raise self.mid_answer_error(as_dict(error).get("message") or error, raw)
 
     def _completion(self, body, text, final, raw, start, first, end, chunks):
         """A Completion from the done line's counters, our clock as the fallback."""
@@ -170,8 +198,10 @@ class OllamaAdapter(HttpAdapter):
         assembled["message"] = {"role": "assistant", "content": text}
         completion = Completion(
             text=text,
-            model=final.get("model"),
-            finish_reason=final.get("done_reason"),
+            model=final.get("model") if isinstance(final.get("model"), str) else None,
+            finish_reason=(
+                final.get("done_reason") if isinstance(final.get("done_reason"), str) else None
+            ),
             wall_ms=(end - start) * 1000,
             ttft_ms=(first - start) * 1000 if first is not None else None,
             prompt_tokens=integer(final.get("prompt_eval_count")),

@@ -3,6 +3,9 @@
 import time
 
 from .base import HttpAdapter
+from .base import StreamBody
+from .base import as_dict
+from .base import content_text
 from .base import estimate_from_stream
 from .base import integer
 from .base import number
@@ -17,7 +20,8 @@ PARAM_ALIASES = {
     "topP": "top_p",
     "max_completion_tokens": "max_tokens",
 }
-RESERVED = {"model", "messages", "stream", "stream_options", "response_format"}
+# Ours, never sent: max_seconds is the target's limit on one call (base.call_seconds).
+RESERVED = {"model", "messages", "stream", "stream_options", "response_format", "max_seconds"}
 
 
 def openai_params(params):
@@ -97,47 +101,54 @@ class OpenAIAdapter(HttpAdapter):
         if stream:
             body["stream_options"] = {"include_usage": True}
         url = self.url(self.inference_endpoint)
+        deadline = self.deadline(params)
         start = time.perf_counter()
-        resp = self.request(
-            "POST", self.inference_endpoint, json_body=body, stream=stream, cancel=cancel
-        )
+        resp = self.request("POST", self.inference_endpoint, json_body=body, cancel=cancel)
         content_type = resp.headers.get("Content-Type", "")
         if stream and "event-stream" in content_type:
-            return self._read_stream(resp, url, body, start, cancel)
+            return self.finish(self._read_stream(resp, url, body, start, cancel, deadline))
         # Not streamed (asked so, or the server ignored stream: true).
-        text = self.read_text(resp, url)
+        text = self.read_text(resp, url, deadline=deadline, cancel=cancel)
         end = time.perf_counter()
         data = self.parse_json(text, url)
-        if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not isinstance(choices, list):
             raise self.malformed(f"Server sent a reply from {url} without 'choices'", text)
-        choice = data["choices"][0] if data["choices"] else {}
-        message = choice.get("message") or {}
+        choice = choices[0] if choices else {}
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(choice, dict) or not isinstance(message, dict | None):
+            raise self.malformed(f"Server sent a reply from {url} with an odd 'choices'", text)
+        answer = content_text(as_dict(message).get("content"))
+        if answer is None:
+            raise self.malformed(f"Server sent a reply from {url} whose content is not text", text)
+        cut = len(answer) > self.max_answer_chars
         completion = Completion(
-            text=message.get("content") or "",
-            model=data.get("model"),
-            finish_reason=choice.get("finish_reason"),
+            text=answer[: self.max_answer_chars],
+            model=_text(data.get("model")),
+            finish_reason=_text(choice.get("finish_reason")),
             wall_ms=(end - start) * 1000,
             request=body,
             raw=text,
             raw_json=data,
+            answer_cut=cut,
         )
         apply_usage(completion, data.get("usage"), data.get("timings"))
-        return completion
+        return self.finish(completion)
 
-    def _read_stream(self, resp, url, body, start, cancel):
-        raw, parts = [], []
+    def _read_stream(self, resp, url, body, start, cancel, deadline):
+        got = StreamBody(self.max_answer_chars)
         model = finish = usage = timings = None
         first = None
         events = 0
-        for line in self.iter_lines(resp, url, cancel):
-            raw.append(line)
+        for line in self.iter_lines(resp, url, cancel, deadline):
+            got.line(line)
             if not line.startswith("data:"):
                 continue  # blank separators, ": keep-alive" comments, event:/id: fields
             data = line[5:].strip()
             if data == "[DONE]":
                 self.drain(resp)
                 break
-            obj = self.stream_json(data, resp, url, "stream event", raw)
+            obj = self.stream_json(data, resp, url, "stream event", got)
             events += 1
             if not isinstance(obj, dict):
                 continue
@@ -145,21 +156,32 @@ class OpenAIAdapter(HttpAdapter):
                 resp.close()
                 err = obj["error"]
                 detail = err.get("message") if isinstance(err, dict) else str(err)
-                raise self.mid_answer_error(detail, "\n".join(raw))
-            model = obj.get("model") or model
-            for choice in obj.get("choices") or []:
-                content = (choice.get("delta") or {}).get("content")
+                raise self.mid_answer_error(detail, got.raw)
+            model = _text(obj.get("model")) or model
+            choices = obj.get("choices")
+            for choice in choices if isinstance(choices, list) else ():
+                choice = as_dict(choice)
+                content = content_text(as_dict(choice.get("delta")).get("content"))
+                if content is None:
+                    resp.close()
+                    raise self.malformed(
+                        f"Server sent a stream event from {url} whose content is not text", got.raw
+                    )
                 if content:
                     if first is None:
                         first = time.perf_counter()
-                    parts.append(content)
-                finish = choice.get("finish_reason") or finish
+                    if not got.add(content):
+                        break
+                finish = _text(choice.get("finish_reason")) or finish
+            if got.cut:
+                resp.close()  # the rest of the answer is not read: the cap is reached
+                break
             usage = obj.get("usage") or usage
             timings = obj.get("timings") or timings
         end = time.perf_counter()
         if not events:
-            raise self.malformed(f"Server sent an empty stream from {url}", "\n".join(raw))
-        text = "".join(parts)
+            raise self.malformed(f"Server sent an empty stream from {url}", got.raw)
+        text = got.text
         assembled = {
             "object": "chat.completion",
             "model": model,
@@ -182,12 +204,18 @@ class OpenAIAdapter(HttpAdapter):
             wall_ms=(end - start) * 1000,
             ttft_ms=(first - start) * 1000 if first is not None else None,
             request=body,
-            raw="\n".join(raw),
+            raw=got.raw,
             raw_json=assembled,
+            answer_cut=got.cut,
         )
         apply_usage(completion, usage, timings)
-        estimate_from_stream(completion, len(parts), first, end)
+        estimate_from_stream(completion, got.count, first, end)
         return completion
+
+
+def _text(value):
+    """A short string field of a reply (model, finish_reason), or None when it is not text."""
+    return value[:200] if isinstance(value, str) else None
 
 
 def apply_usage(completion, usage, timings):

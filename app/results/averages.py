@@ -7,6 +7,7 @@ import threading
 from collections import OrderedDict
 
 from peewee import JOIN
+from peewee import Case
 from peewee import fn
 
 from ..db import database
@@ -49,8 +50,19 @@ _CI_LOCK = threading.Lock()
 _CI_CACHE_SIZE = 512
 
 
-def model_averages(run, sort=None, direction="asc"):
-    """Per model: averages, counts (answer vs judge failures), cost, tokens and a 95 % score CI."""
+ESTIMATE = "stream.estimate"  # the tps_source of a rate whose token count was guessed
+
+
+def model_averages(run, sort=None, direction="asc", estimates=False):
+    """Per model: averages, counts (answer vs judge failures), cost, tokens and a 95 % score CI.
+
+    The average tokens/s holds measured rates only (the server's counters, or its token count
+    timed on the stream); estimated rates (token count guessed from chunks) join it only when
+    `estimates` is asked for, and `tps_estimated` says how many there are.
+    """
+    tps = if_answered(I.tokens_per_second)
+    if not estimates:
+        tps = Case(None, [(I.tps_source == ESTIMATE, None)], tps)
     query = (
         T.select(
             T.id,
@@ -67,7 +79,8 @@ def model_averages(run, sort=None, direction="asc"):
             count_where(IS_JUDGE_FAILED),
             fn.AVG(if_answered(I.time_taken_ms)),
             fn.AVG(if_answered(I.ttft_ms)),
-            fn.AVG(if_answered(I.tokens_per_second)),
+            fn.AVG(tps),
+            count_where((I.tps_source == ESTIMATE) & I.tokens_per_second.is_null(False)),
             fn.AVG(SCORE),
             fn.COUNT(SCORE),
             fn.SUM(SCORE),
@@ -102,6 +115,7 @@ def model_averages(run, sort=None, direction="asc"):
         avg_time,
         avg_ttft,
         avg_tps,
+        tps_estimated,
         avg_score,
         score_n,
         score_sum,
@@ -129,6 +143,7 @@ def model_averages(run, sort=None, direction="asc"):
                 "avg_time_ms": avg_time,
                 "avg_ttft_ms": avg_ttft,
                 "avg_tokens_per_second": avg_tps,
+                "tps_estimated": tps_estimated,
                 "avg_score": avg_score,
                 "score_n": score_n,
                 "ci_low": None,

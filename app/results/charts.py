@@ -143,6 +143,10 @@ def _labels(averages, narrow):
 
 def _render(chart):
     chart.add_xml_filter(_drop_scripts)
+    if not chart.raw_series:
+        # Nothing to draw (no answers, every item failed, no model): pygal's "No data yet"
+        # chart. Its axis labels would fail without a series ('_adapt'), so it gets none.
+        chart.y_labels = None
     return chart.render(is_unicode=True)
 
 
@@ -238,15 +242,16 @@ def category_chart(table, narrow=False):
 CHARTS = ("score", "speed", "latency", "category")
 
 
-def run_chart(run, name, narrow=False, *, averages=None, by_category=None):
+def run_chart(run, name, narrow=False, *, averages=None, by_category=None, estimates=False):
     """Chart `name` (one of CHARTS) of `run` as SVG; reads only what that chart needs.
 
     `averages` (model_averages rows, run order) and `by_category` (the category breakdown) are
     used when given, so a caller that already has them (report.html) reads nothing twice.
+    Estimated token rates are drawn only when `estimates` is asked for.
     """
 
     if name in ("score", "speed"):
-        averages = model_averages(run) if averages is None else averages
+        averages = model_averages(run, estimates=estimates) if averages is None else averages
         draw = score_chart if name == "score" else speed_chart
         return draw(averages, narrow)
     if name == "latency":

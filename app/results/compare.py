@@ -13,12 +13,63 @@ from . import stats
 from .averages import model_averages
 
 METHOD = (
-    "Paired bootstrap: 95 % percentile CI of the mean per-task difference (B − A), "
-    "1000 resamples, fixed seed, over the tasks both runs scored for that model; "
-    "significant when the CI excludes 0. The exact sign-test p-value is shown alongside."
+    "Paired over the tasks both runs scored for that model: the mean per-task difference "
+    "(B − A) with its 95 % percentile bootstrap CI (1000 resamples, fixed seed) and the exact "
+    "two-sided sign test. A model is better or worse only with at least 10 paired tasks, a CI "
+    "that excludes 0 and a sign-test p below 0.05; a regression is a significant drop of more "
+    "than 5 points."
 )
 # Seed 002's regression alert: a drop of more than 5 points on the shared tasks.
 REGRESSION_POINTS = 5.0
+# Below this many paired tasks no verdict is given: the sign test cannot reach p < 0.05 with
+# fewer than 6 non-zero pairs, and a percentile bootstrap of a handful of values under-covers.
+MIN_PAIRED_TASKS = 10
+ALPHA = 0.05
+
+
+def verdict(pairs, *, min_n=MIN_PAIRED_TASKS, alpha=ALPHA, regression_points=REGRESSION_POINTS):
+    """The one verdict on a change from run A to run B over paired (a, b) values of the same
+    tasks: the API, the compare page and `llmbench diff` all show this one.
+
+    Returns {verdict, why, significant, regression, n, meanDiff, ciLow, ciHigh, signTestP}.
+    `verdict` is "better" / "worse" only with at least `min_n` pairs, a bootstrap CI of the
+    mean difference that excludes 0 and a sign-test p below `alpha` (both, not either);
+    otherwise "no significant change", "too few shared tasks" or "no shared scored tasks".
+    `regression` is a "worse" verdict whose mean drop is more than `regression_points`.
+    """
+    paired = stats.paired_bootstrap(pairs)
+    n, mean = paired["n"], paired["meanDiff"]
+    p = stats.sign_test([b - a for a, b in pairs]) if n else None
+    significant = False
+    if n == 0:
+        word, why = "no shared scored tasks", "no task was scored in both runs"
+    elif n < min_n:
+        word = "too few shared tasks"
+        why = f"{n} shared scored task{'s' if n != 1 else ''}; a verdict needs at least {min_n}"
+    else:
+        excludes_zero = paired["ciLow"] > 0 or paired["ciHigh"] < 0
+        significant = excludes_zero and p is not None and p < alpha
+        if significant:
+            word = "better" if mean > 0 else "worse"
+            why = f"the 95 % CI excludes 0 and the sign test gives p = {p:.3g} over {n} tasks"
+        else:
+            word = "no significant change"
+            why = (
+                "the 95 % CI includes 0"
+                if not excludes_zero
+                else f"the sign test gives p = {p:.3g}, not below {alpha:g}"
+            ) + f" over {n} tasks"
+    return {
+        "verdict": word,
+        "why": why,
+        "significant": significant,
+        "regression": word == "worse" and mean < -regression_points,
+        "n": n,
+        "meanDiff": mean,
+        "ciLow": paired["ciLow"],
+        "ciHigh": paired["ciHigh"],
+        "signTestP": p,
+    }
 
 
 def run_choices(limit=200):
@@ -79,11 +130,13 @@ def _pairs(run_a, run_b):
             ia.error_stage,
             ia.evaluation_score,
             ia.time_taken_ms,
+            ia.context_hash,
             ib.id,
             ib.status,
             ib.error_stage,
             ib.evaluation_score,
             ib.time_taken_ms,
+            ib.context_hash,
         )
         .join(ta, on=(ia.target == ta.id))
         .join(
@@ -111,6 +164,7 @@ def compare_runs(run_a, run_b, limit=50):
             "judge": {"a": 0, "b": 0},
             "answer": {"a": 0, "b": 0},
             "tasks": 0,
+            "changed": 0,  # shared tasks asked differently (their context hashes differ)
         }
         for k in shared_keys
     }
@@ -126,16 +180,20 @@ def compare_runs(run_a, run_b, limit=50):
         stage_a,
         score_a,
         time_a,
+        hash_a,
         id_b,
         status_b,
         stage_b,
         score_b,
         time_b,
+        hash_b,
     ) in _pairs(run_a, run_b):
         bucket = per_model.get((provider, model))
         if bucket is None:
             continue
         bucket["tasks"] += 1
+        if hash_a and hash_b and hash_a != hash_b:
+            bucket["changed"] += 1
         out_a, out_b = _outcome(status_a, stage_a), _outcome(status_b, stage_b)
         for side, out in (("a", out_a), ("b", out_b)):
             if out == "judge_failed":
@@ -175,13 +233,10 @@ def compare_runs(run_a, run_b, limit=50):
     models = []
     for key in shared_keys:
         a, b, bucket = avg_a[key], avg_b[key], per_model[key]
-        paired = stats.paired_bootstrap(bucket["scores"])
-        paired_time = stats.paired_bootstrap(bucket["times"])
-        mean_diff = paired["meanDiff"]
-        if paired["significant"]:
-            verdict = "better" if mean_diff > 0 else "worse"
-        else:
-            verdict = "no significant change" if paired["n"] else "no shared scored tasks"
+        score = verdict(bucket["scores"])
+        timing = verdict(bucket["times"])
+        paired = {k: score[k] for k in ("n", "meanDiff", "ciLow", "ciHigh", "significant")}
+        paired_time = {k: timing[k] for k in ("n", "meanDiff", "ciLow", "ciHigh", "significant")}
         models.append(
             {
                 "providerName": key[0],
@@ -196,12 +251,14 @@ def compare_runs(run_a, run_b, limit=50):
                 ),
                 "sharedTasks": bucket["tasks"],
                 "pairedScore": paired,
-                "signTestP": stats.sign_test([y - x for x, y in bucket["scores"]]),
+                "signTestP": score["signTestP"],
                 "pairedTimeMs": paired_time,
                 "sharedJudgeFailures": bucket["judge"],
                 "sharedAnswerFailures": bucket["answer"],
-                "verdict": verdict,
-                "regressionAlert": mean_diff is not None and mean_diff < -REGRESSION_POINTS,
+                "verdict": score["verdict"],
+                "verdictWhy": score["why"],
+                "regressionAlert": score["regression"],
+                "askedDifferently": bucket["changed"],
             }
         )
     regressions = sorted(
@@ -225,7 +282,33 @@ def compare_runs(run_a, run_b, limit=50):
         "improvements": improvements[:limit],
         "judgeFailuresCount": len(judge_failures),
         "judgeFailures": judge_failures[:limit],
+        "warnings": comparability_warnings(run_a, run_b, models),
     }
+
+
+def comparability_warnings(run_a, run_b, models):
+    """What makes the two runs' scores less comparable: another judge, other judge params or
+    judge prompt, and shared tasks asked differently (question, system prompt, params or
+    template version changed: the context hashes differ)."""
+    warnings = []
+    judge_a = f"{run_a.judge_provider_name}/{run_a.judge_model}"
+    judge_b = f"{run_b.judge_provider_name}/{run_b.judge_model}"
+    if judge_a != judge_b:
+        warnings.append(f"the runs were judged by different judges: {judge_a} and {judge_b}")
+    if (run_a.judge_params or {}) != (run_b.judge_params or {}):
+        warnings.append(
+            f"the judge's params differ: {run_a.judge_params or {}} and {run_b.judge_params or {}}"
+        )
+    if run_a.prompt_hash and run_b.prompt_hash and run_a.prompt_hash != run_b.prompt_hash:
+        warnings.append("the judge's prompt changed between the runs (prompt hash)")
+    for m in models:
+        if m["askedDifferently"]:
+            warnings.append(
+                f"{m['label']}: {m['askedDifferently']} of {m['sharedTasks']} shared tasks were "
+                "asked differently (question, system prompt, params or template version: "
+                "their context hashes differ)"
+            )
+    return warnings
 
 
 def _run_info(run):

@@ -140,15 +140,13 @@ def _conditions(run, filters):
     cond = I.run == run
     model = filters.get("model")
     if model:
-        if str(model).isdigit():
-            cond &= I.target == int(model)
-        else:
-            provider, _, name = str(model).partition("/")
-            cond &= I.target.in_(
-                T.select(T.id).where(
-                    (T.run == run) & (T.provider_name == provider) & (T.model == name)
-                )
-            )
+        # A target id (what the page's own select sends), a model name (`?model=llama3`, as
+        # people type it) or "provider/model"; a model name may hold "/" itself.
+        model = str(model)
+        which = (T.model == model) | (T.provider_name.concat("/").concat(T.model) == model)
+        if model.isdigit() and len(model) < 19:
+            which |= T.id == int(model)
+        cond &= I.target.in_(T.select(T.id).where((T.run == run) & which))
     status = filters.get("status")
     if status == JUDGE_FAILED:
         cond &= IS_JUDGE_FAILED

@@ -11,8 +11,11 @@ from ..models import NEW
 from ..models import Item
 from ..models import RunCollection
 from ..models import RunTarget
+from .outages import waiting_for
+from .progress import progress_fraction
 from .state import control_reason
 from .state import run_state
+from .state import state_label
 
 
 def status_counts(run):
@@ -74,9 +77,8 @@ def run_summary(run, counts=None, targets=None, collections=None):
     counts = counts or status_counts(run)
     total = sum(counts.values())
     failed = counts[FAILED] + counts[CANT_BE_FINISHED]
-    done_answer = total - counts[NEW]
-    done_judge = counts[COMPLETED] + failed
     state = run_state(run)
+    label, tone = state_label(state, counts[COMPLETED], failed)
     reason = control_reason(run) if state == "stopped" else run.control_reason
     eta = _eta(run, counts, state)
     if targets is None:
@@ -91,6 +93,10 @@ def run_summary(run, counts=None, targets=None, collections=None):
         "name": run.name,
         "status": run.status,
         "state": state,
+        # What people read: "finished with 3 failed" (tone warn), "finished, nothing
+        # completed" (tone error); else the state itself.
+        "stateLabel": label,
+        "stateTone": tone,
         "phase": run.phase,
         "controlReason": reason,
         "runDate": isoformat(run.created_at),
@@ -108,9 +114,11 @@ def run_summary(run, counts=None, targets=None, collections=None):
         "completedItems": counts[COMPLETED],
         "failedItems": failed,
         "counts": counts,
-        # Two steps per item (answer, judgement); a failed answer settles both.
-        "progress": round((done_answer + done_judge) / (2 * total), 4) if total else 0.0,
+        # The one progress figure (runs/progress.py): the live view and the CLI show it too.
+        "progress": round(progress_fraction(counts), 4),
         "etaSeconds": eta,
+        # Servers the run cannot reach now; their items wait (NEW), not failed.
+        "waiting": waiting_for(run) if state == "running" else [],
         "targets": [target_to_dict(t) for t in targets],
         "collections": [{"id": c.collection_id, "name": c.collection_name} for c in collections],
         "createdAt": isoformat(run.created_at),
@@ -173,8 +181,11 @@ def item_to_dict(item, raw=True):
         "costUsd": item.cost_usd,
         "costSource": item.cost_source,
         "finishReason": item.finish_reason,
+        "answerCut": item.answer_cut,
         "contextHash": item.context_hash,
         "judgeMs": item.judge_ms,
+        # Judgements a person replaced by re-judging the item, oldest first.
+        "judgeHistory": item.judge_history or [],
         "judgeCostUsd": item.judge_cost_usd,
         "attempts": item.attempts,
         "answerAttempts": item.answer_attempts,

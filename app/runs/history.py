@@ -14,6 +14,7 @@ from .outcomes import count_where
 from .queries import RUN_STATES
 from .queries import state_condition
 from .state import run_state
+from .state import state_label
 
 # Whitelisted history sorts: URL name -> what it orders by.
 HISTORY_SORTS = ("created", "run_id", "state", "judge", "items", "score")
@@ -105,6 +106,7 @@ def history(
         r.total_items, r.completed_items, r.failed_items, r.avg_score = stats.get(
             r.id, (0, 0, 0, None)
         )
+        r.state_label, r.state_tone = state_label(r.state, r.completed_items, r.failed_items)
         r.target_models = models.get(r.id, [])
     return {
         "runs": runs,

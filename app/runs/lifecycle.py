@@ -25,6 +25,7 @@ from ..models import WAITING_FOR_JUDGE
 from ..models import Collection
 from ..models import CollectionTask
 from ..models import Item
+from ..models import Outage
 from ..models import Run
 from ..models import RunCollection
 from ..models import RunTarget
@@ -165,8 +166,8 @@ def create_run(spec, source="web", now=None, reuse=False, outputs=None):
         check_no_active_run()
         run_id = spec["run_id"] or _new_run_id(spec["name"] or "run", now)
         if spec["run_id"] and Run.select().where(Run.run_id == run_id).exists():
-            raise ValidationError.field(
-                "runId", f"a run named {run_id!r} exists; pick another name or leave runId empty"
+            raise Conflict(
+                f"runId: a run named {run_id!r} exists; pick another name or leave runId empty"
             )
         judge = spec["judge_provider"]
         run = Run.create(
@@ -323,6 +324,8 @@ def resume_run(run_id, now=None, max_budget_usd=None):
         Item.update(first_attempt_at=None).where(
             (Item.run == run) & Item.status.in_([NEW, WAITING_FOR_JUDGE])
         ).execute()
+        # A server that was unreachable is tried at once: the person may have fixed it.
+        Outage.delete().where(Outage.run == run).execute()
         return set_control(
             run,
             CONTROL_RUNNING,

@@ -25,7 +25,7 @@ from ..models import RunTarget
 from .outcomes import IS_ANSWER_FAILED
 from .outcomes import IS_JUDGE_FAILED
 from .outcomes import count_where
-from .progress import pct
+from .progress import progress_fraction
 from .queries import spent_usd
 from .spec import setting
 from .state import run_state
@@ -135,6 +135,21 @@ def _phase_stats(run_ids):
     return {r[0]: r[1:] for r in rows}
 
 
+def _status_counts(run_ids):
+    """{run pk: {status: n}} for the given runs, one query."""
+    counts = {}
+    if run_ids:
+        rows = (
+            Item.select(Item.run, Item.status, fn.COUNT(Item.id))
+            .where(Item.run.in_(run_ids))
+            .group_by(Item.run, Item.status)
+            .tuples()
+        )
+        for run_pk, status, n in rows:
+            counts.setdefault(run_pk, {})[status] = n
+    return counts
+
+
 def continuable_runs(limit=20):
     """Unfinished runs that are not running (paused, stopped, crashed), with their progress."""
     runs = list(
@@ -144,11 +159,15 @@ def continuable_runs(limit=20):
         .limit(limit)
     )
     stats = _phase_stats([r.id for r in runs])
+    counts = _status_counts([r.id for r in runs])
     for r in runs:
         r.state = run_state(r)
         total, answered, answer_failed, judged = (n or 0 for n in stats.get(r.id, (0, 0, 0, 0)))
-        r.total_items, r.answered_items, r.judged_items = total, answered, judged
+        # Answered means an answer came back: failed answers are counted apart.
+        r.total_items, r.answered_items, r.judged_items = total, answered - answer_failed, judged
+        r.answer_failed = answer_failed
         r.judge_total = total - answer_failed
-        r.done_pct = pct(answered + judged, total + r.judge_total)
+        # The one progress figure (the live view, the API and the CLI show the same).
+        r.done_pct = round(100.0 * progress_fraction(counts.get(r.id, {})), 1)
         r.budget_halted = "budget" in (r.control_reason or "")
     return runs

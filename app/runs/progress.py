@@ -9,11 +9,29 @@ from ..models import COMPLETED
 from ..models import FAILED
 from ..models import ITEM_STATUSES
 from ..models import NEW
+from ..models import WAITING_FOR_JUDGE
 from ..models import Item
 from ..models import RunTarget
+from .outages import waiting_for
 from .state import run_state
+from .state import state_label
 
 RATE_WINDOW = 20  # items used for the ETA and the recent tokens/s
+ESTIMATE = "stream.estimate"  # the tps_source of a rate whose token count was guessed
+
+
+def progress_fraction(counts):
+    """The one progress figure (0..1) the live view, history, API and CLI all show.
+
+    Two steps per item, its answer and its judgement: an answer waiting for the judge has done
+    one, a completed, failed or can't-be-finished item both (failed ones are shown apart, never
+    as answered).
+    """
+    total = sum(counts.values())
+    if not total:
+        return 0.0
+    settled = counts.get(COMPLETED, 0) + counts.get(FAILED, 0) + counts.get(CANT_BE_FINISHED, 0)
+    return (2 * settled + counts.get(WAITING_FOR_JUDGE, 0)) / (2 * total)
 
 
 def progress(run, now=None):
@@ -40,7 +58,7 @@ def progress(run, now=None):
     judge_total = total - answer_failed  # every answer gets judged
     state = run_state(run)
     judging = run.phase == "JUDGING"
-    answered = _recent(run, Item.answered_at, Item.tokens_per_second)
+    answered = _recent(run, Item.answered_at, Item.tokens_per_second, Item.tps_source)
     left_per_target, answer_paces = _answer_paces(run, now if not judging else None)
     known = [pace for pace in answer_paces.values() if pace is not None]
     # A target not started yet is assumed to go at the average pace of those measured.
@@ -56,7 +74,9 @@ def progress(run, now=None):
                 left * (answer_paces.get(target) or typical)
                 for target, left in left_per_target.items()
             )
-    tps = [t for _, t in answered[:10] if t]
+    # Measured rates only: an estimate (token count guessed from chunks) stays out.
+    tps = [t for _, t, source in answered[:10] if t and source != ESTIMATE]
+    label, tone = state_label(state, counts[COMPLETED], answer_failed + judge_failed)
     return {
         "total": total,
         "counts": counts,
@@ -67,11 +87,21 @@ def progress(run, now=None):
         "judge_total": judge_total,
         "bench_pct": pct(benchmarked, total),
         "judge_pct": pct(judged, judge_total),
-        "overall_pct": pct(benchmarked + judged, total + judge_total),
+        "overall_pct": round(100.0 * progress_fraction(counts), 1),
+        # Answered means an answer came back; failed answers are counted apart.
+        "answered": benchmarked - answer_failed,
+        "answered_pct": pct(benchmarked - answer_failed, total),
+        "answer_failed_pct": pct(answer_failed, total),
+        "judge_failed_pct": pct(judge_failed, judge_total),
+        "completed_pct": pct(counts[COMPLETED], judge_total),
         "eta_seconds": eta,
         "recent_tps": sum(tps) / len(tps) if tps else None,
         "state": state,
+        "state_label": label,
+        "state_tone": tone,
         "phase": run.phase,
+        # Servers that cannot be reached now: their items wait (engine/breaker.py).
+        "waiting": waiting_for(run) if state == "running" else [],
     }
 
 

@@ -38,6 +38,20 @@ def get_run(run_id):
     return run
 
 
+def get_item(run_id, item_id):
+    """Item `item_id` of the run named `run_id` (with its target), or NotFound."""
+    run = get_run(run_id)
+    item = (
+        Item.select(Item, RunTarget)
+        .join(RunTarget)
+        .where((Item.run == run) & (Item.id == item_id))
+        .first()
+    )
+    if item is None:
+        raise NotFound(f"No item {item_id} in run {run_id}.")
+    return item
+
+
 def state_condition(state):
     """A WHERE expression selecting runs in the shown state (running/paused/stopped/finished)."""
     if state == "finished":

@@ -1,9 +1,11 @@
-"""Retries: send answered items back to the judge, or failed items back to their targets.
+"""Retries: send answered items back to the judge, or failed items back to their targets; and
+re-judging a completed item, on purpose, keeping the judgement it replaces.
 
 A finished run with items queued again becomes running again (Conflict while another run is
 active); a paused or stopped one does them when continued.
 """
 
+from ..clock import isoformat
 from ..clock import utcnow
 from ..db import database
 from ..errors import Conflict
@@ -12,6 +14,7 @@ from ..errors import ValidationError
 from ..ids import is_db_id
 from ..models import BENCHMARKING
 from ..models import CANT_BE_FINISHED
+from ..models import COMPLETED
 from ..models import CONTROL_RUNNING
 from ..models import FAILED
 from ..models import FINISHED
@@ -55,18 +58,38 @@ _REQUEUE = {
 }
 
 
-def retry_judge(run_id, item_id, now=None):
-    """Queue one item for judging again (it must hold an answer: WAITING/FAILED judge/COMPLETED)."""
-    now = now or utcnow()
+def _run_item(run_id, item_id):
+    """(run, item) or NotFound."""
     run = get_run(run_id)
     item = Item.get_or_none((Item.id == item_id) & (Item.run == run)) if is_db_id(item_id) else None
     if item is None:
         raise NotFound(f"No item {item_id} in run {run_id}.")
-    if (
-        item.answer is None
-        or item.status == NEW
-        or (item.status in (FAILED, CANT_BE_FINISHED) and item.error_stage not in ("judge", None))
-    ):
+    return run, item
+
+
+def _check_not_in_flight(item, item_id, now):
+    if Item.select().where((Item.id == item.id) & Item.in_flight(now)).exists():
+        raise Conflict(
+            f"item {item_id} is being judged right now; retry it when that judgement is in"
+        )
+
+
+def retry_judge(run_id, item_id, now=None):
+    """Queue one item for judging again: it waits for the judge, or its judgement failed.
+
+    A completed item keeps its score here (Conflict): re-judging it is rejudge_item, an
+    explicit action that keeps the judgement it replaces.
+    """
+    now = now or utcnow()
+    run, item = _run_item(run_id, item_id)
+    if item.status == COMPLETED:
+        raise Conflict(
+            f"item {item_id} is completed with a score; retry-judge is for items waiting for "
+            "the judge or whose judgement failed. To judge it again, re-judge it (POST "
+            f"/api/runs/{run_id}/items/{item_id}/rejudge): its judgement is kept in its history"
+        )
+    judge_failed = item.status in (FAILED, CANT_BE_FINISHED) and item.error_stage == "judge"
+    if item.answer is None or not (item.status == WAITING_FOR_JUDGE or judge_failed):
         raise ValidationError.field(
             "itemId",
             f"item {item_id} has no answer to judge "
@@ -74,10 +97,7 @@ def retry_judge(run_id, item_id, now=None):
         )
     with database.atomic("IMMEDIATE"):
         item = Item.get_by_id(item.id)
-        if Item.select().where((Item.id == item.id) & Item.in_flight(now)).exists():
-            raise Conflict(
-                f"item {item_id} is being judged right now; retry it when that judgement is in"
-            )
+        _check_not_in_flight(item, item_id, now)
         _reopen(run, now, JUDGING)
         Item.update(status=WAITING_FOR_JUDGE, updated_at=now, **_REQUEUE).where(
             Item.id == item.id
@@ -86,6 +106,58 @@ def retry_judge(run_id, item_id, now=None):
             run,
             "retry_judge",
             f"Item {item.id} ({item.task_key}) queued for judging again",
+            now=now,
+        )
+    return Item.get_by_id(item.id)
+
+
+def judgement_of(item, now):
+    """The item's current judgement as one entry of its history."""
+    return {
+        "score": item.evaluation_score,
+        "reason": item.evaluation_reason,
+        "rubricScores": item.rubric_scores,
+        "autoFail": item.auto_fail,
+        "judgeMs": item.judge_ms,
+        "judgeCostUsd": item.judge_cost_usd,
+        "judgeRaw": item.judge_raw,
+        "judgedAt": isoformat(item.judged_at),
+        "replacedAt": isoformat(now),
+    }
+
+
+def rejudge_item(run_id, item_id, now=None):
+    """Judge a completed item again, on purpose: its judgement moves to the item's history
+    (judge_history) and the item waits for the judge. A finished run runs again."""
+    now = now or utcnow()
+    run, item = _run_item(run_id, item_id)
+    if item.status != COMPLETED:
+        raise ValidationError.field(
+            "itemId",
+            f"item {item_id} is {item.status}, not completed; re-judging is for completed "
+            "items (use retry-judge for one waiting for the judge or whose judgement failed)",
+        )
+    with database.atomic("IMMEDIATE"):
+        item = Item.get_by_id(item.id)
+        _check_not_in_flight(item, item_id, now)
+        _reopen(run, now, JUDGING)
+        history = [*(item.judge_history or []), judgement_of(item, now)]
+        Item.update(
+            status=WAITING_FOR_JUDGE,
+            judge_history=history,
+            evaluation_score=None,
+            evaluation_reason=None,
+            rubric_scores=None,
+            auto_fail=None,
+            judged_at=None,
+            updated_at=now,
+            **_REQUEUE,
+        ).where((Item.id == item.id) & (Item.status == COMPLETED)).execute()
+        log_event(
+            run,
+            "rejudge",
+            f"Item {item.id} ({item.task_key}) queued to be judged again; its score "
+            f"{item.evaluation_score:g} is kept in its history",
             now=now,
         )
     return Item.get_by_id(item.id)

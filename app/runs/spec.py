@@ -23,6 +23,9 @@ PARAMS = {
     "top_p": (float, 0.0, 1.0),
     "max_tokens": (int, 1, 1_000_000),
     "seed": (int, None, None),
+    # Ours, never sent to the server: the most one call to the target may take, in seconds
+    # (default: the provider's timeout; providers/base.py call_seconds).
+    "max_seconds": (float, 1.0, 86400.0),
 }
 PARAM_NAMES = (*PARAMS, "stop")
 PARAM_ALIASES = {"topP": "top_p", "maxTokens": "max_tokens"}

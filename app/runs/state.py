@@ -49,3 +49,18 @@ def run_state(run):
 def control_reason(run):
     """Why the run is paused or stopped (also when that is only known from the lease)."""
     return NO_ORCHESTRATOR if _orphaned(run) else run.control_reason
+
+
+def state_label(state, completed, failed):
+    """(label, tone) people read for a run: a finished run says how it ended.
+
+    "finished with 3 failed" has the warning tone, "finished, nothing completed" the error
+    tone; other states are their own label and tone (running, paused, stopped).
+    """
+    if state != "finished":
+        return state, state
+    if not completed:
+        return "finished, nothing completed", "error"
+    if failed:
+        return f"finished with {failed} failed", "warn"
+    return "finished", "finished"

@@ -1,11 +1,13 @@
 """The web layer: extensions, blueprints and the one place errors become HTTP responses."""
 
+from flask import abort
 from flask import g
 from flask import jsonify
 from flask import render_template
 from flask import request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.local import LocalProxy
 
 from ..api import AREAS as api_areas
@@ -19,10 +21,13 @@ from . import patterns
 from . import providers
 from . import results
 from . import runs
+from . import security
 from . import settings
 from . import tasks
 from .extensions import csrf
 from .extensions import htmx
+from .hosts import allowed_hosts
+from .hosts import host_name
 
 
 def _active_run():
@@ -36,6 +41,7 @@ def init_app(app):
     """Bind extensions, register blueprints and error handlers."""
     htmx.init_app(app)
     csrf.init_app(app)
+    security.init_app(app)
 
     # The JSON API takes application/json only, which a cross-site form cannot send
     # without a CORS preflight we never grant; CSRF tokens guard the HTML forms.
@@ -47,6 +53,26 @@ def init_app(app):
         app.register_blueprint(module.bp)
     if app.debug or app.config.get("TESTING"):
         app.register_blueprint(patterns.bp)
+
+    hosts = allowed_hosts(app.config)
+    limit_mb = float(app.config.get("MAX_UPLOAD_MB") or 64)
+    app.config["MAX_CONTENT_LENGTH"] = int(limit_mb * 1024 * 1024)
+    # A dataset typed into a form field is as big as an upload of it (werkzeug's default for
+    # form fields is 500 kB).
+    app.config["MAX_FORM_MEMORY_SIZE"] = int(limit_mb * 1024 * 1024)
+
+    @app.before_request
+    def _known_host():
+        # DNS rebinding: a page on evil.example resolved to 127.0.0.1 reaches us with its own
+        # name in Host (and a matching Origin, so the API's same-origin check passes).
+        if hosts is not None and host_name(request.host) not in hosts:
+            abort(
+                400,
+                description=(
+                    f"This server does not answer to the host {request.host!r}; open it as "
+                    "http://127.0.0.1, or add the name to LLMBENCH_ALLOWED_HOSTS."
+                ),
+            )
 
     @app.context_processor
     def _globals():
@@ -70,6 +96,16 @@ def init_app(app):
         if wants_json():
             return jsonify({"error": message}), 400
         return render_template("errors/error.html", error=exc, message=message, status=400), 400
+
+    @app.errorhandler(RequestEntityTooLarge)
+    def _too_large(exc):
+        message = (
+            f"The upload is larger than {limit_mb:g} MiB, the most this server takes "
+            "(LLMBENCH_MAX_UPLOAD_MB); split the file, or raise the limit."
+        )
+        if wants_json():
+            return jsonify({"error": message, "limitBytes": int(limit_mb * 1024 * 1024)}), 413
+        return render_template("errors/error.html", error=exc, message=message, status=413), 413
 
     @app.errorhandler(HTTPException)
     def _http_error(exc):

@@ -59,7 +59,7 @@ def upload():
         if not uploads:
             raise ValidationError.field("file", "choose one or more dataset files to upload")
         result = importer.import_tasks(
-            [(f.filename, f.read()) for f in uploads],
+            [(f.filename, f.stream) for f in uploads],  # streams: see importer.import_tasks
             form.get("format") or None,
             collection=form.get("collection") or None,
             on_duplicate=form.get("onDuplicate") or "reject",

@@ -7,6 +7,10 @@ from flask import Blueprint
 from flask import render_template
 
 from ..models import ITEM_STATUSES
+from ..runs.outages import waiting_message
+from ..runs.progress import pct
+from ..runs.progress import progress_fraction
+from ..runs.state import state_label
 from .dashboard import PARAMS
 from .dashboard import target_key
 
@@ -15,28 +19,37 @@ bp = Blueprint("patterns", __name__, url_prefix="/_patterns")
 T0 = dt.datetime(2025, 8, 7, 18, 16, 10)
 
 
-def _progress(state, phase, new, waiting, completed, failed=0, judge_failed=0):
+def _progress(state, phase, new, waiting, completed, failed=0, judge_failed=0, outage=None):
     total = new + waiting + completed + failed + judge_failed
     counts = dict.fromkeys(ITEM_STATUSES, 0)
     counts.update(
         NEW=new, WAITING_FOR_JUDGE=waiting, COMPLETED=completed, FAILED=failed + judge_failed
     )
     benchmarked, judged, judge_total = total - new, completed + judge_failed, total - failed
+    label, tone = state_label(state, completed, failed + judge_failed)
     return {
         "total": total,
         "counts": counts,
         "benchmarked": benchmarked,
+        "answered": benchmarked - failed,
         "answer_failed": failed,
         "judged": judged,
         "judge_failed": judge_failed,
         "judge_total": judge_total,
-        "bench_pct": round(100 * benchmarked / total, 1),
-        "judge_pct": round(100 * judged / judge_total, 1),
-        "overall_pct": round(100 * (benchmarked + judged) / (total + judge_total), 1),
+        "bench_pct": pct(benchmarked, total),
+        "judge_pct": pct(judged, judge_total),
+        "answered_pct": pct(benchmarked - failed, total),
+        "answer_failed_pct": pct(failed, total),
+        "judge_failed_pct": pct(judge_failed, judge_total),
+        "completed_pct": pct(completed, judge_total),
+        "overall_pct": round(100 * progress_fraction(counts), 1),
         "eta_seconds": 754 if state == "running" else None,
         "recent_tps": 25.4,
         "state": state,
+        "state_label": label,
+        "state_tone": tone,
         "phase": phase,
+        "waiting": [outage] if outage else [],
     }
 
 
@@ -144,6 +157,26 @@ def index():
         ("paused", _progress("paused", "JUDGING", 0, 30, 48, failed=2)),
         ("stopped", _progress("stopped", "BENCHMARKING", 50, 10, 20)),
         ("finished", _progress("finished", "JUDGING", 0, 0, 76, failed=2, judge_failed=2)),
+        ("finished, nothing completed", _progress("finished", "BENCHMARKING", 0, 0, 0, failed=80)),
+        (
+            "running, a server unreachable",
+            _progress(
+                "running",
+                "BENCHMARKING",
+                44,
+                20,
+                16,
+                outage={
+                    "providerId": 1,
+                    "message": waiting_message(
+                        "Local Ollama",
+                        "connection refused",
+                        T0,
+                        T0 + dt.timedelta(seconds=30),
+                    ),
+                },
+            ),
+        ),
     ]
     provider = NS(id=1, name="Local Ollama", type="OLLAMA", base_url="http://localhost:11434")
     params = {(1, "llama3:8b"): {"temperature": 0.2, "stop": ["###"]}}

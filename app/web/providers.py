@@ -156,6 +156,13 @@ def update(provider_id):
     except (ValidationError, Conflict) as exc:
         return _render_form(form, provider, *form_errors(exc))
     flash(f"Provider {provider.name} saved.", "success")
+    if provider.secrets_cleared:
+        flash(
+            f"The base URL now points at another server, so the stored secret values of "
+            f"{', '.join(provider.secrets_cleared)} were cleared and will not be sent there; "
+            "enter them again if that server needs them.",
+            "error",
+        )
     return redirect(url_for("providers.index"))
 
 

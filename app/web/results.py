@@ -39,6 +39,7 @@ from ..runs.retries import retry_failed_answers
 from ..runs.retries import retry_failed_judgements
 from ..runs.retries import retryable_answer_failures
 from ..runs.state import run_state
+from ..runs.state import state_label
 from .extensions import htmx
 
 bp = Blueprint("results", __name__)
@@ -180,10 +181,14 @@ def show(run_id):
     context.update(_table_context(run, state, filters))
     # The breakdowns reuse the models the averages already read (no second query for them).
     targets = targets_from_averages(context["averages"])
+    state = run_state(run)
+    completed = sum(r["completed"] for r in context["averages"])
+    failed = sum(r["failed"] for r in context["averages"])
     context.update(
         {
             "models": sorted(context["averages"], key=lambda r: (r["position"], r["target_id"])),
-            "state": run_state(run),
+            "state": state,
+            "state_label": state_label(state, completed, failed),
             "by_category": breakdown(run, "category", targets=targets),
             "by_difficulty": breakdown(run, "difficulty", targets=targets),
             "statuses": STATUS_FILTERS,
@@ -217,7 +222,12 @@ def chart(run_id, name):
     if name not in charts.CHARTS:
         abort(404)
     run = get_run(run_id)
-    svg = charts.run_chart(run, name, narrow=request.args.get("size") == "narrow")
+    svg = charts.run_chart(
+        run,
+        name,
+        narrow=request.args.get("size") == "narrow",
+        estimates=request.args.get("estimates") in ("1", "true", "yes"),
+    )
     response = Response(svg, mimetype="image/svg+xml")
     response.headers["Cache-Control"] = "no-cache"
     return response
@@ -277,6 +287,18 @@ def retry_judge(run_id, item_id):
     with _flash_refusal():
         retries.retry_judge(run_id, item_id)
         flash(f"Item {item_id} is queued for the judge again.", "success")
+    return _back(run_id)
+
+
+@bp.post("/runs/<run_id>/items/<int:item_id>/rejudge")
+def rejudge(run_id, item_id):
+    """Judge a completed item again; its current judgement goes to the item's history."""
+    with _flash_refusal():
+        retries.rejudge_item(run_id, item_id)
+        flash(
+            f"Item {item_id} is queued to be judged again; its judgement is kept in its history.",
+            "success",
+        )
     return _back(run_id)
 
 

@@ -1,3 +1,9 @@
+// The Content-Security-Policy allows no inline style and no eval: htmx must inject neither (its
+// indicator styles are in app.css). Set before DOMContentLoaded, when htmx reads its config.
+if (window.htmx) {
+  htmx.config.includeIndicatorStyles = false;
+  htmx.config.allowEval = false;
+}
 // Send the CSRF token with every htmx request; forms also carry it as a hidden field.
 document.addEventListener("htmx:configRequest", function (event) {
   var meta = document.querySelector('meta[name="csrf-token"]');
@@ -8,3 +14,12 @@ document.addEventListener("submit", function (event) {
   var msg = event.target.getAttribute("data-confirm");
   if (msg && !window.confirm(msg)) event.preventDefault();
 }, true);
+// "Go back" links (data-back): the browser's history when there is one, else the link itself.
+// No javascript: URL and no inline handler, so the Content-Security-Policy needs no exception.
+document.addEventListener("click", function (event) {
+  var link = event.target.closest && event.target.closest("a[data-back]");
+  if (link && window.history.length > 1) {
+    event.preventDefault();
+    window.history.back();
+  }
+});

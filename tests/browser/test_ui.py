@@ -330,3 +330,118 @@ def test_compare_table_shows_every_column_at_1280(page, server, finished_runs):
     assert widths[0] <= widths[1], f"the compare table scrolls: {widths}"
     last = page.locator("table.rs-compare thead th").last
     assert "Judge failures" in last.text_content() and last.is_visible()
+
+
+@pytest.fixture(scope="module")
+def truth_runs(server):
+    """A run finished with failures, one with nothing completed, one paused by an outage and
+    one waiting for a server that cannot be reached, written straight to the database."""
+    import datetime as dt
+
+    from app.clock import utcnow
+    from app.models import CONTROL_PAUSED
+    from app.models import FAILED
+    from app.models import NEW
+    from app.models import PENDING
+    from app.models import Outage
+    from tests.factories import add_item
+    from tests.factories import make_run
+
+    def failed(run, target, key):
+        add_item(
+            run,
+            target,
+            key,
+            status=FAILED,
+            error_stage="answer",
+            attempts=3,
+            error_msg="Server answered 500 Internal Server Error: boom (gave up after 3 attempts)",
+        )
+
+    run, (t,) = make_run("truth-mixed", targets=(("fake-local", "alpha-7b"),))
+    for n in range(9):
+        add_item(run, t, f"ok{n}", score=60.0 + n)
+    for n in range(3):
+        failed(run, t, f"bad{n}")
+    run, (t,) = make_run("truth-nothing", targets=(("fake-local", "alpha-7b"),))
+    for n in range(4):
+        failed(run, t, f"bad{n}")
+    since = utcnow() - dt.timedelta(minutes=10, seconds=30)
+    reason = (
+        f"fake-local is unreachable (connection refused since {since:%H:%M:%S} UTC, 10 min, "
+        "past the 10 min limit); no item was failed for it: start the server or fix the "
+        "provider's base URL, then continue"
+    )
+    run, (t,) = make_run(
+        "truth-outage",
+        status=PENDING,
+        control=CONTROL_PAUSED,
+        control_reason=reason,
+        targets=(("fake-local", "alpha-7b"),),
+        phase="BENCHMARKING",
+    )
+    for n in range(3):
+        add_item(run, t, f"ok{n}", score=70.0)
+    for n in range(5):
+        add_item(run, t, f"new{n}", status=NEW)
+    database.close()
+    return {"since": since, "outage_row": Outage}
+
+
+def test_finished_runs_say_how_they_ended_in_colour(page, server, truth_runs):
+    from playwright.sync_api import expect
+
+    page.goto(server["base"] + "/runs/truth-mixed")
+    expect(page.locator("#run-state")).to_have_text("finished with 3 failed")
+    expect(page.locator("#run-state")).to_have_class(re.compile("badge--warn"))
+    expect(page.locator("#answered-count")).to_have_text("9 / 12 answered · 3 failed")
+    shot(page, "live-finished-with-failures")
+    page.goto(server["base"] + "/runs/truth-nothing")
+    expect(page.locator("#run-state")).to_have_text("finished, nothing completed")
+    expect(page.locator("#run-state")).to_have_class(re.compile("badge--error"))
+    shot(page, "live-finished-nothing-completed")
+    page.goto(server["base"] + "/runs/?sort=run_id")
+    expect(page.locator("main")).to_contain_text("finished with 3 failed")
+    shot(page, "history-run-states")
+
+
+def test_a_run_paused_by_an_outage_says_why(page, server, truth_runs):
+    from playwright.sync_api import expect
+
+    page.goto(server["base"] + "/runs/truth-outage")
+    expect(page.locator("#run-state")).to_have_text("paused")
+    expect(page.locator("#control-reason")).to_contain_text("fake-local is unreachable")
+    expect(page.locator("#resume-run")).to_be_visible()
+    shot(page, "live-paused-outage")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/",
+        "/runs/",
+        "/runs/truth-mixed",
+        "/runs/truth-mixed/results",
+        "/settings/providers/",
+        "/settings/import/",
+        "/compare?a=truth-mixed&b=truth-nothing",
+        "/nope",
+    ],
+)
+def test_no_page_breaks_its_content_security_policy(page, server, truth_runs, path):
+    refused = []
+    page.on(
+        "console",
+        lambda msg: (
+            refused.append(msg.text)
+            if "Content Security" in msg.text or "Refused to" in msg.text
+            else None
+        ),
+    )
+    page.goto(server["base"] + path)
+    page.wait_for_load_state("networkidle")
+    for toggle in page.locator("details > summary").all()[:3]:
+        if toggle.is_visible():
+            toggle.click()
+    page.wait_for_timeout(300)
+    assert refused == []
