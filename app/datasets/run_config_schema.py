@@ -32,6 +32,8 @@ RUN_KEYS = {
     "categories",
     "max_attempts",
     "max_budget_usd",
+    "repeats",
+    "judge_repeats",
     "out_dir",
 }
 # seed 004 spellings accepted beside ours
@@ -40,6 +42,7 @@ RUN_ALIASES = {
     "questionLimit": "question_limit",
     "maxBudgetUsd": "max_budget_usd",
     "maxAttempts": "max_attempts",
+    "judgeRepeats": "judge_repeats",
     "outDir": "out_dir",
     "onDuplicate": "on_duplicate",
 }
@@ -305,6 +308,8 @@ class ConfigChecker:
             ("question_limit", "questionLimit"),
             ("max_attempts", "maxAttempts"),
             ("max_budget_usd", "maxBudgetUsd"),
+            ("repeats", "repeats"),
+            ("judge_repeats", "judgeRepeats"),
         ):
             value = run.get(key)
             if value is None:
