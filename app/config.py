@@ -26,6 +26,8 @@ DEFAULTS = {
     # A claim lasts the provider timeout plus this margin (and is extended while streaming).
     "CLAIM_MARGIN_SECONDS": 30.0,
     "LOAD_DEFAULTS": True,
+    # System metrics: one sample every this many seconds while a run is worked on (0: off).
+    "SYSMETRICS_SECONDS": 2.0,
 }
 
 # Documented environment variables (README is tested against this list).
@@ -38,6 +40,7 @@ ENV_NAMES = [
     "LLMBENCH_MAX_ATTEMPTS",
     "LLMBENCH_LEASE_SECONDS",
     "LLMBENCH_MAX_RETRY_SECONDS",
+    "LLMBENCH_SYSMETRICS_SECONDS",
 ]
 
 

@@ -193,6 +193,7 @@ SUMMARY_KEYS = {
     "models",
     "breakdowns",
     "contains",
+    "systemPeaks",
 }
 
 

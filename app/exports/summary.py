@@ -9,7 +9,11 @@ from ..models import RunTarget
 from ..results.averages import breakdown
 from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
+from ..results.stability import has_repeats
+from ..results.stability import stability
 from ..runs.state import run_state
+from ..sysmetrics.store import run_peaks
+from ..sysmetrics.store import run_samples
 
 SCHEMA = "llmbench.summary/1"
 
@@ -165,4 +169,9 @@ def summary_json(run):
         },
     }
     summary.update({k: v for k, v in results_dict(run, averages).items() if k != "runId"})
+    # System metrics sampled during the run (null when none were taken) and, with repeats,
+    # how stable the scores were.
+    summary["systemPeaks"] = run_peaks(run) if run_samples(run) else None
+    if has_repeats(run):
+        summary["stability"] = stability(run, limit=100)
     return summary

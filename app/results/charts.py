@@ -120,7 +120,7 @@ def short_number(value):
     return f"{value:.3g}"
 
 
-def _drop_scripts(root):
+def drop_scripts(root):
     """pygal always embeds an inline config <script> for its tooltips; we ship no JS at all."""
     for parent in root.iter():
         for child in list(parent):
@@ -142,7 +142,7 @@ def _labels(averages, narrow):
 
 
 def _render(chart):
-    chart.add_xml_filter(_drop_scripts)
+    chart.add_xml_filter(drop_scripts)
     return chart.render(is_unicode=True)
 
 
