@@ -9,9 +9,13 @@ from flask import request
 from . import datasets
 from . import exports
 from . import providers
+from . import queue
 from . import runs
 from . import status
+from . import system
 from . import tasks
+from . import templates
+from . import trends
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -41,6 +45,6 @@ def _same_origin_only():
     return None
 
 
-AREAS = (datasets, exports, providers, runs, status, tasks)
+AREAS = (datasets, exports, providers, queue, runs, status, system, tasks, templates, trends)
 for area in AREAS:
     bp.register_blueprint(area.bp)
