@@ -11,9 +11,13 @@ from ..datasets import run_plan
 from ..errors import LlmbenchError
 from ..results import compare
 from ..runs.queries import get_run
+from ..schedules.service import after_run
+from ..schedules.templates import find_template
+from ..schedules.templates import start_template
 from .db import missing_db_note
 from .db import open_db
 from .foreground import run_in_foreground
+from .output import EXIT_INVALID
 from .output import EXIT_OK
 from .output import CliError
 from .output import Output
@@ -30,26 +34,42 @@ from .output import write_reports
     "-c",
     "--config",
     "config_path",
-    required=True,
     type=click.Path(exists=True, dir_okay=False),
     help="Run config (YAML or JSON).",
+)
+@click.option(
+    "--template",
+    "template_ref",
+    default=None,
+    help="Run a saved template (its name or id) instead of a config file.",
 )
 @click.option(
     "--dry-run", is_flag=True, help="Validate and print the plan; no model call, nothing saved."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSONL events on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="Print errors only.")
-def run(config_path, dry_run, as_json, quiet):
-    """Run a benchmark from a config file in the foreground.
+def run(config_path, template_ref, dry_run, as_json, quiet):
+    """Run a benchmark from a config file (or a saved template) in the foreground.
 
     \b
     Ctrl-C stops the run cleanly; continue it with `llmbench resume RUN_ID`.
+    When it finishes, it is digested for Trends and checked for regressions (alerts and
+    their webhooks go out before the command ends).
     If `llmbench serve` holds the orchestrator, nothing is started: exit 1 with who holds it
     (start the run from the web app instead, or stop the server).
     Exit codes: 0 finished (even with failed items), 1 error, 2 invalid config or
     dataset, 3 interrupted (resumable).
     """
 
+    if (config_path is None) == (template_ref is None):
+        raise CliError("give either -c CONFIG or --template NAME", EXIT_INVALID)
+    if template_ref is not None:
+        if dry_run:
+            raise CliError(
+                "--dry-run checks a config file (-c); a template is checked when saved",
+                EXIT_INVALID,
+            )
+        _run_template(template_ref, as_json, quiet)
     cfg = open_db(check_only=dry_run)
     with db_context():
         try:
@@ -71,6 +91,8 @@ def run(config_path, dry_run, as_json, quiet):
             raise translate(exc, as_json) from None
         run_id = created.run_id
     code = run_in_foreground(run_id, cfg, Output(as_json, quiet))
+    with db_context():
+        after_run()
     if code == EXIT_OK and plan.out_dir:
         try:
             write_reports(run_id, Path(plan.out_dir) / run_id, as_json, quiet)
@@ -79,6 +101,24 @@ def run(config_path, dry_run, as_json, quiet):
             if as_json:
                 emit({"event": "error", "message": exc.message, "errors": []})
             click.echo(f"Error: {exc.message}", err=True)
+    sys.exit(code)
+
+
+def _run_template(template_ref, as_json, quiet):
+    """`llmbench run --template NAME`: start the template's run here (409 while another run
+    is active: the CLI does not queue) and work it in the foreground."""
+    cfg = open_db()
+    with db_context():
+        check_lease(as_json)
+        try:
+            template = find_template(template_ref)
+            created = start_template(template.id, queue=False, triggered_by="cli")
+        except LlmbenchError as exc:
+            raise translate(exc, as_json) from None
+        run_id = created.run_id
+    code = run_in_foreground(run_id, cfg, Output(as_json, quiet))
+    with db_context():
+        after_run()
     sys.exit(code)
 
 
@@ -96,7 +136,10 @@ def resume(run_id, as_json, quiet, max_budget_usd):
     """Continue a stopped, paused or interrupted run where it left off (exit codes as `run`)."""
     cfg = open_db()
     out = Output(as_json, quiet)
-    sys.exit(run_in_foreground(run_id, cfg, out, resume=True, max_budget_usd=max_budget_usd))
+    code = run_in_foreground(run_id, cfg, out, resume=True, max_budget_usd=max_budget_usd)
+    with db_context():
+        after_run()
+    sys.exit(code)
 
 
 # ---- report, diff --------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from .charts import PALETTE
 from .charts import nice_ticks
 from .charts import short_number
 
+DOTS_MAX = 60  # points per series drawn as dots when they link nowhere
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif"
 
 
@@ -25,6 +26,8 @@ def epoch(t):
 
 def _time_label(seconds, span):
     when = dt.datetime.fromtimestamp(seconds, dt.UTC)
+    if span <= 1200:
+        return when.strftime("%H:%M:%S")
     if span <= 2 * 86400:
         return when.strftime("%H:%M")
     if span <= 400 * 86400:
@@ -50,14 +53,18 @@ def _segments(points):
 
 
 class _Frame:
-    """Where things go: the plot box and the scales."""
+    """Where things go: the plot box, the scales, and the legend below (the picture grows by
+    the legend's rows, so a label is never cut off)."""
 
-    def __init__(self, width, height, left, legend_rows, t0, t1, y_min, y_top, narrow):
+    def __init__(self, width, height, left, legend_rows, t0, t1, y_min, y_top, font):
         self.width, self.left = width, left
-        self.top = 34 if not narrow else 40
+        self.font = font
+        self.row = font + 8
+        self.top = font + 22
         self.right = width - 14
-        self.legend_h = legend_rows * (24 if narrow else 18) + 8 if legend_rows else 0
-        self.bottom = height - 30 - self.legend_h
+        self.bottom = height - (font + 14)
+        self.legend_top = height
+        self.height = height + (legend_rows * self.row + 6 if legend_rows else 0)
         self.t0, self.t1 = t0, t1
         self.y_min, self.y_top = y_min, y_top
 
@@ -94,9 +101,9 @@ def line_chart(
     t0, t1 = (min(times), max(times)) if times else (0.0, 1.0)
     if t1 - t0 < 60:
         t0, t1 = t0 - 1800, t1 + 1800
-    frame = _Frame(width, height, 56 if narrow else 46, len(named), t0, t1, 0, ticks[-1], narrow)
+    frame = _Frame(width, height, 56 if narrow else 46, len(named), t0, t1, 0, ticks[-1], font)
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {frame.height}" '
         f'class="linechart" role="img" aria-labelledby="{chart_id}-title" '
         f'font-family="{escape(FONT)}" font-size="{font}">',
         f'<title id="{chart_id}-title">{escape(title)}</title>',
@@ -122,13 +129,13 @@ def line_chart(
         t = t0 + (t1 - t0) * i / (count - 1)
         anchor = "start" if i == 0 else "end" if i == count - 1 else "middle"
         out.append(
-            f'<text x="{frame.x(t):.1f}" y="{frame.bottom + font + 8}" text-anchor="{anchor}" '
+            f'<text x="{frame.x(t):.1f}" y="{frame.bottom + font + 6}" text-anchor="{anchor}" '
             f'fill="#5d6778">{_time_label(t, t1 - t0)}</text>'
         )
     for index, s in enumerate(named):
         out += _series_svg(s, PALETTE[index % len(PALETTE)], frame, narrow)
     for index, s in enumerate(named):
-        y = frame.bottom + 34 + index * (24 if narrow else 18)
+        y = frame.legend_top + (index + 1) * frame.row - 4
         color = PALETTE[index % len(PALETTE)]
         out.append(
             f'<rect x="{frame.left}" y="{y - font + 2}" width="{font}" height="{font}" '
@@ -175,6 +182,8 @@ def _series_svg(s, color, frame, narrow):
                 f"<title>{escape(str(first['break']))}</title></line>"
             )
         for x, p in zip(xs, segment, strict=True):
+            if not p.get("href") and len(s["points"]) > DOTS_MAX:
+                continue  # a dense series without links: the line alone reads better
             dot = (
                 f'<circle cx="{x:.1f}" cy="{frame.y(p["y"]):.1f}" r="{radius}" fill="{color}">'
                 f"<title>{escape(p.get('title') or short_number(p['y']))}</title></circle>"

@@ -1,11 +1,8 @@
 """A run's system metrics beside its throughput: the charts and peaks of the run's pages."""
 
-from peewee import fn
-
-from ..clock import db_text
 from ..clock import utcnow
+from ..db import database
 from ..engine.sampling import ollama_loaded_models
-from ..models import Item
 from ..models import Provider
 from ..runs.queries import active_run
 from ..sysmetrics.sample import current_metrics
@@ -33,34 +30,31 @@ def system_metrics_now(now=None):
     return current_metrics(1 if running else 0, ollama_loaded_models(Provider.select()))
 
 
+# One query: the run's first and last answer times, then the mean tokens/s per bucket of
+# answers (julianday keeps the arithmetic in SQLite; answered_at is stored as text).
+THROUGHPUT_SQL = (
+    "WITH span AS (SELECT MIN(julianday(answered_at)) AS lo, MAX(julianday(answered_at)) AS hi "
+    "FROM item WHERE run_id = ? AND answered_at IS NOT NULL) "
+    "SELECT span.lo, span.hi, CAST((julianday(item.answered_at) - span.lo) * 86400.0 / "
+    "MAX(?, (span.hi - span.lo) * 86400.0 / ?) AS INTEGER) AS bucket, "
+    "AVG(item.tokens_per_second) "
+    "FROM item, span WHERE item.run_id = ? AND item.answered_at IS NOT NULL "
+    "AND item.tokens_per_second IS NOT NULL GROUP BY bucket ORDER BY bucket"
+)
+JULIAN_EPOCH = 2440587.5  # julianday('1970-01-01')
+
+
 def throughput(run, buckets=BUCKETS):
-    """[(epoch s, mean tokens/s of the answers in that bucket)], bucketed in SQL."""
-    first, last = (
-        Item.select(fn.MIN(Item.answered_at), fn.MAX(Item.answered_at))
-        .where((Item.run == run) & Item.answered_at.is_null(False))
-        .tuples()
-        .get()
-    )
-    if first is None:
+    """[(epoch s, mean tokens/s of the answers in that bucket)], at most about `buckets`."""
+    rows = database.execute_sql(
+        THROUGHPUT_SQL, (run.id, MIN_BUCKET_SECONDS, buckets, run.id)
+    ).fetchall()
+    if not rows:
         return []
-    start = epoch(first)
-    size = max(MIN_BUCKET_SECONDS, (epoch(last) - start) / buckets)
-    # julianday keeps the bucketing in SQLite: seconds since the first answer / bucket size.
-    bucket = (
-        (fn.julianday(Item.answered_at) - fn.julianday(db_text(first))) * 86400.0 / size
-    ).cast("INTEGER")
-    rows = (
-        Item.select(bucket, fn.AVG(Item.tokens_per_second))
-        .where(
-            (Item.run == run)
-            & Item.answered_at.is_null(False)
-            & Item.tokens_per_second.is_null(False)
-        )
-        .group_by(bucket)
-        .order_by(bucket)
-        .tuples()
-    )
-    return [(start + (index + 0.5) * size, tps) for index, tps in rows]
+    lo, hi = rows[0][0], rows[0][1]
+    start = (lo - JULIAN_EPOCH) * 86400.0
+    size = max(MIN_BUCKET_SECONDS, (hi - lo) * 86400.0 / buckets)
+    return [(start + (bucket + 0.5) * size, tps) for _lo, _hi, bucket, tps in rows]
 
 
 def _line(name, samples, key, scale=1.0):
@@ -77,11 +71,17 @@ def _line(name, samples, key, scale=1.0):
     }
 
 
-def system_view(run, narrow=False):
-    """{"samples": n, "peaks", "latest", "charts": {cpu, memory, throughput}} for a run."""
+CHARTS = (
+    ("load", "CPU and GPU load (%)"),
+    ("memory", "Memory (GiB)"),
+    ("throughput", "Throughput (tokens/s)"),
+)
+
+
+def system_view(run):
+    """{"samples": n, "peaks", "latest", "charts": {load, memory, throughput: {wide, narrow}}}:
+    the run's system metrics beside its throughput, drawn for wide and narrow screens."""
     samples = chart_samples(run)
-    tps = throughput(run)
-    latest = samples[-1] if samples else None
     load = [_line("CPU %", samples, "cpuPercent")]
     memory = [
         _line("RAM used (GiB)", samples, "ramUsedGb"),
@@ -91,44 +91,34 @@ def system_view(run, narrow=False):
         load.append(_line("GPU %", samples, "gpuUtilPercent"))
     if any(s.get("vramUsedGb") is not None for s in samples):
         memory.append(_line("VRAM used (GiB)", samples, "vramUsedGb"))
-    top_memory = max(
-        [s.get("ramTotalGb") or 0 for s in samples] + [s.get("vramTotalGb") or 0 for s in samples],
-        default=None,
-    )
+    totals = [s.get("ramTotalGb") or 0 for s in samples] + [
+        s.get("vramTotalGb") or 0 for s in samples
+    ]
     speed = [
         {
             "name": "tokens/s (answers)",
-            "points": [{"t": t, "y": v, "title": f"{v:.1f} tokens/s"} for t, v in tps],
+            "points": [{"t": t, "y": v, "title": f"{v:.1f} tokens/s"} for t, v in throughput(run)],
         }
     ]
-    suffix = "-narrow" if narrow else ""
+    lines = {"load": (load, 100), "memory": (memory, max(totals, default=0) or None)}
+    lines["throughput"] = (speed, None)
+    charts = {}
+    for name, title in CHARTS:
+        series, top = lines[name]
+        charts[name] = {
+            variant: line_chart(
+                series,
+                title=title,
+                y_max=top,
+                narrow=variant == "narrow",
+                height=240,
+                chart_id=f"sys-{name}-{variant}",
+            )
+            for variant in ("wide", "narrow")
+        }
     return {
         "samples": len(samples),
         "peaks": peaks(samples),
-        "latest": latest,
-        "charts": {
-            "load": line_chart(
-                load,
-                title="CPU and GPU load (%)",
-                y_max=100,
-                narrow=narrow,
-                height=240,
-                chart_id=f"sys-load{suffix}",
-            ),
-            "memory": line_chart(
-                memory,
-                title="Memory (GiB)",
-                y_max=top_memory or None,
-                narrow=narrow,
-                height=240,
-                chart_id=f"sys-mem{suffix}",
-            ),
-            "throughput": line_chart(
-                speed,
-                title="Throughput (tokens/s)",
-                narrow=narrow,
-                height=240,
-                chart_id=f"sys-tps{suffix}",
-            ),
-        },
+        "latest": samples[-1] if samples else None,
+        "charts": charts,
     }

@@ -66,7 +66,7 @@ def trend_chart(data, metric, link, narrow=False, chart_id=None):
     )
 
 
-def category_trend_chart(domain_trend, link, narrow=False):
+def category_trend_chart(domain_trend, link, narrow=False, chart_id="categories"):
     """SVG of the score per category over time (a collection's summary, all models together)."""
     series = [
         {
@@ -87,7 +87,7 @@ def category_trend_chart(domain_trend, link, narrow=False):
         for category, points in sorted(domain_trend.items())
     ]
     return line_chart(
-        series, title="Score per category over time", y_max=100, narrow=narrow, chart_id="cat"
+        series, title="Score per category over time", y_max=100, narrow=narrow, chart_id=chart_id
     )
 
 
@@ -105,8 +105,8 @@ def radar_chart(current, previous, baseline, narrow=False):
         foreground_subtle="#c9ced8",
         font_family="system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif",
         colors=PALETTE,
-        opacity=".25",
-        opacity_hover=".4",
+        opacity=".12",
+        opacity_hover=".3",
         label_font_size=big,
         major_label_font_size=big,
         legend_font_size=big,
@@ -115,11 +115,12 @@ def radar_chart(current, previous, baseline, narrow=False):
     )
     chart = pygal.Radar(
         style=style,
-        title="Score per category",
         width=480 if narrow else 560,
         height=520 if narrow else 420,
-        fill=True,
+        fill=False,
+        stroke_style={"width": 3},
         range=(0, 100),
+        y_labels=[25, 50, 75, 100],
         show_legend=True,
         legend_at_bottom=True,
         legend_at_bottom_columns=3,

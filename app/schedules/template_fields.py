@@ -78,12 +78,18 @@ def _schedule(raw, errors):
         if enabled:
             _error(errors, "schedule.cron", "give a cron expression such as '0 3 * * *'")
         return None
+    zone_known = True
     try:
-        cron.trigger(expr, zone)
+        cron.timezone_of(zone)
+    except ValidationError as exc:
+        errors.extend(exc.errors)
+        zone_known = False
+    try:  # the expression is checked even when the zone is wrong: every problem at once
+        cron.trigger(expr, zone if zone_known else "UTC")
     except ValidationError as exc:
         errors.extend(exc.errors)
         return None
-    return {"cron": expr, "timezone": str(zone), "enabled": enabled}
+    return {"cron": expr, "timezone": str(zone), "enabled": enabled} if zone_known else None
 
 
 def _threshold(raw, errors):

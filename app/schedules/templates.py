@@ -169,9 +169,7 @@ def spec_from_run(run):
         spec["judgeParams"] = run.judge_params
     if run.settings:
         spec["settings"] = run.settings
-    if run.name:
-        spec["name"] = run.name
-    return spec
+    return spec  # no name: the template's runs are named after the template
 
 
 def start_template(template_id, *, queue=True, triggered_by="manual", note=None, now=None):
@@ -242,4 +240,34 @@ def template_to_dict(template):
         ),
         "createdAt": isoformat(template.created_at),
         "updatedAt": isoformat(template.updated_at),
+    }
+
+
+def template_runs(template, limit=50):
+    """The runs started from the template, newest first, each with `.state`."""
+    runs = list(
+        Run.select().where(Run.template == template).order_by(Run.created_at.desc()).limit(limit)
+    )
+    for run in runs:
+        run.state = run_state(run)
+    return runs
+
+
+def template_detail(template_id, now=None):
+    """The template page: the template, its JSON view, its runs and its next fire times (UTC
+    and in its zone)."""
+    template = get_template(template_id)
+    info = template_to_dict(template)
+    upcoming = []
+    if info["schedule"] and info["schedule"]["enabled"] and template.next_fire_at:
+        times = [template.next_fire_at] + cron.upcoming(
+            template.cron, template.timezone, template.next_fire_at, 4
+        )
+        upcoming = [(t, cron.local(t, template.timezone)) for t in times]
+    return {
+        "template": template,
+        "info": info,
+        "runs": template_runs(template),
+        "upcoming": upcoming,
+        "now": now or utcnow(),
     }
