@@ -371,3 +371,17 @@ def test_a_template_webhook_is_never_in_the_page_source(client, spec):
     assert crypto.decrypt(Template.get().webhook_url, f"template:{template.id}:webhook")
     for url in ("/templates/", f"/templates/{template.id}", f"/templates/{template.id}/edit"):
         assert "tok-5555" not in client.get(url).get_data(as_text=True), url
+
+
+def test_the_patterns_page_shows_the_queued_state_and_the_system_metrics(client):
+    page = soup(client.get("/_patterns/"))
+    assert page.select_one("#run-sysmetrics svg") is not None
+    assert any("Queued" in p.text for p in page.select(".run-progress--queued"))
+
+
+def test_bad_json_and_other_bad_fields_are_shown_together(client, spec):
+    response = client.post("/templates/", data={"name": "", "spec": "{", "cron": "61 * * * *"})
+    page = soup(response)
+    assert "not valid JSON" in page.select_one("#spec-error").text
+    assert page.select_one("#name-error") is not None
+    assert page.select_one("#schedule-cron-error") is not None

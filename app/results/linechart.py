@@ -1,8 +1,10 @@
-"""Time-series line charts as inline SVG: lines with 95 % CI bands, breaks, linked points.
+"""Time-series line charts as inline SVG: lines with 95 % CI bands, breaks, linked runs.
 
 pygal (charts.py) draws no confidence band and cannot end a line at a point and say why, and
 its point links need its tooltip script; this small renderer does just that, with no script:
-a point is an <a> to its run with a <title> tooltip, a break is a gap with a dashed marker.
+each run is a column (an <a> to the run, its numbers in a <title> tooltip) over every line's
+point at that time, a break is a gap with a dashed marker. One link per run rather than per
+point keeps a 200-run, 5-model chart small, and easier to hit than overlapping dots.
 """
 
 import calendar
@@ -87,9 +89,13 @@ def line_chart(
     height=300,
     narrow=False,
     chart_id="chart",
+    columns=(),
+    t_range=None,
 ):
-    """SVG of `series`: [{"name", "points": [{"t", "y", "low"?, "high"?, "href"?, "title"?,
-    "break"?: reason}]}]; y from 0 to y_max (default: a round number above the data)."""
+    """SVG of `series`: [{"name", "points": [{"t", "y", "low"?, "high"?, "title"?, "break"?:
+    reason}]}]; y from 0 to y_max (default: a round number above the data). `columns`:
+    [{"t", "href", "title"}], one linked column per run. `t_range` (epoch s or datetimes)
+    fixes the time axis, so charts drawn side by side share it."""
     font = 20 if narrow else 12
     width, height = (480, height + 60) if narrow else (width, height)
     named = [s for s in series if any(p.get("y") is not None for p in s["points"])]
@@ -99,8 +105,11 @@ def line_chart(
     ]
     ticks = nice_ticks(y_max if y_max is not None else max(values, default=1), 4 if narrow else 5)
     t0, t1 = (min(times), max(times)) if times else (0.0, 1.0)
-    if t1 - t0 < 60:
-        t0, t1 = t0 - 1800, t1 + 1800
+    if t_range is not None:
+        t0, t1 = epoch(t_range[0]), epoch(t_range[1])
+    if t1 - t0 < 60:  # a single moment: a minute around it
+        middle = (t0 + t1) / 2
+        t0, t1 = middle - 30, middle + 30
     frame = _Frame(width, height, 56 if narrow else 46, len(named), t0, t1, 0, ticks[-1], font)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {frame.height}" '
@@ -134,6 +143,7 @@ def line_chart(
         )
     for index, s in enumerate(named):
         out += _series_svg(s, PALETTE[index % len(PALETTE)], frame, narrow)
+    out += _columns_svg(columns, frame)
     for index, s in enumerate(named):
         y = frame.legend_top + (index + 1) * frame.row - 4
         color = PALETTE[index % len(PALETTE)]
@@ -181,14 +191,35 @@ def _series_svg(s, color, frame, narrow):
                 f'stroke="{color}" stroke-dasharray="3,3" stroke-opacity=".7">'
                 f"<title>{escape(str(first['break']))}</title></line>"
             )
-        for x, p in zip(xs, segment, strict=True):
-            if not p.get("href") and len(s["points"]) > DOTS_MAX:
-                continue  # a dense series without links: the line alone reads better
-            dot = (
-                f'<circle cx="{x:.1f}" cy="{frame.y(p["y"]):.1f}" r="{radius}" fill="{color}">'
-                f"<title>{escape(p.get('title') or short_number(p['y']))}</title></circle>"
-            )
-            if p.get("href"):
-                dot = f'<a href="{escape(p["href"])}">{dot}</a>'
-            out.append(dot)
+        # A dense line reads better without its dots; a point alone between breaks needs one.
+        if len(s["points"]) <= DOTS_MAX or len(segment) == 1:
+            out.append(f'<g fill="{color}">')
+            for x, p in zip(xs, segment, strict=True):
+                tip = escape(p.get("title") or short_number(p["y"]))
+                out.append(
+                    f'<circle cx="{x:.1f}" cy="{frame.y(p["y"]):.1f}" r="{radius}">'
+                    f"<title>{tip}</title></circle>"
+                )
+            out.append("</g>")
+    return out
+
+
+def _columns_svg(columns, frame):
+    """One transparent, linked column per run, as wide as the gap to its neighbours."""
+    xs = sorted(
+        ((frame.x(epoch(c["t"])), c) for c in columns if c.get("href")), key=lambda pair: pair[0]
+    )
+    if not xs:
+        return []
+    out = ['<g class="linechart__runs" fill="transparent">']
+    for index, (x, column) in enumerate(xs):
+        left = (x + xs[index - 1][0]) / 2 if index else x - 6
+        right = (x + xs[index + 1][0]) / 2 if index + 1 < len(xs) else x + 6
+        left, right = max(left, x - 12), min(right, x + 12)
+        out.append(
+            f'<a href="{escape(column["href"])}"><rect x="{left:.1f}" y="{frame.top}" '
+            f'width="{max(right - left, 1):.1f}" height="{frame.bottom - frame.top}">'
+            f"<title>{escape(column.get('title') or '')}</title></rect></a>"
+        )
+    out.append("</g>")
     return out

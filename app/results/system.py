@@ -94,12 +94,16 @@ def system_view(run):
     totals = [s.get("ramTotalGb") or 0 for s in samples] + [
         s.get("vramTotalGb") or 0 for s in samples
     ]
+    rates = throughput(run)
     speed = [
         {
             "name": "tokens/s (answers)",
-            "points": [{"t": t, "y": v, "title": f"{v:.1f} tokens/s"} for t, v in throughput(run)],
+            "points": [{"t": t, "y": v, "title": f"{v:.1f} tokens/s"} for t, v in rates],
         }
     ]
+    # One time axis for the three charts, so load and memory sit beside the throughput.
+    times = [s["t"] for s in samples] + [t for t, _ in rates]
+    t_range = (min(times), max(times)) if times else None
     lines = {"load": (load, 100), "memory": (memory, max(totals, default=0) or None)}
     lines["throughput"] = (speed, None)
     charts = {}
@@ -113,6 +117,7 @@ def system_view(run):
                 narrow=variant == "narrow",
                 height=240,
                 chart_id=f"sys-{name}-{variant}",
+                t_range=t_range,
             )
             for variant in ("wide", "narrow")
         }

@@ -10,6 +10,7 @@ from pygal.style import Style
 
 from ..results.charts import PALETTE
 from ..results.charts import drop_scripts
+from ..results.linechart import epoch
 from ..results.linechart import line_chart
 
 TREND_METRICS = {
@@ -19,75 +20,133 @@ TREND_METRICS = {
 }
 
 
-def _when(text):
-    return dt.datetime.fromisoformat(text.rstrip("Z"))
+class PointCache:
+    """finishedAt texts as epoch seconds and run ids as links, each worked out once per page
+    (six charts of the same points share them)."""
+
+    def __init__(self, link):
+        self.link = link
+        self._times = {}
+        self._links = {}
+
+    def t(self, text):
+        if text not in self._times:
+            self._times[text] = epoch(dt.datetime.fromisoformat(text.rstrip("Z")))
+        return self._times[text]
+
+    def href(self, run_id):
+        if run_id not in self._links:
+            self._links[run_id] = self.link(run_id)
+        return self._links[run_id]
 
 
-def _title(series, point, metric):
+def _both(series, columns, **config):
+    """The wide and the narrow drawing of one chart (the page shows one by screen width)."""
+    chart_id = config.pop("chart_id")
+    return {
+        "wide": line_chart(series, columns=columns, chart_id=chart_id, **config),
+        "narrow": line_chart(
+            series, columns=columns, narrow=True, chart_id=f"{chart_id}-n", **config
+        ),
+    }
+
+
+def _value(point, metric):
+    """One series' value at a run, as its tooltip line shows it."""
     value = point[metric]
-    text = f"{series['target']} · {point['finishedAt'][:16].replace('T', ' ')} · "
-    if metric == "score":
-        text += f"{value:.1f}"
-        if point["ciLow"] is not None:
-            text += f" [{point['ciLow']:.1f}–{point['ciHigh']:.1f}]"
-        text += f" · {point['n']} answers"
-    else:
-        text += f"{value:.1f}"
-    text += f" · run {point['runId']}"
-    if point["breakReason"]:
-        text += f" · line broken: {point['breakReason']}"
+    if value is None:
+        return "–"
+    text = f"{value:.1f}"
+    if metric == "score" and point["ciLow"] is not None:
+        text += f" [{point['ciLow']:.1f}–{point['ciHigh']:.1f}] n={point['n']}"
     return text
 
 
-def trend_chart(data, metric, link, narrow=False, chart_id=None):
-    """SVG of one metric of GET /api/trends' series over time (points link to their runs)."""
-    title, unit, top = TREND_METRICS[metric]
-    series = []
+def run_columns(data, metric, cache):
+    """One linked column per run: its time and every series' value in the tooltip."""
+    columns = {}
     for s in data["series"]:
-        points = []
         for p in s["points"]:
-            value = p[metric]
-            points.append(
+            column = columns.get(p["runId"])
+            if column is None:
+                when = p["finishedAt"][:16].replace("T", " ")
+                column = columns[p["runId"]] = {
+                    "t": cache.t(p["finishedAt"]),
+                    "href": cache.href(p["runId"]),
+                    "lines": [f"run {p['runId']} · {when} UTC"],
+                }
+            line = f"{s['target']}: {_value(p, metric)}"
+            if p["breakReason"]:
+                line += f" (line broken: {p['breakReason']})"
+            column["lines"].append(line)
+    return [
+        {"t": c["t"], "href": c["href"], "title": "\n".join(c["lines"])} for c in columns.values()
+    ]
+
+
+def trend_charts(data, metric, cache):
+    """{wide, narrow} SVGs of one metric of GET /api/trends' series over time; each run's
+    column links to its page."""
+    title, unit, top = TREND_METRICS[metric]
+    series = [
+        {
+            "name": s["target"],
+            "points": [
                 {
-                    "t": _when(p["finishedAt"]),
-                    "y": value,
+                    "t": cache.t(p["finishedAt"]),
+                    "y": p[metric],
                     "low": p["ciLow"] if metric == "score" else None,
                     "high": p["ciHigh"] if metric == "score" else None,
-                    "href": link(p["runId"]),
-                    "title": _title(s, p, metric) if value is not None else None,
+                    "title": f"{s['target']}: {_value(p, metric)} (run {p['runId']})",
                     "break": p["breakReason"],
                 }
-            )
-        series.append({"name": s["target"], "points": points})
+                for p in s["points"]
+            ],
+        }
+        for s in data["series"]
+    ]
     if data.get("category") and metric == "score":
         title = f"Score in {data['category']} over time (95 % CI band)"
-    return line_chart(
-        series, title=title, unit=unit, y_max=top, narrow=narrow, chart_id=chart_id or metric
+    return _both(
+        series,
+        run_columns(data, metric, cache),
+        title=title,
+        unit=unit,
+        y_max=top,
+        chart_id=metric,
     )
 
 
-def category_trend_chart(domain_trend, link, narrow=False, chart_id="categories"):
-    """SVG of the score per category over time (a collection's summary, all models together)."""
-    series = [
-        {
-            "name": category,
-            "points": [
+def category_trend_charts(domain_trend, cache):
+    """{wide, narrow} SVGs of the score per category over time (a collection, all models)."""
+    series, columns = [], {}
+    for category, points in sorted(domain_trend.items()):
+        series.append(
+            {
+                "name": category,
+                "points": [{"t": cache.t(p["date"]), "y": p["score"]} for p in points],
+            }
+        )
+        for p in points:
+            column = columns.setdefault(
+                p["runId"],
                 {
-                    "t": _when(p["date"]),
-                    "y": p["score"],
-                    "href": link(p["runId"]),
-                    "title": f"{category} · {p['date'][:16].replace('T', ' ')} · "
-                    f"{p['score']:.1f} · run {p['runId']}"
-                    if p["score"] is not None
-                    else None,
-                }
-                for p in points
-            ],
-        }
-        for category, points in sorted(domain_trend.items())
-    ]
-    return line_chart(
-        series, title="Score per category over time", y_max=100, narrow=narrow, chart_id=chart_id
+                    "t": cache.t(p["date"]),
+                    "href": cache.href(p["runId"]),
+                    "lines": [f"run {p['runId']}"],
+                },
+            )
+            score = "–" if p["score"] is None else f"{p['score']:.1f}"
+            column["lines"].append(f"{category}: {score}")
+    return _both(
+        series,
+        [
+            {"t": c["t"], "href": c["href"], "title": "\n".join(c["lines"])}
+            for c in columns.values()
+        ],
+        title="Score per category over time",
+        y_max=100,
+        chart_id="categories",
     )
 
 

@@ -96,7 +96,10 @@ def digest_run(run, now=None):
                 RunAggregate.insert_many(rows[start : start + 200]).execute()
     except IntegrityError:  # digested by another process meanwhile
         return None
-    evaluate_run(run, digest, overall, now)
+    try:
+        evaluate_run(run, digest, overall, now)
+    except Exception:  # the aggregates stay; Trends shows the run even without its check
+        log.exception("regression check of run %s failed", run.run_id)
     return digest
 
 

@@ -12,6 +12,7 @@ from ..clock import utcnow
 from ..db import database
 from ..errors import NotFound
 from ..errors import ValidationError
+from ..models import Provider
 from ..models import Run
 from ..models import RunCollection
 from ..models import RunTarget
@@ -264,9 +265,11 @@ def template_detail(template_id, now=None):
             template.cron, template.timezone, template.next_fire_at, 4
         )
         upcoming = [(t, cron.local(t, template.timezone)) for t in times]
+    providers = {p.id: p.name for p in Provider.select(Provider.id, Provider.name)}
     return {
         "template": template,
         "info": info,
+        "providers": providers,
         "runs": template_runs(template),
         "upcoming": upcoming,
         "now": now or utcnow(),

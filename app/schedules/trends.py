@@ -51,7 +51,24 @@ def collection_of(ref):
 
 
 def _filtered(filters):
-    query = A.select(A, Run.run_id).join(Run, on=(A.run == Run.id))
+    query = A.select(
+        Run.run_id,
+        A.series,
+        A.model,
+        A.provider_name,
+        A.finished_at,
+        A.judge_key,
+        A.judge_label,
+        A.tasks_key,
+        A.score,
+        A.ci_low,
+        A.ci_high,
+        A.n,
+        A.tasks,
+        A.tokens_per_second,
+        A.ttft_p50_ms,
+        A.time_p50_ms,
+    ).join(Run, on=(A.run == Run.id))
     query = query.where(A.category == (filters.get("category") or ""))
     collection = collection_of(filters.get("collection"))
     if collection is not None:
@@ -71,7 +88,7 @@ def _filtered(filters):
         query = query.where(A.finished_at >= start)
     if end:
         query = query.where(A.finished_at < end)
-    return query.order_by(A.finished_at, A.run, A.series)
+    return query.order_by(A.finished_at, A.run, A.series).namedtuples()
 
 
 def break_reason(before, after):
@@ -88,7 +105,7 @@ def break_reason(before, after):
 
 def _point(row, reason):
     return {
-        "runId": row.run.run_id,
+        "runId": row.run_id,
         "finishedAt": isoformat(row.finished_at),
         "score": row.score,
         "ciLow": row.ci_low,

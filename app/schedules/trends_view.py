@@ -5,9 +5,10 @@ from ..models import FINISHED
 from ..models import Run
 from ..models import RunCollection
 from .baselines import collection_summary
-from .charts import category_trend_chart
+from .charts import PointCache
+from .charts import category_trend_charts
 from .charts import radar_chart
-from .charts import trend_chart
+from .charts import trend_charts
 from .trends import collection_of
 from .trends import filter_choices
 from .trends import trends
@@ -15,6 +16,7 @@ from .trends import trends
 FILTERS = ("collection", "judge", "model", "category", "from", "to")
 METRICS = ("score", "tokensPerSecond", "ttftMs")
 PIN_CHOICES = 50  # finished runs offered as a baseline
+TABLE_POINTS = 10  # runs per model in the page's table (the API has them all)
 
 
 def _both(draw):
@@ -52,21 +54,16 @@ def trends_view(filters, link):
     """The page's context; `link(run_id)` is a run's URL (this package knows no URLs)."""
     filters = {k: (filters.get(k) or "").strip() for k in FILTERS}
     data = trends(filters)
+    cache = PointCache(link)
     collection = collection_of(filters["collection"])
     context = {
         "filters": filters,
         "choices": filter_choices(),
         "data": data,
         "points": sum(len(s["points"]) for s in data["series"]),
-        "charts": {
-            metric: _both(
-                lambda narrow, m=metric: trend_chart(
-                    data, m, link, narrow, chart_id=f"{m}{'-n' if narrow else ''}"
-                )
-            )
-            for metric in METRICS
-        },
+        "charts": {metric: trend_charts(data, metric, cache) for metric in METRICS},
         "breaks": breaks(data),
+        "table_points": TABLE_POINTS,
         "collection": collection,
         "summary": None,
     }
@@ -75,11 +72,7 @@ def trends_view(filters, link):
         context.update(
             summary=summary,
             pin_choices=pin_choices(collection),
-            category_chart=_both(
-                lambda narrow: category_trend_chart(
-                    summary["domainTrend"], link, narrow, "categories-n" if narrow else "categories"
-                )
-            ),
+            category_chart=category_trend_charts(summary["domainTrend"], cache),
             radar=_both(
                 lambda narrow: radar_chart(
                     summary["latestMetrics"],

@@ -134,8 +134,8 @@ def _save(save, template=None):
     state, body, errors = parse(request.form)
     state["webhook"] = masked_webhook(template) if template else None
     try:
-        if errors:
-            raise ValidationError(errors)
+        # Unparsable JSON leaves the spec empty: the other fields are still checked, so the
+        # form shows every problem at once (the JSON error standing for the spec's).
         saved = save(body)
     except ValidationError as exc:
         found = errors + [e for e in exc.errors if not (errors and e.get("field") == "spec")]
