@@ -127,12 +127,24 @@ def page(browser):
     page = context.new_page()
     page.set_default_timeout(15_000)
     yield page
+    settle(page)
     context.close()
+
+
+def settle(page):
+    """Let the page's requests finish (its favicon, a poll) before leaving it: a connection
+    the browser drops mid-response leaves werkzeug's file handle to the garbage collector,
+    and its ResourceWarning would land in another test."""
+    try:
+        page.wait_for_load_state("networkidle", timeout=5_000)
+    except Exception:  # a page that keeps polling: nothing is mid-response for long
+        pass
 
 
 def shot(page, name):
     """Full-page screenshots at 1280 px and 390 px wide."""
     SHOTS.mkdir(exist_ok=True)
+    settle(page)
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
         page.wait_for_timeout(150)
