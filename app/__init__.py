@@ -16,6 +16,7 @@ from .config import REPO_ROOT
 from .config import load
 from .engine import scheduler
 from .ids import SQLITE_INT_MAX
+from .schedules import service as schedules
 from .web import init_app as init_web
 
 log = logging.getLogger(__name__)
@@ -67,5 +68,7 @@ def create_app(test_config=None):
     init_web(app)
 
     if app.config["SCHEDULER_ENABLED"]:
-        scheduler.start(app.config)
+        # The engine cannot import what sits above it: the schedules' check (fire due
+        # templates, digest finished runs, alert webhooks) rides on its thread as a hook.
+        scheduler.start(app.config, hooks=[schedules.on_tick])
     return app

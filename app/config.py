@@ -40,6 +40,8 @@ DEFAULTS = {
     # Judgements in a row whose output fits no schema before the run pauses (engine/items.py).
     "JUDGE_UNUSABLE_TO_PAUSE": 5,
     "MAX_ANSWER_CHARS": 1024 * 1024,
+    # System metrics: one sample every this many seconds while a run is worked on (0: off).
+    "SYSMETRICS_SECONDS": 2.0,
 }
 
 # Documented environment variables (README is tested against this list).
@@ -58,6 +60,7 @@ ENV_NAMES = [
     "LLMBENCH_DEFAULT_MAX_TOKENS",
     "LLMBENCH_MAX_ANSWER_CHARS",
     "LLMBENCH_JUDGE_UNUSABLE_TO_PAUSE",
+    "LLMBENCH_SYSMETRICS_SECONDS",
 ]
 
 

@@ -3,8 +3,10 @@
 import logging
 
 from peewee import BooleanField
+from peewee import CharField
 from peewee import DateTimeField
 from peewee import FloatField
+from peewee import ForeignKeyField
 from peewee import IntegerField
 from peewee import TextField
 from playhouse.migrate import SqliteMigrator
@@ -14,8 +16,14 @@ from .clock import utcnow
 from .db import database
 from .db import init_db
 from .models import ALL_MODELS
+from .models import Alert
+from .models import Baseline
 from .models import JSONField
 from .models import Outage
+from .models import RunAggregate
+from .models import RunDigest
+from .models import SampleChunk
+from .models import Template
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +110,67 @@ def m012_item_judge_history(db):
     if "judge_history" in {c.name for c in db.get_columns("item")}:
         return
     migrate(SqliteMigrator(db).add_column("item", "judge_history", JSONField(null=True)))
+
+
+def _add_missing_columns(db, table, columns):
+    """Add the (name, field) columns `table` lacks; a fresh database has them all already."""
+    have = {c.name for c in db.get_columns(table)}
+    operations = [
+        SqliteMigrator(db).add_column(table, name, field)
+        for name, field in columns
+        if name not in have
+    ]
+    if operations:
+        migrate(*operations)
+
+
+@migration
+def m018_templates_and_queue(db):
+    # Templates (saved run specs, schedules, alert settings) and where a run came from; the
+    # queued state lives in run.control ("queued"), so no column is needed for it.
+    db.create_tables([Template], safe=True)
+    _add_missing_columns(
+        db,
+        "run",
+        [
+            (
+                "template_id",
+                ForeignKeyField(Template, null=True, on_delete="SET NULL", field=Template.id),
+            ),
+            ("triggered_by", CharField(max_length=50, null=True)),
+            ("trigger_note", TextField(null=True)),
+            ("queued_at", DateTimeField(null=True)),
+        ],
+    )
+    db.execute_sql('CREATE INDEX IF NOT EXISTS "run_template_id" ON "run" ("template_id")')
+
+
+@migration
+def m019_item_repeats(db):
+    # Repeats: the K-th answer to a task (own seed) and every score of repeated judgements.
+    # Existing items are repeat 0 with no seed of their own: what they were.
+    _add_missing_columns(
+        db,
+        "item",
+        [
+            ("repeat", IntegerField(default=0)),
+            ("seed", IntegerField(null=True)),
+            ("judge_scores", JSONField(null=True)),
+        ],
+    )
+
+
+@migration
+def m020_trends_and_alerts(db):
+    # Per-run aggregates (Trends reads these, never the items), baselines and alerts. Runs that
+    # finished before it get their aggregates from the next digest pass (schedules/digest.py).
+    db.create_tables([Baseline, RunDigest, RunAggregate, Alert], safe=True)
+
+
+@migration
+def m021_system_samples(db):
+    # System metrics sampled during runs (sysmetrics/store.py).
+    db.create_tables([SampleChunk], safe=True)
 
 
 @migration

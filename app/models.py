@@ -36,6 +36,8 @@ JUDGING = "JUDGING"
 CONTROL_RUNNING = "running"
 CONTROL_PAUSED = "paused"
 CONTROL_STOPPED = "stopped"
+# m018: waiting for the engine to be free (a scheduled, triggered or "queue it" run).
+CONTROL_QUEUED = "queued"
 
 
 class JSONField(TextField):
@@ -110,6 +112,27 @@ class CollectionTask(BaseModel):
         indexes = ((("collection", "task"), True),)
 
 
+class Template(BaseModel):
+    """A saved run spec that can be started, triggered from outside or scheduled (cron)."""
+
+    name = CharField(max_length=200, unique=True)
+    description = TextField(default="")
+    spec = JSONField()  # the run spec in the API's shape (runs/spec.py checks it)
+    regression_threshold = FloatField(default=5.0)  # score points (seed 002 §6.1)
+    # Encrypted (crypto.py, AAD template:<id>:webhook): webhook URLs often carry a token.
+    webhook_url = TextField(null=True)
+    cron = CharField(max_length=100, null=True)
+    timezone = CharField(max_length=64, default="UTC")
+    schedule_enabled = BooleanField(default=False)
+    # The next fire time (UTC). Firing moves it forward in one compare-and-set UPDATE, so a
+    # fire time is claimed once, across restarts and processes (schedules/firing.py).
+    next_fire_at = DateTimeField(null=True, index=True)
+    last_fired_at = DateTimeField(null=True)  # the fire time claimed last
+    last_error = TextField(null=True)  # why the last fire could not start a run
+    created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(default=utcnow)
+
+
 class Run(BaseModel):
     run_id = CharField(max_length=200, unique=True)
     name = CharField(max_length=200, default="")
@@ -124,10 +147,15 @@ class Run(BaseModel):
     settings = JSONField(null=True)  # max_attempts, max_budget_usd, ... for this run
     dataset_hash = CharField(max_length=64, null=True)
     prompt_hash = CharField(max_length=64, null=True)
-    source = CharField(max_length=20, default="web")  # web | api | cli
+    source = CharField(max_length=20, default="web")  # web | api | cli | template
     # m023: where `llmbench run` writes this run's reports ({outDir, junit, passScore}), so
     # `llmbench resume` writes them too. Set by the CLI only; never from a form or the API.
     outputs = JSONField(null=True)
+    # m018: the template it came from, who started it and why (seed 002 §6 triggeredBy).
+    template = ForeignKeyField(Template, null=True, on_delete="SET NULL", backref="runs")
+    triggered_by = CharField(max_length=50, null=True)  # manual | scheduled | post-finetune ...
+    trigger_note = TextField(null=True)
+    queued_at = DateTimeField(null=True)
     created_at = DateTimeField(default=utcnow, index=True)
     started_at = DateTimeField(null=True)
     finished_at = DateTimeField(null=True)
@@ -173,6 +201,11 @@ class Item(BaseModel):
     rubric = JSONField(null=True)
     auto_fail_rules = JSONField(null=True)
     template_version = CharField(max_length=50, null=True)
+    # m019: repeats (settings.repeats): the K-th answer to the same task and target, with its
+    # own seed when K > 1; judge_scores holds every score of settings.judgeRepeats judgements.
+    repeat = IntegerField(default=0)
+    seed = IntegerField(null=True)
+    judge_scores = JSONField(null=True)
     # Claiming (seed 000 §5, §12.1): no IN_PROGRESS status, these columns instead.
     status = CharField(max_length=20, default=NEW)
     attempts = IntegerField(default=0)
@@ -310,6 +343,109 @@ class Price(BaseModel):
         indexes = ((("provider_name", "model"), True),)
 
 
+class Baseline(BaseModel):
+    """The run pinned as a collection's baseline (seed 002 §5: current vs previous vs baseline)."""
+
+    collection = ForeignKeyField(Collection, unique=True, on_delete="CASCADE")
+    run = ForeignKeyField(Run, on_delete="CASCADE")
+    pinned_at = DateTimeField(default=utcnow)
+
+
+class RunDigest(BaseModel):
+    """What a finished run is compared by, stored once when it finishes (schedules/digest.py)."""
+
+    run = ForeignKeyField(Run, unique=True, on_delete="CASCADE")
+    finished_at = DateTimeField(index=True)
+    judge_key = CharField(max_length=64)  # judge provider, model, params and prompt
+    judge_label = CharField(max_length=400)
+    tasks_key = CharField(max_length=64, null=True)  # the run's dataset hash
+    task_count = IntegerField(default=0)
+    repeats = IntegerField(default=1)
+    system_peaks = JSONField(null=True)  # sysmetrics/series.py peaks()
+    created_at = DateTimeField(default=utcnow)
+
+
+class RunAggregate(BaseModel):
+    """Per finished run, target and category ("" = all tasks): the numbers Trends draws."""
+
+    run = ForeignKeyField(Run, on_delete="CASCADE")
+    target = ForeignKeyField(RunTarget, on_delete="CASCADE")
+    series = CharField(max_length=400)  # provider/model: one line per series on Trends
+    provider_name = CharField(max_length=100)
+    model = CharField(max_length=300)
+    category = CharField(max_length=100, default="")
+    finished_at = DateTimeField()
+    judge_key = CharField(max_length=64)
+    judge_label = CharField(max_length=400)
+    tasks_key = CharField(max_length=64, null=True)
+    items = IntegerField(default=0)
+    n = IntegerField(default=0)  # scored answers
+    tasks = IntegerField(default=0)  # scored tasks (the bootstrap's clusters)
+    failed = IntegerField(default=0)
+    score = FloatField(null=True)
+    ci_low = FloatField(null=True)
+    ci_high = FloatField(null=True)
+    tokens_per_second = FloatField(null=True)
+    ttft_p50_ms = FloatField(null=True)
+    time_p50_ms = FloatField(null=True)
+    cost_usd = FloatField(null=True)
+
+    class Meta:
+        indexes = ((("category", "finished_at"), False), (("run", "category"), False))
+
+
+ALERT_OPEN = "open"
+ALERT_DISMISSED = "dismissed"
+
+
+class Alert(BaseModel):
+    """A statistically backed regression of one target against the previous run or baseline."""
+
+    run = ForeignKeyField(Run, on_delete="CASCADE", backref="alerts")
+    template = ForeignKeyField(Template, null=True, on_delete="SET NULL")
+    series = CharField(max_length=400)
+    provider_name = CharField(max_length=100)
+    model = CharField(max_length=300)
+    against = CharField(max_length=20)  # previous | baseline
+    against_run = ForeignKeyField(Run, null=True, on_delete="SET NULL", backref="alerts_against")
+    n = IntegerField()
+    mean_diff = FloatField()
+    drop = FloatField()
+    ci_low = FloatField()
+    ci_high = FloatField()
+    wilcoxon_p = FloatField(null=True)
+    sign_p = FloatField(null=True)
+    threshold = FloatField()
+    message = TextField()
+    state = CharField(max_length=20, default=ALERT_OPEN, index=True)
+    created_at = DateTimeField(default=utcnow)
+    dismissed_at = DateTimeField(null=True)
+    # The webhook POST: pending -> sent | failed, retried with backoff (schedules/webhooks.py).
+    webhook_state = CharField(max_length=20, null=True)
+    webhook_attempts = IntegerField(default=0)
+    webhook_next_at = DateTimeField(null=True)
+    webhook_claimed_until = DateTimeField(null=True)
+    webhook_error = TextField(null=True)
+    webhook_sent_at = DateTimeField(null=True)
+
+    class Meta:
+        indexes = ((("run", "series", "against"), True),)
+
+
+class SampleChunk(BaseModel):
+    """System metrics of a run: up to sysmetrics/store.py CHUNK compact rows per row."""
+
+    run = ForeignKeyField(Run, on_delete="CASCADE")
+    seq = IntegerField()
+    t_first = FloatField()
+    t_last = FloatField()
+    count = IntegerField(default=0)
+    rows = TextField()  # a JSON array of sysmetrics/series.py rows
+
+    class Meta:
+        indexes = ((("run", "seq"), True),)
+
+
 ALL_MODELS = [
     Provider,
     ProviderHeader,
@@ -324,4 +460,10 @@ ALL_MODELS = [
     Lease,
     Price,
     Outage,
+    Template,
+    Baseline,
+    RunDigest,
+    RunAggregate,
+    Alert,
+    SampleChunk,
 ]

@@ -6,6 +6,9 @@
    shows the cost of spawning the process; the real binary adds its own NVML start-up on top.
 2. Bytes: 18 000 synthetic samples (10 h at 2 s; a GPU box, two models loaded, the model set
    changing every hour) encoded as compact JSON rows, raw and downsampled. Goal < 2 MB.
+3. Stored as the engine stores them (sysmetrics/store.py, one SQLite chunk row per 150
+   samples, each sample written when taken): CPU per store call, the JSON bytes kept and the
+   database file's growth for the 10 h run.
 
     .venv/bin/python bench/bench_sysmetrics.py [--calls 200]
 """
@@ -22,9 +25,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from app.db import database  # noqa: E402
+from app.migrations import open_db  # noqa: E402
+from app.models import Run  # noqa: E402
 from app.sysmetrics.sample import take_sample  # noqa: E402
 from app.sysmetrics.series import downsample  # noqa: E402
 from app.sysmetrics.series import encode_series  # noqa: E402
+from app.sysmetrics.store import SampleStore  # noqa: E402
+from app.sysmetrics.store import stored_bytes  # noqa: E402
 
 INTERVAL = 2.0
 SAMPLES_10H = 18_000
@@ -85,6 +93,29 @@ def json_bytes(rows):
     return len(json.dumps(rows, separators=(",", ":")).encode())
 
 
+def stored(samples):
+    """(CPU seconds per store call, JSON bytes kept, database growth in bytes) for `samples`
+    written one by one through SampleStore into a fresh SQLite file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bench.db"
+        open_db(str(path))
+        with database.connection_context():
+            run = Run.create(run_id="bench", judge_provider_name="j", judge_model="j")
+            database.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        before = path.stat().st_size
+        store = SampleStore(run.id)
+        start = cpu_seconds()
+        for sample in samples:
+            store(sample)
+        per_call = (cpu_seconds() - start) / len(samples)
+        with database.connection_context():
+            kept = stored_bytes(run)
+            database.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        grown = path.stat().st_size - before
+        database.close()
+    return per_call, kept, grown
+
+
 def main():
     """Print the numbers."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -114,6 +145,9 @@ def main():
     print(f"10 h, 18000 samples, no GPU: {json_bytes(encode_series(no_gpu))} bytes")
     print(f"10 h downsampled: {len(kept)} samples, {json_bytes(encode_series(kept))} bytes")
     print(f"budget: {BUDGET_BYTES} bytes")
+    per_call, kept, grown = stored(samples)
+    print_cost("store (SampleStore, one UPDATE per sample)", per_call)
+    print(f"10 h stored: {kept} bytes of JSON in chunk rows; database file grew {grown} bytes")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ def make_app(tmp_path, **overrides):
         "LOAD_DEFAULTS": False,
         "WTF_CSRF_ENABLED": False,
         "SECRET_KEY": "test",
+        # No sampler thread writing beside a test (tests that sample turn it on themselves).
+        "SYSMETRICS_SECONDS": 0,
     }
     config.update(overrides)
     return create_app(config)

@@ -195,6 +195,7 @@ SUMMARY_KEYS = {
     "breakdowns",
     "contains",
     "reused",
+    "systemPeaks",
 }
 
 

@@ -9,9 +9,9 @@ import random
 import numpy as np
 import pytest
 
+from app.results.clustered import cluster_bootstrap_mean_ci
+from app.results.clustered import naive_bootstrap_mean_ci
 from app.schedules.regression import EXACT_MAX_N
-from app.schedules.regression import cluster_bootstrap_mean_ci
-from app.schedules.regression import naive_bootstrap_mean_ci
 from app.schedules.regression import paired_drop
 from app.schedules.regression import wilcoxon_signed_rank
 

@@ -9,9 +9,13 @@ from flask import request
 from . import datasets
 from . import exports
 from . import providers
+from . import queue
 from . import runs
 from . import status
+from . import system
 from . import tasks
+from . import templates
+from . import trends
 from .replies import check_json
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -48,6 +52,6 @@ def _sound_json():
     check_json()
 
 
-AREAS = (datasets, exports, providers, runs, status, tasks)
+AREAS = (datasets, exports, providers, queue, runs, status, system, tasks, templates, trends)
 for area in AREAS:
     bp.register_blueprint(area.bp)

@@ -54,9 +54,19 @@ def _args(*allowed):
 
 @bp.post("/runs")
 def run_create():
-    """Create a run and start it (201, Location of the run)."""
-    run = create_run(_body(), source="api")
-    return created(run_summary(run), url_for("api.runs.run_get", run_id=run.run_id))
+    """Create a run and start it (201, Location of the run); with "queue": true, 202 and the
+    run queued while another is active (without it: 409 naming the active run)."""
+    body = _body()
+    queue = body.pop("queue", False)
+    if not isinstance(queue, bool):
+        raise ValidationError.field("queue", "must be true or false")
+    run = create_run(body, source="api", queue=queue)
+    location = url_for("api.runs.run_get", run_id=run.run_id)
+    if queue:
+        response = jsonify({**run_summary(run), "runId": run.run_id})
+        response.headers["Location"] = location
+        return response, 202
+    return created(run_summary(run), location)
 
 
 @bp.get("/runs")

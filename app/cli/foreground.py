@@ -10,6 +10,7 @@ from ..results.gates import check_gates
 from ..runs.dto import run_summary
 from ..runs.live import budget_halt
 from ..runs.queries import get_run
+from ..schedules.service import after_run
 from .output import EXIT_GATE
 from .output import EXIT_INTERRUPTED
 from .output import EXIT_OK
@@ -92,9 +93,11 @@ def resume_hint(run):
 
 
 def conclude(run_id, out, code, outputs, gates):
-    """After the run: its files, the gates (finished runs only) and the final exit code."""
+    """After the run: its digest for Trends and the regression check (alerts, webhooks), its
+    files, the gates (finished runs only) and the final exit code."""
     out.stop()  # the screen goes before anything else is printed
     with db_context():
+        after_run()
         run = get_run(run_id)
         summary = run_summary(run)
         finished = summary["state"] == "finished"

@@ -11,6 +11,8 @@ from ..errors import LlmbenchError
 from ..runs.queries import get_run
 from ..runs.queries import latest_unfinished
 from ..runs.reuse import reuse_counts
+from ..schedules.templates import find_template
+from ..schedules.templates import start_template
 from .db import missing_db_note
 from .db import open_db
 from .foreground import conclude
@@ -20,6 +22,8 @@ from .options import gates_from
 from .options import override_options
 from .options import overrides_from
 from .output import EXIT_CODES_HELP
+from .output import EXIT_INVALID
+from .output import CliError
 from .output import check_lease
 from .output import db_context
 from .output import emit
@@ -42,9 +46,14 @@ def _outputs(out_dir, junit, pass_score):
     "-c",
     "--config",
     "config_path",
-    required=True,
     type=click.Path(exists=True, dir_okay=False),
     help="Run config (YAML or JSON; ours or seed 004's apocbench.yml).",
+)
+@click.option(
+    "--template",
+    "template_ref",
+    default=None,
+    help="Run a saved template (its name or id) instead of a config file.",
 )
 @click.option(
     "--dry-run", is_flag=True, help="Validate and print the plan; no model call, nothing saved."
@@ -62,6 +71,7 @@ def _outputs(out_dir, junit, pass_score):
 @gate_options
 def run(
     config_path,
+    template_ref,
     dry_run,
     as_json,
     quiet,
@@ -79,14 +89,26 @@ def run(
     junit,
     pass_score,
 ):
-    """Run a benchmark from a config file in the foreground.
+    """Run a benchmark from a config file (or a saved template) in the foreground.
 
     \b
     On a terminal a live screen shows the run (q quits, l log, s scores); elsewhere plain
     lines. Ctrl-C (or q) stops the run cleanly; continue it with `llmbench resume RUN_ID`.
+    When it finishes, it is digested for Trends and checked for regressions (alerts and
+    their webhooks go out before the command ends).
     If another orchestrator (llmbench serve) holds the database, nothing is started: exit 1
     naming it.
     """
+    gates = gates_from(fail_under, max_failed_pct, max_auto_fail_pct)
+    if (config_path is None) == (template_ref is None):
+        raise CliError("give either -c CONFIG or --template NAME", EXIT_INVALID)
+    if template_ref is not None:
+        if dry_run:
+            raise CliError(
+                "--dry-run checks a config file (-c); a template is checked when saved",
+                EXIT_INVALID,
+            )
+        _run_template(template_ref, as_json, quiet, _outputs(None, junit, pass_score), gates)
     cfg = open_db(check_only=dry_run)
     overrides = overrides_from(limit, categories, concurrency, name, judge, sets)
     with db_context():
@@ -114,7 +136,22 @@ def run(
     if earlier is not None and not as_json and not quiet:
         click.echo(f"run.resume: continuing {run_id} (the latest unfinished run)", err=True)
     code = run_in_foreground(run_id, cfg, out, resume=earlier is not None)
-    gates = gates_from(fail_under, max_failed_pct, max_auto_fail_pct)
+    sys.exit(conclude(run_id, out, code, outputs, gates))
+
+
+def _run_template(template_ref, as_json, quiet, outputs, gates):
+    """`llmbench run --template NAME`: start the template's run here (409 while another run
+    is active: the CLI does not queue) and work it in the foreground."""
+    cfg = open_db()
+    with db_context():
+        check_lease(as_json)
+        try:
+            template = find_template(template_ref)
+            run_id = start_template(template.id, queue=False, triggered_by="cli").run_id
+        except LlmbenchError as exc:
+            raise translate(exc, as_json) from None
+    out = Output(as_json, quiet)
+    code = run_in_foreground(run_id, cfg, out)
     sys.exit(conclude(run_id, out, code, outputs, gates))
 
 

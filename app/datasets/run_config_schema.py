@@ -37,6 +37,8 @@ RUN_KEYS = {
     "categories",
     "max_attempts",
     "max_budget_usd",
+    "repeats",
+    "judge_repeats",
     "out_dir",
 }
 # seed 004 spellings accepted beside ours
@@ -45,6 +47,7 @@ RUN_ALIASES = {
     "questionLimit": "question_limit",
     "maxBudgetUsd": "max_budget_usd",
     "maxAttempts": "max_attempts",
+    "judgeRepeats": "judge_repeats",
     "outDir": "out_dir",
     "onDuplicate": "on_duplicate",
     "judgeConcurrency": "judge_concurrency",
@@ -56,6 +59,8 @@ RUN_SETTINGS = (
     ("max_budget_usd", "maxBudgetUsd"),
     ("concurrency", "concurrency"),
     ("judge_concurrency", "judgeConcurrency"),
+    ("repeats", "repeats"),
+    ("judge_repeats", "judgeRepeats"),
 )
 PROVIDER_KEYS = {
     "name",

@@ -64,6 +64,9 @@ class RunContext:
         self.cancel = threading.Event()  # set on stop: adapters abandon their requests
         self.halt = threading.Event()  # set on pause, deadline or budget: no new claims
         self.max_attempts = retry.max_attempts(run, config)
+        settings = run.settings or {}
+        self.repeats = int(settings.get("repeats") or 1)  # answers per task and target
+        self.judge_repeats = int(settings.get("judgeRepeats") or 1)  # judgements per answer
         self.budget = Budget(run)
         self.targets = {t.id: t for t in RunTarget.select().where(RunTarget.run == run)}
         self.breaker = Breaker(self)  # model servers that cannot be reached now (breaker.py)

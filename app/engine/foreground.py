@@ -15,6 +15,7 @@ from ..runs.lifecycle import set_control
 from ..runs.queries import get_run
 from ..runs.state import run_state
 from . import lease
+from .memory import memory_for
 from .orchestrator import tick
 from .workers import INTERRUPTED
 
@@ -78,6 +79,7 @@ def run_foreground(
             )
         return state
     finally:
+        memory_for(holder, None)  # stops the run's sampler: this process works on it no more
         lease.release(holder)
 
 

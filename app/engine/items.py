@@ -63,7 +63,7 @@ class ItemWorker:
             completion = adapter.chat(
                 target.model,
                 messages,
-                params=call_params(target.params, ctx.config),
+                params=call_params(self._params(item, target), ctx.config),
                 stream=True,
                 keep_alive=ctx.keep_alive(target.provider),
                 cancel=ctx.cancel,
@@ -148,6 +148,16 @@ class ItemWorker:
                 now=now,
             )
         ctx.budget.add(cost_usd)
+
+    def _params(self, item, target):
+        """The target's params, with the item's own seed when the run repeats tasks."""
+        params = target.params or {}
+        if self.ctx.repeats > 1:
+            # Read here, not claimed: only repeated runs need it, and the claim stays lean.
+            seed = Item.select(Item.seed).where(Item.id == item.id).scalar()
+            if seed is not None:
+                params = {**params, "seed": seed}
+        return params
 
     def _empty_answer(self, item, attempts, completion):
         # An empty answer is retried once as a glitch (a dropped stream, a server hiccup); a
@@ -272,8 +282,11 @@ class ItemWorker:
         ctx.breaker.reachable(ctx.run.judge_provider_id)
         with self._lock:
             ctx.memory.unusable_judgements = 0
+        scores, extra = self._judge_again(item, adapter, ctx.judge_repeats - 1)
+        if ctx.cancel.is_set():
+            return
         now = ctx.now()
-        judge_cost = self._judge_cost(result["completions"])
+        judge_cost = self._judge_cost(result["completions"] + extra)
         fields = dict(
             status=COMPLETED,
             next_retry_at=None,
@@ -290,6 +303,8 @@ class ItemWorker:
             judged_at=now,
             updated_at=now,
         )
+        if scores:
+            fields["judge_scores"] = [result["score"], *scores]
         reason = result["reason"]
         reason = reason if len(reason) <= 120 else reason[:117] + "..."
         message = (
@@ -333,6 +348,30 @@ class ItemWorker:
             event="judge_unusable",
         )
         return True
+
+    def _judge_again(self, item, adapter, times):
+        """`times` more judgements of the same answer (settings.judgeRepeats): their scores
+        (None for one that failed: the spread is measured on the others) and completions."""
+        ctx = self.ctx
+        scores, completions = [], []
+        for _ in range(max(0, times)):
+            if ctx.cancel.is_set():
+                break
+            try:
+                again = judge.judge_item(
+                    adapter,
+                    ctx.run.judge_model,
+                    item,
+                    params=ctx.run.judge_params,
+                    keep_alive=ctx.keep_alive(ctx.run.judge_provider),
+                    cancel=ctx.cancel,
+                )
+            except judge.JudgeError:
+                scores.append(None)
+                continue
+            scores.append(again["score"])
+            completions += again["completions"]
+        return scores, completions
 
     def _judge_cost(self, completions):
         """What a judgement's calls cost (the repair's included): provider-reported first,

@@ -45,6 +45,7 @@ class HolderMemory:
         self.warmups = Warmups()
         self.worker_failures = 0  # slices in a row whose worker crashed
         self.unusable_judgements = 0  # judgements in a row whose output fit no schema
+        self.sampler = None  # the run's system-metrics sampler (engine/sampling.py)
 
     def adapter(self, provider, max_answer_chars=None):
         """The provider's adapter, built again when the provider was edited."""
@@ -59,7 +60,10 @@ class HolderMemory:
         return adapter
 
     def close(self):
-        """Close the adapters' connections."""
+        """Stop the run's sampler and close the adapters' connections."""
+        if self.sampler is not None:
+            self.sampler.stop()
+            self.sampler = None
         for _stamp, adapter in self.adapters.values():
             close = getattr(adapter, "close", None)
             if close:

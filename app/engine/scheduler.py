@@ -27,20 +27,42 @@ class _SkipFilter(logging.Filter):
         return "maximum number of running instances reached" not in record.getMessage()
 
 
-def _tick(config):
-    """One job run: tick until the run is idle, paused, stopped or finished (or we shut down)."""
+def _tick(config, hooks=()):
+    """One job run (see work); the thread must survive anything: the next trigger retries."""
     try:
         with database.connection_context():
-            while not _scheduler["stopping"].is_set():
-                result = tick(config)
-                if result.get("outcome") != "slice":
-                    break
-    except Exception:  # the thread must survive anything; the next trigger tries again
+            work(config, hooks, _scheduler["stopping"])
+    except Exception:
         log.exception("orchestrator tick failed")
 
 
-def start(config):
-    """Start the orchestrator thread once per process; returns the scheduler."""
+def work(config, hooks=(), stopping=None):
+    """Tick until the run is idle, paused, stopped or finished (or `stopping` is set).
+
+    After every tick that held the lease, each hook runs (between slices, so at most a slice
+    apart even while a long run works): the app factory passes the schedules' check this way.
+    """
+    while stopping is None or not stopping.is_set():
+        result = tick(config)
+        if result.get("held"):
+            _run_hooks(hooks, config)
+        if result.get("outcome") != "slice":
+            break
+
+
+def _run_hooks(hooks, config):
+    for hook in hooks:
+        try:
+            hook(config)
+        except Exception:  # one failing hook must not stop the orchestrator or the others
+            log.exception("scheduler hook %s failed", getattr(hook, "__name__", hook))
+
+
+def start(config, hooks=()):
+    """Start the orchestrator thread once per process; returns the scheduler.
+
+    `hooks` are callables hook(config) run in the same thread after each tick that holds the
+    lease (the engine cannot import what sits above it, so the factory hands them in)."""
     with _lock:
         current = _scheduler["instance"]
         if current is not None and current.running:
@@ -62,7 +84,7 @@ def start(config):
             seconds=float(config.get("TICK_SECONDS", 1.0)),
             id=JOB_ID,
             replace_existing=True,
-            args=[config],
+            args=[config, tuple(hooks)],
             next_run_time=dt.datetime.now(dt.UTC),
         )
         scheduler.start()

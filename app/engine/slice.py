@@ -172,8 +172,8 @@ class Slice:
         adapter = ctx.adapter_for(provider)
         if adapter is None:
             return None
-        # Two calls at most per judgement (the repair), so twice the timeout.
-        seconds = self.pool.claim_seconds(provider, calls=2)
+        # Two calls at most per judgement (the repair), so twice the timeout, per judgement.
+        seconds = self.pool.claim_seconds(provider, calls=2 * ctx.judge_repeats)
         return self.pool.supervise(
             ctx.concurrency(provider, judge=True),
             lambda: self.pool.claim_loop(

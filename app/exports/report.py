@@ -18,6 +18,7 @@ from ..results.averages import targets_from_averages
 from ..results.figures import target_figures
 from ..runs.state import run_state
 from ..runs.state import state_label
+from ..sysmetrics.store import run_peaks
 from .rows import detail_rows
 from .rows import error_text
 
@@ -77,6 +78,7 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT):
         "iso": isoformat,
         "error_text": error_text,
         "generated_at": isoformat(utcnow()),
+        "peaks": run_peaks(run),
     }
     return environment().get_template("results/report.html").generate(**context)
 

@@ -13,9 +13,13 @@ from ..results.figures import empty_figures
 from ..results.figures import figures_to_dict
 from ..results.figures import overall_figures
 from ..results.figures import target_figures
+from ..results.stability import has_repeats
+from ..results.stability import stability
 from ..runs.reuse import reuse_counts
 from ..runs.state import run_state
 from ..runs.state import state_label
+from ..sysmetrics.store import run_peaks
+from ..sysmetrics.store import run_samples
 
 SCHEMA = "llmbench.summary/1"
 
@@ -188,4 +192,9 @@ def summary_json(run):
     summary.update({k: v for k, v in results_dict(run, averages).items() if k != "runId"})
     for row, model in zip(averages, summary["models"], strict=True):
         model.update(figures_to_dict(figures.get(row["target_id"]) or empty_figures()))
+    # System metrics sampled during the run (null when none were taken) and, with repeats,
+    # how stable the scores were.
+    summary["systemPeaks"] = run_peaks(run) if run_samples(run) else None
+    if has_repeats(run):
+        summary["stability"] = stability(run, limit=100)
     return summary

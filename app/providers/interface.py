@@ -5,7 +5,7 @@ An adapter is built from a plain ProviderConfig (headers already decrypted) and 
   chat(model, messages, params=None, *, stream=True, json_schema=None,
        keep_alive=None, cancel=None) -> Completion
   unload(model) -> None                  frees the model's memory where the server supports it
-  loaded_models() -> list[dict]          models currently in memory (Ollama /api/ps), else []
+  loaded_models(timeout=None) -> list    models currently in memory (Ollama /api/ps), else []
 Errors are ProviderError, classified transient or permanent, with no secret in the text.
 """
 

@@ -76,9 +76,9 @@ class OllamaAdapter(HttpAdapter):
                 models.append({**item, "id": str(item.get("name") or item.get("model"))})
         return models
 
-    def loaded_models(self):
+    def loaded_models(self, timeout=None):
         """Models in memory now (GET /api/ps): [{"id", "size", "size_vram", "expires_at"...}]."""
-        data = self.get_json("/api/ps")
+        data = self.get_json("/api/ps", timeout=timeout)
         items = data.get("models") if isinstance(data, dict) else None
         return [
             {**m, "id": str(m.get("name") or m.get("model"))}

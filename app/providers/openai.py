@@ -78,7 +78,7 @@ class OpenAIAdapter(HttpAdapter):
         """OpenAI-compatible servers have no unload call; nothing to do."""
         return None
 
-    def loaded_models(self):
+    def loaded_models(self, timeout=None):
         """Not knowable over the OpenAI API."""
         return []
 

@@ -28,6 +28,7 @@ from ..runs.outcomes import T
 from ..runs.outcomes import count_where
 from ..runs.outcomes import if_answered
 from . import stats
+from .clustered import cluster_bootstrap_mean_ci
 
 AVERAGE_SORTS = {
     "provider": "provider_name",
@@ -175,6 +176,9 @@ def _attach_cis(run, rows):
             row["ci_low"], row["ci_high"] = ci
     if not missing:
         return
+    if int((run.settings or {}).get("repeats") or 1) > 1:
+        _attach_cluster_cis(run, missing)
+        return
     scores = {row["target_id"]: [] for row, _ in missing}
     query = (
         I.select(I.target, I.evaluation_score)
@@ -191,6 +195,31 @@ def _attach_cis(run, rows):
     for row, key in missing:
         ci = stats.bootstrap_mean_ci(scores[row["target_id"]])
         row["ci_low"], row["ci_high"] = ci
+        with _CI_LOCK:
+            _CI_CACHE[key] = ci
+            while len(_CI_CACHE) > _CI_CACHE_SIZE:
+                _CI_CACHE.popitem(last=False)
+
+
+def _attach_cluster_cis(run, missing):
+    """CIs that resample tasks, not answers: the K repeats of a task are one cluster."""
+    clusters = {row["target_id"]: {} for row, _ in missing}
+    query = (
+        I.select(I.target, I.task_key, I.evaluation_score)
+        .where(
+            (I.run == run)
+            & (I.status == COMPLETED)
+            & I.evaluation_score.is_null(False)
+            & I.target.in_(list(clusters))
+        )
+        .tuples()
+    )
+    for target_id, task_key, score in query:
+        clusters[target_id].setdefault(task_key, []).append(score)
+    for row, key in missing:
+        result = cluster_bootstrap_mean_ci(list(clusters[row["target_id"]].values()))
+        ci = (result["ciLow"], result["ciHigh"]) if result else None
+        row["ci_low"], row["ci_high"] = ci or (None, None)
         with _CI_LOCK:
             _CI_CACHE[key] = ci
             while len(_CI_CACHE) > _CI_CACHE_SIZE:

@@ -120,7 +120,7 @@ def short_number(value):
     return f"{value:.3g}"
 
 
-def _drop_scripts(root):
+def drop_scripts(root):
     """pygal always embeds an inline config <script> for its tooltips; we ship no JS at all."""
     for parent in root.iter():
         for child in list(parent):
@@ -142,7 +142,7 @@ def _labels(averages, narrow):
 
 
 def _render(chart):
-    chart.add_xml_filter(_drop_scripts)
+    chart.add_xml_filter(drop_scripts)
     if not chart.raw_series:
         # Nothing to draw (no answers, every item failed, no model): pygal's "No data yet"
         # chart. Its axis labels would fail without a series ('_adapt'), so it gets none.

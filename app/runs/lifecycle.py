@@ -17,6 +17,7 @@ from ..hashing import sha256_json
 from ..judge import PROMPT_HASH
 from ..models import CANT_BE_FINISHED
 from ..models import CONTROL_PAUSED
+from ..models import CONTROL_QUEUED
 from ..models import CONTROL_RUNNING
 from ..models import CONTROL_STOPPED
 from ..models import FINISHED
@@ -31,6 +32,7 @@ from ..models import RunCollection
 from ..models import RunTarget
 from ..models import Task
 from ..runlog import log_event
+from .queries import active_run
 from .queries import check_no_active_run
 from .queries import get_run
 from .reuse import reuse_earlier
@@ -133,8 +135,40 @@ def _log_unrenderable(run, bad, per_target, now):
         )
 
 
-def create_run(spec, source="web", now=None, reuse=False, outputs=None):
-    """Validate a run spec, create the run with one item per task x target, and start it.
+def repeat_seeds(params, repeats):
+    """The seed of each repeat: None for a single answer (the target's params as they are),
+    else the target's seed (or 0) plus the repeat's index, so every answer is drawn anew."""
+    if repeats <= 1:
+        return [None]
+    base = (params or {}).get("seed") or 0
+    return [base + r for r in range(repeats)]
+
+
+def _must_queue(queue):
+    """Whether a new run waits in the queue: asked to, and the engine is busy or others wait.
+
+    Without `queue`, another active run is a Conflict (seed 000's 409)."""
+    if not queue:
+        check_no_active_run()
+        return False
+    waiting = Run.select().where((Run.status != FINISHED) & (Run.control == CONTROL_QUEUED))
+    return active_run() is not None or waiting.exists()
+
+
+def create_run(
+    spec,
+    source="web",
+    now=None,
+    *,
+    queue=False,
+    template=None,
+    triggered_by=None,
+    trigger_note=None,
+    reuse=False,
+    outputs=None,
+):
+    """Validate a run spec, create the run with one item per task x target (x repeats), and
+    start it, or queue it when `queue` is set and the engine is busy.
 
     Items of a task whose variables cannot be filled are CANT_BE_FINISHED with the reason; when
     no task can be rendered nothing is created (ValidationError naming each task). `reuse`
@@ -162,8 +196,9 @@ def create_run(spec, source="web", now=None, reuse=False, outputs=None):
             key=lambda s: s["task_key"],
         )
     )
+    repeats = int(spec["settings"].get("repeats") or 1)
     with database.atomic("IMMEDIATE"):
-        check_no_active_run()
+        queued = _must_queue(queue)
         run_id = spec["run_id"] or _new_run_id(spec["name"] or "run", now)
         if spec["run_id"] and Run.select().where(Run.run_id == run_id).exists():
             raise Conflict(
@@ -182,8 +217,13 @@ def create_run(spec, source="web", now=None, reuse=False, outputs=None):
             prompt_hash=PROMPT_HASH,
             source=source,
             outputs=outputs or None,
+            template=template,
+            triggered_by=triggered_by or "manual",
+            trigger_note=trigger_note,
+            control=CONTROL_QUEUED if queued else CONTROL_RUNNING,
+            queued_at=now if queued else None,
             created_at=now,
-            started_at=now,
+            started_at=None if queued else now,
             updated_at=now,
         )
         for cid in spec["collection_ids"]:
@@ -201,50 +241,64 @@ def create_run(spec, source="web", now=None, reuse=False, outputs=None):
                 params=target["params"] or None,
                 position=position,
             )
-            params = canonical_params(target["params"])
             for snap, cant in snapshots:
                 messages = item_messages(snap["system_prompt"], snap["question"])
-                row = {
-                    **snap,
-                    "run": run.id,
-                    "target": rt.id,
-                    "status": NEW,
-                    "context_hash": context_hash(
-                        provider.name,
-                        provider.base_url,
-                        rt.model,
-                        params,
-                        messages,
-                        snap["template_version"],
-                    ),
-                    "created_at": now,
-                    "updated_at": now,
-                    # every row the same keys: insert_many takes its columns from the first
-                    "error_stage": None,
-                    "error_msg": None,
-                }
-                if cant:
-                    row.update(
-                        status=CANT_BE_FINISHED,
-                        error_stage="answer",
-                        error_msg=f"can't be finished: the task cannot be rendered: {cant}",
+                seeds = repeat_seeds(target["params"], repeats)
+                for repeat, seed in enumerate(seeds):
+                    params = (
+                        target["params"] if seed is None else {**target["params"], "seed": seed}
                     )
-                rows.append(row)
+                    row = {
+                        **snap,
+                        "run": run.id,
+                        "target": rt.id,
+                        "status": NEW,
+                        "repeat": repeat,
+                        "seed": seed,
+                        "context_hash": context_hash(
+                            provider.name,
+                            provider.base_url,
+                            rt.model,
+                            canonical_params(params),
+                            messages,
+                            snap["template_version"],
+                        ),
+                        "created_at": now,
+                        "updated_at": now,
+                        # every row the same keys: insert_many takes its columns from the first
+                        "error_stage": None,
+                        "error_msg": None,
+                    }
+                    if cant:
+                        row.update(
+                            status=CANT_BE_FINISHED,
+                            error_stage="answer",
+                            error_msg=f"can't be finished: the task cannot be rendered: {cant}",
+                        )
+                    rows.append(row)
         for start in range(0, len(rows), INSERT_BATCH):
             Item.insert_many(rows[start : start + INSERT_BATCH]).execute()
         targets = ", ".join(f"{t['provider'].name}/{t['model']}" for t in spec["targets"])
+        times = f" x {repeats} repeats" if repeats > 1 else ""
+        origin = f" ({triggered_by}{': ' + trigger_note if trigger_note else ''})"
         log_event(
             run,
-            "run_started",
-            f"Run {run_id} started: {len(snapshots)} tasks x {len(spec['targets'])} "
-            f"targets = {len(rows)} items; targets {targets}; judge "
-            f"{judge.name}/{spec['judge_model']}",
-            data={"items": len(rows), "tasks": len(snapshots), "source": source},
+            "run_queued" if queued else "run_started",
+            f"Run {run_id} {'queued' if queued else 'started'}: {len(snapshots)} tasks x "
+            f"{len(spec['targets'])} targets{times} = {len(rows)} items; targets {targets}; "
+            f"judge {judge.name}/{spec['judge_model']}" + (origin if triggered_by else ""),
+            data={
+                "items": len(rows),
+                "tasks": len(snapshots),
+                "source": source,
+                "repeats": repeats,
+                "triggeredBy": triggered_by or "manual",
+            },
             now=now,
         )
         for note in spec["notes"]:
             log_event(run, "model_check", note, level="WARNING", now=now)
-        _log_unrenderable(run, bad, len(spec["targets"]), now)
+        _log_unrenderable(run, bad, len(spec["targets"]) * repeats, now)
         if reuse:
             hits = reuse_earlier(run, now)
             log_event(

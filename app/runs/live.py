@@ -11,6 +11,7 @@ from peewee import fn
 
 from ..errors import ValidationError
 from ..models import COMPLETED
+from ..models import CONTROL_QUEUED
 from ..models import CONTROL_RUNNING
 from ..models import ITEM_STATUSES
 from ..models import NEW
@@ -151,10 +152,11 @@ def _status_counts(run_ids):
 
 
 def continuable_runs(limit=20):
-    """Unfinished runs that are not running (paused, stopped, crashed), with their progress."""
+    """Unfinished runs that are not running or queued (paused, stopped, crashed), with their
+    progress."""
     runs = list(
         Run.select()
-        .where((Run.status == PENDING) & (Run.control != CONTROL_RUNNING))
+        .where((Run.status == PENDING) & Run.control.not_in([CONTROL_RUNNING, CONTROL_QUEUED]))
         .order_by(Run.created_at.desc())
         .limit(limit)
     )

@@ -10,6 +10,7 @@ from ..errors import ValidationError
 from ..ids import SQLITE_INT_MAX
 from ..ids import whole_number
 from ..models import CONTROL_PAUSED
+from ..models import CONTROL_QUEUED
 from ..models import CONTROL_RUNNING
 from ..models import CONTROL_STOPPED
 from ..models import FINISHED
@@ -24,7 +25,7 @@ from .dto import run_summary
 from .state import run_state
 
 RUN_STATUSES = (PENDING, FINISHED)
-RUN_STATES = ("running", "paused", "stopped", "finished")
+RUN_STATES = ("queued", "running", "paused", "stopped", "finished")
 
 
 def get_run(run_id):
@@ -56,9 +57,12 @@ def state_condition(state):
     """A WHERE expression selecting runs in the shown state (running/paused/stopped/finished)."""
     if state == "finished":
         return Run.status == FINISHED
-    control = {"running": CONTROL_RUNNING, "paused": CONTROL_PAUSED, "stopped": CONTROL_STOPPED}[
-        state
-    ]
+    control = {
+        "queued": CONTROL_QUEUED,
+        "running": CONTROL_RUNNING,
+        "paused": CONTROL_PAUSED,
+        "stopped": CONTROL_STOPPED,
+    }[state]
     return (Run.status == PENDING) & (Run.control == control)
 
 

@@ -41,6 +41,9 @@ SETTINGS = {
     "maxBudgetUsd": (float, 0.0, 1e9, "must be a number of dollars above 0"),
     "concurrency": (int, 1, 64, "must be a whole number from 1 to 64"),
     "judgeConcurrency": (int, 1, 64, "must be a whole number from 1 to 64"),
+    # Stability (seed 002 over time): K answers per task and target, J judgements per answer.
+    "repeats": (int, 1, 20, "must be a whole number from 1 to 20"),
+    "judgeRepeats": (int, 1, 10, "must be a whole number from 1 to 10"),
 }
 MODEL_CHECK_TIMEOUT = 5.0  # seconds: a server that cannot list its models this fast is skipped
 MODELS_SHOWN = 20  # how many served models a "not served" message names
@@ -182,7 +185,7 @@ def _ids(value, name, errors):
 
 
 def clean_settings(raw, errors):
-    """maxAttempts, maxBudgetUsd, questionLimit (SETTINGS), categories."""
+    """maxAttempts, maxBudgetUsd, questionLimit, repeats, judgeRepeats (SETTINGS), categories."""
     raw = raw or {}
     if not isinstance(raw, dict):
         _error(errors, ("settings",), "must be an object")

@@ -1,8 +1,10 @@
-"""A run's state as people see it: running, paused, stopped or finished (derived, never stored)."""
+"""A run's state as people see it: queued, running, paused, stopped or finished (derived, never
+stored)."""
 
 from ..clock import utcnow
 from ..db import database
 from ..models import CONTROL_PAUSED
+from ..models import CONTROL_QUEUED
 from ..models import CONTROL_RUNNING
 from ..models import CONTROL_STOPPED
 from ..models import FINISHED
@@ -32,7 +34,7 @@ def _orphaned(run):
 
 
 def run_state(run):
-    """What people see: running, paused, stopped or finished.
+    """What people see: queued, running, paused, stopped or finished.
 
     A run left running by an orchestrator that died shows "stopped" at once (the next
     orchestrator marks it so when it takes over), not "running" for a lease's length.
@@ -41,9 +43,12 @@ def run_state(run):
         return "finished"
     if _orphaned(run):
         return "stopped"
-    return {CONTROL_RUNNING: "running", CONTROL_PAUSED: "paused", CONTROL_STOPPED: "stopped"}.get(
-        run.control, "stopped"
-    )
+    return {
+        CONTROL_RUNNING: "running",
+        CONTROL_PAUSED: "paused",
+        CONTROL_STOPPED: "stopped",
+        CONTROL_QUEUED: "queued",
+    }.get(run.control, "stopped")
 
 
 def control_reason(run):

@@ -11,7 +11,8 @@ from collections import Counter
 
 import numpy as np
 
-from ..results.stats import CONFIDENCE
+from ..results.clustered import bootstrap_ratio_means
+from ..results.clustered import percentile_ci
 from ..results.stats import RESAMPLES
 from ..results.stats import SEED
 from ..results.stats import sign_test
@@ -28,8 +29,6 @@ EXACT_MAX_N = 25
 # Differences are rounded before zero and tie checks so float noise (0.1 + 0.2 - 0.3) neither
 # keeps a zero difference nor splits a tie.
 _DECIMALS = 9
-# Bootstrap index matrices are drawn in chunks of at most this many cells (8 bytes each).
-_MAX_CELLS = 2_000_000
 
 
 def wilcoxon_signed_rank(diffs):
@@ -86,7 +85,7 @@ def paired_drop(
         }
     values = np.asarray(diffs, dtype=float)
     mean = float(values.mean())
-    low, high = _percentile_ci(_bootstrap_means(values, np.ones(n), resamples, seed))
+    low, high = percentile_ci(bootstrap_ratio_means(values, np.ones(n), resamples, seed))
     wilcoxon_p = wilcoxon_signed_rank(diffs)
     sign_p = sign_test([round(x, _DECIMALS) for x in diffs])
     significant = any(p is not None and p < alpha for p in (wilcoxon_p, sign_p))
@@ -101,42 +100,6 @@ def paired_drop(
         "drop": -mean,
         "alert": bool(alert),
     }
-
-
-def cluster_bootstrap_mean_ci(clusters, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE):
-    """Mean of all answers with a CI that resamples whole tasks: {n, clusters, mean, ciLow,
-    ciHigh}; None without answers.
-
-    `clusters` holds the K repeat scores of each task. Repeats of one task are correlated (the
-    task is easy or hard for the model), so they are not K independent observations;
-    drawing tasks with replacement and taking the mean over every answer in the drawn tasks
-    keeps that correlation inside each draw. Empty clusters are ignored.
-    """
-    clusters = [list(c) for c in clusters if len(c)]
-    if not clusters:
-        return None
-    sums = np.array([float(sum(c)) for c in clusters])
-    sizes = np.array([len(c) for c in clusters], dtype=float)
-    means = _bootstrap_means(sums, sizes, resamples, seed)
-    low, high = _percentile_ci(means, confidence)
-    return {
-        "n": int(sizes.sum()),
-        "clusters": len(clusters),
-        "mean": float(sums.sum() / sizes.sum()),
-        "ciLow": low,
-        "ciHigh": high,
-    }
-
-
-def naive_bootstrap_mean_ci(values, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE):
-    """Mean with a CI that resamples single answers as if independent: {n, mean, ciLow, ciHigh};
-    None without values. Too narrow on repeats; kept to show how much (and for K = 1)."""
-    values = np.asarray(list(values), dtype=float)
-    if values.size == 0:
-        return None
-    means = _bootstrap_means(values, np.ones(values.size), resamples, seed)
-    low, high = _percentile_ci(means, confidence)
-    return {"n": int(values.size), "mean": float(values.mean()), "ciLow": low, "ciHigh": high}
 
 
 def _doubled_ranks(values):
@@ -178,28 +141,3 @@ def _normal_p(doubled, w2):
     var = n * (n + 1) * (2 * n + 1) / 24 - ties / 48
     z = max(0.0, abs(w - mean) - 0.5) / math.sqrt(var)
     return min(1.0, math.erfc(z / math.sqrt(2)))
-
-
-def _bootstrap_means(sums, sizes, resamples, seed):
-    """`resamples` bootstrap ratio means sum(sums[idx]) / sum(sizes[idx]), drawing len(sums)
-    indices with replacement each time (sizes of 1 give the ordinary mean)."""
-    # Sorted first so the answer depends on the multiset of clusters, not their order.
-    order = np.lexsort((sizes, sums))
-    sums = sums[order]
-    sizes = sizes[order]
-    k = sums.size
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    chunk = max(1, _MAX_CELLS // k)
-    for start in range(0, resamples, chunk):
-        stop = min(resamples, start + chunk)
-        idx = rng.integers(0, k, size=(stop - start, k))
-        means[start:stop] = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
-    return means
-
-
-def _percentile_ci(means, confidence=CONFIDENCE):
-    """Percentile CI (low, high) of bootstrap means, linearly interpolated as app.stats does."""
-    tail = (1.0 - confidence) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return float(low), float(high)

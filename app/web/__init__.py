@@ -14,16 +14,20 @@ from ..api import AREAS as api_areas
 from ..api import bp as api_bp
 from ..errors import LlmbenchError
 from ..runs.queries import active_run
+from . import alerts
 from . import collections
 from . import dashboard
 from . import datasets
 from . import patterns
 from . import providers
+from . import queue
 from . import results
 from . import runs
 from . import security
 from . import settings
 from . import tasks
+from . import templates
+from . import trends
 from .extensions import csrf
 from .extensions import htmx
 from .hosts import allowed_hosts
@@ -50,6 +54,8 @@ def init_app(app):
         csrf.exempt(area.bp)
     app.register_blueprint(api_bp)
     for module in (dashboard, providers, tasks, collections, settings, datasets, runs, results):
+        app.register_blueprint(module.bp)
+    for module in (templates, trends, alerts, queue):
         app.register_blueprint(module.bp)
     if app.debug or app.config.get("TESTING"):
         app.register_blueprint(patterns.bp)

@@ -20,6 +20,7 @@ from ..runs.lifecycle import create_run
 from ..runs.live import collections_with_counts
 from ..runs.live import continuable_runs
 from ..runs.queries import active_run
+from ..runs.queue import queued_runs
 
 bp = Blueprint("dashboard", __name__)
 
@@ -175,6 +176,7 @@ def render_dashboard(
         "extra_prefix": extra_params_prefix,
         "continue_runs": continuable_runs(),
         "recent": history(per_page=8)["runs"],
+        "queued": queued_runs(),
     }
     return render_template("dashboard/index.html", **context), status
 
@@ -208,10 +210,11 @@ def index():
 
 @bp.post("/runs")
 def start_run():
-    """Start a run from the form, then go to its live view (400/409 re-render the form)."""
+    """Start a run from the form, then go to its live view (400/409 re-render the form); with
+    "Queue it" (queue=1) it waits in the queue while another run is active."""
     state, spec = parse_form(request.form)
     try:
-        run = create_run(spec, source="web")
+        run = create_run(spec, source="web", queue=request.form.get("queue") == "1")
     except ValidationError as exc:
         field_errors, general = form_errors(exc.errors, state)
         return render_dashboard(state, field_errors, 400, general=general)

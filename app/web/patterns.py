@@ -7,6 +7,7 @@ from flask import Blueprint
 from flask import render_template
 
 from ..models import ITEM_STATUSES
+from ..results.linechart import line_chart
 from ..runs.outages import waiting_message
 from ..runs.progress import pct
 from ..runs.progress import progress_fraction
@@ -148,6 +149,44 @@ def sample():
     return run, targets, logs, items
 
 
+def _sysmetrics_sample():
+    """runs/_sysmetrics.html's context: a minute of samples on a box without a GPU."""
+    start = 1_754_590_570
+    cpu = [{"t": start + 2 * i, "y": 30 + (i * 7) % 45} for i in range(30)]
+    ram = [{"t": start + 2 * i, "y": 9.2 + i / 60} for i in range(30)]
+    charts = {
+        name: {
+            variant: line_chart(
+                [{"name": label, "points": points}],
+                title=title,
+                y_max=top,
+                narrow=variant == "narrow",
+                height=240,
+                chart_id=f"pattern-{name}-{variant}",
+            )
+            for variant in ("wide", "narrow")
+        }
+        for name, label, title, points, top in (
+            ("load", "CPU %", "CPU and GPU load (%)", cpu, 100),
+            ("memory", "RAM used (GiB)", "Memory (GiB)", ram, 32),
+            ("throughput", "tokens/s", "Throughput (tokens/s)", cpu[::5], None),
+        )
+    }
+    peaks = {
+        "cpuPercent": 74,
+        "ramUsedGb": 9.7,
+        "rssMb": 182,
+        "gpuUtilPercent": None,
+        "vramUsedGb": None,
+    }
+    latest = {
+        "ramTotalGb": 31.3,
+        "vramTotalGb": None,
+        "loadedModels": [{"name": "llama3:8b", "sizeGb": 5.6, "vramGb": 0.0}],
+    }
+    return {"samples": 30, "peaks": peaks, "latest": latest, "charts": charts}
+
+
 @bp.get("/")
 def index():
     """Every partial of the run UI with sample data, in each of its states."""
@@ -177,6 +216,7 @@ def index():
                 },
             ),
         ),
+        ("queued", _progress("queued", "BENCHMARKING", 80, 0, 0)),
     ]
     provider = NS(id=1, name="Local Ollama", type="OLLAMA", base_url="http://localhost:11434")
     params = {(1, "llama3:8b"): {"temperature": 0.2, "stop": ["###"]}}
@@ -208,6 +248,7 @@ def index():
     budget_halt = {"spent": 2.013, "limit": 2.0, "minimum": 2.02, "suggested": 4.03}
     return render_template(
         "patterns.html",
+        sys=_sysmetrics_sample(),
         run=run,
         targets=targets,
         logs=logs,

@@ -26,6 +26,9 @@ from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
 from ..results.compare import compare_runs
 from ..results.compare import run_choices
+from ..results.stability import has_repeats
+from ..results.stability import stability
+from ..results.system import system_view
 from ..results.table import DEFAULT_PER_PAGE
 from ..results.table import DEFAULT_SORT
 from ..results.table import PER_PAGE_CHOICES
@@ -195,6 +198,8 @@ def show(run_id):
             "per_page_choices": PER_PAGE_CHOICES,
             "chart_names": charts.CHARTS,
             "retryable_answers": retryable_answer_failures(run),
+            "sys": system_view(run),
+            "stability": stability(run) if has_repeats(run) else None,
         }
     )
     return render_template("results/show.html", **context)

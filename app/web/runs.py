@@ -12,6 +12,7 @@ from flask import url_for
 from ..clock import utcnow
 from ..errors import LlmbenchError
 from ..models import ITEM_STATUSES
+from ..results.system import system_view
 from ..runs.history import RUN_STATES
 from ..runs.history import history
 from ..runs.history import judge_models
@@ -27,6 +28,7 @@ from ..runs.live import recent_logs
 from ..runs.live import run_models
 from ..runs.progress import progress as run_progress
 from ..runs.queries import get_run
+from ..runs.state import run_state
 from .extensions import htmx
 
 bp = Blueprint("runs", __name__, url_prefix="/runs")
@@ -97,7 +99,24 @@ def index():
 def show(run_id):
     """Live run view: progress, controls, log and latest items; polls while running."""
     run = get_run(run_id)
-    return render_template("runs/show.html", **live_context(run))
+    return render_template("runs/show.html", **{**live_context(run), **sysmetrics_context(run)})
+
+
+def sysmetrics_context(run):
+    """What #run-sysmetrics renders: the charts, and whether it polls (running only)."""
+    state = run_state(run)
+    return {
+        "run": run,
+        "sys": system_view(run),
+        "sys_polling": state == "running",
+        "run_is_waiting": state == "queued",
+    }
+
+
+@bp.get("/<run_id>/system-metrics")
+def system_metrics(run_id):
+    """Fragment #run-sysmetrics: system metrics beside throughput; polls while running."""
+    return render_template("runs/_sysmetrics.html", **sysmetrics_context(get_run(run_id)))
 
 
 @bp.get("/<run_id>/progress")

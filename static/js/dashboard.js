@@ -25,6 +25,8 @@
     var need = missing();
     button.disabled = need.length > 0;
     if (defaultButton) defaultButton.disabled = button.disabled;
+    var queueButton = document.getElementById("queue-run");
+    if (queueButton) queueButton.disabled = button.disabled;
     hint.textContent = need.length ? "To start, pick " + need.join(", ") + "." : "Ready to start.";
     // Show how many models are picked on each provider's (possibly closed) group.
     form.querySelectorAll("[data-count-for]").forEach(function (el) {

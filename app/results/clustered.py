@@ -1,0 +1,76 @@
+"""Bootstrap CIs of a mean when answers come in clusters (repeats of one task), with numpy.
+
+With repeats (settings.repeats = K), the K answers to a task are correlated: the task is easy or
+hard for the model. Resampling single answers as if independent gives too narrow a CI; the
+cluster bootstrap draws whole tasks instead (tests/test_repeats.py shows the difference).
+"""
+
+import numpy as np
+
+from .stats import CONFIDENCE
+from .stats import RESAMPLES
+from .stats import SEED
+
+# Bootstrap index matrices are drawn in chunks of at most this many cells (8 bytes each).
+_MAX_CELLS = 2_000_000
+
+
+def cluster_bootstrap_mean_ci(clusters, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE):
+    """Mean of all answers with a CI that resamples whole tasks: {n, clusters, mean, ciLow,
+    ciHigh}; None without answers.
+
+    `clusters` holds the K repeat scores of each task. Repeats of one task are correlated (the
+    task is easy or hard for the model), so they are not K independent observations;
+    drawing tasks with replacement and taking the mean over every answer in the drawn tasks
+    keeps that correlation inside each draw. Empty clusters are ignored.
+    """
+    clusters = [list(c) for c in clusters if len(c)]
+    if not clusters:
+        return None
+    sums = np.array([float(sum(c)) for c in clusters])
+    sizes = np.array([len(c) for c in clusters], dtype=float)
+    means = bootstrap_ratio_means(sums, sizes, resamples, seed)
+    low, high = percentile_ci(means, confidence)
+    return {
+        "n": int(sizes.sum()),
+        "clusters": len(clusters),
+        "mean": float(sums.sum() / sizes.sum()),
+        "ciLow": low,
+        "ciHigh": high,
+    }
+
+
+def naive_bootstrap_mean_ci(values, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE):
+    """Mean with a CI that resamples single answers as if independent: {n, mean, ciLow, ciHigh};
+    None without values. Too narrow on repeats; kept to show how much (and for K = 1)."""
+    values = np.asarray(list(values), dtype=float)
+    if values.size == 0:
+        return None
+    means = bootstrap_ratio_means(values, np.ones(values.size), resamples, seed)
+    low, high = percentile_ci(means, confidence)
+    return {"n": int(values.size), "mean": float(values.mean()), "ciLow": low, "ciHigh": high}
+
+
+def bootstrap_ratio_means(sums, sizes, resamples, seed):
+    """`resamples` bootstrap ratio means sum(sums[idx]) / sum(sizes[idx]), drawing len(sums)
+    indices with replacement each time (sizes of 1 give the ordinary mean)."""
+    # Sorted first so the answer depends on the multiset of clusters, not their order.
+    order = np.lexsort((sizes, sums))
+    sums = sums[order]
+    sizes = sizes[order]
+    k = sums.size
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    chunk = max(1, _MAX_CELLS // k)
+    for start in range(0, resamples, chunk):
+        stop = min(resamples, start + chunk)
+        idx = rng.integers(0, k, size=(stop - start, k))
+        means[start:stop] = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
+    return means
+
+
+def percentile_ci(means, confidence=CONFIDENCE):
+    """Percentile CI (low, high) of bootstrap means, linearly interpolated as app.stats does."""
+    tail = (1.0 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)

@@ -1,0 +1,199 @@
+"""The Trends page's charts: lines over time (results/linechart.py) and the category radar.
+
+Links are built by the caller (`link(run_id)`): this package knows no URLs.
+"""
+
+import datetime as dt
+
+import pygal
+from pygal.style import Style
+
+from ..results.charts import PALETTE
+from ..results.charts import drop_scripts
+from ..results.linechart import epoch
+from ..results.linechart import line_chart
+
+TREND_METRICS = {
+    "score": ("Score over time (95 % CI band)", "", 100),
+    "tokensPerSecond": ("Tokens per second over time", "", None),
+    "ttftMs": ("Time to first token, median (ms)", "", None),
+}
+
+
+class PointCache:
+    """finishedAt texts as epoch seconds and run ids as links, each worked out once per page
+    (six charts of the same points share them)."""
+
+    def __init__(self, link):
+        self.link = link
+        self._times = {}
+        self._links = {}
+
+    def t(self, text):
+        if text not in self._times:
+            self._times[text] = epoch(dt.datetime.fromisoformat(text.rstrip("Z")))
+        return self._times[text]
+
+    def href(self, run_id):
+        if run_id not in self._links:
+            self._links[run_id] = self.link(run_id)
+        return self._links[run_id]
+
+
+def _both(series, columns, **config):
+    """The wide and the narrow drawing of one chart (the page shows one by screen width)."""
+    chart_id = config.pop("chart_id")
+    return {
+        "wide": line_chart(series, columns=columns, chart_id=chart_id, **config),
+        "narrow": line_chart(
+            series, columns=columns, narrow=True, chart_id=f"{chart_id}-n", **config
+        ),
+    }
+
+
+def _value(point, metric):
+    """One series' value at a run, as its tooltip line shows it."""
+    value = point[metric]
+    if value is None:
+        return "–"
+    text = f"{value:.1f}"
+    if metric == "score" and point["ciLow"] is not None:
+        text += f" [{point['ciLow']:.1f}–{point['ciHigh']:.1f}] n={point['n']}"
+    return text
+
+
+def run_columns(data, metric, cache):
+    """One linked column per run: its time and every series' value in the tooltip."""
+    columns = {}
+    for s in data["series"]:
+        for p in s["points"]:
+            column = columns.get(p["runId"])
+            if column is None:
+                when = p["finishedAt"][:16].replace("T", " ")
+                column = columns[p["runId"]] = {
+                    "t": cache.t(p["finishedAt"]),
+                    "href": cache.href(p["runId"]),
+                    "lines": [f"run {p['runId']} · {when} UTC"],
+                }
+            line = f"{s['target']}: {_value(p, metric)}"
+            if p["breakReason"]:
+                line += f" (line broken: {p['breakReason']})"
+            column["lines"].append(line)
+    return [
+        {"t": c["t"], "href": c["href"], "title": "\n".join(c["lines"])} for c in columns.values()
+    ]
+
+
+def trend_charts(data, metric, cache):
+    """{wide, narrow} SVGs of one metric of GET /api/trends' series over time; each run's
+    column links to its page."""
+    title, unit, top = TREND_METRICS[metric]
+    series = [
+        {
+            "name": s["target"],
+            "points": [
+                {
+                    "t": cache.t(p["finishedAt"]),
+                    "y": p[metric],
+                    "low": p["ciLow"] if metric == "score" else None,
+                    "high": p["ciHigh"] if metric == "score" else None,
+                    "title": f"{s['target']}: {_value(p, metric)} (run {p['runId']})",
+                    "break": p["breakReason"],
+                }
+                for p in s["points"]
+            ],
+        }
+        for s in data["series"]
+    ]
+    if data.get("category") and metric == "score":
+        title = f"Score in {data['category']} over time (95 % CI band)"
+    return _both(
+        series,
+        run_columns(data, metric, cache),
+        title=title,
+        unit=unit,
+        y_max=top,
+        chart_id=metric,
+    )
+
+
+def category_trend_charts(domain_trend, cache):
+    """{wide, narrow} SVGs of the score per category over time (a collection, all models)."""
+    series, columns = [], {}
+    for category, points in sorted(domain_trend.items()):
+        series.append(
+            {
+                "name": category,
+                "points": [{"t": cache.t(p["date"]), "y": p["score"]} for p in points],
+            }
+        )
+        for p in points:
+            column = columns.setdefault(
+                p["runId"],
+                {
+                    "t": cache.t(p["date"]),
+                    "href": cache.href(p["runId"]),
+                    "lines": [f"run {p['runId']}"],
+                },
+            )
+            score = "–" if p["score"] is None else f"{p['score']:.1f}"
+            column["lines"].append(f"{category}: {score}")
+    return _both(
+        series,
+        [
+            {"t": c["t"], "href": c["href"], "title": "\n".join(c["lines"])}
+            for c in columns.values()
+        ],
+        title="Score per category over time",
+        y_max=100,
+        chart_id="categories",
+    )
+
+
+def radar_chart(current, previous, baseline, narrow=False):
+    """pygal Radar of the score per category: current, previous and baseline runs."""
+    runs = [("Current", current), ("Previous", previous), ("Baseline", baseline)]
+    runs = [(name, m) for name, m in runs if m is not None]
+    categories = sorted({c for _, m in runs for c in m["categories"]})
+    big = 22 if narrow else 14
+    style = Style(
+        background="transparent",
+        plot_background="transparent",
+        foreground="#1d2330",
+        foreground_strong="#1d2330",
+        foreground_subtle="#c9ced8",
+        font_family="system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif",
+        colors=PALETTE,
+        opacity=".12",
+        opacity_hover=".3",
+        label_font_size=big,
+        major_label_font_size=big,
+        legend_font_size=big,
+        title_font_size=big + 2,
+        no_data_font_size=big + 4,
+    )
+    chart = pygal.Radar(
+        style=style,
+        width=480 if narrow else 560,
+        height=520 if narrow else 420,
+        fill=False,
+        stroke_style={"width": 3},
+        range=(0, 100),
+        y_labels=[25, 50, 75, 100],
+        show_legend=True,
+        legend_at_bottom=True,
+        legend_at_bottom_columns=3,
+        disable_xml_declaration=True,
+        js=[],
+        no_data_text="No categories yet",
+        truncate_label=16,
+    )
+    chart.x_labels = categories
+    for name, metrics in runs:
+        chart.add(name, [_round(metrics["categories"].get(c)) for c in categories])
+    chart.add_xml_filter(drop_scripts)
+    return chart.render(is_unicode=True)
+
+
+def _round(value):
+    return None if value is None else round(value, 1)

@@ -1,0 +1,159 @@
+"""Trends: score and speed over time per series (provider/model), from per-run aggregates.
+
+Reads RunAggregate rows only (a few per run), never the items: 200 runs x 5 models is a
+thousand rows whatever the runs' sizes. Only comparable runs join a line: a change of judge
+(provider, model, params or prompt) or of the task set (the run's dataset hash) breaks it,
+and the point where it breaks says why.
+"""
+
+import datetime as dt
+
+from ..clock import isoformat
+from ..errors import ValidationError
+from ..models import Collection
+from ..models import Run
+from ..models import RunAggregate
+from ..models import RunCollection
+
+A = RunAggregate
+
+
+def parse_day(value, field, end=False):
+    """A YYYY-MM-DD (or ISO datetime) filter as a naive UTC datetime; `end` takes the whole day."""
+    if value in (None, ""):
+        return None
+    text = str(value).strip()
+    try:
+        if len(text) == 10:
+            day = dt.datetime.combine(dt.date.fromisoformat(text), dt.time())
+            return day + dt.timedelta(days=1) if end else day
+        when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationError.field(field, "use a date YYYY-MM-DD or an ISO 8601 time") from None
+    if when.tzinfo is not None:
+        when = when.astimezone(dt.UTC).replace(tzinfo=None)
+    return when
+
+
+def collection_of(ref):
+    """A collection by id or name for a filter, or ValidationError naming `collection`."""
+    if ref in (None, ""):
+        return None
+    query = Collection.select().where(Collection.name == str(ref))
+    if str(ref).isdigit():
+        query = Collection.select().where(
+            (Collection.id == int(ref)) | (Collection.name == str(ref))
+        )
+    collection = query.first()
+    if collection is None:
+        raise ValidationError.field("collection", f"no collection {ref!r}")
+    return collection
+
+
+def _filtered(filters):
+    query = A.select(
+        Run.run_id,
+        A.series,
+        A.model,
+        A.provider_name,
+        A.finished_at,
+        A.judge_key,
+        A.judge_label,
+        A.tasks_key,
+        A.score,
+        A.ci_low,
+        A.ci_high,
+        A.n,
+        A.tasks,
+        A.tokens_per_second,
+        A.ttft_p50_ms,
+        A.time_p50_ms,
+    ).join(Run, on=(A.run == Run.id))
+    query = query.where(A.category == (filters.get("category") or ""))
+    collection = collection_of(filters.get("collection"))
+    if collection is not None:
+        runs = RunCollection.select(RunCollection.run).where(
+            RunCollection.collection == collection.id
+        )
+        query = query.where(A.run.in_(runs))
+    judge = filters.get("judge")
+    if judge:
+        query = query.where((A.judge_label == judge) | A.judge_label.endswith("/" + judge))
+    model = filters.get("model")
+    if model:
+        query = query.where((A.model == model) | (A.series == model))
+    start = parse_day(filters.get("from"), "from")
+    end = parse_day(filters.get("to"), "to", end=True)
+    if start:
+        query = query.where(A.finished_at >= start)
+    if end:
+        query = query.where(A.finished_at < end)
+    return query.order_by(A.finished_at, A.run, A.series).namedtuples()
+
+
+def break_reason(before, after):
+    """Why `after` does not join `before`'s line, or None when the two are comparable."""
+    if before.judge_key != after.judge_key:
+        if before.judge_label != after.judge_label:
+            return f"judge changed: {before.judge_label} → {after.judge_label}"
+        return f"judge params or prompt changed ({after.judge_label})"
+    if before.tasks_key != after.tasks_key:
+        old, new = (before.tasks_key or "?")[:8], (after.tasks_key or "?")[:8]
+        return f"tasks changed (task set {old} → {new})"
+    return None
+
+
+def _point(row, reason):
+    return {
+        "runId": row.run_id,
+        "finishedAt": isoformat(row.finished_at),
+        "score": row.score,
+        "ciLow": row.ci_low,
+        "ciHigh": row.ci_high,
+        "n": row.n,
+        "tasks": row.tasks,
+        "tokensPerSecond": row.tokens_per_second,
+        "ttftMs": row.ttft_p50_ms,
+        "timeMs": row.time_p50_ms,
+        "judge": row.judge_label,
+        "comparable": reason is None,
+        "breakReason": reason,
+    }
+
+
+def trends(filters=None):
+    """{"series": [{target, model, providerName, points: [{runId, finishedAt, score, ciLow,
+    ciHigh, n, tokensPerSecond, ttftMs, comparable, breakReason, ...}]}]} for the filters
+    collection, judge, model, category, from, to (all optional)."""
+    filters = filters or {}
+    series, last = {}, {}
+    for row in _filtered(filters):
+        entry = series.get(row.series)
+        if entry is None:
+            entry = series[row.series] = {
+                "target": row.series,
+                "model": row.model,
+                "providerName": row.provider_name,
+                "points": [],
+            }
+        before = last.get(row.series)
+        entry["points"].append(_point(row, break_reason(before, row) if before else None))
+        last[row.series] = row
+    return {"series": list(series.values()), "category": filters.get("category") or None}
+
+
+def filter_choices():
+    """What the filters offer: collections, judges, models and categories seen in aggregates."""
+
+    def distinct(field, where=None):
+        query = A.select(field).distinct()
+        if where is not None:
+            query = query.where(where)
+        return [v for (v,) in query.order_by(field).tuples()]
+
+    return {
+        "collections": list(Collection.select().order_by(Collection.name)),
+        "judges": distinct(A.judge_label),
+        "models": distinct(A.model),
+        "categories": distinct(A.category, A.category != ""),
+    }

@@ -1,0 +1,87 @@
+"""Everything the Trends page shows, from its filters: the charts (wide and narrow), where
+lines break and why, and for a chosen collection current vs previous vs baseline."""
+
+from ..models import FINISHED
+from ..models import Run
+from ..models import RunCollection
+from .baselines import collection_summary
+from .charts import PointCache
+from .charts import category_trend_charts
+from .charts import radar_chart
+from .charts import trend_charts
+from .trends import collection_of
+from .trends import filter_choices
+from .trends import trends
+
+FILTERS = ("collection", "judge", "model", "category", "from", "to")
+METRICS = ("score", "tokensPerSecond", "ttftMs")
+PIN_CHOICES = 50  # finished runs offered as a baseline
+TABLE_POINTS = 10  # runs per model in the page's table (the API has them all)
+
+
+def _both(draw):
+    """The wide and the narrow drawing (the page shows one of them by screen width)."""
+    return {"wide": draw(False), "narrow": draw(True)}
+
+
+def breaks(data):
+    """Where lines break, one entry per run and reason: {runId, finishedAt, reason, series},
+    oldest first."""
+    found = {}
+    for s in data["series"]:
+        for p in s["points"]:
+            if not p["comparable"]:
+                key = (p["finishedAt"], p["runId"], p["breakReason"])
+                found.setdefault(key, []).append(s["target"])
+    return [
+        {"finishedAt": at, "runId": run_id, "reason": reason, "series": series}
+        for (at, run_id, reason), series in sorted(found.items())
+    ]
+
+
+def pin_choices(collection):
+    """The collection's finished runs, newest first (run_id, finished_at)."""
+    runs = RunCollection.select(RunCollection.run).where(RunCollection.collection == collection.id)
+    return list(
+        Run.select(Run.run_id, Run.finished_at)
+        .where(Run.id.in_(runs) & (Run.status == FINISHED))
+        .order_by(Run.finished_at.desc())
+        .limit(PIN_CHOICES)
+    )
+
+
+def trends_view(filters, link):
+    """The page's context; `link(run_id)` is a run's URL (this package knows no URLs)."""
+    filters = {k: (filters.get(k) or "").strip() for k in FILTERS}
+    data = trends(filters)
+    cache = PointCache(link)
+    collection = collection_of(filters["collection"])
+    context = {
+        "filters": filters,
+        "choices": filter_choices(),
+        "data": data,
+        "points": sum(len(s["points"]) for s in data["series"]),
+        "charts": {metric: trend_charts(data, metric, cache) for metric in METRICS},
+        "breaks": breaks(data),
+        "table_points": TABLE_POINTS,
+        "collection": collection,
+        "summary": None,
+    }
+    if collection is not None:
+        summary = collection_summary(collection.id)
+        context.update(
+            summary=summary,
+            pin_choices=pin_choices(collection),
+            category_chart=category_trend_charts(summary["domainTrend"], cache),
+            radar=_both(
+                lambda narrow: radar_chart(
+                    summary["latestMetrics"],
+                    summary["previousMetrics"],
+                    summary["baselineMetrics"],
+                    narrow,
+                )
+            )
+            if summary["latestMetrics"]
+            else None,
+        )
+    return context
