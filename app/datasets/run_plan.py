@@ -41,6 +41,7 @@ class RunPlan:
     settings: dict = field(default_factory=dict)  # create_run settings (camelCase)
     out_dir: str | None = None
     task_ids: list = field(default_factory=list)  # task_id of the tasks the run will hold
+    judge_check: bool = False  # the judge scores the tasks' references before answering
 
     @property
     def items(self):
@@ -108,9 +109,15 @@ def apply(plan, source="cli"):
         "judgeModel": plan.judge["model"],
         "judgeParams": plan.judge["params"] or None,
         "targets": [
-            {"providerId": ids[t["provider"]], "model": t["model"], "params": t["params"] or None}
+            {
+                "providerId": ids[t["provider"]],
+                "model": t["model"],
+                "params": t["params"] or None,
+                "label": t.get("label"),
+            }
             for t in plan.targets
         ],
+        "judgeCheck": plan.judge_check,
         "collectionIds": list(dict.fromkeys(by_name[n] for n in names)),
         "settings": plan.settings,
     }

@@ -83,7 +83,7 @@ def csv_average(run):
     rows = (
         (
             r["provider_name"],
-            r["model"],
+            r["target_label"],
             number(r["avg_time_ms"]),
             number(r["avg_tokens_per_second"]),
             number(r["avg_score"]),

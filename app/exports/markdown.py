@@ -76,7 +76,7 @@ def markdown(run, detailed=True):
         yield _row(
             (
                 r["provider_name"],
-                r["model"],
+                r["target_label"],
                 number(r["avg_time_ms"], 1),
                 number(r["avg_ttft_ms"], 1),
                 number(r["avg_tokens_per_second"]),

@@ -20,6 +20,7 @@ def averages_to_dict(row):
         "providerName": row["provider_name"],
         "model": row["model"],
         "label": row["label"],
+        "targetLabel": row["target_label"],
         "items": row["item_count"],
         "completed": row["completed"],
         "pending": row["pending"],
@@ -118,6 +119,7 @@ def summary_json(run):
             {
                 "providerName": t.provider_name,
                 "model": t.model,
+                "label": t.label,
                 "params": t.params or {},
                 "warmupMs": t.warmup_ms,
                 "loadMs": t.load_ms,

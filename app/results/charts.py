@@ -253,8 +253,8 @@ def run_chart(run, name, narrow=False, *, averages=None, by_category=None):
         if averages is None:
             # Only ids and labels: no need for the averages' aggregate query.
             averages = [
-                {"target_id": tid, "label": f"{provider}/{model}"}
-                for tid, provider, model in run_targets(run)
+                {"target_id": tid, "label": f"{provider}/{label}"}
+                for tid, provider, _model, label in run_targets(run)
             ]
         return latency_chart(averages, latency_samples(run), narrow)
     if name == "category":

@@ -30,6 +30,7 @@ from ..models import RunCollection
 from ..models import RunTarget
 from ..models import Task
 from ..runlog import log_event
+from .judge_jobs import queue_reference_check
 from .queries import check_no_active_run
 from .queries import get_run
 from .spec import clean_spec
@@ -195,6 +196,7 @@ def create_run(spec, source="web", now=None):
                 model=target["model"],
                 params=target["params"] or None,
                 position=position,
+                label=target["label"],
             )
             params = canonical_params(target["params"])
             for snap, cant in snapshots:
@@ -227,7 +229,7 @@ def create_run(spec, source="web", now=None):
                 rows.append(row)
         for start in range(0, len(rows), INSERT_BATCH):
             Item.insert_many(rows[start : start + INSERT_BATCH]).execute()
-        targets = ", ".join(f"{t['provider'].name}/{t['model']}" for t in spec["targets"])
+        targets = ", ".join(f"{t['provider'].name}/{t['label']}" for t in spec["targets"])
         log_event(
             run,
             "run_started",
@@ -239,6 +241,9 @@ def create_run(spec, source="web", now=None):
         )
         for note in spec["notes"]:
             log_event(run, "model_check", note, level="WARNING", now=now)
+        if spec["judge_check"]:
+            # Before any answer: the judge scores the tasks' own references first.
+            queue_reference_check(run, now, reopen_run=False)
         _log_unrenderable(run, bad, len(spec["targets"]), now)
     return run
 
