@@ -194,6 +194,7 @@ SUMMARY_KEYS = {
     "models",
     "breakdowns",
     "contains",
+    "ratings",
 }
 
 

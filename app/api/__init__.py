@@ -8,7 +8,9 @@ from flask import request
 
 from . import datasets
 from . import exports
+from . import pairwise
 from . import providers
+from . import ratings
 from . import runs
 from . import status
 from . import tasks
@@ -41,6 +43,6 @@ def _same_origin_only():
     return None
 
 
-AREAS = (datasets, exports, providers, runs, status, tasks)
+AREAS = (datasets, exports, pairwise, providers, ratings, runs, status, tasks)
 for area in AREAS:
     bp.register_blueprint(area.bp)

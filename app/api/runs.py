@@ -6,6 +6,7 @@ from flask import request
 from flask import url_for
 
 from ..errors import ValidationError
+from ..ratings.store import ratings_for
 from ..runs.dto import item_to_dict
 from ..runs.dto import log_to_dict
 from ..runs.dto import run_summary
@@ -103,7 +104,8 @@ def run_items(run_id):
         page=args.get("page", 1),
         per_page=args.get("perPage", 50),
     )
-    found["items"] = [item_to_dict(i) for i in found["items"]]
+    rated = ratings_for([i.id for i in found["items"]])
+    found["items"] = [item_to_dict(i, human_rating=rated.get(i.id)) for i in found["items"]]
     return jsonify(found)
 
 
@@ -120,7 +122,8 @@ def run_logs(run_id):
 @bp.post("/runs/<run_id>/items/<int:item_id>/retry-judge")
 def run_item_retry_judge(run_id, item_id):
     """Queue one answered item for judging again."""
-    return jsonify(item_to_dict(retry_judge(run_id, item_id)))
+    item = retry_judge(run_id, item_id)
+    return jsonify(item_to_dict(item, human_rating=ratings_for([item.id]).get(item.id)))
 
 
 @bp.post("/runs/<run_id>/retry-failed")

@@ -16,6 +16,7 @@ from ..results.averages import breakdown
 from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
 from ..runs.state import run_state
+from .ratings import report_html_section
 from .rows import detail_rows
 from .rows import error_text
 
@@ -70,6 +71,7 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT):
         "iso": isoformat,
         "error_text": error_text,
         "generated_at": isoformat(utcnow()),
+        "ratings": report_html_section(run),
     }
     return environment().get_template("results/report.html").generate(**context)
 

@@ -10,6 +10,7 @@ from ..results.averages import breakdown
 from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
 from ..runs.state import run_state
+from .ratings import ratings_summary
 
 SCHEMA = "llmbench.summary/1"
 
@@ -167,4 +168,5 @@ def summary_json(run):
         },
     }
     summary.update({k: v for k, v in results_dict(run, averages).items() if k != "runId"})
+    summary["ratings"] = ratings_summary(run)
     return summary

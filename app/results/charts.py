@@ -262,3 +262,15 @@ def run_chart(run, name, narrow=False, *, averages=None, by_category=None):
             by_category = breakdown(run, "category")
         return category_chart(by_category, narrow)
     raise ValueError(f"unknown chart {name!r}")
+
+
+def chart_config(narrow, legend_series=0, **extra):
+    """The house style for a chart drawn outside this module (app.ratings' report charts); with
+    `legend_series` the legend goes below, one series a row."""
+    config = _config(narrow, **extra)
+    return _with_legend(config, legend_series) if legend_series else config
+
+
+def render_svg(chart):
+    """A pygal chart as inlinable SVG text without scripts."""
+    return _render(chart)

@@ -121,8 +121,12 @@ def run_summary(run, counts=None, targets=None, collections=None):
     }
 
 
-def item_to_dict(item, raw=True):
-    """Seed 000 §7.5 item DTO plus metrics, snapshot and judgement; `raw` adds request/response."""
+def item_to_dict(item, raw=True, human_rating=None):
+    """Seed 000 §7.5 item DTO plus metrics, snapshot and judgement; `raw` adds request/response.
+
+    `human_rating` is the person's rating of the item when the caller read it (ratings/store.py
+    rating_to_dict), else None.
+    """
     target = item.target
     judgement = None
     if item.evaluation_score is not None:
@@ -157,6 +161,7 @@ def item_to_dict(item, raw=True):
         "llmResponseJson": {"text": item.answer} if item.answer is not None else None,
         "judgeResultJson": judgement,
         "evaluationScore": item.evaluation_score,
+        "humanRating": human_rating,
         "evaluationReason": item.evaluation_reason,
         "rubricScores": item.rubric_scores,
         "autoFail": item.auto_fail,

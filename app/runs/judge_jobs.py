@@ -12,6 +12,7 @@ from peewee import fn
 from ..clock import utcnow
 from ..db import database
 from ..errors import Conflict
+from ..errors import ValidationError
 from ..models import COMPLETED
 from ..models import CONTROL_RUNNING
 from ..models import FAILED
@@ -111,6 +112,12 @@ def queue_reference_check(run, now=None, reopen_run=True):
             for (level, _column), text in zip(LEVELS, texts, strict=True):
                 if (text or "").strip():
                     rows.append({"item": item_id, "level": level})
+        if not rows:
+            raise ValidationError.field(
+                "runId",
+                f"the tasks of run {run.run_id} have no reference answers (excellent, good, "
+                "pass) for the judge to score",
+            )
         if reopen_run:
             reopen(run, now)
         job = _job(
@@ -139,9 +146,9 @@ def queue_reference_check(run, now=None, reopen_run=True):
     return job
 
 
-def unjudged_pairs(target_a, target_b, voter):
+def unjudged_pairs(target_a, target_b, voter, limit=None):
     """(item of A, item of B, task id) for the tasks both targets answered that `voter` has not
-    voted on yet, in task order."""
+    voted on yet, in task order (the first `limit` of them)."""
     a, b = Item.alias("a"), Item.alias("b")
     voted = Vote.select(Vote.id).where(
         (Vote.item_low == fn.MIN(a.id, b.id))
@@ -166,6 +173,7 @@ def unjudged_pairs(target_a, target_b, voter):
             & ~fn.EXISTS(voted)
         )
         .order_by(a.task_key, a.id)
+        .limit(limit)
         .tuples()
     )
 

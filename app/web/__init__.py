@@ -12,11 +12,16 @@ from ..api import AREAS as api_areas
 from ..api import bp as api_bp
 from ..errors import LlmbenchError
 from ..runs.queries import active_run
+from . import ab
 from . import collections
 from . import dashboard
 from . import datasets
+from . import evaluate
+from . import labels
+from . import leaderboard
 from . import patterns
 from . import providers
+from . import reports
 from . import results
 from . import runs
 from . import settings
@@ -44,6 +49,8 @@ def init_app(app):
         csrf.exempt(area.bp)
     app.register_blueprint(api_bp)
     for module in (dashboard, providers, tasks, collections, settings, datasets, runs, results):
+        app.register_blueprint(module.bp)
+    for module in (evaluate, ab, leaderboard, reports, labels):
         app.register_blueprint(module.bp)
     if app.debug or app.config.get("TESTING"):
         app.register_blueprint(patterns.bp)

@@ -18,6 +18,7 @@ from ..errors import LlmbenchError
 from ..errors import NotFound
 from ..errors import ValidationError
 from ..exports import files
+from ..ratings.judge_check import judge_check
 from ..results import charts
 from ..results.averages import AVERAGE_SORTS
 from ..results.averages import breakdown
@@ -190,6 +191,7 @@ def show(run_id):
             "per_page_choices": PER_PAGE_CHOICES,
             "chart_names": charts.CHARTS,
             "retryable_answers": retryable_answer_failures(run),
+            "check": judge_check(run_id),
         }
     )
     return render_template("results/show.html", **context)
