@@ -315,11 +315,18 @@ class Rating(BaseModel):
     """A person's Likert 1-5 on one item, with tags and notes (m015; one row per item)."""
 
     item = ForeignKeyField(Item, unique=True, backref="ratings", on_delete="CASCADE")
+    # The item's run, kept here so a run's progress ("37 of 240 rated") is one index count.
+    run = ForeignKeyField(Run, backref="ratings", on_delete="CASCADE")
     rating = IntegerField(null=True)  # 1..5; None while only tags or notes are given
     tags = JSONField(null=True)  # ["tag", ...], also one RatingTag row each (filter, autocomplete)
     notes = TextField(default="")
     created_at = DateTimeField(default=utcnow)
     updated_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        # "Not rated yet" probes a rating per item, a run's progress counts its ratings: both
+        # answered from an index alone.
+        indexes = ((("item", "rating"), False), (("run", "rating"), False))
 
 
 class RatingTag(BaseModel):
@@ -406,7 +413,8 @@ class Vote(BaseModel):
     class Meta:
         indexes = (
             (("item_low", "item_high", "voter"), True),
-            (("left_target", "right_target", "source"), False),
+            # The leaderboard counts votes per (left, right, winner): answered from this index.
+            (("left_target", "right_target", "source", "winner"), False),
             (("right_target", "source"), False),
         )
 

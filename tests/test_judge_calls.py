@@ -260,3 +260,70 @@ def test_a_crashed_holders_claims_on_calls_are_released(app, fake, config):
     assert call_claims.release_all([run.id]) == 1
     call = JudgeCall.get_by_id(claimed.id)
     assert call.attempts == 0 and call.claimed_until is None
+
+
+def test_the_pairwise_judge_api_is_202_with_progress_then_consistency(app, fake, config, client):
+    run, p = finished_run(fake, config, tasks=2)
+    a, b = targets_of(run)
+    judge_like(fake, winner=lambda call: "A")  # always the first shown: never consistent
+    body = {
+        "runA": run.run_id,
+        "targetA": a.id,
+        "targetB": b.id,
+        "judgeProviderConfigId": p.id,
+        "judgeModelName": "judge",
+    }
+    response = client.post("/api/pairwise/judge", json=body)
+    assert response.status_code == 202
+    location = response.headers["Location"]
+    queued = response.get_json()
+    assert (queued["state"], queued["calls"], queued["pending"]) == ("running", 4, 4)
+    assert drive(config, FakeClock())["state"] == "finished"
+    done = client.get(location).get_json()
+    assert (done["state"], done["completed"], done["failed"]) == ("finished", 4, 0)
+    assert done["consistency"] == {"judge": "fake/judge", "pairs": 2, "consistent": 0, "rate": 0.0}
+    again = client.post("/api/pairwise/judge", json=body)
+    assert again.status_code == 200 and again.get_json()["jobId"] is None
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"judgeModelName": "no-such-model"}, "judgeModel"),
+        ({"judgeProviderConfigId": 999}, "judgeProviderConfigId"),
+        ({"judgeModelName": ""}, "judgeModelName"),
+        ({"colour": "red"}, "colour"),
+    ],
+)
+def test_a_bad_pairwise_judge_request_is_400_naming_the_field(app, fake, client, change, field):
+    p = make_provider(fake)
+    run = start_run(p, [(p, "m1"), (p, "m2")], make_tasks(1))
+    a, b = targets_of(run)
+    body = {
+        "runA": run.run_id,
+        "targetA": a.id,
+        "targetB": b.id,
+        "judgeProviderConfigId": p.id,
+        "judgeModelName": "judge",
+        **change,
+    }
+    response = client.post("/api/pairwise/judge", json=body)
+    assert response.status_code == 400
+    assert field in {e["field"] for e in response.get_json()["errors"]}
+    assert JudgeCall.select().count() == 0
+
+
+def test_asking_a_judge_while_another_run_is_active_is_409(app, fake, config, client):
+    run, p = finished_run(fake, config, tasks=1)
+    a, b = targets_of(run)
+    start_run(p, [(p, "m1")], make_tasks(1, collection="c2", prefix="u"))  # now active
+    body = {
+        "runA": run.run_id,
+        "targetA": a.id,
+        "targetB": b.id,
+        "judgeProviderConfigId": p.id,
+        "judgeModelName": "judge",
+    }
+    response = client.post("/api/pairwise/judge", json=body)
+    assert response.status_code == 409
+    assert JudgeCall.select().count() == 0

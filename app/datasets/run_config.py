@@ -3,11 +3,12 @@ and lines, then a plan that a dry run prints and a real run applies.
 
     run:        {name, id?, dataset?, dataset_format?, dataset_collection?, on_duplicate?,
                  collections?, question_limit?, categories?, max_attempts?, max_budget_usd?,
-                 out_dir?}
+                 out_dir?, judge_check?}
     providers:  [{name, type?, base_url?, models_endpoint?, inference_endpoint?, headers?,
                   timeout_seconds?, max_concurrency?}]      created, or updated where given
     judge:      {provider: NAME | {inline provider}, model, params?}
-    targets:    [{provider: NAME | {inline provider}, model, params?}]
+    targets:    [{provider: NAME | {inline provider}, model, params?, label?}]  a model may
+                 come twice with other params (each its own target)
 Header values and base_url may use ${ENV_VAR}; such headers are stored encrypted, never printed.
 run_config_schema.py holds the key sets and the checker; run_plan.py the RunPlan, which it applies
 (writes) or describes (dry run).

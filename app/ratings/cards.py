@@ -27,6 +27,43 @@ from .store import save_rating
 FILTER_KEYS = ("run", "model", "target", "category", "rating", "tag", "unrated", "since", "until")
 FLAG_KEYS = ("blind",)
 RATING_FILTERS = ("1", "2", "3", "4", "5", "none")
+CARD_COLUMNS = (
+    Item.id,
+    Item.run,
+    Item.target,
+    Item.task_key,
+    Item.category,
+    Item.question,
+    Item.answer,
+    Item.excellent,
+    Item.good,
+    Item.pass_answer,
+    Item.incorrect_direction,
+    Item.status,
+    Item.error_stage,
+    Item.evaluation_score,
+    Item.evaluation_reason,
+    RunTarget.id,
+    RunTarget.provider_name,
+    RunTarget.model,
+    RunTarget.label,
+    Run.id,
+    Run.run_id,
+    Run.judge_provider_name,
+    Run.judge_model,
+)
+
+
+class Filters(dict):
+    """The queue's filters as the URL gives them, plus the picked run's row id (looked up once
+    per request, not once per query)."""
+
+    run_pk = None
+
+
+def _run_pk(filters):
+    run_pk = getattr(filters, "run_pk", None)
+    return run_pk if run_pk is not None else get_run(filters["run"]).id
 
 
 @dataclass
@@ -39,8 +76,6 @@ class Card:
     rating: object
     prev_id: int | None
     next_id: int | None
-    position: int
-    total: int
 
 
 def _date(value, field):
@@ -53,7 +88,7 @@ def _date(value, field):
 def parse_filters(args, prefix=""):
     """The queue's filters from a query string, or from a card form where they carry `prefix`
     (its own fields are named rating, tags, notes); whitelisted, 400 names a bad one."""
-    filters = {}
+    filters = Filters()
     errors = []
     for key in FILTER_KEYS + FLAG_KEYS:
         value = (args.get(prefix + key) or "").strip()
@@ -61,7 +96,7 @@ def parse_filters(args, prefix=""):
             continue
         try:
             if key == "run":
-                get_run(value)  # 404 for an unknown run
+                filters.run_pk = get_run(value).id  # 404 for an unknown run
             elif key == "target":
                 value = whole_number(value, "target", low=1)
             elif key == "rating" and value not in RATING_FILTERS:
@@ -83,11 +118,11 @@ def _where(filters):
     """The items the filters select: answered ones only (there is nothing to rate otherwise).
 
     `answered_at` is set with every answer the engine records (never for an empty one), and it
-    is in an index beside run_id, so the queue's counts need not read the answers.
+    is in an index beside run_id, so the queue's counts need not read the items' rows.
     """
-    cond = Item.answered_at.is_null(False) & Item.answer.is_null(False)
+    cond = Item.answered_at.is_null(False)
     if filters.get("run"):
-        cond &= Item.run == get_run(filters["run"]).id
+        cond &= Item.run == _run_pk(filters)
     if filters.get("target"):
         cond &= Item.target == filters["target"]
     if filters.get("model"):
@@ -121,6 +156,13 @@ def _where(filters):
     return cond
 
 
+def _without(filters, key):
+    """A copy of the filters without one of them (the run's row id kept)."""
+    out = Filters({k: v for k, v in filters.items() if k != key})
+    out.run_pk = getattr(filters, "run_pk", None)
+    return out
+
+
 def _first_id(cond, order):
     row = Item.select(Item.id).where(cond).order_by(order).limit(1).tuples().first()
     return row[0] if row else None
@@ -136,7 +178,7 @@ def next_id(filters, after=None):
 
 def prev_id(filters, before):
     """The previous item id before `before` (rated or not: `unrated` is not applied), or None."""
-    cond = _where({k: v for k, v in filters.items() if k != "unrated"}) & (Item.id < before)
+    cond = _where(_without(filters, "unrated")) & (Item.id < before)
     return _first_id(cond, Item.id.desc())
 
 
@@ -149,7 +191,8 @@ def card(filters, item_id=None):
     else:
         item_id = whole_number(item_id, "item", low=1)
     item = (
-        Item.select(Item, RunTarget, Run)
+        # Only what a card shows: an item row has 60 columns, a card needs these.
+        Item.select(*CARD_COLUMNS)
         .join(RunTarget, on=(Item.target == RunTarget.id))
         .switch(Item)
         .join(Run, on=(Item.run == Run.id))
@@ -160,7 +203,6 @@ def card(filters, item_id=None):
     )
     if item is None or item.answer in (None, ""):
         raise NotFound(f"No answered item {item_id} to rate.")
-    cond = _where(filters)
     return Card(
         item=item,
         target=item.target,
@@ -168,16 +210,31 @@ def card(filters, item_id=None):
         rating=Rating.get_or_none(Rating.item == item.id),
         prev_id=prev_id(filters, item.id),
         next_id=next_id(filters, item.id),
-        position=Item.select().where(cond & (Item.id <= item.id)).count(),
-        total=Item.select().where(cond).count(),
     )
 
 
-def rated_count(filters):
-    """How many items in the queue have a rating number (shown as progress)."""
+FAST_PROGRESS = {"run", "unrated", "blind"}  # filters progress() counts from indexes alone
+
+
+def progress(filters):
+    """{"total", "rated"}: the answers the filters select (rated or not) and how many of them
+    have a rating number. With at most a run picked, two index counts (items by run and answer
+    time, ratings by run); other filters count through the queue's own conditions."""
+    if set(filters) <= FAST_PROGRESS:
+        items, rated = Item.select(), Rating.select()
+        if filters.get("run"):
+            run_pk = _run_pk(filters)
+            items, rated = items.where(Item.run == run_pk), rated.where(Rating.run == run_pk)
+        return {
+            "total": items.where(Item.answered_at.is_null(False)).count(),
+            "rated": rated.where(Rating.rating.is_null(False)).count(),
+        }
+    cond = _where(_without(filters, "unrated"))
     rated = Rating.select(Rating.id).where((Rating.item == Item.id) & Rating.rating.is_null(False))
-    cond = _where({k: v for k, v in filters.items() if k != "unrated"})
-    return Item.select().where(cond & fn.EXISTS(rated)).count()
+    return {
+        "total": Item.select().where(cond).count(),
+        "rated": Item.select().where(cond & fn.EXISTS(rated)).count(),
+    }
 
 
 def choices(filters=None):
@@ -192,7 +249,7 @@ def choices(filters=None):
     ]
     query = Item.select(Item.category).distinct().order_by(Item.category)
     if (filters or {}).get("run"):
-        query = query.where(Item.run == get_run(filters["run"]).id)
+        query = query.where(Item.run == _run_pk(filters))
     categories = [c for (c,) in query.tuples() if c]
     return {"runs": runs, "models": models, "categories": categories}
 
@@ -201,8 +258,12 @@ def save_and_move(item_id, form, filters, then="stay"):
     """Store the card's rating, tags and notes as submitted, then the id of the card to show:
     this one (stay), the next or the previous (None past either end). ValidationError names
     the field and stores nothing."""
-    item = Item.get_or_none(Item.id == item_id) if is_db_id(item_id) else None
-    if item is None or item.answer is None:
+    item = (
+        Item.select(Item.id, Item.run, Item.answered_at).where(Item.id == item_id).first()
+        if is_db_id(item_id)
+        else None
+    )
+    if item is None or item.answered_at is None:
         raise NotFound(f"No answered item {item_id} to rate.")
     if form.get("clear"):
         rating, tags, notes = None, [], ""

@@ -75,24 +75,35 @@ def _scope_sql(target_ids, source):
 
 def vote_arrays(target_ids, source="all"):
     """(left, right, outcome) of the votes between the targets, as numpy arrays indexed by
-    position in `target_ids` (vectorised: a sorted lookup, no per-vote Python)."""
+    position in `target_ids`.
+
+    SQLite counts the votes per (left, right, winner) from an index (at most 3 rows per ordered
+    pair of targets); numpy repeats each row by its count. No per-vote Python, and the arrays
+    hold exactly the votes (in cell order, which the fit does not depend on).
+    """
     empty = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     if not target_ids:
         return empty
     where, params = _scope_sql(target_ids, source)
     cursor = database.execute_sql(
-        f"SELECT left_target_id, right_target_id, winner = ?, winner = ? FROM vote WHERE {where}",
+        "SELECT left_target_id, right_target_id, winner = ?, winner = ?, COUNT(*) FROM vote "
+        f"WHERE {where} GROUP BY left_target_id, right_target_id, winner",
         [LEFT, RIGHT, *params],
     )
-    rows = np.array(cursor.fetchall(), dtype=np.int64).reshape(-1, 4)
-    if not len(rows):
+    cells = np.array(cursor.fetchall(), dtype=np.int64).reshape(-1, 5)
+    if not len(cells):
         return empty
     ids = np.asarray(target_ids, dtype=np.int64)
     order = np.argsort(ids)
-    position = order[np.searchsorted(ids[order], rows[:, :2])]
+    position = order[np.searchsorted(ids[order], cells[:, :2])]
     # LEFT -> 1.0, RIGHT -> 0.0, a tie -> 0.5: (1 + won_left - won_right) / 2.
-    outcome = (1.0 + rows[:, 2] - rows[:, 3]) / 2.0
-    return position[:, 0], position[:, 1], outcome
+    outcome = (1.0 + cells[:, 2] - cells[:, 3]) / 2.0
+    counts = cells[:, 4]
+    return (
+        np.repeat(position[:, 0], counts),
+        np.repeat(position[:, 1], counts),
+        np.repeat(outcome, counts),
+    )
 
 
 def consistency(target_ids):

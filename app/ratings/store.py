@@ -109,7 +109,13 @@ def save_rating(item, rating, tags, notes, now=None):
             return current  # unchanged: moving on from a card writes nothing
         if current is None:
             current = Rating.create(
-                item=item.id, rating=rating, tags=tags, notes=notes, created_at=now, updated_at=now
+                item=item.id,
+                run=item.run_id,
+                rating=rating,
+                tags=tags,
+                notes=notes,
+                created_at=now,
+                updated_at=now,
             )
         else:
             Rating.update(rating=rating, tags=tags, notes=notes, updated_at=now).where(

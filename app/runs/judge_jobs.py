@@ -146,15 +146,28 @@ def queue_reference_check(run, now=None, reopen_run=True):
     return job
 
 
-def unjudged_pairs(target_a, target_b, voter, limit=None):
+def unjudged_pairs(target_a, target_b, voter, limit=None, after=None):
     """(item of A, item of B, task id) for the tasks both targets answered that `voter` has not
-    voted on yet, in task order (the first `limit` of them)."""
+    voted on yet, in task order (the first `limit` of them, after task `after` when given).
+
+    `answered_at` marks an answer (the engine sets it with every answer it records), so the
+    answers' text is never read here.
+    """
     a, b = Item.alias("a"), Item.alias("b")
     voted = Vote.select(Vote.id).where(
         (Vote.item_low == fn.MIN(a.id, b.id))
         & (Vote.item_high == fn.MAX(a.id, b.id))
         & (Vote.voter == voter)
     )
+    where = (
+        (a.run == target_a.run_id)
+        & (a.target == target_a.id)
+        & a.answered_at.is_null(False)
+        & b.answered_at.is_null(False)
+        & ~fn.EXISTS(voted)
+    )
+    if after is not None:
+        where &= a.task_key > after
     return list(
         a.select(a.id, b.id, a.task_key)
         .join(
@@ -163,15 +176,7 @@ def unjudged_pairs(target_a, target_b, voter, limit=None):
                 (b.run == target_b.run_id) & (b.target == target_b.id) & (b.task_key == a.task_key)
             ),
         )
-        .where(
-            (a.run == target_a.run_id)
-            & (a.target == target_a.id)
-            & a.answer.is_null(False)
-            & (a.answer != "")
-            & b.answer.is_null(False)
-            & (b.answer != "")
-            & ~fn.EXISTS(voted)
-        )
+        .where(where)
         .order_by(a.task_key, a.id)
         .limit(limit)
         .tuples()

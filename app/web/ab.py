@@ -38,15 +38,21 @@ def _scope(source):
     return votes.scope(*(source.get(k) for k in SCOPE_KEYS))
 
 
-def _pair_context(scope, last=None, error=None):
-    pair = votes.next_pair(scope)
+def _pair_context(scope, pairs, last=None, error=None):
+    """The next pair; `pairs` (how many there are) is counted once by the page and carried."""
     return {
         "scope": scope,
-        "pair": pair,
-        "progress": votes.progress(scope),
+        "pair": votes.next_pair(scope),
+        "progress": {"pairs": pairs, "voted": votes.voted_count(scope)},
         "last": votes.vote_to_dict(last) if last is not None else None,
         "error": error,
     }
+
+
+def _pairs(source, scope):
+    """The pair count the page carries in its vote form (counted again when it is missing)."""
+    value = source.get("pairs", "")
+    return int(value) if value.isdigit() else votes.pair_count(scope)
 
 
 def _judge_context(scope):
@@ -72,7 +78,7 @@ def index():
     }
     if scope:
         last = votes.get_vote(int(args["last"])) if args.get("last", "").isdigit() else None
-        context.update(_pair_context(scope, last))
+        context.update(_pair_context(scope, votes.pair_count(scope), last))
         context.update(_judge_context(scope))
     return render_template("ab/index.html", **context)
 
@@ -90,7 +96,8 @@ def vote():
     except ValidationError as exc:
         error = exc.message
     if htmx:
-        return render_template("ab/_pair.html", **_pair_context(scope, last, error))
+        context = _pair_context(scope, _pairs(request.form, scope), last, error)
+        return render_template("ab/_pair.html", **context)
     if error:
         flash(error, "error")
     query = scope.query()

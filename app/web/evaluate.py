@@ -49,7 +49,7 @@ def _card_context(filters, item_id=None, error=None):
         "filters": filters,
         "blind": bool(filters.get("blind")),
         "links": _links(filters),
-        "rated": cards.rated_count(filters) if card else 0,
+        "progress": cards.progress(filters) if card else None,
         "error": error,
     }
 
