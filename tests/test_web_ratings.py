@@ -336,3 +336,20 @@ def test_the_navigation_links_the_new_pages(client, data):
     nav = soup(client.get("/")).select_one("nav.topnav")
     hrefs = [a["href"] for a in nav.select("a")]
     assert {"/evaluate", "/ab", "/leaderboard"} <= set(hrefs)
+
+
+def test_the_leaderboard_page_lists_each_judge_against_peoples_ratings(client, data):
+    _run, _targets, items = data
+    for n, stars in enumerate((1, 2, 4)):  # judge 0 / 30 / 60 -> bins 1, 2, 4: the same
+        client.put(f"/api/runs/w1/items/{items[('m1', n)].id}/rating", json={"rating": stars})
+    row = soup(client.get("/leaderboard?runs=w1")).select_one("#judge-agreement-table tbody tr")
+    cells = [td.text.strip() for td in row.select("td")]
+    assert cells == ["judgeprov/judge-1", "3", "1.00", "1.00"]
+
+
+def test_ab_says_when_two_targets_share_no_answered_task(client, app):
+    run, (a, b) = make_run("apart", targets=[("local", "m1"), ("local", "m2")])
+    add_item(run, a, "only-a", score=50.0)
+    add_item(run, b, "only-b", score=50.0)
+    page = soup(client.get(f"/ab?runA=apart&targetA={a.id}&targetB={b.id}"))
+    assert page.select_one("#ab-none") is not None and page.select_one("#ab-done") is None

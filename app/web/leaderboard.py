@@ -6,6 +6,8 @@ from flask import request
 from markupsafe import Markup
 
 from ..ratings.charts import leaderboard_chart
+from ..ratings.judge_check import KAPPA_WARNING
+from ..ratings.judge_check import agreement_by_judge
 from ..ratings.leaderboard import SOURCES
 from ..ratings.leaderboard import leaderboard
 from ..ratings.leaderboard import parse_runs
@@ -23,10 +25,18 @@ def index():
     source = parse_source(request.args.get("source"))
     board = None
     chart = None
+    agreement = []
     if runs_text:
-        board = leaderboard(parse_runs(runs_text), source)
+        runs = parse_runs(runs_text)
+        board = leaderboard(runs, source)
+        agreement = agreement_by_judge(runs)
         # pygal escapes every label it draws; the SVG is ours, so it is safe to inline.
-        chart = Markup(leaderboard_chart(board["rows"])) if board["votes"] else None
+        if board["votes"]:
+            # Both layouts inline (the rows are at hand); CSS shows the one for the screen.
+            chart = {
+                "wide": Markup(leaderboard_chart(board["rows"])),
+                "narrow": Markup(leaderboard_chart(board["rows"], narrow=True)),
+            }
     return render_template(
         "leaderboard/index.html",
         board=board,
@@ -35,4 +45,6 @@ def index():
         source=source,
         sources=SOURCES,
         runs=recent_runs(),
+        agreement=agreement,
+        kappa_warning=KAPPA_WARNING,
     )

@@ -9,6 +9,7 @@ import threading
 import pytest
 from werkzeug.serving import make_server
 
+from app.catalog.providers import create_provider
 from app.db import database
 from app.models import Item
 from app.models import JudgeCall
@@ -281,3 +282,34 @@ def test_rating_pages_render_at_both_widths(page, server, judged, name, path):
         for width in WIDTHS:
             page.set_viewport_size({"width": width, "height": 900})
             page.locator("#judge-check").screenshot(path=str(SHOTS / f"judge-check-{width}.png"))
+
+
+def test_the_new_run_form_adds_a_second_params_profile_of_a_model(page, server, fake_server):
+    """Item 7 in the browser: '+ profile' brings a second row of the same model (htmx), each
+    with its own params and label."""
+    from playwright.sync_api import expect
+
+    fake_server.reset()
+    fake_server.models = ["alpha-7b"]
+    with database.connection_context():
+        provider = create_provider(
+            {"name": "fake-profiles", "type": "OPENAI", "base_url": fake_server.url}
+        )
+    try:
+        page.goto(server["base"] + "/")
+        group = page.locator(f"#target-models-{provider.id}")
+        summary = page.locator("details.provider-group", has=group).locator("summary")
+        if not group.is_visible():
+            summary.click()
+        first = group.locator(f'input[value="{provider.id}:alpha-7b"]')
+        expect(first).to_be_visible()
+        first.check()
+        group.locator("button.target__copy").click()
+        second = page.locator(f'input[name="target"][value="{provider.id}~2:alpha-7b"]')
+        expect(second).to_be_checked()
+        expect(first).to_be_checked()  # the first profile kept its pick
+        page.fill(f'input[name="{provider.id}~2:alpha-7b#temperature"]', "1.2")
+        page.fill(f'input[name="{provider.id}~2:alpha-7b#label"]', "alpha hot")
+        shot(page, "dashboard-profiles")
+    finally:
+        fake_server.reset()
