@@ -372,3 +372,11 @@ def test_judge_check_of_a_run_without_references_is_400(client, app):
 def test_judge_check_of_an_unknown_run_is_404(client, run2):
     assert client.get("/api/runs/nope/judge-check").status_code == 404
     assert client.post("/api/runs/nope/judge-check").status_code == 404
+
+
+def test_an_item_without_an_answer_cannot_be_rated(client, run2):
+    run, (target, _other), _items = run2
+    failed = add_item(run, target, "t9", status="FAILED", error_stage="answer", error_msg="boom")
+    response = put(client, "r1", failed.id, {"rating": 3})
+    assert response.status_code == 400 and response.get_json()["errors"][0]["field"] == "itemId"
+    assert Rating.select().count() == 0

@@ -353,3 +353,34 @@ def test_ab_says_when_two_targets_share_no_answered_task(client, app):
     add_item(run, b, "only-b", score=50.0)
     page = soup(client.get(f"/ab?runA=apart&targetA={a.id}&targetB={b.id}"))
     assert page.select_one("#ab-none") is not None and page.select_one("#ab-done") is None
+
+
+def test_targets_not_linked_by_votes_to_the_rated_group_are_named(client, data):
+    _run, _targets, items = data
+    client.post(
+        "/api/pairwise/votes",
+        json={
+            "leftItemId": items[("m1", 0)].id,
+            "rightItemId": items[("m2", 0)].id,
+            "winner": "TIE",
+        },
+    )
+    other, (x, y) = make_run("w2", targets=[("local", "x"), ("local", "y")])
+    for n in range(3):  # more votes: this pair is the larger group, the one rated
+        left = add_item(other, x, f"t{n}", score=50.0)
+        right = add_item(other, y, f"t{n}", score=50.0)
+        client.post(
+            "/api/pairwise/votes",
+            json={"leftItemId": left.id, "rightItemId": right.id, "winner": "LEFT"},
+        )
+    note = soup(client.get("/leaderboard?runs=w1,w2")).select_one("#lb-apart").text
+    assert note.startswith("m1 · temperature 0.5, m2: no chain of votes links them")
+
+
+def test_a_picked_run_offers_its_targets_and_the_target_filter_keeps_one(client, data):
+    _run, (a, b), items = data
+    page = soup(client.get(f"/evaluate?run=w1&target={b.id}"))
+    options = [o.text for o in page.select("#ev-target option")]
+    assert options == ["any target", "local/m1 · temperature 0.5", "local/m2"]
+    assert page.select_one("#ev-target option[selected]")["value"] == str(b.id)
+    assert page.select_one("#card article")["data-item"] == str(items[("m2", 0)].id)

@@ -238,8 +238,8 @@ def progress(filters):
 
 
 def choices(filters=None):
-    """What the filter pickers offer: runs (newest first), models, and categories (the run's
-    when one is picked: an index lookup instead of a scan of every item)."""
+    """What the filter pickers offer: runs (newest first), models, and the picked run's targets
+    and categories (an index lookup instead of a scan of every item)."""
     runs = list(
         Run.select(Run.run_id, Run.created_at).order_by(Run.created_at.desc()).limit(200).tuples()
     )
@@ -248,10 +248,18 @@ def choices(filters=None):
         for (m,) in RunTarget.select(RunTarget.model).distinct().order_by(RunTarget.model).tuples()
     ]
     query = Item.select(Item.category).distinct().order_by(Item.category)
+    targets = []
     if (filters or {}).get("run"):
-        query = query.where(Item.run == _run_pk(filters))
+        run_pk = _run_pk(filters)
+        query = query.where(Item.run == run_pk)
+        targets = list(
+            RunTarget.select(RunTarget.id, RunTarget.provider_name, RunTarget.label)
+            .where(RunTarget.run == run_pk)
+            .order_by(RunTarget.position)
+            .tuples()
+        )
     categories = [c for (c,) in query.tuples() if c]
-    return {"runs": runs, "models": models, "categories": categories}
+    return {"runs": runs, "models": models, "categories": categories, "targets": targets}
 
 
 def save_and_move(item_id, form, filters, then="stay"):

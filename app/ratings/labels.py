@@ -326,6 +326,8 @@ def import_ratings(text, fmt, now=None):
         )
         if problem:
             problems.append(problem)
+        elif item.answered_at is None:
+            problems.append(("taskId", f"the item of task {item.task_key!r} has no answer to rate"))
         values = []
         for name, clean in (("rating", clean_rating), ("tags", clean_tags), ("notes", clean_notes)):
             raw = _get(record, name)

@@ -133,6 +133,10 @@ def put_rating(run_id, item_id, body, now=None):
     """PUT a rating: check the body, then store it on the run's item; the Rating or None."""
     item = get_item(run_id, item_id)
     rating, tags, notes = clean_body(body)
+    if item.answered_at is None:
+        raise ValidationError.field(
+            "itemId", f"item {item_id} has no answer to rate (status {item.status})"
+        )
     return save_rating(item, rating, tags, notes, now)
 
 
