@@ -18,7 +18,10 @@
   // for the button it saw clicked.
   function submit(buttonId) {
     var button = form() && document.getElementById(buttonId);
-    if (button) button.click();
+    if (!button) return;
+    // A card swapped in a moment ago: make sure htmx has taken its form over (no page reload).
+    if (window.htmx) window.htmx.process(form());
+    button.click();
   }
   function autosave() {
     var el = document.getElementById("autosave");

@@ -35,6 +35,7 @@ WIDEST = """() => [...document.querySelectorAll('body *')]
   .filter(el => el.getBoundingClientRect().right > document.documentElement.clientWidth + 1
     && !el.closest('.table-wrap'))
   .slice(0, 8).map(el => [el.tagName, String(el.className), el.id])"""
+WAIT = 20_000  # ms an expectation waits: the machine running the suite is busy
 RATED = 100
 VOTED = 20
 
@@ -127,16 +128,16 @@ def test_a_person_rates_and_tags_100_answers_in_a_row_by_keyboard_without_a_relo
         seen.append(item)
         stars = str(1 + n % 5)
         page.keyboard.press(stars)
-        expect(page.locator("#ev-rated")).to_have_text(f"rated {stars}")
+        expect(page.locator("#ev-rated")).to_have_text(f"rated {stars}", timeout=WAIT)
         page.keyboard.press("t")
-        expect(page.locator("#tag-add")).to_be_focused()
+        expect(page.locator("#tag-add")).to_be_focused(timeout=WAIT)
         page.keyboard.type(f"batch{n % 3}")
         page.keyboard.press("Enter")
-        expect(page.locator("#tag-chips .chip")).to_have_count(1)
-        expect(page.locator("#save-status")).to_have_text("Saved")
+        expect(page.locator("#tag-chips .chip")).to_have_count(1, timeout=WAIT)
+        expect(page.locator("#save-status")).to_have_text("Saved", timeout=WAIT)
         page.keyboard.press("Escape")
         page.keyboard.press("j")
-        expect(card).not_to_have_attribute("data-item", item)
+        expect(card).not_to_have_attribute("data-item", item, timeout=WAIT)
     assert page.evaluate("window.__noReload") is True and loads == []
     assert page.url.endswith(f"item={card.get_attribute('data-item')}")  # bookmarkable
     ratings = _rows(Rating)
@@ -152,17 +153,17 @@ def test_a_note_is_saved_as_it_is_typed_and_k_goes_back(page, server):
 
     page.goto(server["base"] + "/evaluate?run=rate&blind=1")
     first = page.locator("#card article").get_attribute("data-item")
-    expect(page.locator(".ev-target")).to_have_count(0)  # blind: no model names
-    expect(page.locator("#ev-judge")).to_have_count(0)  # blind: no judge
+    expect(page.locator(".ev-target")).to_have_count(0, timeout=WAIT)  # blind: no model names
+    expect(page.locator("#ev-judge")).to_have_count(0, timeout=WAIT)  # blind: no judge
     page.keyboard.press("n")
     page.keyboard.type("too long, but right")
-    expect(page.locator("#save-status")).to_have_text("Saved")
+    expect(page.locator("#save-status")).to_have_text("Saved", timeout=WAIT)
     page.keyboard.press("Escape")
     page.keyboard.press("j")
-    expect(page.locator("#card article")).not_to_have_attribute("data-item", first)
+    expect(page.locator("#card article")).not_to_have_attribute("data-item", first, timeout=WAIT)
     page.keyboard.press("k")
-    expect(page.locator("#card article")).to_have_attribute("data-item", first)
-    expect(page.locator("#notes")).to_have_value("too long, but right")
+    expect(page.locator("#card article")).to_have_attribute("data-item", first, timeout=WAIT)
+    expect(page.locator("#notes")).to_have_value("too long, but right", timeout=WAIT)
     shot(page, "evaluate-blind")
 
 
@@ -172,7 +173,8 @@ def test_20_ab_votes_by_keyboard_reveal_the_names_and_record_the_winner(page, se
     a, b = server["targets"]["ab"]
     page.goto(server["base"] + f"/ab?runA=ab&targetA={a}&targetB={b}")
     page.evaluate("window.__noReload = true")
-    expect(page.locator("#pair")).not_to_contain_text("alpha")  # names hidden before the vote
+    # The names stay hidden before the vote.
+    expect(page.locator("#pair")).not_to_contain_text("alpha", timeout=WAIT)
     keys = {"q": "LEFT", "w": "RIGHT", "e": "TIE"}
     expected = []
     for n in range(VOTED):
@@ -180,8 +182,10 @@ def test_20_ab_votes_by_keyboard_reveal_the_names_and_record_the_winner(page, se
         left, right = pair.get_attribute("data-left"), pair.get_attribute("data-right")
         key = "qwe"[n % 3]
         page.keyboard.press(key)
-        expect(page.locator("#ab-progress")).to_have_text(f"{n + 1} of {VOTED + 5} pairs voted")
-        expect(page.locator("#ab-reveal")).to_contain_text("A was")
+        expect(page.locator("#ab-progress")).to_have_text(
+            f"{n + 1} of {VOTED + 5} pairs voted", timeout=WAIT
+        )
+        expect(page.locator("#ab-reveal")).to_contain_text("A was", timeout=WAIT)
         expected.append((int(left), int(right), keys[key]))
     assert page.evaluate("window.__noReload") is True
     votes = {(v.left_item_id, v.right_item_id): v for v in _rows(Vote)}
@@ -208,7 +212,9 @@ def test_a_double_key_press_stores_one_vote(page, server):
         "for (let i = 0; i < 2; i++) document.dispatchEvent("
         "new KeyboardEvent('keydown', {key: 'q', bubbles: true}))"
     )
-    expect(page.locator("#ab-progress")).to_have_text(f"{voted + 1} of {VOTED + 5} pairs voted")
+    expect(page.locator("#ab-progress")).to_have_text(
+        f"{voted + 1} of {VOTED + 5} pairs voted", timeout=WAIT
+    )
     page.wait_for_load_state("networkidle")
     assert len(_rows(Vote)) == before + 1
 
@@ -302,12 +308,12 @@ def test_the_new_run_form_adds_a_second_params_profile_of_a_model(page, server, 
         if not group.is_visible():
             summary.click()
         first = group.locator(f'input[value="{provider.id}:alpha-7b"]')
-        expect(first).to_be_visible()
+        expect(first).to_be_visible(timeout=WAIT)
         first.check()
         group.locator("button.target__copy").click()
         second = page.locator(f'input[name="target"][value="{provider.id}~2:alpha-7b"]')
-        expect(second).to_be_checked()
-        expect(first).to_be_checked()  # the first profile kept its pick
+        expect(second).to_be_checked(timeout=WAIT)
+        expect(first).to_be_checked(timeout=WAIT)  # the first profile kept its pick
         page.fill(f'input[name="{provider.id}~2:alpha-7b#temperature"]', "1.2")
         page.fill(f'input[name="{provider.id}~2:alpha-7b#label"]', "alpha hot")
         shot(page, "dashboard-profiles")
