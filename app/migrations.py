@@ -19,11 +19,17 @@ from .models import ALL_MODELS
 from .models import Alert
 from .models import Baseline
 from .models import JSONField
+from .models import JudgeCall
+from .models import JudgeJob
 from .models import Outage
+from .models import Rating
+from .models import RatingTag
 from .models import RunAggregate
 from .models import RunDigest
+from .models import RunTarget
 from .models import SampleChunk
 from .models import Template
+from .models import Vote
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +92,18 @@ def m005_item_claimed_until(db):
     )
 
 
+def _add_missing_columns(db, table, columns):
+    """Add the (name, field) columns `table` lacks; a fresh database has them all already."""
+    have = {c.name for c in db.get_columns(table)}
+    operations = [
+        SqliteMigrator(db).add_column(table, name, field)
+        for name, field in columns
+        if name not in have
+    ]
+    if operations:
+        migrate(*operations)
+
+
 @migration
 def m010_outage(db):
     # The per-provider circuit breaker (engine/breaker.py) keeps an open outage in its own
@@ -112,16 +130,52 @@ def m012_item_judge_history(db):
     migrate(SqliteMigrator(db).add_column("item", "judge_history", JSONField(null=True)))
 
 
-def _add_missing_columns(db, table, columns):
-    """Add the (name, field) columns `table` lacks; a fresh database has them all already."""
-    have = {c.name for c in db.get_columns(table)}
-    operations = [
-        SqliteMigrator(db).add_column(table, name, field)
-        for name, field in columns
-        if name not in have
-    ]
-    if operations:
-        migrate(*operations)
+@migration
+def m014_run_target_label(db):
+    # A run may hold the same model twice with different params (seed 003's parameter
+    # profiles): each target gets a label, unique in its run, instead of (provider, model) being
+    # unique. Existing targets get their default label; a clash (one model on two providers)
+    # gets the provider in front. A fresh database has the column and index from m001.
+    if "label" in {c.name for c in db.get_columns("runtarget")}:
+        return
+    migrate(
+        SqliteMigrator(db).add_column("runtarget", "label", CharField(max_length=300, default=""))
+    )
+    rows = db.execute_sql(
+        "SELECT id, run_id, provider_name, model, params FROM runtarget "
+        "ORDER BY run_id, position, id"
+    ).fetchall()
+    taken = set()
+    for pk, run_id, provider_name, model, params in rows:
+        label = RunTarget.default_label(model, RunTarget.params.python_value(params))
+        if (run_id, label) in taken:
+            label = f"{provider_name}/{label}"
+        taken.add((run_id, label))
+        db.execute_sql("UPDATE runtarget SET label = ? WHERE id = ?", (label, pk))
+    db.execute_sql("DROP INDEX IF EXISTS runtarget_run_id_provider_id_model")
+    db.execute_sql(
+        "CREATE UNIQUE INDEX IF NOT EXISTS runtarget_run_id_label ON runtarget (run_id, label)"
+    )
+
+
+@migration
+def m015_ratings(db):
+    # People's Likert ratings with tags and notes (seed 003 evaluations). New tables only.
+    db.create_tables([Rating, RatingTag], safe=True)
+
+
+@migration
+def m016_judge_jobs(db):
+    # Judge calls beside a run's items (pairwise comparisons, the reference check), claimable
+    # like items. New tables only.
+    db.create_tables([JudgeJob, JudgeCall], safe=True)
+
+
+@migration
+def m017_votes(db):
+    # Pairwise votes (seed 003 pairwise), by people and judges (a judge's come from m016's
+    # jobs). New table only.
+    db.create_tables([Vote], safe=True)
 
 
 @migration

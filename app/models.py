@@ -172,9 +172,35 @@ class RunTarget(BaseModel):
     warmup_ms = FloatField(null=True)
     load_ms = FloatField(null=True)
     warmup_error = TextField(null=True)
+    # m014: what people read wherever the target is named; the same model may be a target twice
+    # with different params (seed 003 compares parameter profiles), so the label is the key.
+    label = CharField(max_length=300, default="")
+
+    @staticmethod
+    def default_label(model, params):
+        """'model' alone, or 'model · temperature 0.2 · max_tokens 256' for a target's params."""
+        parts = [model]
+        for name, value in sorted((params or {}).items()):
+            if value in (None, "", []):
+                continue
+            if isinstance(value, list):
+                shown = ", ".join(map(str, value))
+            elif isinstance(value, int | float) and not isinstance(value, bool):
+                # 0.2 stays 0.2, 1.0 reads 1, a seed keeps every digit.
+                shown = str(int(value)) if float(value).is_integer() else repr(float(value))
+            else:
+                shown = str(value)
+            parts.append(f"{name} {shown}")
+        return " · ".join(parts)
+
+    def save(self, *args, **kwargs):
+        """Rows made outside create_run (tests, tools) get the default label."""
+        if not self.label:
+            self.label = self.default_label(self.model, self.params)
+        return super().save(*args, **kwargs)
 
     class Meta:
-        indexes = ((("run", "provider", "model"), True),)
+        indexes = ((("run", "label"), True),)
 
 
 class RunCollection(BaseModel):
@@ -446,6 +472,123 @@ class SampleChunk(BaseModel):
         indexes = ((("run", "seq"), True),)
 
 
+# Pairwise verdicts: which side won, as shown (left/right), or a tie.
+LEFT = "LEFT"
+RIGHT = "RIGHT"
+TIE = "TIE"
+WINNERS = (LEFT, RIGHT, TIE)
+HUMAN = "human"  # a vote's or rating's source when a person gave it
+JUDGE = "judge"
+
+
+class Rating(BaseModel):
+    """A person's Likert 1-5 on one item, with tags and notes (m015; one row per item)."""
+
+    item = ForeignKeyField(Item, unique=True, backref="ratings", on_delete="CASCADE")
+    # The item's run, kept here so a run's progress ("37 of 240 rated") is one index count.
+    run = ForeignKeyField(Run, backref="ratings", on_delete="CASCADE")
+    rating = IntegerField(null=True)  # 1..5; None while only tags or notes are given
+    tags = JSONField(null=True)  # ["tag", ...], also one RatingTag row each (filter, autocomplete)
+    notes = TextField(default="")
+    created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        # "Not rated yet" probes a rating per item, a run's progress counts its ratings: both
+        # answered from an index alone.
+        indexes = ((("item", "rating"), False), (("run", "rating"), False))
+
+
+class RatingTag(BaseModel):
+    """One tag of a rating: the Evaluate page filters and autocompletes from these rows."""
+
+    rating = ForeignKeyField(Rating, backref="tag_rows", on_delete="CASCADE")
+    item = ForeignKeyField(Item, on_delete="CASCADE")
+    tag = CharField(max_length=100)
+
+    class Meta:
+        indexes = ((("rating", "tag"), True), (("tag", "item"), False))
+
+
+class JudgeJob(BaseModel):
+    """Judge calls beside a run's items (m017): pairwise comparisons or a reference check.
+
+    The calls belong to `run`: they are claimed, retried, paused, stopped and paid for as the
+    run's own work (engine/calls.py), so a job on a finished run reopens it.
+    """
+
+    run = ForeignKeyField(Run, backref="judge_jobs", on_delete="CASCADE")
+    kind = CharField(max_length=20)  # pairwise | reference
+    judge_provider = ForeignKeyField(Provider, null=True, on_delete="SET NULL")
+    judge_provider_name = CharField(max_length=100)
+    judge_model = CharField(max_length=300)
+    judge_params = JSONField(null=True)
+    # Pairwise: the two targets compared (target_a of `run`, target_b of the same or another run).
+    target_a = ForeignKeyField(RunTarget, null=True, on_delete="CASCADE", backref="jobs_as_a")
+    target_b = ForeignKeyField(RunTarget, null=True, on_delete="CASCADE", backref="jobs_as_b")
+    created_at = DateTimeField(default=utcnow)
+
+
+class JudgeCall(BaseModel):
+    """One judge call of a job, claimable like an item (attempts, backoff, claimed_until)."""
+
+    job = ForeignKeyField(JudgeJob, backref="calls", on_delete="CASCADE")
+    run = ForeignKeyField(Run, on_delete="CASCADE")  # the job's run: the claim checks its control
+    status = CharField(max_length=20, default=NEW)  # NEW -> COMPLETED | FAILED
+    attempts = IntegerField(default=0)
+    first_attempt_at = DateTimeField(null=True)
+    last_attempt_at = DateTimeField(null=True)
+    next_retry_at = DateTimeField(null=True)
+    claimed_until = DateTimeField(null=True)
+    # Reference check: the task's snapshot (an item of it) and which reference is scored.
+    # Pairwise: `item` is shown first (A, left) and `other_item` second (B, right).
+    item = ForeignKeyField(Item, on_delete="CASCADE", backref="judge_calls")
+    other_item = ForeignKeyField(Item, null=True, on_delete="CASCADE", backref="judge_calls_b")
+    level = CharField(max_length=20, null=True)  # excellent | good | pass
+    verdict = CharField(max_length=10, null=True)  # LEFT | RIGHT | TIE, as the judge saw them
+    score = FloatField(null=True)
+    reason = TextField(null=True)
+    request_json = JSONField(null=True)
+    raw = TextField(null=True)
+    ms = FloatField(null=True)
+    cost_usd = FloatField(null=True)
+    error_msg = TextField(null=True)
+    created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("run", "status", "job", "next_retry_at"), False), (("job", "status"), False))
+
+
+class Vote(BaseModel):
+    """A pairwise verdict on two items answering the same task (m016), by a person or a judge."""
+
+    left_item = ForeignKeyField(Item, on_delete="CASCADE", backref="votes_left")
+    right_item = ForeignKeyField(Item, on_delete="CASCADE", backref="votes_right")
+    # The pair whatever the sides: one vote per pair and voter (a double key press stores one).
+    item_low = IntegerField()
+    item_high = IntegerField()
+    left_target = ForeignKeyField(RunTarget, on_delete="CASCADE", backref="votes_left")
+    right_target = ForeignKeyField(RunTarget, on_delete="CASCADE", backref="votes_right")
+    task_key = CharField(max_length=200)
+    winner = CharField(max_length=10)  # LEFT | RIGHT | TIE
+    winner_target = ForeignKeyField(RunTarget, null=True, on_delete="CASCADE", backref="wins")
+    source = CharField(max_length=10)  # human | judge
+    voter = CharField(max_length=420)  # "human", or "judge:<provider>/<model>"
+    inconsistent = BooleanField(default=False)  # a judge's two orders disagreed: counted a tie
+    job = ForeignKeyField(JudgeJob, null=True, on_delete="SET NULL")
+    reason = TextField(null=True)
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = (
+            (("item_low", "item_high", "voter"), True),
+            # The leaderboard counts votes per (left, right, winner): answered from this index.
+            (("left_target", "right_target", "source", "winner"), False),
+            (("right_target", "source"), False),
+        )
+
+
 ALL_MODELS = [
     Provider,
     ProviderHeader,
@@ -466,4 +609,9 @@ ALL_MODELS = [
     RunAggregate,
     Alert,
     SampleChunk,
+    Rating,
+    RatingTag,
+    JudgeJob,
+    JudgeCall,
+    Vote,
 ]

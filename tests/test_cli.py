@@ -376,7 +376,7 @@ def test_diff_shows_per_model_and_per_task_deltas(cli, tmp_path, fake):
     result = cli("diff", run_a, run_b, "--json")
     assert result.exit_code == 0
     deltas = {m["label"]: m["scoreDelta"] for m in json.loads(result.stdout)["models"]}
-    assert deltas == {"fake/m1": -30.0, "fake/m2": -30.0}
+    assert deltas == {"fake/m1": -30.0, "fake/m2 · max_tokens 64": -30.0}
     text = cli("diff", run_a, run_b).stdout
     assert "fake/m1" in text and "-30.0" in text and "Regressions (4)" in text
 

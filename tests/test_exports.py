@@ -63,16 +63,17 @@ def golden_run(app):
 
 AVERAGE_GOLDEN = (
     "provider_name,model_name,avg_time_per_task_ms,avg_tokens_per_second,avg_score,tasks_count\r\n"
-    "local,m1,1067.25,40.5,80,2\r\n"
+    "local,m1 · temperature 0.2,1067.25,40.5,80,2\r\n"
     '"remote, inc",m|2,1000,50,72.5,1\r\n'
 )
 
 DETAILED_GOLDEN = (
     "provider_name,model_name,task_id,task_name,task_status,spent_time_ms,tokens_generated,"
     "tokens_per_second,score,judge_reason,llm_response_text,error_msg\r\n"
-    'local,m1,t1,What is 2+2?,COMPLETED,1234.5,50,40.5,80,"has, comma ""quoted""\nsecond line",'
+    "local,m1 · temperature 0.2,t1,What is 2+2?,COMPLETED,1234.5,50,40.5,80,"
+    '"has, comma ""quoted""\nsecond line",'
     "ünïcødé ✓ | pipe,\r\n"
-    "local,m1,t2,Name <three> colours,FAILED,900,,,,,red,judge: bad json\r\n"
+    "local,m1 · temperature 0.2,t2,Name <three> colours,FAILED,900,,,,,red,judge: bad json\r\n"
     '"remote, inc",m|2,t1,What is 2+2?,COMPLETED,1000,50,50,72.5,right,4,\r\n'
 )
 
@@ -88,13 +89,13 @@ MARKDOWN_GOLDEN = """# Run golden
 
 | Provider | Model | Avg time (ms) | Avg TTFT (ms) | Avg tokens/s | Avg score | 95 % CI | Completed | Failed (answer) | Failed (judge) | Tasks |
 | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
-| local | m1 | 1067.2 | 100 | 40.5 | 80 | 80–80 | 1 | 0 | 1 | 2 |
+| local | m1 · temperature 0.2 | 1067.2 | 100 | 40.5 | 80 | 80–80 | 1 | 0 | 1 | 2 |
 | remote, inc | m\\|2 | 1000 | 100 | 50 | 72.5 | 72.5–72.5 | 1 | 0 | 0 | 1 |
 
 ## Detailed results
 
 <details>
-<summary>local/m1 (2 tasks)</summary>
+<summary>local/m1 · temperature 0.2 (2 tasks)</summary>
 
 | Task | Category | Difficulty | Status | Time (ms) | Tokens | Tokens/s | Score | Judge reason | Error |
 | --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |
@@ -162,7 +163,7 @@ def test_markdown_golden(golden_run):
 
 def test_markdown_without_details_has_only_the_averages(golden_run):
     text = "".join(markdown(golden_run, detailed=False))
-    assert "<details>" not in text and "| local | m1 |" in text
+    assert "<details>" not in text and "| local | m1 · temperature 0.2 |" in text
 
 
 def test_markdown_escapes_html_and_pipes_in_cells():
@@ -196,6 +197,7 @@ SUMMARY_KEYS = {
     "contains",
     "reused",
     "systemPeaks",
+    "ratings",
 }
 
 

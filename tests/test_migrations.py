@@ -175,3 +175,56 @@ def test_a_version_4_database_moves_live_claims_to_claimed_until(app):
     assert waiting.next_retry_at == deadline and waiting.claimed_until is None
     untouched = Item.get_by_id(fresh.id)
     assert untouched.next_retry_at is None and untouched.claimed_until is None
+
+
+def _back_to_version_5():
+    """A database as the code before m014 left it: no labels, one target per provider+model, no
+    rating, vote or judge-job tables."""
+    for table in ("vote", "judgecall", "judgejob", "ratingtag", "rating"):
+        database.execute_sql(f"DROP TABLE {table}")
+    database.execute_sql("DROP INDEX runtarget_run_id_label")
+    database.execute_sql("ALTER TABLE runtarget DROP COLUMN label")
+    database.execute_sql(
+        "CREATE UNIQUE INDEX runtarget_run_id_provider_id_model "
+        "ON runtarget (run_id, provider_id, model)"
+    )
+    for name in ("m014_run_target_label", "m015_ratings", "m016_judge_jobs", "m017_votes"):
+        database.execute_sql("DELETE FROM _migrations WHERE name = ?", (name,))
+
+
+def test_a_version_5_database_gets_target_labels_ratings_votes_and_judge_jobs(app):
+    _back_to_version_5()
+    run, _ = make_run("old", targets=())
+    for provider, model, params in (
+        ("local", "m1", '{"temperature": 0.2}'),
+        ("remote", "m1", '{"temperature": 0.2}'),
+        ("local", "m2", None),
+    ):
+        database.execute_sql(
+            "INSERT INTO runtarget (run_id, provider_name, model, params, position) "
+            "VALUES (?, ?, ?, ?, 0)",
+            (run.id, provider, model, params),
+        )
+    migrations.apply(database)
+    labels = [row[0] for row in database.execute_sql("SELECT label FROM runtarget ORDER BY id")]
+    # One model on two providers with the same params: the second gets its provider in front.
+    assert labels == ["m1 · temperature 0.2", "remote/m1 · temperature 0.2", "m2"]
+    indexes = {
+        row[0]
+        for row in database.execute_sql(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'runtarget'"
+        )
+    }
+    assert "runtarget_run_id_label" in indexes
+    assert "runtarget_run_id_provider_id_model" not in indexes
+    assert {"rating", "ratingtag", "vote", "judgecall", "judgejob"} <= set(database.get_tables())
+    assert migrations.applied(database)[-1] == "m017_votes"
+
+
+def test_after_m014_the_same_model_may_be_a_target_twice_with_other_labels(app):
+    _back_to_version_5()
+    migrations.apply(database)
+    run, targets = make_run(
+        "twice", targets=(("local", "m1", {"temperature": 0}), ("local", "m1", {"temperature": 1}))
+    )
+    assert [t.label for t in targets] == ["m1 · temperature 0", "m1 · temperature 1"]

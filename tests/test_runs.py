@@ -142,11 +142,46 @@ def test_every_problem_is_reported_at_once(setup):
     assert {"judgeProviderId", "judgeModel", "targets", "collectionIds"} <= fields(exc)
 
 
-def test_duplicate_target_is_rejected(setup):
+def test_the_same_model_with_the_same_params_twice_is_rejected(setup):
     p, coll = setup
     twice = [{"providerId": p.id, "model": "m1"}, {"providerId": p.id, "model": "m1"}]
-    with pytest.raises(ValidationError, match="already a target"):
+    with pytest.raises(ValidationError, match=r"with these params is already targets\[0\]"):
         create_run(spec(p, coll, targets=twice))
+
+
+def test_the_same_model_with_other_params_is_two_targets_with_default_labels(setup):
+    p, coll = setup
+    twice = [
+        {"providerId": p.id, "model": "m1", "params": {"temperature": 0.2}},
+        {"providerId": p.id, "model": "m1", "params": {"temperature": 0.8, "max_tokens": 64}},
+        {"providerId": p.id, "model": "m2"},
+    ]
+    run = create_run(spec(p, coll, targets=twice))
+    labels = [t.label for t in run.targets.order_by(RunTarget.position)]
+    assert labels == ["m1 · temperature 0.2", "m1 · max_tokens 64 · temperature 0.8", "m2"]
+    assert Item.select().where(Item.run == run).count() == 3 * coll.memberships.count()
+
+
+def test_a_target_keeps_the_label_it_is_given(setup):
+    p, coll = setup
+    targets = [
+        {"providerId": p.id, "model": "m1", "label": "cold", "params": {"temperature": 0}},
+        {"providerId": p.id, "model": "m1", "label": "hot", "params": {"temperature": 1.5}},
+    ]
+    run = create_run(spec(p, coll, targets=targets))
+    assert [t.label for t in run.targets.order_by(RunTarget.position)] == ["cold", "hot"]
+
+
+def test_two_targets_with_one_label_are_rejected_naming_the_second(setup):
+    p, coll = setup
+    targets = [
+        {"providerId": p.id, "model": "m1", "label": "same"},
+        {"providerId": p.id, "model": "m2", "label": "same"},
+    ]
+    with pytest.raises(ValidationError) as exc:
+        create_run(spec(p, coll, targets=targets))
+    assert fields(exc) == {"targets[1].label"}
+    assert Run.select().count() == 0
 
 
 @pytest.mark.parametrize(

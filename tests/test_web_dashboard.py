@@ -214,6 +214,51 @@ def test_a_model_picked_and_typed_is_one_target(client, setup):
     assert sorted(t.model for t in RunTarget.select()) == ["m1", "m2"]
 
 
+def test_another_profile_adds_a_second_row_of_the_same_model(client, setup):
+    pid = setup["pid"]
+    response = client.get(
+        f"/new-run/providers/{pid}/models",
+        query_string={"target": f"{pid}:m1", f"{pid}:m1#temperature": "0.2", "copy": f"{pid}:m1"},
+        headers=HX,
+    )
+    root = soup(response).find(id=f"target-models-{pid}")
+    picked = [box["value"] for box in root.select("input[name=target][checked]")]
+    assert picked == [f"{pid}:m1", f"{pid}~2:m1"]
+    kept = root.find("input", attrs={"name": f"{pid}:m1#temperature"})
+    assert kept["value"] == "0.2"
+    assert root.find("input", attrs={"name": f"{pid}~2:m1#label"}) is not None
+
+
+def test_two_profiles_of_one_model_start_two_labelled_targets(client, setup):
+    pid = setup["pid"]
+    form = start_form(
+        setup,
+        target=[f"{pid}:m1", f"{pid}~2:m1"],
+        **{
+            f"{pid}:m1#temperature": "0.2",
+            f"{pid}~2:m1#temperature": "0.9",
+            f"{pid}~2:m1#label": "m1 hot",
+        },
+    )
+    assert client.post("/runs", data=form).status_code == 302
+    targets = RunTarget.select().order_by(RunTarget.position)
+    assert [(t.model, t.params, t.label) for t in targets] == [
+        ("m1", {"temperature": 0.2}, "m1 · temperature 0.2"),
+        ("m1", {"temperature": 0.9}, "m1 hot"),
+    ]
+
+
+def test_two_profiles_with_the_same_params_answer_400_and_keep_the_form(client, setup):
+    pid = setup["pid"]
+    form = start_form(setup, target=[f"{pid}:m1", f"{pid}~2:m1"])
+    response = client.post("/runs", data=form)
+    assert response.status_code == 400
+    assert "with these params is already targets[0]" in soup(response).find(id="targets-error").text
+    boxes = soup(response).select(f"#target-models-{pid} input[name=target][checked]")
+    assert [b["value"] for b in boxes] == [f"{pid}:m1", f"{pid}~2:m1"]
+    assert Run.select().count() == 0
+
+
 def test_a_second_start_answers_409_naming_the_active_run(client, setup):
     first = client.post("/runs", data=start_form(setup))
     active = Run.get()

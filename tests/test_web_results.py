@@ -155,7 +155,9 @@ def test_page_query_count_does_not_grow_with_rows(client, app, monkeypatch):
         counts.append(0)
         assert client.get(f"/runs/{run_id}/results?per_page=200").status_code == 200
     assert counts[0] == counts[1]
-    assert counts[1] <= 12, counts
+    # Run, targets, averages (+ CIs), breakdowns, the table page and its count, charts' data,
+    # the judge check, system metrics and repeats: a fixed number, whatever the rows.
+    assert counts[1] <= 16, counts
 
 
 def test_row_expansion_is_lazy_loaded_with_a_no_js_link(client, run_with_items):
@@ -267,7 +269,7 @@ def test_forms_carry_the_csrf_token(tmp_path):
     client = app.test_client()
     page = soup(client.get("/runs/r1/results"))
     forms = page.select('form[method="post"]')
-    assert len(forms) == 3
+    assert len(forms) == 4  # retry one, retry all failed judgements, the judge check, delete
     for form in forms:
         assert form.select_one('input[name="csrf_token"]')["value"]
     assert client.post("/runs/r1/results/delete").status_code == 400

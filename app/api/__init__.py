@@ -8,8 +8,10 @@ from flask import request
 
 from . import datasets
 from . import exports
+from . import pairwise
 from . import providers
 from . import queue
+from . import ratings
 from . import runs
 from . import status
 from . import system
@@ -52,6 +54,19 @@ def _sound_json():
     check_json()
 
 
-AREAS = (datasets, exports, providers, queue, runs, status, system, tasks, templates, trends)
+AREAS = (
+    datasets,
+    exports,
+    pairwise,
+    providers,
+    queue,
+    ratings,
+    runs,
+    status,
+    system,
+    tasks,
+    templates,
+    trends,
+)
 for area in AREAS:
     bp.register_blueprint(area.bp)

@@ -6,6 +6,7 @@ from flask import request
 from flask import url_for
 
 from ..errors import ValidationError
+from ..ratings.store import ratings_for
 from ..runs.dto import item_to_dict
 from ..runs.dto import log_to_dict
 from ..runs.dto import run_summary
@@ -117,9 +118,10 @@ def run_items(run_id):
     )
     # The raw request and response bodies stay out of the list (an answer may be a megabyte):
     # each item's own URL has them.
+    rated = ratings_for([i.id for i in found["items"]])
     found["items"] = [
         {
-            **item_to_dict(i, raw=False),
+            **item_to_dict(i, raw=False, human_rating=rated.get(i.id)),
             "url": url_for("api.runs.run_item", run_id=run_id, item_id=i.id),
         }
         for i in found["items"]
@@ -147,7 +149,8 @@ def run_logs(run_id):
 def run_item_retry_judge(run_id, item_id):
     """Queue one item waiting for the judge, or whose judgement failed, for judging again
     (409 for a completed item: re-judge it instead)."""
-    return jsonify(item_to_dict(retry_judge(run_id, item_id)))
+    item = retry_judge(run_id, item_id)
+    return jsonify(item_to_dict(item, human_rating=ratings_for([item.id]).get(item.id)))
 
 
 @bp.post("/runs/<run_id>/items/<int:item_id>/rejudge")

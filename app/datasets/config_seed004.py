@@ -372,10 +372,14 @@ class Seed004:
                 extra["provider"] = prefs
             params = self.params(router, raw.get("params"), extra, raw.line)
             _put(target, "params", params, raw.line_of("params"))
+            if isinstance(model_id, str) and model_id.strip():
+                # Seed 004 names each model by its id: it becomes the target's label.
+                _put(target, "label", model_id.strip(), raw.line_of("id"))
             ours = f"targets[{len(targets)}]"
             self.renames[ours] = path
             self.renames[f"{ours}.provider"] = f"{path}.router"
             self.renames[f"{ours}.params.provider"] = f"{path}.routing"
+            self.renames[f"{ours}.label"] = f"{path}.id"
             targets.append(target)
         return targets
 

@@ -3,11 +3,12 @@ and lines, then a plan that a dry run prints and a real run applies.
 
     run:        {name, id?, dataset?, dataset_format?, dataset_collection?, on_duplicate?,
                  collections?, question_limit?, categories?, max_attempts?, max_budget_usd?,
-                 concurrency?, judge_concurrency?, resume?, out_dir?}
+                 concurrency?, judge_concurrency?, resume?, out_dir?, judge_check?}
     providers:  [{name, type?, base_url?, models_endpoint?, inference_endpoint?, headers?,
                   timeout_seconds?, max_concurrency?}]      created, or updated where given
     judge:      {provider: NAME | {inline provider}, model, params?}
-    targets:    [{provider: NAME | {inline provider}, model, params?}]
+    targets:    [{provider: NAME | {inline provider}, model, params?, label?}]  a model may
+                 come twice with other params (each its own target)
     prices:     [{provider, model, input_per_1m, output_per_1m}]   saved to the price table
 Header values and base_url may use ${ENV_VAR}; such headers are stored encrypted, never printed.
 Seed 004's own shape (routers, models) is read too (config_seed004.py); one invocation's

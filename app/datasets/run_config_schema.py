@@ -40,6 +40,7 @@ RUN_KEYS = {
     "repeats",
     "judge_repeats",
     "out_dir",
+    "judge_check",
 }
 # seed 004 spellings accepted beside ours
 RUN_ALIASES = {
@@ -51,6 +52,7 @@ RUN_ALIASES = {
     "outDir": "out_dir",
     "onDuplicate": "on_duplicate",
     "judgeConcurrency": "judge_concurrency",
+    "judgeCheck": "judge_check",
 }
 # run section number keys -> the run setting they set (runs/spec.py SETTINGS)
 RUN_SETTINGS = (
@@ -73,6 +75,7 @@ PROVIDER_KEYS = {
     "max_concurrency",
 }
 MODEL_KEYS = {"provider", "model", "params"}
+TARGET_KEYS = MODEL_KEYS | {"label"}  # a target may be named (the same model twice, other params)
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECRET_HINT = re.compile(r"auth|key|token|secret|password|cookie", re.I)
 _STORE_NAMES = {
@@ -142,13 +145,17 @@ class ConfigChecker:
         if not raw_targets:
             self.add("targets", "give at least one target {provider, model}", doc, "targets")
         for n, raw in enumerate(raw_targets):
-            target = self.model(raw, f"targets[{n}]", doc)
-            if target and (target["provider"], target["model"]) in seen:
+            target = self.model(raw, f"targets[{n}]", doc, TARGET_KEYS)
+            # The same model may come again with other params (seed 003's parameter profiles).
+            profile = target and (target["provider"], target["model"], repr(target["params"]))
+            if target and profile in seen:
                 self.add(
-                    f"targets[{n}]", f"{target['provider']}/{target['model']} is listed twice", raw
+                    f"targets[{n}]",
+                    f"{target['provider']}/{target['model']} is listed twice with the same params",
+                    raw,
                 )
             elif target:
-                seen.add((target["provider"], target["model"]))
+                seen.add(profile)
                 targets.append(target)
         plan = RunPlan(
             name="",
@@ -269,14 +276,14 @@ class ConfigChecker:
                 secret_keys.append(str(key))
         return rows, secret_keys
 
-    def model(self, raw, path, doc):
+    def model(self, raw, path, doc, keys=MODEL_KEYS):
         if raw is None and path == "judge":
             self.add("judge", "is required: {provider, model}", doc)
             return None
         if not isinstance(raw, LineDict):
             self.add(path, "must be a mapping {provider, model, params?}", doc)
             return None
-        raw = self.keys(raw, MODEL_KEYS, f"{path}.")
+        raw = self.keys(raw, keys, f"{path}.")
         provider = raw.get("provider")
         name = None
         if isinstance(provider, LineDict):
@@ -313,7 +320,10 @@ class ConfigChecker:
                 self.add(entry["field"], entry["message"], raw, "params")
         if name is None or model is None or errors:
             return None
-        return {"provider": name, "model": model, "params": params}
+        out = {"provider": name, "model": model, "params": params}
+        if "label" in keys:
+            out["label"] = self.text(raw, "label", f"{path}.label")
+        return out
 
     def run_section(self, run, plan):
         plan.name = self.text(run, "name", "run.name", required=True) or "run"
@@ -361,6 +371,10 @@ class ConfigChecker:
             else:
                 settings["categories"] = [c.strip() for c in categories if c.strip()]
         plan.settings = settings
+        judge_check = run.get("judge_check", False)
+        if not isinstance(judge_check, bool):
+            self.add("run.judge_check", "must be true or false", run, "judge_check")
+        plan.judge_check = judge_check is True
         if not self.problems:
             plan.task_ids = select_tasks(plan)
 

@@ -44,6 +44,7 @@ class RunPlan:
     task_ids: list = field(default_factory=list)  # task_id of the tasks the run will hold
     prices: list = field(default_factory=list)  # [(provider, model, input/1M, output/1M)]
     resume: bool = False  # continue this name's latest unfinished run instead (seed 004)
+    judge_check: bool = False  # the judge scores the tasks' references before answering
 
     @property
     def items(self):
@@ -116,9 +117,15 @@ def apply(plan, source="cli", reuse=False, outputs=None):
         "judgeModel": plan.judge["model"],
         "judgeParams": plan.judge["params"] or None,
         "targets": [
-            {"providerId": ids[t["provider"]], "model": t["model"], "params": t["params"] or None}
+            {
+                "providerId": ids[t["provider"]],
+                "model": t["model"],
+                "params": t["params"] or None,
+                "label": t.get("label"),
+            }
             for t in plan.targets
         ],
+        "judgeCheck": plan.judge_check,
         "collectionIds": list(dict.fromkeys(by_name[n] for n in names)),
         "settings": plan.settings,
     }

@@ -123,9 +123,9 @@ class RunContext:
             return self._prices[key]
 
     def target_label(self, target_id):
-        """'provider/model' of one of the run's targets."""
+        """'provider/label' of one of the run's targets (the label names its params too)."""
         t = self.targets.get(target_id)
-        return f"{t.provider_name}/{t.model}" if t else f"target {target_id}"
+        return f"{t.provider_name}/{t.label}" if t else f"target {target_id}"
 
     def adapter_for(self, provider):
         """The provider's adapter, or None after pausing the run with why it cannot be built

@@ -122,7 +122,7 @@ class ItemWorker:
         speed = f", {tps:.1f} tok/s ({tps_source})" if tps else ""
         tokens = completion.completion_tokens
         message = (
-            f"{item.task_key} on {target.provider_name}/{target.model}: "
+            f"{item.task_key} on {ctx.target_label(target.id)}: "
             f"{completion.wall_ms:.0f} ms, {tokens if tokens is not None else '?'} tokens"
             f"{speed}"
             + (

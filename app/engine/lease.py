@@ -24,6 +24,7 @@ from ..models import Lease
 from ..models import Run
 from ..models import RunLog
 from ..runlog import log_event
+from . import call_claims
 from .claims import release_all
 
 NAME = ORCHESTRATOR_LEASE
@@ -163,7 +164,7 @@ def recover_interrupted(now, spare_run_id=None, resumed_after=None):
     yet taken over, would be undone a moment later).
     """
     pending = Run.select().where(Run.status != FINISHED)
-    released = release_all(pending)
+    released = release_all(pending) + call_claims.release_all(pending)
     runs = list(Run.select().where((Run.status != FINISHED) & (Run.control == CONTROL_RUNNING)))
     for run in runs:
         if spare_run_id is not None and run.run_id == spare_run_id:

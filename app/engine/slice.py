@@ -26,10 +26,13 @@ from ..models import WAITING_FOR_JUDGE
 from ..models import Item
 from ..models import Run
 from ..runs.state import run_state
+from . import call_claims
 from . import claims
 from . import groups
 from . import lease
 from . import warmup
+from .calls import CallWorker
+from .calls import cant_finish_job
 from .context import RunContext
 from .items import ItemWorker
 from .memory import memory_for
@@ -53,6 +56,7 @@ class Slice:
         )
         self.pool = WorkerPool(self.ctx, self._still_running, self.deadline, interrupt)
         self.worker = ItemWorker(self.ctx)
+        self.calls = CallWorker(self.ctx)
 
     def work(self):
         """Work until the slice ends; a summary of the tick for the orchestrator."""
@@ -103,6 +107,11 @@ class Slice:
                 return "idle"
             warmup.warm_up_judge(ctx, self.pool)
             return None  # look at control again before anything else
+        # Judge calls (a reference check, pairwise comparisons) come first: a judge check asked
+        # for in the spec is done before any answer. Calls waiting for a retry do not block.
+        job_id = call_claims.claimable_job(run, ctx.now())
+        if job_id is not None:
+            return self._calls(job_id)
         if has_new:
             return self._benchmark()
         groups.leave_group(ctx)
@@ -117,7 +126,7 @@ class Slice:
             )
         if claims.any_claimable(run, WAITING_FOR_JUDGE, ctx.now()):
             return self._judge()
-        if waiting:
+        if waiting or call_claims.any_open(run):
             return "idle"
         self._finish()
         return "finished"
@@ -143,7 +152,7 @@ class Slice:
         if adapter is None:
             return None
         seconds = self.pool.claim_seconds(target.provider)
-        label = f"{target.provider_name}/{target.model}"
+        label = ctx.target_label(target.id)
         return self.pool.supervise(
             ctx.concurrency(target.provider),
             lambda: self.pool.claim_loop(
@@ -190,6 +199,32 @@ class Slice:
             ),
         )
 
+    def _calls(self, job_id):
+        """Make one job's claimable judge calls (engine/calls.py) with the job's judge."""
+        ctx = self.ctx
+        provider = self.calls.job(job_id).judge_provider
+        if provider is None:
+            cant_finish_job(ctx, self.calls.job(job_id))
+            return None
+        if self._over_budget():
+            return "budget"
+        adapter = ctx.adapter_for(provider)
+        if adapter is None:
+            return None
+        seconds = self.pool.claim_seconds(provider, calls=2)  # one repair at most
+        return self.pool.supervise(
+            provider.max_concurrency,
+            lambda: self.pool.claim_loop(
+                NEW,
+                seconds,
+                lambda now, until: call_claims.claim(ctx.run.id, job_id, now, until),
+                self.calls.label,
+                lambda row: self.calls.process(row, adapter),
+                self.calls.internal_failure,
+                store=call_claims,
+            ),
+        )
+
     def _still_running(self):
         """The run is still running, not interrupted, and the lease is still ours."""
         ctx = self.ctx
@@ -216,6 +251,7 @@ class Slice:
         probe of a server that could not be reached."""
         times = [
             claims.next_wake(self.ctx.run),
+            call_claims.next_wake(self.ctx.run),
             self.ctx.memory.warmups.wake_at(),
             self.ctx.breaker.wake_at(),
         ]

@@ -117,7 +117,7 @@ def _warm_up(ctx, pool, key, label, call, give_up, provider):
 def warm_up_target(ctx, pool, target):
     """One tiny call loads the group's model; True when the group is ready to claim items."""
     provider = target.provider
-    label = f"{target.provider_name}/{target.model}"
+    label = ctx.target_label(target.id)
     adapter = ctx.adapter_for(provider)
     if adapter is None:
         return False

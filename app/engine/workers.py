@@ -28,12 +28,17 @@ INTERRUPTED = "interrupted (the command was stopped); continue it when ready"
 
 
 class InFlight:
-    """One claim being worked on: what guards its writes and how to extend or release it."""
+    """One claim being worked on: what guards its writes and how to extend or release it.
 
-    __slots__ = ("attempts", "status", "seconds", "label")
+    `store` is the claims module of the claimed row's table: claims (items) or call_claims
+    (judge calls); both offer extend() and release().
+    """
 
-    def __init__(self, attempts, status, seconds, label):
+    __slots__ = ("attempts", "status", "seconds", "label", "store")
+
+    def __init__(self, attempts, status, seconds, label, store=claims):
         self.attempts, self.status, self.seconds, self.label = attempts, status, seconds, label
+        self.store = store
 
 
 class WorkerPool:
@@ -56,11 +61,12 @@ class WorkerPool:
         margin = float(self.ctx.config.get("CLAIM_MARGIN_SECONDS", CLAIM_MARGIN_SECONDS))
         return calls * float(provider.timeout_seconds) + margin
 
-    def claim_loop(self, status, seconds, claim_next, label_of, process, on_error):
+    def claim_loop(self, status, seconds, claim_next, label_of, process, on_error, store=claims):
         """Claim and process items until halted, stopped, out of budget or out of items.
 
         `claim_next(now, deadline)` claims one item (or None), `process(row)` works on it, and
         `on_error(row, status, exc, label)` records a bug past the adapter as the item's failure.
+        `store` extends and releases the claims (claims for items, call_claims for judge calls).
         """
         ctx = self.ctx
         while not (ctx.halt.is_set() or ctx.cancel.is_set()):
@@ -72,11 +78,11 @@ class WorkerPool:
             row = claim_next(now, now + dt.timedelta(seconds=seconds))
             if row is None:
                 return
-            self._run_claimed(row, status, seconds, label_of(row), process, on_error)
+            self._run_claimed(row, status, seconds, label_of(row), process, on_error, store)
 
-    def _run_claimed(self, row, status, seconds, label, process, on_error):
+    def _run_claimed(self, row, status, seconds, label, process, on_error, store=claims):
         with self._lock:
-            self.inflight[row.id] = InFlight(row.attempts, status, seconds, label)
+            self.inflight[row.id] = InFlight(row.attempts, status, seconds, label, store)
         try:
             process(row)
         except Exception as exc:  # a bug past the adapter: fail the item, never retry it blindly
@@ -90,7 +96,7 @@ class WorkerPool:
 
     def _give_back(self, item_id, claim):
         """A stop abandoned this claim: release it uncounted and say so in the run log."""
-        if claims.release(item_id, claim.attempts):
+        if claim.store.release(item_id, claim.attempts):
             what = "judged" if claim.status == WAITING_FOR_JUDGE else "asked"
             self.ctx.emit(
                 "abandoned",
@@ -164,7 +170,7 @@ class WorkerPool:
         with self._lock:
             held = list(self.inflight.items())
         for item_id, claim in held:
-            claims.extend(
+            claim.store.extend(
                 item_id, claim.status, claim.attempts, now + dt.timedelta(seconds=claim.seconds)
             )
 

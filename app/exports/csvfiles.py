@@ -88,7 +88,7 @@ def csv_average(run):
     rows = (
         (
             neutralise(r["provider_name"]),
-            neutralise(r["model"]),
+            neutralise(r["target_label"]),
             number(r["avg_time_ms"]),
             number(r["avg_tokens_per_second"]),
             number(r["avg_score"]),

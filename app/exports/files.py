@@ -9,6 +9,7 @@ import re
 from .csvfiles import csv_average
 from .csvfiles import csv_detailed
 from .markdown import markdown
+from .ratings import report_csv_chunks
 from .report import report_html_chunks
 from .summary import summary_json
 
@@ -19,6 +20,7 @@ KINDS = (
     "markdown_averages",
     "summary_json",
     "report_html",
+    "report_csv",
 )
 # POST /api/runs/<id>/export {"format", "includeDetailed"} -> kind.
 FORMATS = ("CSV", "MD", "JSON", "HTML")
@@ -56,6 +58,8 @@ def download(run, kind):
         return markdown(run, detailed=False), f"{name}-average.md", "text/markdown; charset=utf-8"
     if kind == "summary_json":
         return _json_chunks(run), f"{name}-summary.json", "application/json"
+    if kind == "report_csv":
+        return report_csv_chunks(run), f"{name}-report.csv", "text/csv; charset=utf-8"
     if kind == "report_html":
         return report_html_chunks(run), f"{name}-report.html", "text/html; charset=utf-8"
     raise ValueError(f"unknown export kind {kind!r}")

@@ -3,7 +3,8 @@
 The file validates against the Jenkins xunit plugin's junit-10.xsd (tests/data/junit.xsd), the
 format Jenkins, GitLab and the common CI reporters read. Per item:
 
-- classname = the target label `provider/model`, name = the task id;
+- classname = the target as `provider/label` (the label is the model, with its params when it
+  has any), name = the task id;
 - COMPLETED with a score >= pass_score passes; under it: <failure type="low_score">; a judge's
   auto-fail: <failure type="auto_fail"> (whatever the score);
 - FAILED: <failure type="failed"> with the stage and error;
@@ -78,8 +79,9 @@ def _seconds(ms):
 
 
 def target_label(item):
-    """The item's target as `provider/model` (the testcase classname and the suite name)."""
-    return f"{item.get('targetProviderName') or ''}/{item.get('targetModelName') or ''}"
+    """The item's target as `provider/label` (the testcase classname and the suite name)."""
+    name = item.get("targetLabel") or item.get("targetModelName") or ""
+    return f"{item.get('targetProviderName') or ''}/{name}"
 
 
 def outcome(item, pass_score=50.0):
@@ -319,12 +321,12 @@ def run_items(run):
         answer,
         answer_chars,
     ) in database.execute(query):
-        provider, model = names.get(target_id, ("", ""))
+        provider, label = names.get(target_id, ("", ""))
         yield {
             "taskId": task_id,
             "targetId": target_id,
             "targetProviderName": provider,
-            "targetModelName": model,
+            "targetLabel": label,
             "category": category,
             "status": status,
             "errorStage": stage,

@@ -3,8 +3,10 @@
 import html
 
 from ..clock import isoformat
+from ..ratings.report import has_labels
 from ..results.averages import model_averages
 from ..runs.state import run_state
+from .ratings import ratings_markdown
 from .rows import detail_rows
 from .rows import error_text
 from .rows import number
@@ -76,7 +78,7 @@ def markdown(run, detailed=True):
         yield _row(
             (
                 r["provider_name"],
-                r["model"],
+                r["target_label"],
                 number(r["avg_time_ms"], 1),
                 number(r["avg_ttft_ms"], 1),
                 number(r["avg_tokens_per_second"]),
@@ -88,6 +90,8 @@ def markdown(run, detailed=True):
                 r["item_count"],
             )
         )
+    if has_labels(run):
+        yield from ratings_markdown(run, cell)
     if not detailed:
         return
     yield "\n## Detailed results\n"

@@ -19,6 +19,7 @@ from ..results.figures import target_figures
 from ..runs.state import run_state
 from ..runs.state import state_label
 from ..sysmetrics.store import run_peaks
+from .ratings import report_html_section
 from .rows import detail_rows
 from .rows import error_text
 
@@ -79,6 +80,7 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT):
         "error_text": error_text,
         "generated_at": isoformat(utcnow()),
         "peaks": run_peaks(run),
+        "ratings": report_html_section(run),
     }
     return environment().get_template("results/report.html").generate(**context)
 

@@ -38,9 +38,13 @@ NAME_CHARS = 100
 
 
 def targets(run):
-    """The run's targets in run order: list of (id, provider_name, model)."""
+    """The run's targets in run order: list of (id, provider_name, label).
+
+    Files name a target by its label: the model, with its params when it has any (the same model
+    may be a target twice with different params).
+    """
     return list(
-        RunTarget.select(RunTarget.id, RunTarget.provider_name, RunTarget.model)
+        RunTarget.select(RunTarget.id, RunTarget.provider_name, RunTarget.label)
         .where(RunTarget.run == run)
         .order_by(RunTarget.id)
         .tuples()

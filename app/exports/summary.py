@@ -20,6 +20,7 @@ from ..runs.state import run_state
 from ..runs.state import state_label
 from ..sysmetrics.store import run_peaks
 from ..sysmetrics.store import run_samples
+from .ratings import ratings_summary
 
 SCHEMA = "llmbench.summary/1"
 
@@ -30,6 +31,7 @@ def averages_to_dict(row):
         "providerName": row["provider_name"],
         "model": row["model"],
         "label": row["label"],
+        "targetLabel": row["target_label"],
         "items": row["item_count"],
         "completed": row["completed"],
         "pending": row["pending"],
@@ -139,6 +141,7 @@ def summary_json(run):
             {
                 "providerName": t.provider_name,
                 "model": t.model,
+                "label": t.label,
                 "params": t.params or {},
                 "warmupMs": t.warmup_ms,
                 "loadMs": t.load_ms,
@@ -197,4 +200,5 @@ def summary_json(run):
     summary["systemPeaks"] = run_peaks(run) if run_samples(run) else None
     if has_repeats(run):
         summary["stability"] = stability(run, limit=100)
+    summary["ratings"] = ratings_summary(run)
     return summary

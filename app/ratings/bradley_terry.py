@@ -281,7 +281,8 @@ def ranks(intervals):
     """
     lows = [interval[0] for interval in intervals if interval is not None]
     return [
-        None if interval is None else 1 + sum(low > interval[1] for low in lows)
+        # int(): numpy's bools sum to a numpy integer, which JSON cannot carry.
+        None if interval is None else 1 + int(sum(low > interval[1] for low in lows))
         for interval in intervals
     ]
 

@@ -69,6 +69,7 @@ def model_averages(run, sort=None, direction="asc", estimates=False):
             T.id,
             T.provider_name,
             T.model,
+            T.label,
             T.position,
             T.warmup_ms,
             T.warmup_error,
@@ -104,6 +105,7 @@ def model_averages(run, sort=None, direction="asc", estimates=False):
         tid,
         provider,
         model,
+        label,
         position,
         warmup_ms,
         warmup_error,
@@ -132,7 +134,10 @@ def model_averages(run, sort=None, direction="asc", estimates=False):
                 "target_id": tid,
                 "provider_name": provider,
                 "model": model,
-                "label": f"{provider}/{model}",
+                # provider/label: the label names the model and its params (two targets may
+                # share a model); the provider in front, as charts and summaries show it.
+                "label": f"{provider}/{label}",
+                "target_label": label,
                 "position": position,
                 "item_count": items,
                 "completed": completed,
@@ -241,9 +246,9 @@ def sort_averages(rows, sort=None, direction="asc"):
 
 
 def run_targets(run):
-    """The run's targets as (target id, provider name, model) tuples, in run order."""
+    """The run's targets as (target id, provider name, model, label) tuples, in run order."""
     return list(
-        T.select(T.id, T.provider_name, T.model)
+        T.select(T.id, T.provider_name, T.model, T.label)
         .where(T.run == run)
         .order_by(T.position, T.id)
         .tuples()
@@ -253,7 +258,7 @@ def run_targets(run):
 def targets_from_averages(averages):
     """The targets `breakdown` takes, from average rows already read (in run order, no query)."""
     return [
-        (r["target_id"], r["provider_name"], r["model"])
+        (r["target_id"], r["provider_name"], r["model"], r["target_label"])
         for r in sorted(averages, key=lambda r: (r["position"], r["target_id"]))
     ]
 
@@ -296,7 +301,7 @@ def breakdown(run, by="category", targets=None):
         n = sum(c["n"] for c in row_cells)
         overall = sum(c["avg"] * c["n"] for c in row_cells if c["n"]) / n if n else None
         out_rows.append({"key": key, "cells": row_cells, "avg": overall, "n": n})
-    models = [{"target_id": t[0], "label": f"{t[1]}/{t[2]}"} for t in targets]
+    models = [{"target_id": t[0], "label": f"{t[1]}/{t[3]}"} for t in targets]
     return {"by": by, "keys": keys, "models": models, "rows": out_rows}
 
 

@@ -258,8 +258,8 @@ def run_chart(run, name, narrow=False, *, averages=None, by_category=None, estim
         if averages is None:
             # Only ids and labels: no need for the averages' aggregate query.
             averages = [
-                {"target_id": tid, "label": f"{provider}/{model}"}
-                for tid, provider, model in run_targets(run)
+                {"target_id": tid, "label": f"{provider}/{label}"}
+                for tid, provider, _model, label in run_targets(run)
             ]
         return latency_chart(averages, latency_samples(run), narrow)
     if name == "category":
@@ -267,3 +267,15 @@ def run_chart(run, name, narrow=False, *, averages=None, by_category=None, estim
             by_category = breakdown(run, "category")
         return category_chart(by_category, narrow)
     raise ValueError(f"unknown chart {name!r}")
+
+
+def chart_config(narrow, legend_series=0, **extra):
+    """The house style for a chart drawn outside this module (app.ratings' report charts); with
+    `legend_series` the legend goes below, one series a row."""
+    config = _config(narrow, **extra)
+    return _with_legend(config, legend_series) if legend_series else config
+
+
+def render_svg(chart):
+    """A pygal chart as inlinable SVG text without scripts."""
+    return _render(chart)

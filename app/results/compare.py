@@ -1,7 +1,5 @@
 """Compare two runs: per-model deltas, paired significance over shared tasks, per-task changes."""
 
-from peewee import FieldAlias
-
 from ..clock import isoformat
 from ..models import COMPLETED
 from ..models import Item
@@ -113,16 +111,14 @@ def _delta(a, b):
 
 
 def _pairs(run_a, run_b):
-    """Rows for every task both runs gave the same (provider, model): one join, no per-row query."""
+    """Rows for every task both runs gave the same target (provider and label, so the same model
+    with the same params): one join, no per-row query."""
     ia, ib = Item.alias("ia"), Item.alias("ib")
     ta, tb = RunTarget.alias("ta"), RunTarget.alias("tb")
-    # ModelAlias.model is the aliased class itself, so bind the `model` field explicitly.
-    model_a = FieldAlias.create(ta, RunTarget.model)
-    model_b = FieldAlias.create(tb, RunTarget.model)
     return (
         ia.select(
             ta.provider_name,
-            model_a,
+            ta.label,
             ia.task_key,
             ia.category,
             ia.id,
@@ -142,7 +138,9 @@ def _pairs(run_a, run_b):
         .join(
             tb,
             on=(
-                (tb.run == run_b.id) & (tb.provider_name == ta.provider_name) & (model_b == model_a)
+                (tb.run == run_b.id)
+                & (tb.provider_name == ta.provider_name)
+                & (tb.label == ta.label)
             ),
         )
         .join(ib, on=((ib.run == run_b.id) & (ib.target == tb.id) & (ib.task_key == ia.task_key)))
@@ -153,9 +151,9 @@ def _pairs(run_a, run_b):
 
 
 def compare_runs(run_a, run_b, limit=50):
-    """Per model (matched by provider name + model): deltas, significance, task-level changes."""
-    avg_a = {(r["provider_name"], r["model"]): r for r in model_averages(run_a)}
-    avg_b = {(r["provider_name"], r["model"]): r for r in model_averages(run_b)}
+    """Per target (matched by provider name + label): deltas, significance, task-level changes."""
+    avg_a = {(r["provider_name"], r["target_label"]): r for r in model_averages(run_a)}
+    avg_b = {(r["provider_name"], r["target_label"]): r for r in model_averages(run_b)}
     shared_keys = [k for k in avg_a if k in avg_b]
     per_model = {
         k: {
@@ -172,7 +170,7 @@ def compare_runs(run_a, run_b, limit=50):
     judge_failures = []
     for (
         provider,
-        model,
+        label,
         task_key,
         category,
         id_a,
@@ -188,7 +186,7 @@ def compare_runs(run_a, run_b, limit=50):
         time_b,
         hash_b,
     ) in _pairs(run_a, run_b):
-        bucket = per_model.get((provider, model))
+        bucket = per_model.get((provider, label))
         if bucket is None:
             continue
         bucket["tasks"] += 1
@@ -203,7 +201,7 @@ def compare_runs(run_a, run_b, limit=50):
         if "judge_failed" in (out_a, out_b):
             judge_failures.append(
                 {
-                    "label": f"{provider}/{model}",
+                    "label": f"{provider}/{label}",
                     "taskKey": task_key,
                     "itemA": id_a,
                     "itemB": id_b,
@@ -218,9 +216,9 @@ def compare_runs(run_a, run_b, limit=50):
             if score_a != score_b:
                 changes.append(
                     {
-                        "label": f"{provider}/{model}",
+                        "label": f"{provider}/{label}",
                         "providerName": provider,
-                        "model": model,
+                        "model": avg_a[(provider, label)]["model"],
                         "taskKey": task_key,
                         "category": category,
                         "itemA": id_a,
@@ -240,7 +238,7 @@ def compare_runs(run_a, run_b, limit=50):
         models.append(
             {
                 "providerName": key[0],
-                "model": key[1],
+                "model": a["model"],
                 "label": f"{key[0]}/{key[1]}",
                 "a": _side(a),
                 "b": _side(b),

@@ -33,7 +33,7 @@ SORTS = {
     "task": (I.task_key,),
     "category": (I.category, I.task_key),
     "difficulty": (_DIFFICULTY_ORDER, I.task_key),
-    "model": (T.provider_name, T.model),
+    "model": (T.provider_name, T.label),
     "status": (I.status,),
     "time": (I.time_taken_ms,),
     "ttft": (I.ttft_ms,),
@@ -218,6 +218,7 @@ def results_page(
             I.target.alias("target_id"),
             T.provider_name,
             T.model,
+            T.label,
         )
         .join(T, on=(I.target == T.id))
         .where(I.id.in_(page_ids))

@@ -60,6 +60,7 @@ def target_to_dict(target):
         "providerName": target.provider_name,
         "model": target.model,
         "modelName": target.model,
+        "label": target.label,
         "params": target.params or {},
         "position": target.position,
         "warmupMs": target.warmup_ms,
@@ -132,8 +133,12 @@ def run_summary(run, counts=None, targets=None, collections=None):
     }
 
 
-def item_to_dict(item, raw=True):
-    """Seed 000 §7.5 item DTO plus metrics, snapshot and judgement; `raw` adds request/response."""
+def item_to_dict(item, raw=True, human_rating=None):
+    """Seed 000 §7.5 item DTO plus metrics, snapshot and judgement; `raw` adds request/response.
+
+    `human_rating` is the person's rating of the item when the caller read it (ratings/store.py
+    rating_to_dict), else None.
+    """
     target = item.target
     judgement = None
     if item.evaluation_score is not None:
@@ -162,11 +167,13 @@ def item_to_dict(item, raw=True):
         "targetProviderConfigId": target.provider_id,
         "targetProviderName": target.provider_name,
         "targetModelName": target.model,
+        "targetLabel": target.label,
         "status": item.status,
         "answer": item.answer,
         "llmResponseJson": {"text": item.answer} if item.answer is not None else None,
         "judgeResultJson": judgement,
         "evaluationScore": item.evaluation_score,
+        "humanRating": human_rating,
         "evaluationReason": item.evaluation_reason,
         "rubricScores": item.rubric_scores,
         "autoFail": item.auto_fail,

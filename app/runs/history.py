@@ -95,7 +95,7 @@ def history(
     stats = _item_stats([r.id for r in runs])
     models = {}
     for run_pk, model in (
-        RunTarget.select(RunTarget.run, RunTarget.model)
+        RunTarget.select(RunTarget.run, RunTarget.label)
         .where(RunTarget.run.in_([r.id for r in runs]))
         .order_by(RunTarget.position, RunTarget.id)
         .tuples()

@@ -32,6 +32,7 @@ from ..models import RunCollection
 from ..models import RunTarget
 from ..models import Task
 from ..runlog import log_event
+from .judge_jobs import queue_reference_check
 from .queries import active_run
 from .queries import check_no_active_run
 from .queries import get_run
@@ -240,6 +241,7 @@ def create_run(
                 model=target["model"],
                 params=target["params"] or None,
                 position=position,
+                label=target["label"],
             )
             for snap, cant in snapshots:
                 messages = item_messages(snap["system_prompt"], snap["question"])
@@ -278,7 +280,7 @@ def create_run(
                     rows.append(row)
         for start in range(0, len(rows), INSERT_BATCH):
             Item.insert_many(rows[start : start + INSERT_BATCH]).execute()
-        targets = ", ".join(f"{t['provider'].name}/{t['model']}" for t in spec["targets"])
+        targets = ", ".join(f"{t['provider'].name}/{t['label']}" for t in spec["targets"])
         times = f" x {repeats} repeats" if repeats > 1 else ""
         origin = f" ({triggered_by}{': ' + trigger_note if trigger_note else ''})"
         log_event(
@@ -298,6 +300,9 @@ def create_run(
         )
         for note in spec["notes"]:
             log_event(run, "model_check", note, level="WARNING", now=now)
+        if spec["judge_check"]:
+            # Before any answer: the judge scores the tasks' own references first.
+            queue_reference_check(run, now, reopen_run=False)
         _log_unrenderable(run, bad, len(spec["targets"]) * repeats, now)
         if reuse:
             hits = reuse_earlier(run, now)

@@ -84,11 +84,8 @@ def collections_with_counts():
 
 
 def run_models(run):
-    """The run's targets in order, each with `.label` 'provider / model'."""
-    targets = list(run.targets.order_by(RunTarget.position, RunTarget.id))
-    for t in targets:
-        t.label = f"{t.provider_name} / {t.model}"
-    return targets
+    """The run's targets in order (each named by its `.label`, unique in the run)."""
+    return list(run.targets.order_by(RunTarget.position, RunTarget.id))
 
 
 def latest_items(run, target=None, status=None, limit=20):

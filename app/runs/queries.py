@@ -17,6 +17,7 @@ from ..models import FINISHED
 from ..models import ITEM_STATUSES
 from ..models import PENDING
 from ..models import Item
+from ..models import JudgeCall
 from ..models import Run
 from ..models import RunCollection
 from ..models import RunLog
@@ -135,14 +136,20 @@ def list_logs(run_id, since=None, limit=200):
 
 
 def spent_usd(run):
-    """What the run's answers and judgements cost so far (USD)."""
-    return (
+    """What the run's answers, judgements and judge calls (checks, pairwise) cost so far (USD)."""
+    items = (
         Item.select(
             fn.COALESCE(fn.SUM(Item.cost_usd), 0.0) + fn.COALESCE(fn.SUM(Item.judge_cost_usd), 0.0)
         )
         .where(Item.run == run)
         .scalar()
     )
+    calls = (
+        JudgeCall.select(fn.COALESCE(fn.SUM(JudgeCall.cost_usd), 0.0))
+        .where(JudgeCall.run == run)
+        .scalar()
+    )
+    return items + calls
 
 
 def list_items(run_id, status=None, model=None, target_id=None, page=1, per_page=50):

@@ -11,9 +11,12 @@ import re
 
 from ..catalog.providers import list_models
 from ..errors import ValidationError
+from ..hashing import canonical_params
+from ..hashing import sha256_json
 from ..ids import SQLITE_INT_MAX
 from ..models import Collection
 from ..models import Provider
+from ..models import RunTarget
 from ..models import Task
 
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
@@ -45,6 +48,7 @@ SETTINGS = {
     "repeats": (int, 1, 20, "must be a whole number from 1 to 20"),
     "judgeRepeats": (int, 1, 10, "must be a whole number from 1 to 10"),
 }
+LABEL_MAX = 300  # a target's label (RunTarget.label)
 MODEL_CHECK_TIMEOUT = 5.0  # seconds: a server that cannot list its models this fast is skipped
 MODELS_SHOWN = 20  # how many served models a "not served" message names
 
@@ -211,7 +215,9 @@ def clean_settings(raw, errors):
 
 
 def _targets(raw_targets, errors):
-    targets, seen = [], set()
+    """The targets: the same model may come twice with different params (seed 003's parameter
+    profiles); each gets a label, unique in the run (given, or the model and its params)."""
+    targets, seen = [], {}
     if not isinstance(raw_targets, list) or not raw_targets:
         _error(errors, ("targets",), "pick at least one target model")
         return targets
@@ -224,18 +230,63 @@ def _targets(raw_targets, errors):
         )
         model = _model(_first(raw, "model", "modelName"), ("targets", i, "model"), errors)
         params = clean_params(raw.get("params"), ("targets", i, "params"), errors)
+        label = _label(raw.get("label"), ("targets", i, "label"), errors)
         if provider is None or model is None:
             continue
-        if (provider.id, model) in seen:
+        profile = (provider.id, model, sha256_json(canonical_params(params)))
+        if profile in seen:
             _error(
                 errors,
                 ("targets", i, "model"),
-                f"{provider.name}/{model} is already a target; each target once",
+                f"{provider.name}/{model} with these params is already targets[{seen[profile]}]; "
+                "give it other params to compare settings",
             )
             continue
-        seen.add((provider.id, model))
-        targets.append({"provider": provider, "model": model, "params": params})
+        seen[profile] = i
+        targets.append(
+            {"provider": provider, "model": model, "params": params, "label": label, "index": i}
+        )
+    _labels(targets, errors)
+    for target in targets:
+        del target["index"]
     return targets
+
+
+def _label(value, path, errors):
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str) or not value.strip():
+        _error(errors, path, "must be text")
+        return None
+    if len(value.strip()) > LABEL_MAX:
+        _error(errors, path, f"must be at most {LABEL_MAX} characters")
+        return None
+    return value.strip()
+
+
+def _labels(targets, errors):
+    """Give every target its label: a given one must be unique in the run; a default one that
+    clashes (one model on two providers) gets its provider's name in front."""
+    given = {}
+    for t in targets:
+        if t["label"] is None:
+            continue
+        if t["label"] in given:
+            _error(
+                errors,
+                ("targets", t["index"], "label"),
+                f"{t['label']!r} is already the label of targets[{given[t['label']]}]",
+            )
+        given.setdefault(t["label"], t["index"])
+    taken = set(given)
+    for t in targets:
+        if t["label"] is not None:
+            continue
+        label = RunTarget.default_label(t["model"], t["params"])
+        if label in taken:
+            label = f"{t['provider'].name}/{label}"
+        t["label"] = label[:LABEL_MAX]
+        taken.add(t["label"])
 
 
 def clean_spec(spec):
@@ -283,6 +334,11 @@ def clean_spec(spec):
         if tid not in known_tasks:
             _error(errors, ("taskIds",), f"no task with id {tid}")
     settings = clean_settings(spec.get("settings"), errors)
+    judge_check = spec.get("judgeCheck", False)
+    if judge_check in (None, ""):
+        judge_check = False
+    if not isinstance(judge_check, bool):
+        _error(errors, ("judgeCheck",), "must be true or false")
     notes = []
     if not errors:  # only a valid spec is worth asking the servers about
         check_models(judge_provider, judge_model, targets, errors, notes)
@@ -298,6 +354,7 @@ def clean_spec(spec):
         "collection_ids": collection_ids,
         "task_ids": task_ids,
         "settings": settings,
+        "judge_check": judge_check is True,
         "notes": notes,
     }
 

@@ -14,13 +14,18 @@ from ..api import AREAS as api_areas
 from ..api import bp as api_bp
 from ..errors import LlmbenchError
 from ..runs.queries import active_run
+from . import ab
 from . import alerts
 from . import collections
 from . import dashboard
 from . import datasets
+from . import evaluate
+from . import labels
+from . import leaderboard
 from . import patterns
 from . import providers
 from . import queue
+from . import reports
 from . import results
 from . import runs
 from . import security
@@ -55,7 +60,7 @@ def init_app(app):
     app.register_blueprint(api_bp)
     for module in (dashboard, providers, tasks, collections, settings, datasets, runs, results):
         app.register_blueprint(module.bp)
-    for module in (templates, trends, alerts, queue):
+    for module in (templates, trends, alerts, queue, evaluate, ab, leaderboard, reports, labels):
         app.register_blueprint(module.bp)
     if app.debug or app.config.get("TESTING"):
         app.register_blueprint(patterns.bp)

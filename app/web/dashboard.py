@@ -31,9 +31,20 @@ PARAMS = spec.PARAM_NAMES
 SPEC_FIELDS = ("name", "judgeProviderId", "judgeModel", "targets", "collectionIds")
 
 
-def target_key(provider_id, model):
-    """The checkbox value naming one target; param inputs are named '<key>#<param>'."""
-    return f"{provider_id}:{model}"
+def target_key(provider_id, model, copy=1):
+    """The checkbox value naming one target; its inputs are named '<key>#<param>' and
+    '<key>#label'. Another params profile of the same model is copy 2, 3, ...: 'pid~2:model'."""
+    return f"{provider_id}:{model}" if copy == 1 else f"{provider_id}~{copy}:{model}"
+
+
+def parse_key(key):
+    """(provider id, model, copy) from a target key, or None when it is not one."""
+    pid_text, _, model = key.partition(":")
+    pid_text, _, copy_text = pid_text.partition("~")
+    pid, copy = _int_or_none(pid_text), _int_or_none(copy_text or "1")
+    if pid is None or not model or copy is None or copy < 1:
+        return None
+    return pid, model, copy
 
 
 def extra_params_prefix(provider_id):
@@ -41,19 +52,34 @@ def extra_params_prefix(provider_id):
     return f"extra_params_{provider_id}"
 
 
+def _copies(form):
+    """{(provider id, model): profiles shown}: the highest copy any submitted input names."""
+    copies = {}
+    names = [name.partition("#")[0] for name in form if "#" in name] + form.getlist("target")
+    for name in names:
+        parsed = parse_key(name)
+        if parsed:
+            pid, model, copy = parsed
+            copies[(pid, model)] = max(copy, copies.get((pid, model), 1))
+    return copies
+
+
 def parse_form(form):
     """Read the new-run form (POST or the no-JS refresh GET) into (state, spec).
 
     The form's inputs carry the spec's names; every value goes to runs/spec.py as typed, and
-    its rules alone decide what is valid.
+    its rules alone decide what is valid. A model may be picked more than once, each profile
+    (copy) with its own params and label (seed 003 compares parameter profiles).
     """
     state = {
         "name": form.get("name", "").strip(),
         "judgeModel": form.get("judgeModel", "").strip(),
         "judgeProviderId": _int_or_none(form.get("judgeProviderId")),
-        "targets": [],
-        "params": {},
+        "targets": [],  # (provider id, model, copy), in form order
+        "params": {},  # target key -> params
+        "labels": {},  # target key -> label typed
         "prefixes": {},  # target key -> name prefix of its params inputs
+        "copies": _copies(form),
         "extra_params": {},
         "collectionIds": {c for c in map(_int_or_none, form.getlist("collectionIds")) if c},
         "settings": {name: form.get(name, "").strip() for name in SETTINGS},
@@ -61,6 +87,12 @@ def parse_form(form):
     # (target key, name prefix of its param inputs): a listed model has its own params row;
     # the models typed by name share their provider's "params for typed models" row.
     keys = [(key, key) for key in form.getlist("target")]
+    added = parse_key(form.get("copy", ""))
+    if added:  # "another profile": one more copy of that model, picked
+        pid, model, _ = added
+        copy = state["copies"].get((pid, model), 1) + 1
+        state["copies"][(pid, model)] = copy
+        keys.append((target_key(pid, model, copy), target_key(pid, model, copy)))
     for field in sorted(k for k in form if k.startswith("extra_models_")):
         pid_text = field[len("extra_models_") :]
         prefix = extra_params_prefix(pid_text)
@@ -71,20 +103,24 @@ def parse_form(form):
             if model.strip():
                 keys.append((target_key(pid_text, model.strip()), prefix))
     for key, prefix in keys:
-        pid_text, _, model = key.partition(":")
-        pid = _int_or_none(pid_text)
-        if pid is None or not model or (pid, model) in state["params"]:
+        parsed = parse_key(key)
+        if parsed is None or key in state["params"]:
             continue  # a model picked twice (listed and typed) is one target
-        state["targets"].append((pid, model))
-        state["params"][(pid, model)] = _params(form, prefix)
+        state["targets"].append(parsed)
+        state["params"][key] = _params(form, prefix)
+        state["labels"][key] = form.get(f"{key}#label", "").strip() if prefix == key else ""
         state["prefixes"][key] = prefix
+    targets = []
+    for pid, model, copy in state["targets"]:
+        key = target_key(pid, model, copy)
+        target = {"providerId": pid, "model": model, "params": state["params"][key]}
+        if state["labels"][key]:
+            target["label"] = state["labels"][key]
+        targets.append(target)
     spec = {
         "judgeProviderId": state["judgeProviderId"],
         "judgeModel": state["judgeModel"],
-        "targets": [
-            {"providerId": pid, "model": model, "params": state["params"][(pid, model)]}
-            for pid, model in state["targets"]
-        ],
+        "targets": targets,
         "collectionIds": sorted(state["collectionIds"]),
         "settings": {name: value for name, value in state["settings"].items() if value},
     }
@@ -124,16 +160,20 @@ def served_models(provider_id, refresh=False):
 
 
 def target_group(provider, state, listed=None, error=None):
-    """Context for one provider's target-model group (its picked models plus listed ones)."""
-    picked = [m for pid, m in state["targets"] if pid == provider.id]
-    models = list(dict.fromkeys(picked + list(listed or [])))
+    """Context for one provider's target-model group (its picked models plus listed ones),
+    each model with as many params profiles as the form holds."""
+    picked = [(m, c) for pid, m, c in state["targets"] if pid == provider.id]
+    models = list(dict.fromkeys([m for m, _ in picked] + list(listed or [])))
+    copies = state.get("copies", {})
     return {
         "provider": provider,
         "models": models,
-        "picked": set(picked),
+        "profiles": {m: range(1, copies.get((provider.id, m), 1) + 1) for m in models},
+        "picked": {target_key(provider.id, m, c) for m, c in picked},
         "listed": listed,
         "error": error,
         "params": state["params"],
+        "labels": state.get("labels", {}),
         "key": target_key,
     }
 
@@ -154,7 +194,7 @@ def render_dashboard(
     for p in providers:
         listed, error = served_models(p.id, True) if refresh == str(p.id) else (None, None)
         groups.append(target_group(p, state, listed, error))
-    open_ids = {pid for pid, _ in state["targets"]} | (
+    open_ids = {pid for pid, _, _ in state["targets"]} | (
         {int(refresh)} if (refresh or "").isdigit() else set()
     )
     if not open_ids and providers:
@@ -191,6 +231,8 @@ def form_errors(errors, state):
             key = target_key(*state["targets"][path[1]])
             prefix = state.get("prefixes", {}).get(key, key)
             field = f"{prefix}#{path[3]}"
+        elif path[:1] == ["targets"] and path[2:] == ["label"] and path[1] < len(state["targets"]):
+            field = f"{target_key(*state['targets'][path[1]])}#label"
         elif path[0] == "settings" and len(path) == 2 and path[1] in SETTINGS:
             field = path[1]
         elif path[0] in SPEC_FIELDS and (len(path) == 1 or path[0] == "targets"):

@@ -219,19 +219,29 @@ def index():
         ("queued", _progress("queued", "BENCHMARKING", 80, 0, 0)),
     ]
     provider = NS(id=1, name="Local Ollama", type="OLLAMA", base_url="http://localhost:11434")
-    params = {(1, "llama3:8b"): {"temperature": 0.2, "stop": ["###"]}}
+    params = {
+        target_key(1, "llama3:8b"): {"temperature": 0.2, "stop": ["###"]},
+        target_key(1, "llama3:8b", 2): {"temperature": 1.0},
+    }
     group = {
         "provider": provider,
         "models": ["llama3:8b", "gemma:7b", "mistral:instruct"],
-        "picked": {"llama3:8b"},
+        "profiles": {
+            "llama3:8b": range(1, 3),
+            "gemma:7b": range(1, 2),
+            "mistral:instruct": range(1, 2),
+        },
+        "picked": {target_key(1, "llama3:8b"), target_key(1, "llama3:8b", 2)},
         "listed": ["gemma:7b", "mistral:instruct"],
         "error": None,
         "params": params,
+        "labels": {target_key(1, "llama3:8b", 2): "llama3 hot"},
         "key": target_key,
     }
     down = dict(
         group,
         models=[],
+        profiles={},
         picked=set(),
         listed=[],
         error="Cannot connect to http://localhost:11434 (connection refused)",

@@ -18,6 +18,7 @@ from ..errors import LlmbenchError
 from ..errors import NotFound
 from ..errors import ValidationError
 from ..exports import files
+from ..ratings.judge_check import judge_check
 from ..results import charts
 from ..results.averages import AVERAGE_SORTS
 from ..results.averages import breakdown
@@ -200,6 +201,7 @@ def show(run_id):
             "retryable_answers": retryable_answer_failures(run),
             "sys": system_view(run),
             "stability": stability(run) if has_repeats(run) else None,
+            "check": judge_check(run_id),
         }
     )
     return render_template("results/show.html", **context)

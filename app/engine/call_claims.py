@@ -1,0 +1,142 @@
+"""Claims on judge calls (JudgeCall rows): the same rules as claims.py has for items.
+
+A claim counts the attempt and sets `claimed_until` in one UPDATE … RETURNING, and only while
+the call's run is running (a pause or stop ends new claims at once); every later write is
+guarded by the status and the claimed attempts (update_claimed), so an outcome that arrives after
+the claim was released or taken over is never written. WorkerPool takes this module as the
+`store` of the claims it supervises (extend, release).
+"""
+
+from ..clock import db_text
+from ..db import database
+from ..models import NEW
+from ..models import JudgeCall
+
+CLAIM_SQL = (
+    "UPDATE judgecall SET attempts = attempts + 1, last_attempt_at = ?, "
+    "first_attempt_at = COALESCE(first_attempt_at, ?), claimed_until = ? "
+    "WHERE id = (SELECT id FROM judgecall WHERE run_id = ? AND status = 'NEW' AND job_id = ? "
+    "AND (next_retry_at IS NULL OR next_retry_at <= ?) "
+    "AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT 1) "
+    "AND EXISTS (SELECT 1 FROM run WHERE id = ? AND status = 'PENDING' AND control = 'running') "
+    "RETURNING id, attempts, first_attempt_at, job_id"
+)
+
+
+class ClaimedCall:
+    """What the claim returned: the call's id, its attempts and when it was first tried."""
+
+    __slots__ = ("id", "attempts", "first_attempt_at", "job_id")
+
+    def __init__(self, row):
+        self.id, self.attempts, first, self.job_id = row
+        self.first_attempt_at = JudgeCall.first_attempt_at.python_value(first)
+
+
+def _claimable(run, now):
+    return (
+        (JudgeCall.run == run)
+        & (JudgeCall.status == NEW)
+        & (JudgeCall.next_retry_at.is_null() | (JudgeCall.next_retry_at <= now))
+        & (JudgeCall.claimed_until.is_null() | (JudgeCall.claimed_until <= now))
+    )
+
+
+def claimable_job(run, now):
+    """The id of the oldest job of the run with a call that can be claimed now, or None."""
+    row = (
+        JudgeCall.select(JudgeCall.job)
+        .where(_claimable(run, now))
+        .order_by(JudgeCall.id)
+        .tuples()
+        .first()
+    )
+    return row[0] if row else None
+
+
+def any_open(run):
+    """True while a call of the run is not settled (waiting, in backoff or in flight)."""
+    return JudgeCall.select().where((JudgeCall.run == run) & (JudgeCall.status == NEW)).exists()
+
+
+def next_wake(run):
+    """The earliest time a waiting call (backoff or claim) becomes claimable, or None."""
+    unsettled = (JudgeCall.run == run) & (JudgeCall.status == NEW)
+    times = []
+    for column in (JudgeCall.next_retry_at, JudgeCall.claimed_until):
+        row = (
+            JudgeCall.select(column)
+            .where(unsettled & column.is_null(False))
+            .order_by(column)
+            .tuples()
+            .first()
+        )
+        if row:
+            times.append(row[0])
+    return min(times) if times else None
+
+
+def claim(run_id, job_id, now, deadline):
+    """Claim the next claimable call of one job of a running run: ClaimedCall or None."""
+    params = (
+        db_text(now),
+        db_text(now),
+        db_text(deadline),
+        run_id,
+        job_id,
+        db_text(now),
+        db_text(now),
+        run_id,
+    )
+    with database.atomic("IMMEDIATE"):
+        row = database.execute_sql(CLAIM_SQL, params).fetchone()
+    return ClaimedCall(row) if row else None
+
+
+def release(call_id, attempts):
+    """Give a claim back without counting it (a stop abandoned the request)."""
+    return (
+        JudgeCall.update(attempts=JudgeCall.attempts - 1, claimed_until=None, first_attempt_at=None)
+        .where(
+            (JudgeCall.id == call_id)
+            & (JudgeCall.attempts == attempts)
+            & (JudgeCall.status == NEW)
+            & JudgeCall.claimed_until.is_null(False)
+        )
+        .execute()
+    )
+
+
+def release_all(runs):
+    """Give back every claim on the calls of `runs` (a dead holder's); returns how many."""
+    return (
+        JudgeCall.update(attempts=JudgeCall.attempts - 1, claimed_until=None, first_attempt_at=None)
+        .where(
+            JudgeCall.run.in_(runs)
+            & (JudgeCall.status == NEW)
+            & (JudgeCall.attempts > 0)
+            & JudgeCall.claimed_until.is_null(False)
+        )
+        .execute()
+    )
+
+
+def extend(call_id, status, attempts, deadline):
+    """Push on the deadline of a claim still in flight; 1 when it is still ours."""
+    return database.execute_sql(
+        "UPDATE judgecall SET claimed_until = ? WHERE id = ? AND status = ? AND attempts = ? "
+        "AND claimed_until IS NOT NULL",
+        (db_text(deadline), call_id, status, attempts),
+    ).rowcount
+
+
+def update_claimed(call_id, attempts, fields):
+    """Record an outcome while the call is still ours; the claim ends with it. 1 if ours."""
+    fields = {**fields, "claimed_until": None}
+    return (
+        JudgeCall.update(**fields)
+        .where(
+            (JudgeCall.id == call_id) & (JudgeCall.status == NEW) & (JudgeCall.attempts == attempts)
+        )
+        .execute()
+    )

@@ -1,0 +1,135 @@
+"""People's ratings, votes and the judge check in a run's files: seed 003's report as CSV, and
+its sections in summary.json, the Markdown and report.html."""
+
+import csv
+import io
+
+from markupsafe import Markup
+
+from ..ratings.charts import report_chart
+from ..ratings.judge_check import judge_check
+from ..ratings.leaderboard import leaderboard
+from ..ratings.report import KPI_COLUMNS
+from ..ratings.report import has_labels
+from ..ratings.report import kpi_csv_row
+from ..ratings.report import kpi_to_dict
+from ..ratings.report import report_with_latency
+from ..ratings.report import run_report
+from .rows import number
+
+MARKDOWN_HEADER = (
+    "Provider",
+    "Target",
+    "Avg rating",
+    "Ratings",
+    "Win rate",
+    "Votes",
+    "Cost / 1k tasks (USD)",
+    "Avg latency (ms)",
+    "Avg tokens",
+)
+
+
+def report_csv_chunks(run):
+    """Seed 003's report table, one line per target (KPI_COLUMNS), CRLF."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(KPI_COLUMNS)
+    for row in run_report(run)["targets"]:
+        writer.writerow(["" if v is None else v for v in kpi_csv_row(row)])
+    yield buffer.getvalue()
+
+
+def ratings_summary(run):
+    """summary.json's "ratings": the KPIs per target, the leaderboard of the run's own votes and
+    the judge check (numbers only, like the rest of the summary)."""
+    check = judge_check(run.run_id)
+    board = leaderboard([run])
+    return {
+        "targets": [kpi_to_dict(row) for row in run_report(run)["targets"]],
+        "leaderboard": {
+            "votes": board["votes"],
+            "rows": [
+                {k: v for k, v in row.items() if k not in ("targetId", "runId")}
+                for row in board["rows"]
+            ],
+            "consistency": board["consistency"],
+        },
+        "judgeCheck": {
+            "tasks": check["tasks"],
+            "ordered": check["ordered"],
+            "orderedRate": check["orderedRate"],
+            "meanByLevel": check["meanByLevel"],
+            "humanAgreement": {
+                k: check["humanAgreement"][k] for k in ("n", "weightedKappa", "spearman", "bins")
+            },
+        },
+    }
+
+
+def _pct(value):
+    return "" if value is None else f"{value * 100:.0f} %"
+
+
+def ratings_markdown(run, cell):
+    """The Markdown section: the report table, then the judge check in two lines."""
+    report = run_report(run)["targets"]
+    yield "\n## Ratings, votes and cost per target\n\n"
+    yield "| " + " | ".join(MARKDOWN_HEADER) + " |\n"
+    yield "| --- | --- | " + " | ".join(["---:"] * (len(MARKDOWN_HEADER) - 2)) + " |\n"
+    for row in report:
+        values = (
+            row["provider"],
+            row["target"],
+            number(row["avg_rating"]),
+            row["ratings"],
+            _pct(row["winrate"]),
+            row["votes"],
+            number(row["cost_per_1k_tasks"], 4),
+            number(row["avg_latency_ms"], 0),
+            number(row["avg_tokens"], 1),
+        )
+        yield "| " + " | ".join(cell(v) for v in values) + " |\n"
+    check = judge_check(run.run_id)
+    if check["tasks"]:
+        means = check["meanByLevel"]
+        yield (
+            f"\nJudge check: the judge ordered excellent ≥ good ≥ pass on {check['ordered']} of "
+            f"{check['tasks']} tasks ({_pct(check['orderedRate'])}); mean scores excellent "
+            f"{number(means['excellent'], 1)}, good {number(means['good'], 1)}, pass "
+            f"{number(means['pass'], 1)}.\n"
+        )
+    agreement = check["humanAgreement"]
+    if agreement["n"]:
+        yield (
+            f"\nJudge vs people on {agreement['n']} rated items: weighted κ "
+            f"{number(agreement['weightedKappa'], 2) or 'n/a'}, Spearman ρ "
+            f"{number(agreement['spearman'], 2) or 'n/a'} ({agreement['bins']}).\n"
+        )
+
+
+REPORT_CHART_CAPTIONS = (
+    ("ratings", "How many answers people rated 1 to 5, per target."),
+    ("latency", "Answer time histogram per target."),
+    ("cost_quality", "Cost per 1000 tasks against the judge's score and people's rating."),
+    ("tokens", "Average completion tokens per answer."),
+)
+
+
+def report_html_section(run):
+    """report.html's ratings section (KPIs, charts as inline SVG, the judge check and the
+    leaderboard), or None when the run has no ratings, votes or judge check."""
+    if not has_labels(run):
+        return None
+    report = report_with_latency(run)
+    return {
+        "targets": report["targets"],
+        # pygal escapes every label it draws; the SVG is ours, so it is safe to inline.
+        "charts": {
+            name: Markup(report_chart(report, name, narrow=True))
+            for name, _caption in REPORT_CHART_CAPTIONS
+        },
+        "captions": REPORT_CHART_CAPTIONS,
+        "check": judge_check(run.run_id),
+        "board": leaderboard([run]),
+    }

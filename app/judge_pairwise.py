@@ -1,0 +1,193 @@
+"""The pairwise judge: prompt, JSON schema, strict validation and one repair, like judge.py.
+
+The judge sees the question, the task's references when it has them, and two answers labelled
+A and B; it names the better one or a tie. Which answer is A is the caller's choice: a pair is
+judged in both orders and the two verdicts combined (MT-Bench's rule, engine/calls.py).
+"""
+
+import json
+import re
+import time
+
+from .hashing import sha256_json
+from .judge import JUDGE_SYSTEM_PROMPT
+from .judge import JudgeError
+from .judge import JudgeOutputError
+from .judge import judge_params
+from .providers.interface import ProviderError
+
+PAIRWISE_PROMPT_VERSION = "pairwise-v1"
+REASON_MAX_LENGTH = 300
+# The judge's words for its verdict -> which side won, as shown.
+VERDICTS = {"A": "LEFT", "B": "RIGHT", "tie": "TIE"}
+
+PAIRWISE_TEMPLATE = """Compare two ANSWERS to the QUESTION below and decide which one is better.
+
+## Question
+{question}
+{references}
+## Answer A
+<answer_a>
+{answer_a}
+</answer_a>
+
+## Answer B
+<answer_b>
+{answer_b}
+</answer_b>
+
+## Reply
+Judge correctness first, then completeness and clarity. The order of the answers and their
+length must not sway you. One JSON object with exactly these keys:
+- "winner": "A" if answer A is better, "B" if answer B is better, "tie" if neither is;
+- "reason": string, at most {reason_max} characters, why.
+"""
+
+REPAIR_TEMPLATE = (
+    "Your reply could not be used: {error}\n"
+    "Reply again with the corrected JSON object only (keys: winner, reason), nothing else."
+)
+
+PAIRWISE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "winner": {"type": "string", "enum": list(VERDICTS)},
+        "reason": {"type": "string", "maxLength": REASON_MAX_LENGTH},
+    },
+    "required": ["winner", "reason"],
+    "additionalProperties": False,
+}
+
+PROMPT_HASH = sha256_json(
+    {
+        "version": PAIRWISE_PROMPT_VERSION,
+        "system": JUDGE_SYSTEM_PROMPT,
+        "template": PAIRWISE_TEMPLATE,
+        "repair": REPAIR_TEMPLATE,
+    }
+)
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
+
+
+def _references(task):
+    lines = [
+        f"- {name} answer: {text.strip()}"
+        for name, text in (
+            ("An excellent", task.excellent),
+            ("A good", task.good),
+            ("A passing", task.pass_answer),
+            ("An incorrect answer goes in this direction;", task.incorrect_direction),
+        )
+        if text and text.strip()
+    ]
+    return "\n## Reference answers\n" + "\n".join(lines) + "\n" if lines else ""
+
+
+def build_pairwise_messages(task, answer_a, answer_b):
+    """The judge's chat messages for one ordered pair (task: an item's question and references)."""
+    user = PAIRWISE_TEMPLATE.format(
+        question=task.question.strip(),
+        references=_references(task),
+        answer_a=answer_a or "",
+        answer_b=answer_b or "",
+        reason_max=REASON_MAX_LENGTH,
+    )
+    return [{"role": "system", "content": JUDGE_SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def parse_verdict(text, finish_reason=None):
+    """Validate the reply; return {"verdict": LEFT|RIGHT|TIE, "reason"} (A is left)."""
+    if finish_reason == "length":
+        raise JudgeOutputError(
+            "the reply was cut off (finish_reason length): raise the judge's max_tokens"
+        )
+    body = (text or "").strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1)
+    if not body:
+        raise JudgeOutputError("the reply was empty")
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise JudgeOutputError(f"the reply is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise JudgeOutputError("the reply must be a JSON object")
+    winner = data.get("winner")
+    if isinstance(winner, str) and winner.strip().lower() == "tie":
+        winner = "tie"
+    elif isinstance(winner, str):
+        winner = winner.strip().upper()
+    if winner not in VERDICTS:
+        raise JudgeOutputError(f'"winner" must be "A", "B" or "tie", got {data.get("winner")!r}')
+    reason = data.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise JudgeOutputError('"reason" must be a non-empty string')
+    return {"verdict": VERDICTS[winner], "reason": reason.strip()}
+
+
+def judge_pair(
+    adapter, model, task, answer_a, answer_b, *, params=None, keep_alive=None, cancel=None
+):
+    """Ask the judge which of two answers is better, with one repair request.
+
+    Returns {"verdict", "reason", "request", "raws", "ms", "completions"}; failures raise
+    judge.JudgeError carrying the same (provider errors keep their class, unusable output is
+    transient), exactly as judge.judge_item.
+    """
+    messages = build_pairwise_messages(task, answer_a, answer_b)
+    params = judge_params(params)
+    raws, request, ms, completions = [], None, 0.0, []
+    started = time.perf_counter()
+
+    def call(chat_messages):
+        completion = adapter.chat(
+            model,
+            chat_messages,
+            params=params,
+            stream=False,
+            json_schema=PAIRWISE_SCHEMA,
+            keep_alive=keep_alive,
+            cancel=cancel,
+        )
+        completions.append(completion)
+        raws.append(completion.raw or completion.text)
+        return completion
+
+    try:
+        completion = call(messages)
+        request, ms = completion.request, completion.wall_ms
+        try:
+            result = parse_verdict(completion.text, completion.finish_reason)
+        except JudgeOutputError as exc:
+            repair = messages + [
+                {"role": "assistant", "content": completion.text or ""},
+                {"role": "user", "content": REPAIR_TEMPLATE.format(error=exc)},
+            ]
+            completion = call(repair)
+            ms += completion.wall_ms
+            try:
+                result = parse_verdict(completion.text, completion.finish_reason)
+            except JudgeOutputError as exc2:
+                raise JudgeError(
+                    f"judge output unusable after one repair: {exc2}",
+                    transient=True,
+                    request=request,
+                    raws=raws,
+                    ms=ms,
+                ) from None
+    except ProviderError as exc:
+        ms = ms or (time.perf_counter() - started) * 1000.0
+        if exc.raw:
+            raws.append(exc.raw)
+        raise JudgeError(
+            f"judge call failed: {exc.message}",
+            transient=exc.transient,
+            request=request,
+            raws=raws,
+            ms=ms,
+            retry_after=exc.retry_after,
+        ) from exc
+    result.update(request=request, raws=raws, ms=ms, completions=completions)
+    return result

@@ -1,0 +1,162 @@
+"""Seed 003's report for one run, per target: avg_rating, winrate, cost_per_1k_tasks,
+avg_latency and avg_tokens, each with the n it stands on, and the data behind its charts.
+
+Three grouped queries (items, ratings, votes), whatever the run's size.
+"""
+
+from ..db import database
+from ..models import COMPLETED
+from ..models import RunTarget
+from ..results.averages import latency_samples
+from .agreement import LIKERT
+
+KPI_COLUMNS = (
+    "provider",
+    "target",
+    "model",
+    "avg_rating",
+    "ratings",
+    "winrate",
+    "votes",
+    "cost_per_1k_tasks",
+    "avg_latency_ms",
+    "avg_tokens",
+    "answered",
+    "avg_score",
+)
+
+
+def _items(run):
+    rows = database.execute_sql(
+        "SELECT target_id, COUNT(answered_at), "
+        "AVG(CASE WHEN answered_at IS NOT NULL THEN time_taken_ms END), "
+        "AVG(CASE WHEN answered_at IS NOT NULL THEN tokens_generated END), "
+        "SUM(cost_usd), COUNT(cost_usd), "
+        "AVG(CASE WHEN status = ? THEN evaluation_score END), "
+        "COUNT(CASE WHEN status = ? THEN evaluation_score END) "
+        "FROM item WHERE run_id = ? GROUP BY target_id",
+        (COMPLETED, COMPLETED, run.id),
+    )
+    return {row[0]: row[1:] for row in rows}
+
+
+def _ratings(run):
+    out = {}
+    rows = database.execute_sql(
+        "SELECT i.target_id, r.rating, COUNT(*) FROM rating r JOIN item i ON i.id = r.item_id "
+        "WHERE i.run_id = ? AND r.rating IS NOT NULL GROUP BY i.target_id, r.rating",
+        (run.id,),
+    )
+    for target_id, rating, n in rows:
+        out.setdefault(target_id, dict.fromkeys(LIKERT, 0))[rating] = n
+    return out
+
+
+def _votes(target_ids, source):
+    """{target id: (wins, ties, votes)} over the votes each target was in (any opponent)."""
+    if not target_ids:
+        return {}
+    marks = ",".join("?" * len(target_ids))
+    where = "" if source == "all" else " AND source = ?"
+    extra = [] if source == "all" else [source]
+    sql = (
+        "SELECT t, SUM(win), SUM(tie), COUNT(*) FROM ("
+        f" SELECT left_target_id AS t, winner_target_id = left_target_id AS win,"
+        f" winner = 'TIE' AS tie FROM vote WHERE left_target_id IN ({marks}){where}"
+        " UNION ALL"
+        f" SELECT right_target_id, winner_target_id = right_target_id, winner = 'TIE'"
+        f" FROM vote WHERE right_target_id IN ({marks}){where}"
+        ") GROUP BY t"
+    )
+    params = [*target_ids, *extra, *target_ids, *extra]
+    return {t: (int(w or 0), int(ti or 0), n) for t, w, ti, n in database.execute_sql(sql, params)}
+
+
+def run_report(run, source="all"):
+    """Per target of the run, in run order: the KPIs with their n, and chart data."""
+    targets = list(
+        RunTarget.select().where(RunTarget.run == run).order_by(RunTarget.position, RunTarget.id)
+    )
+    items, ratings = _items(run), _ratings(run)
+    votes = _votes([t.id for t in targets], source)
+    rows = []
+    for t in targets:
+        answered, latency, tokens, cost, costed, score, scored = items.get(
+            t.id, (0, None, None, None, 0, None, 0)
+        )
+        dist = ratings.get(t.id, dict.fromkeys(LIKERT, 0))
+        n_ratings = sum(dist.values())
+        wins, ties, n_votes = votes.get(t.id, (0, 0, 0))
+        rows.append(
+            {
+                "target_id": t.id,
+                "provider": t.provider_name,
+                "target": t.label,
+                "model": t.model,
+                "label": f"{t.provider_name}/{t.label}",
+                "avg_rating": (
+                    sum(k * v for k, v in dist.items()) / n_ratings if n_ratings else None
+                ),
+                "ratings": n_ratings,
+                "rating_counts": dist,
+                "winrate": (wins + ties / 2) / n_votes if n_votes else None,
+                "votes": n_votes,
+                "wins": wins,
+                "ties": ties,
+                # Only answers with a known cost count; None when no answer has one.
+                "cost_per_1k_tasks": cost / costed * 1000 if costed else None,
+                "costed": costed,
+                "avg_latency_ms": latency,
+                "avg_tokens": tokens,
+                "answered": answered,
+                "avg_score": score,
+                "scored": scored,
+            }
+        )
+    return {"source": source, "targets": rows}
+
+
+def report_with_latency(run, source="all"):
+    """run_report plus each target's answer times (bounded order statistics) for a histogram."""
+    report = run_report(run, source)
+    report["latency"] = latency_samples(run)
+    return report
+
+
+def kpi_to_dict(row):
+    """One target's KPIs with camelCase keys (summary.json, the API)."""
+    return {
+        "provider": row["provider"],
+        "target": row["target"],
+        "model": row["model"],
+        "avgRating": row["avg_rating"],
+        "ratings": row["ratings"],
+        "ratingCounts": {str(k): v for k, v in row["rating_counts"].items()},
+        "winrate": row["winrate"],
+        "votes": row["votes"],
+        "costPer1kTasks": row["cost_per_1k_tasks"],
+        "avgLatencyMs": row["avg_latency_ms"],
+        "avgTokens": row["avg_tokens"],
+        "answered": row["answered"],
+        "avgScore": row["avg_score"],
+    }
+
+
+def kpi_csv_row(row):
+    """One target's KPIs as a CSV row in KPI_COLUMNS order (numbers as plain text)."""
+    return [row[c] if not isinstance(row[c], float) else f"{row[c]:.6g}" for c in KPI_COLUMNS]
+
+
+def has_labels(run):
+    """True when the run has people's ratings, votes (its targets in them) or a judge job: what
+    decides whether a run's Markdown and report.html get the ratings section."""
+    row = database.execute_sql(
+        "SELECT EXISTS (SELECT 1 FROM rating r JOIN item i ON i.id = r.item_id WHERE i.run_id = ?)"
+        " OR EXISTS (SELECT 1 FROM vote v JOIN runtarget t ON t.id = v.left_target_id"
+        "  WHERE t.run_id = ?)"
+        " OR EXISTS (SELECT 1 FROM vote v JOIN runtarget t ON t.id = v.right_target_id"
+        "  WHERE t.run_id = ?)"
+        " OR EXISTS (SELECT 1 FROM judgejob WHERE run_id = ?)",
+        (run.id, run.id, run.id, run.id),
+    ).fetchone()
+    return bool(row[0])

@@ -1,0 +1,261 @@
+"""Judge jobs: work for the judge beside a run's items, queued as claimable JudgeCall rows.
+
+Two kinds. A **reference check** has the judge score each task's own excellent, good and pass
+references as if they were answers (one call per task and level). A **pairwise** job has a judge
+compare two targets' answers to the same tasks, each pair in both orders (two calls per pair).
+The calls belong to the job's run: the engine claims, retries, pauses, stops and budgets them as
+that run's work (engine/calls.py), so queueing them on a finished run reopens it.
+"""
+
+from peewee import fn
+
+from ..clock import utcnow
+from ..db import database
+from ..errors import Conflict
+from ..errors import ValidationError
+from ..models import COMPLETED
+from ..models import CONTROL_RUNNING
+from ..models import FAILED
+from ..models import FINISHED
+from ..models import JUDGING
+from ..models import NEW
+from ..models import PENDING
+from ..models import Item
+from ..models import JudgeCall
+from ..models import JudgeJob
+from ..models import Run
+from ..models import Vote
+from ..runlog import log_event
+from .queries import check_no_active_run
+from .state import run_state
+
+REFERENCE = "reference"
+PAIRWISE = "pairwise"
+# The reference levels a check scores, best first, and the item column holding each.
+LEVELS = (("excellent", "excellent"), ("good", "good"), ("pass", "pass_answer"))
+INSERT_BATCH = 500
+
+
+def judge_voter(provider_name, model):
+    """How a judge signs its votes: one vote per pair and voter."""
+    return f"judge:{provider_name}/{model}"
+
+
+def reopen(run, now):
+    """A finished run with judge work queued becomes pending and running again (JUDGING).
+
+    Conflict while another run is active: one run at a time. A paused or stopped run keeps its
+    control and does the work when continued.
+    """
+    if run.status != FINISHED:
+        return
+    check_no_active_run(exclude=run)
+    Run.update(
+        status=PENDING,
+        phase=JUDGING,
+        control=CONTROL_RUNNING,
+        control_reason=None,
+        finished_at=None,
+        updated_at=now,
+    ).where(Run.id == run.id).execute()
+
+
+def _open_job(run, kind):
+    """The run's job of this kind whose calls are not all settled, or None."""
+    return (
+        JudgeJob.select()
+        .join(JudgeCall)
+        .where((JudgeJob.run == run) & (JudgeJob.kind == kind) & (JudgeCall.status == NEW))
+        .first()
+    )
+
+
+def _insert_calls(rows):
+    for start in range(0, len(rows), INSERT_BATCH):
+        JudgeCall.insert_many(rows[start : start + INSERT_BATCH]).execute()
+
+
+def _job(run, kind, provider, provider_name, model, params, now, **extra):
+    return JudgeJob.create(
+        run=run,
+        kind=kind,
+        judge_provider=provider,
+        judge_provider_name=provider_name,
+        judge_model=model,
+        judge_params=params or None,
+        created_at=now,
+        **extra,
+    )
+
+
+def queue_reference_check(run, now=None, reopen_run=True):
+    """Queue the run's judge on every task's references (excellent, good, pass); the job.
+
+    Conflict while a check of this run is still under way. With reopen_run=False (a run being
+    created) the run is left as it is.
+    """
+    now = now or utcnow()
+    with database.atomic("IMMEDIATE"):
+        if _open_job(run, REFERENCE) is not None:
+            raise Conflict(
+                f"A judge check of run {run.run_id} is under way; wait for it to finish."
+            )
+        tasks = (
+            Item.select(fn.MIN(Item.id), Item.task_key, Item.excellent, Item.good, Item.pass_answer)
+            .where(Item.run == run)
+            .group_by(Item.task_key)
+            .order_by(Item.task_key)
+            .tuples()
+        )
+        rows = []
+        for item_id, _task_key, *texts in tasks:
+            for (level, _column), text in zip(LEVELS, texts, strict=True):
+                if (text or "").strip():
+                    rows.append({"item": item_id, "level": level})
+        if not rows:
+            raise ValidationError.field(
+                "runId",
+                f"the tasks of run {run.run_id} have no reference answers (excellent, good, "
+                "pass) for the judge to score",
+            )
+        if reopen_run:
+            reopen(run, now)
+        job = _job(
+            run,
+            REFERENCE,
+            run.judge_provider,
+            run.judge_provider_name,
+            run.judge_model,
+            run.judge_params,
+            now,
+        )
+        _insert_calls(
+            [
+                {**row, "job": job.id, "run": run.id, "created_at": now, "updated_at": now}
+                for row in rows
+            ]
+        )
+        log_event(
+            run,
+            "judge_check_queued",
+            f"Judge check queued: {run.judge_provider_name}/{run.judge_model} scores "
+            f"{len(rows)} reference answers",
+            data={"jobId": job.id, "calls": len(rows)},
+            now=now,
+        )
+    return job
+
+
+def unjudged_pairs(target_a, target_b, voter, limit=None, after=None):
+    """(item of A, item of B, task id) for the tasks both targets answered that `voter` has not
+    voted on yet, in task order (the first `limit` of them, after task `after` when given).
+
+    `answered_at` marks an answer (the engine sets it with every answer it records), so the
+    answers' text is never read here.
+    """
+    a, b = Item.alias("a"), Item.alias("b")
+    voted = Vote.select(Vote.id).where(
+        (Vote.item_low == fn.MIN(a.id, b.id))
+        & (Vote.item_high == fn.MAX(a.id, b.id))
+        & (Vote.voter == voter)
+    )
+    where = (
+        (a.run == target_a.run_id)
+        & (a.target == target_a.id)
+        & a.answered_at.is_null(False)
+        & b.answered_at.is_null(False)
+        & ~fn.EXISTS(voted)
+    )
+    if after is not None:
+        where &= a.task_key > after
+    return list(
+        a.select(a.id, b.id, a.task_key)
+        .join(
+            b,
+            on=(
+                (b.run == target_b.run_id) & (b.target == target_b.id) & (b.task_key == a.task_key)
+            ),
+        )
+        .where(where)
+        .order_by(a.task_key, a.id)
+        .limit(limit)
+        .tuples()
+    )
+
+
+def queue_pairwise(target_a, target_b, provider, model, params=None, now=None):
+    """Queue a judge to compare two targets' answers, each pair in both orders; the job.
+
+    The job belongs to target A's run. Pairs this judge already voted on are left out. Returns
+    the job, or None when every pair has this judge's vote.
+    """
+    now = now or utcnow()
+    run = Run.get_by_id(target_a.run_id)
+    voter = judge_voter(provider.name, model)
+    with database.atomic("IMMEDIATE"):
+        pairs = unjudged_pairs(target_a, target_b, voter)
+        if not pairs:
+            return None
+        reopen(run, now)
+        job = _job(
+            run,
+            PAIRWISE,
+            provider,
+            provider.name,
+            model,
+            params,
+            now,
+            target_a=target_a.id,
+            target_b=target_b.id,
+        )
+        rows = []
+        for item_a, item_b, _task in pairs:
+            for first, second in ((item_a, item_b), (item_b, item_a)):
+                rows.append(
+                    {
+                        "job": job.id,
+                        "run": run.id,
+                        "item": first,
+                        "other_item": second,
+                        "created_at": now,
+                        "updated_at": now,
+                    }
+                )
+        _insert_calls(rows)
+        log_event(
+            run,
+            "pairwise_queued",
+            f"Pairwise judging queued: {provider.name}/{model} compares "
+            f"{target_a.label} and {target_b.label} on {len(pairs)} tasks, in both orders",
+            data={"jobId": job.id, "pairs": len(pairs)},
+            now=now,
+        )
+    return job
+
+
+def job_progress(job):
+    """Counts of a job's calls per status, and the state people see (like a run's)."""
+    counts = dict.fromkeys((NEW, COMPLETED, FAILED), 0)
+    for status, n in (
+        JudgeCall.select(JudgeCall.status, fn.COUNT(JudgeCall.id))
+        .where(JudgeCall.job == job)
+        .group_by(JudgeCall.status)
+        .tuples()
+    ):
+        counts[status] = n
+    total = sum(counts.values())
+    run = Run.get_by_id(job.run_id)
+    state = "finished" if counts[NEW] == 0 else run_state(run)
+    return {
+        "jobId": job.id,
+        "kind": job.kind,
+        "runId": run.run_id,
+        "judge": f"{job.judge_provider_name}/{job.judge_model}",
+        "state": state,
+        "controlReason": run.control_reason if state in ("paused", "stopped") else None,
+        "calls": total,
+        "completed": counts[COMPLETED],
+        "failed": counts[FAILED],
+        "pending": counts[NEW],
+        "progress": round((total - counts[NEW]) / total, 4) if total else 1.0,
+    }

@@ -1,0 +1,132 @@
+"""Compare A/B: two targets' answers to one task side by side, blind, voted by keyboard.
+
+Q = A (left), W = B (right), E = tie (seed 003's hotkeys). The vote posts the pair's two item
+ids; the answer is the next pair (#pair) with the last vote's targets revealed. A judge model
+can be asked to vote on the same pairs (in both orders, through the engine); its job's progress
+(#judge-job) polls while the job runs.
+"""
+
+from flask import Blueprint
+from flask import flash
+from flask import redirect
+from flask import render_template
+from flask import request
+from flask import url_for
+
+from ..catalog.providers import list_providers
+from ..errors import Conflict
+from ..errors import ValidationError
+from ..models import HUMAN
+from ..ratings import votes
+from ..ratings.judge_votes import ask_judge
+from ..ratings.judge_votes import get_job
+from ..ratings.judge_votes import job_status
+from ..ratings.judge_votes import latest_job
+from ..results.compare import run_choices
+from ..runs.queries import get_run
+from .extensions import htmx
+
+bp = Blueprint("ab", __name__)
+
+SCOPE_KEYS = ("runA", "targetA", "runB", "targetB")
+
+
+def _scope(source):
+    """The A/B scope from a query string or form, or None while it is not complete."""
+    if not all(source.get(k) for k in ("runA", "targetA", "targetB")):
+        return None
+    return votes.scope(*(source.get(k) for k in SCOPE_KEYS))
+
+
+def _pair_context(scope, pairs, last=None, error=None):
+    """The next pair; `pairs` (how many there are) is counted once by the page and carried."""
+    return {
+        "scope": scope,
+        "pair": votes.next_pair(scope),
+        "progress": {"pairs": pairs, "voted": votes.voted_count(scope)},
+        "last": votes.vote_to_dict(last) if last is not None else None,
+        "error": error,
+    }
+
+
+def _pairs(source, scope):
+    """The pair count the page carries in its vote form (counted again when it is missing)."""
+    value = source.get("pairs", "")
+    return int(value) if value.isdigit() else votes.pair_count(scope)
+
+
+def _judge_context(scope):
+    job = latest_job(scope) if scope else None
+    return {"scope": scope, "job": job_status(job) if job else None}
+
+
+@bp.get("/ab")
+def index():
+    """The A/B page: pick two targets, then vote pair after pair."""
+    args = request.args
+    scope = _scope(args)
+    run_a = get_run(args["runA"]) if args.get("runA") else None
+    run_b = get_run(args["runB"]) if args.get("runB") else run_a
+    context = {
+        "runs": run_choices(),
+        "picked": {k: args.get(k, "") for k in SCOPE_KEYS},
+        "targets_a": votes.target_choices(run_a) if run_a else [],
+        "targets_b": votes.target_choices(run_b) if run_b else [],
+        "shared": votes.shared_tasks(run_a, run_b) if run_a and run_b and run_a != run_b else None,
+        "providers": list_providers(),
+        "scope": scope,
+    }
+    if scope:
+        last = votes.get_vote(int(args["last"])) if args.get("last", "").isdigit() else None
+        context.update(_pair_context(scope, votes.pair_count(scope), last))
+        context.update(_judge_context(scope))
+    return render_template("ab/index.html", **context)
+
+
+@bp.post("/ab/votes")
+def vote():
+    """A person's vote on the pair shown; then the next pair (a repeated vote shows it too)."""
+    scope = votes.scope(*(request.form.get(k) for k in SCOPE_KEYS))
+    body = {k: request.form.get(k) for k in ("leftItemId", "rightItemId", "winner")}
+    last, error = None, None
+    try:
+        last = votes.record_vote(body, HUMAN)
+    except Conflict:
+        pass  # a double key press: the pair has its one vote, show the next pair
+    except ValidationError as exc:
+        error = exc.message
+    if htmx:
+        context = _pair_context(scope, _pairs(request.form, scope), last, error)
+        return render_template("ab/_pair.html", **context)
+    if error:
+        flash(error, "error")
+    query = scope.query()
+    if last is not None:
+        query["last"] = last.id
+    return redirect(url_for("ab.index", **query))
+
+
+@bp.post("/ab/judge")
+def judge():
+    """Ask a judge model to vote on the scope's pairs (both orders, through the engine)."""
+    form = request.form
+    scope = votes.scope(*(form.get(k) for k in SCOPE_KEYS))
+    body = {**scope.query(), "judgeProviderId": form.get("judgeProviderId")}
+    body["judgeModel"] = form.get("judgeModel")
+    try:
+        job = ask_judge(body)
+    except (ValidationError, Conflict) as exc:
+        flash(exc.message, "error")
+    else:
+        if job is None:
+            flash("This judge has voted on every pair already.", "info")
+        else:
+            flash(f"The judge is comparing the pairs (job {job.id}).", "success")
+    return redirect(url_for("ab.index", **scope.query()) + "#judge-votes")
+
+
+@bp.get("/ab/judge/<int:job_id>")
+def judge_job(job_id):
+    """Fragment #judge-job: a judging job's progress (polls while it runs)."""
+    job = get_job(job_id)
+    return render_template("ab/_judge_job.html", job=job_status(job))

@@ -1,0 +1,50 @@
+"""The leaderboard page: Bradley–Terry ratings with intervals, the win-rate matrix, n everywhere."""
+
+from flask import Blueprint
+from flask import render_template
+from flask import request
+from markupsafe import Markup
+
+from ..ratings.charts import leaderboard_chart
+from ..ratings.judge_check import KAPPA_WARNING
+from ..ratings.judge_check import agreement_by_judge
+from ..ratings.leaderboard import SOURCES
+from ..ratings.leaderboard import leaderboard
+from ..ratings.leaderboard import parse_runs
+from ..ratings.leaderboard import parse_source
+from ..ratings.leaderboard import recent_runs
+
+bp = Blueprint("leaderboard", __name__)
+
+
+@bp.get("/leaderboard")
+def index():
+    """Pick runs and a vote source (the URL keeps them); the board for the votes in scope."""
+    picked = request.args.getlist("runs")
+    runs_text = ",".join(v for v in picked if v)
+    source = parse_source(request.args.get("source"))
+    board = None
+    chart = None
+    agreement = []
+    if runs_text:
+        runs = parse_runs(runs_text)
+        board = leaderboard(runs, source)
+        agreement = agreement_by_judge(runs)
+        # pygal escapes every label it draws; the SVG is ours, so it is safe to inline.
+        if board["votes"]:
+            # Both layouts inline (the rows are at hand); CSS shows the one for the screen.
+            chart = {
+                "wide": Markup(leaderboard_chart(board["rows"])),
+                "narrow": Markup(leaderboard_chart(board["rows"], narrow=True)),
+            }
+    return render_template(
+        "leaderboard/index.html",
+        board=board,
+        chart=chart,
+        picked=set(runs_text.split(",")) if runs_text else set(),
+        source=source,
+        sources=SOURCES,
+        runs=recent_runs(),
+        agreement=agreement,
+        kappa_warning=KAPPA_WARNING,
+    )

@@ -1,0 +1,74 @@
+"""A run's report (seed 003 §5.7: KPIs per target, charts, CSV) and its judge check."""
+
+from flask import Blueprint
+from flask import Response
+from flask import abort
+from flask import flash
+from flask import redirect
+from flask import render_template
+from flask import request
+from flask import url_for
+
+from ..api.replies import attachment
+from ..errors import Conflict
+from ..errors import ValidationError
+from ..exports import files
+from ..ratings import charts
+from ..ratings import judge_check
+from ..ratings.report import report_with_latency
+from ..ratings.report import run_report
+from ..runs.queries import get_run
+
+bp = Blueprint("reports", __name__)
+
+
+@bp.get("/runs/<run_id>/report")
+def show(run_id):
+    """KPI cards and a table per target (avg rating, win rate, cost per 1000 tasks, latency,
+    tokens, each with its n) and the four charts."""
+    run = get_run(run_id)
+    return render_template(
+        "reports/show.html", run=run, report=run_report(run), chart_names=charts.CHARTS
+    )
+
+
+@bp.get("/runs/<run_id>/report/<name>.svg")
+def chart(run_id, name):
+    """One report chart as SVG (`?size=narrow` for phone widths)."""
+    if name not in charts.CHARTS:
+        abort(404)
+    run = get_run(run_id)
+    report = report_with_latency(run)
+    svg = charts.report_chart(report, name, narrow=request.args.get("size") == "narrow")
+    response = Response(svg, mimetype="image/svg+xml")
+    response.headers["Cache-Control"] = "no-cache"
+    return response
+
+
+@bp.get("/runs/<run_id>/report.csv")
+def export_csv(run_id):
+    """The report's table as CSV (one line per target)."""
+    return attachment(*files.download(get_run(run_id), "report_csv"))
+
+
+@bp.post("/runs/<run_id>/judge-check")
+def judge_check_start(run_id):
+    """Have the run's judge score the tasks' own references (a finished run runs again)."""
+    try:
+        job = judge_check.start(run_id)
+    except (ValidationError, Conflict) as exc:
+        flash(exc.message, "error")
+    else:
+        flash(
+            f"The judge check is queued: {job.calls.count()} reference answers to score.", "success"
+        )
+    return redirect(url_for("results.show", run_id=run_id) + "#judge-check")
+
+
+@bp.get("/runs/<run_id>/judge-check")
+def judge_check_fragment(run_id):
+    """Fragment #judge-check: the reference check and the agreement with people (polls while
+    the check runs)."""
+    return render_template(
+        "results/_judge_check.html", run=get_run(run_id), check=judge_check.judge_check(run_id)
+    )

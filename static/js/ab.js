@@ -1,0 +1,33 @@
+// Compare A/B: Q votes A, W votes B, E a tie (seed 003's hotkeys). A key pressed while a vote
+// is out is ignored, so a double press stores one vote (the server also refuses a second vote
+// on the same pair). "Out" lasts until the next pair is swapped in; not the form's htmx-request
+// class, which htmx copies onto the next pair's form until it settles.
+(function () {
+  var keys = { q: "vote-left", w: "vote-right", e: "vote-tie" };
+  var voting = false;
+  // The vote is in once the next pair is swapped in (or the request failed).
+  document.addEventListener("htmx:afterSwap", function (event) {
+    if (event.target && event.target.id === "pair") voting = false;
+  });
+  ["htmx:responseError", "htmx:sendError", "htmx:timeout"].forEach(function (name) {
+    document.addEventListener(name, function () { voting = false; });
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    var target = event.target;
+    var tag = target && target.tagName;
+    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
+    var id = keys[event.key.toLowerCase()];
+    var form = document.getElementById("vote-form");
+    if (!id || !form) return;
+    event.preventDefault();
+    var button = document.getElementById(id);
+    if (voting || !button) return;
+    // The pair may have been swapped in a moment ago: make sure htmx has taken the form over, so
+    // the click is its request and never a plain page submission.
+    if (window.htmx) window.htmx.process(form);
+    voting = true;  // until htmx:afterRequest (a second press in the same instant is ignored)
+    // A click, so htmx sends the button's name and value (winner) with the form.
+    button.click();
+  });
+})();
