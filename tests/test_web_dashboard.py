@@ -100,7 +100,12 @@ def test_target_models_fragment_explains_a_server_that_is_down(client, app):
     provider = create_provider({"name": "down", "type": "OLLAMA", "base_url": "http://127.0.0.1:9"})
     response = client.get(f"/new-run/providers/{provider.id}/models", headers=HX)
     assert response.status_code == 200
-    assert b"Could not list models" in response.data
+    # Said calmly (grey, no error colour) with a retry, and the group's summary is told.
+    note = soup(response).select_one("[data-unreachable]")
+    assert "Not reachable: check that Ollama is running" in note.get_text(" ", strip=True)
+    assert "field-note--error" not in note["class"]
+    assert note.select_one("button").get_text(strip=True) == "Retry"
+    assert soup(response).select_one(f"#group-status-{provider.id}").get_text() == "not reachable"
 
 
 def test_judge_models_fragment_fills_the_datalist(client, setup):

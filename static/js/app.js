@@ -23,3 +23,8 @@ document.addEventListener("click", function (event) {
     window.history.back();
   }
 });
+// Selects that submit their form when changed (data-autosubmit): no inline handler for the CSP.
+document.addEventListener("change", function (event) {
+  var el = event.target;
+  if (el.hasAttribute && el.hasAttribute("data-autosubmit") && el.form) el.form.requestSubmit();
+});

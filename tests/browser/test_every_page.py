@@ -63,6 +63,14 @@ LAYOUT = """() => {
     }
     if (!scrolls) out.push(`table #${table.id}.${table.className} ${Math.round(width)}px in ${box.clientWidth}px`);
   }
+  if (window.innerWidth >= 1200) {  // at 1280 px wide tables fit: nothing hides to the right
+    for (const wrap of document.querySelectorAll('.table-wrap')) {
+      if (wrap.offsetParent && wrap.scrollWidth > wrap.clientWidth + 1) {
+        const t = wrap.querySelector('table');
+        out.push(`table #${t && t.id}.${t && t.className} cut: ${wrap.scrollWidth}px in ${wrap.clientWidth}px`);
+      }
+    }
+  }
   return out;
 }"""
 IMAGES = """() => [...document.querySelectorAll('img')].map(img => img.currentSrc || img.src)"""
@@ -273,7 +281,11 @@ def look(browser, base, name, path, act=None, axe=False):  # noqa: F811
             lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 500 else None,
         )
         try:
-            response = page.goto(base + path)
+            if path.endswith("report.html"):  # a download: its text opened as a page
+                response = page.request.get(base + path)
+                page.set_content(response.text())
+            else:
+                response = page.goto(base + path)
             if response.status != 200:
                 problems.append(f"{path} answered {response.status}")
             page.wait_for_load_state("networkidle")
