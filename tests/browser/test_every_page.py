@@ -224,7 +224,8 @@ def server(tmp_path_factory, fake_server):
     with database.connection_context():
         # The built-in Ollama provider points at a port where nothing listens.
         Provider.update(base_url="http://127.0.0.1:9").execute()
-        provider = make_provider(fake_server, name="fake-local")
+        # Named after the built-in ones, so the Ollama group is the one opened at first.
+        provider = make_provider(fake_server, name="my-fake")
         ids = {"pid": provider.id, "ollama": Provider.get(Provider.type == "OLLAMA").id}
     database.close()
     httpd = make_server("127.0.0.1", 0, app, threaded=True)
@@ -324,6 +325,28 @@ def axe_violations(page):
 def test_the_first_screen_before_any_run(browser, server):  # noqa: F811
     problems = look(browser, server["base"], "first-dashboard", "/", axe=True)
     assert not problems, "\n".join(problems)
+
+
+def test_an_ollama_that_is_not_running_is_said_calmly_on_the_first_screen(browser, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    try:
+        page.goto(server["base"] + "/")
+        group = page.locator(
+            "details.provider-group", has=page.locator(f"#group-status-{server['ollama']}")
+        )
+        expect(page.locator(f"#group-status-{server['ollama']}")).to_have_text("not reachable")
+        expect(group).not_to_have_attribute("open", "")
+        assert page.locator(".field-note--error").count() == 0
+        group.locator("summary").click()
+        note = group.locator("[data-unreachable]")
+        expect(note).to_contain_text("check that Ollama is running")
+        expect(note.locator("button", has_text="Retry")).to_be_visible()
+        assert "No runs yet. Start one with the New run form." in page.locator("main").inner_text()
+    finally:
+        context.close()
 
 
 def _expand_first_row(page):
