@@ -33,7 +33,6 @@ DetailRow = namedtuple(
 )
 
 
-
 def targets(run):
     """The run's targets in run order: list of (id, provider_name, label).
 

@@ -58,9 +58,7 @@ def progress(run, now=None):
     judge_total = total - answer_failed  # every answer gets judged
     state = run_state(run)
     judging = run.phase == "JUDGING"
-    answered = _recent(
-        run, Item.answered_at, Item.tokens_per_second, Item.tps_source, Item.target
-    )
+    answered = _recent(run, Item.answered_at, Item.tokens_per_second, Item.tps_source, Item.target)
     left_per_target, answer_paces = _answer_paces(run, now if not judging else None)
     known = [pace for pace in answer_paces.values() if pace is not None]
     # A target not started yet is assumed to go at the average pace of those measured.

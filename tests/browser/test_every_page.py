@@ -61,19 +61,31 @@ LAYOUT = """() => {
       const x = getComputedStyle(el).overflowX;
       if (x === 'auto' || x === 'scroll') { scrolls = true; break; }
     }
-    if (!scrolls) out.push(`table #${table.id}.${table.className} ${Math.round(width)}px in ${box.clientWidth}px`);
+    if (!scrolls) {
+      out.push(`table #${table.id}.${table.className} ${Math.round(width)}px`
+        + ` in ${box.clientWidth}px`);
+    }
   }
   if (window.innerWidth >= 1200) {  // at 1280 px wide tables fit: nothing hides to the right
     for (const wrap of document.querySelectorAll('.table-wrap')) {
       if (wrap.offsetParent && wrap.scrollWidth > wrap.clientWidth + 1) {
         const t = wrap.querySelector('table');
-        out.push(`table #${t && t.id}.${t && t.className} cut: ${wrap.scrollWidth}px in ${wrap.clientWidth}px`);
+        out.push(`table #${t && t.id}.${t && t.className} cut:`
+          + ` ${wrap.scrollWidth}px in ${wrap.clientWidth}px`);
       }
     }
   }
   return out;
 }"""
 IMAGES = """() => [...document.querySelectorAll('img')].map(img => img.currentSrc || img.src)"""
+# Images the browser drew (lazy ones are brought into view first) that did not decode.
+BROKEN = """async () => {
+  const imgs = [...document.querySelectorAll('img')].filter(img => img.offsetParent);
+  for (const img of imgs) { img.loading = 'eager'; }
+  await Promise.all(imgs.map(img => img.decode().catch(() => null)));
+  return imgs.filter(img => !img.complete || img.naturalWidth === 0)
+    .map(img => img.src.slice(0, 80));
+}"""
 
 
 def _seed_running(now):
@@ -267,46 +279,53 @@ def look(browser, base, name, path, act=None, axe=False):  # noqa: F811
     SHOTS.mkdir(exist_ok=True)
     problems = []
     for width, height in SIZES:
-        # axe is injected as a script: at 1280 px on its pages the CSP is bypassed for it
-        # (the 390 px visit still reports any CSP refusal as a console error).
-        context = browser.new_context(
-            viewport={"width": width, "height": height}, bypass_csp=axe and width == 1280
-        )
-        page = context.new_page()
-        page.set_default_timeout(20_000)
-        errors = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on(
-            "response",
-            lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 500 else None,
-        )
-        try:
-            if path.endswith("report.html"):  # a download: its text opened as a page
-                response = page.request.get(base + path)
-                page.set_content(response.text())
-            else:
-                response = page.goto(base + path)
-            if response.status != 200:
-                problems.append(f"{path} answered {response.status}")
-            page.wait_for_load_state("networkidle")
-            if act:
-                act(page)
-                page.wait_for_load_state("networkidle")
-            at = f"{name} at {width}px"
-            problems += [f"{at}: {p}" for p in page.evaluate(LAYOUT)]
-            for src in page.evaluate(IMAGES):
-                reply = page.request.get(src)
-                kind = reply.headers.get("content-type", "")
-                if reply.status != 200 or not kind.startswith("image/"):
-                    problems.append(f"{at}: image {src} answered {reply.status} {kind}")
-            if axe and width == 1280:
-                problems += [f"{at}: {v}" for v in axe_violations(page)]
-            page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
-            problems += [f"{at}: console: {e}" for e in errors]
-        finally:
-            context.close()
+        problems += _look_at(browser, base, name, path, act, axe, width, height)
     return problems
+
+
+def _look_at(browser, base, name, path, act, axe, width, height):  # noqa: F811
+    # axe is injected as a script: at 1280 px on its pages the CSP is bypassed for it
+    # (the 390 px visit still reports any CSP refusal as a console error).
+    context = browser.new_context(
+        viewport={"width": width, "height": height}, bypass_csp=axe and width == 1280
+    )
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    errors, problems = [], []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on(
+        "response",
+        lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 500 else None,
+    )
+    at = f"{name} at {width}px"
+    try:
+        if path.endswith("report.html"):  # a download: its text opened as a page
+            response = page.request.get(base + path)
+            page.set_content(response.text())
+        else:
+            response = page.goto(base + path)
+        if response.status != 200:
+            problems.append(f"{path} answered {response.status}")
+        page.wait_for_load_state("networkidle")
+        if act:
+            act(page)
+            page.wait_for_load_state("networkidle")
+        problems += [f"{at}: {p}" for p in page.evaluate(LAYOUT)]
+        for src in page.evaluate(IMAGES):
+            if src.startswith("data:image/"):
+                continue
+            reply = page.request.get(src)
+            kind = reply.headers.get("content-type", "")
+            if reply.status != 200 or not kind.startswith("image/"):
+                problems.append(f"{at}: image {src} answered {reply.status} {kind}")
+        problems += [f"{at}: broken image {src}" for src in page.evaluate(BROKEN)]
+        if axe and width == 1280:
+            problems += [f"{at}: {v}" for v in axe_violations(page)]
+        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
+    finally:
+        context.close()
+    return problems + [f"{at}: console: {e}" for e in errors]
 
 
 def axe_violations(page):
@@ -340,7 +359,7 @@ def test_an_ollama_that_is_not_running_is_said_calmly_on_the_first_screen(browse
         expect(page.locator(f"#group-status-{server['ollama']}")).to_have_text("not reachable")
         expect(group).not_to_have_attribute("open", "")
         assert page.locator(".field-note--error").count() == 0
-        group.locator("summary").click()
+        group.locator("summary").first.click()
         note = group.locator("[data-unreachable]")
         expect(note).to_contain_text("check that Ollama is running")
         expect(note.locator("button", has_text="Retry")).to_be_visible()
