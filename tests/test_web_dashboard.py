@@ -105,7 +105,9 @@ def test_target_models_fragment_explains_a_server_that_is_down(client, app):
     assert "Not reachable: check that Ollama is running" in note.get_text(" ", strip=True)
     assert "field-note--error" not in note["class"]
     assert note.select_one("button").get_text(strip=True) == "Retry"
-    assert soup(response).select_one(f"#group-status-{provider.id}").get_text() == "not reachable"
+    assert soup(response).select_one(f"#group-status-{provider.id}").get_text() == (
+        "not reachable, check that Ollama is running"
+    )
 
 
 def test_judge_models_fragment_fills_the_datalist(client, setup):

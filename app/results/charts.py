@@ -228,6 +228,7 @@ def speed_chart(averages, narrow=False, empty=NOT_YET):
         axis = {
             "logarithmic": True,
             "range": (low, high),
+            "zero": low,  # bars start at the axis's left end, not at pygal's smallest value
             "y_labels": ticks,
             "value_formatter": short_number,
         }
@@ -301,7 +302,6 @@ def category_chart(table, narrow=False, empty=NOT_YET):
         print_values_position="top",
         **_value_axis(100, narrow),
     )
-    config["value_formatter"] = lambda v: f"{v:.1f}"
     chart = pygal.HorizontalBar(**_with_legend(config, len(models)))
     chart.x_labels = keys[::-1]  # bottom-up: reversed, the first category is on top
     for index, model in enumerate(models):
@@ -311,6 +311,7 @@ def category_chart(table, narrow=False, empty=NOT_YET):
                 None if row["cells"][index]["avg"] is None else round(row["cells"][index]["avg"], 1)
                 for row in reversed(table["rows"])
             ],
+            formatter=lambda v: f"{v:.1f}",
         )
     return _render(chart)
 

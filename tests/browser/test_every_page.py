@@ -322,7 +322,7 @@ def _look_at(browser, base, name, path, act, axe, width, height):  # noqa: F811
         problems += [f"{at}: broken image {src}" for src in page.evaluate(BROKEN)]
         if axe and width == 1280:
             problems += [f"{at}: {v}" for v in axe_violations(page)]
-        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
+        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True, timeout=90_000)
     finally:
         context.close()
     return problems + [f"{at}: console: {e}" for e in errors]
@@ -356,7 +356,9 @@ def test_an_ollama_that_is_not_running_is_said_calmly_on_the_first_screen(browse
         group = page.locator(
             "details.provider-group", has=page.locator(f"#group-status-{server['ollama']}")
         )
-        expect(page.locator(f"#group-status-{server['ollama']}")).to_have_text("not reachable")
+        expect(page.locator(f"#group-status-{server['ollama']}")).to_have_text(
+            "not reachable, check that Ollama is running"
+        )
         expect(group).not_to_have_attribute("open", "")
         assert page.locator(".field-note--error").count() == 0
         group.locator("summary").first.click()
