@@ -389,3 +389,10 @@ def test_a_typed_models_bad_param_is_shown_in_its_providers_row(client, setup):
     page = soup(client.post("/runs", data=form))
     field = page.find("input", attrs={"name": f"extra_params_{pid}#top_p"})
     assert field["aria-invalid"] == "true" and field["value"] == "7"
+
+
+def test_recent_runs_show_their_targets_not_the_judge(client, app):
+    make_run("r1", targets=(("p", "alpha-7b"), ("p", "beta-3b")), judge_model="judge-x")
+    cell = soup(client.get("/")).select_one("#results-title").find_parent("section")
+    text = cell.get_text(" ", strip=True)
+    assert "alpha-7b, beta-3b" in text and "judge-x" not in text

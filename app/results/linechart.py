@@ -130,7 +130,7 @@ def line_chart(
     if not named:
         out.append(
             f'<text x="{width / 2}" y="{(frame.top + frame.bottom) / 2}" text-anchor="middle" '
-            'fill="#5d6778">No data yet</text></svg>'
+            'fill="#5d6778">No data to draw</text></svg>'
         )
         return "".join(out)
     count = 3 if narrow else 6
