@@ -376,8 +376,12 @@ def _expand_first_row(page):
 
 
 def _test_inference(page):
-    page.locator("#test-inference button[type=submit], form[hx-post*=test] button").first.click()
-    page.wait_for_timeout(300)
+    """Send one test prompt to the fake server; its answer is shown on the page."""
+    page.eval_on_selector("details.provider-test", "d => { d.open = true; }")
+    form = page.locator("form.provider-test__form").first
+    form.locator("input[name=model]").fill("alpha-7b")
+    form.locator("button[type=submit]").click()
+    page.locator("[id^=provider-test-]").filter(has_text="alpha-7b").first.wait_for()
 
 
 PAGES = [
@@ -401,6 +405,7 @@ PAGES = [
     ("providers", "/settings/providers/", None, True),
     ("provider-new", "/settings/providers/new", None, False),
     ("provider-show", "/settings/providers/{pid}", None, False),
+    ("provider-test-result", "/settings/providers/{pid}", _test_inference, False),
     ("tasks", "/settings/tasks/", None, True),
     ("collections", "/settings/collections/", None, False),
     ("import", "/settings/import/", None, False),
