@@ -1,7 +1,8 @@
 """Every page and state, checked as a person would at 1280×800 and 390×844: the page never
-scrolls sideways, no table is wider than its box unless the box scrolls, no console errors, every
-image and chart loads. Screenshots of each go to screenshots/ (git-ignored); axe-core (vendored,
-MPL-2.0, tests/browser/axe.min.js) finds no serious or critical violation on the main pages.
+scrolls sideways, no table is wider than its box unless the box scrolls (and at 1280 px none is
+cut), no console errors, every image and chart loads. Screenshots go to
+screenshots/every-<page>-<width>.png (git-ignored). axe-core (vendored, MPL-2.0,
+tests/browser/axe.min.js) finds no serious or critical violation on the main pages.
 
 The app runs without its orchestrator: the states (running, paused, finished with failures, an
 item in flight) are written to the database and stay still for the screenshots."""
@@ -322,7 +323,9 @@ def _look_at(browser, base, name, path, act, axe, width, height):  # noqa: F811
         problems += [f"{at}: broken image {src}" for src in page.evaluate(BROKEN)]
         if axe and width == 1280:
             problems += [f"{at}: {v}" for v in axe_violations(page)]
-        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True, timeout=90_000)
+        # "every-" keeps these apart from the other browser tests' screenshots of the same pages.
+        shot = SHOTS / f"every-{name}-{width}.png"
+        page.screenshot(path=str(shot), full_page=True, timeout=90_000)
     finally:
         context.close()
     return problems + [f"{at}: console: {e}" for e in errors]
