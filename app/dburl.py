@@ -117,7 +117,8 @@ def _postgres(text, environ):
         )
     if not driver_available():
         raise DatabaseUrlError(
-            f"{ENV_NAME}={masked}: PostgreSQL needs the psycopg driver: pip install 'psycopg[binary]'"
+            f"{ENV_NAME}={masked}: PostgreSQL needs the psycopg driver: "
+            "pip install 'psycopg[binary]' (or llmbench[postgres])"
         )
     params = {"dbname": name}
     if parts.hostname:

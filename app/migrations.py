@@ -110,9 +110,7 @@ def _add_missing_columns(db, table, columns):
     """Add the (name, field) columns `table` lacks; a fresh database has them all already."""
     have = {c.name for c in db.get_columns(table)}
     operations = [
-        _migrator(db).add_column(table, name, field)
-        for name, field in columns
-        if name not in have
+        _migrator(db).add_column(table, name, field) for name, field in columns if name not in have
     ]
     if operations:
         migrate(*operations)
@@ -152,9 +150,7 @@ def m014_run_target_label(db):
     # gets the provider in front. A fresh database has the column and index from m001.
     if "label" in {c.name for c in db.get_columns("runtarget")}:
         return
-    migrate(
-        _migrator(db).add_column("runtarget", "label", CharField(max_length=300, default=""))
-    )
+    migrate(_migrator(db).add_column("runtarget", "label", CharField(max_length=300, default="")))
     rows = db.execute_sql(
         "SELECT id, run_id, provider_name, model, params FROM runtarget "
         "ORDER BY run_id, position, id"

@@ -64,9 +64,7 @@ JULIAN_EPOCH = 2440587.5  # julianday('1970-01-01')
 def throughput(run, buckets=BUCKETS):
     """[(epoch s, mean tokens/s of the answers in that bucket)], at most about `buckets`."""
     sql = THROUGHPUT_SQL.format(**DIALECT["postgres" if database.is_postgres else "sqlite"])
-    rows = database.execute_sql(
-        sql, (run.id, MIN_BUCKET_SECONDS, buckets, run.id)
-    ).fetchall()
+    rows = database.execute_sql(sql, (run.id, MIN_BUCKET_SECONDS, buckets, run.id)).fetchall()
     if not rows:
         return []
     lo, hi = rows[0][0], rows[0][1]
