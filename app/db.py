@@ -69,7 +69,11 @@ class PostgresDatabase(PostgresqlDatabase):
     def begin(self, lock_type=None, isolation_level=None):
         super().begin(isolation_level)
         if lock_type == "IMMEDIATE":
-            self.cursor().execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+            try:
+                self.execute_sql("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+            except Exception:
+                self.rollback()  # no transaction is left open (and aborted) on the connection
+                raise
 
     def _connect(self):
         conn = super()._connect()
