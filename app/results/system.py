@@ -40,7 +40,7 @@ THROUGHPUT_SQL = (
     "{greatest}(?, (span.hi - span.lo) * 86400.0 / ?)){floor_end} AS bucket, "
     "AVG(item.tokens_per_second) "
     "FROM item, span WHERE item.run_id = ? AND item.answered_at IS NOT NULL "
-    "AND item.tokens_per_second IS NOT NULL GROUP BY bucket ORDER BY bucket"
+    "AND item.tokens_per_second IS NOT NULL GROUP BY bucket, span.lo, span.hi ORDER BY bucket"
 )
 DIALECT = {
     "sqlite": {
