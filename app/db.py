@@ -5,8 +5,8 @@ from pathlib import Path
 
 from peewee import SqliteDatabase
 
-from .private_files import make_private
-from .private_files import narrow
+from .files.private import make_private
+from .files.private import narrow
 
 log = logging.getLogger(__name__)
 
