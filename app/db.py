@@ -17,8 +17,8 @@ from peewee import PostgresqlDatabase
 from peewee import SqliteDatabase
 
 from .dburl import parse
-from .private_files import make_private
-from .private_files import narrow
+from .files.private import make_private
+from .files.private import narrow
 
 try:  # optional: only a PostgreSQL database needs the driver (dburl.parse says so first)
     from psycopg.types.numeric import FloatLoader

@@ -9,7 +9,7 @@ from app.errors import Conflict
 from app.errors import NotFound
 from app.errors import ValidationError
 from app.hashing import context_hash
-from app.judge import PROMPT_HASH
+from app.judge.rubric import PROMPT_HASH
 from app.models import CANT_BE_FINISHED
 from app.models import FAILED
 from app.models import NEW
