@@ -50,12 +50,18 @@ class PostgresDatabase(PostgresqlDatabase):
     as untyped literals, so the raw SQL that passes datetimes as text (clock.db_text) compares
     them with TIMESTAMP columns as on SQLite.
 
-    - Integers are 64-bit, as SQLite's are (BIGINT, BIGSERIAL ids).
+    - Integers and floats are 64-bit, as SQLite's are (BIGINT, BIGSERIAL ids, DOUBLE PRECISION;
+      peewee's default REAL would store a cost of 0.03 as 0.0299999993).
     - Raw SQL may use `?` placeholders (translated to `%s` outside quotes).
     - NUMERIC results (AVG, SUM of integers) come back as float, as SQLite gives them.
     """
 
-    field_types = {**PostgresqlDatabase.field_types, "AUTO": "BIGSERIAL", "INT": "BIGINT"}
+    field_types = {
+        **PostgresqlDatabase.field_types,
+        "AUTO": "BIGSERIAL",
+        "INT": "BIGINT",
+        "FLOAT": "DOUBLE PRECISION",
+    }
 
     def __init__(self, database, **kwargs):
         kwargs.setdefault("prefer_psycopg3", True)
