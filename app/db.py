@@ -21,9 +21,25 @@ from .files.private import make_private
 from .files.private import narrow
 
 try:  # optional: only a PostgreSQL database needs the driver (dburl.parse says so first)
-    from psycopg.types.numeric import FloatLoader
+    from psycopg.adapt import Loader
 except ImportError:  # pragma: no cover - exercised where psycopg is missing
-    FloatLoader = None
+    Loader = None
+
+if Loader is not None:
+
+    class NumericLoader(Loader):
+        """NUMERIC as SQLite gives it: SUM of integers an int, AVG (or any fraction) a float.
+
+        PostgreSQL returns NUMERIC for SUM(bigint) and AVG; psycopg would make it a Decimal,
+        which JSON, the statistics and every float sum downstream do not take.
+        """
+
+        def load(self, data):
+            text = bytes(data).decode("ascii")
+            if text.lstrip("-").isdigit():
+                return int(text)
+            return float(text)  # "12.50", "NaN", "Infinity"
+
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +69,7 @@ class PostgresDatabase(PostgresqlDatabase):
     - Integers and floats are 64-bit, as SQLite's are (BIGINT, BIGSERIAL ids, DOUBLE PRECISION;
       peewee's default REAL would store a cost of 0.03 as 0.0299999993).
     - Raw SQL may use `?` placeholders (translated to `%s` outside quotes).
-    - NUMERIC results (AVG, SUM of integers) come back as float, as SQLite gives them.
+    - NUMERIC results come back as SQLite gives them: SUM of integers an int, AVG a float.
     """
 
     field_types = {
@@ -83,8 +99,7 @@ class PostgresDatabase(PostgresqlDatabase):
 
     def _connect(self):
         conn = super()._connect()
-        if FloatLoader is not None:
-            conn.adapters.register_loader("numeric", FloatLoader)
+        conn.adapters.register_loader("numeric", NumericLoader)
         return conn
 
     def execute_sql(self, sql, params=None):
