@@ -57,6 +57,8 @@ def pytest_generate_tests(metafunc):
         return
     choice = metafunc.config.getoption("--db")
     module = metafunc.module.__name__.rsplit(".", 1)[-1]
+    if metafunc.definition.get_closest_marker("sqlite_only"):
+        return  # about the SQLite file itself (its bytes, its WAL): SQLite in every run
     if choice == "postgres":
         backends = ["postgres"]
     elif choice == "both" or module in ALSO_ON_POSTGRES:
