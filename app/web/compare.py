@@ -98,7 +98,13 @@ def chart():
     runs = runs_in_order([base_id] + picked)
     base, others = pick_baseline(runs, base_id)
     comparisons = compare_baseline(base, others)["comparisons"]
-    svg = delta_chart(delta_series(comparisons), narrow=request.args.get("size") == "narrow")
+    narrow = request.args.get("size") == "narrow"
+    title = (
+        f"Score change from {base.run_id} (points)"
+        if len(others) == 1
+        else "Score change vs the baseline (points)"
+    )
+    svg = delta_chart(delta_series(comparisons), narrow=narrow, title=title)
     response = Response(svg, mimetype="image/svg+xml")
     response.headers["Cache-Control"] = "no-cache"
     return response

@@ -65,7 +65,7 @@
     document.querySelectorAll("a[data-preset]").forEach(function (a) {
       a.classList.toggle("preset--chosen", a === link);
     });
-    presetNote.textContent = link.textContent + ": " + d.note;
+    presetNote.textContent = d.note;
     checkV1();
   });
 
