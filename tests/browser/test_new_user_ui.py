@@ -14,6 +14,7 @@ from app.config import REPO_ROOT
 from app.db import database
 from tests.conftest import make_app
 from tests.engine_helpers import make_provider
+from tests.engine_helpers import make_tasks
 from tests.over_time import T0
 from tests.over_time import finished_run
 
@@ -43,8 +44,10 @@ def server(tmp_path_factory, fake_server):
     fake_server.reset()
     app = make_app(tmp_path_factory.mktemp("new-user"), WTF_CSRF_ENABLED=True)
     with database.connection_context():
-        make_provider(fake_server, name="fake-local")
+        provider = make_provider(fake_server, name="fake-local")
         fake_server.models = ["alpha-7b", "beta-3b"]
+        make_tasks(14, collection="arith", prefix="arith_")
+        make_tasks(6, collection="misc", prefix="logic_")
         base = [70 + (n * 7) % 20 for n in range(12)]
         for day, drop in enumerate((0, 6, 15)):
             finished_run(
@@ -58,7 +61,7 @@ def server(tmp_path_factory, fake_server):
     httpd = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=httpd.serve_forever, name="new-user-server", daemon=True)
     thread.start()
-    yield {"base": f"http://127.0.0.1:{httpd.server_port}", "fake": fake_server}
+    yield {"base": f"http://127.0.0.1:{httpd.server_port}", "fake": fake_server, "pid": provider.id}
     httpd.shutdown()
     thread.join(timeout=10)
     httpd.server_close()
@@ -188,3 +191,49 @@ def test_the_report_opens_in_the_browser(page, server):
     expect(created).to_have_text(re.compile(r"^\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d:\d\d \S+$"))
     shot(report, "report-view")
     report.close()
+
+
+def test_test_inference_says_the_model_is_not_listed(page, server):
+    from playwright.sync_api import expect
+
+    server["fake"].models = ["alpha-7b", "beta-3b"]
+    page.goto(f"{server['base']}/settings/providers/{server['pid']}")
+    page.fill(f"#model-{server['pid']}", "alpha")
+    page.click(".provider-test__form button:has-text('Send')")
+    expect(page.locator(".test-result .flash--warn")).to_contain_text("alpha is not in")
+    expect(page.locator(".test-result .flash--warn")).to_contain_text("did you mean alpha-7b")
+    shot(page, "provider-test-unlisted")
+
+
+def test_prices_pick_the_provider_then_its_model(page, server):
+    from playwright.sync_api import expect
+
+    server["fake"].models = ["alpha-7b", "beta-3b"]
+    page.goto(server["base"] + "/settings/prices")
+    page.select_option("#f-providerName", "fake-local")
+    expect(page.locator("select#f-model option")).to_have_count(3)
+    page.select_option("#f-model", "beta-3b")
+    page.fill("#f-outputPer1m", "0.6")
+    page.click("text=Save price")
+    expect(page.locator(".flash--success")).to_contain_text("fake-local / beta-3b saved")
+    page.select_option("#f-providerName", "fake-local")
+    expect(page.locator("select#f-model")).to_be_visible()
+    shot(page, "prices-pick")
+
+
+def test_import_and_collection_words(page, server):
+    from playwright.sync_api import expect
+
+    page.goto(server["base"] + "/settings/import/")
+    page.click("text=Which format is my file?")
+    expect(page.locator(".format-help")).to_contain_text("apocbench-style JSONL")
+    shot(page, "import-formats")
+    page.goto(server["base"] + "/settings/collections/")
+    page.click("text=misc")
+    page.fill("input[name=q]", "arith_1")
+    page.keyboard.press("Enter")
+    button = page.locator("#candidates button:has-text('Add all')")
+    expect(button).to_have_text(re.compile(r"Add all \d+ shown"))
+    shot(page, "collection-add-all")
+    button.click()
+    expect(page.locator(".flash--success")).to_contain_text("to misc")
