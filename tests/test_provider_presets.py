@@ -150,3 +150,10 @@ def test_the_test_result_shows_the_warning_and_the_model_asked_for(client, fake)
     )
     page = soup(response)
     assert "beta is not in p1's model list" in page.select_one(".flash--warn").get_text()
+
+
+def test_a_preset_on_the_edit_form_keeps_the_name_and_headers(client):
+    p = create_provider(provider_data(name="mine"))
+    page = soup(client.get(f"/settings/providers/{p.id}/edit?preset=lmstudio"))
+    assert value(page, "name") == "mine" and value(page, "baseUrl") == "http://localhost:1234"
+    assert value(page, "headers-0-key") == "Authorization"

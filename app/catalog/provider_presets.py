@@ -94,6 +94,15 @@ def new_provider_form(key=None):
     return form
 
 
+def apply_preset(form, key):
+    """An edit form with a preset's type, base URL and endpoints (name and headers kept)."""
+    chosen = preset(key)
+    if chosen is not None:
+        for field in ("type", "baseUrl", "modelsEndpoint", "inferenceEndpoint"):
+            form[field] = chosen[field]
+    return form
+
+
 def fix_v1_base_url(base_url, endpoints):
     """(base URL, note): a base URL ending in /v1 whose endpoints start with /v1 (or with
     /api, Ollama's) would call …/v1/v1/models; the /v1 is taken off the base URL and the note

@@ -10,6 +10,7 @@ from flask import url_for
 from ..catalog.provider_fields import DEFAULT_ENDPOINTS
 from ..catalog.provider_presets import DEFAULT_BASE_URLS
 from ..catalog.provider_presets import PRESETS
+from ..catalog.provider_presets import apply_preset
 from ..catalog.provider_presets import new_provider_form
 from ..catalog.provider_trial import run_test_inference
 from ..catalog.providers import create_provider
@@ -144,9 +145,10 @@ def create():
 
 @bp.get("/<int:provider_id>/edit")
 def edit(provider_id):
-    """The provider form, secret values masked."""
+    """The provider form, secret values masked (?preset= fills a preset's server fields)."""
     provider = get_provider(provider_id)
-    return _render_form(_form_from_provider(provider), provider)
+    form = apply_preset(_form_from_provider(provider), request.args.get("preset"))
+    return _render_form(form, provider)
 
 
 @bp.post("/<int:provider_id>/edit")
