@@ -121,6 +121,7 @@ def test_the_api_takes_a_doubled_v1_off_the_base_url(client):
         "/api/providers", json={"name": "o", "type": "OLLAMA", "baseUrl": "http://h:11434/v1"}
     ).get_json()
     assert created["baseUrl"] == "http://h:11434"
+    assert "ended in /v1" in created["baseUrlNote"]
 
 
 def test_test_inference_says_when_the_model_is_not_in_the_servers_list(app, fake):
