@@ -158,3 +158,10 @@ def test_a_preset_on_the_edit_form_keeps_the_name_and_headers(client):
     page = soup(client.get(f"/settings/providers/{p.id}/edit?preset=lmstudio"))
     assert value(page, "name") == "mine" and value(page, "baseUrl") == "http://localhost:1234"
     assert value(page, "headers-0-key") == "Authorization"
+
+
+def test_an_ollama_name_without_a_tag_matches_its_latest(app, fake):
+    fake.models = ["llama3.2:latest"]
+    fake.enqueue("hello")
+    p = create_provider(provider_data(type="OLLAMA", baseUrl=fake.url))
+    assert run_test_inference(p.id, "llama3.2", "hi")["model_warning"] is None

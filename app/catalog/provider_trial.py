@@ -84,7 +84,9 @@ def _model_not_listed(provider, model):
         ids = [str(m["id"]) for m in list_models(provider.id, timeout=MODEL_CHECK_SECONDS)]
     except ProviderError:
         return None
-    if model in ids or not ids:
+    # Ollama reads a name without a tag as name:latest.
+    latest = f"{model}:latest" if provider.type == "OLLAMA" and ":" not in model else None
+    if model in ids or latest in ids or not ids:
         return None
     close = [i for i in ids if model.lower() in i.lower() or i.lower() in model.lower()]
     shown = ", ".join((close or ids)[:5]) + (" …" if len(close or ids) > 5 else "")
