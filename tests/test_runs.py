@@ -337,7 +337,8 @@ def test_three_thousand_items_are_inserted_in_batches(setup, monkeypatch):
             inserts.append(sql)
         return real(sql, *args, **kwargs)
 
-    monkeypatch.setattr(database, "execute_sql", counting)
+    # The bound database behind the proxy (a proxy takes no attributes).
+    monkeypatch.setattr(database.obj, "execute_sql", counting)
     run = create_run(spec(p, big, targets=targets))
     monkeypatch.undo()
     assert len(inserts) == 3000 // INSERT_BATCH
