@@ -4,7 +4,8 @@ WORKDIR /app
 # The repo is copied, not a wheel: templates/ and static/ live beside app/ (editable install).
 COPY . /app
 # Runs as root so a bind-mounted ./data (created by Docker as root) is writable on first start.
-RUN pip install --no-cache-dir -e . && mkdir -p /data
+# With the PostgreSQL driver, so LLMBENCH_DB may be postgresql://… (docker-compose.postgres.yml).
+RUN pip install --no-cache-dir -e ".[postgres]" && mkdir -p /data
 # Bound to every address inside the container, so the Host names it answers are listed:
 # loopback is always allowed; add the names you open it by (LLMBENCH_ALLOWED_HOSTS).
 ENV LLMBENCH_HOST=0.0.0.0 \

@@ -20,3 +20,12 @@ def isoformat(value):
     if isinstance(value, str):
         return value
     return value.isoformat(timespec="milliseconds") + "Z"
+
+
+def local_text(value):
+    """A stored UTC datetime as a person reads it in this machine's time zone:
+    "2 Jan 2026, 10:15:03 CET"; None stays None, text stays as it is."""
+    if value is None or isinstance(value, str):
+        return value
+    local = value.replace(tzinfo=dt.UTC).astimezone()
+    return f"{local.day} {local:%b %Y, %H:%M:%S} {local.tzname() or local.strftime('%z')}"

@@ -8,7 +8,11 @@ INSTANCE_PATH = REPO_ROOT / "instance"
 
 # Keys are the LLMBENCH_* names without the prefix (LLMBENCH_DB -> DB).
 DEFAULTS = {
+    # A SQLite file (path or sqlite:///path) or postgresql://user:password@host:5432/db.
     "DB": str(INSTANCE_PATH / "llmbench.db"),
+    # The PostgreSQL password when the URL has none (else libpq's ~/.pgpass); read by dburl.py
+    # from the environment, never logged.
+    "DB_PASSWORD": None,
     "MASTER_KEY_PATH": None,
     "MASTER_KEY_BASE64": None,
     "HOST": "127.0.0.1",
@@ -47,6 +51,7 @@ DEFAULTS = {
 # Documented environment variables (README is tested against this list).
 ENV_NAMES = [
     "LLMBENCH_DB",
+    "LLMBENCH_DB_PASSWORD",
     "LLMBENCH_MASTER_KEY_PATH",
     "LLMBENCH_MASTER_KEY_BASE64",
     "LLMBENCH_HOST",

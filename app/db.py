@@ -1,12 +1,45 @@
-"""The deferred Peewee database: initialised by the factory or the CLI with the same pragmas."""
+"""The deferred Peewee database: SQLite (the embedded default) or PostgreSQL, from LLMBENCH_DB.
+
+`database` is a proxy bound by init_db() to a SQLite file (same pragmas everywhere) or to a
+PostgreSQL server (psycopg 3). On both, `database.atomic()` (and `atomic("IMMEDIATE")`) is a
+*write transaction*: on SQLite it takes the write lock at BEGIN; on PostgreSQL it takes one
+transaction-scoped advisory lock, so the read-then-write transactions written for SQLite's one
+writer (the lease, a run's start, the queue) stay serialised there too. `atomic("DEFERRED")`
+takes no such lock (row locks only: claims with FOR UPDATE SKIP LOCKED).
+"""
 
 import logging
+import re
 from pathlib import Path
 
+from peewee import DatabaseProxy
+from peewee import PostgresqlDatabase
 from peewee import SqliteDatabase
 
-from .private_files import make_private
-from .private_files import narrow
+from .dburl import parse
+from .files.private import make_private
+from .files.private import narrow
+
+try:  # optional: only a PostgreSQL database needs the driver (dburl.parse says so first)
+    from psycopg.adapt import Loader
+except ImportError:  # pragma: no cover - exercised where psycopg is missing
+    Loader = None
+
+if Loader is not None:
+
+    class NumericLoader(Loader):
+        """NUMERIC as SQLite gives it: SUM of integers an int, AVG (or any fraction) a float.
+
+        PostgreSQL returns NUMERIC for SUM(bigint) and AVG; psycopg would make it a Decimal,
+        which JSON, the statistics and every float sum downstream do not take.
+        """
+
+        def load(self, data):
+            text = bytes(data).decode("ascii")
+            if text.lstrip("-").isdigit():
+                return int(text)
+            return float(text)  # "12.50", "NaN", "Infinity"
+
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +58,98 @@ class Database(SqliteDatabase):
         return super().atomic(*args, **kwargs)
 
 
-# Deferred: bound to a file by init_db(); importing this module opens nothing.
-database = Database(None)
+class PostgresDatabase(PostgresqlDatabase):
+    """PostgreSQL through psycopg 3, speaking the SQL the SQLite code writes.
+
+    psycopg 3 rather than psycopg2: it is the maintained driver (psycopg2 only gets fixes), it
+    ships binary wheels as `psycopg[binary]`, Peewee supports it, and it sends Python strings
+    as untyped literals, so the raw SQL that passes datetimes as text (clock.db_text) compares
+    them with TIMESTAMP columns as on SQLite.
+
+    - Integers and floats are 64-bit, as SQLite's are (BIGINT, BIGSERIAL ids, DOUBLE PRECISION;
+      peewee's default REAL would store a cost of 0.03 as 0.0299999993).
+    - Raw SQL may use `?` placeholders (translated to `%s` outside quotes).
+    - NUMERIC results come back as SQLite gives them: SUM of integers an int, AVG a float.
+    """
+
+    field_types = {
+        **PostgresqlDatabase.field_types,
+        "AUTO": "BIGSERIAL",
+        "INT": "BIGINT",
+        "FLOAT": "DOUBLE PRECISION",
+    }
+
+    def __init__(self, database, **kwargs):
+        kwargs.setdefault("prefer_psycopg3", True)
+        super().__init__(database, **kwargs)
+
+    def atomic(self, *args, **kwargs):
+        if not args and "lock_type" not in kwargs:
+            kwargs["lock_type"] = "IMMEDIATE"
+        return super().atomic(*args, **kwargs)
+
+    def begin(self, lock_type=None, isolation_level=None):
+        super().begin(isolation_level)
+        if lock_type == "IMMEDIATE":
+            try:
+                self.execute_sql("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+            except Exception:
+                self.rollback()  # no transaction is left open (and aborted) on the connection
+                raise
+
+    def _connect(self):
+        conn = super()._connect()
+        conn.adapters.register_loader("numeric", NumericLoader)
+        return conn
+
+    def execute_sql(self, sql, params=None):
+        if params and "?" in sql:
+            sql = pg_placeholders(sql)
+        return super().execute_sql(sql, params)
+
+
+# The one advisory lock a PostgreSQL write transaction takes ("llmb" in ASCII).
+WRITE_LOCK_KEY = 0x6C6C6D62
+
+# A quoted string or identifier (kept as is), a `?` placeholder, or a literal %.
+_TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|%")
+_translated = {}
+
+
+def pg_placeholders(sql):
+    """SQLite's `?` placeholders as psycopg's `%s` outside quotes; every literal % as %%."""
+    done = _translated.get(sql)
+    if done is None:
+
+        def swap(match):
+            token = match.group(0)
+            if token == "?":
+                return "%s"
+            return token.replace("%", "%%")  # psycopg reads % inside quotes too
+
+        done = _TOKENS.sub(swap, sql)
+        if len(_translated) < 4096:
+            _translated[sql] = done
+    return done
+
+
+class DeferredDatabase(DatabaseProxy):
+    """The proxy the models use; transactions go to the bound database's own atomic()."""
+
+    def atomic(self, *args, **kwargs):
+        return self.obj.atomic(*args, **kwargs)
+
+    def transaction(self, *args, **kwargs):
+        return self.obj.transaction(*args, **kwargs)
+
+    @property
+    def is_postgres(self):
+        return isinstance(self.obj, PostgresqlDatabase)
+
+
+# Deferred: bound by init_db(); importing this module opens nothing.
+database = DeferredDatabase()
+database.initialize(Database(None))
 
 PRAGMAS = {
     "journal_mode": "wal",
@@ -37,20 +160,29 @@ PRAGMAS = {
 }
 
 
-def init_db(path):
-    """Bind the database to `path` (created with its folder); migrations.open_db also migrates.
+def init_db(value):
+    """Bind the database to LLMBENCH_DB's `value`; migrations.open_db also migrates.
 
-    The file holds prompts, answers and encrypted secrets: it is created (or narrowed to)
-    owner-only, 0600, and SQLite gives its -wal and -shm files the same mode.
+    A SQLite path (or sqlite:///path) is created with its folder; the file holds prompts,
+    answers and encrypted secrets, so it is created (or narrowed to) owner-only, 0600, and
+    SQLite gives its -wal and -shm files the same mode. A postgresql:// URL binds a
+    PostgresDatabase (nothing is created on disk). Any other value raises
+    dburl.DatabaseUrlError naming LLMBENCH_DB before anything is made.
     """
+    target = parse(value)
+    if not database.is_closed():
+        database.close()
+    if target.is_postgres:
+        params = {"connect_timeout": 10, **target.params}
+        database.initialize(PostgresDatabase(params.pop("dbname"), **params))
+        return database
+    path = target.path
     if path != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         make_private(path)
         for companion in (f"{path}-wal", f"{path}-shm"):
             narrow(companion)
-    if not database.is_closed():
-        database.close()
-    database.init(path, pragmas=PRAGMAS, timeout=10, check_same_thread=False)
+    database.initialize(Database(path, pragmas=PRAGMAS, timeout=10, check_same_thread=False))
     return database
 
 

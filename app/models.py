@@ -61,7 +61,7 @@ class Provider(BaseModel):
     base_url = CharField(max_length=500)
     models_endpoint = CharField(max_length=200)
     inference_endpoint = CharField(max_length=200)
-    timeout_seconds = FloatField(default=120.0)
+    timeout_seconds = FloatField(default=300.0)
     max_concurrency = IntegerField(default=1)
     created_at = DateTimeField(default=utcnow)
     updated_at = DateTimeField(default=utcnow)

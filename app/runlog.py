@@ -10,7 +10,7 @@ def log_event(run, event, message, level="INFO", data=None, now=None):
     # Plain SQL: the engine writes a line per item, and building a model costs more than that.
     cursor = database.execute_sql(
         'INSERT INTO "runlog" ("run_id", "created_at", "level", "event", "message", "data") '
-        "VALUES (?, ?, ?, ?, ?, ?)",
+        'VALUES (?, ?, ?, ?, ?, ?) RETURNING "id"',
         (
             getattr(run, "id", run),
             RunLog.created_at.db_value(now or utcnow()),
@@ -20,4 +20,4 @@ def log_event(run, event, message, level="INFO", data=None, now=None):
             RunLog.data.db_value(data),
         ),
     )
-    return cursor.lastrowid
+    return cursor.fetchone()[0]  # RETURNING: PostgreSQL's cursors have no lastrowid

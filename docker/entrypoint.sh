@@ -10,4 +10,9 @@ if [ -z "$LLMBENCH_MASTER_KEY_PATH" ] && [ -z "$LLMBENCH_MASTER_KEY_BASE64" ]; t
     echo "generated a new master key in $LLMBENCH_MASTER_KEY_PATH: back it up with the database" >&2
   fi
 fi
+# A PostgreSQL password kept in a (Docker secret) file: passed on in the environment only.
+if [ -n "$LLMBENCH_DB_PASSWORD_FILE" ] && [ -z "$LLMBENCH_DB_PASSWORD" ]; then
+  LLMBENCH_DB_PASSWORD="$(cat "$LLMBENCH_DB_PASSWORD_FILE")"
+  export LLMBENCH_DB_PASSWORD
+fi
 exec llmbench serve "$@"

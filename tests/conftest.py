@@ -1,4 +1,11 @@
-"""Fixtures: a fresh app on a temp SQLite file per test, the scheduler off, a fixed test key."""
+"""Fixtures: a fresh app on a temp SQLite file per test, the scheduler off, a fixed test key.
+
+The database: SQLite by default. `--db=postgres` (or LLMBENCH_TEST_DB=postgres) runs every test
+that builds an app on a fresh PostgreSQL database (a copy of a migrated template on a throwaway
+server, tests/pg_server.py); `--db=both` runs them on each. The modules in ALSO_ON_POSTGRES run
+on both always, their PostgreSQL half marked `postgres` and skipped when the binaries are
+missing (`-m "not postgres"` leaves it out).
+"""
 
 import base64
 import logging
@@ -7,7 +14,10 @@ import os
 import pytest
 
 from app import create_app
+from app import migrations
 from app.db import database
+from tests import pg_databases
+from tests import pg_server
 
 TEST_KEY_B64 = base64.b64encode(b"k" * 32).decode()
 
@@ -20,10 +30,89 @@ def _clean_env(monkeypatch):
             monkeypatch.delenv(name)
 
 
+# Modules whose app tests also run on PostgreSQL in the default run.
+ALSO_ON_POSTGRES = {
+    "test_api_providers",
+    "test_api_tasks",
+    "test_api_exports",
+    "test_exports",
+    "test_orchestrator",
+    "test_postgres",
+}
+PG_TEMPLATE = "llmbench_migrated"
+DB_CHOICES = ("sqlite", "postgres", "both")
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--db",
+        choices=DB_CHOICES,
+        default=os.environ.get("LLMBENCH_TEST_DB") or "sqlite",
+        help="database for tests that build an app: sqlite (default), postgres or both",
+    )
+
+
+def pytest_generate_tests(metafunc):
+    if "db_backend" not in metafunc.fixturenames or "app" not in metafunc.fixturenames:
+        return
+    choice = metafunc.config.getoption("--db")
+    module = metafunc.module.__name__.rsplit(".", 1)[-1]
+    if metafunc.definition.get_closest_marker("sqlite_only"):
+        return  # about the SQLite file itself (its bytes, its WAL): SQLite in every run
+    if choice == "postgres":
+        backends = ["postgres"]
+    elif choice == "both" or module in ALSO_ON_POSTGRES:
+        backends = ["sqlite", "postgres"]
+    else:
+        return
+    metafunc.parametrize(
+        "db_backend",
+        [
+            pytest.param(b, marks=[pytest.mark.postgres] if b == "postgres" else [])
+            for b in backends
+        ],
+        indirect=True,
+    )
+
+
+@pytest.fixture(scope="session")
+def pg_server_url():
+    """One throwaway PostgreSQL for the session, with a migrated template database."""
+    status = pg_server.available()
+    if not status:
+        pytest.skip(status.reason)
+    with pg_server.running_postgres() as url:
+        template = pg_databases.create_database(url, PG_TEMPLATE)
+        migrations.open_db(template)
+        database.close()
+        yield url
+
+
+_test_db = {}  # "url": the PostgreSQL database make_app uses for the current test
+
+
+@pytest.fixture(autouse=True)
+def db_backend(request):
+    """Which database make_app uses for this test: "sqlite" or "postgres" (a fresh copy)."""
+    backend = getattr(request, "param", "sqlite")
+    if backend != "postgres":
+        yield backend
+        return
+    server = request.getfixturevalue("pg_server_url")
+    with pg_databases.fresh_database(server, template=PG_TEMPLATE) as url:
+        _test_db["url"] = url
+        try:
+            yield backend
+        finally:
+            _test_db.pop("url", None)
+            if not database.is_closed():
+                database.close()
+
+
 def make_app(tmp_path, **overrides):
     config = {
         "TESTING": True,
-        "DB": str(tmp_path / "test.db"),
+        "DB": _test_db.get("url") or str(tmp_path / "test.db"),
         "MASTER_KEY_BASE64": TEST_KEY_B64,
         "SCHEDULER_ENABLED": False,
         "LOAD_DEFAULTS": False,

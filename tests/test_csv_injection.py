@@ -6,10 +6,10 @@ import io
 
 import pytest
 
-from app.csvcells import neutralise
-from app.csvcells import restore
 from app.datasets.exporter import export_text
 from app.datasets.importer import import_tasks
+from app.files.csvcells import neutralise
+from app.files.csvcells import restore
 from app.models import FAILED
 from app.models import Task
 from tests.factories import add_item

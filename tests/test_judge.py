@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from app import judge
+from app.judge import rubric as judge
 from app.providers import get_adapter
 from app.providers.interface import ProviderConfig
 

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from app.db import database
 from app.engine import call_claims
 from app.engine.calls import combine
 from app.engine.orchestrator import tick
@@ -220,7 +221,12 @@ def test_stop_releases_the_call_in_flight_uncounted_and_continue_finishes(app, f
     fake.default_latency = 30.0  # the call hangs until the stop abandons it
     before = len(fake.calls)
     clock = FakeClock()
-    worker = threading.Thread(target=lambda: tick(config, holder=HOLDER, now=clock))
+
+    def ticking():
+        with database.connection_context():  # its own connection, closed (PostgreSQL warns)
+            tick(config, holder=HOLDER, now=clock)
+
+    worker = threading.Thread(target=ticking)
     worker.start()
     assert fake.wait_for_calls(before + 1, timeout=10) == before + 1
     assert reference_of(fake.calls[-1]) == "best"  # the first reference call is out

@@ -10,13 +10,13 @@ from app.catalog.prices import list_prices
 from app.catalog.prices import price_to_dict
 from app.catalog.prices import set_price
 from app.catalog.prices import set_prices
+from app.catalog.provider_trial import run_test_inference
 from app.catalog.providers import create_provider
 from app.catalog.providers import delete_provider
 from app.catalog.providers import get_provider
 from app.catalog.providers import list_models
 from app.catalog.providers import provider_config
 from app.catalog.providers import provider_to_dict
-from app.catalog.providers import run_test_inference
 from app.catalog.providers import update_provider
 from app.errors import Conflict
 from app.errors import NotFound
@@ -69,7 +69,7 @@ def test_endpoints_default_per_type(app, ptype, models, inference):
 
 def test_defaults_for_timeout_and_concurrency(app):
     p = create_provider(provider_data(headers=[]))
-    assert p.timeout_seconds == 120.0 and p.max_concurrency == 1
+    assert p.timeout_seconds == 300.0 and p.max_concurrency == 1  # as the built-in ones
 
 
 def test_base_url_trailing_slash_is_dropped(app):
@@ -189,7 +189,7 @@ def test_provider_config_has_the_decrypted_headers(app):
     assert (config.type, config.base_url, config.timeout) == (
         "OPENAI",
         "http://127.0.0.1:18080",
-        120.0,
+        300.0,
     )
 
 

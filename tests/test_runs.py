@@ -9,7 +9,7 @@ from app.errors import Conflict
 from app.errors import NotFound
 from app.errors import ValidationError
 from app.hashing import context_hash
-from app.judge import PROMPT_HASH
+from app.judge.rubric import PROMPT_HASH
 from app.models import CANT_BE_FINISHED
 from app.models import FAILED
 from app.models import NEW
@@ -337,7 +337,8 @@ def test_three_thousand_items_are_inserted_in_batches(setup, monkeypatch):
             inserts.append(sql)
         return real(sql, *args, **kwargs)
 
-    monkeypatch.setattr(database, "execute_sql", counting)
+    # The bound database behind the proxy (a proxy takes no attributes).
+    monkeypatch.setattr(database.obj, "execute_sql", counting)
     run = create_run(spec(p, big, targets=targets))
     monkeypatch.undo()
     assert len(inserts) == 3000 // INSERT_BATCH

@@ -89,6 +89,7 @@ def echo(fake):
     return fake
 
 
+@pytest.mark.sqlite_only  # reads the SQLite file and its WAL for the secret
 def test_a_server_echoing_the_secret_leaks_it_nowhere(app, client, echo, caplog, tmp_path):
     caplog.set_level(logging.DEBUG)
     serve_models(echo, "m1", "judge")

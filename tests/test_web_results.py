@@ -150,7 +150,8 @@ def test_page_query_count_does_not_grow_with_rows(client, app, monkeypatch):
         counts[-1] += 1
         return original(sql, params)
 
-    monkeypatch.setattr(database, "execute_sql", counting)
+    # The bound database behind the proxy (a proxy takes no attributes).
+    monkeypatch.setattr(database.obj, "execute_sql", counting)
     for run_id in ("small", "big"):
         counts.append(0)
         assert client.get(f"/runs/{run_id}/results?per_page=200").status_code == 200

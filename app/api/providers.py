@@ -8,14 +8,14 @@ from ..catalog.prices import delete_price
 from ..catalog.prices import list_prices
 from ..catalog.prices import price_to_dict
 from ..catalog.prices import set_prices
+from ..catalog.provider_trial import inference_to_dict
+from ..catalog.provider_trial import run_test_inference
 from ..catalog.providers import create_provider
 from ..catalog.providers import delete_provider
 from ..catalog.providers import get_provider
-from ..catalog.providers import inference_to_dict
 from ..catalog.providers import list_models
 from ..catalog.providers import list_providers
 from ..catalog.providers import provider_to_dict
-from ..catalog.providers import run_test_inference
 from ..catalog.providers import update_provider
 from ..providers.interface import ProviderError
 from .replies import created
@@ -32,10 +32,14 @@ def provider_list():
 
 @bp.post("/providers")
 def provider_create():
-    """Create a provider."""
+    """Create a provider (baseUrlNote says when a doubled /v1 was taken off the base URL)."""
     provider = create_provider(json_body(), strict=True)
     location = url_for("api.providers.provider_get", provider_id=provider.id)
-    return created(provider_to_dict(provider), location)
+    return created({**provider_to_dict(provider), **_note(provider)}, location)
+
+
+def _note(provider):
+    return {"baseUrlNote": provider.base_url_note} if provider.base_url_note else {}
 
 
 @bp.get("/providers/<int:provider_id>")
@@ -50,7 +54,13 @@ def provider_update(provider_id):
     the base URL moved to another server: then it is cleared, see secretsCleared)."""
     provider = update_provider(provider_id, json_body(), strict=True)
     # Secret values not entered again when the base URL moved to another server.
-    return jsonify({**provider_to_dict(provider), "secretsCleared": provider.secrets_cleared})
+    return jsonify(
+        {
+            **provider_to_dict(provider),
+            "secretsCleared": provider.secrets_cleared,
+            **_note(provider),
+        }
+    )
 
 
 @bp.delete("/providers/<int:provider_id>")

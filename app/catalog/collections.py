@@ -12,6 +12,7 @@ from ..ids import is_db_id
 from ..models import Collection
 from ..models import CollectionTask
 from ..models import Task
+from .tasks import task_query
 
 
 def _str(value):
@@ -212,6 +213,20 @@ def add_tasks_to_collection(collection_id, task_pks):
             [{"collection": collection.id, "task": pk} for pk in ids]
         ).execute()
     return collection
+
+
+def add_matching_tasks(collection_id, q="", category=""):
+    """Add every task the search shows (text `q`, `category`) that is not in the collection
+    yet, in one transaction; returns (collection, how many were added)."""
+    with database.atomic():
+        collection = get_collection(collection_id)
+        query = task_query(q, category, exclude_collection=collection.id)
+        ids = [t.id for t in query.select(Task.id)]
+        for start in range(0, len(ids), 500):
+            CollectionTask.insert_many(
+                [{"collection": collection.id, "task": pk} for pk in ids[start : start + 500]]
+            ).execute()
+    return collection, len(ids)
 
 
 def remove_task_from_collection(collection_id, task_pk):

@@ -12,6 +12,7 @@ from ..models import Collection
 from ..models import CollectionTask
 from ..models import Provider
 from ..models import Task
+from .provider_fields import DEFAULT_TIMEOUT_SECONDS
 from .providers import create_provider
 from .task_fields import clean_task
 
@@ -25,7 +26,7 @@ DEFAULT_PROVIDERS = [
         "name": "local-ollama",
         "type": "OLLAMA",
         "baseUrl": "http://localhost:11434",
-        "timeoutSeconds": 300,
+        "timeoutSeconds": DEFAULT_TIMEOUT_SECONDS,
         "maxConcurrency": 1,
         "headers": [],
     },
@@ -34,7 +35,7 @@ DEFAULT_PROVIDERS = [
         "name": "local-openai-compatible",
         "type": "OPENAI",
         "baseUrl": "http://127.0.0.1:18080",
-        "timeoutSeconds": 300,
+        "timeoutSeconds": DEFAULT_TIMEOUT_SECONDS,
         "maxConcurrency": 1,
         "headers": [],
     },

@@ -10,6 +10,9 @@ DEFAULT_ENDPOINTS = {
     "OPENAI": ("/v1/models", "/v1/chat/completions"),
     "OLLAMA": ("/api/tags", "/api/chat"),
 }
+# The timeout every provider gets unless it says otherwise (the built-in ones too): a local
+# model loading into memory on its first call can take minutes.
+DEFAULT_TIMEOUT_SECONDS = 300.0
 # RFC 7230 token: the characters a header field name may use.
 HEADER_NAME_RE = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 
@@ -191,6 +194,9 @@ def clean_provider(data, current=None, strict=False):
     defaults = DEFAULT_ENDPOINTS.get(ptype, ("", ""))
     # Editing: the stored type's default endpoints (the form sends them back as they are).
     old_defaults = DEFAULT_ENDPOINTS.get(getattr(current, "type", None), (None, None))
+    if current is None:  # a new provider's form comes filled with one type's defaults
+        other = [t for t in DEFAULT_ENDPOINTS if t != ptype]
+        old_defaults = DEFAULT_ENDPOINTS[other[0]] if len(other) == 1 else old_defaults
     fields = ("models_endpoint", "inference_endpoint")
     for field, default, old_default in zip(fields, defaults, old_defaults, strict=True):
         value = as_text(get(field))
@@ -206,7 +212,7 @@ def clean_provider(data, current=None, strict=False):
         else:
             out[field] = value
 
-    timeout = as_number(get("timeout_seconds", 120.0), float)
+    timeout = as_number(get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS), float)
     if timeout is None or not 1 <= timeout <= 3600:
         err("timeout_seconds", "a number of seconds from 1 to 3600")
     else:

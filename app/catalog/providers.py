@@ -19,11 +19,11 @@ from ..providers.interface import ProviderConfig
 from ..providers.interface import ProviderError
 from ..providers.redaction import redact
 from .provider_fields import clean_provider
+from .provider_presets import fix_v1_base_url
 
 log = logging.getLogger(__name__)
 
 MODELS_CACHE_SECONDS = 60.0
-TEST_MAX_TOKENS = 512
 
 _models_cache = {}
 _cache_lock = threading.Lock()
@@ -83,13 +83,22 @@ def create_provider(data, strict=False):
     `strict` (JSON input) refuses values of the wrong type instead of converting them.
     """
     values = clean_provider(data, strict=strict)
+    note = _fix_v1(values)
     headers = values.pop("headers")
     with database.atomic():
         _check_name_free(values["name"])
         provider = Provider.create(**values)
         _save_headers(provider, headers)
     log.info("provider %s created (%s)", provider.name, provider.type)
+    provider.base_url_note = note
     return provider
+
+
+def _fix_v1(values):
+    """Take a doubled /v1 off the cleaned base URL; the note saying so, or None."""
+    endpoints = (values.get("models_endpoint"), values.get("inference_endpoint"))
+    values["base_url"], note = fix_v1_base_url(values.get("base_url"), endpoints)
+    return note
 
 
 def _origin(url):
@@ -129,6 +138,7 @@ def update_provider(provider_id, data, strict=False):
     with database.atomic():
         provider = get_provider(provider_id)
         values = clean_provider(data, current=provider, strict=strict)
+        note = _fix_v1(values)
         headers, cleared = _clear_moved_secrets(
             provider, values.get("base_url", provider.base_url), values.pop("headers", None)
         )
@@ -141,6 +151,7 @@ def update_provider(provider_id, data, strict=False):
             _save_headers(provider, headers)
     forget_models(provider.id)
     provider.secrets_cleared = cleared
+    provider.base_url_note = note
     log.info("provider %s updated", provider.name)
     if cleared:
         log.info("provider %s moved to another server: secrets cleared", provider.name)
@@ -229,7 +240,7 @@ def provider_config(provider):
     )
 
 
-def _adapter_for(provider, timeout=None):
+def adapter_for(provider, timeout=None):
     try:
         config = provider_config(provider)
     except crypto.KeyError_ as exc:
@@ -241,7 +252,7 @@ def _adapter_for(provider, timeout=None):
     return config, get_adapter(config)
 
 
-def _call(provider, config, fn):
+def call_adapter(provider, config, fn):
     """Run an adapter call; anything unexpected becomes a ProviderError a person can read."""
     try:
         return fn()
@@ -257,7 +268,7 @@ def _call(provider, config, fn):
         ) from exc
 
 
-def _close(adapter):
+def close_adapter(adapter):
     close = getattr(adapter, "close", None)
     if close is not None:
         close()
@@ -284,93 +295,12 @@ def list_models(provider_id, refresh=False, timeout=None):
         hit = _models_cache.get(provider.id)
     if hit and not refresh and hit[0] > now and hit[1] == stamp:
         return list(hit[2])
-    config, adapter = _adapter_for(provider, timeout)
+    config, adapter = adapter_for(provider, timeout)
     try:
-        models = _call(provider, config, adapter.list_models)
+        models = call_adapter(provider, config, adapter.list_models)
     finally:
-        _close(adapter)
+        close_adapter(adapter)
     models = sorted((m for m in models if m.get("id")), key=lambda m: str(m["id"]).lower())
     with _cache_lock:
         _models_cache[provider.id] = (now + MODELS_CACHE_SECONDS, stamp, models)
     return list(models)
-
-
-def run_test_inference(provider_id, model, prompt):
-    """Send one prompt; returns answer, timings, tokens and raw JSON, or a clear error."""
-    provider = get_provider(provider_id)
-    model = (model or "").strip() if isinstance(model, str) else model
-    prompt = prompt.strip() if isinstance(prompt, str) else prompt
-    errors = []
-    if not model or not isinstance(model, str):
-        errors.append({"field": "model", "message": "choose or type a model"})
-    if not prompt or not isinstance(prompt, str):
-        errors.append({"field": "prompt", "message": "enter a prompt"})
-    if errors:
-        raise ValidationError(errors)
-    result = {
-        "success": False,
-        "provider": provider.name,
-        "model": model,
-        "answer": None,
-        "wall_ms": None,
-        "ttft_ms": None,
-        "tokens": None,
-        "prompt_tokens": None,
-        "tokens_per_second": None,
-        "tps_source": None,
-        "tokens_estimated": False,
-        "raw": None,
-        "error": None,
-    }
-    config = adapter = None
-    try:
-        config, adapter = _adapter_for(provider)
-        completion = _call(
-            provider,
-            config,
-            lambda: adapter.chat(
-                model,
-                [{"role": "user", "content": prompt}],
-                {"max_tokens": TEST_MAX_TOKENS},
-                stream=True,
-            ),
-        )
-    except ProviderError as exc:
-        result["error"] = exc.message
-        result["raw"] = exc.raw if isinstance(exc.raw, str) else None
-        return result
-    finally:
-        _close(adapter)
-    result.update(
-        success=True,
-        answer=completion.text,
-        model=completion.model or model,
-        wall_ms=completion.wall_ms,
-        ttft_ms=completion.ttft_ms,
-        tokens=completion.completion_tokens,
-        prompt_tokens=completion.prompt_tokens,
-        tokens_per_second=completion.tokens_per_second,
-        tps_source=completion.tps_source,
-        tokens_estimated=completion.tokens_estimated,
-        raw=completion.raw_json if completion.raw_json is not None else completion.raw,
-    )
-    return result
-
-
-def inference_to_dict(result):
-    """run_test_inference() result in the API's camelCase."""
-    return {
-        "success": result["success"],
-        "provider": result["provider"],
-        "model": result["model"],
-        "answer": result["answer"],
-        "wallMs": result["wall_ms"],
-        "ttftMs": result["ttft_ms"],
-        "tokens": result["tokens"],
-        "promptTokens": result["prompt_tokens"],
-        "tokensPerSecond": result["tokens_per_second"],
-        "tpsSource": result["tps_source"],
-        "tokensEstimated": result["tokens_estimated"],
-        "raw": result["raw"],
-        "error": result["error"],
-    }

@@ -12,6 +12,9 @@ from gunicorn.app.base import BaseApplication
 from .. import config
 from .. import create_app
 from ..catalog import defaults
+from ..dburl import DatabaseUrlError
+from ..dburl import parse
+from .database import db_group
 from .datasets import export
 from .datasets import import_cmd
 from .datasets import validate
@@ -22,6 +25,8 @@ from .manage import runs_cmd
 from .manage import show
 from .manage import stop
 from .output import EXIT_CODES_HELP
+from .output import EXIT_INVALID
+from .output import CliError
 from .output import db_context
 from .results import diff
 from .results import report
@@ -53,6 +58,10 @@ def serve(host, port):
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     cfg = config.load()
+    try:  # a database we cannot serve is an error now, not a folder named `postgresql:`
+        parse(cfg["DB"])
+    except DatabaseUrlError as exc:
+        raise CliError(exc.message, EXIT_INVALID) from None
     bind = f"{host or cfg['HOST']}:{port or cfg['PORT']}"
 
     class Server(BaseApplication):
@@ -101,6 +110,7 @@ for _command in (
     validate,
     import_cmd,
     export,
+    db_group,
 ):
     main.add_command(_command)
 

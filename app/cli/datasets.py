@@ -10,7 +10,7 @@ from ..datasets import importer
 from ..datasets import run_config
 from ..datasets import run_plan
 from ..errors import LlmbenchError
-from ..private_files import open_private
+from ..files.private import open_private
 from .db import missing_db_note
 from .db import open_db
 from .options import override_options

@@ -6,12 +6,30 @@ from pathlib import Path
 
 import click
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from peewee import OperationalError
 
 from .. import crypto
 from .. import db
 from .. import migrations
 from ..config import INSTANCE_PATH
 from ..config import load
+from ..dburl import DatabaseUrlError
+from ..dburl import parse
+from .output import EXIT_INVALID
+from .output import CliError
+
+
+def open_database(value):
+    """migrations.open_db(value) with a bad LLMBENCH_DB or an unreachable server as a CLI error
+    (the password masked)."""
+    try:
+        target = parse(value)
+    except DatabaseUrlError as exc:
+        raise CliError(exc.message, EXIT_INVALID) from None
+    try:
+        return migrations.open_db(value)
+    except OperationalError as exc:
+        raise CliError(f"cannot open the database LLMBENCH_DB={target.masked}: {exc}") from None
 
 
 def open_db(check_only=False):
@@ -31,7 +49,11 @@ def open_db(check_only=False):
             crypto.load_key(cfg["MASTER_KEY_PATH"], cfg["MASTER_KEY_BASE64"], str(INSTANCE_PATH))
         )
     path = cfg["DB"]
-    if check_only and path != ":memory:" and not Path(path).exists():
+    try:
+        local = not parse(path).is_postgres
+    except DatabaseUrlError as exc:
+        raise CliError(exc.message, EXIT_INVALID) from None
+    if check_only and local and path != ":memory:" and not Path(parse(path).path).exists():
         scratch = tempfile.mkdtemp(prefix="llmbench-check-")
         cfg["DB_MISSING"] = True
         migrations.open_db(str(Path(scratch) / "empty.db"))
@@ -43,7 +65,7 @@ def open_db(check_only=False):
 
         click.get_current_context().call_on_close(_discard)
         return cfg
-    migrations.open_db(path)
+    open_database(path)
     return cfg
 
 

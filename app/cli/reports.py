@@ -12,7 +12,7 @@ from ..exports.junit import run_items
 from ..exports.junit import write_junit
 from ..exports.report import report_html_chunks
 from ..exports.summary import summary_json
-from ..private_files import open_private
+from ..files.private import open_private
 from ..runs.queries import get_run
 from .output import CliError
 from .output import db_context

@@ -13,8 +13,8 @@ import io
 import json
 
 from ..catalog import templating
-from ..csvcells import neutralise
-from ..csvcells import restore
+from ..files.csvcells import neutralise
+from ..files.csvcells import restore
 from .common import Dataset
 from .common import ParsedTask
 from .common import Problems
@@ -96,7 +96,7 @@ def iter_csv(text, file, problems):
         if len(row) != len(header):
             problems.add(None, f"has {len(row)} cells, the header has {len(header)}", start)
             continue
-        # Our own export neutralised formula-like cells with a leading ' (csvcells.py).
+        # Our own export neutralised formula-like cells with a leading ' (files/csvcells.py).
         raw = LineDict(zip(header, (restore(cell) for cell in row), strict=True))
         task = _task(raw, start, file, problems, empty_is_none=True)
         if task is not None:

@@ -2,18 +2,18 @@
 
 The slice hands claimed JudgeCall rows (engine/call_claims.py) to the CallWorker, in the same
 WorkerPool and with the same retry policy, budget, pause and stop as items. A reference call
-scores one of the task's references with the run's judge prompt (judge.judge_item, the reference
+scores one of the task's references with the run's judge prompt (rubric.judge_item, the reference
 in place of an answer). A pairwise call asks for the better of two answers
-(judge_pairwise.judge_pair); when both orders of a pair are in, they become one Vote: the same
+(pairwise.judge_pair); when both orders of a pair are in, they become one Vote: the same
 winner both times wins, anything else is a tie flagged inconsistent (MT-Bench's rule).
 """
 
 import logging
 from types import SimpleNamespace
 
-from .. import judge
-from .. import judge_pairwise
 from ..db import database
+from ..judge import pairwise
+from ..judge import rubric
 from ..models import COMPLETED
 from ..models import FAILED
 from ..models import JUDGE
@@ -116,7 +116,7 @@ class CallWorker:
         try:
             if job.kind == PAIRWISE:
                 other = Item.get_by_id(call.other_item_id)
-                result = judge_pairwise.judge_pair(
+                result = pairwise.judge_pair(
                     adapter,
                     job.judge_model,
                     item,
@@ -127,7 +127,7 @@ class CallWorker:
                     cancel=ctx.cancel,
                 )
             else:
-                result = judge.judge_item(
+                result = rubric.judge_item(
                     adapter,
                     job.judge_model,
                     reference_answer(item, call.level),
@@ -135,13 +135,13 @@ class CallWorker:
                     keep_alive=keep_alive,
                     cancel=ctx.cancel,
                 )
-        except judge.JudgeError as exc:
+        except rubric.JudgeError as exc:
             if not ctx.cancel.is_set():
                 self._failed(row, exc)
             return
         except Exception as exc:  # a bug must not kill the run: fail this call
             log.exception("unexpected error in judge call %s", row.id)
-            self._failed(row, judge.JudgeError(f"internal error: {exc!r}", transient=False))
+            self._failed(row, rubric.JudgeError(f"internal error: {exc!r}", transient=False))
             return
         if ctx.cancel.is_set():
             return

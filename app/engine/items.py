@@ -4,8 +4,8 @@ judgement, a retry or the failure (every write guarded by the claim, engine/clai
 import logging
 import threading
 
-from .. import judge
 from ..db import database
+from ..judge import rubric
 from ..models import COMPLETED
 from ..models import FAILED
 from ..models import NEW
@@ -255,7 +255,7 @@ class ItemWorker:
         ctx = self.ctx
         item = Item.get_by_id(item_id)
         try:
-            result = judge.judge_item(
+            result = rubric.judge_item(
                 adapter,
                 ctx.run.judge_model,
                 item,
@@ -263,7 +263,7 @@ class ItemWorker:
                 keep_alive=ctx.keep_alive(ctx.run.judge_provider),
                 cancel=ctx.cancel,
             )
-        except judge.JudgeError as exc:
+        except rubric.JudgeError as exc:
             if ctx.cancel.is_set():
                 return
             if exc.unreachable:  # the judge's server is down: the answers wait for it
@@ -274,7 +274,7 @@ class ItemWorker:
         except Exception as exc:
             log.exception("unexpected error judging item %s", item_id)
             self._judge_failed(
-                item, attempts, judge.JudgeError(f"internal error: {exc!r}", transient=False)
+                item, attempts, rubric.JudgeError(f"internal error: {exc!r}", transient=False)
             )
             return
         if ctx.cancel.is_set():
@@ -358,7 +358,7 @@ class ItemWorker:
             if ctx.cancel.is_set():
                 break
             try:
-                again = judge.judge_item(
+                again = rubric.judge_item(
                     adapter,
                     ctx.run.judge_model,
                     item,
@@ -366,7 +366,7 @@ class ItemWorker:
                     keep_alive=ctx.keep_alive(ctx.run.judge_provider),
                     cancel=ctx.cancel,
                 )
-            except judge.JudgeError:
+            except rubric.JudgeError:
                 scores.append(None)
                 continue
             scores.append(again["score"])

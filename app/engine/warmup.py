@@ -9,7 +9,7 @@ cannot be reached at all opens its breaker instead (breaker.py): the warm-up is 
 
 import logging
 
-from .. import judge
+from ..judge import rubric
 from ..models import RunTarget
 from ..providers.interface import Cancelled
 from ..providers.interface import ProviderError
@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 WARMUP_MESSAGES = [{"role": "user", "content": "Reply with the single word OK."}]
 WARMUP_PARAMS = {"max_tokens": 4}
 JUDGE_WARMUP_MESSAGES = [
-    {"role": "system", "content": judge.JUDGE_SYSTEM_PROMPT},
+    {"role": "system", "content": rubric.JUDGE_SYSTEM_PROMPT},
     {"role": "user", "content": 'This is a warm-up. Reply with {"score": 100, "reason": "ready"}.'},
 ]
 JUDGE_WARMUP_SCHEMA = {
@@ -172,7 +172,7 @@ def warm_up_judge(ctx, pool):
     adapter = ctx.adapter_for(provider)
     if adapter is None:
         return False
-    params = dict(judge.judge_params(run.judge_params), max_tokens=JUDGE_WARMUP_MAX_TOKENS)
+    params = dict(rubric.judge_params(run.judge_params), max_tokens=JUDGE_WARMUP_MAX_TOKENS)
     # Ollama: unload right after, so the first target's model gets the memory.
     keep_alive = 0 if provider.type == "OLLAMA" else None
     completion = _warm_up(

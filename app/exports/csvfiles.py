@@ -1,14 +1,14 @@
 """CSV exports with exactly seed 000 §9's columns: RFC 4180 quoting, CRLF, UTF-8, streamed.
 
-Every text cell is neutralised (csvcells.py, OWASP): an answer, reason, task or name that starts
-like a formula gets a `'` in front, so a spreadsheet shows it instead of running it.
+Every text cell is neutralised (files/csvcells.py, OWASP): an answer, reason, task or name that
+starts like a formula gets a `'` in front, so a spreadsheet shows it instead of running it.
 """
 
 import csv
 import io
 from itertools import islice
 
-from ..csvcells import neutralise
+from ..files.csvcells import neutralise
 from ..results.averages import model_averages
 from .rows import error_text
 from .rows import item_cursor

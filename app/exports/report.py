@@ -8,6 +8,7 @@ from jinja2 import select_autoescape
 from markupsafe import Markup
 
 from ..clock import isoformat
+from ..clock import local_text
 from ..clock import utcnow
 from ..config import REPO_ROOT
 from ..models import RunCollection
@@ -18,6 +19,7 @@ from ..results.averages import targets_from_averages
 from ..results.figures import target_figures
 from ..runs.state import run_state
 from ..runs.state import state_label
+from ..runs.state import state_words
 from ..sysmetrics.store import run_peaks
 from .ratings import report_html_section
 from .rows import detail_rows
@@ -63,6 +65,7 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT):
         "run": run,
         "state": state,
         "state_label": state_label(state, completed, failed),
+        "state_words": state_words(state, run.phase, completed, failed),
         "averages": averages,
         "figures": target_figures(run),
         "collections": [
@@ -77,8 +80,9 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT):
         "total_items": sum(r["item_count"] for r in averages),
         "detail_limit": detail_limit,
         "iso": isoformat,
+        "local": local_text,
         "error_text": error_text,
-        "generated_at": isoformat(utcnow()),
+        "generated_at": utcnow(),
         "peaks": run_peaks(run),
         "ratings": report_html_section(run),
     }

@@ -113,7 +113,8 @@ def consistency(target_ids):
         return []
     where, params = _scope_sql(target_ids, JUDGE)
     rows = database.execute_sql(
-        f"SELECT voter, COUNT(*), SUM(inconsistent) FROM vote WHERE {where} "
+        f"SELECT voter, COUNT(*), SUM(CASE WHEN inconsistent THEN 1 ELSE 0 END) "
+        f"FROM vote WHERE {where} "
         "GROUP BY voter ORDER BY voter",
         params,
     ).fetchall()

@@ -60,13 +60,18 @@ def _votes(target_ids, source):
     where = "" if source == "all" else " AND source = ?"
     extra = [] if source == "all" else [source]
     sql = (
+        # CASE, not a bare comparison: PostgreSQL cannot SUM a boolean.
         "SELECT t, SUM(win), SUM(tie), COUNT(*) FROM ("
-        f" SELECT left_target_id AS t, winner_target_id = left_target_id AS win,"
-        f" winner = 'TIE' AS tie FROM vote WHERE left_target_id IN ({marks}){where}"
+        " SELECT left_target_id AS t,"
+        " CASE WHEN winner_target_id = left_target_id THEN 1 ELSE 0 END AS win,"
+        " CASE WHEN winner = 'TIE' THEN 1 ELSE 0 END AS tie"
+        f" FROM vote WHERE left_target_id IN ({marks}){where}"
         " UNION ALL"
-        f" SELECT right_target_id, winner_target_id = right_target_id, winner = 'TIE'"
+        " SELECT right_target_id,"
+        " CASE WHEN winner_target_id = right_target_id THEN 1 ELSE 0 END,"
+        " CASE WHEN winner = 'TIE' THEN 1 ELSE 0 END"
         f" FROM vote WHERE right_target_id IN ({marks}){where}"
-        ") GROUP BY t"
+        ") AS sides GROUP BY t"
     )
     params = [*target_ids, *extra, *target_ids, *extra]
     return {t: (int(w or 0), int(ti or 0), n) for t, w, ti, n in database.execute_sql(sql, params)}

@@ -339,7 +339,7 @@ def latency_samples(run, buckets=1000):
         f"  ROW_NUMBER() OVER (PARTITION BY target_id ORDER BY time_taken_ms) - 1 AS r,"
         f"  COUNT(*) OVER (PARTITION BY target_id) AS n"
         f" FROM {table} WHERE run_id = ? AND time_taken_ms IS NOT NULL"
-        f" AND NOT (status IN (?, ?) AND COALESCE(error_stage, '') != 'judge'))"
+        f" AND NOT (status IN (?, ?) AND COALESCE(error_stage, '') != 'judge')) AS ranked"
         f" WHERE n <= ? OR r = 0 OR r = n - 1 OR (r * ?) / (n - 1) != ((r - 1) * ?) / (n - 1)"
         f" ORDER BY target_id, t"
     )

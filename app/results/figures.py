@@ -85,9 +85,15 @@ def _percentiles(run, out):
 
 def _rubric_means(run, out):
     """Mean score per rubric item id (as the judge gave it, 0..max_score) per target."""
+    # The JSON object's members as rows: SQLite's json_each, PostgreSQL's jsonb_each_text.
+    each = (
+        "jsonb_each_text(CAST(i.rubric_scores AS JSONB)) AS j(key, value)"
+        if database.is_postgres
+        else "json_each(i.rubric_scores) AS j"
+    )
     cursor = database.execute_sql(
-        f"SELECT i.target_id, j.key, AVG(j.value), COUNT(*) "
-        f"FROM {I._meta.table_name} AS i, json_each(i.rubric_scores) AS j "
+        f"SELECT i.target_id, j.key, AVG(CAST(j.value AS DOUBLE PRECISION)), COUNT(*) "
+        f"FROM {I._meta.table_name} AS i, {each} "
         f"WHERE i.run_id = ? AND i.status = ? AND i.rubric_scores IS NOT NULL "
         f"GROUP BY i.target_id, j.key ORDER BY i.target_id, j.key",
         (run.id, COMPLETED),

@@ -31,24 +31,40 @@ def system_metrics_now(now=None):
 
 
 # One query: the run's first and last answer times, then the mean tokens/s per bucket of
-# answers (julianday keeps the arithmetic in SQLite; answered_at is stored as text).
+# answers (julian days keep the arithmetic in the database: SQLite's julianday() on the text it
+# stores, PostgreSQL's epoch of the timestamp).
 THROUGHPUT_SQL = (
-    "WITH span AS (SELECT MIN(julianday(answered_at)) AS lo, MAX(julianday(answered_at)) AS hi "
+    "WITH span AS (SELECT MIN({jd}) AS lo, MAX({jd}) AS hi "
     "FROM item WHERE run_id = ? AND answered_at IS NOT NULL) "
-    "SELECT span.lo, span.hi, CAST((julianday(item.answered_at) - span.lo) * 86400.0 / "
-    "MAX(?, (span.hi - span.lo) * 86400.0 / ?) AS INTEGER) AS bucket, "
+    "SELECT span.lo, span.hi, {floor}(({item_jd} - span.lo) * 86400.0 / "
+    "{greatest}(?, (span.hi - span.lo) * 86400.0 / ?)){floor_end} AS bucket, "
     "AVG(item.tokens_per_second) "
     "FROM item, span WHERE item.run_id = ? AND item.answered_at IS NOT NULL "
-    "AND item.tokens_per_second IS NOT NULL GROUP BY bucket ORDER BY bucket"
+    "AND item.tokens_per_second IS NOT NULL GROUP BY bucket, span.lo, span.hi ORDER BY bucket"
 )
+DIALECT = {
+    "sqlite": {
+        "jd": "julianday(answered_at)",
+        "item_jd": "julianday(item.answered_at)",
+        "floor": "CAST(",
+        "floor_end": " AS INTEGER)",
+        "greatest": "MAX",
+    },
+    "postgres": {
+        "jd": "(EXTRACT(EPOCH FROM answered_at) / 86400.0 + 2440587.5)",
+        "item_jd": "(EXTRACT(EPOCH FROM item.answered_at) / 86400.0 + 2440587.5)",
+        "floor": "CAST(FLOOR(",
+        "floor_end": ") AS BIGINT)",
+        "greatest": "GREATEST",
+    },
+}
 JULIAN_EPOCH = 2440587.5  # julianday('1970-01-01')
 
 
 def throughput(run, buckets=BUCKETS):
     """[(epoch s, mean tokens/s of the answers in that bucket)], at most about `buckets`."""
-    rows = database.execute_sql(
-        THROUGHPUT_SQL, (run.id, MIN_BUCKET_SECONDS, buckets, run.id)
-    ).fetchall()
+    sql = THROUGHPUT_SQL.format(**DIALECT["postgres" if database.is_postgres else "sqlite"])
+    rows = database.execute_sql(sql, (run.id, MIN_BUCKET_SECONDS, buckets, run.id)).fetchall()
     if not rows:
         return []
     lo, hi = rows[0][0], rows[0][1]

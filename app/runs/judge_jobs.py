@@ -7,6 +7,7 @@ The calls belong to the job's run: the engine claims, retries, pauses, stops and
 that run's work (engine/calls.py), so queueing them on a finished run reopens it.
 """
 
+from peewee import Case
 from peewee import fn
 
 from ..clock import utcnow
@@ -100,10 +101,11 @@ def queue_reference_check(run, now=None, reopen_run=True):
             raise Conflict(
                 f"A judge check of run {run.run_id} is under way; wait for it to finish."
             )
+        # Each task's first item (the references are the task's, snapshotted in every item).
+        first = Item.select(fn.MIN(Item.id)).where(Item.run == run).group_by(Item.task_key)
         tasks = (
-            Item.select(fn.MIN(Item.id), Item.task_key, Item.excellent, Item.good, Item.pass_answer)
-            .where(Item.run == run)
-            .group_by(Item.task_key)
+            Item.select(Item.id, Item.task_key, Item.excellent, Item.good, Item.pass_answer)
+            .where(Item.id.in_(first))
             .order_by(Item.task_key)
             .tuples()
         )
@@ -155,8 +157,9 @@ def unjudged_pairs(target_a, target_b, voter, limit=None, after=None):
     """
     a, b = Item.alias("a"), Item.alias("b")
     voted = Vote.select(Vote.id).where(
-        (Vote.item_low == fn.MIN(a.id, b.id))
-        & (Vote.item_high == fn.MAX(a.id, b.id))
+        # CASE, not SQLite's two-argument MIN/MAX (PostgreSQL's are LEAST/GREATEST).
+        (Vote.item_low == Case(None, [(a.id < b.id, a.id)], b.id))
+        & (Vote.item_high == Case(None, [(a.id < b.id, b.id)], a.id))
         & (Vote.voter == voter)
     )
     where = (

@@ -14,7 +14,7 @@ from ..errors import ValidationError
 from ..hashing import canonical_params
 from ..hashing import context_hash
 from ..hashing import sha256_json
-from ..judge import PROMPT_HASH
+from ..judge.rubric import PROMPT_HASH
 from ..models import CANT_BE_FINISHED
 from ..models import CONTROL_PAUSED
 from ..models import CONTROL_QUEUED

@@ -159,7 +159,7 @@ def _answer_paces(run, now=None):
         f"SELECT target_id, answered_at, time_taken_ms FROM ("
         f" SELECT target_id, answered_at, time_taken_ms, id,"
         f"  ROW_NUMBER() OVER (PARTITION BY target_id ORDER BY answered_at DESC, id DESC) AS r"
-        f" FROM {Item._meta.table_name} WHERE run_id = ? AND answered_at IS NOT NULL)"
+        f" FROM {Item._meta.table_name} WHERE run_id = ? AND answered_at IS NOT NULL) AS latest"
         f" WHERE r <= ? ORDER BY target_id, r",
         (getattr(run, "id", run), RATE_WINDOW),
     )

@@ -56,6 +56,18 @@ def control_reason(run):
     return NO_ORCHESTRATOR if _orphaned(run) else run.control_reason
 
 
+PHASE_WORDS = {"BENCHMARKING": "answering tasks", "JUDGING": "judging answers"}
+
+
+def state_words(state, phase, completed, failed):
+    """The run's state as a person says it: "finished", "finished with 2 failed",
+    "running, judging answers", "paused, answering tasks"; the phase only while it matters."""
+    label = state_label(state, completed, failed)[0]
+    if state == "finished" or phase not in PHASE_WORDS:
+        return label
+    return f"{label}, {PHASE_WORDS[phase]}"
+
+
 def state_label(state, completed, failed):
     """(label, tone) people read for a run: a finished run says how it ended.
 

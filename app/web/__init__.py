@@ -17,6 +17,7 @@ from ..runs.queries import active_run
 from . import ab
 from . import alerts
 from . import collections
+from . import compare
 from . import dashboard
 from . import datasets
 from . import evaluate
@@ -61,6 +62,8 @@ def init_app(app):
     for module in (dashboard, providers, tasks, collections, settings, datasets, runs, results):
         app.register_blueprint(module.bp)
     for module in (templates, trends, alerts, queue, evaluate, ab, leaderboard, reports, labels):
+        app.register_blueprint(module.bp)
+    for module in (compare,):
         app.register_blueprint(module.bp)
     if app.debug or app.config.get("TESTING"):
         app.register_blueprint(patterns.bp)

@@ -7,6 +7,7 @@ from flask import render_template
 from flask import request
 from flask import url_for
 
+from ..catalog.collections import add_matching_tasks
 from ..catalog.collections import add_tasks_to_collection
 from ..catalog.collections import collection_tasks
 from ..catalog.collections import create_collection
@@ -126,6 +127,16 @@ def add_tasks(collection_id):
         flash(exc.message, "error")
         return redirect(url_for("collections.show", collection_id=collection_id))
     flash(f"Added {len(ids)} task{'s' if len(ids) != 1 else ''} to {collection.name}.", "success")
+    return redirect(url_for("collections.show", collection_id=collection_id))
+
+
+@bp.post("/<int:collection_id>/tasks/all")
+def add_all_shown(collection_id):
+    """Add every task the search shows (all its pages), not only the ticked ones."""
+    form = request.form
+    q, category = form.get("q", "").strip(), form.get("category", "")
+    collection, added = add_matching_tasks(collection_id, q, category)
+    flash(f"Added {added} task{'s' if added != 1 else ''} to {collection.name}.", "success")
     return redirect(url_for("collections.show", collection_id=collection_id))
 
 

@@ -16,11 +16,31 @@ bp = Blueprint("datasets", __name__, url_prefix="/settings/import")
 
 FORMAT_CHOICES = [
     ("", "Guess from the file"),
-    ("yaml", "YAML tasks (seed 001: expected_answer …)"),
-    ("jsonl", "JSONL question bank (seed 004: id, prompt, rubric …)"),
-    ("csv", "CSV runner tasks (seed 003: prompt_template, vars_json …)"),
-    ("runner-jsonl", "JSONL runner tasks (seed 003)"),
+    ("yaml", "Ollama-benchmarker YAML (task_id, expected_answer …)"),
+    ("jsonl", "apocbench-style JSONL (id, prompt, rubric …)"),
+    ("csv", "prompt CSV with variables (prompt_template, vars_json …)"),
+    ("runner-jsonl", "prompt JSONL with variables (prompt_template, vars_json …)"),
     ("json", "llmbench JSON (tasks and collections)"),
+]
+# What each format looks like, for a person deciding which one their file is.
+FORMAT_HELP = [
+    (
+        "Ollama-benchmarker YAML",
+        ".yml / .yaml, a file or a list",
+        "task_id, question, expected_answer: {most_expected, good_answer, pass_option}, "
+        "incorrect_direction",
+    ),
+    (
+        "apocbench-style JSONL",
+        ".jsonl, one task a line",
+        "id, category, difficulty, scenario, prompt, rubric [{id, text, weight}], auto_fail",
+    ),
+    (
+        "prompt CSV/JSONL with variables",
+        ".csv with a header row, or .jsonl",
+        "task_id, template_version, prompt_template with {variables}, input_text, vars_json",
+    ),
+    ("llmbench JSON", ".json, as exported here", "tasks and the collections they belong to"),
 ]
 EXPORT_CHOICES = [(fmt, label) for fmt, label in FORMAT_CHOICES if fmt]
 DUPLICATE_CHOICES = [
@@ -38,6 +58,7 @@ def _page(errors=None, form=None, status=200):
         form=form or {},
         collections=names,
         formats=FORMAT_CHOICES,
+        format_help=FORMAT_HELP,
         export_formats=EXPORT_CHOICES,
         duplicates=DUPLICATE_CHOICES,
         subnav_active="import",

@@ -7,13 +7,18 @@ from flask import render_template
 from flask import request
 from flask import url_for
 
+from ..catalog.provider_fields import DEFAULT_ENDPOINTS
+from ..catalog.provider_presets import DEFAULT_BASE_URLS
+from ..catalog.provider_presets import PRESETS
+from ..catalog.provider_presets import apply_preset
+from ..catalog.provider_presets import new_provider_form
+from ..catalog.provider_trial import run_test_inference
 from ..catalog.providers import create_provider
 from ..catalog.providers import delete_provider
 from ..catalog.providers import get_provider
 from ..catalog.providers import header_rows
 from ..catalog.providers import list_models
 from ..catalog.providers import list_providers
-from ..catalog.providers import run_test_inference
 from ..catalog.providers import update_provider
 from ..errors import Conflict
 from ..errors import ValidationError
@@ -103,6 +108,10 @@ def _render_form(form, provider=None, errors=None, status=200):
         form=form,
         provider=provider,
         errors=errors or {},
+        presets=PRESETS,
+        default_base_urls=DEFAULT_BASE_URLS,
+        default_endpoints=DEFAULT_ENDPOINTS,
+        preset_key=request.args.get("preset", ""),
         subnav_active="providers",
     ), status
 
@@ -116,15 +125,8 @@ def index():
 
 @bp.get("/new")
 def new():
-    """An empty provider form (Ollama defaults)."""
-    form = {
-        "type": "OLLAMA",
-        "baseUrl": "http://localhost:11434",
-        "timeoutSeconds": "120",
-        "maxConcurrency": "1",
-        "headers": [],
-    }
-    return _render_form(form)
+    """A new provider's form: Ollama's defaults, or a preset's (?preset=vllm)."""
+    return _render_form(new_provider_form(request.args.get("preset")))
 
 
 @bp.post("/new")
@@ -136,14 +138,17 @@ def create():
     except (ValidationError, Conflict) as exc:
         return _render_form(form, None, *form_errors(exc))
     flash(f"Provider {provider.name} added. Refresh its models to check the connection.", "success")
+    if provider.base_url_note:
+        flash(provider.base_url_note, "info")
     return redirect(url_for("providers.index"))
 
 
 @bp.get("/<int:provider_id>/edit")
 def edit(provider_id):
-    """The provider form, secret values masked."""
+    """The provider form, secret values masked (?preset= fills a preset's server fields)."""
     provider = get_provider(provider_id)
-    return _render_form(_form_from_provider(provider), provider)
+    form = apply_preset(_form_from_provider(provider), request.args.get("preset"))
+    return _render_form(form, provider)
 
 
 @bp.post("/<int:provider_id>/edit")
@@ -156,6 +161,8 @@ def update(provider_id):
     except (ValidationError, Conflict) as exc:
         return _render_form(form, provider, *form_errors(exc))
     flash(f"Provider {provider.name} saved.", "success")
+    if provider.base_url_note:
+        flash(provider.base_url_note, "info")
     if provider.secrets_cleared:
         flash(
             f"The base URL now points at another server, so the stored secret values of "

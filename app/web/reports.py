@@ -45,6 +45,15 @@ def chart(run_id, name):
     return response
 
 
+@bp.get("/runs/<run_id>/view/report.html")
+def view_html(run_id):
+    """report.html shown in the browser (the same file as the download, inline)."""
+    chunks, filename, content_type = files.download(get_run(run_id), "report_html")
+    response = attachment(chunks, filename, content_type)
+    response.headers["Content-Disposition"] = f'inline; filename="{filename}"'
+    return response
+
+
 @bp.get("/runs/<run_id>/report.csv")
 def export_csv(run_id):
     """The report's table as CSV (one line per target)."""

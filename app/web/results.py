@@ -15,7 +15,6 @@ from flask import url_for
 
 from ..api.replies import attachment
 from ..errors import LlmbenchError
-from ..errors import NotFound
 from ..errors import ValidationError
 from ..exports import files
 from ..ratings.judge_check import judge_check
@@ -25,8 +24,6 @@ from ..results.averages import breakdown
 from ..results.averages import get_item
 from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
-from ..results.compare import compare_runs
-from ..results.compare import run_choices
 from ..results.stability import has_repeats
 from ..results.stability import stability
 from ..results.system import system_view
@@ -371,32 +368,3 @@ def export_summary(run_id):
 def export_report(run_id):
     """Self-contained report.html, streamed."""
     return _download(run_id, "report_html")
-
-
-@bp.get("/compare")
-def compare():
-    """Compare two runs picked in the URL (?a=&b=)."""
-    a_id = (request.args.get("a") or "").strip()
-    b_id = (request.args.get("b") or "").strip()
-    context = {
-        "choices": run_choices(),
-        "a": a_id,
-        "b": b_id,
-        "result": None,
-        "error": None,
-        "hint": None,
-    }
-    status = 200
-    if a_id and a_id == b_id:
-        # Not an error: "Compare with…" fills in A, and the person picks B next.
-        context["hint"] = f"A and B are both {a_id}: pick another run to compare it with."
-    elif a_id and b_id:
-        try:
-            context["result"] = compare_runs(get_run(a_id), get_run(b_id), limit=25)
-        except NotFound as exc:
-            context["error"], status = exc.message, 404
-    elif a_id or b_id:
-        context["hint"] = (
-            f"Now pick run {'B (after)' if a_id else 'A (before)'} to compare with {a_id or b_id}."
-        )
-    return render_template("compare/show.html", **context), status

@@ -17,10 +17,10 @@ DOCUMENT_POLICY = (
 
 
 def _is_document(response):
-    """A chart SVG or a downloaded HTML file (report.html)."""
+    """A chart SVG or an HTML file, downloaded or viewed (report.html)."""
     disposition = response.headers.get("Content-Disposition", "")
     return response.mimetype == "image/svg+xml" or (
-        response.mimetype == "text/html" and disposition.startswith("attachment")
+        response.mimetype == "text/html" and disposition.startswith(("attachment", "inline"))
     )
 
 

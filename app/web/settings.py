@@ -10,10 +10,11 @@ from flask import request
 from flask import url_for
 
 from ..catalog import defaults
+from ..catalog.price_choices import model_choices
+from ..catalog.price_choices import provider_names
 from ..catalog.prices import delete_price
 from ..catalog.prices import list_prices
 from ..catalog.prices import set_price
-from ..catalog.providers import list_providers
 from ..errors import Conflict
 from ..errors import ValidationError
 
@@ -47,21 +48,40 @@ def index():
     return redirect(url_for("providers.index"))
 
 
+def _model_context(provider_name, errors=None, form=None):
+    models, note = model_choices(provider_name) if provider_name else ([], None)
+    return {
+        "models": models,
+        "models_note": note,
+        "provider_name": provider_name,
+        "errors": errors or {},
+        "form": form or {},
+    }
+
+
 def _prices_page(errors=None, form=None, status=200):
+    form = form or {}
+    chosen = form.get("providerName") or ""
     return render_template(
         "settings/prices.html",
         prices=list_prices(),
-        errors=errors or {},
-        form=form or {},
-        provider_names=[p.name for p in list_providers()],
+        provider_names=provider_names(),
         subnav_active="prices",
+        **_model_context(chosen, errors, form),
     ), status
 
 
 @bp.get("/prices")
 def prices():
-    """The editable price table."""
-    return _prices_page()
+    """The editable price table; ?providerName= lists that provider's models to pick from."""
+    return _prices_page(form={"providerName": request.args.get("providerName", "")})
+
+
+@bp.get("/prices/models")
+def price_models():
+    """Fragment #price-model: the chosen provider's models to pick from."""
+    context = _model_context(request.args.get("providerName", ""))
+    return render_template("settings/_price_model.html", **context)
 
 
 @bp.post("/prices")
@@ -71,7 +91,7 @@ def prices_save():
     try:
         price = set_price(
             form.get("providerName"),
-            form.get("model"),
+            form.get("model") or form.get("modelTyped"),
             form.get("inputPer1m"),
             form.get("outputPer1m"),
         )

@@ -4,8 +4,8 @@ import json
 import re
 import time
 
-from .hashing import sha256_json
-from .providers.interface import ProviderError
+from ..hashing import sha256_json
+from ..providers.interface import ProviderError
 
 JUDGE_PROMPT_VERSION = "judge-v1"
 REASON_MAX_LENGTH = 400

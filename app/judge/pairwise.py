@@ -1,4 +1,4 @@
-"""The pairwise judge: prompt, JSON schema, strict validation and one repair, like judge.py.
+"""The pairwise judge: prompt, JSON schema, strict validation and one repair, like rubric.py.
 
 The judge sees the question, the task's references when it has them, and two answers labelled
 A and B; it names the better one or a tie. Which answer is A is the caller's choice: a pair is
@@ -9,12 +9,12 @@ import json
 import re
 import time
 
-from .hashing import sha256_json
-from .judge import JUDGE_SYSTEM_PROMPT
-from .judge import JudgeError
-from .judge import JudgeOutputError
-from .judge import judge_params
-from .providers.interface import ProviderError
+from ..hashing import sha256_json
+from ..providers.interface import ProviderError
+from .rubric import JUDGE_SYSTEM_PROMPT
+from .rubric import JudgeError
+from .rubric import JudgeOutputError
+from .rubric import judge_params
 
 PAIRWISE_PROMPT_VERSION = "pairwise-v1"
 REASON_MAX_LENGTH = 300

@@ -1,0 +1,1 @@
+"""The judge: one answer scored against a rubric (rubric.py), two answers compared (pairwise.py)."""

@@ -1,0 +1,70 @@
+"""report.html for a person: viewed in the browser beside its download, with readable local
+times and the state in words (no phase names)."""
+
+import datetime as dt
+import re
+import time
+
+import pytest
+from bs4 import BeautifulSoup
+
+from app.clock import local_text
+from app.exports.report import report_html
+from app.models import CONTROL_RUNNING
+from app.models import PENDING
+from tests.factories import add_item
+from tests.factories import make_run
+
+
+def soup(text):
+    return BeautifulSoup(text, "html.parser")
+
+
+@pytest.fixture
+def run(app):
+    run, (target,) = make_run("viewed")
+    add_item(run, target, "t1", score=80, answer="4")
+    return run
+
+
+def test_the_results_page_links_to_view_the_report_beside_its_download(client, run):
+    page = soup(client.get("/runs/viewed/results").get_data(as_text=True))
+    downloads = page.select_one("nav.rs-exports")
+    view = next(a for a in downloads.select("a") if a.get_text().startswith("View report"))
+    assert view["href"] == "/runs/viewed/view/report.html" and not view.has_attr("download")
+
+
+def test_the_viewed_report_is_shown_inline_under_the_documents_policy(client, run):
+    response = client.get("/runs/viewed/view/report.html")
+    assert response.status_code == 200 and response.mimetype == "text/html"
+    assert response.headers["Content-Disposition"].startswith("inline;")
+    assert "script-src" not in response.headers["Content-Security-Policy"]
+    assert soup(response.get_data(as_text=True)).h1.get_text() == "Run viewed"
+
+
+def test_a_finished_run_reads_finished_without_its_phase(run):
+    state = soup(report_html(run)).select_one("#run-state").parent.get_text()
+    assert state.strip() == "finished"
+
+
+def test_a_running_run_says_what_it_is_doing(app):
+    run, _ = make_run("busy", status=PENDING, control=CONTROL_RUNNING, phase="BENCHMARKING")
+    assert soup(report_html(run)).select_one("#run-state").get_text() == "running, answering tasks"
+
+
+def test_times_are_local_and_readable_with_the_iso_value_kept(run):
+    created = soup(report_html(run)).find("dt", string="Created").find_next("dd").time
+    assert created.get_text() == local_text(run.created_at)
+    assert created["datetime"].endswith("Z")
+    assert re.fullmatch(r"\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d:\d\d \S+", created.get_text())
+
+
+def test_local_text_names_the_zone_of_this_machine(monkeypatch):
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        text = local_text(dt.datetime(2026, 11, 26, 9, 15, 3))
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    assert text == "26 Nov 2026, 10:15:03 CET"
