@@ -53,10 +53,49 @@ def test_narrow_charts_are_drawn_for_phone_widths(data):
     assert 'viewBox="0 0 480 420"' in narrow
 
 
-def test_long_model_labels_are_shortened_in_the_middle(data):
-    svg = charts.score_chart(data["averages"], narrow=True)
+def test_long_model_labels_keep_the_models_name(data):
+    svg = charts.score_chart(data["averages"])
     assert charts.short("openrouter/vendor/a-very-long-model-name", 16) == "openrou…del-name"
-    assert "openrou…del-name" in svg
+    # The provider and the organisation go first; the model's own name stays.
+    assert charts.model_label("HuggingFaceTB/SmolLM2-135M-Instruct", 22) == (
+        "SmolLM2-135M-Instruct"
+    )
+    assert "a-very-long-model-name" in svg
+
+
+def test_one_far_faster_model_puts_the_speed_chart_on_a_log_scale(app):
+    averages = [
+        {"label": "fake/fast", "avg_tokens_per_second": 25_000.0},
+        {"label": "local/llama", "avg_tokens_per_second": 30.0},
+    ]
+    svg = charts.speed_chart(averages)
+    assert "Tokens per second (log scale)" in svg
+    axis = re.search(r'class="axis x always_show">(.*?)</g></g>', svg).group(1)
+    assert re.findall(r"<text[^>]*>([^<]*)</text>", axis) == ["10", "100", "1k", "10k", "100k"]
+
+
+def test_one_slow_answer_is_cut_and_marked_in_the_box_plot(app):
+    averages = [{"target_id": 1, "label": "p/a"}, {"target_id": 2, "label": "p/b"}]
+    samples = {1: [900.0 + n for n in range(20)], 2: [1000.0 + n for n in range(19)] + [120_000.0]}
+    svg = charts.latency_chart(averages, samples)
+    assert "Answer time (ms), cut at 3.04k: 1 slower, up to 120k" in svg
+    assert ">120k<" not in re.search(r'class="axis y always_show">(.*?)</g></g>', svg).group(1)
+
+
+def test_a_zero_score_reads_0_and_no_score_draws_nothing(app):
+    table = {
+        "by": "category",
+        "models": [{"label": "p/a"}, {"label": "p/b"}],
+        "rows": [{"key": "math", "cells": [{"avg": 0.0}, {"avg": None}]}],
+    }
+    svg = charts.category_chart(table)
+    values = re.findall(r"<text[^>]*class=\"value\">([^<]*)<", svg)
+    assert values == ["0.0"]
+
+
+def test_an_empty_chart_of_a_finished_run_does_not_say_yet(app):
+    assert "No data yet" not in charts.score_chart([], empty=charts.NONE_FINISHED)
+    assert "No completed answers to draw" in charts.score_chart([], empty=charts.NONE_FINISHED)
 
 
 def test_score_chart_draws_confidence_intervals(data):
@@ -136,7 +175,7 @@ def test_nice_ticks_are_few_round_values(top, count, expected):
 def test_narrow_speed_axis_has_few_short_labels(app):
     averages = [
         {"label": "a", "avg_tokens_per_second": 3456.7},
-        {"label": "b", "avg_tokens_per_second": 20.0},
+        {"label": "b", "avg_tokens_per_second": 200.0},
     ]
     svg = charts.speed_chart(averages, narrow=True)
     axis = re.search(r'class="axis x always_show">(.*?)</g></g>', svg).group(1)

@@ -1,5 +1,7 @@
 """Exports: golden CSV (CRLF, RFC 4180) and Markdown, summary.json keys, self-contained report."""
 
+import csv
+import io
 import json
 import re
 
@@ -70,11 +72,11 @@ AVERAGE_GOLDEN = (
 DETAILED_GOLDEN = (
     "provider_name,model_name,task_id,task_name,task_status,spent_time_ms,tokens_generated,"
     "tokens_per_second,score,judge_reason,llm_response_text,error_msg\r\n"
-    "local,m1 · temperature 0.2,t1,What is 2+2?,COMPLETED,1234.5,50,40.5,80,"
+    'local,m1 · temperature 0.2,t1,"What is 2+2?\nExplain.",COMPLETED,1234.5,50,40.5,80,'
     '"has, comma ""quoted""\nsecond line",'
     "ünïcødé ✓ | pipe,\r\n"
     "local,m1 · temperature 0.2,t2,Name <three> colours,FAILED,900,,,,,red,judge: bad json\r\n"
-    '"remote, inc",m|2,t1,What is 2+2?,COMPLETED,1000,50,50,72.5,right,4,\r\n'
+    '"remote, inc",m|2,t1,"What is 2+2?\nExplain.",COMPLETED,1000,50,50,72.5,right,4,\r\n'
 )
 
 MARKDOWN_GOLDEN = """# Run golden
@@ -113,6 +115,26 @@ MARKDOWN_GOLDEN = """# Run golden
 
 </details>
 """  # noqa: E501 - a golden file, kept verbatim
+
+
+def test_no_export_shortens_a_question_or_an_answer(app):
+    run, (target,) = make_run()
+    question = (
+        "Explain, step by step, "
+        + "why the sky is blue " * 40
+        + "?\nThen say why it is red at dusk."
+    )
+    answer = "Because of Rayleigh scattering. " * 200
+    add_item(run, target, "long", score=50, question=question, answer=answer)
+    (row,) = list(csv.DictReader(io.StringIO("".join(csv_detailed(run)))))
+    assert row["task_name"] == question and row["llm_response_text"] == answer
+    for text in (
+        "".join(csv_detailed(run)),
+        "".join(markdown(run)),
+        json.dumps(summary_json(run)),
+        report_html(run),
+    ):
+        assert "…" not in text
 
 
 def test_average_csv_golden(golden_run):

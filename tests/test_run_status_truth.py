@@ -1,6 +1,8 @@
 """A run's status tells the truth: how a finished run ended, one progress figure everywhere, and
 failed items counted apart from answered ones (live view, history, API, CLI, report)."""
 
+import datetime as dt
+
 import pytest
 from bs4 import BeautifulSoup
 from click.testing import CliRunner
@@ -120,7 +122,9 @@ def test_one_progress_figure_in_the_live_view_the_api_and_the_continue_list(app,
     live = progress(run)
     assert live["overall_pct"] == round(100 * api, 1) == 42.5  # (2 * 6 + 5) / 40
     page = BeautifulSoup(client.get("/runs/half").text, "html.parser")
-    assert "at 42.5 % done" in page.get_text(" ")
+    # The live view says it in counts, the same as its two phase lines.
+    status = page.select_one(".run-progress__status").get_text(" ", strip=True)
+    assert status == "Paused while judging: 9 of 20 answered, 4 judged.", status
     assert page.find(id="answered-count").get_text(" ", strip=True) == (
         "9 / 20 answered · 2 failed"
     )
@@ -137,3 +141,31 @@ def test_a_full_bar_of_failures_is_drawn_as_failures(app, client):
     bars = bench.find_all("span")
     assert "meter__bar--0" in bars[0]["class"]  # nothing answered
     assert "meter__bar--failed" in bars[1]["class"] and "meter__bar--100" in bars[1]["class"]
+
+
+def test_the_live_view_shows_the_item_in_flight_and_how_long_it_has_run(app, client):
+    from app.clock import utcnow
+
+    now = utcnow()
+    run, (t,) = make_run("busy", status=PENDING, phase="BENCHMARKING", targets=(("p", "slow-7b"),))
+    add_item(
+        run,
+        t,
+        "q1",
+        status=NEW,
+        last_attempt_at=now - dt.timedelta(seconds=135),
+        claimed_until=now + dt.timedelta(minutes=5),
+    )
+    add_item(run, t, "q2", status=NEW)
+    (flight,) = progress(run, now=now)["in_flight"]
+    assert (flight["task"], flight["target"], flight["step"]) == ("q1", "slow-7b", "answering")
+    assert flight["seconds"] == pytest.approx(135, abs=1)
+    text = BeautifulSoup(client.get("/runs/busy").text, "html.parser").select_one("#in-flight")
+    assert "q1 on slow-7b · for 2m 1" in text.get_text(" ", strip=True).replace("  ", " ")
+
+
+def test_the_recent_rate_is_shown_only_while_running(app, client):
+    run, (t,) = make_run("done", targets=(("p", "m"),))
+    add_item(run, t, "q1", score=50.0)
+    page = BeautifulSoup(client.get("/runs/done").text, "html.parser")
+    assert "Recent tok/s" not in page.get_text() and "ETA" not in page.get_text()

@@ -100,7 +100,14 @@ def test_target_models_fragment_explains_a_server_that_is_down(client, app):
     provider = create_provider({"name": "down", "type": "OLLAMA", "base_url": "http://127.0.0.1:9"})
     response = client.get(f"/new-run/providers/{provider.id}/models", headers=HX)
     assert response.status_code == 200
-    assert b"Could not list models" in response.data
+    # Said calmly (grey, no error colour) with a retry, and the group's summary is told.
+    note = soup(response).select_one("[data-unreachable]")
+    assert "Not reachable: check that Ollama is running" in note.get_text(" ", strip=True)
+    assert "field-note--error" not in note["class"]
+    assert note.select_one("button").get_text(strip=True) == "Retry"
+    assert soup(response).select_one(f"#group-status-{provider.id}").get_text() == (
+        "not reachable, check that Ollama is running"
+    )
 
 
 def test_judge_models_fragment_fills_the_datalist(client, setup):
@@ -382,3 +389,10 @@ def test_a_typed_models_bad_param_is_shown_in_its_providers_row(client, setup):
     page = soup(client.post("/runs", data=form))
     field = page.find("input", attrs={"name": f"extra_params_{pid}#top_p"})
     assert field["aria-invalid"] == "true" and field["value"] == "7"
+
+
+def test_recent_runs_show_their_targets_not_the_judge(client, app):
+    make_run("r1", targets=(("p", "alpha-7b"), ("p", "beta-3b")), judge_model="judge-x")
+    cell = soup(client.get("/")).select_one("#results-title").find_parent("section")
+    text = cell.get_text(" ", strip=True)
+    assert "alpha-7b, beta-3b" in text and "judge-x" not in text

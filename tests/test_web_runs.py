@@ -388,7 +388,10 @@ def test_eta_counts_answers_and_judgements_left_at_the_recent_pace(run):
         ).where(Item.id == item.id).execute()
     p = progress(Run.get_by_id(run.id), now=t0 + dt.timedelta(seconds=2))
     assert p["eta_seconds"] == 1 * 1.0 + 4 * 1.0  # 1 answer + 4 judgements left
-    assert p["recent_tps"] == 20.0
+    # The recent rate is the model's that answered last, never an average across models.
+    last = items[2].target_id
+    rates = [10.0 * (n + 1) for n, item in enumerate(items[:3]) if item.target_id == last]
+    assert p["recent_tps"] == sum(rates) / len(rates)
 
 
 def test_eta_uses_each_targets_own_pace_for_its_items_left(run):

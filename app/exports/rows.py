@@ -2,8 +2,6 @@
 
 from collections import namedtuple
 
-from peewee import fn
-
 from ..db import database
 from ..models import Item
 from ..models import RunTarget
@@ -34,8 +32,6 @@ DetailRow = namedtuple(
     ),
 )
 
-NAME_CHARS = 100
-
 
 def targets(run):
     """The run's targets in run order: list of (id, provider_name, label).
@@ -52,9 +48,9 @@ def targets(run):
 
 
 def task_name(question):
-    """A task's display name: the first line of its question, shortened."""
-    line = (question or "").strip().split("\n", 1)[0].strip()
-    return line if len(line) <= NAME_CHARS else line[: NAME_CHARS - 1].rstrip() + "…"
+    """A task's name in seed 000 §9's task_name column: its whole question (a file never
+    shortens a question or an answer; quoting keeps its newlines inside the one field)."""
+    return (question or "").strip()
 
 
 def item_cursor(run, limit=None, with_answer=True):
@@ -69,7 +65,7 @@ def item_cursor(run, limit=None, with_answer=True):
             Item.id,
             Item.target,
             Item.task_key,
-            fn.SUBSTR(Item.question, 1, NAME_CHARS * 2),
+            Item.question,
             Item.category,
             Item.difficulty,
             Item.status,

@@ -4,6 +4,7 @@ histogram, cost vs quality, tokens per target. Plain data in (report.run_report)
 import pygal
 
 from ..results.charts import chart_config
+from ..results.charts import chart_labels
 from ..results.charts import nice_ticks
 from ..results.charts import render_svg
 from ..results.charts import short
@@ -152,9 +153,10 @@ def leaderboard_chart(rows, narrow=False):
         height=max(260, 70 + 34 * len(rated)),
     )
     chart = pygal.HorizontalBar(**config)
-    chart.x_labels = [short(f"{r['provider']}/{r['target']}", 16 if narrow else 30) for r in rated][
-        ::-1
+    labelled = [
+        {"label": f"{r['provider']}/{r['target']}", "target_label": r["target"]} for r in rated
     ]
+    chart.x_labels = chart_labels(labelled, 20 if narrow else 34)[::-1]
     values = []
     for r in reversed(rated):
         value = {"value": round(r["rating"], 1)}

@@ -11,6 +11,7 @@ import sys
 import pygal
 from pygal.style import Style
 
+from ..models import FINISHED
 from .averages import breakdown
 from .averages import latency_samples
 from .averages import model_averages
@@ -137,8 +138,38 @@ def short(label, limit):
     return label[:head] + "…" + label[-(limit - 1 - head) :]
 
 
+def model_label(name, limit):
+    """A model's name that fits `limit` characters and still says which model it is: the part
+    before the last "/" (an organisation, "HuggingFaceTB/") goes first, then the middle."""
+    if len(name) > limit and "/" in name:
+        name = name.rsplit("/", 1)[1]
+    return short(name, limit)
+
+
+def chart_labels(rows, limit):
+    """Axis labels for rows with a provider-qualified "label" ("provider/model"): the model's
+    name alone, the provider kept only where two rows would otherwise read the same."""
+    names = [row.get("target_label") or row["label"].split("/", 1)[-1] for row in rows]
+    out = []
+    for row, name in zip(rows, names, strict=True):
+        if names.count(name) > 1:
+            name = row["label"]
+        out.append(model_label(name, limit))
+    return out
+
+
 def _labels(averages, narrow):
-    return [short(row["label"], 16 if narrow else 26) for row in averages]
+    return chart_labels(averages, 20 if narrow else 34)
+
+
+# A speed chart turns logarithmic when its fastest model is this many times its slowest.
+LOG_RATIO = 20
+# A box plot's axis stops at this many times the largest upper quartile; slower answers are
+# drawn at the edge as marked outliers and the title says how far they went.
+CLIP_FACTOR = 3.0
+# What an empty chart says: "yet" only while the run may still bring answers.
+NOT_YET = "No data yet"
+NONE_FINISHED = "No completed answers to draw"
 
 
 def _render(chart):
@@ -156,10 +187,15 @@ def _value_axis(top, narrow):
     return {"range": (0, ticks[-1]), "y_labels": ticks, "value_formatter": short_number}
 
 
-def score_chart(averages, narrow=False):
+def score_chart(averages, narrow=False, empty=NOT_YET):
     """Average score per model (0–100), with its 95 % bootstrap CI as error bars."""
     chart = pygal.HorizontalBar(
-        **_config(narrow, title="Average score (95 % CI)", **_value_axis(100, narrow))
+        **_config(
+            narrow,
+            title="Average score (95 % CI)",
+            no_data_text=empty,
+            **_value_axis(100, narrow),
+        )
     )
     # pygal draws horizontal bars bottom-up: reversed, the first model is on top as in the table.
     chart.x_labels = _labels(averages, narrow)[::-1]
@@ -176,35 +212,62 @@ def score_chart(averages, narrow=False):
     return _render(chart)
 
 
-def speed_chart(averages, narrow=False):
-    """Average tokens per second per model."""
+def speed_chart(averages, narrow=False, empty=NOT_YET):
+    """Average tokens per second per model; on a log scale when one model is far faster (a
+    fake server at 25 000 tok/s would flatten every other bar)."""
     values = [
         None if row["avg_tokens_per_second"] is None else round(row["avg_tokens_per_second"], 1)
         for row in averages
     ]
-    top = max((v for v in values if v is not None), default=0)
-    chart = pygal.HorizontalBar(
-        **_config(narrow, title="Tokens per second", **_value_axis(top, narrow))
-    )
+    known = [v for v in values if v is not None and v > 0]
+    top = max(known, default=0)
+    if known and top / min(known) >= LOG_RATIO:
+        low = 10 ** math.floor(math.log10(min(known)))
+        high = 10 ** math.ceil(math.log10(top))
+        ticks = [10**e for e in range(round(math.log10(low)), round(math.log10(high)) + 1)]
+        axis = {
+            "logarithmic": True,
+            "range": (low, high),
+            "zero": low,  # bars start at the axis's left end, not at pygal's smallest value
+            "y_labels": ticks,
+            "value_formatter": short_number,
+        }
+        title = "Tokens per second (log scale)"
+    else:
+        axis, title = _value_axis(top, narrow), "Tokens per second"
+    chart = pygal.HorizontalBar(**_config(narrow, title=title, no_data_text=empty, **axis))
     chart.x_labels = _labels(averages, narrow)[::-1]
     chart.add("tokens/s", values[::-1])
     return _render(chart)
 
 
-def latency_chart(averages, samples, narrow=False):
+def latency_chart(averages, samples, narrow=False, empty=NOT_YET):
     """Answer time distribution (ms) per model as box plots: min, quartiles, max."""
     series = [(row["label"], samples.get(row["target_id"]) or []) for row in averages]
     series = [(label, values) for label, values in series if values]
     top = max((max(values) for _, values in series), default=0)
+    cap = CLIP_FACTOR * max((_upper_quartile(values) for _, values in series), default=0)
+    title = "Answer time (ms)"
+    if cap and top > cap:
+        # One slow answer would flatten every box: the axis stops at `cap`, answers past it are
+        # drawn at the edge as outlier dots and the title says how far the slowest went.
+        past = sum(v > cap for _, values in series for v in values)
+        title = (
+            f"Answer time (ms), cut at {short_number(cap)}: "
+            f"{past} slower, up to {short_number(top)}"
+        )
+        series = [(label, [min(v, cap) for v in values]) for label, values in series]
+        top = cap
     # The whole range from 0 to just above the slowest answer: every box and whisker inside.
     ticks = [t for t in nice_ticks(top, 4 if narrow else 8) if t <= top * 1.05]
     config = _config(
         narrow,
-        title="Answer time (ms)",
-        box_mode="extremes",
+        title=title,
+        box_mode="tukey",
         range=(0, top * 1.05 if top else 1),
         y_labels=ticks,
         value_formatter=short_number,
+        no_data_text=empty,
     )
     chart = pygal.Box(**_with_legend(config, len(series)))
     for label, values in series:
@@ -212,7 +275,12 @@ def latency_chart(averages, samples, narrow=False):
     return _render(chart)
 
 
-def category_chart(table, narrow=False):
+def _upper_quartile(values):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, (3 * len(ordered)) // 4)]
+
+
+def category_chart(table, narrow=False, empty=NOT_YET):
     """Average score per category per model as grouped horizontal bars.
 
     A model with no score in a category (only judge failures, or no items) gets no bar, never a
@@ -224,7 +292,15 @@ def category_chart(table, narrow=False):
     base = _config(narrow)["height"]
     height = max(base, 90 + len(keys) * max(1, len(models)) * bar + 12 * len(keys))
     config = _config(
-        narrow, title=f"Score per {table['by']}", height=height, **_value_axis(100, narrow)
+        narrow,
+        title=f"Score per {table['by']}",
+        height=height,
+        no_data_text=empty,
+        # Every bar says its score, so a 0.0 reads "0.0" while no score (no bar) says nothing.
+        print_values=True,
+        print_zeroes=True,
+        print_values_position="top",
+        **_value_axis(100, narrow),
     )
     chart = pygal.HorizontalBar(**_with_legend(config, len(models)))
     chart.x_labels = keys[::-1]  # bottom-up: reversed, the first category is on top
@@ -235,6 +311,7 @@ def category_chart(table, narrow=False):
                 None if row["cells"][index]["avg"] is None else round(row["cells"][index]["avg"], 1)
                 for row in reversed(table["rows"])
             ],
+            formatter=lambda v: f"{v:.1f}",
         )
     return _render(chart)
 
@@ -250,22 +327,23 @@ def run_chart(run, name, narrow=False, *, averages=None, by_category=None, estim
     Estimated token rates are drawn only when `estimates` is asked for.
     """
 
+    empty = NONE_FINISHED if run.status == FINISHED else NOT_YET
     if name in ("score", "speed"):
         averages = model_averages(run, estimates=estimates) if averages is None else averages
         draw = score_chart if name == "score" else speed_chart
-        return draw(averages, narrow)
+        return draw(averages, narrow, empty)
     if name == "latency":
         if averages is None:
             # Only ids and labels: no need for the averages' aggregate query.
             averages = [
-                {"target_id": tid, "label": f"{provider}/{label}"}
+                {"target_id": tid, "label": f"{provider}/{label}", "target_label": label}
                 for tid, provider, _model, label in run_targets(run)
             ]
-        return latency_chart(averages, latency_samples(run), narrow)
+        return latency_chart(averages, latency_samples(run), narrow, empty)
     if name == "category":
         if by_category is None:
             by_category = breakdown(run, "category")
-        return category_chart(by_category, narrow)
+        return category_chart(by_category, narrow, empty)
     raise ValueError(f"unknown chart {name!r}")
 
 

@@ -113,7 +113,7 @@ def line_chart(
     frame = _Frame(width, height, 56 if narrow else 46, len(named), t0, t1, 0, ticks[-1], font)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {frame.height}" '
-        f'class="linechart" role="img" aria-labelledby="{chart_id}-title" '
+        f'class="linechart" role="group" aria-labelledby="{chart_id}-title" '
         f'font-family="{escape(FONT)}" font-size="{font}">',
         f'<title id="{chart_id}-title">{escape(title)}</title>',
         f'<text x="{frame.left}" y="{font + 6}" font-size="{font + 2}" font-weight="600" '
@@ -130,7 +130,7 @@ def line_chart(
     if not named:
         out.append(
             f'<text x="{width / 2}" y="{(frame.top + frame.bottom) / 2}" text-anchor="middle" '
-            'fill="#5d6778">No data yet</text></svg>'
+            'fill="#5d6778">No data to draw</text></svg>'
         )
         return "".join(out)
     count = 3 if narrow else 6

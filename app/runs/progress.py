@@ -58,7 +58,7 @@ def progress(run, now=None):
     judge_total = total - answer_failed  # every answer gets judged
     state = run_state(run)
     judging = run.phase == "JUDGING"
-    answered = _recent(run, Item.answered_at, Item.tokens_per_second, Item.tps_source)
+    answered = _recent(run, Item.answered_at, Item.tokens_per_second, Item.tps_source, Item.target)
     left_per_target, answer_paces = _answer_paces(run, now if not judging else None)
     known = [pace for pace in answer_paces.values() if pace is not None]
     # A target not started yet is assumed to go at the average pace of those measured.
@@ -74,8 +74,14 @@ def progress(run, now=None):
                 left * (answer_paces.get(target) or typical)
                 for target, left in left_per_target.items()
             )
-    # Measured rates only: an estimate (token count guessed from chunks) stays out.
-    tps = [t for _, t, source in answered[:10] if t and source != ESTIMATE]
+    # Measured rates only (an estimate, its token count guessed from chunks, stays out), and
+    # only the model that answered last: an average across models describes none of them.
+    rate_target = answered[0][3] if answered else None
+    tps = [
+        t
+        for _, t, source, target in answered[:10]
+        if t and source != ESTIMATE and target == rate_target
+    ]
     label, tone = state_label(state, counts[COMPLETED], answer_failed + judge_failed)
     return {
         "total": total,
@@ -96,6 +102,9 @@ def progress(run, now=None):
         "completed_pct": pct(counts[COMPLETED], judge_total),
         "eta_seconds": eta,
         "recent_tps": sum(tps) / len(tps) if tps else None,
+        "recent_tps_target": _label_of(rate_target) if tps else None,
+        # The items whose request is out now, with how long each has been running.
+        "in_flight": in_flight(run, now) if state == "running" else [],
         "state": state,
         "state_label": label,
         "state_tone": tone,
@@ -103,6 +112,32 @@ def progress(run, now=None):
         # Servers that cannot be reached now: their items wait (engine/breaker.py).
         "waiting": waiting_for(run) if state == "running" else [],
     }
+
+
+def in_flight(run, now, limit=5):
+    """The items an orchestrator works on now, oldest first: task, target, step, seconds."""
+    rows = (
+        Item.select(Item.task_key, Item.status, Item.last_attempt_at, RunTarget.label)
+        .join(RunTarget)
+        .where((Item.run == run) & Item.in_flight(now))
+        .order_by(Item.last_attempt_at)
+        .limit(limit)
+        .tuples()
+    )
+    return [
+        {
+            "task": task,
+            "target": label,
+            "step": "judging" if status == WAITING_FOR_JUDGE else "answering",
+            "seconds": max(0.0, (now - since).total_seconds()) if since else None,
+        }
+        for task, status, since, label in rows
+    ]
+
+
+def _label_of(target_id):
+    row = RunTarget.select(RunTarget.label).where(RunTarget.id == target_id).tuples().first()
+    return row[0] if row else None
 
 
 def _answer_paces(run, now=None):

@@ -149,17 +149,20 @@ def _int_or_none(value):
 
 
 def served_models(provider_id, refresh=False):
-    """(model names, error message) from the provider's server; never raises."""
+    """(model names, error message, unreachable) from the provider's server; never raises.
+
+    `unreachable` is True when nothing answers at all (connection refused, host not found,
+    connect timeout): a server that is not running, said calmly rather than as an error."""
 
     try:
         models = list_models(provider_id, refresh=refresh)
     except (ProviderError, LlmbenchError) as exc:
-        return [], getattr(exc, "message", str(exc))
+        return [], getattr(exc, "message", str(exc)), bool(getattr(exc, "unreachable", None))
     names = [m["id"] if isinstance(m, dict) else str(m) for m in models]
-    return sorted(dict.fromkeys(names)), None
+    return sorted(dict.fromkeys(names)), None, False
 
 
-def target_group(provider, state, listed=None, error=None):
+def target_group(provider, state, listed=None, error=None, unreachable=False):
     """Context for one provider's target-model group (its picked models plus listed ones),
     each model with as many params profiles as the form holds."""
     picked = [(m, c) for pid, m, c in state["targets"] if pid == provider.id]
@@ -172,6 +175,7 @@ def target_group(provider, state, listed=None, error=None):
         "picked": {target_key(provider.id, m, c) for m, c in picked},
         "listed": listed,
         "error": error,
+        "unreachable": unreachable,
         "params": state["params"],
         "labels": state.get("labels", {}),
         "key": target_key,
@@ -187,13 +191,15 @@ def render_dashboard(
         state, _ = parse_form(request.args)
         if state["judgeProviderId"] is None and providers:
             state["judgeProviderId"] = providers[0].id
-    judge_models, judge_error = None, None
+    judge_models, judge_error, judge_unreachable = None, None, False
     if refresh == "judge" and state["judgeProviderId"] is not None:
-        judge_models, judge_error = served_models(state["judgeProviderId"], refresh=True)
+        judge_models, judge_error, judge_unreachable = served_models(
+            state["judgeProviderId"], refresh=True
+        )
     groups = []
     for p in providers:
-        listed, error = served_models(p.id, True) if refresh == str(p.id) else (None, None)
-        groups.append(target_group(p, state, listed, error))
+        found = served_models(p.id, True) if refresh == str(p.id) else (None, None, False)
+        groups.append(target_group(p, state, *found))
     open_ids = {pid for pid, _, _ in state["targets"]} | (
         {int(refresh)} if (refresh or "").isdigit() else set()
     )
@@ -210,6 +216,7 @@ def render_dashboard(
         "open_ids": open_ids,
         "judge_models": judge_models,
         "judge_error": judge_error,
+        "judge_unreachable": judge_unreachable,
         "params_names": PARAMS,
         "settings_fields": SETTINGS,
         "key": target_key,
@@ -270,10 +277,16 @@ def judge_models():
     """Fragment: the judge provider's models as a datalist (#judge-models)."""
     pid = _int_or_none(request.args.get("judgeProviderId"))
     if pid is None:
-        models, error = [], "Pick a provider first."
+        models, error, unreachable = [], "Pick a provider first.", False
     else:
-        models, error = served_models(pid, refresh=bool(request.args.get("refresh")))
-    return render_template("dashboard/_judge_models.html", judge_models=models, judge_error=error)
+        models, error, unreachable = served_models(pid, refresh=bool(request.args.get("refresh")))
+    return render_template(
+        "dashboard/_judge_models.html",
+        judge_models=models,
+        judge_error=error,
+        judge_unreachable=unreachable,
+        judge_provider=get_provider(pid) if unreachable else None,
+    )
 
 
 @bp.get("/new-run/providers/<int:provider_id>/models")
@@ -281,10 +294,11 @@ def target_models(provider_id):
     """Fragment: one provider's models as checkboxes, keeping what was picked (#target-models-N)."""
     provider = get_provider(provider_id)
     state, _ = parse_form(request.args)
-    listed, error = served_models(provider_id, refresh=bool(request.args.get("refresh")))
+    found = served_models(provider_id, refresh=bool(request.args.get("refresh")))
     return render_template(
         "dashboard/_target_models.html",
-        g=target_group(provider, state, listed, error),
+        g=target_group(provider, state, *found),
         params_names=PARAMS,
         errors={},
+        oob=True,
     )

@@ -46,6 +46,10 @@ def _progress(state, phase, new, waiting, completed, failed=0, judge_failed=0, o
         "overall_pct": round(100 * progress_fraction(counts), 1),
         "eta_seconds": 754 if state == "running" else None,
         "recent_tps": 25.4,
+        "recent_tps_target": "llama3.1:8b",
+        "in_flight": [
+            {"task": "q7", "target": "llama3.1:8b", "step": "answering", "seconds": 95.0}
+        ],
         "state": state,
         "state_label": label,
         "state_tone": tone,

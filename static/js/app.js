@@ -23,3 +23,26 @@ document.addEventListener("click", function (event) {
     window.history.back();
   }
 });
+// Selects that submit their form when changed (data-autosubmit): no inline handler for the CSP.
+document.addEventListener("change", function (event) {
+  var el = event.target;
+  if (el.hasAttribute && el.hasAttribute("data-autosubmit") && el.form) el.form.requestSubmit();
+});
+// A table that scrolls sideways in its box can be scrolled from the keyboard too (tabindex).
+function markScrollingTables() {
+  document.querySelectorAll(".table-wrap").forEach(function (wrap) {
+    if (wrap.scrollWidth > wrap.clientWidth + 1) {
+      wrap.setAttribute("tabindex", "0");
+      if (!wrap.hasAttribute("role")) wrap.setAttribute("role", "region");
+      var caption = wrap.querySelector("caption");
+      if (!wrap.hasAttribute("aria-label")) {
+        wrap.setAttribute("aria-label", caption ? caption.textContent.trim() : "table, scrolls sideways");
+      }
+    } else if (wrap.getAttribute("tabindex") === "0") {
+      wrap.removeAttribute("tabindex");
+    }
+  });
+}
+document.addEventListener("DOMContentLoaded", markScrollingTables);
+window.addEventListener("resize", markScrollingTables);
+document.addEventListener("htmx:afterSettle", markScrollingTables);

@@ -47,3 +47,15 @@
   document.addEventListener("htmx:afterSettle", update);
   update();
 })();
+// A provider group opened for the person (the first one) closes itself when its server is not
+// reachable: the summary then says "not reachable" in grey and the other groups stay in view.
+document.addEventListener("htmx:afterSettle", function () {
+  document.querySelectorAll("details[data-opened-for-you]").forEach(function (group) {
+    if (group.querySelector("[data-unreachable]")) {
+      group.open = false;
+      group.removeAttribute("data-opened-for-you");
+    } else if (group.querySelector(".target-list")) {
+      group.removeAttribute("data-opened-for-you");
+    }
+  });
+});
