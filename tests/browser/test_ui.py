@@ -155,8 +155,10 @@ def bar_value(page, label):
     return int(page.get_attribute(f'#run-progress [aria-label="{label}"]', "aria-valuenow"))
 
 
-def test_start_watch_pause_resume_finish_and_read_results(page, server):
+def test_start_watch_pause_resume_finish_and_read_results(page, server, fake_server):
     from playwright.sync_api import expect
+
+    fake_server.default_latency = 0.3  # slow enough to watch the progress move
 
     base, pid, cid = server["base"], server["pid"], server["cid"]
     page.goto(base + "/")
@@ -185,6 +187,9 @@ def test_start_watch_pause_resume_finish_and_read_results(page, server):
     page.wait_for_function("""() => Number(document.querySelector(
         '#run-progress [aria-label="Benchmarking"]').getAttribute('aria-valuenow')) >= 2""")
     expect(page.locator("#latest-items tbody tr").first).to_be_visible()
+    # From here no answer can arrive before the pause below, however slow the machine is:
+    # otherwise a busy machine could finish the run before the Pause button is clicked.
+    fake_server.default_latency = 30.0
     shot(page, "live-running")
 
     # While the server does not answer, the page says so; it recovers by itself.
@@ -200,6 +205,7 @@ def test_start_watch_pause_resume_finish_and_read_results(page, server):
     assert page.get_attribute("#run-progress", "hx-trigger") is None  # polling ended itself
     shot(page, "live-paused")
 
+    fake_server.default_latency = 0.3
     page.click("#resume-run")
     expect(page.locator("#run-state")).to_have_text("running")
     expect(page.locator("#run-state")).to_have_text("finished", timeout=90_000)
