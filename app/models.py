@@ -3,6 +3,7 @@
 
 import json
 
+from peewee import SQL
 from peewee import BooleanField
 from peewee import CharField
 from peewee import DateTimeField
@@ -305,6 +306,26 @@ class Item(BaseModel):
             # m004: the live view's "latest items" list (ordered by updated_at).
             (("run", "updated_at"), False),
         )
+
+
+# m024: the claims (engine/claims.py) seek their next item in O(log N). Partial indexes hold only
+# the items still to be taken, in id order (the rowid ends every SQLite index), so a claim reads
+# the first entry instead of walking the run's done items; settled items leave them.
+Item.add_index(
+    Item.index(Item.run, Item.target, name="item_claim_new", where=SQL("status = 'NEW'"))
+)
+Item.add_index(
+    Item.index(Item.run, name="item_claim_judge", where=SQL("status = 'WAITING_FOR_JUDGE'"))
+)
+# The claims in flight by deadline (next_wake): only claimed items are in it.
+Item.add_index(
+    Item.index(
+        Item.run,
+        Item.claimed_until,
+        name="item_claimed_until",
+        where=SQL("claimed_until IS NOT NULL"),
+    )
+)
 
 
 class RunLog(BaseModel):
