@@ -328,6 +328,33 @@ Item.add_index(
 )
 
 
+class ItemCount(BaseModel):
+    """m025: a run's items counted per (target, status, failed stage), with the sums the live
+    view, progress, history and /api/runs show. Kept by SQLite triggers on `item` (migrations.py
+    m025) in the same transaction that changes an item, so a poll reads a few rows instead of
+    counting 100 000 items; runs/counts.py reads them and can recount."""
+
+    run = ForeignKeyField(Run, on_delete="CASCADE")
+    target_id = IntegerField()
+    status = CharField(max_length=20)
+    stage = CharField(max_length=20, default="")  # the item's error_stage, '' when none
+    n = IntegerField(default=0)
+    answer_ms = FloatField(default=0.0)  # sum of time_taken_ms
+    answer_ms_n = IntegerField(default=0)  # items with a time_taken_ms
+    judge_ms = FloatField(default=0.0)
+    judge_ms_n = IntegerField(default=0)
+    prompt_tokens = IntegerField(default=0)
+    tokens_generated = IntegerField(default=0)
+    cost_usd = FloatField(default=0.0)
+    judge_cost_usd = FloatField(default=0.0)
+    score = FloatField(default=0.0)  # sum of evaluation_score
+    score_n = IntegerField(default=0)
+
+    class Meta:
+        table_name = "item_count"
+        indexes = ((("run", "target_id", "status", "stage"), True),)
+
+
 class RunLog(BaseModel):
     """Append-only run log."""
 
@@ -620,6 +647,7 @@ ALL_MODELS = [
     RunTarget,
     RunCollection,
     Item,
+    ItemCount,
     RunLog,
     Lease,
     Price,
