@@ -350,6 +350,27 @@ def m025_item_counts(db):
     db.execute_sql(ITEM_COUNT_RECOUNT)
 
 
+# m026: the results table's sorts; same names as models.py (Peewee's run_id_<columns>).
+RESULTS_SORT_INDEXES = (
+    ("task_key",),
+    ("category", "task_key"),
+    ("status",),
+    ("ttft_ms",),
+    ("tokens_generated",),
+    ("cost_usd",),
+)
+
+
+@migration
+def m026_item_sort_indexes(db):
+    # Results pages by index: every sort the table offers on an item column reads an index of
+    # the run's items in that order, so a page is a seek and a short walk, not a sort of the
+    # whole run. Add-only, no data change; a fresh database has them from m001.
+    for columns in RESULTS_SORT_INDEXES:
+        name = "item_run_id_" + "_".join(columns)
+        db.execute_sql(f"CREATE INDEX IF NOT EXISTS {name} ON item (run_id, {', '.join(columns)})")
+
+
 def applied(db):
     """Names of the migrations already applied, in order."""
     return [row[0] for row in db.execute_sql("SELECT name FROM _migrations ORDER BY id")]

@@ -305,6 +305,13 @@ class Item(BaseModel):
             (("run", "judged_at"), False),
             # m004: the live view's "latest items" list (ordered by updated_at).
             (("run", "updated_at"), False),
+            # m026: the results table's other sorts, read in index order (results/table.py).
+            (("run", "task_key"), False),
+            (("run", "category", "task_key"), False),
+            (("run", "status"), False),
+            (("run", "ttft_ms"), False),
+            (("run", "tokens_generated"), False),
+            (("run", "cost_usd"), False),
         )
 
 

@@ -18,6 +18,7 @@ from app.models import WAITING_FOR_JUDGE
 from app.models import Item
 from app.models import ItemCount
 from app.models import Run
+from app.results.table import results_page
 from app.runs import counts
 from app.runs.progress import progress
 from tests.factories import T0
@@ -127,3 +128,23 @@ def test_progress_reads_the_kept_counts(app):
     p = progress(run)
     assert p["counts"][COMPLETED] == 7 and p["counts"][WAITING_FOR_JUDGE] == 1
     assert p["total"] == 12
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {},
+        {"status": COMPLETED},
+        {"status": "judge_failed"},
+        {"status": "answer_failed"},
+        {"model": "m2"},
+        {"model": "m1", "status": "answer_failed"},
+    ],
+)
+def test_the_results_table_total_from_kept_counts_equals_its_rows(app, filters):
+    rng = random.Random(3)
+    run, targets = make_run("table", targets=TARGETS)
+    for i in range(60):
+        add_item(run, targets[i % 2], f"t{i}", **_outcome(rng))
+    page = results_page(run, filters=filters, per_page=200)
+    assert page.total == len(page.rows)

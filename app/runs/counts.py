@@ -92,6 +92,23 @@ def tally(run):
     return tallies([pk])[pk]
 
 
+def count_items(run, target_ids=None, status=None, stage=None):
+    """How many of the run's items (of `target_ids`, in `status`, failed at `stage`: "judge",
+    or "answer" for any other failure) there are, from the kept counts."""
+    pk = getattr(run, "id", run)
+    query = ItemCount.select(fn.COALESCE(fn.SUM(ItemCount.n), 0)).where(ItemCount.run == pk)
+    if target_ids is not None:
+        query = query.where(ItemCount.target_id.in_(list(target_ids)))
+    if status is not None:
+        statuses = [status] if isinstance(status, str) else list(status)
+        query = query.where(ItemCount.status.in_(statuses))
+    if stage == "judge":
+        query = query.where(ItemCount.stage == "judge")
+    elif stage is not None:
+        query = query.where(ItemCount.stage != "judge")
+    return query.scalar() or 0
+
+
 def kept(run):
     """{(target id, status, stage): {sum: value}} as kept, rows of no items left out."""
     pk = getattr(run, "id", run)
