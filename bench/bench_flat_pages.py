@@ -15,6 +15,7 @@ Run it from another source tree (e.g. `git archive main | tar -x -C /tmp/main`) 
 
 import argparse
 import base64
+import importlib
 import os
 import random
 import shutil
@@ -27,8 +28,6 @@ from pathlib import Path
 ROOT = Path(os.environ.get("BENCH_SRC") or Path(__file__).resolve().parent.parent)
 sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(Path(__file__).resolve().parent))
-
-from bench_results import seed_run
 
 from app import create_app
 from app.db import database
@@ -68,6 +67,8 @@ def main():
             "SYSMETRICS_SECONDS": 0,
         }
     )
+    # After `app` is imported from ROOT: bench_results puts this tree first on sys.path.
+    seed_run = importlib.import_module("bench_results").seed_run
     rng = random.Random(1)
     print(f"source: {ROOT}")
     results = {}
