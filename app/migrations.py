@@ -358,6 +358,7 @@ RESULTS_SORT_INDEXES = (
     ("ttft_ms",),
     ("tokens_generated",),
     ("cost_usd",),
+    ("target_id", "answered_at"),
 )
 
 
@@ -369,6 +370,11 @@ def m026_item_sort_indexes(db):
     for columns in RESULTS_SORT_INDEXES:
         name = "item_run_id_" + "_".join(columns)
         db.execute_sql(f"CREATE INDEX IF NOT EXISTS {name} ON item (run_id, {', '.join(columns)})")
+    # The live view's latest items: only the items tried at least once (models.py).
+    db.execute_sql(
+        "CREATE INDEX IF NOT EXISTS item_run_id_updated_at_tried ON item (run_id, updated_at) "
+        "WHERE last_attempt_at IS NOT NULL"
+    )
 
 
 def applied(db):

@@ -312,6 +312,8 @@ class Item(BaseModel):
             (("run", "ttft_ms"), False),
             (("run", "tokens_generated"), False),
             (("run", "cost_usd"), False),
+            # m026: the live view's pace per target (its latest answers, runs/progress.py).
+            (("run", "target", "answered_at"), False),
         )
 
 
@@ -323,6 +325,15 @@ Item.add_index(
 )
 Item.add_index(
     Item.index(Item.run, name="item_claim_judge", where=SQL("status = 'WAITING_FOR_JUDGE'"))
+)
+# m026: the live view's latest items (runs/live.latest_items): only items tried at least once.
+Item.add_index(
+    Item.index(
+        Item.run,
+        Item.updated_at,
+        name="item_run_id_updated_at_tried",
+        where=SQL("last_attempt_at IS NOT NULL"),
+    )
 )
 # The claims in flight by deadline (next_wake): only claimed items are in it.
 Item.add_index(

@@ -101,18 +101,18 @@ def _answer_paces(run, kept, now=None):
     left = {target: n for target, n in kept.new_by_target.items() if n}
     targets = [t for (t,) in RunTarget.select(RunTarget.id).where(RunTarget.run == run).tuples()]
     windows = {target: [] for target in targets}  # a target with no answer yet keeps []
-    # Every target's latest RATE_WINDOW answers, newest first, in one query.
-    cursor = database.execute_sql(
-        f"SELECT target_id, answered_at, time_taken_ms FROM ("
-        f" SELECT target_id, answered_at, time_taken_ms, id,"
-        f"  ROW_NUMBER() OVER (PARTITION BY target_id ORDER BY answered_at DESC, id DESC) AS r"
-        f" FROM {Item._meta.table_name} WHERE run_id = ? AND answered_at IS NOT NULL)"
-        f" WHERE r <= ? ORDER BY target_id, r",
-        (getattr(run, "id", run), RATE_WINDOW),
-    )
+    # Every target's latest RATE_WINDOW answers, newest first: one seek of the
+    # (run, target, answered_at) index per target, whatever the run's size.
     to_datetime = Item.answered_at.python_value
-    for target, answered_at, ms in cursor:
-        windows.setdefault(target, []).append((to_datetime(answered_at), ms))
+    for target in targets:
+        cursor = database.execute_sql(
+            f"SELECT answered_at, time_taken_ms FROM {Item._meta.table_name} "
+            "WHERE run_id = ? AND target_id = ? AND answered_at IS NOT NULL "
+            "ORDER BY answered_at DESC, id DESC LIMIT ?",
+            (getattr(run, "id", run), target, RATE_WINDOW),
+        )
+        for answered_at, ms in cursor:
+            windows[target].append((to_datetime(answered_at), ms))
     started = [(w[0][0], t) for t, w in windows.items() if w]
     latest = max(started)[1] if started else None
     paces = {}
