@@ -46,7 +46,7 @@ def progress(run, now=None):
     state = run_state(run)
     judging = run.phase == "JUDGING"
     answered = _recent(run, Item.answered_at, Item.tokens_per_second, Item.tps_source)
-    left_per_target, answer_paces = _answer_paces(run, kept, now if not judging else None)
+    left_per_target, answer_paces = _answer_paces(run, now if not judging else None, kept)
     known = [pace for pace in answer_paces.values() if pace is not None]
     # A target not started yet is assumed to go at the average pace of those measured.
     typical = sum(known) / len(known) if known else None
@@ -92,12 +92,13 @@ def progress(run, now=None):
     }
 
 
-def _answer_paces(run, kept, now=None):
+def _answer_paces(run, now=None, kept=None):
     """({target id: items left to answer}, {target id: seconds per answer or None}).
 
     Each target's pace is its own: the spacing of its recent answers, else their average answer
     time. With `now`, the target answering last has its window run to now, so a stall shows.
     """
+    kept = kept or tally(run)
     left = {target: n for target, n in kept.new_by_target.items() if n}
     targets = [t for (t,) in RunTarget.select(RunTarget.id).where(RunTarget.run == run).tuples()]
     windows = {target: [] for target in targets}  # a target with no answer yet keeps []
