@@ -10,6 +10,9 @@ from app.models import NEW
 from app.models import WAITING_FOR_JUDGE
 from app.models import Item
 
+# SQLite's plans (EXPLAIN QUERY PLAN) and its INDEXED BY: PostgreSQL has neither.
+pytestmark = pytest.mark.sqlite_only
+
 # The shapes the engine sends (engine/slice.py): answers per target, judgements per run; a
 # judgement of one target's items is allowed too.
 SHAPES = [(NEW, True), (WAITING_FOR_JUDGE, False), (WAITING_FOR_JUDGE, True)]

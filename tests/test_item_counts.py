@@ -8,6 +8,7 @@ import pytest
 
 from app import migrations
 from app.db import database
+from app.dbadmin import copy_database
 from app.engine import claims
 from app.models import CANT_BE_FINISHED
 from app.models import COMPLETED
@@ -113,6 +114,7 @@ def test_the_migration_counts_the_items_a_database_already_had(app):
     _same(counts.kept(run), counts.recount(run))
 
 
+@pytest.mark.sqlite_only  # the kept rows: PostgreSQL has none, it counts the items
 def test_progress_reads_the_kept_counts(app):
     run, targets = _pending_run("read", 5)
     first = claims.claim(run.id, NEW, T0, T0 + dt.timedelta(seconds=30), targets[0].id)
@@ -128,6 +130,31 @@ def test_progress_reads_the_kept_counts(app):
     p = progress(run)
     assert p["counts"][COMPLETED] == 7 and p["counts"][WAITING_FOR_JUDGE] == 1
     assert p["total"] == 12
+
+
+def test_the_tally_equals_the_items_counted_one_by_one(app):
+    run, targets = _pending_run("tally", 8)
+    got = claims.claim(run.id, NEW, T0, T0 + dt.timedelta(seconds=30), targets[0].id)
+    claims.update_claimed(got.id, NEW, got.attempts, {"status": FAILED, "error_stage": "judge"})
+    got = claims.claim(run.id, NEW, T0, T0 + dt.timedelta(seconds=30), targets[1].id)
+    claims.update_claimed(got.id, NEW, got.attempts, {"status": WAITING_FOR_JUDGE})
+
+    kept = counts.tally(run)
+
+    assert kept.by_status[NEW] == 6 and kept.by_status[WAITING_FOR_JUDGE] == 1
+    assert (kept.judge_failed, kept.answer_failed, kept.total) == (1, 0, 8)
+    assert kept.new_by_target == {targets[0].id: 3, targets[1].id: 3}
+    assert counts.count_items(run, status=FAILED, stage="judge") == 1
+
+
+@pytest.mark.sqlite_only  # SQLite into SQLite: the target's triggers do the counting
+def test_a_copied_database_counts_each_item_once(app, tmp_path):
+    run, _ = _pending_run("copied", 6)
+    database.close()
+    copy_database(app.config["DB"], str(tmp_path / "copy.db"))
+    with database.connection_context():
+        _same(counts.kept(run.id), counts.recount(run.id))
+        assert counts.tally(run.id).total == 6
 
 
 @pytest.mark.parametrize(

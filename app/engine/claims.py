@@ -17,10 +17,12 @@ from ..models import Item
 # The status is written into the SQL, not bound: SQLite uses a partial index (models.py,
 # item_claim_new / item_claim_judge) only when the query names its WHERE literally, and with it
 # the claim reads the run's first item still to take, not every item already done (O(log N)).
+# INDEXED BY (SQLite only) makes that plan certain; PostgreSQL has the same partial indexes and
+# no hints: its planner picks them from the literal WHERE.
 CLAIM_SQL = (
     "UPDATE item SET attempts = attempts + 1, last_attempt_at = ?, "
     "first_attempt_at = COALESCE(first_attempt_at, ?), claimed_until = ? "
-    "WHERE id = (SELECT id FROM item INDEXED BY {index} WHERE run_id = ? AND status = '{status}' "
+    "WHERE id = (SELECT id FROM item{hint} WHERE run_id = ? AND status = '{status}' "
     "{target} AND (next_retry_at IS NULL OR next_retry_at <= ?) "
     "AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT 1) "
     "AND EXISTS (SELECT 1 FROM run WHERE id = ? AND status = 'PENDING' AND control = 'running') "
@@ -30,11 +32,13 @@ CLAIM_SQL = (
 CLAIM_INDEX = {NEW: "item_claim_new", WAITING_FOR_JUDGE: "item_claim_judge"}
 
 
-def claim_sql(status, by_target):
+def claim_sql(status, by_target, postgres=None):
     """The claim statement for items in `status` (NEW or WAITING_FOR_JUDGE), of one target or
-    of the whole run."""
+    of the whole run, in the dialect of the bound database (or of `postgres` when given)."""
+    if postgres is None:
+        postgres = database.is_postgres
     return CLAIM_SQL.format(
-        index=CLAIM_INDEX[status],
+        hint="" if postgres else f" INDEXED BY {CLAIM_INDEX[status]}",
         status=status,
         target="AND target_id = ?" if by_target else "",
     )

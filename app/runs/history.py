@@ -3,12 +3,11 @@
 import datetime as dt
 
 from peewee import JOIN
-from peewee import fn
 
 from ..models import COMPLETED
-from ..models import ItemCount
 from ..models import Run
 from ..models import RunTarget
+from .counts import run_totals
 from .counts import tallies
 from .queries import RUN_STATES
 from .queries import state_condition
@@ -63,15 +62,7 @@ def history(
     if key in ("items", "score"):
         # Sorting by an aggregate needs it for every run matched, so join it as a subquery.
         # From the kept counts (runs/counts.py): a few rows per run, not every item.
-        agg = (
-            ItemCount.select(
-                ItemCount.run.alias("rid"),
-                fn.SUM(ItemCount.n).alias("n"),
-                (fn.SUM(ItemCount.score) / fn.NULLIF(fn.SUM(ItemCount.score_n), 0)).alias("avg"),
-            )
-            .group_by(ItemCount.run)
-            .alias("agg")
-        )
+        agg = run_totals().alias("agg")
         query = query.join(agg, JOIN.LEFT_OUTER, on=(agg.c.rid == Run.id))
         order = [agg.c.n if key == "items" else agg.c.avg]
     else:
