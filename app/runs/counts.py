@@ -13,6 +13,7 @@ lock every worker queues on (and a deadlock risk for multi-row updates such as r
 PostgreSQL counts a run's items by its (run_id, ...) indexes quickly enough for a poll.
 """
 
+from peewee import SQL
 from peewee import fn
 
 from ..db import database
@@ -182,7 +183,9 @@ def recount(run):
 def _item_sums(where, *leading):
     """Rows of (*leading, target id, status, stage, *SUMS) over the items matching `where`,
     one per (*leading, target, status, stage): item_count's rows, counted."""
-    stage = fn.COALESCE(Item.error_stage, "")
+    # '' written into the SQL, not bound: PostgreSQL matches the selected expression with the
+    # grouped one only when they are the same text (two bound '' are two parameters).
+    stage = fn.COALESCE(Item.error_stage, SQL("''"))
 
     def total(column):
         return fn.COALESCE(fn.SUM(column), 0)
