@@ -154,7 +154,11 @@ database.initialize(Database(None))
 PRAGMAS = {
     "journal_mode": "wal",
     "foreign_keys": 1,
-    "cache_size": -64000,
+    # 8 MB of page cache per connection. Every engine worker thread holds its own connection,
+    # and a 64 MB cache each filled with the run's pages as the database grew: the CLI's memory
+    # grew with the run (67 MiB at 1.2k calls, 175 MiB at 12k). The indexes the hot queries
+    # seek stay cached; the OS page cache keeps the rest close.
+    "cache_size": -8000,
     "synchronous": "normal",
     "busy_timeout": 10000,
 }

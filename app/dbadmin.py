@@ -6,6 +6,8 @@
 The copy moves every table's rows with their ids (then moves PostgreSQL's id sequences past
 them), in one transaction on the target. Secrets are copied as stored: still encrypted, with
 the same master key, and bound to the same row ids (crypto.py's AAD), so they decrypt there.
+The kept counts (item_count) are not copied: on SQLite the target's triggers count the items as
+they arrive, and PostgreSQL counts the items themselves (runs/counts.py).
 """
 
 import sqlite3
@@ -21,6 +23,7 @@ from .migrations import MIGRATIONS
 from .migrations import applied
 from .migrations import open_db
 from .models import ALL_MODELS
+from .models import ItemCount
 
 BATCH = 500
 
@@ -64,7 +67,9 @@ def copy_database(source, target, progress=None):
     Both are brought to the latest schema first (as a start would). A target that holds any row
     is refused (Conflict): copying into it would mix two histories and clash on ids.
     """
-    models = sort_models(ALL_MODELS)  # parents before children: foreign keys hold throughout
+    # Parents before children: foreign keys hold throughout. item_count is derived (see above):
+    # copied too, a SQLite target would count every item twice.
+    models = [m for m in sort_models(ALL_MODELS) if m is not ItemCount]
     open_db(source)
     database.close()
     open_db(target)

@@ -18,6 +18,7 @@ from .db import init_db
 from .models import ALL_MODELS
 from .models import Alert
 from .models import Baseline
+from .models import ItemCount
 from .models import JSONField
 from .models import JudgeCall
 from .models import JudgeJob
@@ -254,6 +255,141 @@ def m023_run_outputs(db):
     # nullable (runs from the web app have none). A fresh database has it from m001.
     if "outputs" not in {c.name for c in db.get_columns("run")}:
         migrate(_migrator(db).add_column("run", "outputs", TextField(null=True)))
+
+
+@migration
+def m024_item_claim_indexes(db):
+    # Claims in O(log N): partial indexes on the items still to be taken, in id order (claims.py
+    # names them with INDEXED BY). Same names and WHERE as models.py (a fresh database has them
+    # from m001); add-only, no data change.
+    db.execute_sql(
+        "CREATE INDEX IF NOT EXISTS item_claim_new ON item (run_id, target_id) WHERE status = 'NEW'"
+    )
+    db.execute_sql(
+        "CREATE INDEX IF NOT EXISTS item_claim_judge ON item (run_id) "
+        "WHERE status = 'WAITING_FOR_JUDGE'"
+    )
+    db.execute_sql(
+        "CREATE INDEX IF NOT EXISTS item_claimed_until ON item (run_id, claimed_until) "
+        "WHERE claimed_until IS NOT NULL"
+    )
+
+
+# item_count's sums: (column, the item's expression). Each item adds its values to the row of
+# its (run, target, status, stage) and takes them back when it leaves it (migrations m025).
+ITEM_COUNT_SUMS = (
+    ("n", "1"),
+    ("answer_ms", "COALESCE({r}.time_taken_ms, 0)"),
+    ("answer_ms_n", "({r}.time_taken_ms IS NOT NULL)"),
+    ("judge_ms", "COALESCE({r}.judge_ms, 0)"),
+    ("judge_ms_n", "({r}.judge_ms IS NOT NULL)"),
+    ("prompt_tokens", "COALESCE({r}.prompt_tokens, 0)"),
+    ("tokens_generated", "COALESCE({r}.tokens_generated, 0)"),
+    ("cost_usd", "COALESCE({r}.cost_usd, 0)"),
+    ("judge_cost_usd", "COALESCE({r}.judge_cost_usd, 0)"),
+    ("score", "COALESCE({r}.evaluation_score, 0)"),
+    ("score_n", "({r}.evaluation_score IS NOT NULL)"),
+)
+# The item columns the counts read: an UPDATE that sets none of them fires nothing (a claim, a
+# claim extended), one that sets them to what they were fires nothing either (WHEN).
+_COUNTED = (
+    "run_id",
+    "target_id",
+    "status",
+    "error_stage",
+    "time_taken_ms",
+    "judge_ms",
+    "prompt_tokens",
+    "tokens_generated",
+    "cost_usd",
+    "judge_cost_usd",
+    "evaluation_score",
+)
+_KEY = "run_id, target_id, status, stage"
+
+
+def _count_add(r):
+    """INSERT-or-add the item row `r` (NEW) to its counts row."""
+    columns = ", ".join(c for c, _ in ITEM_COUNT_SUMS)
+    values = ", ".join(e.format(r=r) for _, e in ITEM_COUNT_SUMS)
+    added = ", ".join(f"{c} = {c} + excluded.{c}" for c, _ in ITEM_COUNT_SUMS)
+    return (
+        f"INSERT INTO item_count ({_KEY}, {columns}) VALUES ({r}.run_id, {r}.target_id, "
+        f"{r}.status, COALESCE({r}.error_stage, ''), {values}) "
+        f"ON CONFLICT ({_KEY}) DO UPDATE SET {added};"
+    )
+
+
+def _count_take(r):
+    """Take the item row `r` (OLD) back from its counts row (gone with its run: no-op)."""
+    taken = ", ".join(f"{c} = {c} - {e.format(r=r)}" for c, e in ITEM_COUNT_SUMS)
+    return (
+        f"UPDATE item_count SET {taken} WHERE run_id = {r}.run_id AND target_id = {r}.target_id "
+        f"AND status = {r}.status AND stage = COALESCE({r}.error_stage, '');"
+    )
+
+
+ITEM_COUNT_TRIGGERS = (
+    f"CREATE TRIGGER IF NOT EXISTS item_count_insert AFTER INSERT ON item "
+    f"BEGIN {_count_add('NEW')} END",
+    f"CREATE TRIGGER IF NOT EXISTS item_count_delete AFTER DELETE ON item "
+    f"BEGIN {_count_take('OLD')} END",
+    f"CREATE TRIGGER IF NOT EXISTS item_count_update AFTER UPDATE OF {', '.join(_COUNTED)} "
+    f"ON item WHEN "
+    + " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in _COUNTED)
+    + f" BEGIN {_count_take('OLD')} {_count_add('NEW')} END",
+)
+# A full recount of every run's items into item_count (m025 on a database with items).
+ITEM_COUNT_RECOUNT = (
+    f"INSERT INTO item_count ({_KEY}, {', '.join(c for c, _ in ITEM_COUNT_SUMS)}) "
+    f"SELECT run_id, target_id, status, COALESCE(error_stage, ''), "
+    + ", ".join(f"SUM({e.format(r='item')})" for _, e in ITEM_COUNT_SUMS)
+    + " FROM item GROUP BY run_id, target_id, status, COALESCE(error_stage, '')"
+)
+
+
+@migration
+def m025_item_counts(db):
+    # Counts that are kept, not counted: item_count (models.py) and the SQLite triggers that
+    # keep it in the transaction that changes an item. The counts are rebuilt from the items
+    # here, so the migration is idempotent (a fresh database has the table from m001, and no items).
+    db.create_tables([ItemCount], safe=True)
+    if getattr(db, "is_postgres", False):
+        # No triggers on PostgreSQL: runs/counts.py counts the items there (its docstring says
+        # why), so the table stays empty rather than holding counts nothing keeps up to date.
+        db.execute_sql("DELETE FROM item_count")
+        return
+    for sql in ITEM_COUNT_TRIGGERS:
+        db.execute_sql(sql)
+    db.execute_sql("DELETE FROM item_count")
+    db.execute_sql(ITEM_COUNT_RECOUNT)
+
+
+# m026: the results table's sorts; same names as models.py (Peewee's run_id_<columns>).
+RESULTS_SORT_INDEXES = (
+    ("task_key",),
+    ("category", "task_key"),
+    ("status",),
+    ("ttft_ms",),
+    ("tokens_generated",),
+    ("cost_usd",),
+    ("target_id", "answered_at"),
+)
+
+
+@migration
+def m026_item_sort_indexes(db):
+    # Results pages by index: every sort the table offers on an item column reads an index of
+    # the run's items in that order, so a page is a seek and a short walk, not a sort of the
+    # whole run. Add-only, no data change; a fresh database has them from m001.
+    for columns in RESULTS_SORT_INDEXES:
+        name = "item_run_id_" + "_".join(columns)
+        db.execute_sql(f"CREATE INDEX IF NOT EXISTS {name} ON item (run_id, {', '.join(columns)})")
+    # The live view's latest items: only the items tried at least once (models.py).
+    db.execute_sql(
+        "CREATE INDEX IF NOT EXISTS item_run_id_updated_at_tried ON item (run_id, updated_at) "
+        "WHERE last_attempt_at IS NOT NULL"
+    )
 
 
 def applied(db):

@@ -3,6 +3,7 @@
 
 import json
 
+from peewee import SQL
 from peewee import BooleanField
 from peewee import CharField
 from peewee import DateTimeField
@@ -304,7 +305,72 @@ class Item(BaseModel):
             (("run", "judged_at"), False),
             # m004: the live view's "latest items" list (ordered by updated_at).
             (("run", "updated_at"), False),
+            # m026: the results table's other sorts, read in index order (results/table.py).
+            (("run", "task_key"), False),
+            (("run", "category", "task_key"), False),
+            (("run", "status"), False),
+            (("run", "ttft_ms"), False),
+            (("run", "tokens_generated"), False),
+            (("run", "cost_usd"), False),
+            # m026: the live view's pace per target (its latest answers, runs/progress.py).
+            (("run", "target", "answered_at"), False),
         )
+
+
+# m024: the claims (engine/claims.py) seek their next item in O(log N). Partial indexes hold only
+# the items still to be taken, in id order (the rowid ends every SQLite index), so a claim reads
+# the first entry instead of walking the run's done items; settled items leave them.
+Item.add_index(
+    Item.index(Item.run, Item.target, name="item_claim_new", where=SQL("status = 'NEW'"))
+)
+Item.add_index(
+    Item.index(Item.run, name="item_claim_judge", where=SQL("status = 'WAITING_FOR_JUDGE'"))
+)
+# m026: the live view's latest items (runs/live.latest_items): only items tried at least once.
+Item.add_index(
+    Item.index(
+        Item.run,
+        Item.updated_at,
+        name="item_run_id_updated_at_tried",
+        where=SQL("last_attempt_at IS NOT NULL"),
+    )
+)
+# The claims in flight by deadline (next_wake): only claimed items are in it.
+Item.add_index(
+    Item.index(
+        Item.run,
+        Item.claimed_until,
+        name="item_claimed_until",
+        where=SQL("claimed_until IS NOT NULL"),
+    )
+)
+
+
+class ItemCount(BaseModel):
+    """m025: a run's items counted per (target, status, failed stage), with the sums the live
+    view, progress, history and /api/runs show. Kept by SQLite triggers on `item` (migrations.py
+    m025) in the same transaction that changes an item, so a poll reads a few rows instead of
+    counting 100 000 items; runs/counts.py reads them and can recount."""
+
+    run = ForeignKeyField(Run, on_delete="CASCADE")
+    target_id = IntegerField()
+    status = CharField(max_length=20)
+    stage = CharField(max_length=20, default="")  # the item's error_stage, '' when none
+    n = IntegerField(default=0)
+    answer_ms = FloatField(default=0.0)  # sum of time_taken_ms
+    answer_ms_n = IntegerField(default=0)  # items with a time_taken_ms
+    judge_ms = FloatField(default=0.0)
+    judge_ms_n = IntegerField(default=0)
+    prompt_tokens = IntegerField(default=0)
+    tokens_generated = IntegerField(default=0)
+    cost_usd = FloatField(default=0.0)
+    judge_cost_usd = FloatField(default=0.0)
+    score = FloatField(default=0.0)  # sum of evaluation_score
+    score_n = IntegerField(default=0)
+
+    class Meta:
+        table_name = "item_count"
+        indexes = ((("run", "target_id", "status", "stage"), True),)
 
 
 class RunLog(BaseModel):
@@ -599,6 +665,7 @@ ALL_MODELS = [
     RunTarget,
     RunCollection,
     Item,
+    ItemCount,
     RunLog,
     Lease,
     Price,

@@ -4,6 +4,8 @@ trends, alerts and system samples; its runs keep working and are digested afterw
 import re
 import sqlite3
 
+import pytest
+
 from app import migrations
 from app.db import database
 from app.models import Item
@@ -68,6 +70,7 @@ def _back_to_before_m018():
         database.execute_sql("DELETE FROM _migrations WHERE name = ?", (name,))
 
 
+@pytest.mark.sqlite_only  # rebuilds SQLite tables (PRAGMA, DDL text)
 def test_a_database_from_before_m018_gets_every_table_and_column(app):
     run, (target,) = make_run("old")
     add_item(run, target, "t1", score=70.0)
@@ -86,6 +89,7 @@ def test_a_database_from_before_m018_gets_every_table_and_column(app):
     assert Item.get().repeat == 0 and Item.get().seed is None
 
 
+@pytest.mark.sqlite_only  # rebuilds SQLite tables (PRAGMA, DDL text)
 def test_runs_that_finished_before_the_upgrade_are_digested_afterwards(app):
     run, (target,) = make_run("old")
     add_item(run, target, "t1", score=70.0)

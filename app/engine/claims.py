@@ -14,16 +14,34 @@ from ..models import Item
 
 # One statement claims the next item. It claims nothing once the run is no longer running, so
 # a pause committed by any process stops new claims at once: only the items in flight finish.
+# The status is written into the SQL, not bound: SQLite uses a partial index (models.py,
+# item_claim_new / item_claim_judge) only when the query names its WHERE literally, and with it
+# the claim reads the run's first item still to take, not every item already done (O(log N)).
+# INDEXED BY (SQLite only) makes that plan certain; PostgreSQL has the same partial indexes and
+# no hints: its planner picks them from the literal WHERE.
 CLAIM_SQL = (
     "UPDATE item SET attempts = attempts + 1, last_attempt_at = ?, "
     "first_attempt_at = COALESCE(first_attempt_at, ?), claimed_until = ? "
-    "WHERE id = (SELECT id FROM item WHERE run_id = ? AND status = ? {target} "
-    "AND (next_retry_at IS NULL OR next_retry_at <= ?) "
+    "WHERE id = (SELECT id FROM item{hint} WHERE run_id = ? AND status = '{status}' "
+    "{target} AND (next_retry_at IS NULL OR next_retry_at <= ?) "
     "AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT 1) "
     "AND EXISTS (SELECT 1 FROM run WHERE id = ? AND status = 'PENDING' AND control = 'running') "
     "RETURNING id, attempts, task_key, question, system_prompt, answer, first_attempt_at, "
     "target_id"
 )
+CLAIM_INDEX = {NEW: "item_claim_new", WAITING_FOR_JUDGE: "item_claim_judge"}
+
+
+def claim_sql(status, by_target, postgres=None):
+    """The claim statement for items in `status` (NEW or WAITING_FOR_JUDGE), of one target or
+    of the whole run, in the dialect of the bound database (or of `postgres` when given)."""
+    if postgres is None:
+        postgres = database.is_postgres
+    return CLAIM_SQL.format(
+        hint="" if postgres else f" INDEXED BY {CLAIM_INDEX[status]}",
+        status=status,
+        target="AND target_id = ?" if by_target else "",
+    )
 
 
 class Claimed:
@@ -74,27 +92,26 @@ def any_claimable(run, status, now, target_id=None):
 
 def next_wake(run, target_id=None):
     """The earliest time a waiting item (backoff or claim) becomes claimable, or None."""
-    unsettled = (Item.run == run) & Item.status.in_([NEW, WAITING_FOR_JUDGE])
-    if target_id is not None:
-        unsettled &= Item.target == target_id
     times = []
     for column in (Item.next_retry_at, Item.claimed_until):
-        row = (
-            Item.select(column)
-            .where(unsettled & column.is_null(False))
-            .order_by(column)
-            .tuples()
-            .first()
-        )
+        row = wake_query(run, column, target_id).first()
         if row:
             times.append(row[0])
     return min(times) if times else None
 
 
+def wake_query(run, column, target_id=None):
+    """The earliest `column` (next_retry_at or claimed_until) of the run's unsettled items."""
+    unsettled = (Item.run == run) & Item.status.in_([NEW, WAITING_FOR_JUDGE])
+    if target_id is not None:
+        unsettled &= Item.target == target_id
+    return Item.select(column).where(unsettled & column.is_null(False)).order_by(column).tuples()
+
+
 def claim(run_id, status, now, deadline, target_id=None):
     """Claim the next claimable item of a run (optionally of one target): Claimed or None."""
-    sql = CLAIM_SQL.format(target="AND target_id = ?" if target_id is not None else "")
-    params = [db_text(now), db_text(now), db_text(deadline), run_id, status]
+    sql = claim_sql(status, target_id is not None)
+    params = [db_text(now), db_text(now), db_text(deadline), run_id]
     if target_id is not None:
         params.append(target_id)
     params += [db_text(now), db_text(now), run_id]

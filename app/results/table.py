@@ -10,6 +10,7 @@ from peewee import fn
 from ..errors import ValidationError
 from ..models import DIFFICULTIES
 from ..models import ITEM_STATUSES
+from ..runs.counts import count_items
 from ..runs.outcomes import FAILED_STATUSES
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import IS_JUDGE_FAILED
@@ -136,17 +137,38 @@ def _int_arg(raw, name, default, errors, minimum):
     return value
 
 
+def _targets(run, model):
+    """The run's targets a `model` filter names: a target id (what the page's own select
+    sends), a model name (`?model=llama3`, as people type it) or "provider/model"; a model name
+    may hold "/" itself."""
+    model = str(model)
+    which = (T.model == model) | (T.provider_name.concat("/").concat(T.model) == model)
+    if model.isdigit() and len(model) < 19:
+        which |= T.id == int(model)
+    return T.select(T.id).where((T.run == run) & which)
+
+
+def _total(run, filters, cond):
+    """How many items the filters match: from the kept counts (runs/counts.py) when they filter
+    by model and status only, else counted."""
+    if not set(filters) <= {"model", "status"}:
+        return I.select(fn.COUNT(I.id)).where(cond).scalar() or 0
+    targets = None
+    if filters.get("model"):
+        targets = [t for (t,) in _targets(run, filters["model"]).tuples()]
+    status = filters.get("status")
+    if status == JUDGE_FAILED:
+        return count_items(run, targets, FAILED_STATUSES, stage="judge")
+    if status == ANSWER_FAILED:
+        return count_items(run, targets, FAILED_STATUSES, stage="answer")
+    return count_items(run, targets, status or None)
+
+
 def _conditions(run, filters):
     cond = I.run == run
     model = filters.get("model")
     if model:
-        # A target id (what the page's own select sends), a model name (`?model=llama3`, as
-        # people type it) or "provider/model"; a model name may hold "/" itself.
-        model = str(model)
-        which = (T.model == model) | (T.provider_name.concat("/").concat(T.model) == model)
-        if model.isdigit() and len(model) < 19:
-            which |= T.id == int(model)
-        cond &= I.target.in_(T.select(T.id).where((T.run == run) & which))
+        cond &= I.target.in_(_targets(run, model))
     status = filters.get("status")
     if status == JUDGE_FAILED:
         cond &= IS_JUDGE_FAILED
@@ -179,7 +201,7 @@ def results_page(
         raise ValidationError.field("sort", f"must be one of {', '.join(SORTS)}")
     direction = "desc" if direction == "desc" else "asc"
     cond = _conditions(run, filters)
-    total = I.select(fn.COUNT(I.id)).where(cond).scalar() or 0
+    total = _total(run, filters, cond)
     pages = max(1, math.ceil(total / per_page))
     page = min(max(1, page), pages)
     order = [

@@ -1,16 +1,13 @@
 """Runs and items as JSON-ready dicts (seed 000 §7.4 RunSummaryDto, §7.5 item DTO + metrics)."""
 
-from peewee import fn
-
 from ..clock import isoformat
 from ..models import CANT_BE_FINISHED
 from ..models import COMPLETED
 from ..models import FAILED
-from ..models import ITEM_STATUSES
 from ..models import NEW
-from ..models import Item
 from ..models import RunCollection
 from ..models import RunTarget
+from .counts import tally
 from .outages import waiting_for
 from .progress import progress_fraction
 from .state import control_reason
@@ -20,28 +17,15 @@ from .state import state_label
 
 def status_counts(run):
     """{status: n} for every item status (zeros included)."""
-    counts = dict.fromkeys(ITEM_STATUSES, 0)
-    rows = (
-        Item.select(Item.status, fn.COUNT(Item.id))
-        .where(Item.run == run)
-        .group_by(Item.status)
-        .tuples()
-    )
-    for status, n in rows:
-        counts[status] = n
-    return counts
+    return dict(tally(run).by_status)
 
 
 def _eta(run, counts, state):
     """Seconds left from the mean answer and judge times so far (None until known)."""
     if state != "running":
         return None
-    avg_answer, avg_judge = (
-        Item.select(fn.AVG(Item.time_taken_ms), fn.AVG(Item.judge_ms))
-        .where(Item.run == run)
-        .tuples()
-        .get()
-    )
+    kept = tally(run)
+    avg_answer, avg_judge = kept.mean("answer_ms"), kept.mean("judge_ms")
     new = counts[NEW]
     to_judge = new + counts["WAITING_FOR_JUDGE"]
     # Without a judge time yet, assume judging costs about what answering did.

@@ -3,14 +3,12 @@
 import datetime as dt
 
 from peewee import JOIN
-from peewee import fn
 
 from ..models import COMPLETED
-from ..models import Item
 from ..models import Run
 from ..models import RunTarget
-from .outcomes import FAILED_STATUSES
-from .outcomes import count_where
+from .counts import run_totals
+from .counts import tallies
 from .queries import RUN_STATES
 from .queries import state_condition
 from .state import run_state
@@ -27,17 +25,11 @@ def judge_models():
 
 def _item_stats(run_ids):
     """{run pk: (total, completed, failed, avg score)} for the given runs, one query."""
-    if not run_ids:
-        return {}
-    done = count_where(Item.status == COMPLETED)
-    failed = count_where(Item.status.in_(FAILED_STATUSES))
-    rows = (
-        Item.select(Item.run, fn.COUNT(Item.id), done, failed, fn.AVG(Item.evaluation_score))
-        .where(Item.run.in_(run_ids))
-        .group_by(Item.run)
-        .tuples()
-    )
-    return {r[0]: r[1:] for r in rows}
+    return {
+        pk: (kept.total, kept.by_status[COMPLETED], kept.failed, kept.mean("score"))
+        for pk, kept in tallies(run_ids).items()
+        if kept.total
+    }
 
 
 def parse_date(value):
@@ -69,15 +61,8 @@ def history(
         key, desc = "created", True
     if key in ("items", "score"):
         # Sorting by an aggregate needs it for every run matched, so join it as a subquery.
-        agg = (
-            Item.select(
-                Item.run.alias("rid"),
-                fn.COUNT(Item.id).alias("n"),
-                fn.AVG(Item.evaluation_score).alias("avg"),
-            )
-            .group_by(Item.run)
-            .alias("agg")
-        )
+        # From the kept counts (runs/counts.py): a few rows per run, not every item.
+        agg = run_totals().alias("agg")
         query = query.join(agg, JOIN.LEFT_OUTER, on=(agg.c.rid == Run.id))
         order = [agg.c.n if key == "items" else agg.c.avg]
     else:

@@ -23,9 +23,7 @@ from ..models import Provider
 from ..models import Run
 from ..models import RunLog
 from ..models import RunTarget
-from .outcomes import IS_ANSWER_FAILED
-from .outcomes import IS_JUDGE_FAILED
-from .outcomes import count_where
+from .counts import tallies
 from .progress import progress_fraction
 from .queries import spent_usd
 from .spec import setting
@@ -119,33 +117,17 @@ def _phase_stats(run_ids):
     Answered counts every item past NEW (an answer waiting for the judge is answered); judged
     counts completed items and failed judgements, so the two phases read apart.
     """
-    if not run_ids:
-        return {}
-    answered = count_where(Item.status != NEW)
-    answer_failed = count_where(IS_ANSWER_FAILED)
-    judged = count_where((Item.status == COMPLETED) | IS_JUDGE_FAILED)
-    rows = (
-        Item.select(Item.run, fn.COUNT(Item.id), answered, answer_failed, judged)
-        .where(Item.run.in_(run_ids))
-        .group_by(Item.run)
-        .tuples()
-    )
-    return {r[0]: r[1:] for r in rows}
+    stats = {}
+    for pk, kept in tallies(run_ids).items():
+        answered = kept.total - kept.by_status[NEW]
+        judged = kept.by_status[COMPLETED] + kept.judge_failed
+        stats[pk] = (kept.total, answered, kept.answer_failed, judged)
+    return stats
 
 
 def _status_counts(run_ids):
     """{run pk: {status: n}} for the given runs, one query."""
-    counts = {}
-    if run_ids:
-        rows = (
-            Item.select(Item.run, Item.status, fn.COUNT(Item.id))
-            .where(Item.run.in_(run_ids))
-            .group_by(Item.run, Item.status)
-            .tuples()
-        )
-        for run_pk, status, n in rows:
-            counts.setdefault(run_pk, {})[status] = n
-    return counts
+    return {pk: dict(kept.by_status) for pk, kept in tallies(run_ids).items()}
 
 
 def continuable_runs(limit=20):

@@ -1,17 +1,15 @@
 """The live view's progress: counts per status and phase, the ETA and the recent tokens/s."""
 
-from peewee import fn
-
 from ..clock import utcnow
 from ..db import database
 from ..models import CANT_BE_FINISHED
 from ..models import COMPLETED
 from ..models import FAILED
-from ..models import ITEM_STATUSES
 from ..models import NEW
 from ..models import WAITING_FOR_JUDGE
 from ..models import Item
 from ..models import RunTarget
+from .counts import tally
 from .outages import waiting_for
 from .state import run_state
 from .state import state_label
@@ -37,21 +35,10 @@ def progress_fraction(counts):
 def progress(run, now=None):
     """Counts per status and per phase, the ETA (both phases) and recent tokens/s."""
     now = now or utcnow()
-    counts = dict.fromkeys(ITEM_STATUSES, 0)
-    answer_failed = judge_failed = 0
-    rows = (
-        Item.select(Item.status, Item.error_stage, fn.COUNT(Item.id).alias("n"))
-        .where(Item.run == run)
-        .group_by(Item.status, Item.error_stage)
-        .tuples()
-    )
-    for status, stage, n in rows:
-        counts[status] = counts.get(status, 0) + n
-        if status in (FAILED, CANT_BE_FINISHED):
-            if stage == "judge":
-                judge_failed += n
-            else:
-                answer_failed += n
+    # The kept counts (runs/counts.py): a few rows whatever the run's size.
+    kept = tally(run)
+    counts = dict(kept.by_status)
+    answer_failed, judge_failed = kept.answer_failed, kept.judge_failed
     total = sum(counts.values())
     benchmarked = total - counts[NEW]
     judged = counts[COMPLETED] + judge_failed
@@ -59,7 +46,7 @@ def progress(run, now=None):
     state = run_state(run)
     judging = run.phase == "JUDGING"
     answered = _recent(run, Item.answered_at, Item.tokens_per_second, Item.tps_source, Item.target)
-    left_per_target, answer_paces = _answer_paces(run, now if not judging else None)
+    left_per_target, answer_paces = _answer_paces(run, now if not judging else None, kept)
     known = [pace for pace in answer_paces.values() if pace is not None]
     # A target not started yet is assumed to go at the average pace of those measured.
     typical = sum(known) / len(known) if known else None
@@ -140,32 +127,28 @@ def _label_of(target_id):
     return row[0] if row else None
 
 
-def _answer_paces(run, now=None):
+def _answer_paces(run, now=None, kept=None):
     """({target id: items left to answer}, {target id: seconds per answer or None}).
 
     Each target's pace is its own: the spacing of its recent answers, else their average answer
     time. With `now`, the target answering last has its window run to now, so a stall shows.
     """
-    left = dict(
-        Item.select(Item.target, fn.COUNT(Item.id))
-        .where((Item.run == run) & (Item.status == NEW))
-        .group_by(Item.target)
-        .tuples()
-    )
+    kept = kept or tally(run)
+    left = {target: n for target, n in kept.new_by_target.items() if n}
     targets = [t for (t,) in RunTarget.select(RunTarget.id).where(RunTarget.run == run).tuples()]
     windows = {target: [] for target in targets}  # a target with no answer yet keeps []
-    # Every target's latest RATE_WINDOW answers, newest first, in one query.
-    cursor = database.execute_sql(
-        f"SELECT target_id, answered_at, time_taken_ms FROM ("
-        f" SELECT target_id, answered_at, time_taken_ms, id,"
-        f"  ROW_NUMBER() OVER (PARTITION BY target_id ORDER BY answered_at DESC, id DESC) AS r"
-        f" FROM {Item._meta.table_name} WHERE run_id = ? AND answered_at IS NOT NULL) AS latest"
-        f" WHERE r <= ? ORDER BY target_id, r",
-        (getattr(run, "id", run), RATE_WINDOW),
-    )
+    # Every target's latest RATE_WINDOW answers, newest first: one seek of the
+    # (run, target, answered_at) index per target, whatever the run's size.
     to_datetime = Item.answered_at.python_value
-    for target, answered_at, ms in cursor:
-        windows.setdefault(target, []).append((to_datetime(answered_at), ms))
+    for target in targets:
+        cursor = database.execute_sql(
+            f"SELECT answered_at, time_taken_ms FROM {Item._meta.table_name} "
+            "WHERE run_id = ? AND target_id = ? AND answered_at IS NOT NULL "
+            "ORDER BY answered_at DESC, id DESC LIMIT ?",
+            (getattr(run, "id", run), target, RATE_WINDOW),
+        )
+        for answered_at, ms in cursor:
+            windows[target].append((to_datetime(answered_at), ms))
     started = [(w[0][0], t) for t, w in windows.items() if w]
     latest = max(started)[1] if started else None
     paces = {}

@@ -22,6 +22,8 @@ from ..models import Run
 from ..models import RunCollection
 from ..models import RunLog
 from ..models import RunTarget
+from .counts import tallies
+from .counts import tally
 from .dto import run_summary
 from .state import run_state
 
@@ -137,13 +139,8 @@ def list_logs(run_id, since=None, limit=200):
 
 def spent_usd(run):
     """What the run's answers, judgements and judge calls (checks, pairwise) cost so far (USD)."""
-    items = (
-        Item.select(
-            fn.COALESCE(fn.SUM(Item.cost_usd), 0.0) + fn.COALESCE(fn.SUM(Item.judge_cost_usd), 0.0)
-        )
-        .where(Item.run == run)
-        .scalar()
-    )
+    kept = tally(run).sums
+    items = kept["cost_usd"] + kept["judge_cost_usd"]
     calls = (
         JudgeCall.select(fn.COALESCE(fn.SUM(JudgeCall.cost_usd), 0.0))
         .where(JudgeCall.run == run)
@@ -188,14 +185,8 @@ def summaries(runs):
     collections = {r.id: [] for r in runs}
     if runs:
         pks = [r.id for r in runs]
-        rows = (
-            Item.select(Item.run, Item.status, fn.COUNT(Item.id))
-            .where(Item.run.in_(pks))
-            .group_by(Item.run, Item.status)
-            .tuples()
-        )
-        for run_pk, status, n in rows:
-            counts[run_pk][status] = n
+        for run_pk, kept in tallies(pks).items():
+            counts[run_pk] = dict(kept.by_status)
         query = RunTarget.select().where(RunTarget.run.in_(pks))
         for t in query.order_by(RunTarget.position, RunTarget.id):
             targets[t.run_id].append(t)

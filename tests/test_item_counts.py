@@ -1,0 +1,177 @@
+"""Kept counts (runs/counts.py): after any mix of item changes, claims given back, rolled-back
+writes (a crash mid-transaction) and deletions, the kept rows equal a recount of the items."""
+
+import datetime as dt
+import random
+
+import pytest
+
+from app import migrations
+from app.db import database
+from app.dbadmin import copy_database
+from app.engine import claims
+from app.models import CANT_BE_FINISHED
+from app.models import COMPLETED
+from app.models import FAILED
+from app.models import NEW
+from app.models import PENDING
+from app.models import WAITING_FOR_JUDGE
+from app.models import Item
+from app.models import ItemCount
+from app.models import Run
+from app.results.table import results_page
+from app.runs import counts
+from app.runs.progress import progress
+from tests.factories import T0
+from tests.factories import add_item
+from tests.factories import make_run
+
+TARGETS = (("local", "m1"), ("local", "m2"))
+
+
+def _same(kept, counted):
+    assert kept.keys() == counted.keys()
+    for key, sums in counted.items():
+        assert kept[key] == pytest.approx(sums, abs=1e-6), key
+
+
+def _pending_run(run_id, n):
+    run, targets = make_run(run_id, targets=TARGETS, status=PENDING, control="running")
+    for i in range(n):
+        add_item(run, targets[i % 2], f"t{i}", status=NEW)
+    return run, targets
+
+
+def _outcome(rng):
+    """Fields of a random recorded outcome (answer, judgement or failure)."""
+    status = rng.choice([WAITING_FOR_JUDGE, COMPLETED, FAILED, CANT_BE_FINISHED, NEW])
+    fields = {"status": status}
+    if rng.random() < 0.7:
+        fields["time_taken_ms"] = rng.uniform(1, 900)
+        fields["tokens_generated"] = rng.randint(1, 400)
+        fields["prompt_tokens"] = rng.randint(1, 90)
+        fields["cost_usd"] = rng.choice([None, rng.uniform(0, 0.01)])
+    if status == COMPLETED:
+        fields["evaluation_score"] = rng.uniform(0, 100)
+        fields["judge_ms"] = rng.uniform(1, 500)
+        fields["judge_cost_usd"] = rng.uniform(0, 0.01)
+    if status in (FAILED, CANT_BE_FINISHED):
+        fields["error_stage"] = rng.choice(["answer", "judge", "warmup", None])
+    return fields
+
+
+def _step(rng, run, targets, now):
+    """One random operation on the run's items."""
+    until = now + dt.timedelta(seconds=30)
+    action = rng.choice(["claim_record", "claim_abandon", "crash", "edit", "add", "delete"])
+    status = rng.choice([NEW, WAITING_FOR_JUDGE])
+    target = rng.choice(targets).id if status == NEW else None
+    if action in ("claim_record", "claim_abandon", "crash"):
+        got = claims.claim(run.id, status, now, until, target)
+        if got is None:
+            return
+        if action == "claim_record":
+            claims.update_claimed(got.id, status, got.attempts, _outcome(rng))
+        elif action == "claim_abandon":  # a stop gave the claim back
+            claims.release(got.id, got.attempts)
+        else:  # the process died mid-write: its transaction never committed
+            with database.atomic() as tx:
+                claims.update_claimed(got.id, status, got.attempts, _outcome(rng))
+                tx.rollback()
+    elif action == "edit":  # a re-judge, a retry reset, a person's edit
+        item = rng.choice(list(Item.select(Item.id).where(Item.run == run)))
+        Item.update(**_outcome(rng)).where(Item.id == item.id).execute()
+    elif action == "add":
+        add_item(run, rng.choice(targets), f"x{rng.random()}", **_outcome(rng))
+    else:
+        Item.delete().where(Item.id == rng.choice(list(Item.select(Item.id)))).execute()
+
+
+def test_kept_counts_equal_a_recount_after_random_operations_and_crashes(app):
+    rng = random.Random(9)
+    run, targets = _pending_run("counts", 40)
+    now = T0
+    for _ in range(400):
+        now += dt.timedelta(seconds=rng.choice([0, 1, 40]))  # 40 s: claims held lapse
+        _step(rng, run, targets, now)
+    claims.release_all([run.id])  # a dead holder's claims given back
+    _same(counts.kept(run), counts.recount(run))
+
+
+def test_a_deleted_run_leaves_no_counts(app):
+    run, _ = _pending_run("gone", 6)
+    other, _ = _pending_run("kept", 4)
+    Run.delete().where(Run.id == run.id).execute()
+    assert not ItemCount.select().where(ItemCount.run == run.id).exists()
+    _same(counts.kept(other), counts.recount(other))
+
+
+def test_the_migration_counts_the_items_a_database_already_had(app):
+    run, _ = _pending_run("before", 10)
+    database.execute_sql("DELETE FROM item_count")
+    database.execute_sql("DELETE FROM _migrations WHERE name = 'm025_item_counts'")
+    migrations.apply(database)
+    _same(counts.kept(run), counts.recount(run))
+
+
+@pytest.mark.sqlite_only  # the kept rows: PostgreSQL has none, it counts the items
+def test_progress_reads_the_kept_counts(app):
+    run, targets = _pending_run("read", 5)
+    first = claims.claim(run.id, NEW, T0, T0 + dt.timedelta(seconds=30), targets[0].id)
+    claims.update_claimed(first.id, NEW, first.attempts, {"status": WAITING_FOR_JUDGE})
+    # Only the kept rows changed: the live view shows what they say.
+    ItemCount.update(n=ItemCount.n + 100).where(
+        (ItemCount.run == run.id) & (ItemCount.status == COMPLETED)
+    ).execute()
+    ItemCount.insert(run=run.id, target_id=targets[0].id, status=COMPLETED, n=7).on_conflict(
+        conflict_target=[ItemCount.run, ItemCount.target_id, ItemCount.status, ItemCount.stage],
+        update={ItemCount.n: 7},
+    ).execute()
+    p = progress(run)
+    assert p["counts"][COMPLETED] == 7 and p["counts"][WAITING_FOR_JUDGE] == 1
+    assert p["total"] == 12
+
+
+def test_the_tally_equals_the_items_counted_one_by_one(app):
+    run, targets = _pending_run("tally", 8)
+    got = claims.claim(run.id, NEW, T0, T0 + dt.timedelta(seconds=30), targets[0].id)
+    claims.update_claimed(got.id, NEW, got.attempts, {"status": FAILED, "error_stage": "judge"})
+    got = claims.claim(run.id, NEW, T0, T0 + dt.timedelta(seconds=30), targets[1].id)
+    claims.update_claimed(got.id, NEW, got.attempts, {"status": WAITING_FOR_JUDGE})
+
+    kept = counts.tally(run)
+
+    assert kept.by_status[NEW] == 6 and kept.by_status[WAITING_FOR_JUDGE] == 1
+    assert (kept.judge_failed, kept.answer_failed, kept.total) == (1, 0, 8)
+    assert kept.new_by_target == {targets[0].id: 3, targets[1].id: 3}
+    assert counts.count_items(run, status=FAILED, stage="judge") == 1
+
+
+@pytest.mark.sqlite_only  # SQLite into SQLite: the target's triggers do the counting
+def test_a_copied_database_counts_each_item_once(app, tmp_path):
+    run, _ = _pending_run("copied", 6)
+    database.close()
+    copy_database(app.config["DB"], str(tmp_path / "copy.db"))
+    with database.connection_context():
+        _same(counts.kept(run.id), counts.recount(run.id))
+        assert counts.tally(run.id).total == 6
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {},
+        {"status": COMPLETED},
+        {"status": "judge_failed"},
+        {"status": "answer_failed"},
+        {"model": "m2"},
+        {"model": "m1", "status": "answer_failed"},
+    ],
+)
+def test_the_results_table_total_from_kept_counts_equals_its_rows(app, filters):
+    rng = random.Random(3)
+    run, targets = make_run("table", targets=TARGETS)
+    for i in range(60):
+        add_item(run, targets[i % 2], f"t{i}", **_outcome(rng))
+    page = results_page(run, filters=filters, per_page=200)
+    assert page.total == len(page.rows)
