@@ -216,6 +216,8 @@ def test_prices_pick_the_provider_then_its_model(page, server):
     page.fill("#f-outputPer1m", "0.6")
     page.click("text=Save price")
     expect(page.locator(".flash--success")).to_contain_text("fake-local / beta-3b saved")
+    # The flash shows before the new page's htmx is bound; a change fired earlier is lost.
+    page.wait_for_load_state("load")
     page.select_option("#f-providerName", "fake-local")
     expect(page.locator("select#f-model")).to_be_visible()
     shot(page, "prices-pick")
