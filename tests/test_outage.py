@@ -7,6 +7,7 @@ no real 20 s. One test runs the foreground loop on the real clock with a short o
 """
 
 import datetime as dt
+import json
 import threading
 
 import pytest
@@ -21,12 +22,15 @@ from app.models import FAILED
 from app.models import NEW
 from app.models import WAITING_FOR_JUDGE
 from app.models import Item
+from app.models import JudgeCall
 from app.models import Outage
 from app.models import Run
 from app.models import RunLog
+from app.models import RunTarget
 from app.providers.interface import ProviderConfig
 from app.providers.openai import OpenAIAdapter
 from app.runs.dto import run_summary
+from app.runs.judge_jobs import queue_pairwise
 from app.runs.lifecycle import resume_run
 from app.runs.progress import progress
 from app.runs.state import run_state
@@ -289,3 +293,21 @@ def test_a_short_real_outage_of_the_foreground_run_fails_nothing(app, server):
     assert state == "finished"
     assert statuses() == {NEW: 0, WAITING_FOR_JUDGE: 0, COMPLETED: 8, FAILED: 0}
     assert events(run, "provider_back")
+
+
+def test_an_unreachable_pairwise_judge_makes_its_calls_wait_not_fail(app, fake, server, config):
+    target = make_provider(fake)
+    run = start_run(target, [(target, "m1"), (target, "m2")], make_tasks(2))
+    assert drive(config, FakeClock())["state"] == "finished"
+    judge = make_provider(server, name="judge")
+    first, second = RunTarget.select().where(RunTarget.run == run).order_by(RunTarget.position)
+    job = queue_pairwise(first, second, judge, "judge")
+    server.responder = lambda call: {"text": json.dumps({"winner": "A", "reason": "because"})}
+    clock = OutageClock(server)
+    server.stop()  # down before the first call; back 30 s of the clock's time later
+    clock.back_at = clock() + dt.timedelta(seconds=30)
+    assert drive(config, clock)["state"] == "finished"
+    calls = list(JudgeCall.select().where(JudgeCall.job == job))
+    assert len(calls) == 4 and {c.status for c in calls} == {COMPLETED}
+    assert {c.attempts for c in calls} == {1}  # the refused tries were given back uncounted
+    assert events(run, "provider_waiting")[0].message.startswith("waiting for judge: ")

@@ -136,7 +136,13 @@ class CallWorker:
                     cancel=ctx.cancel,
                 )
         except rubric.JudgeError as exc:
-            if not ctx.cancel.is_set():
+            if ctx.cancel.is_set():
+                return
+            if exc.unreachable:  # the judge's server is down: the call waits for it, uncounted
+                call_claims.release(row.id, row.attempts)
+                ctx.breaker.unreachable(job.judge_provider, exc)
+            else:
+                ctx.breaker.reachable(job.judge_provider_id)  # it answered, if badly
                 self._failed(row, exc)
             return
         except Exception as exc:  # a bug must not kill the run: fail this call
@@ -145,6 +151,7 @@ class CallWorker:
             return
         if ctx.cancel.is_set():
             return
+        ctx.breaker.reachable(job.judge_provider_id)
         self._record(row, job, call, result)
 
     def _record(self, row, job, call, result):

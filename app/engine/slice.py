@@ -206,6 +206,8 @@ class Slice:
         if provider is None:
             cant_finish_job(ctx, self.calls.job(job_id))
             return None
+        if ctx.breaker.waiting(provider.id, ctx.now()):
+            return "idle"  # the judge's server is down: the calls wait for it
         if self._over_budget():
             return "budget"
         adapter = ctx.adapter_for(provider)
@@ -217,7 +219,11 @@ class Slice:
             lambda: self.pool.claim_loop(
                 NEW,
                 seconds,
-                lambda now, until: call_claims.claim(ctx.run.id, job_id, now, until),
+                lambda now, until: (
+                    None
+                    if ctx.breaker.waiting(provider.id, now)
+                    else call_claims.claim(ctx.run.id, job_id, now, until)
+                ),
                 self.calls.label,
                 lambda row: self.calls.process(row, adapter),
                 self.calls.internal_failure,

@@ -14,6 +14,7 @@ from ..providers.interface import ProviderError
 from .rubric import JUDGE_SYSTEM_PROMPT
 from .rubric import JudgeError
 from .rubric import JudgeOutputError
+from .rubric import call_failed
 from .rubric import judge_params
 
 PAIRWISE_PROMPT_VERSION = "pairwise-v1"
@@ -178,16 +179,8 @@ def judge_pair(
                     ms=ms,
                 ) from None
     except ProviderError as exc:
-        ms = ms or (time.perf_counter() - started) * 1000.0
-        if exc.raw:
-            raws.append(exc.raw)
-        raise JudgeError(
-            f"judge call failed: {exc.message}",
-            transient=exc.transient,
-            request=request,
-            raws=raws,
-            ms=ms,
-            retry_after=exc.retry_after,
+        raise call_failed(
+            exc, request, raws, ms or (time.perf_counter() - started) * 1000.0
         ) from exc
     result.update(request=request, raws=raws, ms=ms, completions=completions)
     return result

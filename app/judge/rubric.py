@@ -319,17 +319,24 @@ def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=Non
                     unusable=(str(exc2), completion.text or ""),
                 ) from None
     except ProviderError as exc:
-        ms = ms or (time.perf_counter() - started) * 1000.0
-        if exc.raw:
-            raws.append(exc.raw)
-        raise JudgeError(
-            f"judge call failed: {exc.message}",
-            transient=exc.transient,
-            request=request,
-            raws=raws,
-            ms=ms,
-            retry_after=exc.retry_after,
-            unreachable=exc.unreachable,
+        raise call_failed(
+            exc, request, raws, ms or (time.perf_counter() - started) * 1000.0
         ) from exc
     result.update(request=request, raws=raws, ms=ms, completions=completions)
     return result
+
+
+def call_failed(exc, request, raws, ms):
+    """The JudgeError for a judge call the provider failed: its transient/permanent class,
+    its Retry-After and whether the server could not be reached (the breaker's business)."""
+    if exc.raw:
+        raws.append(exc.raw)
+    return JudgeError(
+        f"judge call failed: {exc.message}",
+        transient=exc.transient,
+        request=request,
+        raws=raws,
+        ms=ms,
+        retry_after=exc.retry_after,
+        unreachable=exc.unreachable,
+    )
