@@ -8,11 +8,9 @@ The app runs without its orchestrator: the states (running, paused, finished wit
 item in flight) are written to the database and stay still for the screenshots."""
 
 import datetime as dt
-import threading
 from pathlib import Path
 
 import pytest
-from werkzeug.serving import make_server
 
 from app.clock import utcnow
 from app.db import database
@@ -25,8 +23,8 @@ from app.models import Provider
 from app.models import Template
 from app.models import Vote
 from app.schedules.digest import digest_finished
-from tests.browser.test_ui import SHOTS
-from tests.browser.test_ui import browser  # noqa: F401  (the module's chromium)
+from tests.browser.helpers import SHOTS
+from tests.browser.helpers import serving
 from tests.conftest import make_app
 from tests.engine_helpers import make_provider
 from tests.factories import add_item
@@ -241,16 +239,9 @@ def server(tmp_path_factory, fake_server):
         provider = make_provider(fake_server, name="my-fake")
         ids = {"pid": provider.id, "ollama": Provider.get(Provider.type == "OLLAMA").id}
     database.close()
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=httpd.serve_forever, name="every-page", daemon=True)
-    thread.start()
-    yield {"base": f"http://127.0.0.1:{httpd.server_port}", **ids}
-    httpd.shutdown()
-    thread.join(timeout=10)
-    httpd.server_close()
+    with serving(app, "every-page") as base:
+        yield {"base": base, **ids}
     fake_server.reset()
-    if not database.is_closed():
-        database.close()
 
 
 @pytest.fixture(scope="module")
@@ -275,7 +266,7 @@ def _first_item(run_id):
     return Item.select(Item.id).join(Run).where(Run.run_id == run_id).first().id
 
 
-def look(browser, base, name, path, act=None, axe=False):  # noqa: F811
+def look(browser, base, name, path, act=None, axe=False):
     """Open the page at both sizes; return what is wrong (and save the screenshots)."""
     SHOTS.mkdir(exist_ok=True)
     problems = []
@@ -284,7 +275,7 @@ def look(browser, base, name, path, act=None, axe=False):  # noqa: F811
     return problems
 
 
-def _look_at(browser, base, name, path, act, axe, width, height):  # noqa: F811
+def _look_at(browser, base, name, path, act, axe, width, height):
     # axe is injected as a script: at 1280 px on its pages the CSP is bypassed for it
     # (the 390 px visit still reports any CSP refusal as a console error).
     context = browser.new_context(
@@ -344,12 +335,12 @@ def axe_violations(page):
     return found
 
 
-def test_the_first_screen_before_any_run(browser, server):  # noqa: F811
+def test_the_first_screen_before_any_run(browser, server):
     problems = look(browser, server["base"], "first-dashboard", "/", axe=True)
     assert not problems, "\n".join(problems)
 
 
-def test_an_ollama_that_is_not_running_is_said_calmly_on_the_first_screen(browser, server):  # noqa: F811
+def test_an_ollama_that_is_not_running_is_said_calmly_on_the_first_screen(browser, server):
     from playwright.sync_api import expect
 
     context = browser.new_context(viewport={"width": 1280, "height": 800})
@@ -419,7 +410,7 @@ PAGES = [
 
 
 @pytest.mark.parametrize(("name", "path", "act", "axe"), PAGES, ids=[p[0] for p in PAGES])
-def test_every_page_fits_loads_and_reads(browser, server, busy, name, path, act, axe):  # noqa: F811
+def test_every_page_fits_loads_and_reads(browser, server, busy, name, path, act, axe):
     path = path.format(**server, **busy)
     problems = look(browser, server["base"], name, path, act, axe)
     assert not problems, "\n".join(problems)

@@ -3,15 +3,13 @@
 Screenshots at 1280 px and 390 px go to screenshots/ (git-ignored)."""
 
 import datetime as dt
-import os
 import re
-import threading
 
 import pytest
-from werkzeug.serving import make_server
 
-from app.config import REPO_ROOT
 from app.db import database
+from tests.browser.helpers import serving
+from tests.browser.helpers import shot
 from tests.conftest import make_app
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
@@ -19,23 +17,6 @@ from tests.over_time import T0
 from tests.over_time import finished_run
 
 pytestmark = [pytest.mark.browser]
-
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
-SHOTS = REPO_ROOT / "screenshots"
-WIDTHS = (1280, 390)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's chromium through Playwright (skipped when either is missing)."""
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} not found: install Debian's chromium; no browser is downloaded")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -58,48 +39,9 @@ def server(tmp_path_factory, fake_server):
                 },
                 finished_at=T0 + dt.timedelta(days=day),
             )
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=httpd.serve_forever, name="new-user-server", daemon=True)
-    thread.start()
-    yield {"base": f"http://127.0.0.1:{httpd.server_port}", "fake": fake_server, "pid": provider.id}
-    httpd.shutdown()
-    thread.join(timeout=10)
-    httpd.server_close()
+    with serving(app, "new-user-server") as base:
+        yield {"base": base, "fake": fake_server, "pid": provider.id}
     fake_server.reset()
-    if not database.is_closed():
-        database.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    errors = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.console_errors = errors
-    yield page
-    settle(page)
-    context.close()
-
-
-def settle(page):
-    """Let the page's requests finish before leaving it (see test_over_time_ui.settle)."""
-    try:
-        page.wait_for_load_state("networkidle", timeout=5_000)
-    except Exception:  # a page that keeps polling: nothing is mid-response for long
-        pass
-
-
-def shot(page, name):
-    """Full-page screenshots at 1280 px and 390 px wide."""
-    SHOTS.mkdir(exist_ok=True)
-    settle(page)
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 900})
-        page.wait_for_timeout(150)
-        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
-    page.set_viewport_size({"width": 1280, "height": 900})
 
 
 def test_a_preset_fills_the_provider_form(page, server):

@@ -4,21 +4,19 @@ template saved from a run, run now, queued and taken out of the queue. Screensho
 and 390 px go to screenshots/ (git-ignored)."""
 
 import datetime as dt
-import os
 import random
 import re
-import threading
 
 import pytest
-from werkzeug.serving import make_server
 
-from app.config import REPO_ROOT
 from app.db import database
 from app.engine import scheduler
 from app.models import Collection
 from app.schedules import service
 from app.schedules.digest import digest_finished
 from app.sysmetrics.store import SampleStore
+from tests.browser.helpers import serving
+from tests.browser.helpers import shot
 from tests.conftest import make_app
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
@@ -27,23 +25,7 @@ from tests.over_time import finished_run
 
 pytestmark = [pytest.mark.browser]
 
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
-SHOTS = REPO_ROOT / "screenshots"
-WIDTHS = (1280, 390)
 DAY = dt.timedelta(days=1)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's chromium through Playwright (skipped when either is missing)."""
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} not found: install Debian's chromium; no browser is downloaded")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield browser
-        browser.close()
 
 
 def seed_history(collection):
@@ -102,54 +84,11 @@ def server(tmp_path_factory, fake_server):
         collection = make_tasks(3, collection="quick")
         seed_history(Collection.create(name="nightly-bank"))
         provider_id, collection_id = provider.id, collection.id
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=httpd.serve_forever, name="over-time-server", daemon=True)
-    thread.start()
-    scheduler.start(app.config, hooks=[service.on_tick])
-    yield {
-        "base": f"http://127.0.0.1:{httpd.server_port}",
-        "pid": provider_id,
-        "cid": collection_id,
-        "fake": fake_server,
-    }
-    scheduler.shutdown()
-    httpd.shutdown()
-    thread.join(timeout=10)
-    httpd.server_close()
+    with serving(app, "over-time-server") as base:
+        scheduler.start(app.config, hooks=[service.on_tick])
+        yield {"base": base, "pid": provider_id, "cid": collection_id, "fake": fake_server}
+        scheduler.shutdown()
     fake_server.reset()
-    if not database.is_closed():
-        database.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    yield page
-    settle(page)
-    context.close()
-
-
-def settle(page):
-    """Let the page's requests finish (its favicon, a poll) before leaving it: a connection
-    the browser drops mid-response leaves werkzeug's file handle to the garbage collector,
-    and its ResourceWarning would land in another test."""
-    try:
-        page.wait_for_load_state("networkidle", timeout=5_000)
-    except Exception:  # a page that keeps polling: nothing is mid-response for long
-        pass
-
-
-def shot(page, name):
-    """Full-page screenshots at 1280 px and 390 px wide."""
-    SHOTS.mkdir(exist_ok=True)
-    settle(page)
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 900})
-        page.wait_for_timeout(150)
-        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
-    page.set_viewport_size({"width": 1280, "height": 900})
 
 
 def test_trends_points_link_to_their_runs_and_a_collection_compares(page, server):

@@ -3,11 +3,8 @@ votes by keyboard (a double press stores one), and screenshots of every new page
 and 390 px. Playwright + Debian's chromium against a real server; skipped without chromium."""
 
 import datetime as dt
-import os
-import threading
 
 import pytest
-from werkzeug.serving import make_server
 
 from app.catalog.providers import create_provider
 from app.db import database
@@ -17,11 +14,10 @@ from app.models import JudgeJob
 from app.models import Rating
 from app.models import RunTarget
 from app.models import Vote
-from tests.browser.test_ui import CHROMIUM
-from tests.browser.test_ui import FLAGS
-from tests.browser.test_ui import SHOTS
-from tests.browser.test_ui import WIDTHS
-from tests.browser.test_ui import shot
+from tests.browser.helpers import SHOTS
+from tests.browser.helpers import WIDTHS
+from tests.browser.helpers import serving
+from tests.browser.helpers import shot
 from tests.conftest import make_app
 from tests.factories import T0
 from tests.factories import add_item
@@ -38,18 +34,6 @@ WIDEST = """() => [...document.querySelectorAll('body *')]
 WAIT = 20_000  # ms an expectation waits: the machine running the suite is busy
 RATED = 100
 VOTED = 20
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's chromium through Playwright (skipped when either is missing)."""
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} not found: these tests never download a browser")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -87,24 +71,8 @@ def server(tmp_path_factory):
                 )
         ids = {"rate": [t.id for t in targets], "ab": [t.id for t in small_targets]}
     database.close()
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=httpd.serve_forever, name="ratings-ui-server", daemon=True)
-    thread.start()
-    yield {"base": f"http://127.0.0.1:{httpd.server_port}", "app": app, "targets": ids}
-    httpd.shutdown()
-    thread.join(timeout=10)
-    httpd.server_close()
-    if not database.is_closed():
-        database.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    yield page
-    context.close()
+    with serving(app, "ratings-ui-server") as base:
+        yield {"base": base, "app": app, "targets": ids}
 
 
 def _rows(model, where=None):

@@ -8,33 +8,20 @@ the tests skip.
 
 import csv
 import io
-import os
 import re
-import threading
 
 import pytest
 import requests
-from werkzeug.serving import make_server
 
-from app.config import REPO_ROOT
 from app.db import database
+from app.engine import scheduler
+from tests.browser.helpers import WIDTHS
+from tests.browser.helpers import serving
+from tests.browser.helpers import shot
 from tests.conftest import make_app
 
 pytestmark = [pytest.mark.browser]
 
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-SHOTS = REPO_ROOT / "screenshots"
-WIDTHS = (1280, 390)
 DETAILED_CSV_HEADER = [
     "provider_name",
     "model_name",
@@ -53,28 +40,11 @@ MODELS = ["alpha-7b", "beta-3b"]
 
 
 @pytest.fixture(scope="module")
-def browser():
-    """Debian's chromium through Playwright (skipped when either is missing)."""
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(
-            f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y "
-            "chromium); these tests never download a browser"
-        )
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture(scope="module")
 def server(tmp_path_factory, fake_server):
     """The app with its orchestrator thread on 127.0.0.1:<free port>, seeded through the API."""
     fake_server.reset()
     fake_server.models = list(MODELS)
     fake_server.default_latency = 0.3  # slow enough to watch the progress move
-    from app.engine import scheduler
-
     app = make_app(
         tmp_path_factory.mktemp("browser"),
         SCHEDULER_ENABLED=False,
@@ -82,10 +52,19 @@ def server(tmp_path_factory, fake_server):
         LEASE_SECONDS=5.0,
         WTF_CSRF_ENABLED=True,
     )
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=httpd.serve_forever, name="browser-test-server", daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{httpd.server_port}"
+    with serving(app, "browser-test-server") as base:
+        pid, cid = seed_through_the_api(base, fake_server)
+        # The orchestrator thread starts after seeding, as `llmbench serve` would with
+        # SCHEDULER_ENABLED=True: provider_store's read-then-write transactions are deferred
+        # and can hit "database is locked" against the lease heartbeat.
+        scheduler.start(app.config)
+        yield {"base": base, "pid": pid, "cid": cid, "app": app}
+        scheduler.shutdown()
+    fake_server.reset()
+
+
+def seed_through_the_api(base, fake_server):
+    """The fake provider, an Ollama nobody runs, four tasks and the `quick` collection."""
     api = requests.Session()
     provider = api.post(
         f"{base}/api/providers",
@@ -117,38 +96,7 @@ def server(tmp_path_factory, fake_server):
     collection = api.post(
         f"{base}/api/collections", timeout=10, json={"name": "quick", "taskIds": task_ids}
     ).json()
-    # The orchestrator thread starts after seeding, as `llmbench serve` would with
-    # SCHEDULER_ENABLED=True: provider_store's read-then-write transactions are deferred and
-    # can hit "database is locked" against the lease heartbeat (reported to the lead).
-    scheduler.start(app.config)
-    yield {"base": base, "pid": provider["id"], "cid": collection["id"], "app": app}
-    scheduler.shutdown()
-    httpd.shutdown()
-    thread.join(timeout=10)
-    httpd.server_close()
-    fake_server.reset()
-    if not database.is_closed():
-        database.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    yield page
-    context.close()
-
-
-def shot(page, name):
-    """Full-page screenshots at 1280 px and 390 px wide."""
-    SHOTS.mkdir(exist_ok=True)
-    size = page.viewport_size
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 900})
-        page.wait_for_timeout(150)
-        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
-    page.set_viewport_size(size)
+    return provider["id"], collection["id"]
 
 
 def bar_value(page, label):
