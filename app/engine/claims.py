@@ -12,24 +12,50 @@ from ..models import NEW
 from ..models import WAITING_FOR_JUDGE
 from ..models import Item
 
-# One statement claims the next item. It claims nothing once the run is no longer running, so
-# a pause committed by any process stops new claims at once: only the items in flight finish.
+# One statement claims the next k items. It claims nothing once the run is no longer running,
+# so a pause committed by any process stops new claims at once: only the items in flight finish.
 # The status is written into the SQL, not bound: SQLite uses a partial index (models.py,
 # item_claim_new / item_claim_judge) only when the query names its WHERE literally, and with it
-# the claim reads the run's first item still to take, not every item already done (O(log N)).
-# INDEXED BY (SQLite only) makes that plan certain; PostgreSQL has the same partial indexes and
-# no hints: its planner picks them from the literal WHERE.
+# the claim reads the run's first items still to take, not every item already done (O(log N)).
+# INDEXED BY (SQLite only) makes that plan certain; SQLite serialises claims by BEGIN IMMEDIATE.
+# PostgreSQL has no hints: its planner picks m027's partial indexes in id order
+# (item_claim_new_by_id / item_claim_judge_by_id) from the literal WHERE; FOR UPDATE SKIP LOCKED
+# lets any number of processes claim at once without waiting on each other's rows, and the
+# outer WHERE checks the row again once it is locked (a row changed since the snapshot is never
+# claimed twice).
 CLAIM_SQL = (
     "UPDATE item SET attempts = attempts + 1, last_attempt_at = ?, "
-    "first_attempt_at = COALESCE(first_attempt_at, ?), claimed_until = ? "
-    "WHERE id = (SELECT id FROM item{hint} WHERE run_id = ? AND status = '{status}' "
+    "first_attempt_at = COALESCE(first_attempt_at, ?), claimed_until = ?, claimed_by = ? "
+    "WHERE id IN (SELECT id FROM item{hint} WHERE run_id = ? AND status = '{status}' "
     "{target} AND (next_retry_at IS NULL OR next_retry_at <= ?) "
-    "AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT 1) "
+    "AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT ?{lock}) "
+    "{recheck}"
     "AND EXISTS (SELECT 1 FROM run WHERE id = ? AND status = 'PENDING' AND control = 'running') "
     "RETURNING id, attempts, task_key, question, system_prompt, answer, first_attempt_at, "
     "target_id"
 )
 CLAIM_INDEX = {NEW: "item_claim_new", WAITING_FOR_JUDGE: "item_claim_judge"}
+PG_LOCK = " FOR UPDATE SKIP LOCKED"
+PG_RECHECK = "AND status = '{status}' AND (claimed_until IS NULL OR claimed_until <= ?) "
+
+# Provider max_concurrency across processes (PostgreSQL): the claim transaction takes the
+# provider's transaction-scoped advisory lock, counts the provider's claims in flight (answers of
+# its targets, judgements and judge calls it judges) and claims at most the slots left. Chosen
+# over a slot table taken with SKIP LOCKED because the claims already are the slots: a claim is
+# in flight exactly while `claimed_until` is ahead, so a killed worker's slot frees itself when
+# its claim expires, with no second row to keep in step and nothing to clean up. The lock is
+# per provider and held for one short transaction (a count over the small partial index of
+# claimed items, then the UPDATE); no other lock is waited for while it is held, so it cannot
+# deadlock. Its two-key form does not overlap db.py's one-key write lock.
+PROVIDER_LOCK_CLASS = 0x6C6C6D63
+IN_FLIGHT_SQL = (
+    "SELECT (SELECT COUNT(*) FROM item i JOIN runtarget t ON t.id = i.target_id "
+    "WHERE i.claimed_until > ? AND i.status = 'NEW' AND t.provider_id = ?) "
+    "+ (SELECT COUNT(*) FROM item i JOIN run r ON r.id = i.run_id "
+    "WHERE i.claimed_until > ? AND i.status = 'WAITING_FOR_JUDGE' AND r.judge_provider_id = ?) "
+    "+ (SELECT COUNT(*) FROM judgecall c JOIN judgejob j ON j.id = c.job_id "
+    "WHERE c.claimed_until > ? AND c.status = 'NEW' AND j.judge_provider_id = ?)"
+)
 
 
 def claim_sql(status, by_target, postgres=None):
@@ -41,7 +67,32 @@ def claim_sql(status, by_target, postgres=None):
         hint="" if postgres else f" INDEXED BY {CLAIM_INDEX[status]}",
         status=status,
         target="AND target_id = ?" if by_target else "",
+        lock=PG_LOCK if postgres else "",
+        recheck=PG_RECHECK.format(status=status) if postgres else "",
     )
+
+
+def in_flight_for(provider_id, now):
+    """How many claims of every run are in flight now on `provider_id` (answers, judgements,
+    judge calls)."""
+    stamp = db_text(now)
+    row = database.execute_sql(
+        IN_FLIGHT_SQL, (stamp, provider_id, stamp, provider_id, stamp, provider_id)
+    ).fetchone()
+    return int(row[0] or 0)
+
+
+def provider_slots(provider_id, limit, now, k):
+    """Inside a PostgreSQL claim transaction: lock the provider's count and return how many of
+    `k` claims still fit under `limit` (its max_concurrency across every process)."""
+    database.execute_sql("SELECT pg_advisory_xact_lock(?, ?)", (PROVIDER_LOCK_CLASS, provider_id))
+    return max(0, min(k, int(limit) - in_flight_for(provider_id, now)))
+
+
+class Batch(list):
+    """The items one claim took (in id order); `full` when the provider had no slot left."""
+
+    full = False
 
 
 class Claimed:
@@ -108,16 +159,41 @@ def wake_query(run, column, target_id=None):
     return Item.select(column).where(unsettled & column.is_null(False)).order_by(column).tuples()
 
 
-def claim(run_id, status, now, deadline, target_id=None):
+def claim(run_id, status, now, deadline, target_id=None, holder=None):
     """Claim the next claimable item of a run (optionally of one target): Claimed or None."""
+    rows = claim_batch(run_id, status, now, deadline, target_id, holder=holder)
+    return rows[0] if rows else None
+
+
+def claim_batch(
+    run_id, status, now, deadline, target_id=None, k=1, holder=None, provider_id=None, limit=None
+):
+    """Claim up to `k` claimable items of a run (optionally of one target) in one short
+    transaction, for `holder` (who may release them all if it dies): a Batch of Claimed.
+
+    With `provider_id` and `limit` on PostgreSQL, at most the provider's free slots are taken
+    (PROVIDER_LOCK_CLASS above); the Batch is `full` when none was free. SQLite has one process
+    claiming, whose threads are the provider's concurrency: it needs no count.
+    """
     sql = claim_sql(status, target_id is not None)
-    params = [db_text(now), db_text(now), db_text(deadline), run_id]
+    params = [db_text(now), db_text(now), db_text(deadline), holder, run_id]
     if target_id is not None:
         params.append(target_id)
-    params += [db_text(now), db_text(now), run_id]
-    with database.atomic("IMMEDIATE"):
-        row = database.execute_sql(sql, params).fetchone()
-    return Claimed(row) if row else None
+    params += [db_text(now), db_text(now)]
+    postgres = database.is_postgres
+    with database.atomic("DEFERRED" if postgres else "IMMEDIATE"):
+        if postgres and provider_id is not None and limit:
+            k = provider_slots(provider_id, limit, now, k)
+            if k == 0:
+                batch = Batch()
+                batch.full = True
+                return batch
+        params.append(int(k))
+        if postgres:
+            params.append(db_text(now))  # the re-check once the row is locked
+        params.append(run_id)
+        rows = database.execute_sql(sql, params).fetchall()
+    return Batch(sorted((Claimed(row) for row in rows), key=lambda c: c.id))
 
 
 def release(item_id, attempts):
@@ -138,16 +214,24 @@ def release(item_id, attempts):
     )
 
 
-def release_all(runs):
-    """Give back every claim on the items of `runs` (a dead holder's): its attempts never
-    finished, so they are not counted. Returns how many."""
+def release_all(runs, holder=None):
+    """Give back every claim on the items of `runs` made by `holder` (a dead orchestrator), and
+    claims that name no holder (made before m027): its attempts never finished, so they are not
+    counted. Claims of other holders (live `llmbench worker` processes) are left alone: they
+    expire by themselves if their worker died. Returns how many."""
+    mine = Item.claimed_by.is_null()
+    if holder is not None:
+        mine |= Item.claimed_by == holder
     return (
-        Item.update(attempts=Item.attempts - 1, claimed_until=None, first_attempt_at=None)
+        Item.update(
+            attempts=Item.attempts - 1, claimed_until=None, first_attempt_at=None, claimed_by=None
+        )
         .where(
             Item.run.in_(runs)
             & Item.status.in_([NEW, WAITING_FOR_JUDGE])
             & (Item.attempts > 0)
             & Item.claimed_until.is_null(False)
+            & mine
         )
         .execute()
     )
