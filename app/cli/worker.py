@@ -1,6 +1,7 @@
 """`llmbench worker`: claim and answer items of the running run beside `llmbench serve`
 (PostgreSQL only). The loop is engine/remote.py; here: options, the database, signals, output."""
 
+import faulthandler
 import logging
 import os
 import signal
@@ -75,6 +76,7 @@ def worker(db, concurrency, providers, quiet):
         stop.set()
 
     previous = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <pid>` prints every thread's stack
 
     def on_event(event):
         if not quiet and event.get("event") in SHOWN:

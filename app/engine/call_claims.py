@@ -18,9 +18,9 @@ from . import claims
 CLAIM_SQL = (
     "UPDATE judgecall SET attempts = attempts + 1, last_attempt_at = ?, "
     "first_attempt_at = COALESCE(first_attempt_at, ?), claimed_until = ?, claimed_by = ? "
-    "WHERE id IN (SELECT id FROM judgecall WHERE run_id = ? AND status = 'NEW' AND job_id = ? "
+    "WHERE id {pick}(SELECT id FROM judgecall WHERE run_id = ? AND status = 'NEW' AND job_id = ? "
     "AND (next_retry_at IS NULL OR next_retry_at <= ?) "
-    "AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT 1{lock}) "
+    "AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT 1{lock}){close} "
     "{recheck}"
     "AND EXISTS (SELECT 1 FROM run WHERE id = ? AND status = 'PENDING' AND control = 'running') "
     "RETURNING id, attempts, first_attempt_at, job_id"
@@ -88,8 +88,12 @@ def claim(run_id, job_id, now, deadline, holder=None, provider_id=None, limit=No
     max_concurrency across every process (claims.provider_slots).
     """
     postgres = database.is_postgres
+    pick, close = claims.PG_PICK if postgres else claims.SQLITE_PICK
     sql = CLAIM_SQL.format(
-        lock=claims.PG_LOCK if postgres else "", recheck=PG_RECHECK if postgres else ""
+        lock=claims.PG_LOCK if postgres else "",
+        recheck=PG_RECHECK if postgres else "",
+        pick=pick,
+        close=close,
     )
     params = [
         db_text(now),

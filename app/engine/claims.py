@@ -26,9 +26,9 @@ from ..models import Item
 CLAIM_SQL = (
     "UPDATE item SET attempts = attempts + 1, last_attempt_at = ?, "
     "first_attempt_at = COALESCE(first_attempt_at, ?), claimed_until = ?, claimed_by = ? "
-    "WHERE id IN (SELECT id FROM item{hint} WHERE run_id = ? AND status = '{status}' "
+    "WHERE id {pick}(SELECT id FROM item{hint} WHERE run_id = ? AND status = '{status}' "
     "{target} AND (next_retry_at IS NULL OR next_retry_at <= ?) "
-    "AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT ?{lock}) "
+    "AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT ?{lock}){close} "
     "{recheck}"
     "AND EXISTS (SELECT 1 FROM run WHERE id = ? AND status = 'PENDING' AND control = 'running') "
     "RETURNING id, attempts, task_key, question, system_prompt, answer, first_attempt_at, "
@@ -36,6 +36,12 @@ CLAIM_SQL = (
 )
 CLAIM_INDEX = {NEW: "item_claim_new", WAITING_FOR_JUDGE: "item_claim_judge"}
 PG_LOCK = " FOR UPDATE SKIP LOCKED"
+# `id IN (SELECT … FOR UPDATE SKIP LOCKED LIMIT k)` is not safe on PostgreSQL: the planner may
+# run the subquery again for every row the UPDATE looks at, and each run skips the rows this
+# statement already updated and locks the next k: one claim took every item. ARRAY(…) is an
+# InitPlan, evaluated once.
+PG_PICK = ("= ANY(ARRAY", ")")
+SQLITE_PICK = ("IN ", "")
 PG_RECHECK = "AND status = '{status}' AND (claimed_until IS NULL OR claimed_until <= ?) "
 
 # Provider max_concurrency across processes (PostgreSQL): the claim transaction takes the
@@ -69,6 +75,8 @@ def claim_sql(status, by_target, postgres=None):
         target="AND target_id = ?" if by_target else "",
         lock=PG_LOCK if postgres else "",
         recheck=PG_RECHECK.format(status=status) if postgres else "",
+        pick=(PG_PICK if postgres else SQLITE_PICK)[0],
+        close=(PG_PICK if postgres else SQLITE_PICK)[1],
     )
 
 
