@@ -7,6 +7,7 @@ wait is a bounded poll on the database, the fake server or a process.
 
 import collections
 import contextlib
+import datetime as dt
 import os
 import signal
 import subprocess
@@ -20,7 +21,9 @@ from peewee import fn
 
 from app.clock import utcnow
 from app.db import database
+from app.engine import claims
 from app.engine import lease
+from app.engine.claims import claim_sql
 from app.engine.orchestrator import tick
 from app.models import COMPLETED
 from app.models import JUDGING
@@ -42,6 +45,8 @@ from tests.engine_helpers import calls
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
 from tests.engine_helpers import start_run
+from tests.factories import bulk_items
+from tests.factories import make_run
 
 pytestmark = pytest.mark.postgres
 
@@ -342,3 +347,53 @@ def test_the_web_apps_orchestrator_and_two_workers_finish_a_run_together(pg_app,
     assert set(asked(fake).values()) == {1} and len(asked(fake)) == 60
     assert len(asked(fake, "judge")) == 60 and set(asked(fake, "judge").values()) == {1}
     assert fake.max_active <= 4 + 1  # + the orchestrator's warm-up (not a claim)
+
+
+def _inline(sql, params):
+    """The claim SQL with its `?` as literals (EXPLAIN takes no bound parameters)."""
+    out = sql
+    for value in params:
+        literal = f"'{value}'" if isinstance(value, str) else str(value)
+        out = out.replace("?", literal, 1)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("status", "by_target", "index"),
+    [(NEW, True, "item_claim_new_by_id"), (WAITING_FOR_JUDGE, False, "item_claim_judge_by_id")],
+)
+def test_a_postgres_claim_reads_its_partial_index_in_id_order(pg_app, status, by_target, index):
+    run, (target,) = make_run("plans", status="PENDING", control="running")
+    bulk_items(run, target, 5000)  # settled: not in the partial indexes
+    bulk_items(run, target, 200, start=5000, status=status)
+    database.execute_sql("ANALYZE item")
+    now = "2025-01-02 03:04:05"
+    params = [now, now, now, "w", run.id] + ([target.id] if by_target else [])
+    params += [now, now, 4, now, run.id]
+    plan = "\n".join(
+        row[0]
+        for row in database.execute_sql(
+            "EXPLAIN " + _inline(claim_sql(status, by_target), params)
+        ).fetchall()
+    )
+    assert index in plan, plan
+    assert "Sort" not in plan and "Seq Scan on item" not in plan, plan
+    assert "LockRows" in plan and "InitPlan" in plan, plan  # locked once, not per row
+
+
+def test_a_providers_free_slots_cap_every_claim_across_holders(pg_app, fake):
+    provider, run = make_run_on(fake, items=10, max_concurrency=3)
+    target = RunTarget.get(RunTarget.run == run)
+    now = utcnow()
+    until = now + dt.timedelta(seconds=60)
+
+    def take(k, holder):
+        return claims.claim_batch(run.id, NEW, now, until, target.id, k, holder, provider.id, 3)
+
+    assert len(take(2, "a")) == 2
+    second = take(5, "b")
+    assert len(second) == 1 and not second.full
+    third = take(5, "c")
+    assert not third and third.full
+    claims.release(second[0].id, second[0].attempts)
+    assert len(take(5, "c")) == 1
