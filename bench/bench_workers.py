@@ -42,7 +42,6 @@ from tests.engine_helpers import calls
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
 from tests.engine_helpers import start_run
-from tests.factories import bulk_items
 from tests.factories import make_run
 from tests.fakeserver import FakeServer
 
@@ -147,7 +146,7 @@ def throughput(server_url, fake, tmp, workers, repeat):
     return rate, rate / (total / LATENCY), fake.max_active
 
 
-def claim_latency_worker(url, run_id, target_id, provider_id, n, out):
+def claim_latency_worker(url, run_id, target_id, provider_id, n, out, limit=64):
     """One claimer process: n claims of one item each, each settled at once; their latencies."""
     from app.db import init_db
 
@@ -167,7 +166,7 @@ def claim_latency_worker(url, run_id, target_id, provider_id, n, out):
                 1,
                 holder,
                 provider_id,
-                64,
+                limit,
             )
             times.append(time.perf_counter() - started)
             for row in batch:
@@ -175,20 +174,30 @@ def claim_latency_worker(url, run_id, target_id, provider_id, n, out):
     out.put(times)
 
 
-def claim_latency(server_url, fake, tmp, claimers=8, items=100_000, per=500):
-    url = fresh(server_url, "latency", tmp)
+SEED_SQL = (
+    "INSERT INTO item (run_id, target_id, task_key, category, subcategory, difficulty, question, "
+    "excellent, good, pass_answer, incorrect_direction, status, attempts, answer_attempts, "
+    "repeat, answer_cut, tokens_estimated, created_at, updated_at) "
+    "SELECT ?, ?, 't' || g, '', '', '', 'Question ' || g, '', '', '', '', 'NEW', 0, 0, 0, "
+    "false, false, now(), now() FROM generate_series(1, ?) g"
+)
+
+
+def claim_latency(server_url, fake, tmp, claimers=8, items=100_000, per=500, limit=64):
+    """`claimers` processes claiming one item at a time (each settled at once) from a run of
+    `items`; with `limit` the provider's slots are counted (None: no count, no lock)."""
+    url = fresh(server_url, f"latency_{claimers}_{limit or 0}", tmp)
     provider = make_provider(fake, max_concurrency=64)
     run, (target,) = make_run("latency", status="PENDING", control="running", phase="BENCHMARKING")
     RunTarget.update(provider=provider).where(RunTarget.id == target.id).execute()
-    started = time.monotonic()
-    bulk_items(run, target, items, status=NEW, answer=None, evaluation_score=None)
-    seeded = time.monotonic() - started
+    database.execute_sql(SEED_SQL, (run.id, target.id, items))
     database.execute_sql("ANALYZE item")
     database.close()
     queue = multiprocessing.Queue()
     procs = [
         multiprocessing.Process(
-            target=claim_latency_worker, args=(url, run.id, target.id, provider.id, per, queue)
+            target=claim_latency_worker,
+            args=(url, run.id, target.id, provider.id, per, queue, limit),
         )
         for _ in range(claimers)
     ]
@@ -199,7 +208,7 @@ def claim_latency(server_url, fake, tmp, claimers=8, items=100_000, per=500):
         p.join()
     p50 = times[len(times) // 2] * 1000
     p99 = times[int(len(times) * 0.99)] * 1000
-    return p50, p99, len(times), seeded
+    return p50, p99, len(times)
 
 
 def kills(server_url, fake, tmp, items=2000, workers=4, times=5):
@@ -276,13 +285,16 @@ def main():
                         flush=True,
                     )
             if "latency" in only:
-                p50, p99, n, seeded = claim_latency(server_url, fake, tmp)
-                print(
-                    "claim latency, 8 claimer processes, 100 000 items "
-                    f"(seeded in {seeded:.1f} s): "
-                    f"p50 {p50:.2f} ms, p99 {p99:.2f} ms over {n} claims; {load()}",
-                    flush=True,
-                )
+                for claimers in (1, 8):
+                    for limit in (64, None):
+                        p50, p99, n = claim_latency(server_url, fake, tmp, claimers, limit=limit)
+                        how = "provider slots counted" if limit else "no provider count"
+                        print(
+                            f"claim latency, {claimers} claimer processes in a tight loop, "
+                            f"100 000 items, {how}: p50 {p50:.2f} ms, p99 {p99:.2f} ms over "
+                            f"{n} claims; {load()}",
+                            flush=True,
+                        )
             if "kills" in only:
                 killed, lost, twice, held, distinct = kills(server_url, fake, tmp)
                 print(

@@ -90,9 +90,13 @@ def one_run(label, db, work, llm, model, workers):
             "name": f"quick on {label}",
             "judgeProviderId": provider["id"],
             "judgeModel": model,
-            "judgeParams": {"temperature": 0},
+            "judgeParams": {"temperature": 0, "max_tokens": 512},
             "targets": [
-                {"providerId": provider["id"], "model": model, "params": {"temperature": 0}}
+                {
+                    "providerId": provider["id"],
+                    "model": model,
+                    "params": {"temperature": 0, "max_tokens": 256},
+                }
             ],
             "collectionIds": [quick["id"]],
         }
