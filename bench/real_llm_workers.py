@@ -74,6 +74,13 @@ def one_run(label, db, work, llm, model, workers):
         serve = spawn([LLMBENCH, "serve", "--port", str(port)], env, work / f"{label}-serve.log")
         procs.append(serve)
         wait_http(f"{base}/api/runs", serve, work / f"{label}-serve.log")
+        # The orchestrator's first lease on a new database stops the runs it finds running
+        # (lease.recover_interrupted): create the run once it holds the lease.
+        deadline = time.monotonic() + 60
+        while not requests.get(f"{base}/api/status", timeout=5).json().get("orchestrator"):
+            if time.monotonic() > deadline:
+                sys.exit("the orchestrator never took its lease")
+            time.sleep(0.2)
         for n in range(workers):
             procs.append(
                 spawn(
@@ -174,7 +181,7 @@ def main():
     lite_cols = list(lite_rows[0]) if lite_rows else []
     print(f"results.csv columns the same: {pg_cols == lite_cols} ({len(pg_cols)} columns)")
     key = next((c for c in ("taskId", "task_id", "task") if c in pg_cols), pg_cols[0])
-    answer = next((c for c in pg_cols if c.lower() in ("answer", "response")), None)
+    answer = next((c for c in pg_cols if "response" in c.lower() or c == "answer"), None)
     score = next((c for c in pg_cols if c.lower() in ("score", "evaluationscore")), None)
     lite_by_task = {r[key]: r for r in lite_rows}
     same_answer = [

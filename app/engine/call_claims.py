@@ -85,7 +85,7 @@ def claim(run_id, job_id, now, deadline, holder=None, provider_id=None, limit=No
     """Claim the next claimable call of one job of a running run: ClaimedCall or None.
 
     With `provider_id` and `limit` on PostgreSQL the call counts against the judge provider's
-    max_concurrency across every process (claims.provider_slots).
+    max_concurrency across every process (claims.fit_to_limit).
     """
     postgres = database.is_postgres
     pick, close = claims.PG_PICK if postgres else claims.SQLITE_PICK
@@ -108,12 +108,20 @@ def claim(run_id, job_id, now, deadline, holder=None, provider_id=None, limit=No
     if postgres:
         params.append(db_text(now))
     params.append(run_id)
-    with database.atomic("DEFERRED" if postgres else "IMMEDIATE"):
-        if postgres and provider_id is not None and limit:
-            if claims.provider_slots(provider_id, limit, now, 1) == 0:
-                return None
-        row = database.execute_sql(sql, params).fetchone()
-    return ClaimedCall(row) if row else None
+    if not postgres:
+        with database.atomic("IMMEDIATE"):
+            row = database.execute_sql(sql, params).fetchone()
+        return ClaimedCall(row) if row else None
+    counted = provider_id is not None and limit
+    if counted and claims.slots_left(provider_id, limit, now, 1) == 0:
+        return None
+    row = database.execute_sql(sql, params).fetchone()  # autocommit: the count below sees it
+    if row is None:
+        return None
+    call = ClaimedCall(row)
+    if counted and not claims.fit_to_limit([call], provider_id, limit, now, release):
+        return None
+    return call
 
 
 def release(call_id, attempts):
