@@ -82,10 +82,17 @@ def next_wake(run):
 
 
 def claim(run_id, job_id, now, deadline, holder=None, provider_id=None, limit=None):
-    """Claim the next claimable call of one job of a running run: ClaimedCall or None.
+    """Claim the next claimable call of one job of a running run: ClaimedCall or None."""
+    batch = claim_batch(run_id, job_id, now, deadline, holder, provider_id, limit)
+    return batch[0] if batch else None
+
+
+def claim_batch(run_id, job_id, now, deadline, holder=None, provider_id=None, limit=None):
+    """The next claimable call as a claims.Batch of one (workers.ClaimFeed takes it).
 
     With `provider_id` and `limit` on PostgreSQL the call counts against the judge provider's
-    max_concurrency across every process (claims.fit_to_limit).
+    max_concurrency across every process (claims.fit_to_limit); the Batch is `full` when the
+    provider had no slot left.
     """
     postgres = database.is_postgres
     pick, close = claims.PG_PICK if postgres else claims.SQLITE_PICK
@@ -111,17 +118,17 @@ def claim(run_id, job_id, now, deadline, holder=None, provider_id=None, limit=No
     if not postgres:
         with database.atomic("IMMEDIATE"):
             row = database.execute_sql(sql, params).fetchone()
-        return ClaimedCall(row) if row else None
+        return claims.Batch([ClaimedCall(row)] if row else [])
     counted = provider_id is not None and limit
     if counted and claims.slots_left(provider_id, limit, now, 1) == 0:
-        return None
+        return claims.full_batch()
     row = database.execute_sql(sql, params).fetchone()  # autocommit: the count below sees it
     if row is None:
-        return None
-    call = ClaimedCall(row)
-    if counted and not claims.fit_to_limit([call], provider_id, limit, now, release):
-        return None
-    return call
+        return claims.Batch()
+    calls = [ClaimedCall(row)]
+    if counted and not claims.fit_to_limit(calls, provider_id, limit, now, release):
+        return claims.full_batch()
+    return claims.Batch(calls)
 
 
 def release(call_id, attempts):

@@ -208,7 +208,7 @@ def claim_batch(
     if counted:
         k = slots_left(provider_id, limit, now, k)
         if k == 0:
-            return _full()
+            return full_batch()
     # One statement, committed on its own (autocommit), so the count below sees it.
     params += [int(k), db_text(now), run_id]  # LIMIT, the re-check once locked, the run
     rows = database.execute_sql(sql, params).fetchall()
@@ -216,11 +216,12 @@ def claim_batch(
     if counted and batch:
         batch = Batch(fit_to_limit(batch, provider_id, limit, now, release))
         if not batch:
-            return _full()
+            return full_batch()
     return batch
 
 
-def _full():
+def full_batch():
+    """An empty Batch that says the provider had no slot left."""
     batch = Batch()
     batch.full = True
     return batch

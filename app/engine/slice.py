@@ -229,8 +229,11 @@ class Slice:
             lambda: self.pool.claim_loop(
                 NEW,
                 seconds,
-                lambda now, until: call_claims.claim(
-                    ctx.run.id, job_id, now, until, self.holder, provider.id, limit
+                ClaimFeed(
+                    self.pool,
+                    lambda now, until, _k: call_claims.claim_batch(
+                        ctx.run.id, job_id, now, until, self.holder, provider.id, limit
+                    ),
                 ),
                 self.calls.label,
                 lambda row: self.calls.process(row, adapter),
