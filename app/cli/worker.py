@@ -54,14 +54,14 @@ def worker(db, concurrency, providers, quiet):
     gives the claims in flight back and exits.
     """
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
-    if db:
-        os.environ["LLMBENCH_DB"] = db
     value = db or os.environ.get("LLMBENCH_DB") or ""
     try:
         if not value or not parse(value).is_postgres:
             raise CliError(SQLITE_REFUSED, EXIT_INVALID)
     except DatabaseUrlError as exc:
         raise CliError(exc.message, EXIT_INVALID) from None
+    if db:
+        os.environ["LLMBENCH_DB"] = db  # open_db reads the config, as every command does
     cfg = open_db()
     names = [n.strip() for n in (providers or "").split(",") if n.strip()]
     with db_context():
