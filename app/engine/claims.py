@@ -1,6 +1,10 @@
-"""Claims on items: take the next one in one UPDATE, extend it while in flight, give it back.
+"""Claims on items: take the next k in one UPDATE, extend them while in flight, give them back.
 
-A claim sets `claimed_until` (and counts the attempt); every write after it is guarded by
+One module, two dialects: SQLite claims under BEGIN IMMEDIATE (one process writes); PostgreSQL
+picks the ids FOR UPDATE SKIP LOCKED, so the orchestrator and any number of `llmbench worker`
+processes claim at once, and counts a provider's claims in flight across all of them.
+A claim sets `claimed_until` and `claimed_by` (and counts the attempt); every write after it is
+guarded by
 `status` and the claimed `attempts` and clears `claimed_until` (update_claimed), so an answer
 that arrives after its claim was released (stop) or re-claimed (crash recovery) is never written.
 `next_retry_at` only ever means "a failed attempt waits until then".
