@@ -392,6 +392,30 @@ def m026_item_sort_indexes(db):
     )
 
 
+@migration
+def m027_claims_across_processes(db):
+    # `llmbench worker` processes claim beside the orchestrator (engine/remote.py). A claim
+    # names its holder, so an orchestrator taking over a dead one's lease gives back only the
+    # dead one's claims, not those of live workers (claims.release_all). On PostgreSQL the
+    # claims (FOR UPDATE SKIP LOCKED ... ORDER BY id LIMIT k) read a partial index in id order:
+    # SQLite's item_claim_new / item_claim_judge end with the rowid, PostgreSQL's do not.
+    # Add-only, nullable, no data change; a fresh database has the columns from m001.
+    _add_missing_columns(db, "item", [("claimed_by", CharField(max_length=200, null=True))])
+    _add_missing_columns(db, "judgecall", [("claimed_by", CharField(max_length=200, null=True))])
+    if getattr(db, "is_postgres", False):
+        for sql in PG_CLAIM_INDEXES:
+            db.execute_sql(sql)
+
+
+# m027: PostgreSQL only (SQLite's partial indexes already end with the id, the rowid).
+PG_CLAIM_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS item_claim_new_by_id ON item (run_id, target_id, id) "
+    "WHERE status = 'NEW'",
+    "CREATE INDEX IF NOT EXISTS item_claim_judge_by_id ON item (run_id, id) "
+    "WHERE status = 'WAITING_FOR_JUDGE'",
+)
+
+
 def applied(db):
     """Names of the migrations already applied, in order."""
     return [row[0] for row in db.execute_sql("SELECT name FROM _migrations ORDER BY id")]

@@ -243,6 +243,9 @@ class Item(BaseModel):
     # m005: set while an orchestrator works on the item (its request is out), cleared by every
     # outcome; past it, a crashed holder's claim is claimable again.
     claimed_until = DateTimeField(null=True)
+    # m027: who holds the claim (an orchestrator's lease holder or a `llmbench worker`'s id):
+    # an orchestrator taking over a dead one's lease gives back only that holder's claims.
+    claimed_by = CharField(max_length=200, null=True)
     # The answer.
     request_json = JSONField(null=True)
     response_raw = TextField(null=True)
@@ -606,6 +609,7 @@ class JudgeCall(BaseModel):
     last_attempt_at = DateTimeField(null=True)
     next_retry_at = DateTimeField(null=True)
     claimed_until = DateTimeField(null=True)
+    claimed_by = CharField(max_length=200, null=True)  # m027: as Item.claimed_by
     # Reference check: the task's snapshot (an item of it) and which reference is scored.
     # Pairwise: `item` is shown first (A, left) and `other_item` second (B, right).
     item = ForeignKeyField(Item, on_delete="CASCADE", backref="judge_calls")

@@ -15,4 +15,8 @@ if [ -n "$LLMBENCH_DB_PASSWORD_FILE" ] && [ -z "$LLMBENCH_DB_PASSWORD" ]; then
   LLMBENCH_DB_PASSWORD="$(cat "$LLMBENCH_DB_PASSWORD_FILE")"
   export LLMBENCH_DB_PASSWORD
 fi
+# `worker ...` runs a `llmbench worker` (docker-compose.postgres.yml); anything else is serve's.
+if [ "$1" = "worker" ]; then
+  exec llmbench "$@"
+fi
 exec llmbench serve "$@"

@@ -35,6 +35,7 @@ ALSO_ON_POSTGRES = {
     "test_api_providers",
     "test_api_tasks",
     "test_api_exports",
+    "test_claim_batches",
     "test_exports",
     "test_orchestrator",
     "test_postgres",

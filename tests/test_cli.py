@@ -519,3 +519,11 @@ def test_a_config_may_use_seed_004_spellings_and_json(app):
     plan = run_config.parse(importer_config, "c.json", environ={}, allow_unpriced=True)
     assert plan.settings == {"questionLimit": 1, "maxBudgetUsd": 2.0}
     assert (plan.items, plan.dataset_collection) == (1, "seed004_bank")
+
+
+@pytest.mark.parametrize("db", [None, "instance/llmbench.db", "sqlite:///tmp/x.db"])
+def test_worker_refuses_sqlite_naming_postgres(monkeypatch, db):
+    monkeypatch.delenv("LLMBENCH_DB", raising=False)
+    result = CliRunner().invoke(main, ["worker"] + (["--db", db] if db else []))
+    assert result.exit_code == 2
+    assert "llmbench worker needs PostgreSQL" in result.output

@@ -244,7 +244,7 @@ def test_a_worker_crashing_again_and_again_pauses_the_run(app, fake, config, mon
     def broken(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(claims, "claim", broken)
+    monkeypatch.setattr(claims, "claim_batch", broken)
     clock = FakeClock()
     assert tick(config, holder=HOLDER, now=clock)["state"] == "paused"
     assert "disk on fire" in Run.get_by_id(run.id).control_reason

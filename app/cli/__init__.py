@@ -32,6 +32,7 @@ from .results import diff
 from .results import report
 from .runs import resume
 from .runs import run
+from .worker import worker
 
 HELP = f"""llmbench: benchmark LLMs on your own model servers, judged by an LLM.
 
@@ -111,6 +112,7 @@ for _command in (
     import_cmd,
     export,
     db_group,
+    worker,
 ):
     main.add_command(_command)
 

@@ -80,6 +80,14 @@ class Breaker:
             outage.last_try_at = now
             outage.next_try_at = now + dt.timedelta(seconds=delay)
             with database.atomic():
+                if outage.id is None:
+                    # Another process (a `llmbench worker`, the server) may have opened it
+                    # meanwhile: one row per (run, provider), counted from when it began.
+                    found = Outage.get_or_none(
+                        (Outage.run == ctx.run.id) & (Outage.provider_id == provider.id)
+                    )
+                    if found is not None:
+                        outage.id, outage.since = found.id, found.since
                 outage.save()
             self._open[provider.id] = outage
         if ctx.memory.group is not None and self._provider_of(ctx.memory.group) == provider.id:

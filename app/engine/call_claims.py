@@ -11,16 +11,21 @@ from ..clock import db_text
 from ..db import database
 from ..models import NEW
 from ..models import JudgeCall
+from . import claims
 
+# The same shape as claims.CLAIM_SQL: on PostgreSQL the chosen row is locked with SKIP LOCKED
+# (processes claiming at once never wait on each other) and checked again once locked.
 CLAIM_SQL = (
     "UPDATE judgecall SET attempts = attempts + 1, last_attempt_at = ?, "
-    "first_attempt_at = COALESCE(first_attempt_at, ?), claimed_until = ? "
-    "WHERE id = (SELECT id FROM judgecall WHERE run_id = ? AND status = 'NEW' AND job_id = ? "
+    "first_attempt_at = COALESCE(first_attempt_at, ?), claimed_until = ?, claimed_by = ? "
+    "WHERE id {pick}(SELECT id FROM judgecall WHERE run_id = ? AND status = 'NEW' AND job_id = ? "
     "AND (next_retry_at IS NULL OR next_retry_at <= ?) "
-    "AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT 1) "
+    "AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT 1{lock}){close} "
+    "{recheck}"
     "AND EXISTS (SELECT 1 FROM run WHERE id = ? AND status = 'PENDING' AND control = 'running') "
     "RETURNING id, attempts, first_attempt_at, job_id"
 )
+PG_RECHECK = "AND status = 'NEW' AND (claimed_until IS NULL OR claimed_until <= ?) "
 
 
 class ClaimedCall:
@@ -76,21 +81,54 @@ def next_wake(run):
     return min(times) if times else None
 
 
-def claim(run_id, job_id, now, deadline):
+def claim(run_id, job_id, now, deadline, holder=None, provider_id=None, limit=None):
     """Claim the next claimable call of one job of a running run: ClaimedCall or None."""
-    params = (
+    batch = claim_batch(run_id, job_id, now, deadline, holder, provider_id, limit)
+    return batch[0] if batch else None
+
+
+def claim_batch(run_id, job_id, now, deadline, holder=None, provider_id=None, limit=None):
+    """The next claimable call as a claims.Batch of one (workers.ClaimFeed takes it).
+
+    With `provider_id` and `limit` on PostgreSQL the call counts against the judge provider's
+    max_concurrency across every process (claims.fit_to_limit); the Batch is `full` when the
+    provider had no slot left.
+    """
+    postgres = database.is_postgres
+    pick, close = claims.PG_PICK if postgres else claims.SQLITE_PICK
+    sql = CLAIM_SQL.format(
+        lock=claims.PG_LOCK if postgres else "",
+        recheck=PG_RECHECK if postgres else "",
+        pick=pick,
+        close=close,
+    )
+    params = [
         db_text(now),
         db_text(now),
         db_text(deadline),
+        holder,
         run_id,
         job_id,
         db_text(now),
         db_text(now),
-        run_id,
-    )
-    with database.atomic("IMMEDIATE"):
-        row = database.execute_sql(CLAIM_SQL, params).fetchone()
-    return ClaimedCall(row) if row else None
+    ]
+    if postgres:
+        params.append(db_text(now))
+    params.append(run_id)
+    if not postgres:
+        with database.atomic("IMMEDIATE"):
+            row = database.execute_sql(sql, params).fetchone()
+        return claims.Batch([ClaimedCall(row)] if row else [])
+    counted = provider_id is not None and limit
+    if counted and claims.slots_left(provider_id, limit, now, 1) == 0:
+        return claims.full_batch()
+    row = database.execute_sql(sql, params).fetchone()  # autocommit: the count below sees it
+    if row is None:
+        return claims.Batch()
+    calls = [ClaimedCall(row)]
+    if counted and not claims.fit_to_limit(calls, provider_id, limit, now, release):
+        return claims.full_batch()
+    return claims.Batch(calls)
 
 
 def release(call_id, attempts):
@@ -107,15 +145,25 @@ def release(call_id, attempts):
     )
 
 
-def release_all(runs):
-    """Give back every claim on the calls of `runs` (a dead holder's); returns how many."""
+def release_all(runs, holder=None):
+    """Give back every claim on the calls of `runs` made by `holder` (a dead orchestrator) or by
+    no one named (claims.release_all says why); returns how many."""
+    mine = JudgeCall.claimed_by.is_null()
+    if holder is not None:
+        mine |= JudgeCall.claimed_by == holder
     return (
-        JudgeCall.update(attempts=JudgeCall.attempts - 1, claimed_until=None, first_attempt_at=None)
+        JudgeCall.update(
+            attempts=JudgeCall.attempts - 1,
+            claimed_until=None,
+            first_attempt_at=None,
+            claimed_by=None,
+        )
         .where(
             JudgeCall.run.in_(runs)
             & (JudgeCall.status == NEW)
             & (JudgeCall.attempts > 0)
             & JudgeCall.claimed_until.is_null(False)
+            & mine
         )
         .execute()
     )

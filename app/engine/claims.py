@@ -1,6 +1,10 @@
-"""Claims on items: take the next one in one UPDATE, extend it while in flight, give it back.
+"""Claims on items: take the next k in one UPDATE, extend them while in flight, give them back.
 
-A claim sets `claimed_until` (and counts the attempt); every write after it is guarded by
+One module, two dialects: SQLite claims under BEGIN IMMEDIATE (one process writes); PostgreSQL
+picks the ids FOR UPDATE SKIP LOCKED, so the orchestrator and any number of `llmbench worker`
+processes claim at once, and counts a provider's claims in flight across all of them.
+A claim sets `claimed_until` and `claimed_by` (and counts the attempt); every write after it is
+guarded by
 `status` and the claimed `attempts` and clears `claimed_until` (update_claimed), so an answer
 that arrives after its claim was released (stop) or re-claimed (crash recovery) is never written.
 `next_retry_at` only ever means "a failed attempt waits until then".
@@ -12,24 +16,56 @@ from ..models import NEW
 from ..models import WAITING_FOR_JUDGE
 from ..models import Item
 
-# One statement claims the next item. It claims nothing once the run is no longer running, so
-# a pause committed by any process stops new claims at once: only the items in flight finish.
+# One statement claims the next k items. It claims nothing once the run is no longer running,
+# so a pause committed by any process stops new claims at once: only the items in flight finish.
 # The status is written into the SQL, not bound: SQLite uses a partial index (models.py,
 # item_claim_new / item_claim_judge) only when the query names its WHERE literally, and with it
-# the claim reads the run's first item still to take, not every item already done (O(log N)).
-# INDEXED BY (SQLite only) makes that plan certain; PostgreSQL has the same partial indexes and
-# no hints: its planner picks them from the literal WHERE.
+# the claim reads the run's first items still to take, not every item already done (O(log N)).
+# INDEXED BY (SQLite only) makes that plan certain; SQLite serialises claims by BEGIN IMMEDIATE.
+# PostgreSQL has no hints: its planner picks m027's partial indexes in id order
+# (item_claim_new_by_id / item_claim_judge_by_id) from the literal WHERE; FOR UPDATE SKIP LOCKED
+# lets any number of processes claim at once without waiting on each other's rows, and the
+# outer WHERE checks the row again once it is locked (a row changed since the snapshot is never
+# claimed twice).
 CLAIM_SQL = (
     "UPDATE item SET attempts = attempts + 1, last_attempt_at = ?, "
-    "first_attempt_at = COALESCE(first_attempt_at, ?), claimed_until = ? "
-    "WHERE id = (SELECT id FROM item{hint} WHERE run_id = ? AND status = '{status}' "
+    "first_attempt_at = COALESCE(first_attempt_at, ?), claimed_until = ?, claimed_by = ? "
+    "WHERE id {pick}(SELECT id FROM item{hint} WHERE run_id = ? AND status = '{status}' "
     "{target} AND (next_retry_at IS NULL OR next_retry_at <= ?) "
-    "AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT 1) "
+    "AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT ?{lock}){close} "
+    "{recheck}"
     "AND EXISTS (SELECT 1 FROM run WHERE id = ? AND status = 'PENDING' AND control = 'running') "
     "RETURNING id, attempts, task_key, question, system_prompt, answer, first_attempt_at, "
     "target_id"
 )
 CLAIM_INDEX = {NEW: "item_claim_new", WAITING_FOR_JUDGE: "item_claim_judge"}
+PG_LOCK = " FOR UPDATE SKIP LOCKED"
+# `id IN (SELECT … FOR UPDATE SKIP LOCKED LIMIT k)` is not safe on PostgreSQL: the planner may
+# run the subquery again for every row the UPDATE looks at, and each run skips the rows this
+# statement already updated and locks the next k: one claim took every item. ARRAY(…) is an
+# InitPlan, evaluated once.
+PG_PICK = ("= ANY(ARRAY", ")")
+SQLITE_PICK = ("IN ", "")
+PG_RECHECK = "AND status = '{status}' AND (claimed_until IS NULL OR claimed_until <= ?) "
+
+# Provider max_concurrency across processes (PostgreSQL): the claims are the slots. A claim is
+# in flight exactly while its `claimed_until` is ahead, so the provider's claims in flight
+# (answers of its targets, judgements and judge calls it judges) are counted in the database,
+# and a killed worker's slot frees itself when its claim expires: no second table to keep in
+# step, nothing to clean up. The count is optimistic rather than under a lock: look (no claim at
+# all when the provider is full), claim (autocommit), count again and give back what does not
+# fit. That holds the limit: of the claims sent at once, the last one committed counted every
+# other one still held and kept only what fit beside them. A per-provider advisory lock around
+# count-then-claim did the same but queued every claimer of the provider behind one transaction
+# of five round trips (8 claimers: p50 97 ms against 18 ms without it, bench_workers.py).
+IN_FLIGHT_SQL = (
+    "SELECT (SELECT COUNT(*) FROM item i JOIN runtarget t ON t.id = i.target_id "
+    "WHERE i.claimed_until > ? AND i.status = 'NEW' AND t.provider_id = ?) "
+    "+ (SELECT COUNT(*) FROM item i JOIN run r ON r.id = i.run_id "
+    "WHERE i.claimed_until > ? AND i.status = 'WAITING_FOR_JUDGE' AND r.judge_provider_id = ?) "
+    "+ (SELECT COUNT(*) FROM judgecall c JOIN judgejob j ON j.id = c.job_id "
+    "WHERE c.claimed_until > ? AND c.status = 'NEW' AND j.judge_provider_id = ?)"
+)
 
 
 def claim_sql(status, by_target, postgres=None):
@@ -41,7 +77,45 @@ def claim_sql(status, by_target, postgres=None):
         hint="" if postgres else f" INDEXED BY {CLAIM_INDEX[status]}",
         status=status,
         target="AND target_id = ?" if by_target else "",
+        lock=PG_LOCK if postgres else "",
+        recheck=PG_RECHECK.format(status=status) if postgres else "",
+        pick=(PG_PICK if postgres else SQLITE_PICK)[0],
+        close=(PG_PICK if postgres else SQLITE_PICK)[1],
     )
+
+
+def in_flight_for(provider_id, now):
+    """How many claims of every run are in flight now on `provider_id` (answers, judgements,
+    judge calls)."""
+    stamp = db_text(now)
+    row = database.execute_sql(
+        IN_FLIGHT_SQL, (stamp, provider_id, stamp, provider_id, stamp, provider_id)
+    ).fetchone()
+    return int(row[0] or 0)
+
+
+def slots_left(provider_id, limit, now, k):
+    """How many of `k` claims fit beside the provider's claims in flight (its limit across
+    every process)."""
+    return max(0, min(k, int(limit) - in_flight_for(provider_id, now)))
+
+
+def fit_to_limit(rows, provider_id, limit, now, give_back):
+    """After a claim (committed): give back the newest of `rows` that do not fit under `limit`
+    now that every claim committed so far is counted; the rows kept."""
+    over = in_flight_for(provider_id, now) - int(limit)
+    if over <= 0 or not rows:
+        return rows
+    keep = rows[: max(0, len(rows) - over)]
+    for row in rows[len(keep) :]:
+        give_back(row.id, row.attempts)
+    return keep
+
+
+class Batch(list):
+    """The items one claim took (in id order); `full` when the provider had no slot left."""
+
+    full = False
 
 
 class Claimed:
@@ -108,16 +182,53 @@ def wake_query(run, column, target_id=None):
     return Item.select(column).where(unsettled & column.is_null(False)).order_by(column).tuples()
 
 
-def claim(run_id, status, now, deadline, target_id=None):
+def claim(run_id, status, now, deadline, target_id=None, holder=None):
     """Claim the next claimable item of a run (optionally of one target): Claimed or None."""
+    rows = claim_batch(run_id, status, now, deadline, target_id, holder=holder)
+    return rows[0] if rows else None
+
+
+def claim_batch(
+    run_id, status, now, deadline, target_id=None, k=1, holder=None, provider_id=None, limit=None
+):
+    """Claim up to `k` claimable items of a run (optionally of one target) in one short
+    transaction, for `holder` (who may release them all if it dies): a Batch of Claimed.
+
+    With `provider_id` and `limit` on PostgreSQL, at most the provider's free slots are kept
+    (fit_to_limit above); the Batch is `full` when none was. SQLite has one process claiming,
+    whose threads are the provider's concurrency: it needs no count.
+    """
     sql = claim_sql(status, target_id is not None)
-    params = [db_text(now), db_text(now), db_text(deadline), run_id]
+    params = [db_text(now), db_text(now), db_text(deadline), holder, run_id]
     if target_id is not None:
         params.append(target_id)
-    params += [db_text(now), db_text(now), run_id]
-    with database.atomic("IMMEDIATE"):
-        row = database.execute_sql(sql, params).fetchone()
-    return Claimed(row) if row else None
+    params += [db_text(now), db_text(now)]
+    if not database.is_postgres:
+        params += [int(k), run_id]
+        with database.atomic("IMMEDIATE"):
+            rows = database.execute_sql(sql, params).fetchall()
+        return Batch(sorted((Claimed(row) for row in rows), key=lambda c: c.id))
+    counted = provider_id is not None and limit
+    if counted:
+        k = slots_left(provider_id, limit, now, k)
+        if k == 0:
+            return full_batch()
+    # One statement, committed on its own (autocommit), so the count below sees it.
+    params += [int(k), db_text(now), run_id]  # LIMIT, the re-check once locked, the run
+    rows = database.execute_sql(sql, params).fetchall()
+    batch = Batch(sorted((Claimed(row) for row in rows), key=lambda c: c.id))
+    if counted and batch:
+        batch = Batch(fit_to_limit(batch, provider_id, limit, now, release))
+        if not batch:
+            return full_batch()
+    return batch
+
+
+def full_batch():
+    """An empty Batch that says the provider had no slot left."""
+    batch = Batch()
+    batch.full = True
+    return batch
 
 
 def release(item_id, attempts):
@@ -138,16 +249,24 @@ def release(item_id, attempts):
     )
 
 
-def release_all(runs):
-    """Give back every claim on the items of `runs` (a dead holder's): its attempts never
-    finished, so they are not counted. Returns how many."""
+def release_all(runs, holder=None):
+    """Give back every claim on the items of `runs` made by `holder` (a dead orchestrator), and
+    claims that name no holder (made before m027): its attempts never finished, so they are not
+    counted. Claims of other holders (live `llmbench worker` processes) are left alone: they
+    expire by themselves if their worker died. Returns how many."""
+    mine = Item.claimed_by.is_null()
+    if holder is not None:
+        mine |= Item.claimed_by == holder
     return (
-        Item.update(attempts=Item.attempts - 1, claimed_until=None, first_attempt_at=None)
+        Item.update(
+            attempts=Item.attempts - 1, claimed_until=None, first_attempt_at=None, claimed_by=None
+        )
         .where(
             Item.run.in_(runs)
             & Item.status.in_([NEW, WAITING_FOR_JUDGE])
             & (Item.attempts > 0)
             & Item.claimed_until.is_null(False)
+            & mine
         )
         .execute()
     )
@@ -160,6 +279,14 @@ def extend(item_id, status, attempts, deadline):
         "AND claimed_until IS NOT NULL",
         (db_text(deadline), item_id, status, attempts),
     ).rowcount
+
+
+def recording():
+    """The transaction that records a claimed row's outcome (update_claimed and its run-log
+    line): the write is guarded by the row itself (status, claimed attempts), so on PostgreSQL
+    it takes no global write lock (db.py) and the workers' records do not queue on each other.
+    SQLite has one writer anyway: its IMMEDIATE transaction as before."""
+    return database.atomic("DEFERRED") if database.is_postgres else database.atomic()
 
 
 _UPDATE_SQL = {}  # field names -> SQL text: built once, an item is recorded per request

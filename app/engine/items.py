@@ -4,7 +4,6 @@ judgement, a retry or the failure (every write guarded by the claim, engine/clai
 import logging
 import threading
 
-from ..db import database
 from ..judge import rubric
 from ..models import COMPLETED
 from ..models import FAILED
@@ -15,6 +14,7 @@ from ..providers.interface import ProviderError
 from ..runs.lifecycle import item_messages
 from . import metrics
 from . import retry
+from .claims import recording
 from .claims import release
 from .claims import update_claimed
 from .metrics import cost
@@ -131,7 +131,7 @@ class ItemWorker:
                 else ""
             )
         )
-        with database.atomic():
+        with recording():
             if not update_claimed(item.id, NEW, attempts, fields):
                 return
             ctx.emit(
@@ -218,7 +218,7 @@ class ItemWorker:
             event, level, message = "item_failed", "ERROR", f"{label} failed: {error}"
             data = {"itemId": item.id, "stage": stage, "error": error}
         status = WAITING_FOR_JUDGE if stage == "judge" else NEW
-        with database.atomic():
+        with recording():
             if update_claimed(item.id, status, attempts, fields):
                 ctx.emit(event, message, level=level, data=data, now=now)
 
@@ -228,7 +228,7 @@ class ItemWorker:
         now = ctx.now()
         error = f"internal error: {exc!r}"[:500]
         stage = "judge" if status == WAITING_FOR_JUDGE else "answer"
-        with database.atomic():
+        with recording():
             if update_claimed(
                 item.id,
                 status,
@@ -311,7 +311,7 @@ class ItemWorker:
             f"{item.task_key} on {ctx.target_label(item.target_id)}: score "
             f"{result['score']:g}{' (auto-fail)' if result['auto_fail'] else ''}: {reason}"
         )
-        with database.atomic():
+        with recording():
             recorded = update_claimed(item.id, WAITING_FOR_JUDGE, attempts, fields)
             if recorded:
                 ctx.emit(

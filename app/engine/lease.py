@@ -138,7 +138,9 @@ def acquire(holder, seconds, now=None, spare_run_id=None):
             took_over = row[0] != holder
         if took_over:
             last_beat = Lease.heartbeat_at.python_value(row[1]) if row else None
-            recover_interrupted(now, spare_run_id, resumed_after=last_beat)
+            recover_interrupted(
+                now, spare_run_id, resumed_after=last_beat, dead_holder=row[0] if row else None
+            )
     return True
 
 
@@ -156,15 +158,18 @@ def current():
     return Lease.get_or_none(Lease.name == NAME)
 
 
-def recover_interrupted(now, spare_run_id=None, resumed_after=None):
+def recover_interrupted(now, spare_run_id=None, resumed_after=None, dead_holder=None):
     """Stop runs a dead orchestrator left running and release its in-flight claims.
+
+    Only the claims `dead_holder` made (and claims that name no holder) are released: those of
+    live `llmbench worker` processes stay theirs; a dead worker's expire by themselves.
 
     A run a person continued after the dead holder's last heartbeat is theirs, not the dead
     holder's: it stays running (otherwise Continue, clicked while the restarted server had not
     yet taken over, would be undone a moment later).
     """
     pending = Run.select().where(Run.status != FINISHED)
-    released = release_all(pending) + call_claims.release_all(pending)
+    released = release_all(pending, dead_holder) + call_claims.release_all(pending, dead_holder)
     runs = list(Run.select().where((Run.status != FINISHED) & (Run.control == CONTROL_RUNNING)))
     for run in runs:
         if spare_run_id is not None and run.run_id == spare_run_id:

@@ -36,6 +36,7 @@ from .calls import cant_finish_job
 from .context import RunContext
 from .items import ItemWorker
 from .memory import memory_for
+from .workers import ClaimFeed
 from .workers import WorkerPool
 
 log = logging.getLogger(__name__)
@@ -153,15 +154,20 @@ class Slice:
             return None
         seconds = self.pool.claim_seconds(target.provider)
         label = ctx.target_label(target.id)
+        limit = ctx.concurrency(target.provider)
+        feed = ClaimFeed(
+            self.pool,
+            lambda now, until, k: claims.claim_batch(
+                ctx.run.id, NEW, now, until, target.id, k, self.holder, target.provider_id, limit
+            ),
+        )
         return self.pool.supervise(
-            ctx.concurrency(target.provider),
+            limit,
             lambda: self.pool.claim_loop(
                 NEW,
                 seconds,
                 lambda now, until: (
-                    None
-                    if ctx.breaker.waiting(target.provider_id, now)
-                    else claims.claim(ctx.run.id, NEW, now, until, target.id)
+                    None if ctx.breaker.waiting(target.provider_id, now) else feed(now, until)
                 ),
                 lambda row: f"{row.task_key} on {label}",
                 lambda row: self.worker.answer(row, target, adapter),
@@ -183,15 +189,20 @@ class Slice:
             return None
         # Two calls at most per judgement (the repair), so twice the timeout, per judgement.
         seconds = self.pool.claim_seconds(provider, calls=2 * ctx.judge_repeats)
+        limit = ctx.concurrency(provider, judge=True)
+        feed = ClaimFeed(
+            self.pool,
+            lambda now, until, k: claims.claim_batch(
+                ctx.run.id, WAITING_FOR_JUDGE, now, until, None, k, self.holder, provider.id, limit
+            ),
+        )
         return self.pool.supervise(
-            ctx.concurrency(provider, judge=True),
+            limit,
             lambda: self.pool.claim_loop(
                 WAITING_FOR_JUDGE,
                 seconds,
                 lambda now, until: (
-                    None
-                    if ctx.breaker.waiting(provider.id, now)
-                    else claims.claim(ctx.run.id, WAITING_FOR_JUDGE, now, until)
+                    None if ctx.breaker.waiting(provider.id, now) else feed(now, until)
                 ),
                 lambda row: f"judging {row.task_key} on {ctx.target_label(row.target_id)}",
                 lambda row: self.worker.judge(row.id, row.attempts, adapter),
@@ -214,15 +225,20 @@ class Slice:
         if adapter is None:
             return None
         seconds = self.pool.claim_seconds(provider, calls=2)  # one repair at most
+        limit = provider.max_concurrency
+        feed = ClaimFeed(
+            self.pool,
+            lambda now, until, _k: call_claims.claim_batch(
+                ctx.run.id, job_id, now, until, self.holder, provider.id, limit
+            ),
+        )
         return self.pool.supervise(
-            provider.max_concurrency,
+            limit,
             lambda: self.pool.claim_loop(
                 NEW,
                 seconds,
                 lambda now, until: (
-                    None
-                    if ctx.breaker.waiting(provider.id, now)
-                    else call_claims.claim(ctx.run.id, job_id, now, until)
+                    None if ctx.breaker.waiting(provider.id, now) else feed(now, until)
                 ),
                 self.calls.label,
                 lambda row: self.calls.process(row, adapter),

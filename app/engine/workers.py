@@ -5,6 +5,7 @@ own thread supervises them: it watches the run's control (pause, stop) in the da
 slice and the lease, and keeps the claims of requests still in flight from expiring.
 """
 
+import collections
 import datetime as dt
 import logging
 import threading
@@ -23,6 +24,7 @@ POLL_SECONDS = 0.1  # how often the supervisor looks at the run's control while 
 CLAIM_MARGIN_SECONDS = 30.0  # claim deadline = provider timeout + this (then claimable again)
 EXTEND_EVERY_SECONDS = 5.0  # how often the deadlines of claims still in flight are pushed on
 STOP_GRACE_SECONDS = 0.5  # how long a stop waits for abandoned requests to notice the cancel
+FULL_WAIT_SECONDS = 0.1  # how often a thread asks again while its provider has no slot free
 WORKER_FAILURES_TO_PAUSE = 3  # slices in a row whose worker crashed before the run is paused
 INTERRUPTED = "interrupted (the command was stopped); continue it when ready"
 
@@ -41,18 +43,76 @@ class InFlight:
         self.store = store
 
 
+class ClaimFeed:
+    """The pool threads' `claim_next`: claims in batches and waits while the provider is full.
+
+    `claim(now, deadline, k)` returns a claims.Batch. The feed claims as many items as threads
+    are asking at that moment (at most `k`) in one transaction and hands the rest to the threads
+    queued behind it; a Batch that is `full` (PostgreSQL: the provider's max_concurrency is
+    taken by other processes) makes the asking thread wait FULL_WAIT_SECONDS and ask again until
+    the pool halts. `leftover()` gives back what no thread took (call it after supervise).
+
+    The orchestrator keeps k=1: its threads each claim their own item right before sending it,
+    so a claim's deadline always starts with its request and nothing sits claimed unsent; on
+    SQLite claims are serialised by the write lock anyway, so a batch would save little.
+    """
+
+    def __init__(self, pool, claim, k=1):
+        self.pool, self.claim, self.k = pool, claim, max(1, int(k))
+        self._buffer = collections.deque()
+        self._claiming = threading.Lock()
+        self._count = threading.Lock()
+        self._asking = 0
+
+    def __call__(self, now, deadline):
+        span = deadline - now
+        with self._count:
+            self._asking += 1
+        try:
+            while True:
+                with self._claiming:
+                    if self._buffer:
+                        return self._buffer.popleft()
+                    with self._count:
+                        k = min(self.k, self._asking)
+                    batch = self.claim(now, deadline, k)
+                    if batch:
+                        self._buffer.extend(batch[1:])
+                        return batch[0]
+                    if not batch.full:
+                        return None
+                if self.pool.ctx.halt.wait(FULL_WAIT_SECONDS):
+                    return None
+                now = self.pool.ctx.now()
+                deadline = now + span
+        finally:
+            with self._count:
+                self._asking -= 1
+
+    def leftover(self, store=claims):
+        """Give back the claims no thread took (the pool halted first); returns how many."""
+        given = 0
+        while self._buffer:
+            row = self._buffer.popleft()
+            given += store.release(row.id, row.attempts)
+        return given
+
+
 class WorkerPool:
     """Runs claim loops in worker threads under one supervisor, for one tick of one run.
 
     `still_running()` tells whether the run may go on (control, lease, interrupt); `deadline`
     (time.monotonic) ends the tick's slice; `interrupt` is the CLI's Ctrl-C event, or None.
+    `stops_run`: an interrupt stops the run (the orchestrator's CLI), or only this process's
+    work (a `llmbench worker`: its claims are given back and the run goes on elsewhere).
     """
 
-    def __init__(self, ctx, still_running, deadline, interrupt=None):
+    def __init__(self, ctx, still_running, deadline, interrupt=None, stops_run=True):
         self.ctx = ctx
         self.still_running = still_running
         self.deadline = deadline
         self.interrupt = interrupt
+        self.stops_run = stops_run
         self.inflight = {}  # item id -> InFlight
         self._lock = threading.Lock()
 
@@ -98,9 +158,11 @@ class WorkerPool:
         """A stop abandoned this claim: release it uncounted and say so in the run log."""
         if claim.store.release(item_id, claim.attempts):
             what = "judged" if claim.status == WAITING_FOR_JUDGE else "asked"
+            left = not self.stops_run and self.interrupt is not None and self.interrupt.is_set()
+            why, when = ("worker stopped", "soon") if left else ("run stopped", "on continue")
             self.ctx.emit(
                 "abandoned",
-                f"abandoned: {claim.label} (run stopped); it will be {what} again on continue",
+                f"abandoned: {claim.label} ({why}); it will be {what} again {when}",
                 level="WARNING",
                 data={"itemId": item_id},
             )
@@ -210,7 +272,7 @@ class WorkerPool:
             self.inflight.clear()
         for item_id, claim in stuck:
             self._give_back(item_id, claim)
-        if self.interrupt is not None and self.interrupt.is_set():
+        if self.stops_run and self.interrupt is not None and self.interrupt.is_set():
             Run.update(
                 control=CONTROL_STOPPED, updated_at=ctx.now(), control_reason=INTERRUPTED
             ).where((Run.id == ctx.run.id) & (Run.status == PENDING)).execute()
