@@ -17,6 +17,7 @@ from app.models import NEW
 from app.models import Item
 from app.models import Lease
 from app.models import Run
+from app.models import RunLog
 from app.runs.lifecycle import create_run
 from app.runs.lifecycle import pause_run
 from app.runs.lifecycle import resume_run
@@ -90,6 +91,22 @@ def test_takeover_stops_the_dead_holders_run_and_releases_its_claim(app, fake):
     assert drive(app.config, clock, holder="b")["state"] == "finished"
     assert Item.select().where(Item.status == COMPLETED).count() == 2
     assert len(calls(fake, "answer")) == 2
+
+
+def test_a_run_created_before_the_first_lease_ever_is_worked_not_stopped(app, fake):
+    p = make_provider(fake)
+    # A new server's first second: the run is in, no orchestrator has ticked yet.
+    run = create_run(
+        {
+            "judgeProviderId": p.id,
+            "judgeModel": "judge",
+            "targets": [{"providerId": p.id, "model": "m1"}],
+            "collectionIds": [make_tasks(2).id],
+        }
+    )
+    assert Lease.select().count() == 0
+    assert drive(app.config, FakeClock(), holder="first")["state"] == "finished"
+    assert not RunLog.select().where((RunLog.run == run) & (RunLog.event == "interrupted")).exists()
 
 
 def test_takeover_keeps_pause_and_stop(app, fake):

@@ -98,10 +98,11 @@ def live_holder(now=None):
 def acquire(holder, seconds, now=None, spare_run_id=None):
     """Take or renew the lease for `seconds`; True when `holder` holds it afterwards.
 
-    Taking over a stale lease, one whose holder's process is gone (this host only), or the
-    first lease ever means the previous orchestrator died:
-    its running runs are stopped as interrupted (nothing restarts on its own) and its
-    in-flight claims are released. `spare_run_id` is a run the new holder is about to work on.
+    Taking over a stale lease, or one whose holder's process is gone (this host only), means
+    the previous orchestrator died: its running runs are stopped as interrupted (nothing
+    restarts on its own) and its in-flight claims are released. `spare_run_id` is a run the
+    new holder is about to work on. The first lease ever takes over from nobody: a run created
+    before it (a new server's first second) was never worked on, so it stays running.
     """
     now = now or utcnow()
     expires = now + dt.timedelta(seconds=seconds)
@@ -115,31 +116,32 @@ def acquire(holder, seconds, now=None, spare_run_id=None):
             Lease.insert(
                 name=NAME, holder=holder, acquired_at=now, heartbeat_at=now, expires_at=expires
             ).execute()
-            took_over = True
-        else:
-            cursor = database.execute_sql(
-                "UPDATE lease SET holder = ?, heartbeat_at = ?, expires_at = ?, "
-                "acquired_at = CASE WHEN holder = ? THEN acquired_at ELSE ? END "
-                "WHERE name = ? AND (holder = ? OR expires_at < ? OR holder = ?)",
-                (
-                    holder,
-                    db_text(now),
-                    db_text(expires),
-                    holder,
-                    db_text(now),
-                    NAME,
-                    holder,
-                    db_text(now),
-                    dead,
-                ),
-            )
-            if cursor.rowcount != 1:
-                return False
-            took_over = row[0] != holder
+            return True
+        cursor = database.execute_sql(
+            "UPDATE lease SET holder = ?, heartbeat_at = ?, expires_at = ?, "
+            "acquired_at = CASE WHEN holder = ? THEN acquired_at ELSE ? END "
+            "WHERE name = ? AND (holder = ? OR expires_at < ? OR holder = ?)",
+            (
+                holder,
+                db_text(now),
+                db_text(expires),
+                holder,
+                db_text(now),
+                NAME,
+                holder,
+                db_text(now),
+                dead,
+            ),
+        )
+        if cursor.rowcount != 1:
+            return False
+        took_over = row[0] != holder
         if took_over:
-            last_beat = Lease.heartbeat_at.python_value(row[1]) if row else None
             recover_interrupted(
-                now, spare_run_id, resumed_after=last_beat, dead_holder=row[0] if row else None
+                now,
+                spare_run_id,
+                resumed_after=Lease.heartbeat_at.python_value(row[1]),
+                dead_holder=row[0],
             )
     return True
 
