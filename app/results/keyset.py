@@ -1,0 +1,157 @@
+"""The results table's sorts as index walks: keyset pages, never an OFFSET over the run.
+
+Every sort is a list of *segments*, each read in the order of one index of the run's items:
+
+- an item column (task, category, status): one segment, (run_id, columns…, id);
+- a column that may be empty (time, TTFT, tokens, tok/s, score, cost): the items that have it,
+  then the ones that do not (empty last both ways, as before), each an index range;
+- model: one segment per target, in (provider, label, target) order, each in id order;
+- difficulty: one segment per difficulty value (easy, medium, hard, then any other value A→Z),
+  each in (task, id) order — the values are found by a skip over the index, not a scan.
+
+A page after an item (the cursor is its id: the URL stays short and shareable) seeks that
+item's place in its segment with a row-value comparison `(columns…, id) > (…)` and reads on,
+into the next segments if it must. A page before an item walks the same segments backwards.
+Only a page named by number alone (`?page=N` typed or bookmarked) still skips rows, and it
+walks from whichever end is nearer, over the index only (a segment it skips whole is counted).
+"""
+
+from dataclasses import dataclass
+
+from peewee import Tuple
+from peewee import fn
+
+from ..errors import ValidationError
+from ..models import DIFFICULTIES
+from ..runs.outcomes import I
+from ..runs.outcomes import T
+
+# URL sort name -> the item columns ordering a segment (id breaks ties, in the same direction).
+COLUMNS = {
+    "task": (I.task_key,),
+    "category": (I.category, I.task_key),
+    "difficulty": (I.task_key,),  # within one difficulty value
+    "model": (),  # within one target
+    "status": (I.status,),
+    "time": (I.time_taken_ms,),
+    "ttft": (I.ttft_ms,),
+    "tokens": (I.tokens_generated,),
+    "tps": (I.tokens_per_second,),
+    "score": (I.evaluation_score,),
+    "cost": (I.cost_usd,),
+}
+SORTS = tuple(COLUMNS)
+# The sorts whose column may be empty: its empty items come last, whichever the direction.
+NULLABLE = {"time", "ttft", "tokens", "tps", "score", "cost"}
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Items where `column` equals `value` (None: every item; for a nullable sort, `value` is
+    True for "has one" and False for "empty"), read in `columns` + id order."""
+
+    column: object
+    value: object
+    columns: tuple
+
+    def where(self):
+        if self.column is None:
+            return None
+        if isinstance(self.value, bool):
+            return self.column.is_null(not self.value)
+        return self.column == self.value
+
+    def holds(self, row):
+        if self.column is None:
+            return True
+        found = row[self.column.name]
+        if isinstance(self.value, bool):
+            return (found is not None) == self.value
+        return found == self.value
+
+    def key(self, row):
+        return (*(row[c.name] for c in self.columns), row["id"])
+
+
+def segments(run, sort, desc):
+    """The sort's segments in reading order for this direction."""
+    columns = COLUMNS[sort]
+    if sort == "model":
+        targets = T.select(T.id).where(T.run == run).order_by(T.provider_name, T.label, T.id)
+        found = [Segment(I.target, t, ()) for (t,) in targets.tuples()]
+    elif sort == "difficulty":
+        values = _difficulties(run)
+        ranked = [d for d in DIFFICULTIES if d in values]
+        ranked += sorted(v for v in values if v not in DIFFICULTIES)
+        found = [Segment(I.difficulty, v, columns) for v in ranked]
+    elif sort in NULLABLE:
+        (column,) = columns
+        return [Segment(column, True, columns), Segment(column, False, ())]
+    else:
+        return [Segment(None, None, columns)]
+    return found[::-1] if desc else found
+
+
+def _difficulties(run):
+    """The run's distinct difficulty values: one index seek per value (a loose index scan)."""
+    values = []
+    while True:
+        query = I.select(fn.MIN(I.difficulty)).where(I.run == run)
+        if values:
+            query = query.where(I.difficulty > values[-1])
+        value = query.scalar()
+        if value is None:
+            return values
+        values.append(value)
+
+
+def cursor_row(run, item_id, sort):
+    """The cursor item's sort key (its id names it in the URL); 400 if not in this run."""
+    names = {c.name for c in COLUMNS[sort]} | {"target", "difficulty"}
+    if sort in NULLABLE:
+        names |= {COLUMNS[sort][0].name}
+    fields = [getattr(I, n) for n in sorted(names)]
+    row = I.select(I.id, *fields).where((I.run == run) & (I.id == item_id)).dicts().first()
+    if row is None:
+        raise ValidationError.field("after", f"item {item_id} is not in this run")
+    return row
+
+
+def walk(cond, order, desc, limit, start=None, offset=0):
+    """Up to `limit` item ids matching `cond`, in the order of the segments `order` read in
+    direction `desc`: from the start, after `offset` of them, or after the row `start`."""
+    ids = []
+    first = 0
+    key = None
+    if start is not None:
+        first = next((n for n, s in enumerate(order) if s.holds(start)), len(order))
+        key = order[first].key(start) if first < len(order) else None
+    for n in range(first, len(order)):
+        segment = order[n]
+        query = _segment_query(cond, segment, desc, key if n == first else None)
+        if offset:
+            found = [i for (i,) in query.limit(limit - len(ids)).offset(offset).tuples()]
+            if not found:
+                # The whole segment lies before the page: count it (over the index) and skip it.
+                offset -= _segment_query(cond, segment, desc, None).order_by().count()
+                offset = max(offset, 0)
+                continue
+            offset = 0
+        else:
+            found = [i for (i,) in query.limit(limit - len(ids)).tuples()]
+        ids += found
+        if len(ids) >= limit:
+            break
+    return ids
+
+
+def _segment_query(cond, segment, desc, key):
+    columns = (*segment.columns, I.id)
+    query = I.select(I.id).where(cond)
+    where = segment.where()
+    if where is not None:
+        query = query.where(where)
+    if key is not None:
+        row, at = Tuple(*columns), Tuple(*key)
+        query = query.where(row < at if desc else row > at)
+    return query.order_by(*(c.desc() if desc else c.asc() for c in columns))
