@@ -392,6 +392,17 @@ def m026_item_sort_indexes(db):
     )
 
 
+@migration
+def m028_item_difficulty_index(db):
+    # The results table's difficulty sort reads one difficulty value at a time in task order
+    # (results/keyset.py), and the difficulty filter seeks its value. Same name as models.py;
+    # add-only, no data change; a fresh database has it from m001.
+    db.execute_sql(
+        "CREATE INDEX IF NOT EXISTS item_run_id_difficulty_task_key "
+        "ON item (run_id, difficulty, task_key)"
+    )
+
+
 def applied(db):
     """Names of the migrations already applied, in order."""
     return [row[0] for row in db.execute_sql("SELECT name FROM _migrations ORDER BY id")]

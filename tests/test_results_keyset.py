@@ -8,6 +8,7 @@ import pytest
 from app.models import DIFFICULTIES
 from app.models import FAILED
 from app.models import Item
+from app.results import table
 from app.results.keyset import NULLABLE
 from app.results.keyset import SORTS
 from app.results.table import results_page
@@ -56,8 +57,11 @@ def _expected(run, sort, desc, filters=None):
     if filters and "model" in filters:
         items = [i for i in items if i.target_id == int(filters["model"])]
     if sort == "model":
-        targets = {i.target_id: (i.target.provider_name, i.target.label, i.target_id) for i in items}
-        key = lambda i: (targets[i.target_id], i.id)  # noqa: E731
+        target = {i.target_id: i.target for i in items}
+
+        def key(i):
+            t = target[i.target_id]
+            return (t.provider_name, t.label, i.target_id, i.id)
     elif sort == "difficulty":
         rank = {d: (n, "") for n, d in enumerate(DIFFICULTIES)}
         key = lambda i: (rank.get(i.difficulty, (9, i.difficulty)), i.task_key, i.id)  # noqa: E731
@@ -113,9 +117,13 @@ def test_a_page_named_by_number_matches_the_sorted_table(mixed, sort):
         assert _ids(page) == expected[(number - 1) * PER_PAGE : number * PER_PAGE], number
 
 
+@pytest.mark.parametrize("small_set", [0, 5000], ids=["index-walk", "in-memory"])
 @pytest.mark.parametrize("filters", [{"status": FAILED}, {"model": "first"}])
-@pytest.mark.parametrize("sort", ["model", "score", "difficulty"])
-def test_keyset_pages_keep_the_filters(mixed, sort, filters):
+@pytest.mark.parametrize("sort", ["model", "score", "difficulty", "status", "time"])
+def test_keyset_pages_keep_the_filters(mixed, sort, filters, small_set, monkeypatch):
+    # Both ways of reading a filtered page: walking the sort's index, or (few matches) sorting
+    # them in memory (table.SMALL_SET).
+    monkeypatch.setattr(table, "SMALL_SET", small_set)
     if filters.get("model") == "first":
         filters = {"model": str(Item.select().where(Item.run == mixed).first().target_id)}
     page = results_page(mixed, sort, filters, 1, 3)

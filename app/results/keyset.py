@@ -23,6 +23,7 @@ from peewee import fn
 
 from ..errors import ValidationError
 from ..models import DIFFICULTIES
+from ..models import ITEM_STATUSES
 from ..runs.outcomes import I
 from ..runs.outcomes import T
 
@@ -73,9 +74,13 @@ class Segment:
         return (*(row[c.name] for c in self.columns), row["id"])
 
 
-def segments(run, sort, desc):
-    """The sort's segments in reading order for this direction."""
+def segments(run, sort, desc, filters=None):
+    """The sort's segments in reading order for this direction. A filter that pins the sort's
+    first column (category, status) makes it one segment of that value, read by the rest."""
     columns = COLUMNS[sort]
+    pinned = (filters or {}).get(sort)
+    if (sort == "category" and pinned) or (sort == "status" and pinned in ITEM_STATUSES):
+        return [Segment(columns[0], pinned, columns[1:])]
     if sort == "model":
         targets = T.select(T.id).where(T.run == run).order_by(T.provider_name, T.label, T.id)
         found = [Segment(I.target, t, ()) for (t,) in targets.tuples()]
@@ -105,15 +110,12 @@ def _difficulties(run):
         values.append(value)
 
 
-def cursor_row(run, item_id, sort):
+def cursor_row(run, item_id, sort, name="after"):
     """The cursor item's sort key (its id names it in the URL); 400 if not in this run."""
-    names = {c.name for c in COLUMNS[sort]} | {"target", "difficulty"}
-    if sort in NULLABLE:
-        names |= {COLUMNS[sort][0].name}
-    fields = [getattr(I, n) for n in sorted(names)]
-    row = I.select(I.id, *fields).where((I.run == run) & (I.id == item_id)).dicts().first()
+    query = I.select(I.id, *_key_fields(sort)).where((I.run == run) & (I.id == item_id))
+    row = query.dicts().first()
     if row is None:
-        raise ValidationError.field("after", f"item {item_id} is not in this run")
+        raise ValidationError.field(name, f"item {item_id} is not in this run")
     return row
 
 
@@ -145,11 +147,47 @@ def walk(cond, order, desc, limit, start=None, offset=0):
     return ids
 
 
+def sorted_ids(rows, order, desc, limit, start=None, offset=0):
+    """`walk` over rows already read (a small filtered set: table.SMALL_SET at most): the same
+    segments and keys, sorted here instead of read in index order."""
+    ordered = []
+    for n, segment in enumerate(order):
+        held = sorted((r for r in rows if segment.holds(r)), key=segment.key, reverse=desc)
+        ordered += [(n, r) for r in held]
+    if start is not None:
+        first = next((n for n, s in enumerate(order) if s.holds(start)), None)
+        if first is None:
+            return []
+        at = order[first].key(start)
+
+        def later(entry):
+            n, row = entry
+            if n != first:
+                return n > first
+            key = order[first].key(row)
+            return key < at if desc else key > at
+
+        ordered = [e for e in ordered if later(e)]
+    return [row["id"] for _, row in ordered[offset : offset + limit]]
+
+
+def read_keys(cond, sort):
+    """Every matching item's id and sort keys (the small-set path reads them by the filter's
+    own index, then sorts them in Python)."""
+    return list(I.select(I.id, *_key_fields(sort)).where(cond).dicts())
+
+
+def _key_fields(sort):
+    names = {c.name for c in COLUMNS[sort]} | {"target", "difficulty"}
+    return [getattr(I, n) for n in sorted(names)]
+
+
 def _segment_query(cond, segment, desc, key):
     columns = (*segment.columns, I.id)
     query = I.select(I.id).where(cond)
     where = segment.where()
-    if where is not None:
+    if where is not None and not (key is not None and segment.value is True):
+        # (A key past a value already says "has one": IS NOT NULL would only hide the seek.)
         query = query.where(where)
     if key is not None:
         row, at = Tuple(*columns), Tuple(*key)

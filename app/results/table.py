@@ -16,7 +16,9 @@ from ..runs.outcomes import I
 from ..runs.outcomes import T
 from .keyset import SORTS
 from .keyset import cursor_row
+from .keyset import read_keys
 from .keyset import segments
+from .keyset import sorted_ids
 from .keyset import walk
 
 JUDGE_FAILED = "judge_failed"
@@ -24,8 +26,12 @@ ANSWER_FAILED = "answer_failed"
 STATUS_FILTERS = ITEM_STATUSES + (JUDGE_FAILED, ANSWER_FAILED)
 PER_PAGE_CHOICES = (25, 50, 100, 200)
 DEFAULT_PER_PAGE = 50
+# A filter matching at most this many items sorts them in memory (keyset.sorted_ids); more,
+# and they are dense enough that walking the sort's index finds a page quickly.
+SMALL_SET = 5000
 DEFAULT_SORT = "model"
 PREVIEW_CHARS = 300
+
 
 @dataclass
 class ResultsPage:
@@ -163,7 +169,9 @@ def _total(run, filters, cond):
     return count_items(run, targets, status or None)
 
 
-def _conditions(run, filters):
+def _conditions(run, filters, score_index=True):
+    """The filters' WHERE. Without `score_index` the score range is written so that no index
+    serves it (`+ 0`): the page then walks its sort's index rather than sorting a score range."""
     cond = I.run == run
     model = filters.get("model")
     if model:
@@ -179,10 +187,11 @@ def _conditions(run, filters):
         cond &= I.category == filters["category"]
     if filters.get("difficulty"):
         cond &= I.difficulty == filters["difficulty"]
+    score = I.evaluation_score if score_index else I.evaluation_score + 0
     if filters.get("min_score") is not None:
-        cond &= I.evaluation_score >= filters["min_score"]
+        cond &= score >= filters["min_score"]
     if filters.get("max_score") is not None:
-        cond &= I.evaluation_score <= filters["max_score"]
+        cond &= score <= filters["max_score"]
     return cond
 
 
@@ -212,16 +221,28 @@ def results_page(
     total = _total(run, filters, cond)
     pages = max(1, math.ceil(total / per_page))
     page = min(max(1, page), pages)
-    ahead = segments(run, sort, desc)
+    ahead = segments(run, sort, desc, filters)
     back = [*reversed(ahead)]
+    if filters and total <= SMALL_SET:
+        # Few matches: read them all by the filter's own index and sort them here; walking the
+        # sort's index for them could pass most of the run.
+        rows = read_keys(cond, sort)
+
+        def read(order, desc, limit, start=None, offset=0):
+            return sorted_ids(rows, order, desc, limit, start, offset)
+    else:
+        cond = _conditions(run, filters, score_index=sort == "score")
+
+        def read(order, desc, limit, start=None, offset=0):
+            return walk(cond, order, desc, limit, start, offset)
+
     if after is not None:
-        ids = walk(cond, ahead, desc, per_page + 1, start=cursor_row(run, after, sort))
+        ids = read(ahead, desc, per_page + 1, start=cursor_row(run, after, sort))
         has_prev, has_next = True, len(ids) > per_page
         ids = ids[:per_page]
         page = max(page, min(2, pages))
     elif before is not None:
-        start = cursor_row(run, before, sort)
-        ids = walk(cond, back, not desc, per_page + 1, start=start)
+        ids = read(back, not desc, per_page + 1, start=cursor_row(run, before, sort, "before"))
         has_prev, has_next = len(ids) > per_page, True
         ids = ids[:per_page][::-1]
         page = min(page, pages - 1) if has_prev else 1
@@ -229,9 +250,9 @@ def results_page(
         skipped = (page - 1) * per_page
         end = min(total, page * per_page)
         if skipped <= total - end:
-            ids = walk(cond, ahead, desc, per_page, offset=skipped)
+            ids = read(ahead, desc, per_page, offset=skipped)
         else:  # nearer the end: walk the segments backwards
-            ids = walk(cond, back, not desc, end - skipped, offset=total - end)[::-1]
+            ids = read(back, not desc, end - skipped, offset=total - end)[::-1]
         has_prev, has_next = page > 1, page < pages
     query = (
         I.select(
