@@ -18,7 +18,6 @@ walks from whichever end is nearer, over the index only (a segment it skips whol
 
 from dataclasses import dataclass
 
-from peewee import Tuple
 from peewee import fn
 
 from ..errors import ValidationError
@@ -91,6 +90,9 @@ def segments(run, sort, desc, filters=None):
         found = [Segment(I.difficulty, v, columns) for v in ranked]
     elif sort in NULLABLE:
         (column,) = columns
+        scored = {"min_score", "max_score"} & set(filters or {})
+        if sort == "score" and scored:  # a score range has no empty scores
+            return [Segment(column, True, columns)]
         return [Segment(column, True, columns), Segment(column, False, ())]
     else:
         return [Segment(None, None, columns)]
@@ -130,18 +132,20 @@ def walk(cond, order, desc, limit, start=None, offset=0):
         key = order[first].key(start) if first < len(order) else None
     for n in range(first, len(order)):
         segment = order[n]
-        query = _segment_query(cond, segment, desc, key if n == first else None)
         if offset:
+            (query,) = seek_queries(cond, segment, desc)
             found = [i for (i,) in query.limit(limit - len(ids)).offset(offset).tuples()]
             if not found:
                 # The whole segment lies before the page: count it (over the index) and skip it.
-                offset -= _segment_query(cond, segment, desc, None).order_by().count()
-                offset = max(offset, 0)
+                offset = max(0, offset - query.order_by().count())
                 continue
             offset = 0
+            ids += found
         else:
-            found = [i for (i,) in query.limit(limit - len(ids)).tuples()]
-        ids += found
+            for query in seek_queries(cond, segment, desc, key if n == first else None):
+                ids += [i for (i,) in query.limit(limit - len(ids)).tuples()]
+                if len(ids) >= limit:
+                    return ids
         if len(ids) >= limit:
             break
     return ids
@@ -171,10 +175,10 @@ def sorted_ids(rows, order, desc, limit, start=None, offset=0):
     return [row["id"] for _, row in ordered[offset : offset + limit]]
 
 
-def read_keys(cond, sort):
+def keys_query(cond, sort):
     """Every matching item's id and sort keys (the small-set path reads them by the filter's
     own index, then sorts them in Python)."""
-    return list(I.select(I.id, *_key_fields(sort)).where(cond).dicts())
+    return I.select(I.id, *_key_fields(sort)).where(cond)
 
 
 def _key_fields(sort):
@@ -182,14 +186,33 @@ def _key_fields(sort):
     return [getattr(I, n) for n in sorted(names)]
 
 
-def _segment_query(cond, segment, desc, key):
+def seek_queries(cond, segment, desc, key=None):
+    """The queries that read `segment` in order, after `key` if given. A key (c1…cn, id) is
+    sought as n + 1 exact index seeks, read one after the other: the rest of its ties
+    (c1…cn equal, id past it), then c1…cn-1 equal and cn past it, …, then c1 past it. (One
+    row-value comparison `(c1…, id) > (…)` only seeks on c1…cn in SQLite: the ties of a
+    column with few values — status, cost — would be walked from their start.)"""
     columns = (*segment.columns, I.id)
+    if key is None:
+        return [_ordered(_segment_base(cond, segment, False), columns, desc)]
+    queries = []
+    for k in range(len(columns) - 1, -1, -1):
+        query = _segment_base(cond, segment, True)
+        for column, value in zip(columns[:k], key[:k], strict=False):
+            query = query.where(column == value)
+        past = columns[k] < key[k] if desc else columns[k] > key[k]
+        queries.append(_ordered(query.where(past), columns[k:], desc))
+    return queries
+
+
+def _segment_base(cond, segment, keyed):
     query = I.select(I.id).where(cond)
     where = segment.where()
-    if where is not None and not (key is not None and segment.value is True):
-        # (A key past a value already says "has one": IS NOT NULL would only hide the seek.)
+    if where is not None and not (keyed and segment.value is True):
+        # (A key on a value already says "has one": IS NOT NULL would only hide the seek.)
         query = query.where(where)
-    if key is not None:
-        row, at = Tuple(*columns), Tuple(*key)
-        query = query.where(row < at if desc else row > at)
+    return query
+
+
+def _ordered(query, columns, desc):
     return query.order_by(*(c.desc() if desc else c.asc() for c in columns))

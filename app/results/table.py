@@ -16,7 +16,7 @@ from ..runs.outcomes import I
 from ..runs.outcomes import T
 from .keyset import SORTS
 from .keyset import cursor_row
-from .keyset import read_keys
+from .keyset import keys_query
 from .keyset import segments
 from .keyset import sorted_ids
 from .keyset import walk
@@ -226,7 +226,7 @@ def results_page(
     if filters and total <= SMALL_SET:
         # Few matches: read them all by the filter's own index and sort them here; walking the
         # sort's index for them could pass most of the run.
-        rows = read_keys(cond, sort)
+        rows = list(keys_query(cond, sort).dicts())
 
         def read(order, desc, limit, start=None, offset=0):
             return sorted_ids(rows, order, desc, limit, start, offset)
