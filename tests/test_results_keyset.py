@@ -56,6 +56,10 @@ def _expected(run, sort, desc, filters=None):
         items = [i for i in items if i.status == filters["status"]]
     if filters and "model" in filters:
         items = [i for i in items if i.target_id == int(filters["model"])]
+    if filters and "min_score" in filters:
+        low, high = filters["min_score"], filters["max_score"]
+        items = [i for i in items if i.evaluation_score is not None]
+        items = [i for i in items if low <= i.evaluation_score <= high]
     if sort == "model":
         target = {i.target_id: i.target for i in items}
 
@@ -118,7 +122,9 @@ def test_a_page_named_by_number_matches_the_sorted_table(mixed, sort):
 
 
 @pytest.mark.parametrize("small_set", [0, 5000], ids=["index-walk", "in-memory"])
-@pytest.mark.parametrize("filters", [{"status": FAILED}, {"model": "first"}])
+@pytest.mark.parametrize(
+    "filters", [{"status": FAILED}, {"model": "first"}, {"min_score": 1.0, "max_score": 3.0}]
+)
 @pytest.mark.parametrize("sort", ["model", "score", "difficulty", "status", "time"])
 def test_keyset_pages_keep_the_filters(mixed, sort, filters, small_set, monkeypatch):
     # Both ways of reading a filtered page: walking the sort's index, or (few matches) sorting

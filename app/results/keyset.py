@@ -18,8 +18,10 @@ walks from whichever end is nearer, over the index only (a segment it skips whol
 
 from dataclasses import dataclass
 
+from peewee import SQL
 from peewee import fn
 
+from ..db import database
 from ..errors import ValidationError
 from ..models import DIFFICULTIES
 from ..models import ITEM_STATUSES
@@ -41,6 +43,22 @@ COLUMNS = {
     "cost": (I.cost_usd,),
 }
 SORTS = tuple(COLUMNS)
+# The index each sort reads (models.py; m026, m028). On SQLite the walk names it (INDEXED BY):
+# with a filter the planner may prefer the filter's index and read it past every match of
+# another target or value; the walk only runs when matches are dense (table.SMALL_SET).
+INDEXES = {
+    "task": "item_run_id_task_key",
+    "category": "item_run_id_category_task_key",
+    "difficulty": "item_run_id_difficulty_task_key",
+    "model": "item_target_id",
+    "status": "item_run_id_status",
+    "time": "item_run_id_time_taken_ms",
+    "ttft": "item_run_id_ttft_ms",
+    "tokens": "item_run_id_tokens_generated",
+    "tps": "item_run_id_tokens_per_second",
+    "score": "item_run_id_evaluation_score",
+    "cost": "item_run_id_cost_usd",
+}
 # The sorts whose column may be empty: its empty items come last, whichever the direction.
 NULLABLE = {"time", "ttft", "tokens", "tps", "score", "cost"}
 
@@ -53,6 +71,7 @@ class Segment:
     column: object
     value: object
     columns: tuple
+    bounds: tuple = (None, None)  # the score sort's min/max score filter, as a range of it
 
     def where(self):
         if self.column is None:
@@ -92,7 +111,8 @@ def segments(run, sort, desc, filters=None):
         (column,) = columns
         scored = {"min_score", "max_score"} & set(filters or {})
         if sort == "score" and scored:  # a score range has no empty scores
-            return [Segment(column, True, columns)]
+            bounds = (filters.get("min_score"), filters.get("max_score"))
+            return [Segment(column, True, columns, bounds)]
         return [Segment(column, True, columns), Segment(column, False, ())]
     else:
         return [Segment(None, None, columns)]
@@ -121,9 +141,10 @@ def cursor_row(run, item_id, sort, name="after"):
     return row
 
 
-def walk(cond, order, desc, limit, start=None, offset=0):
+def walk(cond, order, desc, limit, start=None, offset=0, index=None):
     """Up to `limit` item ids matching `cond`, in the order of the segments `order` read in
-    direction `desc`: from the start, after `offset` of them, or after the row `start`."""
+    direction `desc`: from the start, after `offset` of them, or after the row `start`; by
+    the index named `index` on SQLite."""
     ids = []
     first = 0
     key = None
@@ -133,7 +154,7 @@ def walk(cond, order, desc, limit, start=None, offset=0):
     for n in range(first, len(order)):
         segment = order[n]
         if offset:
-            (query,) = seek_queries(cond, segment, desc)
+            (query,) = seek_queries(cond, segment, desc, index=index)
             found = [i for (i,) in query.limit(limit - len(ids)).offset(offset).tuples()]
             if not found:
                 # The whole segment lies before the page: count it (over the index) and skip it.
@@ -142,7 +163,7 @@ def walk(cond, order, desc, limit, start=None, offset=0):
             offset = 0
             ids += found
         else:
-            for query in seek_queries(cond, segment, desc, key if n == first else None):
+            for query in seek_queries(cond, segment, desc, key if n == first else None, index):
                 ids += [i for (i,) in query.limit(limit - len(ids)).tuples()]
                 if len(ids) >= limit:
                     return ids
@@ -186,7 +207,7 @@ def _key_fields(sort):
     return [getattr(I, n) for n in sorted(names)]
 
 
-def seek_queries(cond, segment, desc, key=None):
+def seek_queries(cond, segment, desc, key=None, index=None):
     """The queries that read `segment` in order, after `key` if given. A key (c1…cn, id) is
     sought as n + 1 exact index seeks, read one after the other: the rest of its ties
     (c1…cn equal, id past it), then c1…cn-1 equal and cn past it, …, then c1 past it. (One
@@ -194,23 +215,37 @@ def seek_queries(cond, segment, desc, key=None):
     column with few values — status, cost — would be walked from their start.)"""
     columns = (*segment.columns, I.id)
     if key is None:
-        return [_ordered(_segment_base(cond, segment, False), columns, desc)]
+        query = _bounded(_segment_base(cond, segment, False, index), segment)
+        return [_ordered(query, columns, desc)]
     queries = []
     for k in range(len(columns) - 1, -1, -1):
-        query = _segment_base(cond, segment, True)
+        query = _segment_base(cond, segment, True, index)
         for column, value in zip(columns[:k], key[:k], strict=False):
             query = query.where(column == value)
+        if k == 0:  # (with the column equal, its range would only hide the seek)
+            query = _bounded(query, segment)
         past = columns[k] < key[k] if desc else columns[k] > key[k]
         queries.append(_ordered(query.where(past), columns[k:], desc))
     return queries
 
 
-def _segment_base(cond, segment, keyed):
+def _segment_base(cond, segment, keyed, index):
     query = I.select(I.id).where(cond)
+    if index and not database.is_postgres:
+        query = query.from_(SQL(f'"item" AS "t1" INDEXED BY "{index}"'))
     where = segment.where()
     if where is not None and not (keyed and segment.value is True):
         # (A key on a value already says "has one": IS NOT NULL would only hide the seek.)
         query = query.where(where)
+    return query
+
+
+def _bounded(query, segment):
+    low, high = segment.bounds
+    if low is not None:
+        query = query.where(segment.column >= low)
+    if high is not None:
+        query = query.where(segment.column <= high)
     return query
 
 

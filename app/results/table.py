@@ -14,6 +14,7 @@ from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import IS_JUDGE_FAILED
 from ..runs.outcomes import I
 from ..runs.outcomes import T
+from .keyset import INDEXES
 from .keyset import SORTS
 from .keyset import cursor_row
 from .keyset import keys_query
@@ -169,9 +170,10 @@ def _total(run, filters, cond):
     return count_items(run, targets, status or None)
 
 
-def _conditions(run, filters, score_index=True):
-    """The filters' WHERE. Without `score_index` the score range is written so that no index
-    serves it (`+ 0`): the page then walks its sort's index rather than sorting a score range."""
+def _conditions(run, filters, score="index"):
+    """The filters' WHERE. The score range as it is (`score="index"`), written so that no index
+    serves it (`"hidden"`, `+ 0`: the page walks its sort's index rather than sorting a score
+    range), or left out (`"none"`: the score sort's segment holds it as its range)."""
     cond = I.run == run
     model = filters.get("model")
     if model:
@@ -187,11 +189,11 @@ def _conditions(run, filters, score_index=True):
         cond &= I.category == filters["category"]
     if filters.get("difficulty"):
         cond &= I.difficulty == filters["difficulty"]
-    score = I.evaluation_score if score_index else I.evaluation_score + 0
-    if filters.get("min_score") is not None:
-        cond &= score >= filters["min_score"]
-    if filters.get("max_score") is not None:
-        cond &= score <= filters["max_score"]
+    column = I.evaluation_score if score == "index" else I.evaluation_score + 0
+    if score != "none" and filters.get("min_score") is not None:
+        cond &= column >= filters["min_score"]
+    if score != "none" and filters.get("max_score") is not None:
+        cond &= column <= filters["max_score"]
     return cond
 
 
@@ -231,10 +233,10 @@ def results_page(
         def read(order, desc, limit, start=None, offset=0):
             return sorted_ids(rows, order, desc, limit, start, offset)
     else:
-        cond = _conditions(run, filters, score_index=sort == "score")
+        cond = _conditions(run, filters, score="none" if sort == "score" else "hidden")
 
         def read(order, desc, limit, start=None, offset=0):
-            return walk(cond, order, desc, limit, start, offset)
+            return walk(cond, order, desc, limit, start, offset, INDEXES[sort])
 
     if after is not None:
         ids = read(ahead, desc, per_page + 1, start=cursor_row(run, after, sort))
