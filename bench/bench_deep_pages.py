@@ -176,6 +176,7 @@ def main():
     parser.add_argument("--requests", type=int, default=7)
     parser.add_argument("--db", default=None, help="SQLite file to seed or reuse (kept)")
     parser.add_argument("--quick", action="store_true", help="4 sorts, 3 filters")
+    parser.add_argument("--sorts", default=None, help="comma-separated sorts (default: all)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     db = Path(args.db or Path(tempfile.mkdtemp(prefix="llmbench-deep-")) / "deep.db")
@@ -209,6 +210,7 @@ def main():
             first_target[size] = row[0]
     client = app.test_client()
     sorts = ("model", "difficulty", "status", "score") if args.quick else SORTS
+    sorts = args.sorts.split(",") if args.sorts else sorts
     filters = FILTERS[:3] if args.quick else FILTERS
     results = {}
     labels = []
