@@ -20,6 +20,7 @@ client (server time). The machine's load average is printed at the start and the
 import argparse
 import base64
 import datetime as dt
+import json
 import os
 import random
 import re
@@ -51,6 +52,7 @@ FILTERS = (
     ("score 20-90", "min_score=20&max_score=90"),
     ("model + score>=50", "model={target}&min_score=50"),
 )
+MARKS = re.compile(r"hx-vals='([^']+)'")
 NEXT = re.compile(r'rel="next" href="([^"]+)"')
 T0 = dt.datetime(2026, 1, 5, 9, 0, 0)
 WORDS = "the model answer is correct because tokens latency judge score reference rubric".split()
@@ -225,7 +227,11 @@ def main():
         run = f"deep-{size}"
         table = f"/runs/{run}/results/table"
         middle = size // 50 // 2
-        measure("live poll (/runs/<id>/progress)", size, f"/runs/{run}/progress")
+        poll = f"/runs/{run}/progress"
+        measure("live poll, log + items resent", size, poll)
+        vals = json.loads(unescape(MARKS.search(client.get(poll).get_data(as_text=True))[1]))
+        steady = f"{poll}?log_mark={vals['log_mark']}&items_mark={vals['items_mark']}"
+        measure("live poll, marks current (steady)", size, steady)
         measure("/api/runs", size, "/api/runs")
         measure("history page (/runs/)", size, "/runs/")
         for sort in sorts:
