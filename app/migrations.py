@@ -403,6 +403,17 @@ def m028_item_difficulty_index(db):
     )
 
 
+@migration
+def m029_item_target_score_index(db):
+    # The results table's model filter with a score range: its count (and a score sort of one
+    # model) seeks each target's scores instead of reading every scored item's row to check
+    # its target. Same name as models.py; add-only; a fresh database has it from m001.
+    db.execute_sql(
+        "CREATE INDEX IF NOT EXISTS item_run_id_target_id_evaluation_score "
+        "ON item (run_id, target_id, evaluation_score)"
+    )
+
+
 def applied(db):
     """Names of the migrations already applied, in order."""
     return [row[0] for row in db.execute_sql("SELECT name FROM _migrations ORDER BY id")]

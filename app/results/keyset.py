@@ -92,18 +92,24 @@ class Segment:
         return (*(row[c.name] for c in self.columns), row["id"])
 
 
-def segments(run, sort, desc, filters=None):
-    """The sort's segments in reading order for this direction. A filter that pins the sort's
-    first column (category, status) makes it one segment of that value, read by the rest."""
+def segments(run, sort, desc, filters=None, targets=None):
+    """The sort's segments in reading order for this direction. A filter on the segments' own
+    column keeps only the segments it allows (`targets`: the model filter's target ids), and a
+    filter that pins the sort's first column (category, status) makes it one segment of that
+    value, read by the rest."""
     columns = COLUMNS[sort]
     pinned = (filters or {}).get(sort)
     if (sort == "category" and pinned) or (sort == "status" and pinned in ITEM_STATUSES):
         return [Segment(columns[0], pinned, columns[1:])]
     if sort == "model":
-        targets = T.select(T.id).where(T.run == run).order_by(T.provider_name, T.label, T.id)
-        found = [Segment(I.target, t, ()) for (t,) in targets.tuples()]
+        query = T.select(T.id).where(T.run == run).order_by(T.provider_name, T.label, T.id)
+
+        def allowed(target):
+            return targets is None or target in targets
+
+        found = [Segment(I.target, t, ()) for (t,) in query.tuples() if allowed(t)]
     elif sort == "difficulty":
-        values = _difficulties(run)
+        values = [pinned] if pinned else _difficulties(run)
         ranked = [d for d in DIFFICULTIES if d in values]
         ranked += sorted(v for v in values if v not in DIFFICULTIES)
         found = [Segment(I.difficulty, v, columns) for v in ranked]

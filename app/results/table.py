@@ -154,14 +154,11 @@ def _targets(run, model):
     return T.select(T.id).where((T.run == run) & which)
 
 
-def _total(run, filters, cond):
+def _total(run, filters, cond, targets):
     """How many items the filters match: from the kept counts (runs/counts.py) when they filter
-    by model and status only, else counted."""
+    by model and status only, else counted (over an index: m026, m028, m029)."""
     if not set(filters) <= {"model", "status"}:
         return I.select(fn.COUNT(I.id)).where(cond).scalar() or 0
-    targets = None
-    if filters.get("model"):
-        targets = [t for (t,) in _targets(run, filters["model"]).tuples()]
     status = filters.get("status")
     if status == JUDGE_FAILED:
         return count_items(run, targets, FAILED_STATUSES, stage="judge")
@@ -170,14 +167,15 @@ def _total(run, filters, cond):
     return count_items(run, targets, status or None)
 
 
-def _conditions(run, filters, score="index"):
+def _conditions(run, filters, score="index", targets=None):
     """The filters' WHERE. The score range as it is (`score="index"`), written so that no index
     serves it (`"hidden"`, `+ 0`: the page walks its sort's index rather than sorting a score
-    range), or left out (`"none"`: the score sort's segment holds it as its range)."""
+    range), or left out (`"none"`: the score sort's segment holds it as its range). `targets`:
+    the model filter's target ids when already read."""
     cond = I.run == run
     model = filters.get("model")
     if model:
-        cond &= I.target.in_(_targets(run, model))
+        cond &= I.target.in_(targets if targets is not None else _targets(run, model))
     status = filters.get("status")
     if status == JUDGE_FAILED:
         cond &= IS_JUDGE_FAILED
@@ -219,11 +217,14 @@ def results_page(
     if sort not in SORTS:
         raise ValidationError.field("sort", f"must be one of {', '.join(SORTS)}")
     desc = direction == "desc"
-    cond = _conditions(run, filters)
-    total = _total(run, filters, cond)
+    targets = None
+    if filters.get("model"):
+        targets = [t for (t,) in _targets(run, filters["model"]).tuples()]
+    cond = _conditions(run, filters, targets=targets)
+    total = _total(run, filters, cond, targets)
     pages = max(1, math.ceil(total / per_page))
     page = min(max(1, page), pages)
-    ahead = segments(run, sort, desc, filters)
+    ahead = segments(run, sort, desc, filters, targets)
     back = [*reversed(ahead)]
     if filters and total <= SMALL_SET:
         # Few matches: read them all by the filter's own index and sort them here; walking the
@@ -233,7 +234,8 @@ def results_page(
         def read(order, desc, limit, start=None, offset=0):
             return sorted_ids(rows, order, desc, limit, start, offset)
     else:
-        cond = _conditions(run, filters, score="none" if sort == "score" else "hidden")
+        score = "none" if sort == "score" else "hidden"
+        cond = _conditions(run, filters, score, targets)
 
         def read(order, desc, limit, start=None, offset=0):
             return walk(cond, order, desc, limit, start, offset, INDEXES[sort])
