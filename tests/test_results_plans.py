@@ -4,6 +4,7 @@ seeks an index of the run's items and reads it in order: no temp B-tree, no scan
 (EXPLAIN QUERY PLAN, read on a migrated database)."""
 
 import pytest
+from peewee import fn
 
 from app.db import database
 from app.models import Item
@@ -70,3 +71,21 @@ def test_every_sort_and_filter_reads_an_index_in_order(run, sort, desc, filter_n
 def test_a_small_filtered_set_is_read_by_its_filter_index(run, filter_name):
     plan = _plan(keys_query(_conditions(run, FILTERS[filter_name]), "task"))
     assert not [s for s in plan if s.startswith(("SCAN t1", "SCAN item"))], plan
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"category": "math"},
+        {"difficulty": "hard"},
+        {"min_score": 20.0, "max_score": 80.0},
+        {"model": "1", "min_score": 50.0},
+    ],
+    ids=["category", "difficulty", "score_range", "model_score"],
+)
+def test_a_filter_the_kept_counts_do_not_hold_is_counted_over_an_index_alone(run, filters):
+    targets = [1] if "model" in filters else None
+    cond = _conditions(run, filters, targets=targets)
+    plan = _plan(Item.select(fn.COUNT(Item.id)).where(cond))
+    assert any("USING COVERING INDEX" in s for s in plan), plan
+    assert not _item_scans(plan), plan
