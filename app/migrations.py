@@ -416,6 +416,28 @@ PG_CLAIM_INDEXES = (
 )
 
 
+@migration
+def m028_item_difficulty_index(db):
+    # The results table's difficulty sort reads one difficulty value at a time in task order
+    # (results/keyset.py), and the difficulty filter seeks its value. Same name as models.py;
+    # add-only, no data change; a fresh database has it from m001.
+    db.execute_sql(
+        "CREATE INDEX IF NOT EXISTS item_run_id_difficulty_task_key "
+        "ON item (run_id, difficulty, task_key)"
+    )
+
+
+@migration
+def m029_item_target_score_index(db):
+    # The results table's model filter with a score range: its count (and a score sort of one
+    # model) seeks each target's scores instead of reading every scored item's row to check
+    # its target. Same name as models.py; add-only; a fresh database has it from m001.
+    db.execute_sql(
+        "CREATE INDEX IF NOT EXISTS item_run_id_target_id_evaluation_score "
+        "ON item (run_id, target_id, evaluation_score)"
+    )
+
+
 def applied(db):
     """Names of the migrations already applied, in order."""
     return [row[0] for row in db.execute_sql("SELECT name FROM _migrations ORDER BY id")]

@@ -317,6 +317,10 @@ class Item(BaseModel):
             (("run", "cost_usd"), False),
             # m026: the live view's pace per target (its latest answers, runs/progress.py).
             (("run", "target", "answered_at"), False),
+            # m028: the results table's difficulty sort, one difficulty value at a time.
+            (("run", "difficulty", "task_key"), False),
+            # m029: a model filter with a score range, counted (and sorted by score) by index.
+            (("run", "target", "evaluation_score"), False),
         )
 
 

@@ -104,6 +104,18 @@ def test_items_are_filtered_and_paginated(client, body):
     assert client.get(f"/api/runs/{run_id}/items?page=x").status_code == 400
 
 
+def test_items_continue_after_an_item(client, body):
+    run_id = start(client, body)["runId"]
+    first = client.get(f"/api/runs/{run_id}/items?perPage=2").json
+    assert first["nextAfter"] == first["items"][-1]["id"]
+    rest = client.get(f"/api/runs/{run_id}/items?perPage=2&after={first['nextAfter']}").json
+    assert [i["id"] for i in first["items"] + rest["items"]] == [
+        i.id for i in Item.select().order_by(Item.id)
+    ]
+    assert rest["nextAfter"] is None and rest["total"] == 3
+    assert client.get(f"/api/runs/{run_id}/items?after=x").status_code == 400
+
+
 def test_logs_since_and_limit(client, body):
     run_id = start(client, body)["runId"]
     client.post(f"/api/runs/{run_id}/pause")

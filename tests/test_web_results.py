@@ -55,7 +55,29 @@ def test_results_page_is_paginated(client, run_with_items):
     page = soup(client.get("/runs/r1/results?per_page=25&page=2"))
     assert len(page.select("#results-table tbody tr[id^=item-]")) == 25
     assert "Items 26–50 of 121" in page.select_one(".rs-summary").get_text()
-    assert page.select_one('a[rel="next"]')["href"] == "/runs/r1/results?page=3&per_page=25"
+    last = page.select("#results-table tbody tr[id^=item-]")[-1]["id"].removeprefix("item-")
+    assert page.select_one('a[rel="next"]')["href"] == (
+        f"/runs/r1/results?page=3&per_page=25&after={last}"
+    )
+
+
+def test_next_and_previous_links_continue_from_the_page_edges(client, run_with_items):
+    second = soup(client.get("/runs/r1/results?per_page=25&page=2"))
+    third = soup(client.get(second.select_one('a[rel="next"]')["href"]))
+    assert "Items 51–75 of 121" in third.select_one(".rs-summary").get_text()
+    back = soup(client.get(third.select_one('a[rel="prev"]')["href"]))
+    assert _task_keys(back) == _task_keys(second)
+    assert "before=" in third.select_one('a[rel="prev"]')["href"]
+
+
+def test_the_last_link_counts_from_the_end(client, run_with_items):
+    first = soup(client.get("/runs/r1/results?per_page=25"))
+    last_link = first.select_one("a.rs-pager__end")
+    assert last_link.get_text(strip=True) == "Last »"
+    assert last_link["href"] == "/runs/r1/results?page=5&per_page=25"
+    last = soup(client.get(last_link["href"]))
+    assert "Items 101–121 of 121" in last.select_one(".rs-summary").get_text()
+    assert last.select_one('a[rel="next"]') is None
 
 
 def test_sort_by_score_descending_from_the_url(client, run_with_items):
@@ -119,6 +141,9 @@ def test_averages_fragment_sorts_and_keeps_the_table_state(client, run_with_item
         ("min_score=-5", "min_score"),
         ("max_score=500", "max_score"),
         ("avg_sort=mood", "avg_sort"),
+        ("after=x", "after"),
+        ("after=99999", "after"),
+        ("after=1&before=2", "before"),
     ],
 )
 def test_bad_parameters_answer_400_naming_the_field(client, run_with_items, query, field):
@@ -157,8 +182,9 @@ def test_page_query_count_does_not_grow_with_rows(client, app, monkeypatch):
         assert client.get(f"/runs/{run_id}/results?per_page=200").status_code == 200
     assert counts[0] == counts[1]
     # Run, targets, averages (+ CIs), breakdowns, the table page and its count, charts' data,
-    # the judge check, system metrics and repeats: a fixed number, whatever the rows.
-    assert counts[1] <= 16, counts
+    # the judge check, system metrics and repeats, the model sort's target order (keyset.py):
+    # a fixed number, whatever the rows.
+    assert counts[1] <= 17, counts
 
 
 def test_row_expansion_is_lazy_loaded_with_a_no_js_link(client, run_with_items):

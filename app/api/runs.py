@@ -106,8 +106,9 @@ def run_resume(run_id):
 
 @bp.get("/runs/<run_id>/items")
 def run_items(run_id):
-    """A page of items: ?status=&model=&target=&page=&perPage=."""
-    args = _args("status", "model", "target", "page", "perPage")
+    """A page of items: ?status=&model=&target=&page=&perPage=, or ?after=<item id> (the
+    reply's nextAfter) to continue after an item at any depth."""
+    args = _args("status", "model", "target", "page", "perPage", "after")
     found = list_items(
         run_id,
         status=args.get("status"),
@@ -115,6 +116,7 @@ def run_items(run_id):
         target_id=args.get("target"),
         page=args.get("page", 1),
         per_page=args.get("perPage", 50),
+        after=args.get("after"),
     )
     # The raw request and response bodies stay out of the list (an answer may be a megabyte):
     # each item's own URL has them.

@@ -4,11 +4,9 @@ import math
 from dataclasses import dataclass
 from dataclasses import field
 
-from peewee import Case
 from peewee import fn
 
 from ..errors import ValidationError
-from ..models import DIFFICULTIES
 from ..models import ITEM_STATUSES
 from ..runs.counts import count_items
 from ..runs.outcomes import FAILED_STATUSES
@@ -16,38 +14,31 @@ from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import IS_JUDGE_FAILED
 from ..runs.outcomes import I
 from ..runs.outcomes import T
+from .keyset import INDEXES
+from .keyset import SORTS
+from .keyset import cursor_row
+from .keyset import keys_query
+from .keyset import segments
+from .keyset import sorted_ids
+from .keyset import walk
 
 JUDGE_FAILED = "judge_failed"
 ANSWER_FAILED = "answer_failed"
 STATUS_FILTERS = ITEM_STATUSES + (JUDGE_FAILED, ANSWER_FAILED)
 PER_PAGE_CHOICES = (25, 50, 100, 200)
 DEFAULT_PER_PAGE = 50
+# A filter matching at most this many items sorts them in memory (keyset.sorted_ids); more,
+# and they are dense enough that walking the sort's index finds a page quickly.
+SMALL_SET = 5000
 DEFAULT_SORT = "model"
 PREVIEW_CHARS = 300
-
-_DIFFICULTY_ORDER = Case(
-    I.difficulty, [(d, n) for n, d in enumerate(DIFFICULTIES)], len(DIFFICULTIES)
-)
-
-# URL sort name -> columns, then a stable tiebreak on id.
-SORTS = {
-    "task": (I.task_key,),
-    "category": (I.category, I.task_key),
-    "difficulty": (_DIFFICULTY_ORDER, I.task_key),
-    "model": (T.provider_name, T.label),
-    "status": (I.status,),
-    "time": (I.time_taken_ms,),
-    "ttft": (I.ttft_ms,),
-    "tokens": (I.tokens_generated,),
-    "tps": (I.tokens_per_second,),
-    "score": (I.evaluation_score,),
-    "cost": (I.cost_usd,),
-}
 
 
 @dataclass
 class ResultsPage:
-    """One page of the detailed table and the state that produced it."""
+    """One page of the detailed table and the state that produced it.
+
+    `after` / `before` are the item ids its Next / Previous links continue from (keyset.py)."""
 
     rows: list
     total: int
@@ -57,22 +48,24 @@ class ResultsPage:
     sort: str
     dir: str
     filters: dict = field(default_factory=dict)
-
-    @property
-    def has_prev(self):
-        return self.page > 1
-
-    @property
-    def has_next(self):
-        return self.page < self.pages
+    has_prev: bool = False
+    has_next: bool = False
 
     @property
     def first_index(self):
-        return (self.page - 1) * self.per_page + 1 if self.total else 0
+        return (self.page - 1) * self.per_page + 1 if self.rows else 0
 
     @property
     def last_index(self):
-        return min(self.total, self.page * self.per_page)
+        return min(self.total, (self.page - 1) * self.per_page + len(self.rows))
+
+    @property
+    def after(self):
+        return self.rows[-1]["id"] if self.rows else None
+
+    @property
+    def before(self):
+        return self.rows[0]["id"] if self.rows else None
 
 
 def parse_table_args(args):
@@ -96,6 +89,12 @@ def parse_table_args(args):
                 "message": f"must be one of {', '.join(map(str, PER_PAGE_CHOICES))}",
             }
         )
+    cursors = {}
+    for name in ("after", "before"):
+        if (get(name) or "").strip():
+            cursors[name] = _int_arg(get(name), name, None, errors, minimum=1)
+    if len(cursors) > 1:
+        errors.append({"field": "before", "message": "give after or before, not both"})
     filters = {}
     for name in ("model", "category", "difficulty"):
         value = (get(name) or "").strip()
@@ -120,7 +119,14 @@ def parse_table_args(args):
                 errors.append({"field": name, "message": "must be a number between 0 and 100"})
     if errors:
         raise ValidationError(errors)
-    return {"sort": sort, "dir": direction, "page": page, "per_page": per_page, "filters": filters}
+    return {
+        "sort": sort,
+        "dir": direction,
+        "page": page,
+        "per_page": per_page,
+        "filters": filters,
+        **cursors,
+    }
 
 
 def _int_arg(raw, name, default, errors, minimum):
@@ -131,7 +137,7 @@ def _int_arg(raw, name, default, errors, minimum):
         value = int(raw)
     except ValueError:
         value = None
-    if value is None or value < minimum:
+    if value is None or value < minimum or value >= 2**63:
         errors.append({"field": name, "message": f"must be a whole number ≥ {minimum}"})
         return default
     return value
@@ -148,14 +154,11 @@ def _targets(run, model):
     return T.select(T.id).where((T.run == run) & which)
 
 
-def _total(run, filters, cond):
+def _total(run, filters, cond, targets):
     """How many items the filters match: from the kept counts (runs/counts.py) when they filter
-    by model and status only, else counted."""
+    by model and status only, else counted (over an index: m026, m028, m029)."""
     if not set(filters) <= {"model", "status"}:
         return I.select(fn.COUNT(I.id)).where(cond).scalar() or 0
-    targets = None
-    if filters.get("model"):
-        targets = [t for (t,) in _targets(run, filters["model"]).tuples()]
     status = filters.get("status")
     if status == JUDGE_FAILED:
         return count_items(run, targets, FAILED_STATUSES, stage="judge")
@@ -164,11 +167,15 @@ def _total(run, filters, cond):
     return count_items(run, targets, status or None)
 
 
-def _conditions(run, filters):
+def _conditions(run, filters, score="index", targets=None):
+    """The filters' WHERE. The score range as it is (`score="index"`), written so that no index
+    serves it (`"hidden"`, `+ 0`: the page walks its sort's index rather than sorting a score
+    range), or left out (`"none"`: the score sort's segment holds it as its range). `targets`:
+    the model filter's target ids when already read."""
     cond = I.run == run
     model = filters.get("model")
     if model:
-        cond &= I.target.in_(_targets(run, model))
+        cond &= I.target.in_(targets if targets is not None else _targets(run, model))
     status = filters.get("status")
     if status == JUDGE_FAILED:
         cond &= IS_JUDGE_FAILED
@@ -180,44 +187,77 @@ def _conditions(run, filters):
         cond &= I.category == filters["category"]
     if filters.get("difficulty"):
         cond &= I.difficulty == filters["difficulty"]
-    if filters.get("min_score") is not None:
-        cond &= I.evaluation_score >= filters["min_score"]
-    if filters.get("max_score") is not None:
-        cond &= I.evaluation_score <= filters["max_score"]
+    column = I.evaluation_score if score == "index" else I.evaluation_score + 0
+    if score != "none" and filters.get("min_score") is not None:
+        cond &= column >= filters["min_score"]
+    if score != "none" and filters.get("max_score") is not None:
+        cond &= column <= filters["max_score"]
     return cond
 
 
 def results_page(
-    run, sort=DEFAULT_SORT, filters=None, page=1, per_page=DEFAULT_PER_PAGE, direction="asc"
+    run,
+    sort=DEFAULT_SORT,
+    filters=None,
+    page=1,
+    per_page=DEFAULT_PER_PAGE,
+    direction="asc",
+    after=None,
+    before=None,
 ):
     """One page of items (only the table's columns), sorted, filtered and paged in SQL.
 
-    Two queries: the count, then the page (ids sorted and cut in a subquery, rows read after).
+    The count comes from the kept counts where it can; the page's ids from index walks
+    (keyset.py): after the item `after`, before the item `before`, or page `page` counted from
+    the nearer end; then one query reads this page's rows.
     """
     filters = dict(filters or {})
     if sort.startswith("-"):
         sort, direction = sort[1:], "desc"
     if sort not in SORTS:
         raise ValidationError.field("sort", f"must be one of {', '.join(SORTS)}")
-    direction = "desc" if direction == "desc" else "asc"
-    cond = _conditions(run, filters)
-    total = _total(run, filters, cond)
+    desc = direction == "desc"
+    targets = None
+    if filters.get("model"):
+        targets = [t for (t,) in _targets(run, filters["model"]).tuples()]
+    cond = _conditions(run, filters, targets=targets)
+    total = _total(run, filters, cond, targets)
     pages = max(1, math.ceil(total / per_page))
     page = min(max(1, page), pages)
-    order = [
-        c.desc(nulls="LAST") if direction == "desc" else c.asc(nulls="LAST") for c in SORTS[sort]
-    ]
-    order.append(I.id.desc() if direction == "desc" else I.id.asc())
-    # Deferred join: sort and page over ids only (sort keys can come from indexes), then read
-    # the table's columns for just this page's rows.
-    page_ids = (
-        I.select(I.id)
-        .join(T, on=(I.target == T.id))
-        .where(cond)
-        .order_by(*order)
-        .limit(per_page)
-        .offset((page - 1) * per_page)
-    )
+    ahead = segments(run, sort, desc, filters, targets)
+    back = [*reversed(ahead)]
+    if filters and total <= SMALL_SET:
+        # Few matches: read them all by the filter's own index and sort them here; walking the
+        # sort's index for them could pass most of the run.
+        rows = list(keys_query(cond, sort).dicts())
+
+        def read(order, desc, limit, start=None, offset=0):
+            return sorted_ids(rows, order, desc, limit, start, offset)
+    else:
+        score = "none" if sort == "score" else "hidden"
+        cond = _conditions(run, filters, score, targets)
+
+        def read(order, desc, limit, start=None, offset=0):
+            return walk(cond, order, desc, limit, start, offset, INDEXES[sort])
+
+    if after is not None:
+        ids = read(ahead, desc, per_page + 1, start=cursor_row(run, after, sort))
+        has_prev, has_next = True, len(ids) > per_page
+        ids = ids[:per_page]
+        page = max(page, min(2, pages))
+    elif before is not None:
+        ids = read(back, not desc, per_page + 1, start=cursor_row(run, before, sort, "before"))
+        has_prev, has_next = len(ids) > per_page, True
+        ids = ids[:per_page][::-1]
+        page = min(page, pages - 1) if has_prev else 1
+    else:
+        skipped = (page - 1) * per_page
+        end = min(total, page * per_page)
+        if skipped <= total - end:
+            ids = read(ahead, desc, per_page, offset=skipped)
+        else:  # nearer the end: walk the segments backwards
+            ids = read(back, not desc, end - skipped, offset=total - end)[::-1]
+        has_prev, has_next = page > 1, page < pages
     query = (
         I.select(
             I.id,
@@ -243,11 +283,11 @@ def results_page(
             T.label,
         )
         .join(T, on=(I.target == T.id))
-        .where(I.id.in_(page_ids))
-        .order_by(*order)
+        .where(I.id.in_(ids))
         .dicts()
     )
-    rows = list(query)
+    place = {item_id: n for n, item_id in enumerate(ids)}
+    rows = sorted(query, key=lambda row: place[row["id"]]) if ids else []
     for row in rows:
         row["judge_failed"] = row["status"] in FAILED_STATUSES and row["error_stage"] == "judge"
     return ResultsPage(
@@ -259,4 +299,6 @@ def results_page(
         sort=sort,
         dir=direction,
         filters=filters,
+        has_prev=has_prev,
+        has_next=has_next,
     )

@@ -86,24 +86,61 @@ def run_models(run):
     return list(run.targets.order_by(RunTarget.position, RunTarget.id))
 
 
+LATEST_COLUMNS = (
+    Item.id,
+    Item.target,
+    Item.task_key,
+    Item.status,
+    Item.error_msg,
+    Item.next_retry_at,
+    Item.attempts,
+    Item.time_taken_ms,
+    Item.tokens_generated,
+    Item.tokens_estimated,
+    Item.tokens_per_second,
+    Item.evaluation_score,
+    Item.updated_at,
+)
+
+
 def latest_items(run, target=None, status=None, limit=20):
-    """The items touched last (answered or judged), newest first, optionally filtered."""
-    query = (
-        Item.select(Item, RunTarget)
-        .join(RunTarget)
-        .where((Item.run == run) & Item.last_attempt_at.is_null(False))
-    )
+    """The items touched last (answered or judged), newest first, optionally filtered.
+
+    Only the columns the live view shows (runs/_latest_items.html, items_mark): not the answer,
+    the raw request and response bodies or the judge's JSON, polled every second."""
+    columns = (*LATEST_COLUMNS, RunTarget.id, RunTarget.label, RunTarget.provider_name)
+    return list(_latest(run, target, status, *columns).join(RunTarget).limit(limit))
+
+
+def _latest(run, target, status, *columns):
+    query = Item.select(*columns).where((Item.run == run) & Item.last_attempt_at.is_null(False))
     if target:
         query = query.where(Item.target == target)
     if status in ITEM_STATUSES:
         query = query.where(Item.status == status)
-    return list(query.order_by(Item.updated_at.desc(), Item.id.desc()).limit(limit))
+    return query.order_by(Item.updated_at.desc(), Item.id.desc())
 
 
 def items_mark(items, target=None, status=None):
-    """A short fingerprint of the latest-items list (changes when any shown row changes)."""
-    text = repr((target, status, [(i.id, i.status, str(i.updated_at)) for i in items]))
+    """A short fingerprint of the latest-items list (changes when any shown row changes):
+    items, or the (id, status, updated_at) rows of `latest_marks`."""
+    rows = [i if isinstance(i, tuple) else (i.id, i.status, i.updated_at) for i in items]
+    text = repr((target, status, [(n, s, str(u)) for n, s, u in rows]))
     return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def latest_marks(run, target=None, status=None, limit=20):
+    """(id, status, updated_at) of the items `latest_items` would show: enough for the poll to
+    tell whether they changed, read from the index alone; the rows only when they did."""
+    return list(
+        _latest(run, target, status, Item.id, Item.status, Item.updated_at).limit(limit).tuples()
+    )
+
+
+def latest_log_id(run):
+    """The id of the run's latest log line (0 when none): the poll's log mark."""
+    row = RunLog.select(RunLog.id).where(RunLog.run == run).order_by(RunLog.id.desc()).first()
+    return row.id if row else 0
 
 
 def recent_logs(run, limit=50):

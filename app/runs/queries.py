@@ -22,6 +22,7 @@ from ..models import Run
 from ..models import RunCollection
 from ..models import RunLog
 from ..models import RunTarget
+from .counts import count_items
 from .counts import tallies
 from .counts import tally
 from .dto import run_summary
@@ -149,33 +150,52 @@ def spent_usd(run):
     return items + calls
 
 
-def list_items(run_id, status=None, model=None, target_id=None, page=1, per_page=50):
-    """One page of a run's items (with their targets) and the total, filtered in SQL."""
+def list_items(run_id, status=None, model=None, target_id=None, page=1, per_page=50, after=None):
+    """One page of a run's items (with their targets) and the total, filtered in SQL.
+
+    `after` (an item id) continues after that item: an index seek at any depth, where `page`
+    skips rows. The total comes from the kept counts (counts.py)."""
     run = get_run(run_id)
     query = Item.select(Item, RunTarget).join(RunTarget).where(Item.run == run)
+    statuses = None
     if status:
-        wanted = [s.strip().upper() for s in str(status).split(",") if s.strip()]
-        bad = [s for s in wanted if s not in ITEM_STATUSES]
+        statuses = [s.strip().upper() for s in str(status).split(",") if s.strip()]
+        bad = [s for s in statuses if s not in ITEM_STATUSES]
         if bad:
             raise ValidationError.field(
                 "status", f"unknown status {', '.join(bad)}; use " + ", ".join(ITEM_STATUSES)
             )
-        query = query.where(Item.status.in_(wanted))
+        query = query.where(Item.status.in_(statuses))
+    targets = None
     if model:
-        query = query.where(RunTarget.model == model)
+        targets = RunTarget.select(RunTarget.id).where(
+            (RunTarget.run == run) & (RunTarget.model == model)
+        )
+        targets = [t for (t,) in targets.tuples()]
     if target_id not in (None, ""):
-        query = query.where(Item.target == whole_number(target_id, "target", low=1))
+        wanted = whole_number(target_id, "target", low=1)
+        targets = [t for t in targets if t == wanted] if targets is not None else [wanted]
+    if targets is not None:
+        query = query.where(Item.target.in_(targets))
     page = max(1, whole_number(page or 1, "page", high=10**9))  # no OFFSET overflow
     per_page = max(1, min(whole_number(per_page or 50, "perPage"), 500))
-    total = query.count()
-    items = list(query.order_by(Item.id).paginate(page, per_page))
-    return {
-        "items": items,
+    total = count_items(run, targets, statuses)
+    if after not in (None, ""):
+        query = query.where(Item.id > whole_number(after, "after", low=1))
+        items = list(query.order_by(Item.id).limit(per_page + 1))
+    else:
+        skip = (page - 1) * per_page
+        items = list(query.order_by(Item.id).limit(per_page + 1).offset(skip))
+    # (per_page + 1 rows read: the extra one only says whether there is more.)
+    found = {
+        "items": items[:per_page],
         "total": total,
         "page": page,
         "perPage": per_page,
         "pages": max(1, -(-total // per_page)),
     }
+    found["nextAfter"] = items[per_page - 1].id if len(items) > per_page else None
+    return found
 
 
 def summaries(runs):

@@ -50,6 +50,8 @@ TABLE_DEFAULTS = {
     "dir": "asc",
     "page": 1,
     "per_page": DEFAULT_PER_PAGE,
+    "after": None,
+    "before": None,
 }
 AVERAGE_DEFAULTS = {"avg_sort": "position", "avg_dir": "asc"}
 FILTER_KEYS = ("model", "status", "category", "difficulty", "min_score", "max_score")
@@ -86,6 +88,8 @@ def _state(args):
         "dir": table["dir"],
         "page": table["page"],
         "per_page": table["per_page"],
+        "after": table.get("after"),
+        "before": table.get("before"),
         "avg_sort": avg_sort,
         "avg_dir": avg_dir,
     }
@@ -138,8 +142,17 @@ class Links:
             direction = "desc" if column in DESC_FIRST else "asc"
         changes = {key: column, dir_key: direction}
         if not prefix:
-            changes["page"] = 1
+            changes.update(page=1, after=None, before=None)
         return changes
+
+    def pager(self, page, to):
+        """Changes for the pager's links: Next and Previous continue from the page's last or
+        first item (an index seek at any depth); First and Last count from their end."""
+        if to == "next":
+            return {"page": page.page + 1, "after": page.after, "before": None}
+        if to == "prev" and page.page > 2:
+            return {"page": page.page - 1, "after": None, "before": page.before}
+        return {"page": 1 if to in ("prev", "first") else page.pages, "after": None, "before": None}
 
     def aria_sort(self, column, prefix=""):
         if self.state[f"{prefix}sort"] != column:
@@ -154,7 +167,14 @@ def _averages_context(run, state):
 
 def _table_context(run, state, filters):
     page = results_page(
-        run, state["sort"], filters, state["page"], state["per_page"], direction=state["dir"]
+        run,
+        state["sort"],
+        filters,
+        state["page"],
+        state["per_page"],
+        direction=state["dir"],
+        after=state["after"],
+        before=state["before"],
     )
     return {
         "run": run,

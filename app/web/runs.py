@@ -23,6 +23,8 @@ from ..runs.lifecycle import stop_run
 from ..runs.live import budget_halt
 from ..runs.live import items_mark
 from ..runs.live import latest_items
+from ..runs.live import latest_log_id
+from ..runs.live import latest_marks
 from ..runs.live import raised_budget
 from ..runs.live import recent_logs
 from ..runs.live import run_models
@@ -41,12 +43,16 @@ def _int_arg(name, default=None):
         return default
 
 
-def item_filters(run):
-    """The latest-items filter from the query string: (target id or None, status or None)."""
+def item_filters(run, with_targets=True):
+    """The latest-items filter from the query string: (the run's targets, target id or None,
+    status or None). Without `with_targets` (the poll) the targets are read only to check a
+    model filter, and not returned."""
     target = _int_arg("model")
-    targets = run_models(run)
+    targets = run_models(run) if with_targets or target is not None else []
     if target not in {t.id for t in targets}:
         target = None
+    if not with_targets:
+        targets = None
     status = request.args.get("status") or None
     if status not in ITEM_STATUSES:
         status = None
@@ -121,15 +127,32 @@ def system_metrics(run_id):
 
 @bp.get("/<run_id>/progress")
 def progress(run_id):
-    """Fragment #run-progress (+ controls, log and latest items out of band): the poll target."""
+    """Fragment #run-progress (+ controls, log and latest items out of band): the poll target.
+
+    The log and the latest items are sent only when they changed since the marks the page sent
+    back, and read only then: each poll reads their marks (an id, 20 index entries)."""
     run = get_run(run_id)
-    context = live_context(run)
-    return render_template(
-        "runs/_poll.html",
-        send_log=request.args.get("log_mark") != str(context["log_mark"]),
-        send_items=request.args.get("items_mark") != context["items_mark"],
-        **context,
-    )
+    _, target, status = item_filters(run, with_targets=False)
+    log_mark = latest_log_id(run)
+    marks = latest_marks(run, target=target, status=status)
+    context = {
+        "run": run,
+        "p": run_progress(run),
+        "budget_halt": budget_halt(run),
+        "log_mark": log_mark,
+        "items_mark": items_mark(marks, target, status),
+        "filter_model": target,
+        "filter_status": status,
+        "statuses": ITEM_STATUSES,
+        "now": utcnow(),
+    }
+    send_log = request.args.get("log_mark") != str(log_mark)
+    send_items = request.args.get("items_mark") != context["items_mark"]
+    if send_log:
+        context["logs"] = recent_logs(run)
+    if send_items:
+        context["items"] = latest_items(run, target=target, status=status)
+    return render_template("runs/_poll.html", send_log=send_log, send_items=send_items, **context)
 
 
 @bp.get("/<run_id>/log")
