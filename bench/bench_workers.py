@@ -22,6 +22,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import psutil
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -136,14 +138,20 @@ def throughput(server_url, fake, tmp, workers, repeat):
         now = time.monotonic()
         if done >= low and "low" not in marks:
             marks["low"] = (now, done)
+            cpu0 = psutil.cpu_times()
         if done >= high:
             marks["high"] = (now, done)
+            cpu1 = psutil.cpu_times()
             break
         time.sleep(0.01)
     pool.close()
     (t0, d0), (t1, d1) = marks["low"], marks["high"]
     rate = (d1 - d0) / (t1 - t0)
-    return rate, rate / (total / LATENCY), fake.max_active
+    # The whole machine's CPU over the measured window (workers, PostgreSQL, the fake server,
+    # anything else running): near 100 % busy means the cores, not a lock, set the pace.
+    spent = sum(cpu1) - sum(cpu0)
+    busy = spent - ((cpu1.idle - cpu0.idle) + (cpu1.iowait - cpu0.iowait))
+    return rate, rate / (total / LATENCY), fake.max_active, busy / spent, busy / (d1 - d0)
 
 
 def claim_latency_worker(url, run_id, target_id, provider_id, n, out, limit=64):
@@ -277,11 +285,14 @@ def main():
                     rate = statistics.median(x[0] for x in results)
                     ratio = statistics.median(x[1] for x in results)
                     peak = max(x[2] for x in results)
+                    busy = statistics.median(x[3] for x in results)
+                    cpu_ms = statistics.median(x[4] for x in results) * 1000
                     print(
                         f"  {n} workers: {rate:7.1f} answers/s = {ratio:.2f} x N/L "
                         f"(N/L {n * PER_WORKER / LATENCY:.0f}/s; "
                         f"runs {[round(x[1], 2) for x in results]}; "
-                        f"peak in flight {peak}); {load()}",
+                        f"peak in flight {peak}); CPU {busy:.0%} busy, "
+                        f"{cpu_ms:.1f} CPU-ms per answer; {load()}",
                         flush=True,
                     )
             if "latency" in only:
