@@ -31,8 +31,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench_overhead import write_bank  # not tests.cli_helpers': see its docstring
+
 from tests import fakeserver
-from tests.cli_helpers import write_bank
 
 PROMPTFOO = "promptfoo@0.121.20"
 # `llmbench` from a given source tree (this one, or --baseline's, e.g. `git archive main`).
