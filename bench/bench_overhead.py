@@ -87,7 +87,7 @@ def start_fake():
     fake = fakeserver.FakeServer().start()
     fake.models = ["judge", "m1", "m2"]
     fake.responder = lambda call: (
-        {"text": JUDGEMENT}
+        {"text": JUDGEMENT, "latency": fake.default_latency}
         if isinstance(call["body"], dict) and call["body"].get("model") == "judge"
         else None
     )
