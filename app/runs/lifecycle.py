@@ -95,9 +95,10 @@ def _select_tasks(spec):
     categories = spec["settings"].get("categories")
     if categories:
         query = query.where(Task.category.in_(categories))
-    tasks = list(query)
     limit = spec["settings"].get("questionLimit")
-    return tasks[:limit] if limit else tasks
+    if limit:
+        query = query.limit(limit)
+    return query
 
 
 def _snapshot(task):
@@ -217,14 +218,14 @@ def create_run(
     """
     now = now or utcnow()
     spec = clean_spec(spec)
-    tasks = _select_tasks(spec)
-    if not tasks:
+    # Task models one at a time (iterator): only their snapshots are kept.
+    snapshots = [_snapshot(task) for task in _select_tasks(spec).iterator()]
+    if not snapshots:
         raise ValidationError.field(
             "collectionIds",
             "the chosen collections and tasks hold no "
             "task (after the category filter); pick others",
         )
-    snapshots = [_snapshot(task) for task in tasks]
     if all(cant for _snap, cant in snapshots):
         raise ValidationError(
             [{"field": f"task {snap['task_key']}", "message": cant} for snap, cant in snapshots]
