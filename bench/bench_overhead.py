@@ -94,10 +94,10 @@ def start_fake():
     return fake
 
 
-def timed_child(args, env=None):
+def timed_child(args, env=None, cwd=None):
     """(wall s, CPU s, peak RSS MiB, stdout) of one child, from os.wait4's rusage."""
     started = time.perf_counter()
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out_chunks, err_chunks = [], []
     readers = [
         threading.Thread(target=lambda: out_chunks.append(proc.stdout.read())),
@@ -174,8 +174,10 @@ def run_llmbench(fake, tasks, root, concurrency=CONCURRENCY, no_psycopg=False):
             "LLMBENCH_MASTER_KEY_BASE64": KEY,
             "PYTHONPATH": str(root),
         }
+        # cwd is the tree itself: `python -c` puts the working directory first on sys.path,
+        # ahead of PYTHONPATH, so from any other tree's folder --baseline ran this one.
         wall, cpu, rss, _out = timed_child(
-            [*llmbench_command(no_psycopg), "run", "-c", str(path), "-q"], env
+            [*llmbench_command(no_psycopg), "run", "-c", str(path), "-q"], env, cwd=root
         )
         span, answers, judging = run_facts(db)
     return {"wall": wall, "cpu": cpu, "rss": rss, "span": span, "ans": answers, "jud": judging}

@@ -108,7 +108,9 @@ def run_llmbench(folder, fake, tasks, root=ROOT):
         "LLMBENCH_MASTER_KEY_BASE64": KEY,
         "PYTHONPATH": str(root),
     }
-    return timed([*LLMBENCH, "run", "-c", str(path), "-q"], env)
+    # cwd is the tree itself: `python -c` puts the working directory first on sys.path, ahead
+    # of PYTHONPATH, so from this tree's folder --baseline ran this tree, not the baseline.
+    return timed([*LLMBENCH, "run", "-c", str(path), "-q"], env, cwd=root)
 
 
 def run_promptfoo(binary, folder, fake, tasks):
