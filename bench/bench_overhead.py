@@ -53,12 +53,29 @@ JUDGEMENT = '{"score": 80, "reason": "fake judge"}'
 NO_PSYCOPG = "import sys; sys.modules['psycopg'] = None; "
 
 
+# The child writes its own peak RSS (VmHWM) when it exits: ru_maxrss from wait4 also counts the
+# pages a child was forked with, before its exec, so a parent grown by the fake server's calls
+# would floor every figure.
+HWM = (
+    "import atexit, os; atexit.register(lambda: open(os.environ['BENCH_HWM'], 'w').write("
+    "open('/proc/self/status').read())); "
+)
+
+
 def llmbench_command(no_psycopg):
     return [
         sys.executable,
         "-c",
-        (NO_PSYCOPG if no_psycopg else "") + "from app.cli import main; main()",
+        HWM + (NO_PSYCOPG if no_psycopg else "") + "from app.cli import main; main()",
     ]
+
+
+def own_peak(path):
+    """VmHWM (MiB) from the /proc/self/status the child wrote at exit."""
+    for line in Path(path).read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024.0
+    raise SystemExit(f"no VmHWM in {path}")
 
 
 def write_bank(path, n):
@@ -173,12 +190,14 @@ def run_llmbench(fake, tasks, root, concurrency=CONCURRENCY, no_psycopg=False):
             "LLMBENCH_DB": str(db),
             "LLMBENCH_MASTER_KEY_BASE64": KEY,
             "PYTHONPATH": str(root),
+            "BENCH_HWM": str(folder / "status"),
         }
         # cwd is the tree itself: `python -c` puts the working directory first on sys.path,
         # ahead of PYTHONPATH, so from any other tree's folder --baseline ran this one.
         wall, cpu, rss, _out = timed_child(
             [*llmbench_command(no_psycopg), "run", "-c", str(path), "-q"], env, cwd=root
         )
+        rss = own_peak(folder / "status")
         span, answers, judging = run_facts(db)
     return {"wall": wall, "cpu": cpu, "rss": rss, "span": span, "ans": answers, "jud": judging}
 
@@ -204,6 +223,9 @@ for t in threads:
 for t in threads:
     t.join()
 print(time.perf_counter() - started, time.process_time() - cpu)
+for line in open("/proc/self/status"):
+    if line.startswith("VmHWM:"):
+        print(int(line.split()[1]) / 1024.0)
 """
 
 
@@ -211,10 +233,10 @@ def run_floor(fake, tasks):
     """The same 4 N calls from CONCURRENCY threads, each with its own requests.Session, in a
     child process: its wall and CPU seconds for the calls alone (imports left out)."""
     url = f"{fake.url}/v1/chat/completions"
-    _wall, _cpu, rss, out = timed_child(
+    _wall, _cpu, _rss, out = timed_child(
         [sys.executable, "-c", FLOOR, url, str(tasks), str(CONCURRENCY)]
     )
-    wall, cpu = (float(x) for x in out.split())
+    wall, cpu, rss = (float(x) for x in out.split())
     return {"wall": wall, "cpu": cpu, "rss": rss}
 
 
