@@ -31,8 +31,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench_overhead import write_bank  # not tests.cli_helpers': see its docstring
+
 from tests import fakeserver
-from tests.cli_helpers import write_bank
 
 PROMPTFOO = "promptfoo@0.121.20"
 # `llmbench` from a given source tree (this one, or --baseline's, e.g. `git archive main`).
@@ -107,7 +108,9 @@ def run_llmbench(folder, fake, tasks, root=ROOT):
         "LLMBENCH_MASTER_KEY_BASE64": KEY,
         "PYTHONPATH": str(root),
     }
-    return timed([*LLMBENCH, "run", "-c", str(path), "-q"], env)
+    # cwd is the tree itself: `python -c` puts the working directory first on sys.path, ahead
+    # of PYTHONPATH, so from this tree's folder --baseline ran this tree, not the baseline.
+    return timed([*LLMBENCH, "run", "-c", str(path), "-q"], env, cwd=root)
 
 
 def run_promptfoo(binary, folder, fake, tasks):

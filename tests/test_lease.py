@@ -203,6 +203,16 @@ def test_run_foreground_works_the_run_to_the_end_and_releases_the_lease(app, fak
     assert lease.acquire("other", 10)  # released: no need to wait for expiry
 
 
+def test_run_foreground_is_not_cut_into_the_web_apps_slices(app, fake):
+    # The web app's ticks end after TICK_SLICE_SECONDS (its scheduler runs hooks between
+    # them); the CLI's run has no such hooks and works in slices of its own, so even a web
+    # slice of zero does not keep it from working.
+    p = make_provider(fake)
+    run = start_run(p, [(p, "m1")], make_tasks(3), holder="cli")
+    config = dict(app.config, TICK_SLICE_SECONDS=0.0)
+    assert run_foreground(run.run_id, config, holder="cli") == "finished"
+
+
 def test_run_foreground_stop_event_stops_the_run_resumably(app, fake):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(3), holder="cli")

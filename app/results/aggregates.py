@@ -107,6 +107,7 @@ def run_aggregates(run):
         )
         .where(I.run == run)
         .tuples()
+        .iterator()  # rows read once, not cached: a run's end must not hold all its items
     )
     for target_id, category, *values in query:
         for key in ((target_id, OVERALL), (target_id, category or "(none)")):

@@ -5,6 +5,7 @@ the state people see in state.py.
 """
 
 import re
+from itertools import islice
 
 from ..catalog import templating
 from ..clock import utcnow
@@ -94,9 +95,10 @@ def _select_tasks(spec):
     categories = spec["settings"].get("categories")
     if categories:
         query = query.where(Task.category.in_(categories))
-    tasks = list(query)
     limit = spec["settings"].get("questionLimit")
-    return tasks[:limit] if limit else tasks
+    if limit:
+        query = query.limit(limit)
+    return query
 
 
 def _snapshot(task):
@@ -112,6 +114,44 @@ def _snapshot(task):
         cant = "; ".join(f"{e['field']}: {e['message']}" for e in exc.errors)
     snap.update(question=question, system_prompt=system_prompt)
     return snap, cant
+
+
+def _item_rows(run, rt, target, snapshots, repeats, now):
+    """The item rows of one target: one per task (x repeats), each with its context hash."""
+    provider = target["provider"]
+    for snap, cant in snapshots:
+        messages = item_messages(snap["system_prompt"], snap["question"])
+        seeds = repeat_seeds(target["params"], repeats)
+        for repeat, seed in enumerate(seeds):
+            params = target["params"] if seed is None else {**target["params"], "seed": seed}
+            row = {
+                **snap,
+                "run": run.id,
+                "target": rt.id,
+                "status": NEW,
+                "repeat": repeat,
+                "seed": seed,
+                "context_hash": context_hash(
+                    provider.name,
+                    provider.base_url,
+                    rt.model,
+                    canonical_params(params),
+                    messages,
+                    snap["template_version"],
+                ),
+                "created_at": now,
+                "updated_at": now,
+                # every row the same keys: insert_many takes its columns from the first
+                "error_stage": None,
+                "error_msg": None,
+            }
+            if cant:
+                row.update(
+                    status=CANT_BE_FINISHED,
+                    error_stage="answer",
+                    error_msg=f"can't be finished: the task cannot be rendered: {cant}",
+                )
+            yield row
 
 
 def _log_unrenderable(run, bad, per_target, now):
@@ -178,14 +218,14 @@ def create_run(
     """
     now = now or utcnow()
     spec = clean_spec(spec)
-    tasks = _select_tasks(spec)
-    if not tasks:
+    # Task models one at a time (iterator): only their snapshots are kept.
+    snapshots = [_snapshot(task) for task in _select_tasks(spec).iterator()]
+    if not snapshots:
         raise ValidationError.field(
             "collectionIds",
             "the chosen collections and tasks hold no "
             "task (after the category filter); pick others",
         )
-    snapshots = [_snapshot(task) for task in tasks]
     if all(cant for _snap, cant in snapshots):
         raise ValidationError(
             [{"field": f"task {snap['task_key']}", "message": cant} for snap, cant in snapshots]
@@ -231,7 +271,7 @@ def create_run(
             RunCollection.create(
                 run=run, collection=cid, collection_name=Collection.get_by_id(cid).name
             )
-        rows = []
+        items = 0
         for position, target in enumerate(spec["targets"]):
             provider = target["provider"]
             rt = RunTarget.create(
@@ -243,43 +283,12 @@ def create_run(
                 position=position,
                 label=target["label"],
             )
-            for snap, cant in snapshots:
-                messages = item_messages(snap["system_prompt"], snap["question"])
-                seeds = repeat_seeds(target["params"], repeats)
-                for repeat, seed in enumerate(seeds):
-                    params = (
-                        target["params"] if seed is None else {**target["params"], "seed": seed}
-                    )
-                    row = {
-                        **snap,
-                        "run": run.id,
-                        "target": rt.id,
-                        "status": NEW,
-                        "repeat": repeat,
-                        "seed": seed,
-                        "context_hash": context_hash(
-                            provider.name,
-                            provider.base_url,
-                            rt.model,
-                            canonical_params(params),
-                            messages,
-                            snap["template_version"],
-                        ),
-                        "created_at": now,
-                        "updated_at": now,
-                        # every row the same keys: insert_many takes its columns from the first
-                        "error_stage": None,
-                        "error_msg": None,
-                    }
-                    if cant:
-                        row.update(
-                            status=CANT_BE_FINISHED,
-                            error_stage="answer",
-                            error_msg=f"can't be finished: the task cannot be rendered: {cant}",
-                        )
-                    rows.append(row)
-        for start in range(0, len(rows), INSERT_BATCH):
-            Item.insert_many(rows[start : start + INSERT_BATCH]).execute()
+            # Inserted as they are made, a batch at a time: a list of every item's row first
+            # held the whole run in memory (the CLI's peak RSS grew with the run's size).
+            rows = _item_rows(run, rt, target, snapshots, repeats, now)
+            while batch := list(islice(rows, INSERT_BATCH)):
+                Item.insert_many(batch).execute()
+                items += len(batch)
         targets = ", ".join(f"{t['provider'].name}/{t['label']}" for t in spec["targets"])
         times = f" x {repeats} repeats" if repeats > 1 else ""
         origin = f" ({triggered_by}{': ' + trigger_note if trigger_note else ''})"
@@ -287,10 +296,10 @@ def create_run(
             run,
             "run_queued" if queued else "run_started",
             f"Run {run_id} {'queued' if queued else 'started'}: {len(snapshots)} tasks x "
-            f"{len(spec['targets'])} targets{times} = {len(rows)} items; targets {targets}; "
+            f"{len(spec['targets'])} targets{times} = {items} items; targets {targets}; "
             f"judge {judge.name}/{spec['judge_model']}" + (origin if triggered_by else ""),
             data={
-                "items": len(rows),
+                "items": items,
                 "tasks": len(snapshots),
                 "source": source,
                 "repeats": repeats,
@@ -310,7 +319,7 @@ def create_run(
                 run,
                 "reused",
                 f"Reused {hits['answers']} answers and {hits['judgements']} judgements from "
-                f"earlier runs with the same context (of {len(rows)} items)",
+                f"earlier runs with the same context (of {items} items)",
                 data=hits,
                 now=now,
             )

@@ -1,0 +1,354 @@
+"""Per-call overhead, peak memory and throughput of `llmbench run`, against the HTTP floor.
+
+N tasks x 2 targets, each answer judged once (4 N calls), on the fake server in this process
+(real HTTP on 127.0.0.1). Every measured program runs in a child process of its own, so its CPU
+time (rusage) is its own and the fake server's is not in it:
+
+- floor: a plain `requests.Session` per thread (4 threads) sending the same 4 N calls;
+- llmbench: `llmbench run -c config.yml --quiet` (provider max_concurrency 4) on a fresh db;
+- baseline (--baseline DIR): the same from another source tree (`git archive main | tar -x`).
+
+They alternate, medians of --runs. Per call: wall ms (the whole command, start-up and the end
+included, as issue 9 counts it), the engine's own ms (the run's created_at -> finished_at in
+its database), CPU ms (user + sys of the child: what a busy machine cannot blur much), and the
+overhead over the floor for each. Peak RSS is the child's own (ru_maxrss).
+
+Throughput: the fake answering in 200 ms, concurrency 16 for answers and judgements: calls per
+second in each phase against the limit 16 / 0.2 s = 80/s (issue 9: >= 0.9 of it).
+
+    .venv/bin/python bench/bench_overhead.py [--tasks 300,1500,3000] [--runs 3]
+        [--baseline DIR] [--throughput-tasks 400] [--no-throughput] [--no-psycopg]
+
+--no-psycopg runs llmbench as a SQLite-only install would (psycopg not importable): peewee and
+app/db.py import psycopg when it is installed, and its libpq and OpenSSL cost ~20 MiB of RSS.
+Kept out of the test suite.
+"""
+
+import argparse
+import base64
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests import fakeserver
+
+KEY = base64.b64encode(b"k" * 32).decode()
+CONCURRENCY = 4
+LATENCY = 0.2
+WIDE = 16
+JUDGEMENT = '{"score": 80, "reason": "fake judge"}'
+NO_PSYCOPG = "import sys; sys.modules['psycopg'] = None; "
+
+
+# The child writes its own peak RSS (VmHWM) when it exits: ru_maxrss from wait4 also counts the
+# pages a child was forked with, before its exec, so a parent grown by the fake server's calls
+# would floor every figure.
+HWM = (
+    "import atexit, os; atexit.register(lambda: open(os.environ['BENCH_HWM'], 'w').write("
+    "open('/proc/self/status').read())); "
+)
+
+
+def llmbench_command(no_psycopg):
+    return [
+        sys.executable,
+        "-c",
+        HWM + (NO_PSYCOPG if no_psycopg else "") + "from app.cli import main; main()",
+    ]
+
+
+def own_peak(path):
+    """VmHWM (MiB) from the /proc/self/status the child wrote at exit."""
+    for line in Path(path).read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024.0
+    raise SystemExit(f"no VmHWM in {path}")
+
+
+def write_bank(path, n):
+    """A seed 004 JSONL bank of n tasks, as tests/cli_helpers.write_bank writes it. Not
+    imported from there: that imports the app, and a child's peak RSS (ru_maxrss) counts the
+    parent's pages it was forked with, so a heavy parent inflates every figure."""
+    lines = [
+        json.dumps(
+            {
+                "id": f"q{i:02d}",
+                "category": ("Water", "Fire")[i % 2],
+                "difficulty": "Easy",
+                "scenario": [],
+                "prompt": f"Question {i}?",
+                "rubric": [],
+                "auto_fail": ["Gives dangerous advice"],
+            }
+        )
+        for i in range(n)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def start_fake():
+    fake = fakeserver.FakeServer().start()
+    fake.models = ["judge", "m1", "m2"]
+    fake.responder = lambda call: (
+        {"text": JUDGEMENT, "latency": fake.default_latency}
+        if isinstance(call["body"], dict) and call["body"].get("model") == "judge"
+        else None
+    )
+    return fake
+
+
+def timed_child(args, env=None, cwd=None):
+    """(wall s, CPU s, peak RSS MiB, stdout) of one child, from os.wait4's rusage."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out_chunks, err_chunks = [], []
+    readers = [
+        threading.Thread(target=lambda: out_chunks.append(proc.stdout.read())),
+        threading.Thread(target=lambda: err_chunks.append(proc.stderr.read())),
+    ]
+    for r in readers:
+        r.start()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    for r in readers:
+        r.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 4):  # 4: a quality gate
+        err = b"".join(err_chunks).decode(errors="replace")
+        raise SystemExit(f"{args[:3]} exited {proc.returncode}:\n{err[-3000:]}")
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, cpu, usage.ru_maxrss / 1024.0, b"".join(out_chunks).decode()
+
+
+def write_config(folder, fake, tasks, concurrency):
+    bank = write_bank(folder / "bank.jsonl", tasks)
+    doc = {
+        "run": {"name": "bench", "dataset": str(bank), "max_attempts": 1},
+        "providers": [
+            {
+                "name": "fake",
+                "type": "OPENAI",
+                "base_url": fake.url,
+                "max_concurrency": concurrency,
+            }
+        ],
+        "judge": {"provider": "fake", "model": "judge"},
+        "targets": [{"provider": "fake", "model": "m1"}, {"provider": "fake", "model": "m2"}],
+    }
+    path = folder / "llmbench.yml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def _at(text):
+    return datetime.fromisoformat(text)
+
+
+def run_facts(db):
+    """The run's engine span (s) and its phases from the run log: (span, answers s, judge s)."""
+    con = sqlite3.connect(db)
+    try:
+        created, finished = con.execute("SELECT created_at, finished_at FROM run").fetchone()
+        marks = dict(
+            con.execute(
+                "SELECT event, MIN(created_at) FROM runlog WHERE event IN "
+                "('item_done', 'phase_changed', 'item_judged') GROUP BY event"
+            ).fetchall()
+        )
+        last_done = con.execute(
+            "SELECT MAX(created_at) FROM runlog WHERE event = 'item_done'"
+        ).fetchone()[0]
+    finally:
+        con.close()
+    span = (_at(finished) - _at(created)).total_seconds()
+    answers = (_at(last_done) - _at(marks["item_done"])).total_seconds()
+    judging = (_at(finished) - _at(marks["item_judged"])).total_seconds()
+    return span, answers, judging
+
+
+def run_llmbench(fake, tasks, root, concurrency=CONCURRENCY, no_psycopg=False):
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        path = write_config(folder, fake, tasks, concurrency)
+        db = folder / "llmbench.db"
+        env = {
+            **os.environ,
+            "LLMBENCH_DB": str(db),
+            "LLMBENCH_MASTER_KEY_BASE64": KEY,
+            "PYTHONPATH": str(root),
+            "BENCH_HWM": str(folder / "status"),
+        }
+        # cwd is the tree itself: `python -c` puts the working directory first on sys.path,
+        # ahead of PYTHONPATH, so from any other tree's folder --baseline ran this one.
+        wall, cpu, rss, _out = timed_child(
+            [*llmbench_command(no_psycopg), "run", "-c", str(path), "-q"], env, cwd=root
+        )
+        rss = own_peak(folder / "status")
+        span, answers, judging = run_facts(db)
+    return {"wall": wall, "cpu": cpu, "rss": rss, "span": span, "ans": answers, "jud": judging}
+
+
+FLOOR = """
+import sys, threading, time
+import requests
+url, tasks, width = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+bodies = []
+for i in range(tasks):
+    for model in ("m1", "m2"):
+        bodies.append({"model": model, "messages": [{"role": "user", "content": f"Q {i}?"}]})
+        bodies.append({"model": "judge", "messages": [{"role": "user", "content": f"Judge {i}"}],
+                       "response_format": {"type": "json_object"}})
+def send(chunk):
+    with requests.Session() as session:
+        for body in chunk:
+            session.post(url, json=body, timeout=30).raise_for_status()
+threads = [threading.Thread(target=send, args=(bodies[k::width],)) for k in range(width)]
+cpu, started = time.process_time(), time.perf_counter()
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(time.perf_counter() - started, time.process_time() - cpu)
+for line in open("/proc/self/status"):
+    if line.startswith("VmHWM:"):
+        print(int(line.split()[1]) / 1024.0)
+"""
+
+
+def run_floor(fake, tasks):
+    """The same 4 N calls from CONCURRENCY threads, each with its own requests.Session, in a
+    child process: its wall and CPU seconds for the calls alone (imports left out)."""
+    url = f"{fake.url}/v1/chat/completions"
+    _wall, _cpu, _rss, out = timed_child(
+        [sys.executable, "-c", FLOOR, url, str(tasks), str(CONCURRENCY)]
+    )
+    wall, cpu, rss = (float(x) for x in out.split())
+    return {"wall": wall, "cpu": cpu, "rss": rss}
+
+
+def sizes_table(fake, sizes, runs, baseline, no_psycopg):
+    tools = [("llmbench", ROOT)] + ([("baseline", Path(baseline))] if baseline else [])
+    rows = []
+    for tasks in sizes:
+        got = {name: [] for name, _ in tools}
+        floor = []
+        for n in range(runs):
+            order = tools if n % 2 == 0 else tools[::-1]
+            for name, root in order:
+                fake.calls.clear()
+                got[name].append(run_llmbench(fake, tasks, root, no_psycopg=no_psycopg))
+                fake.calls.clear()
+            floor.append(run_floor(fake, tasks))
+            fake.calls.clear()
+            print(
+                f"  {tasks} tasks run {n + 1} (load {os.getloadavg()[0]:.1f}): "
+                + ", ".join(
+                    f"{k} {v[-1]['wall']:.2f} s wall / {v[-1]['cpu']:.2f} s CPU "
+                    f"/ {v[-1]['rss']:.0f} MiB"
+                    for k, v in got.items()
+                )
+                + f"; floor {floor[-1]['wall']:.2f} s / {floor[-1]['cpu']:.2f} s CPU",
+                flush=True,
+            )
+        rows.append((tasks, got, floor))
+    print(
+        f"\nmedians of {runs}, concurrency {CONCURRENCY}, instant fake server, "
+        f"load average now {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+        + (" (llmbench without psycopg: a SQLite-only install)" if no_psycopg else "")
+        + "\n"
+    )
+    print(
+        "| tasks (calls) | tool | wall ms/call | over floor | engine ms/call | over floor "
+        "| CPU ms/call | over floor CPU | fixed s (wall - engine) | peak RSS |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for tasks, got, floor in rows:
+        calls = 4 * tasks
+        f_wall = statistics.median(r["wall"] for r in floor) * 1000 / calls
+        f_cpu = statistics.median(r["cpu"] for r in floor) * 1000 / calls
+        print(
+            f"| {tasks} ({calls / 1000:g}k) | floor | {f_wall:.2f} | | {f_wall:.2f} | "
+            f"| {f_cpu:.2f} | | | {max(r['rss'] for r in floor):.0f} MiB |"
+        )
+        for name, results in got.items():
+
+            def med(key, results=results):
+                return statistics.median(r[key] for r in results)
+
+            wall = med("wall") * 1000 / calls
+            span = med("span") * 1000 / calls
+            cpu = med("cpu") * 1000 / calls
+            fixed = statistics.median(r["wall"] - r["span"] for r in results)
+            print(
+                f"| {tasks} ({calls / 1000:g}k) | {name} | {wall:.2f} | {wall - f_wall:+.2f} "
+                f"| {span:.2f} | {span - f_wall:+.2f} | {cpu:.2f} | {cpu - f_cpu:+.2f} "
+                f"| {fixed:.2f} | {max(r['rss'] for r in results):.0f} MiB |"
+            )
+
+
+def throughput(fake, tasks, runs, baseline, no_psycopg):
+    fake.default_latency = LATENCY
+    limit = WIDE / LATENCY
+    tools = [("llmbench", ROOT)] + ([("baseline", Path(baseline))] if baseline else [])
+    got = {name: [] for name, _ in tools}
+    try:
+        for n in range(runs):
+            for name, root in tools if n % 2 == 0 else tools[::-1]:
+                fake.calls.clear()
+                got[name].append(run_llmbench(fake, tasks, root, WIDE, no_psycopg))
+    finally:
+        fake.default_latency = 0.0
+    print(
+        f"\nthroughput: {tasks} tasks x 2 targets + judge, fake latency {LATENCY * 1000:.0f} ms, "
+        f"concurrency {WIDE}: calls/s against {limit:.0f}/s (medians of {runs}; "
+        f"load average {os.getloadavg()[0]:.1f})\n"
+    )
+    print("| tool | answers/s | ratio | judgements/s | ratio | whole run calls/s | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for name, results in got.items():
+        answers = statistics.median(2 * tasks / r["ans"] for r in results)
+        judged = statistics.median(2 * tasks / r["jud"] for r in results)
+        whole = statistics.median(4 * tasks / r["span"] for r in results)
+        print(
+            f"| {name} | {answers:.1f} | {answers / limit:.2f} | {judged:.1f} "
+            f"| {judged / limit:.2f} | {whole:.1f} | {whole / limit:.2f} |"
+        )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", default="300,1500,3000", help="comma-separated task counts")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--baseline", help="also run llmbench from this source tree")
+    parser.add_argument("--throughput-tasks", type=int, default=400)
+    parser.add_argument("--no-throughput", action="store_true")
+    parser.add_argument("--no-sizes", action="store_true")
+    parser.add_argument("--no-psycopg", action="store_true", help="as a SQLite-only install")
+    args = parser.parse_args()
+    fake = start_fake()
+    try:
+        if not args.no_sizes:
+            sizes = [int(s) for s in args.tasks.split(",")]
+            sizes_table(fake, sizes, args.runs, args.baseline, args.no_psycopg)
+        if not args.no_throughput:
+            throughput(fake, args.throughput_tasks, args.runs, args.baseline, args.no_psycopg)
+    finally:
+        fake.stop()
+
+
+if __name__ == "__main__":
+    main()
