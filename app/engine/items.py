@@ -4,6 +4,7 @@ judgement, a retry or the failure (every write guarded by the claim, engine/clai
 import logging
 import threading
 
+from ..db import database
 from ..judge import rubric
 from ..models import COMPLETED
 from ..models import FAILED
