@@ -1,14 +1,11 @@
 """The results table's pager in a browser: Next and Previous continue from the page's edge items
 (keyset pages, any depth), Last counts from the end, the URL follows, at 1280 and 390 px."""
 
-import threading
-
 import pytest
-from werkzeug.serving import make_server
 
 from app.db import database
-from tests.browser.test_ui import SHOTS
-from tests.browser.test_ui import browser  # noqa: F401  (the module's chromium)
+from tests.browser.helpers import SHOTS
+from tests.browser.helpers import serving
 from tests.conftest import make_app
 from tests.factories import bulk_items
 from tests.factories import make_run
@@ -25,48 +22,35 @@ def server(tmp_path_factory):
         bulk_items(run, t1, 60, score_of=lambda n: float(n % 7))
         bulk_items(run, t2, 60, start=60, score_of=lambda n: float(n % 7))
     database.close()
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=httpd.serve_forever, name="paging", daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_port}"
-    httpd.shutdown()
-    thread.join(timeout=10)
-    httpd.server_close()
-    if not database.is_closed():
-        database.close()
+    with serving(app, "paging") as base:
+        yield base
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_next_previous_and_last_page_through_a_sorted_table(browser, server, width):  # noqa: F811
+def test_next_previous_and_last_page_through_a_sorted_table(page, server, width):
     from playwright.sync_api import expect
 
-    page = browser.new_page(viewport={"width": width, "height": 900})
-    page.set_default_timeout(20_000)
-    errors = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    try:
-        page.goto(f"{server}/runs/paged/results?sort=score&dir=desc&per_page=25")
-        summary, label = page.locator(".rs-summary"), page.locator(".rs-pager > span")
-        pager = page.locator(".rs-pager")
-        expect(summary).to_contain_text("Items 1–25 of 120")
-        pager.locator('a[rel="next"]').click()
-        expect(summary).to_contain_text("Items 26–50 of 120")
-        second = page.locator("#results-table tbody tr[id^=item-]").all_inner_texts()
-        pager.locator('a[rel="next"]').click()
-        expect(label).to_have_text("Page 3 of 5")
-        assert "after=" in page.url  # the address bar holds the page, shareable
-        pager.locator('a[rel="prev"]').click()
-        expect(label).to_have_text("Page 2 of 5")
-        assert "before=" in page.url
-        assert page.locator("#results-table tbody tr[id^=item-]").all_inner_texts() == second
-        pager.locator("a", has_text="Last").click()
-        expect(summary).to_contain_text("Items 101–120 of 120")
-        expect(pager.locator('a[rel="next"]')).to_have_count(0)
-        pager.scroll_into_view_if_needed()
-        page.screenshot(path=str(SHOTS / f"results-paging-last-{width}.png"))
-        page.reload()  # the URL alone brings the same page back
-        expect(summary).to_contain_text("Items 101–120 of 120")
-        assert page.evaluate("document.documentElement.scrollWidth") <= width
-        assert errors == []
-    finally:
-        page.close()
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(f"{server}/runs/paged/results?sort=score&dir=desc&per_page=25")
+    summary, label = page.locator(".rs-summary"), page.locator(".rs-pager > span")
+    pager = page.locator(".rs-pager")
+    expect(summary).to_contain_text("Items 1–25 of 120")
+    pager.locator('a[rel="next"]').click()
+    expect(summary).to_contain_text("Items 26–50 of 120")
+    second = page.locator("#results-table tbody tr[id^=item-]").all_inner_texts()
+    pager.locator('a[rel="next"]').click()
+    expect(label).to_have_text("Page 3 of 5")
+    assert "after=" in page.url  # the address bar holds the page, shareable
+    pager.locator('a[rel="prev"]').click()
+    expect(label).to_have_text("Page 2 of 5")
+    assert "before=" in page.url
+    assert page.locator("#results-table tbody tr[id^=item-]").all_inner_texts() == second
+    pager.locator("a", has_text="Last").click()
+    expect(summary).to_contain_text("Items 101–120 of 120")
+    expect(pager.locator('a[rel="next"]')).to_have_count(0)
+    pager.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / f"results-paging-last-{width}.png"))
+    page.reload()  # the URL alone brings the same page back
+    expect(summary).to_contain_text("Items 101–120 of 120")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert page.console_errors == []
