@@ -196,6 +196,16 @@ def test_checks_use_the_database_when_it_exists(cli, tmp_path, fake):
     assert "2 tasks (0 new, 2 already stored)" in result.output
 
 
+def test_a_built_in_collection_on_a_new_database_points_to_reset_defaults(cli, tmp_path, fake):
+    config = write_config(tmp_path, fake, dataset=None, collections=["quick"])
+    result = cli("run", "-c", config, "--quiet")
+    assert result.exit_code == 2
+    assert "no collection named 'quick'" in result.output
+    assert "`llmbench reset-defaults` adds the built-in tasks" in result.output
+    assert cli("reset-defaults").exit_code == 0
+    assert cli("run", "-c", config, "--dry-run").exit_code == 0
+
+
 def test_dry_run_json_is_one_plan_object(cli, tmp_path, fake):
     result = cli("run", "-c", write_config(tmp_path, fake, question_limit=1), "--dry-run", "--json")
     (plan,) = events(result)

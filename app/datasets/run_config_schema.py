@@ -390,7 +390,12 @@ class ConfigChecker:
         known = {c.name for c in Collection.select(Collection.name)}
         for name in names:
             if name not in known:
-                listed = ", ".join(sorted(known)) or "none yet"
+                listed = (
+                    ", ".join(sorted(known))
+                    # A database `llmbench serve` never started on has no built-in tasks yet.
+                    or "none yet; `llmbench reset-defaults` adds the built-in tasks and "
+                    "collections (quick, ...)"
+                )
                 self.add(
                     "run.collections",
                     f"no collection named {name!r} (known: {listed})",
