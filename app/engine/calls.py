@@ -43,16 +43,7 @@ _FLIP = {LEFT: RIGHT, RIGHT: LEFT, TIE: TIE}
 
 def reference_answer(item, level):
     """The item's snapshot with one of its references in place of the answer."""
-    fields = (
-        "question",
-        "excellent",
-        "good",
-        "pass_answer",
-        "incorrect_direction",
-        "rubric",
-        "auto_fail_rules",
-    )
-    task = SimpleNamespace(**{f: getattr(item, f) for f in fields})
+    task = SimpleNamespace(**{f: getattr(item, f) for f in rubric.TASK_FIELDS})
     task.answer = getattr(item, _COLUMN[level])
     return task
 

@@ -35,14 +35,8 @@ JUDGED_COLUMNS = (
     "task_key",
     "target_id",
     "first_attempt_at",
-    "question",
     "answer",
-    "excellent",
-    "good",
-    "pass_answer",
-    "incorrect_direction",
-    "rubric",
-    "auto_fail_rules",
+    *rubric.TASK_FIELDS,
 )
 JUDGED_SQL = f'SELECT {", ".join(JUDGED_COLUMNS)} FROM "item" WHERE "id" = ?'
 

@@ -57,6 +57,18 @@ class JudgeOutputError(ValueError):
     """The judge's reply is not a usable judgement; the message says why."""
 
 
+# The task snapshot an item carries that the judge's prompt reads, beside the answer.
+TASK_FIELDS = (
+    "question",
+    "excellent",
+    "good",
+    "pass_answer",
+    "incorrect_direction",
+    "rubric",
+    "auto_fail_rules",
+)
+
+
 class JudgeError(Exception):
     """A judgement attempt failed; carries what was sent and received so it can be stored."""
 
