@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import create_app
+from app.factory import create_app
 from app.clock import db_text
 from app.db import database
 from app.engine import claims

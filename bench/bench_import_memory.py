@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 CHILD = """
 import base64, resource, sys
 sys.path.insert(0, {root!r})
-from app import create_app
+from app.factory import create_app
 from app.datasets import importer
 app = create_app({{"DB": {db!r}, "MASTER_KEY_BASE64": base64.b64encode(b"m" * 32).decode(),
                   "LOAD_DEFAULTS": False}})

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import create_app
+from app.factory import create_app
 from app.db import database
 from app.exports.csvfiles import csv_detailed
 from app.models import COMPLETED

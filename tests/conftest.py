@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from app import create_app
+from app.factory import create_app
 from app import migrations
 from app.db import database
 from tests import pg_databases

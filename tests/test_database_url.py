@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 from peewee import OperationalError
 
-from app import create_app
+from app.factory import create_app
 from app import dburl
 from app.cli import main
 from app.db import pg_placeholders

@@ -1,6 +1,6 @@
 """The app factory: config layering (defaults → env → test_config), instance path, no scheduler."""
 
-from app import create_app
+from app.factory import create_app
 from app.config import INSTANCE_PATH
 from app.config import load
 from app.db import database

@@ -1,0 +1,24 @@
+"""A click group whose heavy commands are imported only when they run (click's documented
+"lazily loading subcommands" pattern): `llmbench run` should not import the web app."""
+
+import importlib
+
+import click
+
+
+class LazyGroup(click.Group):
+    """A group that also lists `lazy` commands, {name: "module:attribute"}, and imports one's
+    module only when that command is asked for (to run it or to show its help)."""
+
+    def __init__(self, *args, lazy=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx):
+        return sorted([*super().list_commands(ctx), *self.lazy])
+
+    def get_command(self, ctx, cmd_name):
+        if cmd_name in self.lazy:
+            module, _, attribute = self.lazy[cmd_name].partition(":")
+            return getattr(importlib.import_module(module), attribute)
+        return super().get_command(ctx, cmd_name)

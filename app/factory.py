@@ -1,0 +1,77 @@
+"""The Flask app factory: config, master key, database, web app, orchestrator.
+
+Its own module, not the package's __init__: `llmbench run` and the other commands import
+`app.*` without paying for Flask (~0.3 s and ~15 MiB) they never use."""
+
+import hashlib
+import logging
+
+from flask import Flask
+from werkzeug.exceptions import NotFound
+from werkzeug.routing import IntegerConverter
+
+from . import crypto
+from . import db
+from . import migrations
+from .catalog import defaults
+from .config import INSTANCE_PATH
+from .config import REPO_ROOT
+from .config import load
+from .engine import scheduler
+from .ids import SQLITE_INT_MAX
+from .schedules import service as schedules
+from .web import init_app as init_web
+
+log = logging.getLogger(__name__)
+
+
+class RowIdConverter(IntegerConverter):
+    """`<int:...>` in every route: a number past SQLite's integers is no row here (404).
+
+    Raised here rather than by a `max` (a ValidationError): werkzeug turns that into 405 when
+    a rule for another method has the same path, e.g. PUT /api/tasks/<huge>.
+    """
+
+    def to_python(self, value):
+        number = super().to_python(value)
+        if not -SQLITE_INT_MAX - 1 <= number <= SQLITE_INT_MAX:
+            raise NotFound()
+        return number
+
+
+def create_app(test_config=None):
+    """Build the app: config, master key, database, extensions, blueprints, orchestrator."""
+    config = load(test_config)
+    app = Flask(
+        __name__,
+        instance_path=str(INSTANCE_PATH),
+        template_folder=str(REPO_ROOT / "templates"),
+        static_folder=str(REPO_ROOT / "static"),
+    )
+    app.config.update(config)
+    # Before any blueprint registers its rules: they look the converter up by name.
+    app.url_map.converters["int"] = RowIdConverter
+
+    key = crypto.load_key(
+        key_path=app.config["MASTER_KEY_PATH"],
+        key_base64=app.config["MASTER_KEY_BASE64"],
+        instance_path=app.instance_path,
+    )
+    crypto.set_key(key)
+    # Session/CSRF signing key derived from the master key: nothing else to keep safe.
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = hashlib.sha256(b"llmbench-session:" + key).hexdigest()
+
+    migrations.open_db(app.config["DB"])
+    db.init_app(app)
+    if app.config["LOAD_DEFAULTS"]:
+        with db.database.connection_context():
+            defaults.ensure_defaults()
+
+    init_web(app)
+
+    if app.config["SCHEDULER_ENABLED"]:
+        # The engine cannot import what sits above it: the schedules' check (fire due
+        # templates, digest finished runs, alert webhooks) rides on its thread as a hook.
+        scheduler.start(app.config, hooks=[schedules.on_tick])
+    return app
