@@ -24,10 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.factory import create_app
 from app.clock import db_text
 from app.db import database
 from app.engine import claims
+from app.factory import create_app
 from app.models import COMPLETED
 from app.models import NEW
 from app.models import PENDING

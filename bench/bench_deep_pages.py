@@ -34,8 +34,8 @@ from pathlib import Path
 ROOT = Path(os.environ.get("BENCH_SRC") or Path(__file__).resolve().parent.parent)
 sys.path.insert(0, str(ROOT))
 
-from app.factory import create_app
 from app.db import database
+from app.factory import create_app
 from app.models import PENDING
 from app.models import Item
 from app.models import Run

@@ -30,8 +30,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.factory import create_app
 from app.db import database
+from app.factory import create_app
 from app.models import COMPLETED
 from app.models import FINISHED
 from app.models import Item

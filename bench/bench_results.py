@@ -26,9 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.factory import create_app
 from app.db import database
 from app.exports.csvfiles import csv_detailed
+from app.factory import create_app
 from app.models import COMPLETED
 from app.models import FAILED
 from app.models import FINISHED

@@ -13,9 +13,9 @@ import os
 
 import pytest
 
-from app.factory import create_app
 from app import migrations
 from app.db import database
+from app.factory import create_app
 from tests import pg_databases
 from tests import pg_server
 

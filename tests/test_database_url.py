@@ -6,13 +6,13 @@ import pytest
 from click.testing import CliRunner
 from peewee import OperationalError
 
-from app.factory import create_app
 from app import dburl
 from app.cli import main
 from app.db import pg_placeholders
 from app.dburl import DatabaseUrlError
 from app.dburl import mask_password
 from app.dburl import parse
+from app.factory import create_app
 from tests.conftest import TEST_KEY_B64
 
 ISSUE_URL = "postgresql://postgres@127.0.0.1:5432/llmbench"

@@ -1,9 +1,9 @@
 """The app factory: config layering (defaults → env → test_config), instance path, no scheduler."""
 
-from app.factory import create_app
 from app.config import INSTANCE_PATH
 from app.config import load
 from app.db import database
+from app.factory import create_app
 from tests.conftest import TEST_KEY_B64
 
 
