@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from peewee import DatabaseProxy
+from peewee import __exception_wrapper__
 from peewee import PostgresqlDatabase
 from peewee import SqliteDatabase
 from playhouse.pool import PooledSqliteDatabase
@@ -176,6 +177,39 @@ PRAGMAS = {
     "synchronous": "normal",
     "busy_timeout": 10000,
 }
+
+
+def insert_rows(model, rows, *, ignore_conflicts=False):
+    """Insert dicts keyed by field name (every row the same keys) with one prepared INSERT run
+    once per row (DB-API executemany); returns how many rows were given.
+
+    Peewee's insert_many writes SQL text for every value (~10 us each in Python): creating a run
+    of 6 000 items spent seconds there. Values go through each field's db_value and left-out
+    fields get their defaults, as insert_many does. `ignore_conflicts` is its
+    on_conflict_ignore(). No ids come back (no RETURNING on PostgreSQL)."""
+    rows = list(rows)
+    if not rows:
+        return 0
+    meta = model._meta
+    keys = {meta.fields.get(key) or meta.columns[key]: key for key in rows[0]}
+    fields = [f for f in meta.sorted_fields if f in keys or f in meta.defaults]
+    # Columns named in this order (fields=...), so the parameters below line up with them.
+    query = model.insert_many([[None] * len(fields)], fields=fields).returning()
+    if ignore_conflicts:
+        query = query.on_conflict_ignore()
+    sql, _ = query.sql()
+
+    def value(row, field):
+        key = keys.get(field)
+        if key is not None:
+            return field.db_value(row[key])
+        default = meta.defaults[field]
+        return field.db_value(default() if callable(default) else default)
+
+    params = [[value(row, f) for f in fields] for row in rows]
+    with __exception_wrapper__:  # the driver's errors as peewee's, as execute_sql raises them
+        database.cursor().executemany(sql, params)
+    return len(rows)
 
 
 def init_db(value):

@@ -17,6 +17,7 @@ from peewee import sort_models
 
 from .db import PostgresDatabase
 from .db import database
+from .db import insert_rows
 from .dburl import parse
 from .errors import Conflict
 from .migrations import MIGRATIONS
@@ -107,9 +108,10 @@ def _copy_table(reader, model):
         if not rows:
             return copied
         # python_value then the insert's db_value: text datetimes become timestamps, 0/1 booleans.
-        model.insert_many(
-            [{f.name: f.python_value(v) for f, v in zip(fields, row, strict=True)} for row in rows]
-        ).execute()
+        insert_rows(
+            model,
+            [{f.name: f.python_value(v) for f, v in zip(fields, row, strict=True)} for row in rows],
+        )
         copied += len(rows)
 
 

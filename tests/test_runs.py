@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from app.db import database
+from app.db import insert_rows
 from app.errors import Conflict
 from app.errors import NotFound
 from app.errors import ValidationError
@@ -20,6 +20,7 @@ from app.models import Run
 from app.models import RunTarget
 from app.models import Task
 from app.runlog import log_event
+from app.runs import lifecycle
 from app.runs.dto import item_to_dict
 from app.runs.dto import run_summary
 from app.runs.lifecycle import INSERT_BATCH
@@ -329,19 +330,16 @@ def test_three_thousand_items_are_inserted_in_batches(setup, monkeypatch):
     p, _ = setup
     big = make_tasks(1000, collection="big", prefix="b")
     targets = [{"providerId": p.id, "model": f"m{i}"} for i in range(3)]
-    inserts = []
-    real = database.execute_sql
+    batches = []
 
-    def counting(sql, *args, **kwargs):
-        if sql.startswith('INSERT INTO "item"'):
-            inserts.append(sql)
-        return real(sql, *args, **kwargs)
+    def counting(model, rows, **kwargs):
+        batches.append(len(rows))
+        return insert_rows(model, rows, **kwargs)
 
-    # The bound database behind the proxy (a proxy takes no attributes).
-    monkeypatch.setattr(database.obj, "execute_sql", counting)
+    monkeypatch.setattr(lifecycle, "insert_rows", counting)
     run = create_run(spec(p, big, targets=targets))
     monkeypatch.undo()
-    assert len(inserts) == 3000 // INSERT_BATCH
+    assert batches == [INSERT_BATCH] * (3000 // INSERT_BATCH)
     assert Item.select().where(Item.run == run).count() == 3000
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..clock import utcnow
 from ..db import database
+from ..db import insert_rows
 from ..errors import ValidationError
 from ..models import Collection
 from ..models import CollectionTask
@@ -352,9 +353,7 @@ def _add_members(name, description, task_ids):
         pks = _existing_ids(task_ids[start : start + 500])
         members = [{"collection": group.id, "task": pks[i]} for i in task_ids[start : start + 500]]
         for offset in range(0, len(members), _BATCH):
-            CollectionTask.insert_many(
-                members[offset : offset + _BATCH]
-            ).on_conflict_ignore().execute()
+            insert_rows(CollectionTask, members[offset : offset + _BATCH], ignore_conflicts=True)
 
 
 def _store(tasks, existing, on_duplicate, result):
@@ -366,7 +365,7 @@ def _store(tasks, existing, on_duplicate, result):
         if pk is None:
             rows.append({**values, "created_at": now, "updated_at": now})
             if len(rows) >= _BATCH:
-                Task.insert_many(rows).execute()
+                insert_rows(Task, rows)
                 result.created += len(rows)
                 rows = []
         elif on_duplicate == "update":
@@ -377,7 +376,7 @@ def _store(tasks, existing, on_duplicate, result):
         else:
             result.skipped += 1
     if rows:
-        Task.insert_many(rows).execute()
+        insert_rows(Task, rows)
         result.created += len(rows)
 
 

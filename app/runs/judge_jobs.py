@@ -12,6 +12,7 @@ from peewee import fn
 
 from ..clock import utcnow
 from ..db import database
+from ..db import insert_rows
 from ..errors import Conflict
 from ..errors import ValidationError
 from ..models import COMPLETED
@@ -73,7 +74,7 @@ def _open_job(run, kind):
 
 def _insert_calls(rows):
     for start in range(0, len(rows), INSERT_BATCH):
-        JudgeCall.insert_many(rows[start : start + INSERT_BATCH]).execute()
+        insert_rows(JudgeCall, rows[start : start + INSERT_BATCH])
 
 
 def _job(run, kind, provider, provider_name, model, params, now, **extra):

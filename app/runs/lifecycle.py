@@ -10,6 +10,7 @@ from itertools import islice
 from ..catalog import templating
 from ..clock import utcnow
 from ..db import database
+from ..db import insert_rows
 from ..errors import Conflict
 from ..errors import ValidationError
 from ..hashing import canonical_params
@@ -141,7 +142,7 @@ def _item_rows(run, rt, target, snapshots, repeats, now):
                 ),
                 "created_at": now,
                 "updated_at": now,
-                # every row the same keys: insert_many takes its columns from the first
+                # every row the same keys: insert_rows takes its columns from the first
                 "error_stage": None,
                 "error_msg": None,
             }
@@ -287,7 +288,7 @@ def create_run(
             # held the whole run in memory (the CLI's peak RSS grew with the run's size).
             rows = _item_rows(run, rt, target, snapshots, repeats, now)
             while batch := list(islice(rows, INSERT_BATCH)):
-                Item.insert_many(batch).execute()
+                insert_rows(Item, batch)
                 items += len(batch)
         targets = ", ".join(f"{t['provider'].name}/{t['label']}" for t in spec["targets"])
         times = f" x {repeats} repeats" if repeats > 1 else ""
