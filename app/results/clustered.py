@@ -13,9 +13,10 @@ from .stats import SEED
 
 # Bootstrap index matrices are drawn in chunks of at most this many cells (8 bytes each; the
 # sums and sizes gathered through them are as big again). 2 000 000 cells held ~48 MB at once
-# for any run past 1 000 tasks, the end of a CLI run's memory peak (its digest); 250 000 keep
-# that to ~6 MB at the same speed. The draws are the same whatever the chunk (row by row).
-_MAX_CELLS = 250_000
+# for any run past 1 000 tasks, the end of a CLI run's memory peak (its digest); 50 000 keep
+# that to ~1.2 MB, as fast or faster (the chunk stays in the CPU's cache): a 12k-call CLI run
+# peaked 4 MiB lower than with 250 000. The draws are the same whatever the chunk (row by row).
+_MAX_CELLS = 50_000
 
 
 def cluster_bootstrap_mean_ci(clusters, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE):
