@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 
 from peewee import DatabaseProxy
-from peewee import __exception_wrapper__
 from peewee import PostgresqlDatabase
 from peewee import SqliteDatabase
+from peewee import __exception_wrapper__
 from playhouse.pool import PooledSqliteDatabase
 
 from .dburl import parse
@@ -169,10 +169,10 @@ database.initialize(Database(None))
 PRAGMAS = {
     "journal_mode": "wal",
     "foreign_keys": 1,
-    # 8 MB of page cache per connection. Every engine worker thread holds its own connection,
-    # and a 64 MB cache each filled with the run's pages as the database grew: the CLI's memory
-    # grew with the run (67 MiB at 1.2k calls, 175 MiB at 12k). The indexes the hot queries
-    # seek stay cached; the OS page cache keeps the rest close.
+    # 8 MB of page cache per connection (the web app's; see init_db's cache_mib). Every engine
+    # worker thread holds its own connection, and a 64 MB cache each filled with the run's pages
+    # as the database grew: the CLI's memory grew with the run (67 MiB at 1.2k calls, 175 MiB
+    # at 12k). The indexes the hot queries seek stay cached; the OS page cache keeps the rest.
     "cache_size": -8000,
     "synchronous": "normal",
     "busy_timeout": 10000,
@@ -212,8 +212,11 @@ def insert_rows(model, rows, *, ignore_conflicts=False):
     return len(rows)
 
 
-def init_db(value):
+def init_db(value, cache_mib=None):
     """Bind the database to LLMBENCH_DB's `value`; migrations.open_db also migrates.
+
+    `cache_mib` is each SQLite connection's page cache (default PRAGMAS', 8 MB): the CLI asks
+    for less, as it serves no results pages and every thread of its run keeps a connection.
 
     A SQLite path (or sqlite:///path) is created with its folder; the file holds prompts,
     answers and encrypted secrets, so it is created (or narrowed to) owner-only, 0600, and
@@ -222,6 +225,7 @@ def init_db(value):
     dburl.DatabaseUrlError naming LLMBENCH_DB before anything is made.
     """
     target = parse(value)
+    pragmas = PRAGMAS if cache_mib is None else {**PRAGMAS, "cache_size": -1000 * cache_mib}
     if not database.is_closed():
         database.close()
     if isinstance(database.obj, PooledDatabase):
@@ -237,12 +241,12 @@ def init_db(value):
         for companion in (f"{path}-wal", f"{path}-shm"):
             narrow(companion)
     if path == ":memory:":  # each connection its own database: nothing to keep between uses
-        database.initialize(Database(path, pragmas=PRAGMAS, timeout=10, check_same_thread=False))
+        database.initialize(Database(path, pragmas=pragmas, timeout=10, check_same_thread=False))
         return database
     # One pool per file, unbounded (the engine's threads and the web app's each take one at a
     # time); SQLite's busy_timeout pragma waits for the write lock.
     database.initialize(
-        PooledDatabase(path, pragmas=PRAGMAS, max_connections=None, check_same_thread=False)
+        PooledDatabase(path, pragmas=pragmas, max_connections=None, check_same_thread=False)
     )
     return database
 

@@ -468,9 +468,10 @@ def apply(db):
         log.info("applied migration %s", fn.__name__)
 
 
-def open_db(path):
-    """Bind the database to `path` and bring its schema up to date; returns the database."""
-    init_db(path)
+def open_db(path, cache_mib=None):
+    """Bind the database to `path` and bring its schema up to date; returns the database.
+    `cache_mib`: each SQLite connection's page cache (db.init_db)."""
+    init_db(path, cache_mib)
     with database.connection_context():
         apply(database)
     return database

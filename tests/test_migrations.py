@@ -5,6 +5,8 @@ import datetime as dt
 import pytest
 
 from app import migrations
+from app.cli.db import CACHE_MIB
+from app.cli.db import open_database
 from app.db import database
 from app.migrations import open_db
 from app.models import ALL_MODELS
@@ -78,6 +80,21 @@ def test_a_new_migration_is_applied_once(app, monkeypatch):
 def test_sqlite_runs_in_wal_mode_with_foreign_keys(app):
     assert database.execute_sql("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert database.execute_sql("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+@pytest.mark.sqlite_only  # SQLite's page cache
+def test_the_web_app_keeps_8_mb_of_page_cache_per_connection(app):
+    assert database.execute_sql("PRAGMA cache_size").fetchone()[0] == -8000
+
+
+@pytest.mark.sqlite_only  # SQLite's page cache
+def test_a_command_line_database_keeps_2_mb_of_page_cache_per_connection(tmp_path):
+    open_database(str(tmp_path / "cli.db"))
+    try:
+        assert database.execute_sql("PRAGMA cache_size").fetchone()[0] == -1000 * CACHE_MIB
+        assert CACHE_MIB == 2
+    finally:
+        database.close()
 
 
 def _item_indexes():
