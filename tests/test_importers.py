@@ -386,3 +386,41 @@ def test_a_missing_system_prompt_variable_is_named_at_its_line(app):
     assert [(e["file"], e["line"], e["field"]) for e in errors] == [("t.yml", 4, "system_prompt")]
     assert errors[0]["message"].startswith("no value for {lang} in vars")
     assert Task.select().count() == 0
+
+
+# ---- what a run config keeps of its dataset ----------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["seed004_bank.jsonl", "seed001_tasks.yml", "yaml_folder"])
+def test_a_survey_keeps_each_tasks_id_and_category_in_file_order_and_saves_nothing(app, name):
+    checked = importer.check(DATA / name, on_duplicate="update")
+    surveyed = importer.survey(DATA / name, on_duplicate="update")
+    assert surveyed.tasks == [(d["task_id"], d["category"]) for d in checked.tasks]
+    assert surveyed.existing == {}
+    assert Task.select().count() == 0
+
+
+def test_a_survey_knows_which_tasks_are_stored_already(app):
+    importer.import_tasks(DATA / "seed004_bank.jsonl")
+    surveyed = importer.survey(DATA / "seed004_bank.jsonl", on_duplicate="skip")
+    assert set(surveyed.existing) == {"water-001", "fire-002"}
+    assert surveyed.existing["water-001"] == _task("water-001").id
+
+
+def test_a_survey_of_a_line_file_names_a_task_id_given_twice_by_its_line(app):
+    line = json.dumps(
+        {
+            "id": "q1",
+            "category": "c",
+            "difficulty": "Easy",
+            "scenario": [],
+            "prompt": "Why?",
+            "rubric": [],
+            "auto_fail": [],
+        }
+    )
+    with pytest.raises(ValidationError) as info:
+        importer.survey([("bank.jsonl", (line + "\n" + line + "\n").encode())])
+    assert [(e["line"], e["message"]) for e in info.value.errors] == [
+        (2, "task_id 'q1' is given twice (first at line 1)")
+    ]

@@ -1,6 +1,7 @@
 """Import tasks from files, all or nothing: check everything first, then save in one transaction."""
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -65,6 +66,15 @@ class ImportResult:
             "collections": self.collections,
             "total": len(self.task_ids),
         }
+
+
+@dataclass
+class DatasetSurvey:
+    """What a run config needs of its dataset before importing it: each task's task_id and
+    category in file order, and which task_ids are stored already (task_id -> pk)."""
+
+    tasks: list  # [(task_id, category)]
+    existing: dict
 
 
 @dataclass
@@ -268,19 +278,10 @@ def import_tasks(path_or_bytes, fmt=None, filename=None, collection=None, on_dup
     fmt = normalise_format(fmt)
     if on_duplicate not in ON_DUPLICATE:
         raise ValidationError.field("onDuplicate", "must be reject, skip or update")
-    source = streaming.single_source(path_or_bytes, filename)
-    if source is not None:
-        handle, label, owned = source
-        try:
-            line_fmt = fmt or sniff(label, streaming.peek(handle))
-            if line_fmt in streaming.LINE_PARSERS:
-                return _import_stream(handle, line_fmt, label, collection, on_duplicate)
-            handle.seek(0)
-            path_or_bytes, filename = handle.read(), label
-        finally:
-            if owned:
-                handle.close()
-    checked = check(path_or_bytes, fmt, filename, on_duplicate)
+    with _line_stream(path_or_bytes, fmt, filename) as (stream, whole, filename):
+        if stream is not None:
+            return _import_stream(*stream, collection, on_duplicate)
+    checked = check(whole, fmt, filename, on_duplicate)
     # IMMEDIATE: take the write lock at BEGIN (a deferred read-then-write can fail in WAL mode).
     with database.atomic("IMMEDIATE"):
         # Look again inside the lock: another writer may have added one of these task_ids.
@@ -291,21 +292,60 @@ def import_tasks(path_or_bytes, fmt=None, filename=None, collection=None, on_dup
         return _save(checked, collection, on_duplicate)
 
 
-def _import_stream(handle, fmt, label, collection, on_duplicate):
-    """Import one line-format file read twice as a stream: check every task (keeping only the
-    task ids), then save in batches inside one transaction; all or nothing."""
+def survey(path_or_bytes, fmt=None, on_duplicate="reject"):
+    """Check a dataset as import_tasks would and keep only what a run config needs of it
+    (DatasetSurvey); ValidationError as check() raises. One line-format file is read as a
+    stream: a run's config must not hold its whole dataset in memory for the whole run."""
+    fmt = normalise_format(fmt)
+    if on_duplicate not in ON_DUPLICATE:
+        raise ValidationError.field("onDuplicate", "must be reject, skip or update")
+    with _line_stream(path_or_bytes, fmt, None) as (stream, whole, filename):
+        if stream is not None:
+            tasks = _check_stream(*stream, on_duplicate)
+            existing = _existing_ids(list(tasks))
+            return DatasetSurvey(
+                [(t, category) for t, (_line, category) in tasks.items()], existing
+            )
+    checked = check(whole, fmt, filename, on_duplicate)
+    return DatasetSurvey([(d["task_id"], d["category"]) for d in checked.tasks], checked.existing)
+
+
+@contextmanager
+def _line_stream(path_or_bytes, fmt, filename):
+    """((handle, format, label), None, label) when the input is one file in a line format (read
+    as a stream, closed after); else (None, the input whole, its filename)."""
+    source = streaming.single_source(path_or_bytes, filename)
+    if source is None:
+        yield None, path_or_bytes, filename
+        return
+    handle, label, owned = source
+    try:
+        line_fmt = fmt or sniff(label, streaming.peek(handle))
+        if line_fmt in streaming.LINE_PARSERS:
+            yield (handle, line_fmt, label), None, label
+        else:
+            handle.seek(0)
+            yield None, handle.read(), label
+    finally:
+        if owned:
+            handle.close()
+
+
+def _check_stream(handle, fmt, label, on_duplicate):
+    """Check every task of a line-format stream without keeping the tasks: {task_id: (line,
+    category)} in file order, or ValidationError listing the problems (capped)."""
     problems = streaming.CappedProblems(label, MAX_ERRORS)
-    lines = {}  # task_id -> line: duplicates are found without keeping the tasks
+    lines = {}  # task_id -> (line, category): duplicates are found without keeping the tasks
     for task, data in streaming.checked(handle, fmt, label, problems):
         earlier = lines.get(data["task_id"])
         if earlier is not None:
             problems.add(
                 task.where("task_id")[1],
-                f"task_id {data['task_id']!r} is given twice (first at line {earlier})",
+                f"task_id {data['task_id']!r} is given twice (first at line {earlier[0]})",
                 task.line,
             )
         else:
-            lines[data["task_id"]] = task.line
+            lines[data["task_id"]] = (task.line, data["category"])
     if not lines and not problems:
         problems.add(None, "no tasks found")
     if on_duplicate == "reject":
@@ -315,7 +355,7 @@ def _import_stream(handle, fmt, label, collection, on_duplicate):
                 "task_id",
                 f"task_id {task_id!r} already exists; choose skip or update for duplicates, "
                 "or rename it",
-                lines[task_id],
+                lines[task_id][0],
             )
     if problems:
         entries = problems.entries
@@ -329,6 +369,13 @@ def _import_stream(handle, fmt, label, collection, on_duplicate):
                 }
             ]
         raise ValidationError(entries, message=summary_message(entries))
+    return lines
+
+
+def _import_stream(handle, fmt, label, collection, on_duplicate):
+    """Import one line-format file read twice as a stream: check every task (keeping only the
+    task ids), then save in batches inside one transaction; all or nothing."""
+    lines = _check_stream(handle, fmt, label, on_duplicate)
     with database.atomic("IMMEDIATE"):
         existing = _existing_ids(list(lines))  # again, inside the lock
         if on_duplicate == "reject" and existing:

@@ -418,7 +418,7 @@ class ConfigChecker:
             or "dataset"
         )
         try:
-            plan.dataset = importer.check(
+            plan.dataset = importer.survey(
                 str(path), plan.dataset_format, on_duplicate=plan.on_duplicate
             )
         except ValidationError as exc:

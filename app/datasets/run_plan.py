@@ -34,7 +34,7 @@ class RunPlan:
     judge: dict  # {provider, model, params}
     targets: list  # [{provider, model, params}]
     collections: list  # existing collection names
-    dataset: object = None  # importer.CheckedDataset
+    dataset: object = None  # importer.DatasetSurvey: task ids and categories, not the tasks
     dataset_path: str | None = None
     dataset_format: str | None = None
     dataset_collection: str | None = None
@@ -71,9 +71,9 @@ def select_tasks(plan):
         for task in query:
             chosen[task.task_id] = (task.id, task.category)
     if plan.dataset is not None:
-        for n, data in enumerate(plan.dataset.tasks):
-            pk = plan.dataset.existing.get(data["task_id"])
-            chosen.setdefault(data["task_id"], (pk if pk else 10**12 + n, data["category"]))
+        for n, (task_id, category) in enumerate(plan.dataset.tasks):
+            pk = plan.dataset.existing.get(task_id)
+            chosen.setdefault(task_id, (pk if pk else 10**12 + n, category))
     ordered = sorted(chosen.items(), key=lambda kv: kv[1][0])
     ids = [
         task_id for task_id, (_, category) in ordered if not categories or category in categories
