@@ -32,3 +32,13 @@ def context_hash(provider_name, base_url, model, params, messages, template_vers
 def sha256_json(value):
     """sha256 of a JSON value in canonical form (dataset hash, prompt hash)."""
     return hashlib.sha256(_canonical(value).encode("utf-8")).hexdigest()
+
+
+def sha256_json_list(values):
+    """sha256_json(list(values)) without holding the list: canonical JSON of a list is its
+    values' canonical JSON joined by "," inside "[...]" (a run's dataset hash, task by task)."""
+    digest = hashlib.sha256(b"[")
+    for n, value in enumerate(values):
+        digest.update((b"," if n else b"") + _canonical(value).encode("utf-8"))
+    digest.update(b"]")
+    return digest.hexdigest()

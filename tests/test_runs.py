@@ -325,6 +325,19 @@ def test_dataset_hash_changes_with_the_tasks(setup):
     assert first.dataset_hash == again.dataset_hash != changed.dataset_hash
 
 
+def test_dataset_hash_is_the_same_as_earlier_versions_made_for_the_same_tasks(app):
+    # Runs are compared across versions by this hash (computed task by task since it stopped
+    # holding every snapshot): tasks made in another order than their keys sort, unicode,
+    # a system prompt, a rubric and vars, as main computed them before the change.
+    p = make_provider(None, url="http://127.0.0.1:1")
+    make_tasks(3, prefix="z", category="zeta", vars={"x": "1"})
+    coll = make_tasks(
+        4, prefix="a", system_prompt="Be brief. é", rubric=[{"id": "r", "text": "ü", "weight": 1}]
+    )
+    run = create_run(spec(p, coll))
+    assert run.dataset_hash == "237a301f30063ce751b62a96de4df29663eafb32945f19f928e3364914ba35d2"
+
+
 def test_three_thousand_items_are_inserted_in_batches(setup, monkeypatch):
     # Speed is measured in bench/, not asserted: here, that the rows go in as a few batches.
     p, _ = setup
