@@ -5,6 +5,7 @@ clusters, so repeats count once per task), speed the mean tokens/s and the media
 """
 
 import statistics
+from array import array
 
 from ..hashing import canonical_params
 from ..hashing import sha256_json
@@ -12,7 +13,7 @@ from ..models import COMPLETED
 from ..runs.outcomes import FAILED_STATUSES
 from ..runs.outcomes import I
 from ..runs.outcomes import T
-from .clustered import cluster_bootstrap_mean_ci
+from .clustered import cluster_sums_mean_ci
 
 OVERALL = ""  # the category of a target's row over all tasks
 
@@ -33,25 +34,33 @@ def series_names(targets):
 
 
 def _median(values):
-    values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
 
 
 def _mean(values):
-    values = [v for v in values if v is not None]
     return statistics.fmean(values) if values else None
 
 
+def _append(values, value):
+    if value is not None:
+        values.append(value)
+
+
 class _Bucket:
-    """The items of one target (and category) as they are read."""
+    """The items of one target (and category) as they are read.
+
+    Numbers are kept in arrays of doubles and each task's scores as a sum and a count: Python
+    lists of floats held ~24 MiB at the end of a 60k-call CLI run, its memory peak."""
 
     def __init__(self):
         self.items = 0
         self.failed = 0
-        self.scores = {}  # task key -> [scores]
-        self.tps = []
-        self.ttft = []
-        self.times = []
+        self.tasks = {}  # task key -> its index in sums and sizes
+        self.sums = array("d")  # each task's sum of scores
+        self.sizes = array("d")  # and how many
+        self.tps = array("d")
+        self.ttft = array("d")
+        self.times = array("d")
         self.cost = None
 
     def add(self, task_key, status, score, tps, ttft, time_ms, cost):
@@ -59,16 +68,22 @@ class _Bucket:
         if status in FAILED_STATUSES:
             self.failed += 1
         if status == COMPLETED and score is not None:
-            self.scores.setdefault(task_key, []).append(score)
+            n = self.tasks.get(task_key)
+            if n is None:
+                n = self.tasks[task_key] = len(self.sums)
+                self.sums.append(0.0)
+                self.sizes.append(0.0)
+            self.sums[n] += score
+            self.sizes[n] += 1
         if time_ms is not None and status not in FAILED_STATUSES:
-            self.tps.append(tps)
-            self.ttft.append(ttft)
+            _append(self.tps, tps)
+            _append(self.ttft, ttft)
             self.times.append(time_ms)
         if cost is not None:
             self.cost = (self.cost or 0.0) + cost
 
     def row(self):
-        ci = cluster_bootstrap_mean_ci(list(self.scores.values()))
+        ci = cluster_sums_mean_ci(self.sums, self.sizes)
         return {
             "items": self.items,
             "n": ci["n"] if ci else 0,
@@ -81,7 +96,7 @@ class _Bucket:
             "ttft_p50_ms": _median(self.ttft),
             "time_p50_ms": _median(self.times),
             "cost_usd": self.cost,
-            "task_scores": {k: statistics.fmean(v) for k, v in self.scores.items()},
+            "task_scores": {k: self.sums[n] / self.sizes[n] for k, n in self.tasks.items()},
         }
 
 

@@ -29,15 +29,23 @@ def cluster_bootstrap_mean_ci(clusters, resamples=RESAMPLES, seed=SEED, confiden
     keeps that correlation inside each draw. Empty clusters are ignored.
     """
     clusters = [list(c) for c in clusters if len(c)]
-    if not clusters:
+    return cluster_sums_mean_ci(
+        [float(sum(c)) for c in clusters], [len(c) for c in clusters], resamples, seed, confidence
+    )
+
+
+def cluster_sums_mean_ci(sums, sizes, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE):
+    """cluster_bootstrap_mean_ci from each task's sum of scores and number of answers (sizes
+    of at least 1): what a reader that does not keep every score has. None without tasks."""
+    sums = np.asarray(sums, dtype=float)
+    sizes = np.asarray(sizes, dtype=float)
+    if not sums.size:
         return None
-    sums = np.array([float(sum(c)) for c in clusters])
-    sizes = np.array([len(c) for c in clusters], dtype=float)
     means = bootstrap_ratio_means(sums, sizes, resamples, seed)
     low, high = percentile_ci(means, confidence)
     return {
         "n": int(sizes.sum()),
-        "clusters": len(clusters),
+        "clusters": int(sums.size),
         "mean": float(sums.sum() / sizes.sum()),
         "ciLow": low,
         "ciHigh": high,
