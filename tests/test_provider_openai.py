@@ -89,6 +89,22 @@ def test_secret_header_is_sent(fake, adapter):
     assert fake.calls[-1]["headers"]["Authorization"] == f"Bearer {SECRET}"
 
 
+def test_each_call_sends_its_own_body(fake, adapter):
+    adapter.chat("m", [{"role": "user", "content": "first"}])
+    adapter.chat("m", [{"role": "user", "content": "second"}])
+    first, second = fake.calls[-2:]
+    assert first["body"]["messages"][0]["content"] == "first"
+    assert second["body"]["messages"][0]["content"] == "second"
+    assert second["headers"]["Content-Length"] == str(len(second["raw"].encode()))
+
+
+def test_a_cookie_the_session_got_later_is_sent(fake, adapter):
+    adapter.chat("m", HI)  # the endpoint's request is prepared without cookies
+    adapter.session.cookies.set("sid", "abc")  # as a server's Set-Cookie would
+    adapter.chat("m", HI)
+    assert fake.calls[-1]["headers"]["Cookie"] == "sid=abc"
+
+
 def test_ttft_measured_before_the_rest_of_the_stream(fake, adapter):
     fake.enqueue(chunks=["a", "b", "c"], latency=0.1, chunk_delay=0.1)
     result = adapter.chat("m", HI)

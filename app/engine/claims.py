@@ -10,6 +10,8 @@ that arrives after its claim was released (stop) or re-claimed (crash recovery) 
 `next_retry_at` only ever means "a failed attempt waits until then".
 """
 
+import datetime as dt
+
 from ..clock import db_text
 from ..db import database
 from ..models import NEW
@@ -73,6 +75,17 @@ def claim_sql(status, by_target, postgres=None):
     of the whole run, in the dialect of the bound database (or of `postgres` when given)."""
     if postgres is None:
         postgres = database.is_postgres
+    key = (status, bool(by_target), postgres)
+    sql = _CLAIM_SQL.get(key)
+    if sql is None:
+        sql = _CLAIM_SQL[key] = _claim_sql(status, by_target, postgres)
+    return sql
+
+
+_CLAIM_SQL = {}  # (status, by target, postgres) -> the statement: built once, used per claim
+
+
+def _claim_sql(status, by_target, postgres):
     return CLAIM_SQL.format(
         hint="" if postgres else f" INDEXED BY {CLAIM_INDEX[status]}",
         status=status,
@@ -112,6 +125,17 @@ def fit_to_limit(rows, provider_id, limit, now, give_back):
     return keep
 
 
+def stored_time(value):
+    """A datetime column as RETURNING or a plain SELECT gives it (text on SQLite): what
+    Item's DateTimeField reads, without its strptime for the form we write (db_text)."""
+    if isinstance(value, str):
+        try:
+            return dt.datetime.fromisoformat(value)
+        except ValueError:
+            pass
+    return Item.first_attempt_at.python_value(value)
+
+
 class Batch(list):
     """The items one claim took (in id order); `full` when the provider had no slot left."""
 
@@ -143,7 +167,7 @@ class Claimed:
             first,
             self.target_id,
         ) = row
-        self.first_attempt_at = Item.first_attempt_at.python_value(first)
+        self.first_attempt_at = stored_time(first)
 
 
 def claimable(run, status, now):
