@@ -321,3 +321,44 @@ def test_server_ignoring_stream_true_still_parsed(fake, adapter):
     )
     result = adapter.chat("m", HI)
     assert result.text == "plain" and result.finish_reason == "stop"
+
+
+# ---- the environment's proxy settings (read once per adapter, not per call) ----------------
+
+
+@pytest.fixture
+def proxy_env(monkeypatch):
+    """Sets HTTP_PROXY and NO_PROXY (both spellings), with nothing else from the machine."""
+    for name in ("all_proxy", "https_proxy", "http_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+
+    def set_env(proxy, no_proxy=None):
+        for name in ("http_proxy", "HTTP_PROXY"):
+            monkeypatch.setenv(name, proxy)
+        if no_proxy is not None:
+            for name in ("no_proxy", "NO_PROXY"):
+                monkeypatch.setenv(name, no_proxy)
+
+    return set_env
+
+
+def test_calls_go_through_the_environments_http_proxy(fake, proxy_env):
+    proxy_env(fake.url)  # the fake answers a proxied request line like any other
+    adapter = make("http://llm.invalid:8000")
+    try:
+        fake.enqueue("via the proxy")
+        assert adapter.chat("m", HI).text == "via the proxy"
+    finally:
+        adapter.close()
+    assert fake.calls[-1]["headers"]["Host"] == "llm.invalid:8000"
+
+
+def test_a_host_in_no_proxy_is_called_directly(fake, proxy_env):
+    proxy_env("http://127.0.0.1:9", no_proxy="127.0.0.1,localhost")  # port 9: nothing listens
+    adapter = make(fake.url)
+    try:
+        fake.enqueue("direct")
+        assert adapter.chat("m", HI).text == "direct"
+    finally:
+        adapter.close()
