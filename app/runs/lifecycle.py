@@ -128,16 +128,15 @@ def _tasks_by_id(pks):
 
 
 def _survey_tasks(spec):
-    """(pks in the run's order, {pk: task key}, [(task key, why)] of the tasks that cannot be
+    """({pk: task key} in the run's order, [(task key, why)] of the tasks that cannot be
     rendered) of the run's tasks, reading them one at a time."""
-    pks, keys, bad = [], {}, []
+    keys, bad = {}, []
     for task in _select_tasks(spec).iterator():
         snap, cant = _snapshot(task)
-        pks.append(task.id)
         keys[task.id] = snap["task_key"]
         if cant:
             bad.append((snap["task_key"], cant))
-    return pks, keys, bad
+    return keys, bad
 
 
 def _dataset_hash(keys):
@@ -251,7 +250,8 @@ def create_run(
     """
     now = now or utcnow()
     spec = clean_spec(spec)
-    pks, keys, bad = _survey_tasks(spec)
+    keys, bad = _survey_tasks(spec)
+    pks = list(keys)  # the run's order
     if not pks:
         raise ValidationError.field(
             "collectionIds",
