@@ -98,6 +98,14 @@ def normalise_format(fmt):
     return name
 
 
+def _options(fmt, on_duplicate):
+    """The format normalised; ValidationError when either option is not one we know."""
+    fmt = normalise_format(fmt)
+    if on_duplicate not in ON_DUPLICATE:
+        raise ValidationError.field("onDuplicate", "must be reject, skip or update")
+    return fmt
+
+
 def sniff(name, text):
     """Guess the format from the file name, else from the content."""
     suffix = Path(name or "").suffix.lower()
@@ -173,9 +181,7 @@ def _decode(data, label, problems):
 
 def check(path_or_bytes, fmt=None, filename=None, on_duplicate="reject"):
     """Parse and validate everything without saving; ValidationError lists every problem."""
-    fmt = normalise_format(fmt)
-    if on_duplicate not in ON_DUPLICATE:
-        raise ValidationError.field("onDuplicate", "must be reject, skip or update")
+    fmt = _options(fmt, on_duplicate)
     problems = Problems()
     sources = read_sources(path_or_bytes, filename, problems)
     parsed, collections = [], {}
@@ -275,9 +281,7 @@ def import_tasks(path_or_bytes, fmt=None, filename=None, collection=None, on_dup
         collection = collection.strip() or None
         if collection and len(collection) > 200:
             raise ValidationError.field("collection", "must be at most 200 characters")
-    fmt = normalise_format(fmt)
-    if on_duplicate not in ON_DUPLICATE:
-        raise ValidationError.field("onDuplicate", "must be reject, skip or update")
+    fmt = _options(fmt, on_duplicate)
     with _line_stream(path_or_bytes, fmt, filename) as (stream, whole, filename):
         if stream is not None:
             return _import_stream(*stream, collection, on_duplicate)
@@ -296,9 +300,7 @@ def survey(path_or_bytes, fmt=None, on_duplicate="reject"):
     """Check a dataset as import_tasks would and keep only what a run config needs of it
     (DatasetSurvey); ValidationError as check() raises. One line-format file is read as a
     stream: a run's config must not hold its whole dataset in memory for the whole run."""
-    fmt = normalise_format(fmt)
-    if on_duplicate not in ON_DUPLICATE:
-        raise ValidationError.field("onDuplicate", "must be reject, skip or update")
+    fmt = _options(fmt, on_duplicate)
     with _line_stream(path_or_bytes, fmt, None) as (stream, whole, filename):
         if stream is not None:
             tasks = _check_stream(*stream, on_duplicate)
