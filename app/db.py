@@ -199,14 +199,18 @@ def insert_rows(model, rows, *, ignore_conflicts=False):
         query = query.on_conflict_ignore()
     sql, _ = query.sql()
 
-    def value(row, field):
+    def reader(field):  # how each row gives the field's value, worked out once per field
         key = keys.get(field)
         if key is not None:
-            return field.db_value(row[key])
+            return lambda row: field.db_value(row[key])
         default = meta.defaults[field]
-        return field.db_value(default() if callable(default) else default)
+        if callable(default):
+            return lambda row: field.db_value(default())
+        value = field.db_value(default)
+        return lambda row: value
 
-    params = [[value(row, f) for f in fields] for row in rows]
+    readers = [reader(f) for f in fields]
+    params = [[read(row) for read in readers] for row in rows]
     with __exception_wrapper__:  # the driver's errors as peewee's, as execute_sql raises them
         database.cursor().executemany(sql, params)
     return len(rows)
