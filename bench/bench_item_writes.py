@@ -10,6 +10,7 @@ measuring), each commit separately; the medians and the time per write are print
 
     .venv/bin/python bench/bench_item_writes.py [--items 1000] [--history 20000]
     BENCH_SRC=/tmp/base-main .venv/bin/python bench/bench_item_writes.py   # another tree
+    .venv/bin/python bench/bench_item_writes.py --drop item_run_id_ttft_ms   # one index's cost
 """
 
 import argparse
@@ -186,6 +187,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=1000, help="items claimed, answered, judged")
     parser.add_argument("--history", type=int, default=20_000, help="items of an earlier run")
+    parser.add_argument(
+        "--drop", action="append", default=[], help="drop this index first (what would it save?)"
+    )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="llmbench-bench-writes-"))
     path = tmp / "bench.db"
@@ -193,15 +197,26 @@ def main():
     try:
         open_db(str(path))
         with database.connection_context():
-            old = Run.create(run_id="old", name="old", judge_provider_name="j", judge_model="j", status=FINISHED)
+            for name in args.drop:
+                database.execute_sql(f"DROP INDEX {name}")
+            old = Run.create(
+                run_id="old", name="old", judge_provider_name="j", judge_model="j", status=FINISHED
+            )
             seed(old, args.history, rng, done=True)
             run = Run.create(
-                run_id="measured", name="m", judge_provider_name="j", judge_model="j", status=PENDING, control="running"
+                run_id="measured",
+                name="m",
+                judge_provider_name="j",
+                judge_model="j",
+                status=PENDING,
+                control="running",
             )
             seed(run, args.items, rng, done=False)
             indexes = [i.name for i in database.get_indexes("item")]
             print(f"source: {ROOT}")
-            print(f"item indexes: {len(indexes)}")
+            print(
+                f"item indexes: {len(indexes)}" + (f" (dropped {args.drop})" if args.drop else "")
+            )
             pages, ms = measure(path, args.items, rng)
         print(f"{args.items} items (+{args.history:,} of an earlier run); median (p90):")
         for kind in ("claim", "answer", "judgement"):
