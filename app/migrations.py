@@ -440,19 +440,15 @@ def m029_item_target_score_index(db):
 
 # m030: indexes that no query needs, or that another index serves: each one cost every answer
 # and judgement a page or two (an UPDATE maintains every index whose columns it sets, an INSERT
-# every index; bench/bench_item_writes.py). (run_id) begins every other index of the run's
-# items, and the run log's (run_id) begins its (run_id, id) (each call logs a line);
-# (run_id, category) begins (run_id, category, task_key); the live view reads updated_at only
-# through m026's partial index; and nothing reads the claim index from before m024 since claims
-# seek item_claim_new / item_claim_judge (any_claimable too: SQLite matches the bound status to
-# their WHERE). The backoffs' next wake reads a partial index of the items waiting to retry.
-# The answered_at / judged_at indexes become partial (only the answered / judged items, as
-# every query of them asks): an answer then adds an entry instead of moving one out of the
-# NULLs, one page instead of two (PARTIAL_TIME_INDEXES).
+# every index; bench/bench_item_writes.py). The run log's (run_id) begins its (run_id, id), the
+# same order in SQLite (each call logs a line); the live view reads updated_at only through
+# m026's partial index; and nothing reads the claim index from before m024 since claims seek
+# item_claim_new / item_claim_judge (any_claimable too: SQLite matches the bound status to their
+# WHERE). The backoffs' next wake reads a partial index of the items waiting to retry. (item's
+# (run_id) and (run_id, category) stay: they end with the rowid, so they read in id order, and
+# no answer or judgement writes them.)
 REDUNDANT_INDEXES = (
     "runlog_run_id",
-    "item_run_id",
-    "item_run_id_category",
     "item_run_id_updated_at",
     "item_run_id_status_target_id_next_retry_at",
     "item_run_id_answered_at",

@@ -211,9 +211,10 @@ class RunCollection(BaseModel):
 
 
 class Item(BaseModel):
-    # m030: no index of its own: (run_id) begins every other index of the run's items, and any
-    # of them serves the cascade from a deleted run.
-    run = ForeignKeyField(Run, backref="items", on_delete="CASCADE", index=False)
+    # Its index (run_id) begins every other index of the run's items but is kept: SQLite ends it
+    # with the rowid, so it alone reads a run's items in id order (the API's item pages, the
+    # Evaluate queue's next card, the labels export). Never written by an answer or judgement.
+    run = ForeignKeyField(Run, backref="items", on_delete="CASCADE")
     target = ForeignKeyField(RunTarget, backref="items", on_delete="CASCADE")
     task = ForeignKeyField(Task, null=True, on_delete="SET NULL")
     # Snapshot of the task as it was when the run started.
@@ -300,14 +301,16 @@ class Item(BaseModel):
     # Every index here is written by each answer or judgement that changes one of its columns
     # (SQLite maintains an index whose columns an UPDATE sets): keep only those a query needs,
     # and no index that begins another with the same WHERE (tests/test_item_indexes.py).
-    # m030 dropped (run), (run, category), (run, updated_at) and the claim index before m024,
-    # (run, status, target, next_retry_at), and made the answered_at / judged_at ones partial.
+    # m030 dropped (run, updated_at) and the claim index before m024, (run, status, target,
+    # next_retry_at), and made the answered_at / judged_at ones partial.
     class Meta:
         indexes = (
             (("run", "target", "task_key"), False),
             (("run", "evaluation_score"), False),
             (("run", "time_taken_ms"), False),
             (("run", "tokens_per_second"), False),
+            # (run, category) then id: the Evaluate queue's category filter in item order.
+            (("run", "category"), False),
             # m026: the results table's other sorts, read in index order (results/table.py).
             (("run", "task_key"), False),
             (("run", "category", "task_key"), False),
