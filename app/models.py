@@ -300,7 +300,8 @@ class Item(BaseModel):
 
     # Every index here is written by each answer or judgement that changes one of its columns
     # (SQLite maintains an index whose columns an UPDATE sets): keep only those a query needs,
-    # and no index that begins another with the same WHERE (tests/test_item_indexes.py).
+    # and no index that begins another with the same WHERE unless its id order is read
+    # (tests/test_indexes.py).
     # m030 dropped (run, updated_at) and the claim index before m024, (run, status, target,
     # next_retry_at), and made the answered_at / judged_at ones partial.
     class Meta:

@@ -110,7 +110,14 @@ def focus(run, item_id):
 
 def latest_scores(run, limit=10):
     """The latest judged items, newest first: (task id, target label, score, auto-fail)."""
-    query = latest_scores_query(run, limit)
+    query = (
+        Item.select(Item.task_key, Item.evaluation_score, Item.auto_fail, RunTarget)
+        .join(RunTarget)
+        # judged_at is set: item_judged_at holds only those, newest last (a seek, not a sort)
+        .where((Item.run == run) & (Item.status == COMPLETED) & Item.judged_at.is_null(False))
+        .order_by(Item.judged_at.desc(), Item.id.desc())
+        .limit(limit)
+    )
     return [
         {
             "taskId": i.task_key,
@@ -120,18 +127,6 @@ def latest_scores(run, limit=10):
         }
         for i in query
     ]
-
-
-def latest_scores_query(run, limit):
-    """The run's latest `limit` completed items, newest judgement first."""
-    return (
-        Item.select(Item.task_key, Item.evaluation_score, Item.auto_fail, RunTarget)
-        .join(RunTarget)
-        # judged_at is set: item_judged_at holds only those, newest last (a seek, not a sort)
-        .where((Item.run == run) & (Item.status == COMPLETED) & Item.judged_at.is_null(False))
-        .order_by(Item.judged_at.desc(), Item.id.desc())
-        .limit(limit)
-    )
 
 
 def snapshot(run, item_id=None, scores=10):
