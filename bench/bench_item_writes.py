@@ -11,6 +11,9 @@ measuring), each commit separately; the medians and the time per write are print
     .venv/bin/python bench/bench_item_writes.py [--items 1000] [--history 20000]
     BENCH_SRC=/tmp/base-main .venv/bin/python bench/bench_item_writes.py   # another tree
     .venv/bin/python bench/bench_item_writes.py --drop item_run_id_ttft_ms   # one index's cost
+
+Measured (2026-11-27, medians of 3 alternating runs of --items 1000): before m030 a claim wrote
+3 pages, an answer 33 (0.83 ms), a judgement 20 (0.59 ms); after it 3, 27 (0.73 ms), 14 (0.38 ms).
 """
 
 import argparse
