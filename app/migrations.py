@@ -438,6 +438,51 @@ def m029_item_target_score_index(db):
     )
 
 
+# m030: indexes that no query needs, or that another index serves: each one cost every answer
+# and judgement a page or two (an UPDATE maintains every index whose columns it sets, an INSERT
+# every index; bench/bench_item_writes.py). The run log's (run_id) begins its (run_id, id), the
+# same order in SQLite (each call logs a line); the live view reads updated_at only through
+# m026's partial index; and nothing reads the claim index from before m024 since claims seek
+# item_claim_new / item_claim_judge (any_claimable too: SQLite matches the bound status to their
+# WHERE). The backoffs' next wake reads a partial index of the items waiting to retry. (item's
+# (run_id) and (run_id, category) stay: they end with the rowid, so they read in id order, and
+# no answer or judgement writes them.)
+REDUNDANT_INDEXES = (
+    "runlog_run_id",
+    "item_run_id_updated_at",
+    "item_run_id_status_target_id_next_retry_at",
+    "item_run_id_answered_at",
+    "item_run_id_target_id_answered_at",
+    "item_run_id_judged_at",
+)
+# m030: (name, columns, the column that must be set): same as models.py.
+PARTIAL_TIME_INDEXES = (
+    ("item_answered_at", "run_id, answered_at", "answered_at"),
+    ("item_target_answered_at", "run_id, target_id, answered_at", "answered_at"),
+    ("item_judged_at", "run_id, judged_at", "judged_at"),
+    ("item_next_retry_at", "run_id, next_retry_at", "next_retry_at"),
+)
+# On PostgreSQL, m027's claim indexes in id order begin with the columns of m024's: those serve
+# nothing the longer ones cannot.
+PG_REDUNDANT_INDEXES = ("item_claim_new", "item_claim_judge")
+
+
+@migration
+def m030_redundant_indexes(db):
+    # Fewer pages written per call: drop REDUNDANT_INDEXES (above) and add the partial ones.
+    # Same names and WHERE as models.py; idempotent (IF EXISTS / IF NOT EXISTS), and a fresh
+    # database runs it too (m002/m004/m026 made some of these again before it).
+    names = REDUNDANT_INDEXES
+    if getattr(db, "is_postgres", False):
+        names += PG_REDUNDANT_INDEXES
+    for name in names:
+        db.execute_sql(f"DROP INDEX IF EXISTS {name}")
+    for name, columns, column in PARTIAL_TIME_INDEXES:
+        db.execute_sql(
+            f"CREATE INDEX IF NOT EXISTS {name} ON item ({columns}) WHERE {column} IS NOT NULL"
+        )
+
+
 def applied(db):
     """Names of the migrations already applied, in order."""
     return [row[0] for row in db.execute_sql("SELECT name FROM _migrations ORDER BY id")]

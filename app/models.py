@@ -211,6 +211,9 @@ class RunCollection(BaseModel):
 
 
 class Item(BaseModel):
+    # Its index (run_id) begins every other index of the run's items but is kept: SQLite ends it
+    # with the rowid, so it alone reads a run's items in id order (the API's item pages, the
+    # Evaluate queue's next card, the labels export). Never written by an answer or judgement.
     run = ForeignKeyField(Run, backref="items", on_delete="CASCADE")
     target = ForeignKeyField(RunTarget, backref="items", on_delete="CASCADE")
     task = ForeignKeyField(Task, null=True, on_delete="SET NULL")
@@ -295,19 +298,20 @@ class Item(BaseModel):
         """WHERE an orchestrator holds a live claim on the item (its request is out)."""
         return cls.claimed_until.is_null(False) & (cls.claimed_until > now)
 
+    # Every index here is written by each answer or judgement that changes one of its columns
+    # (SQLite maintains an index whose columns an UPDATE sets): keep only those a query needs,
+    # and no index that begins another with the same WHERE unless its id order is read
+    # (tests/test_indexes.py).
+    # m030 dropped (run, updated_at) and the claim index before m024, (run, status, target,
+    # next_retry_at), and made the answered_at / judged_at ones partial.
     class Meta:
         indexes = (
-            (("run", "status", "target", "next_retry_at"), False),  # the claim query
             (("run", "target", "task_key"), False),
             (("run", "evaluation_score"), False),
             (("run", "time_taken_ms"), False),
             (("run", "tokens_per_second"), False),
+            # (run, category) then id: the Evaluate queue's category filter in item order.
             (("run", "category"), False),
-            # m002: the live view's "latest items" sorts.
-            (("run", "answered_at"), False),
-            (("run", "judged_at"), False),
-            # m004: the live view's "latest items" list (ordered by updated_at).
-            (("run", "updated_at"), False),
             # m026: the results table's other sorts, read in index order (results/table.py).
             (("run", "task_key"), False),
             (("run", "category", "task_key"), False),
@@ -315,8 +319,6 @@ class Item(BaseModel):
             (("run", "ttft_ms"), False),
             (("run", "tokens_generated"), False),
             (("run", "cost_usd"), False),
-            # m026: the live view's pace per target (its latest answers, runs/progress.py).
-            (("run", "target", "answered_at"), False),
             # m028: the results table's difficulty sort, one difficulty value at a time.
             (("run", "difficulty", "task_key"), False),
             # m029: a model filter with a score range, counted (and sorted by score) by index.
@@ -341,6 +343,37 @@ Item.add_index(
         name="item_run_id_updated_at_tried",
         where=SQL("last_attempt_at IS NOT NULL"),
     )
+)
+# m030: the backoffs by deadline (next_wake): only items waiting to retry are in it, so an answer
+# or judgement (which leaves next_retry_at NULL) writes nothing to it.
+Item.add_index(
+    Item.index(
+        Item.run,
+        Item.next_retry_at,
+        name="item_next_retry_at",
+        where=SQL("next_retry_at IS NOT NULL"),
+    )
+)
+# m030: the latest answers and judgements (runs/progress.py's rates and each target's pace,
+# runs/watch.latest_scores, results/system.py's throughput, the Evaluate queue's answered items):
+# only the items answered / judged are in them, so an answer or judgement adds one entry and
+# takes none out (an index of every item moved it out of the NULLs: a second page per call).
+Item.add_index(
+    Item.index(
+        Item.run, Item.answered_at, name="item_answered_at", where=SQL("answered_at IS NOT NULL")
+    )
+)
+Item.add_index(
+    Item.index(
+        Item.run,
+        Item.target,
+        Item.answered_at,
+        name="item_target_answered_at",
+        where=SQL("answered_at IS NOT NULL"),
+    )
+)
+Item.add_index(
+    Item.index(Item.run, Item.judged_at, name="item_judged_at", where=SQL("judged_at IS NOT NULL"))
 )
 # The claims in flight by deadline (next_wake): only claimed items are in it.
 Item.add_index(
@@ -383,7 +416,9 @@ class ItemCount(BaseModel):
 class RunLog(BaseModel):
     """Append-only run log."""
 
-    run = ForeignKeyField(Run, backref="logs", on_delete="CASCADE")
+    # m030: no (run) index of its own beside (run, id): every answer and judgement appends a line,
+    # and each index is one more page written per call.
+    run = ForeignKeyField(Run, backref="logs", on_delete="CASCADE", index=False)
     created_at = DateTimeField(default=utcnow)
     level = CharField(max_length=10, default="INFO")
     event = CharField(max_length=40, default="INFO")

@@ -39,6 +39,7 @@ ALSO_ON_POSTGRES = {
     "test_exports",
     "test_orchestrator",
     "test_postgres",
+    "test_indexes",
 }
 PG_TEMPLATE = "llmbench_migrated"
 DB_CHOICES = ("sqlite", "postgres", "both")

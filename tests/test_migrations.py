@@ -102,9 +102,10 @@ def _item_indexes():
 
 
 def test_a_version_1_database_gets_the_progress_indexes(app):
-    # Bring the fresh database back to what m001 shipped with, then migrate.
-    database.execute_sql("DROP INDEX item_run_id_answered_at")
-    database.execute_sql("DROP INDEX item_run_id_judged_at")
+    # Bring the fresh database back to what m001 shipped with, then migrate (m030 has dropped
+    # them already: it made them partial, under other names).
+    database.execute_sql("DROP INDEX IF EXISTS item_run_id_answered_at")
+    database.execute_sql("DROP INDEX IF EXISTS item_run_id_judged_at")
     database.execute_sql("DELETE FROM _migrations WHERE name = 'm002_item_progress_indexes'")
     migrations.apply(database)
     assert {"item_run_id_answered_at", "item_run_id_judged_at"} <= _item_indexes()
@@ -156,7 +157,8 @@ def test_the_judge_cost_migration_is_a_no_op_when_the_column_exists(app):
 
 def test_a_version_3_database_gets_the_updated_at_index(app, monkeypatch):
     _upto(monkeypatch, migrations.m004_item_updated_at_index)
-    database.execute_sql("DROP INDEX item_run_id_updated_at")
+    # (m030 dropped it again: the live view reads m026's partial index of it instead.)
+    database.execute_sql("DROP INDEX IF EXISTS item_run_id_updated_at")
     database.execute_sql("DELETE FROM _migrations WHERE name = 'm004_item_updated_at_index'")
     assert "item_run_id_updated_at" not in _item_indexes()
     assert migrations.schema_version(database) == 3
@@ -171,10 +173,11 @@ def test_the_latest_items_query_uses_the_updated_at_index(app):
         str(row[-1])
         for row in database.execute_sql(
             "EXPLAIN QUERY PLAN SELECT id FROM item WHERE run_id = 1 "
-            "ORDER BY updated_at DESC, id DESC LIMIT 20"
+            "AND last_attempt_at IS NOT NULL ORDER BY updated_at DESC, id DESC LIMIT 20"
         )
     )
-    assert "item_run_id_updated_at" in plan
+    assert "item_run_id_updated_at_tried" in plan
+    assert "TEMP B-TREE" not in plan
 
 
 def test_a_version_4_database_moves_live_claims_to_claimed_until(app):

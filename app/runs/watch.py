@@ -113,7 +113,8 @@ def latest_scores(run, limit=10):
     query = (
         Item.select(Item.task_key, Item.evaluation_score, Item.auto_fail, RunTarget)
         .join(RunTarget)
-        .where((Item.run == run) & (Item.status == COMPLETED))
+        # judged_at is set: item_judged_at holds only those, newest last (a seek, not a sort)
+        .where((Item.run == run) & (Item.status == COMPLETED) & Item.judged_at.is_null(False))
         .order_by(Item.judged_at.desc(), Item.id.desc())
         .limit(limit)
     )
