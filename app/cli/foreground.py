@@ -111,7 +111,8 @@ def conclude(run_id, out, code, outputs, gates):
         if failures:
             code = EXIT_GATE
         hint = resume_hint(run) if code == EXIT_INTERRUPTED else None
-        out.finish(summary, averages(run_id), code, hint, artifacts, failures)
+        rows = averages(run_id) if out.shows_results() else []
+        out.finish(summary, rows, code, hint, artifacts, failures)
     return code
 
 

@@ -100,6 +100,10 @@ class Output:
             return
         click.echo(message, err=True)
 
+    def shows_results(self):
+        """Whether finish() prints the per-target rows (--quiet prints none: not worked out)."""
+        return self.as_json or not self.quiet
+
     def stop(self):
         """Take the screen down (before an error message or the summary)."""
         if self.screen is not None:
