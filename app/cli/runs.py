@@ -11,8 +11,8 @@ from ..errors import LlmbenchError
 from ..runs.queries import get_run
 from ..runs.queries import latest_unfinished
 from ..runs.reuse import reuse_counts
-from ..schedules.templates import find_template
-from ..schedules.templates import start_template
+from ..schedules.template_start import find_template
+from ..schedules.template_start import start_template
 from .db import missing_db_note
 from .db import open_db
 from .foreground import conclude
