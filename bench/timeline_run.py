@@ -7,7 +7,8 @@ run created, run_in_foreground entered, first item claimed and the run finished 
 columns and log), conclude's steps, and process exit. Medians of --runs. Prints numbers; not
 a test.
 
-    .venv/bin/python bench/timeline_run.py [--tasks 300] [--runs 3] [--tree DIR] [--psycopg]
+    .venv/bin/python bench/timeline_run.py [--tasks 300] [--runs 3] [--tree DIR]
+        [--baseline DIR] [--psycopg]
 """
 
 import argparse
@@ -49,7 +50,9 @@ mark("app.cli imported")
 import app.cli.runs as runs
 mark("app.cli.runs imported")
 def wrap(module, name, label=None):
-    fn = getattr(module, name)
+    fn = getattr(module, name, None)
+    if fn is None:  # not in this tree
+        return
     def wrapped(*args, **kwargs):
         mark((label or name) + " start")
         try:
@@ -65,6 +68,7 @@ wrap(runs, "run_in_foreground")
 wrap(runs, "conclude")
 wrap(fg, "after_run")
 wrap(fg, "write_outputs")
+wrap(fg, "load", "lazy load")
 wrap(fg, "averages")
 wrap(fg, "run_summary")
 app.cli.main()
@@ -127,32 +131,63 @@ def one(fake, tasks, tree, psycopg):
     return {name: t - spawned for name, t in marks if t is not None}
 
 
+def table(results, label):
+    """One column of medians per mark, in the order they happen."""
+    return {
+        name: statistics.median(r[name] for r in results if name in r)
+        for name in sorted(
+            results[0], key=lambda k: statistics.median(r.get(k, 0) for r in results)
+        )
+    }
+
+
+def fixed(results):
+    return statistics.median(
+        r["process exited"] - (r["run.finished_at"] - r["run.created_at"]) for r in results
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=300)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tree", default=str(ROOT))
+    parser.add_argument("--baseline", help="another source tree, run alternately with --tree")
     parser.add_argument("--psycopg", action="store_true", help="let psycopg be imported")
     args = parser.parse_args()
+    trees = [Path(args.tree)] + ([Path(args.baseline)] if args.baseline else [])
     fake = start_fake()
     try:
-        results = []
-        for _ in range(args.runs):
-            fake.calls.clear()
-            results.append(one(fake, args.tasks, Path(args.tree), args.psycopg))
+        results = {tree: [] for tree in trees}
+        for n in range(args.runs):
+            for tree in trees if n % 2 == 0 else trees[::-1]:
+                fake.calls.clear()
+                results[tree].append(one(fake, args.tasks, tree, args.psycopg))
     finally:
         fake.stop()
-    names = sorted(results[0], key=lambda k: statistics.median(r.get(k, 0) for r in results))
-    print(f"{args.tasks} tasks ({4 * args.tasks} calls), {args.tree}, medians of {args.runs}")
-    previous = 0.0
-    for name in names:
-        t = statistics.median(r[name] for r in results if name in r)
-        print(f"  {t:8.3f} s  (+{t - previous:6.3f})  {name}")
-        previous = t
-    fixed = statistics.median(
-        r["process exited"] - (r["run.finished_at"] - r["run.created_at"]) for r in results
+    print(
+        f"{args.tasks} tasks ({4 * args.tasks} calls), medians of {args.runs}, "
+        f"load average {os.getloadavg()[0]:.1f}; seconds since spawn (+ since the mark before)"
     )
-    print(f"  fixed (wall - created_at->finished_at): {fixed:.3f} s")
+    columns = {tree: table(got, tree) for tree, got in results.items()}
+    names = list(columns[trees[0]])
+    names += [n for t in trees[1:] for n in columns[t] if n not in names]
+    print("  " + " | ".join(f"{str(t)[-24:]:>24}" for t in trees) + " | mark")
+    previous = {t: 0.0 for t in trees}
+    for name in names:
+        cells = []
+        for t in trees:
+            at = columns[t].get(name)
+            if at is None:
+                cells.append(f"{'':>24}")
+                continue
+            cells.append(f"{at:9.3f} (+{at - previous[t]:6.3f})      ")
+            previous[t] = at
+        print("  " + " | ".join(cells) + " | " + name)
+    print(
+        "  fixed (wall - created_at->finished_at): "
+        + ", ".join(f"{str(t)[-24:]} {fixed(results[t]):.3f} s" for t in trees)
+    )
 
 
 if __name__ == "__main__":
