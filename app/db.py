@@ -255,6 +255,14 @@ def init_db(value, cache_mib=None):
     return database
 
 
+def close_idle():
+    """Close the SQLite connections kept open between uses (none is in use by then): a
+    command's end, so the last one closed checkpoints the WAL into the database file then, not
+    whenever the interpreter's exit happens to free the pool."""
+    if isinstance(database.obj, PooledDatabase):
+        database.obj.close_idle()
+
+
 def init_app(app):
     """Open and close a connection per request (the factory binds and migrates first)."""
 

@@ -8,12 +8,12 @@ from flask import url_for
 from ..errors import ValidationError
 from ..runs.state import run_state
 from ..schedules.template_fields import clean_trigger
+from ..schedules.template_start import get_template
+from ..schedules.template_start import start_template
 from ..schedules.templates import create_template
 from ..schedules.templates import delete_template
-from ..schedules.templates import get_template
 from ..schedules.templates import list_templates
 from ..schedules.templates import schedule_to_dict
-from ..schedules.templates import start_template
 from ..schedules.templates import template_to_dict
 from ..schedules.templates import update_template
 from .replies import created

@@ -71,6 +71,7 @@ def open_db(check_only=False):
         click.get_current_context().call_on_close(_discard)
         return cfg
     open_database(path)
+    click.get_current_context().call_on_close(db.close_idle)
     return cfg
 
 

@@ -10,7 +10,8 @@ from ..results.gates import check_gates
 from ..runs.dto import run_summary
 from ..runs.live import budget_halt
 from ..runs.queries import get_run
-from ..schedules.service import after_run
+from ..schedules.after_run import after_run
+from .lazy import load
 from .output import EXIT_GATE
 from .output import EXIT_INTERRUPTED
 from .output import EXIT_OK
@@ -18,7 +19,10 @@ from .output import CliError
 from .output import averages
 from .output import db_context
 from .output import translate
-from .reports import write_outputs
+
+# The files' writers (report.html's Jinja templates and pygal charts among them) are imported
+# only when the run has files to write: most runs write none.
+WRITE_OUTPUTS = "app.cli.reports:write_outputs"
 
 
 def run_in_foreground(run_id, cfg, out, *, resume=False, max_budget_usd=None):
@@ -105,13 +109,17 @@ def conclude(run_id, out, code, outputs, gates):
             code = EXIT_INTERRUPTED
     # The summary screen lists the files itself; plain output says each as it is written.
     quiet = out.quiet or out.screen is not None
-    artifacts = write_outputs(run_id, outputs or {}, finished, out.as_json, quiet)
+    outputs = outputs or {}
+    artifacts = {}
+    if outputs.get("outDir") or outputs.get("junit"):
+        artifacts = load(WRITE_OUTPUTS)(run_id, outputs, finished, out.as_json, quiet)
     with db_context():
         failures = check_gates(run, gates) if finished and gates else []
         if failures:
             code = EXIT_GATE
         hint = resume_hint(run) if code == EXIT_INTERRUPTED else None
-        out.finish(summary, averages(run_id), code, hint, artifacts, failures)
+        rows = averages(run_id) if out.shows_results() else []
+        out.finish(summary, rows, code, hint, artifacts, failures)
     return code
 
 

@@ -1,9 +1,17 @@
 """A click group whose heavy commands are imported only when they run (click's documented
-"lazily loading subcommands" pattern): `llmbench run` should not import the web app."""
+"lazily loading subcommands" pattern): `llmbench run` should not import the web app. The same
+for a heavy step a command takes only sometimes (load): a run writes report.html, with Jinja
+and pygal, only when its config asks for files."""
 
 import importlib
 
 import click
+
+
+def load(target):
+    """The attribute named by "module:attribute", its module imported now (once)."""
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 class LazyGroup(click.Group):
@@ -19,6 +27,5 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx, cmd_name):
         if cmd_name in self.lazy:
-            module, _, attribute = self.lazy[cmd_name].partition(":")
-            return getattr(importlib.import_module(module), attribute)
+            return load(self.lazy[cmd_name])
         return super().get_command(ctx, cmd_name)

@@ -1,43 +1,42 @@
 """What a running run prints: JSONL events (--json), errors only (--quiet), the live run screen
-on a terminal (cli/screen.py), or plain lines (CI logs). Human text goes to stderr, results
-(the per-target table or the summary screen) to stdout."""
-
-import sys
+on a terminal (cli/screen_output.py), or plain lines (CI logs). Human text goes to stderr,
+results (the per-target table or the summary screen) to stdout."""
 
 import click
-from rich.console import Console
 
-from ..runs.queries import get_run
-from ..runs.watch import snapshot
+from .lazy import load
 from .output import EXIT_GATE
-from .output import db_context
 from .output import emit
 from .output import num
-from .screen import RunScreen
-from .screen import summary_panel
+
+# The output for people, with the live screen, is loaded (with rich) only when people may
+# watch: --json and --quiet show no screen, and a run's start-up spent ~40 ms importing rich.
+FOR_PEOPLE = "app.cli.screen_output:ScreenOutput"
 
 
-def _snapshot(run_id):
-    """The screen's figures, read on the main thread with its own connection."""
-
-    def read(item_id):
-        with db_context():
-            return snapshot(get_run(run_id), item_id)
-
-    return read
+def make_output(as_json, quiet):
+    """The run's output: JSONL (--json), errors only (--quiet), else the screen or plain lines."""
+    if as_json or quiet:
+        return Output(as_json, quiet)
+    return load(FOR_PEOPLE)(as_json, quiet)
 
 
 class Output:
-    """One run's output; `event` is called from the engine's thread, the rest from the main."""
+    """One run's output; `event` is called from the engine's thread, the rest from the main.
+    Plain lines (no screen) unless a subclass opens one (screen_output.ScreenOutput)."""
 
     SHOWN = {"phase_changed", "warmup_failed", "budget_reached", "run_finished", "abandoned"}
 
-    def __init__(self, as_json, quiet, terminal=None):
+    def __init__(self, as_json, quiet):
         self.as_json, self.quiet = as_json, quiet
-        self.console = Console(stderr=True)
-        # A terminal gets the live screen (tests pass terminal=False; CI logs are no terminal).
-        self.terminal = self.console.is_terminal if terminal is None else terminal
         self.screen = None
+
+    def open_screen(self, summary):
+        """The live screen for this run, or None for plain lines."""
+        return None
+
+    def print_summary(self, summary, rows, artifacts, gate_failures, hint):
+        """The summary screen on stdout, in place of the table (only where a screen was open)."""
 
     def start(self, summary, event):
         """The run is about to work: say what it holds (and show the screen on a terminal)."""
@@ -58,8 +57,8 @@ class Output:
             return
         if self.quiet:
             return
-        if self.terminal:
-            self.screen = RunScreen(self.console, _snapshot(summary["runId"]))
+        self.screen = self.open_screen(summary)
+        if self.screen is not None:
             self.screen.start(summary)
             return
         self.note(
@@ -100,6 +99,10 @@ class Output:
             return
         click.echo(message, err=True)
 
+    def shows_results(self):
+        """Whether finish() prints the per-target rows (--quiet prints none: not worked out)."""
+        return self.as_json or not self.quiet
+
     def stop(self):
         """Take the screen down (before an error message or the summary)."""
         if self.screen is not None:
@@ -126,9 +129,7 @@ class Output:
                 }
             )
         elif not self.quiet and self.screen is not None:
-            Console(file=sys.stdout).print(
-                summary_panel(summary, rows, artifacts, gate_failures, hint)
-            )
+            self.print_summary(summary, rows, artifacts, gate_failures, hint)
         elif not self.quiet:
             self._table(summary, rows)
         if not self.as_json:

@@ -11,8 +11,8 @@ from ..errors import LlmbenchError
 from ..runs.queries import get_run
 from ..runs.queries import latest_unfinished
 from ..runs.reuse import reuse_counts
-from ..schedules.templates import find_template
-from ..schedules.templates import start_template
+from ..schedules.template_start import find_template
+from ..schedules.template_start import start_template
 from .db import missing_db_note
 from .db import open_db
 from .foreground import conclude
@@ -28,7 +28,7 @@ from .output import check_lease
 from .output import db_context
 from .output import emit
 from .output import translate
-from .progress import Output
+from .progress import make_output
 
 
 def _absolute(path):
@@ -132,7 +132,7 @@ def run(
             raise translate(exc, as_json) from None
         if reuse and earlier is None:
             _say_reused(run_id, as_json, quiet)
-    out = Output(as_json, quiet)
+    out = make_output(as_json, quiet)
     if earlier is not None and not as_json and not quiet:
         click.echo(f"run.resume: continuing {run_id} (the latest unfinished run)", err=True)
     code = run_in_foreground(run_id, cfg, out, resume=earlier is not None)
@@ -150,7 +150,7 @@ def _run_template(template_ref, as_json, quiet, outputs, gates):
             run_id = start_template(template.id, queue=False, triggered_by="cli").run_id
         except LlmbenchError as exc:
             raise translate(exc, as_json) from None
-    out = Output(as_json, quiet)
+    out = make_output(as_json, quiet)
     code = run_in_foreground(run_id, cfg, out)
     sys.exit(conclude(run_id, out, code, outputs, gates))
 
@@ -211,7 +211,7 @@ def resume(
         except LlmbenchError as exc:
             raise translate(exc, as_json) from None
     outputs.update(_outputs(None, junit, pass_score))
-    out = Output(as_json, quiet)
+    out = make_output(as_json, quiet)
     code = run_in_foreground(run_id, cfg, out, resume=True, max_budget_usd=max_budget_usd)
     gates = gates_from(fail_under, max_failed_pct, max_auto_fail_pct)
     sys.exit(conclude(run_id, out, code, outputs, gates))

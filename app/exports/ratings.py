@@ -1,19 +1,15 @@
 """People's ratings, votes and the judge check in a run's files: seed 003's report as CSV, and
-its sections in summary.json, the Markdown and report.html."""
+its sections in summary.json and the Markdown (report.html's, with its charts, is
+ratings_html.py's: the summary draws no chart, so it does not import pygal)."""
 
 import csv
 import io
 
-from markupsafe import Markup
-
-from ..ratings.charts import report_chart
 from ..ratings.judge_check import judge_check
 from ..ratings.leaderboard import leaderboard
 from ..ratings.report import KPI_COLUMNS
-from ..ratings.report import has_labels
 from ..ratings.report import kpi_csv_row
 from ..ratings.report import kpi_to_dict
-from ..ratings.report import report_with_latency
 from ..ratings.report import run_report
 from .rows import number
 
@@ -106,30 +102,3 @@ def ratings_markdown(run, cell):
             f"{number(agreement['weightedKappa'], 2) or 'n/a'}, Spearman ρ "
             f"{number(agreement['spearman'], 2) or 'n/a'} ({agreement['bins']}).\n"
         )
-
-
-REPORT_CHART_CAPTIONS = (
-    ("ratings", "How many answers people rated 1 to 5, per target."),
-    ("latency", "Answer time histogram per target."),
-    ("cost_quality", "Cost per 1000 tasks against the judge's score and people's rating."),
-    ("tokens", "Average completion tokens per answer."),
-)
-
-
-def report_html_section(run):
-    """report.html's ratings section (KPIs, charts as inline SVG, the judge check and the
-    leaderboard), or None when the run has no ratings, votes or judge check."""
-    if not has_labels(run):
-        return None
-    report = report_with_latency(run)
-    return {
-        "targets": report["targets"],
-        # pygal escapes every label it draws; the SVG is ours, so it is safe to inline.
-        "charts": {
-            name: Markup(report_chart(report, name, narrow=True))
-            for name, _caption in REPORT_CHART_CAPTIONS
-        },
-        "captions": REPORT_CHART_CAPTIONS,
-        "check": judge_check(run.run_id),
-        "board": leaderboard([run]),
-    }

@@ -21,7 +21,7 @@ from ..runs.state import run_state
 from ..runs.state import state_label
 from ..runs.state import state_words
 from ..sysmetrics.store import run_peaks
-from .ratings import report_html_section
+from .ratings_html import report_html_section
 from .rows import detail_rows
 from .rows import error_text
 

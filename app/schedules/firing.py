@@ -17,7 +17,7 @@ from ..errors import LlmbenchError
 from ..models import Template
 from ..runlog import log_event
 from . import cron
-from .templates import start_template
+from .template_start import start_template
 
 log = logging.getLogger(__name__)
 

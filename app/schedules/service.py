@@ -1,4 +1,5 @@
-"""The schedules' share of the one scheduler thread, and of `llmbench run` when its run ends.
+"""The schedules' share of the one scheduler thread (`llmbench run`'s, when its run ends, is
+after_run.py's: it fires no schedule, so it does not import the cron).
 
 The app factory hands on_tick to the engine's scheduler (engine/scheduler.py runs it after
 each tick that holds the orchestrator lease, so only one process fires schedules; the
@@ -56,9 +57,3 @@ def _send():
             deliver_due()
     except Exception:  # a sender must never take anything down; the next pass tries again
         log.exception("alert webhooks failed")
-
-
-def after_run(now=None):
-    """What the CLI does when its foreground run ends: digest it and send its webhooks now."""
-    digest_finished(now)
-    deliver_due(now)

@@ -3,59 +3,30 @@
 The webhook URL is a secret (it often carries a token): encrypted at rest with the row's AAD,
 shown masked, never logged. Setting or changing the schedule computes the next fire time; an
 edit that leaves the schedule as it was keeps it, so saving a template never skips or repeats a
-fire.
+fire. Finding, starting and the webhook's secret are template_start.py's (no cron there).
 """
 
 from .. import crypto
 from ..clock import isoformat
 from ..clock import utcnow
 from ..db import database
-from ..errors import NotFound
 from ..errors import ValidationError
 from ..models import Provider
 from ..models import Run
 from ..models import RunCollection
 from ..models import RunTarget
 from ..models import Template
-from ..runs.lifecycle import create_run
 from ..runs.state import run_state
 from . import cron
 from .template_fields import clean_template
-
-
-def _aad(template_id):
-    return f"template:{template_id}:webhook"
-
-
-def get_template(template_id):
-    """The template with this id, or NotFound."""
-    template = Template.get_or_none(Template.id == template_id)
-    if template is None:
-        raise NotFound(f"template {template_id} not found; GET /api/templates lists them")
-    return template
-
-
-def find_template(ref):
-    """A template by name, or by id when `ref` is a number (the CLI's --template)."""
-    template = Template.get_or_none(Template.name == str(ref))
-    if template is None and str(ref).isdigit():
-        template = Template.get_or_none(Template.id == int(ref))
-    if template is None:
-        names = ", ".join(n for (n,) in Template.select(Template.name).tuples()) or "none yet"
-        raise NotFound(f"no template named {ref!r} (templates: {names})")
-    return template
+from .template_start import get_template
+from .template_start import webhook_aad
+from .template_start import webhook_url
 
 
 def list_templates():
     """Every template by name."""
     return list(Template.select().order_by(Template.name))
-
-
-def webhook_url(template):
-    """The template's webhook URL in clear text (for sending only), or None."""
-    if not template.webhook_url:
-        return None
-    return crypto.decrypt(template.webhook_url, _aad(template.id))
 
 
 def masked_webhook(template):
@@ -115,7 +86,7 @@ def create_template(data, now=None):
             **_schedule_fields(cleaned["schedule"], now=now),
         )
         if cleaned["webhook"]:
-            template.webhook_url = crypto.encrypt(cleaned["webhook"], _aad(template.id))
+            template.webhook_url = crypto.encrypt(cleaned["webhook"], webhook_aad(template.id))
             template.save()
     return template
 
@@ -139,7 +110,7 @@ def update_template(template_id, data, now=None):
         if cleaned["webhook"] == "":
             fields["webhook_url"] = None
         elif cleaned["webhook"]:
-            fields["webhook_url"] = crypto.encrypt(cleaned["webhook"], _aad(template.id))
+            fields["webhook_url"] = crypto.encrypt(cleaned["webhook"], webhook_aad(template.id))
         Template.update(**fields).where(Template.id == template.id).execute()
     return get_template(template.id)
 
@@ -171,21 +142,6 @@ def spec_from_run(run):
     if run.settings:
         spec["settings"] = run.settings
     return spec  # no name: the template's runs are named after the template
-
-
-def start_template(template_id, *, queue=True, triggered_by="manual", note=None, now=None):
-    """Start a run from the template (queued when the engine is busy and `queue` is set)."""
-    template = get_template(template_id)
-    spec = {"name": template.name, **template.spec}
-    return create_run(
-        spec,
-        source="template",
-        now=now,
-        queue=queue,
-        template=template,
-        triggered_by=triggered_by,
-        trigger_note=note,
-    )
 
 
 def schedule_to_dict(template, now=None):

@@ -17,7 +17,7 @@ from ..db import database
 from ..models import Alert
 from ..models import Run
 from ..models import Template
-from .templates import webhook_url
+from .template_start import webhook_url
 
 log = logging.getLogger(__name__)
 

@@ -13,13 +13,13 @@ from ..errors import LlmbenchError
 from ..errors import ValidationError
 from ..runs.queries import get_run
 from ..runs.state import run_state
+from ..schedules.template_start import get_template
+from ..schedules.template_start import start_template
 from ..schedules.templates import create_template
 from ..schedules.templates import delete_template
-from ..schedules.templates import get_template
 from ..schedules.templates import list_templates
 from ..schedules.templates import masked_webhook
 from ..schedules.templates import spec_from_run
-from ..schedules.templates import start_template
 from ..schedules.templates import template_detail
 from ..schedules.templates import template_to_dict
 from ..schedules.templates import update_template

@@ -1,0 +1,54 @@
+"""A saved template found, started, and its webhook URL read: what `llmbench run --template`,
+the scheduler's firing and the alert webhooks need. The schedule (cron, next fire times) is
+templates.py's: APScheduler's CronTrigger is not imported by a run that has no schedule."""
+
+from .. import crypto
+from ..errors import NotFound
+from ..models import Template
+from ..runs.lifecycle import create_run
+
+
+def webhook_aad(template_id):
+    """The webhook URL's associated data: its ciphertext belongs to this template's row."""
+    return f"template:{template_id}:webhook"
+
+
+def get_template(template_id):
+    """The template with this id, or NotFound."""
+    template = Template.get_or_none(Template.id == template_id)
+    if template is None:
+        raise NotFound(f"template {template_id} not found; GET /api/templates lists them")
+    return template
+
+
+def find_template(ref):
+    """A template by name, or by id when `ref` is a number (the CLI's --template)."""
+    template = Template.get_or_none(Template.name == str(ref))
+    if template is None and str(ref).isdigit():
+        template = Template.get_or_none(Template.id == int(ref))
+    if template is None:
+        names = ", ".join(n for (n,) in Template.select(Template.name).tuples()) or "none yet"
+        raise NotFound(f"no template named {ref!r} (templates: {names})")
+    return template
+
+
+def webhook_url(template):
+    """The template's webhook URL in clear text (for sending only), or None."""
+    if not template.webhook_url:
+        return None
+    return crypto.decrypt(template.webhook_url, webhook_aad(template.id))
+
+
+def start_template(template_id, *, queue=True, triggered_by="manual", note=None, now=None):
+    """Start a run from the template (queued when the engine is busy and `queue` is set)."""
+    template = get_template(template_id)
+    spec = {"name": template.name, **template.spec}
+    return create_run(
+        spec,
+        source="template",
+        now=now,
+        queue=queue,
+        template=template,
+        triggered_by=triggered_by,
+        trigger_note=note,
+    )

@@ -1,0 +1,52 @@
+"""What `llmbench run` loads and leaves behind as a process: the libraries a quiet run does not use
+stay unimported (issue 9: start-up counts), and the database file is whole when it exits."""
+
+import os
+import subprocess
+import sys
+
+from app.config import REPO_ROOT
+from tests.cli_helpers import cli_env
+from tests.cli_helpers import judge_scores
+from tests.cli_helpers import write_config
+
+# The live screen (rich), report.html (Jinja, pygal) and schedules (APScheduler): a quiet run
+# that writes no files uses none of them; loaded anyway, they were ~0.2 s of every start-up.
+UNUSED_BY_A_QUIET_RUN = ("rich", "pygal", "jinja2", "apscheduler", "flask")
+
+PROBE = """
+import sys
+import app.cli.foreground, app.cli.progress, app.cli.runs
+print(" ".join(m for m in sys.argv[1:] if m in sys.modules))
+"""
+
+
+def test_the_run_command_imports_no_screen_report_or_schedule_library():
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, *UNUSED_BY_A_QUIET_RUN],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert result.stdout.split() == []
+
+
+def test_a_finished_run_command_leaves_the_database_file_whole(tmp_path, fake):
+    config = write_config(tmp_path, fake, tasks=2)
+    fake.responder = judge_scores({"m1": 80, "m2": 80})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LLMBENCH_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "app.cli", "run", "-c", str(config), "-q"],
+        cwd=REPO_ROOT,
+        env={**env, **cli_env(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    # Its connections were closed before the process ended: the WAL is checkpointed into the
+    # file and removed, so copying cli.db alone copies the run.
+    assert (tmp_path / "cli.db").exists()
+    assert not (tmp_path / "cli.db-wal").exists()
