@@ -16,6 +16,7 @@ import threading
 
 from ..clock import db_text
 from ..db import database
+from ..judge import rubric
 from ..models import NEW
 from ..models import WAITING_FOR_JUDGE
 from ..models import Item
@@ -39,9 +40,30 @@ CLAIM_SQL = (
     "AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT ?{lock}){close} "
     "{recheck}"
     "AND EXISTS (SELECT 1 FROM run WHERE id = ? AND status = 'PENDING' AND control = 'running') "
-    "RETURNING id, attempts, task_key, question, system_prompt, answer, first_attempt_at, "
-    "target_id"
+    "RETURNING {returning}"
 )
+# What a claim returns: what answering needs (Claimed), or what judging reads (ClaimedAnswer:
+# the answer, the task's references and rubric), so a judgement reads no row of its own.
+ANSWERING = (
+    "id",
+    "attempts",
+    "task_key",
+    "question",
+    "system_prompt",
+    "answer",
+    "first_attempt_at",
+    "target_id",
+)
+JUDGING = (
+    "id",
+    "attempts",
+    "task_key",
+    "target_id",
+    "first_attempt_at",
+    "answer",
+    *rubric.TASK_FIELDS,
+)
+RETURNING = {NEW: ANSWERING, WAITING_FOR_JUDGE: JUDGING}
 CLAIM_INDEX = {NEW: "item_claim_new", WAITING_FOR_JUDGE: "item_claim_judge"}
 PG_LOCK = " FOR UPDATE SKIP LOCKED"
 # `id IN (SELECT … FOR UPDATE SKIP LOCKED LIMIT k)` is not safe on PostgreSQL: the planner may
@@ -98,6 +120,7 @@ _CLAIM_SQL = {}  # (status, by target, postgres) -> the statement: built once, u
 
 def _claim_sql(status, by_target, postgres):
     return CLAIM_SQL.format(
+        returning=", ".join(RETURNING[status]),
         hint="" if postgres else f" INDEXED BY {CLAIM_INDEX[status]}",
         status=status,
         target="AND target_id = ?" if by_target else "",
@@ -181,6 +204,20 @@ class Claimed:
         self.first_attempt_at = stored_time(first)
 
 
+class ClaimedAnswer:
+    """What a judgement claim returned (JUDGING): the item as the judge sees it."""
+
+    __slots__ = JUDGING
+
+    def __init__(self, row):
+        columns = Item._meta.columns
+        for name, value in zip(JUDGING, row, strict=True):
+            setattr(self, name, columns[name].python_value(value))
+
+
+CLAIMED = {NEW: Claimed, WAITING_FOR_JUDGE: ClaimedAnswer}
+
+
 def claimable(run, status, now):
     """WHERE an item of `run` in `status` may be claimed now (no backoff, no live claim)."""
     return (
@@ -227,7 +264,8 @@ def claim_batch(
     run_id, status, now, deadline, target_id=None, k=1, holder=None, provider_id=None, limit=None
 ):
     """Claim up to `k` claimable items of a run (optionally of one target) in one short
-    transaction, for `holder` (who may release them all if it dies): a Batch of Claimed.
+    transaction, for `holder` (who may release them all if it dies): a Batch of Claimed (NEW)
+    or of ClaimedAnswer (WAITING_FOR_JUDGE).
 
     With `provider_id` and `limit` on PostgreSQL, at most the provider's free slots are kept
     (fit_to_limit above); the Batch is `full` when none was. SQLite has one process claiming,
@@ -242,7 +280,7 @@ def claim_batch(
         params += [int(k), run_id]
         with writing():
             rows = database.execute_sql(sql, params).fetchall()
-        return Batch(sorted((Claimed(row) for row in rows), key=lambda c: c.id))
+        return Batch(sorted(map(CLAIMED[status], rows), key=lambda c: c.id))
     counted = provider_id is not None and limit
     if counted:
         k = slots_left(provider_id, limit, now, k)
@@ -251,7 +289,7 @@ def claim_batch(
     # One statement, committed on its own (autocommit), so the count below sees it.
     params += [int(k), db_text(now), run_id]  # LIMIT, the re-check once locked, the run
     rows = database.execute_sql(sql, params).fetchall()
-    batch = Batch(sorted((Claimed(row) for row in rows), key=lambda c: c.id))
+    batch = Batch(sorted(map(CLAIMED[status], rows), key=lambda c: c.id))
     if counted and batch:
         batch = Batch(fit_to_limit(batch, provider_id, limit, now, release))
         if not batch:

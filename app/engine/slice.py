@@ -213,7 +213,7 @@ class Slice:
                     None if ctx.breaker.waiting(provider.id, now) else feed(now, until)
                 ),
                 lambda row: f"judging {row.task_key} on {ctx.target_label(row.target_id)}",
-                lambda row: self.worker.judge(row.id, row.attempts, adapter),
+                lambda row: self.worker.judge(row, adapter),
                 self.worker.internal_failure,
             ),
         )
