@@ -17,6 +17,7 @@ from ..models import PENDING
 from ..models import WAITING_FOR_JUDGE
 from ..models import Run
 from . import claims
+from . import wal
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +183,7 @@ class WorkerPool:
 
         def worker():
             try:
-                with database.connection_context():
+                with database.connection_context(), wal.worker_connection():
                     body()
             except Exception as exc:  # e.g. the database stayed locked: the claim expires
                 log.exception("orchestrator worker failed")
@@ -201,8 +202,11 @@ class WorkerPool:
         ]
         for t in threads:
             t.start()
-        extended = time.monotonic()
+        extended = checkpointed = time.monotonic()
         while not done.wait(POLL_SECONDS):
+            if time.monotonic() - checkpointed >= wal.CHECKPOINT_SECONDS:
+                checkpointed = time.monotonic()
+                wal.checkpoint()
             if not self.still_running():
                 run = Run.get_by_id(ctx.run.id)
                 if (
@@ -218,6 +222,7 @@ class WorkerPool:
             if time.monotonic() - extended >= self._extend_every():
                 extended = time.monotonic()
                 self._extend_claims()
+        wal.checkpoint()
         self._worker_outcome(failures)
         return None
 
