@@ -10,8 +10,13 @@ no WAL of ours to manage: both are no-ops there.
 """
 
 import contextlib
+import logging
+
+from peewee import OperationalError
 
 from ..db import database
+
+log = logging.getLogger(__name__)
 
 CHECKPOINT_SECONDS = 0.5  # how often the supervisor checkpoints while workers write
 
@@ -32,6 +37,13 @@ def worker_connection():
 
 
 def checkpoint():
-    """Copy what the WAL holds into the database file without blocking writers (PASSIVE)."""
-    if not database.is_postgres:
+    """Copy what the WAL holds into the database file without blocking writers (PASSIVE).
+
+    A checkpoint that cannot run now (another process holds the database) is logged and left
+    to the next one: nothing written waits on it."""
+    if database.is_postgres:
+        return
+    try:
         database.execute_sql("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    except OperationalError as exc:
+        log.warning("WAL checkpoint skipped: %s", exc)
