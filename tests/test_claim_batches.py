@@ -7,6 +7,7 @@ from app.engine import claims
 from app.engine import lease
 from app.models import NEW
 from app.models import PENDING
+from app.models import WAITING_FOR_JUDGE
 from app.models import Item
 from tests.factories import T0
 from tests.factories import add_item
@@ -69,3 +70,20 @@ def test_a_late_outcome_of_an_expired_claim_is_not_recorded_after_another_claime
     assert claims.update_claimed(item.id, NEW, first.attempts, {"answer": "late"}) == 0
     assert claims.update_claimed(item.id, NEW, second.attempts, {"answer": "mine"}) == 1
     assert Item.get_by_id(item.id).answer == "mine"
+
+
+def test_a_judgement_claim_carries_the_answer_and_the_references(app):
+    run, (target,) = make_run("judged", status=PENDING, control="running", phase="JUDGING")
+    item = add_item(
+        run,
+        target,
+        "t1",
+        status=WAITING_FOR_JUDGE,
+        answer="forty-two",
+        excellent="42",
+        rubric=[{"criterion": "exact", "weight": 1}],
+    )
+    (claimed,) = claims.claim_batch(run.id, WAITING_FOR_JUDGE, T0, LATER, k=1, holder="w1")
+    assert (claimed.id, claimed.attempts, claimed.answer) == (item.id, 1, "forty-two")
+    assert (claimed.question, claimed.excellent) == ("Question t1?", "42")
+    assert claimed.rubric == [{"criterion": "exact", "weight": 1}]

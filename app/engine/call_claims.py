@@ -116,7 +116,7 @@ def claim_batch(run_id, job_id, now, deadline, holder=None, provider_id=None, li
         params.append(db_text(now))
     params.append(run_id)
     if not postgres:
-        with database.atomic("IMMEDIATE"):
+        with claims.writing():
             row = database.execute_sql(sql, params).fetchone()
         return claims.Batch([ClaimedCall(row)] if row else [])
     counted = provider_id is not None and limit
@@ -133,16 +133,19 @@ def claim_batch(run_id, job_id, now, deadline, holder=None, provider_id=None, li
 
 def release(call_id, attempts):
     """Give a claim back without counting it (a stop abandoned the request)."""
-    return (
-        JudgeCall.update(attempts=JudgeCall.attempts - 1, claimed_until=None, first_attempt_at=None)
-        .where(
-            (JudgeCall.id == call_id)
-            & (JudgeCall.attempts == attempts)
-            & (JudgeCall.status == NEW)
-            & JudgeCall.claimed_until.is_null(False)
+    with claims.writer():
+        return (
+            JudgeCall.update(
+                attempts=JudgeCall.attempts - 1, claimed_until=None, first_attempt_at=None
+            )
+            .where(
+                (JudgeCall.id == call_id)
+                & (JudgeCall.attempts == attempts)
+                & (JudgeCall.status == NEW)
+                & JudgeCall.claimed_until.is_null(False)
+            )
+            .execute()
         )
-        .execute()
-    )
 
 
 def release_all(runs, holder=None):
@@ -171,11 +174,12 @@ def release_all(runs, holder=None):
 
 def extend(call_id, status, attempts, deadline):
     """Push on the deadline of a claim still in flight; 1 when it is still ours."""
-    return database.execute_sql(
-        "UPDATE judgecall SET claimed_until = ? WHERE id = ? AND status = ? AND attempts = ? "
-        "AND claimed_until IS NOT NULL",
-        (db_text(deadline), call_id, status, attempts),
-    ).rowcount
+    with claims.writer():
+        return database.execute_sql(
+            "UPDATE judgecall SET claimed_until = ? WHERE id = ? AND status = ? AND attempts = ? "
+            "AND claimed_until IS NOT NULL",
+            (db_text(deadline), call_id, status, attempts),
+        ).rowcount
 
 
 def update_claimed(call_id, attempts, fields):

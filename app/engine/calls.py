@@ -11,7 +11,6 @@ winner both times wins, anything else is a tie flagged inconsistent (MT-Bench's 
 import logging
 from types import SimpleNamespace
 
-from ..db import database
 from ..judge import pairwise
 from ..judge import rubric
 from ..models import COMPLETED
@@ -29,6 +28,7 @@ from ..runs.judge_jobs import LEVELS
 from ..runs.judge_jobs import PAIRWISE
 from ..runs.judge_jobs import judge_voter
 from . import call_claims
+from . import claims
 from . import retry
 from .items import JUDGE_RAW_SEPARATOR
 from .metrics import cost
@@ -166,7 +166,7 @@ class CallWorker:
         else:
             fields["score"] = result["score"]
             message = f"{self.label(row)}: {call.level} reference scored {result['score']:g}"
-        with database.atomic():
+        with claims.writing():
             if not call_claims.update_claimed(row.id, row.attempts, fields):
                 return
             if job.kind == PAIRWISE:
@@ -242,7 +242,7 @@ class CallWorker:
             fields.update(status=FAILED, next_retry_at=None, error_msg=decision.message)
             event, level = "judge_call_failed", "ERROR"
             message = f"{self.label(row)} failed: {decision.message}"
-        with database.atomic():
+        with claims.writing():
             if call_claims.update_claimed(row.id, row.attempts, fields):
                 ctx.emit(event, message, level=level, data={"callId": row.id}, now=now)
 
@@ -251,7 +251,7 @@ class CallWorker:
         ctx = self.ctx
         now = ctx.now()
         error = f"internal error: {exc!r}"[:500]
-        with database.atomic():
+        with claims.writing():
             if call_claims.update_claimed(
                 row.id,
                 row.attempts,

@@ -10,10 +10,13 @@ that arrives after its claim was released (stop) or re-claimed (crash recovery) 
 `next_retry_at` only ever means "a failed attempt waits until then".
 """
 
+import contextlib
 import datetime as dt
+import threading
 
 from ..clock import db_text
 from ..db import database
+from ..judge import rubric
 from ..models import NEW
 from ..models import WAITING_FOR_JUDGE
 from ..models import Item
@@ -37,9 +40,30 @@ CLAIM_SQL = (
     "AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT ?{lock}){close} "
     "{recheck}"
     "AND EXISTS (SELECT 1 FROM run WHERE id = ? AND status = 'PENDING' AND control = 'running') "
-    "RETURNING id, attempts, task_key, question, system_prompt, answer, first_attempt_at, "
-    "target_id"
+    "RETURNING {returning}"
 )
+# What a claim returns: what answering needs (Claimed), or what judging reads (ClaimedAnswer:
+# the answer, the task's references and rubric), so a judgement reads no row of its own.
+ANSWERING = (
+    "id",
+    "attempts",
+    "task_key",
+    "question",
+    "system_prompt",
+    "answer",
+    "first_attempt_at",
+    "target_id",
+)
+JUDGING = (
+    "id",
+    "attempts",
+    "task_key",
+    "target_id",
+    "first_attempt_at",
+    "answer",
+    *rubric.TASK_FIELDS,
+)
+RETURNING = {NEW: ANSWERING, WAITING_FOR_JUDGE: JUDGING}
 CLAIM_INDEX = {NEW: "item_claim_new", WAITING_FOR_JUDGE: "item_claim_judge"}
 PG_LOCK = " FOR UPDATE SKIP LOCKED"
 # `id IN (SELECT … FOR UPDATE SKIP LOCKED LIMIT k)` is not safe on PostgreSQL: the planner may
@@ -70,6 +94,15 @@ IN_FLIGHT_SQL = (
 )
 
 
+# SQLite has one writer at a time, and every engine thread holds a connection of its own: they
+# met at BEGIN IMMEDIATE, where SQLite's busy handler sleeps 1, 2, 5, 10 ... ms before it tries
+# again (a 1500-task run: 45 % of its 12k BEGINs waited over 1 ms, 44 s of waiting in all). The
+# engine's writes queue on this lock instead, which hands over at once; other processes (the web
+# app, a CLI command) still meet the busy timeout as before. Re-entrant: a write inside a write
+# is a savepoint of the same transaction. PostgreSQL needs none of it.
+_WRITER = threading.RLock()
+
+
 def claim_sql(status, by_target, postgres=None):
     """The claim statement for items in `status` (NEW or WAITING_FOR_JUDGE), of one target or
     of the whole run, in the dialect of the bound database (or of `postgres` when given)."""
@@ -87,6 +120,7 @@ _CLAIM_SQL = {}  # (status, by target, postgres) -> the statement: built once, u
 
 def _claim_sql(status, by_target, postgres):
     return CLAIM_SQL.format(
+        returning=", ".join(RETURNING[status]),
         hint="" if postgres else f" INDEXED BY {CLAIM_INDEX[status]}",
         status=status,
         target="AND target_id = ?" if by_target else "",
@@ -170,6 +204,20 @@ class Claimed:
         self.first_attempt_at = stored_time(first)
 
 
+class ClaimedAnswer:
+    """What a judgement claim returned (JUDGING): the item as the judge sees it."""
+
+    __slots__ = JUDGING
+
+    def __init__(self, row):
+        columns = Item._meta.columns
+        for name, value in zip(JUDGING, row, strict=True):
+            setattr(self, name, columns[name].python_value(value))
+
+
+CLAIMED = {NEW: Claimed, WAITING_FOR_JUDGE: ClaimedAnswer}
+
+
 def claimable(run, status, now):
     """WHERE an item of `run` in `status` may be claimed now (no backoff, no live claim)."""
     return (
@@ -216,7 +264,8 @@ def claim_batch(
     run_id, status, now, deadline, target_id=None, k=1, holder=None, provider_id=None, limit=None
 ):
     """Claim up to `k` claimable items of a run (optionally of one target) in one short
-    transaction, for `holder` (who may release them all if it dies): a Batch of Claimed.
+    transaction, for `holder` (who may release them all if it dies): a Batch of Claimed (NEW)
+    or of ClaimedAnswer (WAITING_FOR_JUDGE).
 
     With `provider_id` and `limit` on PostgreSQL, at most the provider's free slots are kept
     (fit_to_limit above); the Batch is `full` when none was. SQLite has one process claiming,
@@ -229,9 +278,9 @@ def claim_batch(
     params += [db_text(now), db_text(now)]
     if not database.is_postgres:
         params += [int(k), run_id]
-        with database.atomic("IMMEDIATE"):
+        with writing():
             rows = database.execute_sql(sql, params).fetchall()
-        return Batch(sorted((Claimed(row) for row in rows), key=lambda c: c.id))
+        return Batch(sorted(map(CLAIMED[status], rows), key=lambda c: c.id))
     counted = provider_id is not None and limit
     if counted:
         k = slots_left(provider_id, limit, now, k)
@@ -240,7 +289,7 @@ def claim_batch(
     # One statement, committed on its own (autocommit), so the count below sees it.
     params += [int(k), db_text(now), run_id]  # LIMIT, the re-check once locked, the run
     rows = database.execute_sql(sql, params).fetchall()
-    batch = Batch(sorted((Claimed(row) for row in rows), key=lambda c: c.id))
+    batch = Batch(sorted(map(CLAIMED[status], rows), key=lambda c: c.id))
     if counted and batch:
         batch = Batch(fit_to_limit(batch, provider_id, limit, now, release))
         if not batch:
@@ -261,16 +310,17 @@ def release(item_id, attempts):
     The retry-time cap starts again with the next attempt: a run continued hours later must
     not give up on its first transient error because of when it was first tried.
     """
-    return (
-        Item.update(attempts=Item.attempts - 1, claimed_until=None, first_attempt_at=None)
-        .where(
-            (Item.id == item_id)
-            & (Item.attempts == attempts)
-            & Item.status.in_([NEW, WAITING_FOR_JUDGE])
-            & Item.claimed_until.is_null(False)
+    with writer():
+        return (
+            Item.update(attempts=Item.attempts - 1, claimed_until=None, first_attempt_at=None)
+            .where(
+                (Item.id == item_id)
+                & (Item.attempts == attempts)
+                & Item.status.in_([NEW, WAITING_FOR_JUDGE])
+                & Item.claimed_until.is_null(False)
+            )
+            .execute()
         )
-        .execute()
-    )
 
 
 def release_all(runs, holder=None):
@@ -298,19 +348,39 @@ def release_all(runs, holder=None):
 
 def extend(item_id, status, attempts, deadline):
     """Push on the deadline of a claim still in flight; 1 when it is still ours."""
-    return database.execute_sql(
-        "UPDATE item SET claimed_until = ? WHERE id = ? AND status = ? AND attempts = ? "
-        "AND claimed_until IS NOT NULL",
-        (db_text(deadline), item_id, status, attempts),
-    ).rowcount
+    with writer():
+        return database.execute_sql(
+            "UPDATE item SET claimed_until = ? WHERE id = ? AND status = ? AND attempts = ? "
+            "AND claimed_until IS NOT NULL",
+            (db_text(deadline), item_id, status, attempts),
+        ).rowcount
+
+
+def writer():
+    """What an engine thread holds while it writes outside writing(): on SQLite the engine's
+    write lock (_WRITER), on PostgreSQL nothing."""
+    return contextlib.nullcontext() if database.is_postgres else _WRITER
+
+
+@contextlib.contextmanager
+def writing():
+    """A write transaction of the engine: on SQLite IMMEDIATE under the engine's write lock
+    (_WRITER, one engine thread at a time), on PostgreSQL database.atomic() (its global write
+    lock, db.py)."""
+    if database.is_postgres:
+        with database.atomic():
+            yield
+        return
+    with _WRITER, database.atomic("IMMEDIATE"):
+        yield
 
 
 def recording():
     """The transaction that records a claimed row's outcome (update_claimed and its run-log
     line): the write is guarded by the row itself (status, claimed attempts), so on PostgreSQL
     it takes no global write lock (db.py) and the workers' records do not queue on each other.
-    SQLite has one writer anyway: its IMMEDIATE transaction as before."""
-    return database.atomic("DEFERRED") if database.is_postgres else database.atomic()
+    SQLite has one writer anyway: writing()."""
+    return database.atomic("DEFERRED") if database.is_postgres else writing()
 
 
 _UPDATE_SQL = {}  # field names -> SQL text: built once, an item is recorded per request

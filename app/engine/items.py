@@ -4,7 +4,6 @@ judgement, a retry or the failure (every write guarded by the claim, engine/clai
 import logging
 import threading
 
-from ..db import database
 from ..judge import rubric
 from ..models import COMPLETED
 from ..models import FAILED
@@ -26,19 +25,6 @@ JUDGE_RAW_SEPARATOR = "\n\n----- repair request -----\n\n"
 DEFAULT_MAX_TOKENS = 2048
 JUDGE_UNUSABLE_TO_PAUSE = 5  # unusable judgements in a row before the run pauses
 MAX_TOKENS_NAMES = ("max_tokens", "maxTokens", "max_completion_tokens", "num_predict")
-# What judging an item reads: the claim's columns, the references and the rubric. Not the
-# item's 60 columns as a model: building that select and model cost more per judgement than
-# recording it (py-spy: 14 % of a 1.2k-call run's time).
-JUDGED_COLUMNS = (
-    "id",
-    "attempts",
-    "task_key",
-    "target_id",
-    "first_attempt_at",
-    "answer",
-    *rubric.TASK_FIELDS,
-)
-JUDGED_SQL = f'SELECT {", ".join(JUDGED_COLUMNS)} FROM "item" WHERE "id" = ?'
 
 
 def call_params(params, config):
@@ -58,25 +44,6 @@ class Failure(Exception):
         self.message = message
         self.transient = transient
         self.retry_after = retry_after
-
-
-class Judged:
-    """The item as the judge sees it (JUDGED_COLUMNS), read in one plain SELECT."""
-
-    __slots__ = JUDGED_COLUMNS
-
-    def __init__(self, row):
-        columns = Item._meta.columns
-        for name, value in zip(JUDGED_COLUMNS, row, strict=True):
-            setattr(self, name, columns[name].python_value(value))
-
-
-def judged_item(item_id):
-    """The claimed item to judge; Item.DoesNotExist when it is gone (its run was deleted)."""
-    row = database.execute_sql(JUDGED_SQL, (item_id,)).fetchone()
-    if row is None:
-        raise Item.DoesNotExist(f"item {item_id} is gone")
-    return Judged(row)
 
 
 class ItemWorker:
@@ -283,10 +250,11 @@ class ItemWorker:
                 )
 
     # ---- judgements ------------------------------------------------------------------------
-    def judge(self, item_id, attempts, adapter):
-        """Have the judge score one answered item; record the judgement, a retry or failure."""
+    def judge(self, item, adapter):
+        """Have the judge score one claimed answer (claims.ClaimedAnswer); record the
+        judgement, a retry or failure."""
         ctx = self.ctx
-        item = judged_item(item_id)
+        attempts = item.attempts
         try:
             result = rubric.judge_item(
                 adapter,
@@ -305,7 +273,7 @@ class ItemWorker:
                 self._judge_failed(item, attempts, exc)
             return
         except Exception as exc:
-            log.exception("unexpected error judging item %s", item_id)
+            log.exception("unexpected error judging item %s", item.id)
             self._judge_failed(
                 item, attempts, rubric.JudgeError(f"internal error: {exc!r}", transient=False)
             )

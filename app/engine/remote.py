@@ -174,7 +174,7 @@ class RemoteWorker:
             ctx.concurrency(provider, judge=True),
             2 * ctx.judge_repeats,  # a repair at most per judgement
             lambda row: f"judging {row.task_key} on {ctx.target_label(row.target_id)}",
-            lambda row, w=worker, a=adapter: w.judge(row.id, row.attempts, a),
+            lambda row, w=worker, a=adapter: w.judge(row, a),
             worker,
         )
         return True

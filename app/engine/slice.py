@@ -162,8 +162,11 @@ class Slice:
             lambda now, until, k: claims.claim_batch(
                 ctx.run.id, NEW, now, until, target.id, k, self.holder, target.provider_id, limit
             ),
+            k=limit,
+            ahead=not database.is_postgres,
         )
-        return self.pool.supervise(
+        return self._supervise(
+            feed,
             limit,
             lambda: self.pool.claim_loop(
                 NEW,
@@ -197,8 +200,11 @@ class Slice:
             lambda now, until, k: claims.claim_batch(
                 ctx.run.id, WAITING_FOR_JUDGE, now, until, None, k, self.holder, provider.id, limit
             ),
+            k=limit,
+            ahead=not database.is_postgres,
         )
-        return self.pool.supervise(
+        return self._supervise(
+            feed,
             limit,
             lambda: self.pool.claim_loop(
                 WAITING_FOR_JUDGE,
@@ -207,7 +213,7 @@ class Slice:
                     None if ctx.breaker.waiting(provider.id, now) else feed(now, until)
                 ),
                 lambda row: f"judging {row.task_key} on {ctx.target_label(row.target_id)}",
-                lambda row: self.worker.judge(row.id, row.attempts, adapter),
+                lambda row: self.worker.judge(row, adapter),
                 self.worker.internal_failure,
             ),
         )
@@ -248,6 +254,14 @@ class Slice:
                 store=call_claims,
             ),
         )
+
+    def _supervise(self, feed, limit, body):
+        """The pool's supervise(limit, body), then the feed's batched claims no thread took
+        (the pool halted first) given back uncounted."""
+        try:
+            return self.pool.supervise(limit, body)
+        finally:
+            feed.leftover()
 
     def _still_running(self):
         """The run is still running, not interrupted, and the lease is still ours."""

@@ -17,6 +17,7 @@ from ..models import PENDING
 from ..models import WAITING_FOR_JUDGE
 from ..models import Run
 from . import claims
+from . import wal
 
 log = logging.getLogger(__name__)
 
@@ -52,13 +53,16 @@ class ClaimFeed:
     taken by other processes) makes the asking thread wait FULL_WAIT_SECONDS and ask again until
     the pool halts. `leftover()` gives back what no thread took (call it after supervise).
 
-    The orchestrator keeps k=1: its threads each claim their own item right before sending it,
-    so a claim's deadline always starts with its request and nothing sits claimed unsent; on
-    SQLite claims are serialised by the write lock anyway, so a batch would save little.
+    `ahead`: claim k even when fewer threads are asking, the rest kept for the next ones. The
+    orchestrator does so on SQLite, where a claim is a write transaction of its own (BEGIN
+    IMMEDIATE, commit) and one process claims: k claims cost one transaction, and an item sits
+    claimed unsent only until a thread finishes its current request. On PostgreSQL claims held
+    ahead would take slots of the provider's max_concurrency across processes, so only the
+    threads asking share a batch. Whatever is left when the pool halts goes back by leftover().
     """
 
-    def __init__(self, pool, claim, k=1):
-        self.pool, self.claim, self.k = pool, claim, max(1, int(k))
+    def __init__(self, pool, claim, k=1, ahead=False):
+        self.pool, self.claim, self.k, self.ahead = pool, claim, max(1, int(k)), ahead
         self._buffer = collections.deque()
         self._claiming = threading.Lock()
         self._count = threading.Lock()
@@ -74,7 +78,7 @@ class ClaimFeed:
                     if self._buffer:
                         return self._buffer.popleft()
                     with self._count:
-                        k = min(self.k, self._asking)
+                        k = self.k if self.ahead else min(self.k, self._asking)
                     batch = self.claim(now, deadline, k)
                     if batch:
                         self._buffer.extend(batch[1:])
@@ -179,7 +183,7 @@ class WorkerPool:
 
         def worker():
             try:
-                with database.connection_context():
+                with database.connection_context(), wal.worker_connection():
                     body()
             except Exception as exc:  # e.g. the database stayed locked: the claim expires
                 log.exception("orchestrator worker failed")
@@ -198,8 +202,11 @@ class WorkerPool:
         ]
         for t in threads:
             t.start()
-        extended = time.monotonic()
+        extended = checkpointed = time.monotonic()
         while not done.wait(POLL_SECONDS):
+            if time.monotonic() - checkpointed >= wal.CHECKPOINT_SECONDS:
+                checkpointed = time.monotonic()
+                wal.checkpoint()
             if not self.still_running():
                 run = Run.get_by_id(ctx.run.id)
                 if (
@@ -215,6 +222,7 @@ class WorkerPool:
             if time.monotonic() - extended >= self._extend_every():
                 extended = time.monotonic()
                 self._extend_claims()
+        wal.checkpoint()
         self._worker_outcome(failures)
         return None
 
