@@ -483,6 +483,84 @@ def m030_redundant_indexes(db):
         )
 
 
+# m031: cheaper kept counts per answer and judgement (bench/bench_item_writes.py; numbers in the
+# commit). The cost was not the triggers' arithmetic but SQLite's statement journal: a statement
+# that fires a trigger and may abort (NOT NULL checks, an upsert's DO UPDATE, a foreign key
+# check) saves every page it changes first, and an answer changes ~20 pages, past the journal's
+# 64 KiB in memory, so every recorded answer created, wrote and unlinked a temp file (strace:
+# /var/tmp/etilqs_*). The record's UPDATE now says OR FAIL (engine/claims.py), and what it fires
+# can no longer abort: plain UPDATEs of item_count, and an INSERT only where the key has no row
+# yet (NOT EXISTS: an upsert's DO UPDATE always may abort, and so, measured, does an INSERT whose
+# WHERE calls changes(); a trigger's OR IGNORE would be overridden by the OR FAIL), into an
+# item_count without a foreign key (a deleted run's rows go with item_count_run_delete instead of a
+# cascade). An item whose key (run, target, status, stage) is unchanged adds the differences to
+# its one row (item_count_change) instead of taking its values back and adding them again.
+_ITEM_KEY = ("run_id", "target_id", "status")
+
+
+def _count_where(r):
+    return (
+        " AND ".join(f"{c} = {r}.{c}" for c in _ITEM_KEY)
+        + f" AND stage = COALESCE({r}.error_stage, '')"
+    )
+
+
+def _count_put(r):
+    """Add the item row `r` (NEW) to its counts row, made first when the key has none."""
+    added = ", ".join(f"{c} = {c} + {e.format(r=r)}" for c, e in ITEM_COUNT_SUMS)
+    columns = ", ".join(c for c, _ in ITEM_COUNT_SUMS)
+    values = ", ".join(e.format(r=r) for _, e in ITEM_COUNT_SUMS)
+    return (
+        f"UPDATE item_count SET {added} WHERE {_count_where(r)}; "
+        f"INSERT INTO item_count ({_KEY}, {columns}) SELECT {r}.run_id, {r}.target_id, "
+        f"{r}.status, COALESCE({r}.error_stage, ''), {values} "
+        f"WHERE NOT EXISTS (SELECT 1 FROM item_count WHERE {_count_where(r)});"
+    )
+
+
+def _count_change():
+    """Add what an item whose key stayed the same changed (NEW minus OLD) to its counts row."""
+    changed = ", ".join(
+        f"{c} = {c} + ({e.format(r='NEW')}) - ({e.format(r='OLD')})"
+        for c, e in ITEM_COUNT_SUMS
+        if c != "n"
+    )
+    return f"UPDATE item_count SET {changed} WHERE {_count_where('NEW')};"
+
+
+_KEY_MOVED = (
+    " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in _ITEM_KEY)
+    + " OR COALESCE(OLD.error_stage, '') IS NOT COALESCE(NEW.error_stage, '')"
+)
+_SUMMED = tuple(c for c in _COUNTED if c not in (*_ITEM_KEY, "error_stage"))
+ITEM_COUNT_WRITES = (
+    "CREATE TRIGGER IF NOT EXISTS item_count_move AFTER UPDATE OF "
+    f"{', '.join(_COUNTED)} ON item WHEN {_KEY_MOVED} "
+    f"BEGIN {_count_take('OLD')} {_count_put('NEW')} END",
+    "CREATE TRIGGER IF NOT EXISTS item_count_change AFTER UPDATE OF "
+    f"{', '.join(_SUMMED)} ON item WHEN NOT ({_KEY_MOVED}) AND ("
+    + " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in _SUMMED)
+    + f") BEGIN {_count_change()} END",
+    "CREATE TRIGGER IF NOT EXISTS item_count_run_delete AFTER DELETE ON run "
+    "BEGIN DELETE FROM item_count WHERE run_id = OLD.id; END",
+)
+
+
+@migration
+def m031_item_count_writes(db):
+    # item_count is derived: dropped and made again as models.py has it now (no foreign key, no
+    # index of its own on run_id: the unique key begins with it), then recounted, so the
+    # migration is idempotent and a fresh database ends the same. PostgreSQL: the table only.
+    db.execute_sql("DROP TABLE IF EXISTS item_count")
+    db.create_tables([ItemCount])
+    if getattr(db, "is_postgres", False):
+        return
+    db.execute_sql("DROP TRIGGER IF EXISTS item_count_update")
+    for sql in ITEM_COUNT_WRITES:
+        db.execute_sql(sql)
+    db.execute_sql(ITEM_COUNT_RECOUNT)
+
+
 def applied(db):
     """Names of the migrations already applied, in order."""
     return [row[0] for row in db.execute_sql("SELECT name FROM _migrations ORDER BY id")]

@@ -390,9 +390,12 @@ class ItemCount(BaseModel):
     """m025: a run's items counted per (target, status, failed stage), with the sums the live
     view, progress, history and /api/runs show. Kept by SQLite triggers on `item` (migrations.py
     m025) in the same transaction that changes an item, so a poll reads a few rows instead of
-    counting 100 000 items; runs/counts.py reads them and can recount."""
+    counting 100 000 items; runs/counts.py reads them and can recount.
 
-    run = ForeignKeyField(Run, on_delete="CASCADE")
+    m031: no foreign key on run_id (an INSERT checking one would make every recorded answer keep
+    a statement journal, migrations.py m031); a deleted run's rows go with a trigger instead."""
+
+    run = IntegerField(column_name="run_id")
     target_id = IntegerField()
     status = CharField(max_length=20)
     stage = CharField(max_length=20, default="")  # the item's error_stage, '' when none

@@ -81,3 +81,61 @@ def test_a_dead_holders_claims_are_given_back_uncounted(app):
     assert claims.release_all([run.id]) == 1
     item = Item.get_by_id(first.id)
     assert item.attempts == 0 and item.claimed_until is None
+
+
+def _retried(run, target):
+    """An item whose failed attempt left values behind, claimed again (attempt 2)."""
+    item = add_item(
+        run,
+        target,
+        "again",
+        status=NEW,
+        attempts=1,
+        error_msg="503",
+        error_stage="answer",
+        next_retry_at=T0,
+        cost_usd=0.25,
+        response_raw="half",
+    )
+    claimed = claims.claim(run.id, NEW, LATER, LATER + dt.timedelta(seconds=60), target.id)
+    assert claimed.id == item.id and claimed.attempts == 2
+    return item
+
+
+def test_an_outcome_clears_the_values_an_earlier_attempt_left(app):
+    run, target, _ = _pending_run(0)
+    item = _retried(run, target)
+    outcome = {
+        "status": WAITING_FOR_JUDGE,
+        "answer": "a",
+        "error_msg": None,
+        "error_stage": None,
+        "next_retry_at": None,
+        "cost_usd": None,
+        "response_raw": None,
+    }
+    assert claims.update_claimed(item.id, NEW, 2, outcome) == 1
+    row = Item.get_by_id(item.id)
+    assert (row.status, row.answer, row.claimed_until) == (WAITING_FOR_JUDGE, "a", None)
+    assert row.error_msg is None and row.error_stage is None and row.next_retry_at is None
+    assert row.cost_usd is None and row.response_raw is None
+
+
+def test_an_outcome_that_is_not_ours_clears_nothing(app):
+    run, target, _ = _pending_run(0)
+    item = _retried(run, target)
+    late = {"status": WAITING_FOR_JUDGE, "error_msg": None, "cost_usd": None}
+    assert claims.update_claimed(item.id, NEW, 1, late) == 0  # the first attempt's, too late
+    row = Item.get_by_id(item.id)
+    assert (row.status, row.error_msg, row.cost_usd) == (NEW, "503", 0.25)
+    assert row.claimed_until is not None
+
+
+def test_an_outcome_with_every_value_null_already_is_recorded_once(app):
+    run, target, (first,) = _pending_run(1)
+    claimed = claims.claim(run.id, NEW, T0, LATER, target.id)
+    fields = {"status": WAITING_FOR_JUDGE, "error_msg": None, "cost_usd": None}
+    assert claims.update_claimed(claimed.id, NEW, 1, fields) == 1
+    assert claims.update_claimed(claimed.id, NEW, 1, fields) == 0  # no longer NEW: not ours
+    row = Item.get_by_id(first.id)
+    assert row.status == WAITING_FOR_JUDGE and row.error_msg is None and row.cost_usd is None

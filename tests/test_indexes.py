@@ -28,7 +28,6 @@ PREFIX_ALLOWED = {
     "item_run_id_category": ID_ORDER + ": the Evaluate queue's category filter",
     "alert_run_id": LATER,
     "collectiontask_collection_id": LATER,
-    "itemcount_run_id": "item_count's rows are added once per (target, status); updates keep keys",
     "judgecall_job_id": LATER,
     "judgecall_run_id": LATER,
     "outage_run_id": LATER,

@@ -124,7 +124,7 @@ def _upto(monkeypatch, last):
         database.execute_sql("DELETE FROM _migrations WHERE name = ?", (name,))
     if "m025_item_counts" in later:  # that code had no kept counts (their triggers name columns)
         if not database.is_postgres:  # PostgreSQL has no such triggers (runs/counts.py)
-            for trigger in ("insert", "update", "delete"):
+            for trigger in ("insert", "delete", "move", "change", "run_delete"):
                 database.execute_sql(f"DROP TRIGGER item_count_{trigger}")
         database.execute_sql("DROP TABLE item_count")
     monkeypatch.setattr(

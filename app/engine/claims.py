@@ -383,19 +383,55 @@ def recording():
     return database.atomic("DEFERRED") if database.is_postgres else writing()
 
 
-_UPDATE_SQL = {}  # field names -> SQL text: built once, an item is recorded per request
+# SQLite: OR FAIL, so that the record keeps no statement journal. A statement that fires a
+# trigger (the kept counts, migrations.py m031) and may abort saves each page it changes first,
+# and an answer changes more pages than the journal keeps in memory: a temp file written and
+# unlinked per answer (~140 us). FAIL differs from ABORT only in what a failing statement leaves
+# of its own changes, and every caller records inside a transaction that rolls back on error.
+UPDATE_VERB = {False: "UPDATE OR FAIL", True: "UPDATE"}
+_UPDATE_SQL = {}  # (set, cleared, postgres) -> both statements: built once, used per record
 
 
 def update_claimed(item_id, status, attempts, fields):
     """Record an outcome while the item is still ours (status and claimed attempts); the claim
-    ends with it. 1 if it was ours."""
-    fields = {**fields, "claimed_until": None}
-    names = tuple(fields)
-    sql = _UPDATE_SQL.get(names)
+    ends with it. 1 if it was ours.
+
+    Fields to be NULL are left out of the UPDATE and cleared by a second one that changes the
+    row only where one of them is not NULL yet: SQLite rewrites every index on a column the SET
+    names, whatever the value, and most of them are NULL already (no cost, no retry)."""
+    columns = Item._meta.fields
+    values = {n: columns[n].db_value(v) for n, v in fields.items()}
+    values["claimed_until"] = None  # ours, so set: the claim ends here
+    names = tuple(n for n, v in values.items() if v is not None or n == "claimed_until")
+    cleared = tuple(n for n, v in values.items() if v is None and n != "claimed_until")
+    key = (names, cleared, database.is_postgres)
+    sql = _UPDATE_SQL.get(key)
     if sql is None:
-        columns = ", ".join(f'"{Item._meta.fields[n].column_name}" = ?' for n in names)
-        sql = _UPDATE_SQL[names] = (
-            f'UPDATE "item" SET {columns} WHERE "id" = ? AND "status" = ? AND "attempts" = ?'
-        )
-    values = [Item._meta.fields[n].db_value(fields[n]) for n in names]
-    return database.execute_sql(sql, (*values, item_id, status, attempts)).rowcount
+        sql = _UPDATE_SQL[key] = _update_sql(names, cleared, database.is_postgres)
+    set_sql, clear_sql = sql
+    ours = database.execute_sql(
+        set_sql, (*(values[n] for n in names), item_id, status, attempts)
+    ).rowcount
+    if ours and clear_sql:
+        # Guarded as the row now is (in the caller's transaction nothing came between).
+        now_status = values.get("status", status)
+        now_attempts = values.get("attempts", attempts)
+        database.execute_sql(clear_sql, (item_id, now_status, now_attempts))
+    return ours
+
+
+def _update_sql(names, cleared, postgres):
+    """The record's UPDATE setting `names`, and the one clearing `cleared` (None if none)."""
+    verb = UPDATE_VERB[postgres]
+    guard = '"id" = ? AND "status" = ? AND "attempts" = ?'
+    set_sql = f'{verb} "item" SET {", ".join(f"{_column(n)} = ?" for n in names)} WHERE {guard}'
+    if not cleared:
+        return set_sql, None
+    nulls = ", ".join(f"{_column(n)} = NULL" for n in cleared)
+    some_set = " OR ".join(f"{_column(n)} IS NOT NULL" for n in cleared)
+    return set_sql, f'{verb} "item" SET {nulls} WHERE {guard} AND ({some_set})'
+
+
+def _column(name):
+    """The quoted column of Item's field `name`."""
+    return f'"{Item._meta.fields[name].column_name}"'

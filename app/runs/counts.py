@@ -1,6 +1,6 @@
 """A run's kept counts: items per status and failed stage, per target, and their sums.
 
-SQLite triggers keep the `item_count` rows (models.ItemCount, migrations m025) in the same
+SQLite triggers keep the `item_count` rows (models.ItemCount, migrations m025, m031) in the same
 transaction that inserts, changes or deletes an item, so the live view's poll, progress, the
 ETA, history and /api/runs read a few rows per run, whatever the run's size. `recount` counts
 the items themselves (what the kept rows must always equal).
