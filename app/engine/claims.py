@@ -389,6 +389,15 @@ def recording():
 # unlinked per answer (~140 us). FAIL differs from ABORT only in what a failing statement leaves
 # of its own changes, and every caller records inside a transaction that rolls back on error.
 UPDATE_VERB = {False: "UPDATE OR FAIL", True: "UPDATE"}
+# Item's fields in an index over all its rows (a partial index skips a row its WHERE leaves out,
+# so a NULL kept NULL costs it nothing). claimed_until is not among them: it is ours, so set.
+INDEXED = frozenset(
+    field.name
+    for index in Item._meta.fields_to_index()
+    if index._where is None
+    for field in index._expressions
+    if hasattr(field, "name")
+)
 _UPDATE_SQL = {}  # (set, cleared, postgres) -> both statements: built once, used per record
 
 
@@ -396,14 +405,15 @@ def update_claimed(item_id, status, attempts, fields):
     """Record an outcome while the item is still ours (status and claimed attempts); the claim
     ends with it. 1 if it was ours.
 
-    Fields to be NULL are left out of the UPDATE and cleared by a second one that changes the
-    row only where one of them is not NULL yet: SQLite rewrites every index on a column the SET
-    names, whatever the value, and most of them are NULL already (no cost, no retry)."""
+    Indexed fields to be NULL (INDEXED) are left out of the UPDATE and cleared by a second one
+    that changes the row only where one of them is not NULL yet: SQLite rewrites every index on
+    a column the SET names, whatever the value, and they are mostly NULL already (an answer
+    with no price has no cost_usd, and had none before)."""
     columns = Item._meta.fields
     values = {n: columns[n].db_value(v) for n, v in fields.items()}
     values["claimed_until"] = None  # ours, so set: the claim ends here
-    names = tuple(n for n, v in values.items() if v is not None or n == "claimed_until")
-    cleared = tuple(n for n, v in values.items() if v is None and n != "claimed_until")
+    cleared = tuple(n for n, v in values.items() if v is None and n in INDEXED)
+    names = tuple(n for n in values if n not in cleared)
     key = (names, cleared, database.is_postgres)
     sql = _UPDATE_SQL.get(key)
     if sql is None:
