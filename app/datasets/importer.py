@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..clock import utcnow
 from ..db import database
+from ..db import in_values
 from ..db import insert_rows
 from ..errors import ValidationError
 from ..models import Collection
@@ -266,7 +267,7 @@ def _existing_ids(task_ids):
     found = {}
     for start in range(0, len(task_ids), 500):
         chunk = task_ids[start : start + 500]
-        query = Task.select(Task.id, Task.task_id).where(Task.task_id.in_(chunk)).tuples()
+        query = Task.select(Task.id, Task.task_id).where(in_values(Task.task_id, chunk)).tuples()
         found.update({task_id: pk for pk, task_id in query})
     return found
 

@@ -10,6 +10,7 @@ from itertools import islice
 from ..catalog import templating
 from ..clock import utcnow
 from ..db import database
+from ..db import in_values
 from ..db import insert_rows
 from ..errors import Conflict
 from ..errors import ValidationError
@@ -137,7 +138,7 @@ def _tasks_by_id(pks):
     snapshots)."""
     for start in range(0, len(pks), TASK_CHUNK):
         chunk = pks[start : start + TASK_CHUNK]
-        query = Task.select(*TASK_COLUMNS).where(Task.id.in_(chunk)).dicts()
+        query = Task.select(*TASK_COLUMNS).where(in_values(Task.id, chunk)).dicts()
         found = {task["id"]: task for task in query}
         yield from (found[pk] for pk in chunk if pk in found)
 
