@@ -196,31 +196,32 @@ def insert_rows(model, rows, *, ignore_conflicts=False):
         return 0
     meta = model._meta
     keys = {meta.fields.get(key) or meta.columns[key]: key for key in rows[0]}
-    fields = [f for f in meta.sorted_fields if f in keys or f in meta.defaults]
-    # Columns named in this order (fields=...), so the parameters below line up with them.
+    # Columns in the order each row's parameters are made: the row's own values, then the
+    # defaults that are constants (converted once), then those made per row.
+    given = [f for f in meta.sorted_fields if f in keys]
+    absent = [f for f in meta.sorted_fields if f not in keys and f in meta.defaults]
+    constant = [f for f in absent if not callable(meta.defaults[f])]
+    made = [f for f in absent if callable(meta.defaults[f])]
+    fields = given + constant + made
     query = model.insert_many([[None] * len(fields)], fields=fields).returning()
     if ignore_conflicts:
         query = query.on_conflict_ignore()
     sql, _ = query.sql()
     head, one, tail = _values_parts(sql, len(fields))
-
-    def reader(field):  # how each row gives the field's value, worked out once per field
-        key = keys.get(field)
-        if key is not None:
-            return lambda row: field.db_value(row[key])
-        default = meta.defaults[field]
-        if callable(default):
-            return lambda row: field.db_value(default())
-        value = field.db_value(default)
-        return lambda row: value
-
-    readers = [reader(f) for f in fields]
+    own = [(keys[f], f.db_value) for f in given]
+    constants = [f.db_value(meta.defaults[f]) for f in constant]
+    makers = [(f.db_value, meta.defaults[f]) for f in made]
     per = max(1, min(ROWS_PER_INSERT, MAX_VARIABLES // len(fields)))
     cursor = database.cursor()
     with __exception_wrapper__:  # the driver's errors as peewee's, as execute_sql raises them
         for start in range(0, len(rows), per):
             chunk = rows[start : start + per]
-            params = [read(row) for row in chunk for read in readers]
+            params = []
+            for row in chunk:
+                params += [db_value(row[key]) for key, db_value in own]
+                params += constants
+                if makers:
+                    params += [db_value(default()) for db_value, default in makers]
             cursor.execute(head + ", ".join([one] * len(chunk)) + tail, params)
     return len(rows)
 
