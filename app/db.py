@@ -10,8 +10,10 @@ takes no such lock (row locks only: claims with FOR UPDATE SKIP LOCKED).
 
 import logging
 import re
+import sqlite3
 from pathlib import Path
 
+from peewee import SQL
 from peewee import DatabaseProxy
 from peewee import PostgresqlDatabase
 from peewee import SqliteDatabase
@@ -180,40 +182,76 @@ PRAGMAS = {
 
 
 def insert_rows(model, rows, *, ignore_conflicts=False):
-    """Insert dicts keyed by field name (every row the same keys) with one prepared INSERT run
-    once per row (DB-API executemany); returns how many rows were given.
+    """Insert dicts keyed by field name (every row the same keys) with prepared multi-row
+    INSERTs (up to ROWS_PER_INSERT rows each); returns how many rows were given.
 
     Peewee's insert_many writes SQL text for every value (~10 us each in Python): creating a run
-    of 6 000 items spent seconds there. Values go through each field's db_value and left-out
-    fields get their defaults, as insert_many does. `ignore_conflicts` is its
+    of 6 000 items spent seconds there. One row per statement (executemany) was no better on
+    SQLite: each execution of a statement set up item's AFTER INSERT trigger anew (~80 us a
+    row); many rows in one statement set it up once. Values go through each field's db_value
+    and left-out fields get their defaults, as insert_many does. `ignore_conflicts` is its
     on_conflict_ignore(). No ids come back (no RETURNING on PostgreSQL)."""
     rows = list(rows)
     if not rows:
         return 0
     meta = model._meta
     keys = {meta.fields.get(key) or meta.columns[key]: key for key in rows[0]}
-    fields = [f for f in meta.sorted_fields if f in keys or f in meta.defaults]
-    # Columns named in this order (fields=...), so the parameters below line up with them.
+    # Columns in the order each row's parameters are made: the row's own values, then the
+    # defaults that are constants (converted once), then those made per row.
+    given = [f for f in meta.sorted_fields if f in keys]
+    absent = [f for f in meta.sorted_fields if f not in keys and f in meta.defaults]
+    constant = [f for f in absent if not callable(meta.defaults[f])]
+    made = [f for f in absent if callable(meta.defaults[f])]
+    fields = given + constant + made
     query = model.insert_many([[None] * len(fields)], fields=fields).returning()
     if ignore_conflicts:
         query = query.on_conflict_ignore()
     sql, _ = query.sql()
-
-    def reader(field):  # how each row gives the field's value, worked out once per field
-        key = keys.get(field)
-        if key is not None:
-            return lambda row: field.db_value(row[key])
-        default = meta.defaults[field]
-        if callable(default):
-            return lambda row: field.db_value(default())
-        value = field.db_value(default)
-        return lambda row: value
-
-    readers = [reader(f) for f in fields]
-    params = [[read(row) for read in readers] for row in rows]
+    head, one, tail = _values_parts(sql, len(fields))
+    own = [(keys[f], f.db_value) for f in given]
+    constants = [f.db_value(meta.defaults[f]) for f in constant]
+    makers = [(f.db_value, meta.defaults[f]) for f in made]
+    per = max(1, min(ROWS_PER_INSERT, MAX_VARIABLES // len(fields)))
+    cursor = database.cursor()
     with __exception_wrapper__:  # the driver's errors as peewee's, as execute_sql raises them
-        database.cursor().executemany(sql, params)
+        for start in range(0, len(rows), per):
+            chunk = rows[start : start + per]
+            params = []
+            for row in chunk:
+                params += [db_value(row[key]) for key, db_value in own]
+                params += constants
+                if makers:
+                    params += [db_value(default()) for db_value, default in makers]
+            cursor.execute(head + ", ".join([one] * len(chunk)) + tail, params)
     return len(rows)
+
+
+def in_values(field, values):
+    """`field IN (values)` with the values bound as they are (already what the column holds):
+    peewee's in_() builds and converts a node per value, which cost more than the query when a
+    run's creation looked up its tasks 500 at a time."""
+    values = list(values)
+    if not values:
+        return field.in_([])
+    return field.in_(SQL("(" + ", ".join([database.param] * len(values)) + ")", values))
+
+
+# Rows per INSERT statement, and the bound values one statement may hold: SQLite's default
+# limit since 3.32 is 32 766 (999 before), PostgreSQL's protocol allows 65 535 (item has ~60
+# columns).
+ROWS_PER_INSERT = 200
+MAX_VARIABLES = 32766 if sqlite3.sqlite_version_info >= (3, 32) else 999
+
+
+def _values_parts(sql, width):
+    """(head up to VALUES, one row's placeholders, the rest) of a one-row INSERT's SQL."""
+    mark = " VALUES "
+    at = sql.index(mark) + len(mark)
+    end = sql.index(")", at) + 1
+    one = sql[at:end]
+    if one.count(",") != width - 1:  # a placeholder with a comma would misplace the columns
+        raise ValueError(f"unexpected INSERT shape: {sql[:200]}")
+    return sql[:at], one, sql[end:]
 
 
 def init_db(value, cache_mib=None):

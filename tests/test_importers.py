@@ -321,6 +321,17 @@ def test_nothing_is_saved_when_one_line_is_bad(app):
     assert Collection.select().count() == 0
 
 
+def test_a_bad_line_after_saved_batches_rolls_back_every_task(app):
+    # More good lines than one save batch: the stream saves them before it reads the bad one.
+    good = '"prompt": "Q", "rubric": ["x"], ' + FULL
+    lines = [f'{{"id": "g{n}", {good}}}' for n in range(450)]
+    lines.append('{"id": "bad", "category": "C", "colour": 1}')
+    errors = _errors("\n".join(lines), "bank.jsonl", collection="never")
+    assert [e["line"] for e in errors] == [451] * len(errors)
+    assert Task.select().count() == 0
+    assert Collection.select().count() == 0
+
+
 def test_a_task_id_given_twice_names_the_first_place(app):
     text = "task_id,prompt_template\na,q\nb,q\na,q2\n"
     errors = _errors(text, "x.csv")

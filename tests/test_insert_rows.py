@@ -1,4 +1,4 @@
-"""db.insert_rows: one prepared INSERT per row (executemany) stores what insert_many stores."""
+"""db.insert_rows: prepared multi-row INSERTs store what insert_many stores."""
 
 import datetime as dt
 

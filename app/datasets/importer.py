@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..clock import utcnow
 from ..db import database
+from ..db import in_values
 from ..db import insert_rows
 from ..errors import ValidationError
 from ..models import Collection
@@ -266,7 +267,7 @@ def _existing_ids(task_ids):
     found = {}
     for start in range(0, len(task_ids), 500):
         chunk = task_ids[start : start + 500]
-        query = Task.select(Task.id, Task.task_id).where(Task.task_id.in_(chunk)).tuples()
+        query = Task.select(Task.id, Task.task_id).where(in_values(Task.task_id, chunk)).tuples()
         found.update({task_id: pk for pk, task_id in query})
     return found
 
@@ -333,9 +334,12 @@ def _line_stream(path_or_bytes, fmt, filename):
             handle.close()
 
 
-def _check_stream(handle, fmt, label, on_duplicate):
+def _check_stream(handle, fmt, label, on_duplicate, saver=None):
     """Check every task of a line-format stream without keeping the tasks: {task_id: (line,
-    category)} in file order, or ValidationError listing the problems (capped)."""
+    category)} in file order, or ValidationError listing the problems (capped).
+
+    A `saver` (_StreamSaver, inside the import's transaction) is given each task as it is
+    checked, so one pass checks and saves; the error rolls back what it saved."""
     problems = streaming.CappedProblems(label, MAX_ERRORS)
     lines = {}  # task_id -> (line, category): duplicates are found without keeping the tasks
     for task, data in streaming.checked(handle, fmt, label, problems):
@@ -348,10 +352,15 @@ def _check_stream(handle, fmt, label, on_duplicate):
             )
         else:
             lines[data["task_id"]] = (task.line, data["category"])
+            if saver is not None:
+                saver.add(data)
+    if saver is not None:
+        saver.flush()
     if not lines and not problems:
         problems.add(None, "no tasks found")
     if on_duplicate == "reject":
-        taken = _existing_ids(list(lines))
+        # What the saver found stored before it saved anything (it saves none of those).
+        taken = saver.existing if saver is not None else _existing_ids(list(lines))
         for task_id in sorted(taken, key=lines.get):
             problems.add(
                 "task_id",
@@ -375,22 +384,43 @@ def _check_stream(handle, fmt, label, on_duplicate):
 
 
 def _import_stream(handle, fmt, label, collection, on_duplicate):
-    """Import one line-format file read twice as a stream: check every task (keeping only the
-    task ids), then save in batches inside one transaction; all or nothing."""
-    lines = _check_stream(handle, fmt, label, on_duplicate)
+    """Import one line-format file read once as a stream, inside one transaction: each task is
+    checked and saved in batches (keeping only the task ids); any problem raises and rolls the
+    whole import back, so it is all or nothing. (It was read twice, check then save: the
+    second read cost as much as the first.)"""
+    result = ImportResult(collection=collection)
     with database.atomic("IMMEDIATE"):
-        existing = _existing_ids(list(lines))  # again, inside the lock
-        if on_duplicate == "reject" and existing:
-            raise ValidationError.field(
-                "task_id", f"already exists: {', '.join(sorted(existing)[:10])}"
-            )
-        result = ImportResult(collection=collection, task_ids=list(lines))
-        again = streaming.checked(handle, fmt, label, streaming.CappedProblems(label, 1))
-        _store((data for _task, data in again), existing, on_duplicate, result)
+        saver = _StreamSaver(on_duplicate, result)
+        result.task_ids = list(_check_stream(handle, fmt, label, on_duplicate, saver))
         if collection:
             _add_members(collection, "", result.task_ids)
             result.collections.append(collection)
     return result
+
+
+class _StreamSaver:
+    """Saves checked tasks a batch at a time, looking up which are stored already batch by
+    batch (inside the import's lock); with on_duplicate "reject" it saves nothing that is."""
+
+    def __init__(self, on_duplicate, result):
+        self.on_duplicate, self.result = on_duplicate, result
+        self.batch, self.existing = [], {}
+
+    def add(self, data):
+        self.batch.append(data)
+        if len(self.batch) >= _BATCH:
+            self.flush()
+
+    def flush(self):
+        if not self.batch:
+            return
+        found = _existing_ids([data["task_id"] for data in self.batch])
+        self.existing.update(found)
+        if self.on_duplicate == "reject":
+            _store([d for d in self.batch if d["task_id"] not in found], {}, "reject", self.result)
+        else:
+            _store(self.batch, found, self.on_duplicate, self.result)
+        self.batch = []
 
 
 def _add_members(name, description, task_ids):

@@ -10,6 +10,7 @@ from itertools import islice
 from ..catalog import templating
 from ..clock import utcnow
 from ..db import database
+from ..db import in_values
 from ..db import insert_rows
 from ..errors import Conflict
 from ..errors import ValidationError
@@ -54,6 +55,17 @@ SNAPSHOT_FIELDS = (
     "rubric",
     "template_version",
 )
+# What an item is made from, read as dicts: a Task instance per row cost more than making
+# the item's row (a run's tasks are read three times: for the dataset hash and per target).
+TASK_COLUMNS = (
+    Task.id,
+    Task.task_id,
+    Task.vars,
+    Task.system_prompt,
+    Task.question,
+    Task.auto_fail,
+    *(getattr(Task, name) for name in SNAPSHOT_FIELDS),
+)
 INSERT_BATCH = 200
 TASK_CHUNK = 500  # tasks read per query while items are made (well under SQLite's variables)
 
@@ -84,7 +96,8 @@ def _new_run_id(name, now):
 
 
 def _select_tasks(spec):
-    """The tasks of the chosen collections plus taskIds, filtered and limited per settings."""
+    """(pk, task_id) of the tasks of the chosen collections plus taskIds, filtered and limited
+    per settings, in the run's order."""
     pks = set(spec["task_ids"])
     if spec["collection_ids"]:
         pks.update(
@@ -93,59 +106,57 @@ def _select_tasks(spec):
             .where(CollectionTask.collection.in_(spec["collection_ids"]))
             .tuples()
         )
-    query = Task.select().where(Task.id.in_(list(pks))).order_by(Task.id)
+    query = Task.select(Task.id, Task.task_id).where(Task.id.in_(list(pks))).order_by(Task.id)
     categories = spec["settings"].get("categories")
     if categories:
         query = query.where(Task.category.in_(categories))
     limit = spec["settings"].get("questionLimit")
     if limit:
         query = query.limit(limit)
-    return query
+    return query.tuples()
 
 
 def _snapshot(task):
-    """The item fields a task gives; a task whose variables cannot be filled is kept as it is,
-    with `cant` saying why (its items can never be asked as configured)."""
-    snap = {f: getattr(task, f) for f in SNAPSHOT_FIELDS}
-    snap.update(task_key=task.task_id, auto_fail_rules=task.auto_fail, task=task.id)
+    """The item fields a task (a dict of TASK_COLUMNS) gives; a task whose variables cannot be
+    filled is kept as it is, with `cant` saying why (its items can never be asked as
+    configured)."""
+    snap = {f: task[f] for f in SNAPSHOT_FIELDS}
+    snap.update(task_key=task["task_id"], auto_fail_rules=task["auto_fail"], task=task["id"])
     try:
         system_prompt, question = render_task(task)
         cant = None
     except ValidationError as exc:
-        system_prompt, question = task.system_prompt, task.question
+        system_prompt, question = task["system_prompt"], task["question"]
         cant = "; ".join(f"{e['field']}: {e['message']}" for e in exc.errors)
     snap.update(question=question, system_prompt=system_prompt)
     return snap, cant
 
 
 def _tasks_by_id(pks):
-    """The tasks with these pks in the order given, read a chunk at a time (a run's tasks are
-    never all held in memory at once: a 15 000-task run held 30 MiB of snapshots)."""
+    """The tasks (dicts of TASK_COLUMNS) with these pks in the order given, read a chunk at a
+    time (a run's tasks are never all held in memory at once: a 15 000-task run held 30 MiB of
+    snapshots)."""
     for start in range(0, len(pks), TASK_CHUNK):
         chunk = pks[start : start + TASK_CHUNK]
-        found = {task.id: task for task in Task.select().where(Task.id.in_(chunk))}
+        query = Task.select(*TASK_COLUMNS).where(in_values(Task.id, chunk)).dicts()
+        found = {task["id"]: task for task in query}
         yield from (found[pk] for pk in chunk if pk in found)
 
 
-def _survey_tasks(spec):
-    """({pk: task key} in the run's order, [(task key, why)] of the tasks that cannot be
-    rendered) of the run's tasks, reading them one at a time."""
-    keys, bad = {}, []
-    for task in _select_tasks(spec).iterator():
-        snap, cant = _snapshot(task)
-        keys[task.id] = snap["task_key"]
-        if cant:
-            bad.append((snap["task_key"], cant))
-    return keys, bad
-
-
 def _dataset_hash(keys):
-    """The hash of the run's task snapshots sorted by task key (task by task, not all held)."""
+    """(hash of the run's task snapshots sorted by task key, [(task key, why)] of the tasks
+    that cannot be rendered, in the run's order), reading the tasks a chunk at a time."""
     by_key = sorted(keys, key=keys.get)
-    return sha256_json_list(
-        {k: v for k, v in snap.items() if k != "task"}
-        for snap, _cant in map(_snapshot, _tasks_by_id(by_key))
-    )
+    cant_by_pk = {}
+
+    def snapshots():
+        for snap, cant in map(_snapshot, _tasks_by_id(by_key)):
+            if cant:
+                cant_by_pk[snap["task"]] = (snap["task_key"], cant)
+            yield {k: v for k, v in snap.items() if k != "task"}
+
+    digest = sha256_json_list(snapshots())
+    return digest, [cant_by_pk[pk] for pk in keys if pk in cant_by_pk]
 
 
 def _item_rows(run, rt, target, snapshots, repeats, now):
@@ -250,17 +261,17 @@ def create_run(
     """
     now = now or utcnow()
     spec = clean_spec(spec)
-    keys, bad = _survey_tasks(spec)
-    pks = list(keys)  # the run's order
+    keys = dict(_select_tasks(spec))  # {pk: task key} in the run's order
+    pks = list(keys)
     if not pks:
         raise ValidationError.field(
             "collectionIds",
             "the chosen collections and tasks hold no "
             "task (after the category filter); pick others",
         )
+    dataset_hash, bad = _dataset_hash(keys)
     if len(bad) == len(pks):
         raise ValidationError([{"field": f"task {key}", "message": why} for key, why in bad])
-    dataset_hash = _dataset_hash(keys)
     repeats = int(spec["settings"].get("repeats") or 1)
     with database.atomic("IMMEDIATE"):
         queued = _must_queue(queue)
