@@ -31,13 +31,15 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench_overhead import HWM  # llmbench's own peak RSS: see bench_overhead
+from bench_overhead import own_peak
 from bench_overhead import write_bank  # not tests.cli_helpers': see its docstring
 
 from tests import fakeserver
 
 PROMPTFOO = "promptfoo@0.121.20"
 # `llmbench` from a given source tree (this one, or --baseline's, e.g. `git archive main`).
-LLMBENCH = [sys.executable, "-c", "from app.cli import main; main()"]
+LLMBENCH = [sys.executable, "-c", HWM + "from app.cli import main; main()"]
 KEY = base64.b64encode(b"k" * 32).decode()
 CONCURRENCY = 4
 # Both judges read this: llmbench its score/reason, promptfoo's llm-rubric its pass/score/reason.
@@ -107,10 +109,12 @@ def run_llmbench(folder, fake, tasks, root=ROOT):
         "LLMBENCH_DB": str(folder / "llmbench.db"),
         "LLMBENCH_MASTER_KEY_BASE64": KEY,
         "PYTHONPATH": str(root),
+        "BENCH_HWM": str(folder / "hwm"),
     }
     # cwd is the tree itself: `python -c` puts the working directory first on sys.path, ahead
     # of PYTHONPATH, so from this tree's folder --baseline ran this tree, not the baseline.
-    return timed([*LLMBENCH, "run", "-c", str(path), "-q"], env, cwd=root)
+    seconds, _forked_peak = timed([*LLMBENCH, "run", "-c", str(path), "-q"], env, cwd=root)
+    return seconds, own_peak(env["BENCH_HWM"])
 
 
 def run_promptfoo(binary, folder, fake, tasks):
@@ -239,9 +243,10 @@ def main():
         ours = statistics.median(got["llmbench"])
         floor = statistics.median(got["floor"]) * 1000 / calls
         per_call = ours * 1000 / calls
+        peak = {tool: statistics.median(v) for tool, v in rss.items() if v}  # llmbench's: VmHWM
         line = (
             f"| {tasks} ({calls / 1000:g}k calls) | {ours:.2f} s | {per_call:.2f} "
-            f"| {max(rss['llmbench']):.0f} MiB | {floor:.2f} | {per_call - floor:+.2f} "
+            f"| {peak['llmbench']:.0f} MiB | {floor:.2f} | {per_call - floor:+.2f} "
         )
         if got["promptfoo"]:
             theirs = statistics.median(got["promptfoo"])
@@ -250,7 +255,7 @@ def main():
             line += "| - | - | - "
         if got["baseline"]:
             base = statistics.median(got["baseline"])
-            line += f"| {base:.2f} s | {base * 1000 / calls:.2f} | {max(rss['baseline']):.0f} MiB |"
+            line += f"| {base:.2f} s | {base * 1000 / calls:.2f} | {peak['baseline']:.0f} MiB |"
         else:
             line += "| - | - | - |"
         print(line)
