@@ -181,6 +181,24 @@ PRAGMAS = {
 }
 
 
+_BUILT = {}  # (key, on PostgreSQL?) -> SQL text
+
+
+def built_once(key, build):
+    """The SQL text of the peewee query `build()` makes, built once per key (and kind of
+    database); the caller binds the values, in the order the query takes them.
+
+    Peewee writes a query's SQL anew each time it runs, ~10 us a column: for the few queries
+    the live view's poll repeats every second (the run by name, its kept counts, its recent
+    items) that cost more than running them. Only for a query whose text never depends on
+    its values: a key per shape (e.g. how many values an IN takes)."""
+    full = (key, database.is_postgres)
+    sql = _BUILT.get(full)
+    if sql is None:
+        sql = _BUILT[full] = build().sql()[0]
+    return sql
+
+
 def insert_rows(model, rows, *, ignore_conflicts=False):
     """Insert dicts keyed by field name (every row the same keys) with prepared multi-row
     INSERTs (up to ROWS_PER_INSERT rows each); returns how many rows were given.

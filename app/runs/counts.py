@@ -16,6 +16,7 @@ PostgreSQL counts a run's items by its (run_id, ...) indexes quickly enough for 
 from peewee import SQL
 from peewee import fn
 
+from ..db import built_once
 from ..db import database
 from ..models import CANT_BE_FINISHED
 from ..models import FAILED
@@ -90,17 +91,20 @@ def tallies(run_ids):
     if counted_from_items():
         rows = _item_sums(Item.run.in_(list(run_ids)), Item.run)
     else:
-        columns = [getattr(ItemCount, name) for name in SUMS]
-        rows = (
-            ItemCount.select(
-                ItemCount.run, ItemCount.target_id, ItemCount.status, ItemCount.stage, *columns
-            )
-            .where(ItemCount.run.in_(list(run_ids)))
-            .tuples()
-        )
+        pks = list(run_ids)
+        # Plain ints, texts and sums: read as SQLite returns them, no conversion.
+        rows = database.execute_sql(built_once(("tallies", len(pks)), lambda: _kept(pks)), pks)
     for run_pk, target_id, status, stage, *values in rows:
         out[run_pk].add(target_id, status, stage, dict(zip(SUMS, values, strict=True)))
     return out
+
+
+def _kept(pks):
+    """The kept counts' rows of the runs `pks`: run, target, status, stage and the sums."""
+    columns = [getattr(ItemCount, name) for name in SUMS]
+    return ItemCount.select(
+        ItemCount.run, ItemCount.target_id, ItemCount.status, ItemCount.stage, *columns
+    ).where(ItemCount.run.in_(pks))
 
 
 def tally(run):

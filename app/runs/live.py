@@ -9,6 +9,8 @@ import math
 from peewee import JOIN
 from peewee import fn
 
+from ..db import built_once
+from ..db import database
 from ..errors import ValidationError
 from ..models import COMPLETED
 from ..models import CONTROL_QUEUED
@@ -129,23 +131,42 @@ def items_mark(items, target=None, status=None):
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
+MARKED = (Item.id, Item.status, Item.updated_at)  # what latest_marks reads of each item
+
+
 def latest_marks(run, target=None, status=None, limit=20):
     """(id, status, updated_at) of the items `latest_items` would show: enough for the poll to
     tell whether they changed, read from the index alone; the rows only when they did."""
-    return list(
-        _latest(run, target, status, Item.id, Item.status, Item.updated_at).limit(limit).tuples()
+    by_target, by_status = bool(target), status in ITEM_STATUSES
+    # The query's shape, with stand-ins for the values bound below (in the same order).
+    shape = (0, -1 if by_target else None, ITEM_STATUSES[0] if by_status else None)
+    sql = built_once(
+        ("latest marks", by_target, by_status), lambda: _latest(*shape, *MARKED).limit(limit)
     )
+    values = [getattr(run, "id", run)]
+    values += [getattr(target, "id", target)] if by_target else []
+    values += [status] if by_status else []
+    cursor = database.execute_sql(sql, (*values, limit))
+    return [tuple(f.python_value(v) for f, v in zip(MARKED, row, strict=True)) for row in cursor]
 
 
 def latest_log_id(run):
     """The id of the run's latest log line (0 when none): the poll's log mark."""
-    row = RunLog.select(RunLog.id).where(RunLog.run == run).order_by(RunLog.id.desc()).first()
-    return row.id if row else 0
+    sql = built_once(
+        "latest log id",
+        lambda: RunLog.select(RunLog.id).where(RunLog.run == 0).order_by(RunLog.id.desc()).limit(1),
+    )
+    row = database.execute_sql(sql, (getattr(run, "id", run), 1)).fetchone()
+    return row[0] if row else 0
 
 
 def recent_logs(run, limit=50):
     """The run's latest log lines, newest first."""
-    return list(RunLog.select().where(RunLog.run == run).order_by(RunLog.id.desc()).limit(limit))
+    sql = built_once(
+        "recent logs",
+        lambda: RunLog.select().where(RunLog.run == 0).order_by(RunLog.id.desc()).limit(limit),
+    )
+    return list(RunLog.raw(sql, getattr(run, "id", run), limit))
 
 
 def _phase_stats(run_ids):

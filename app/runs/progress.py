@@ -1,6 +1,7 @@
 """The live view's progress: counts per status and phase, the ETA and the recent tokens/s."""
 
 from ..clock import utcnow
+from ..db import built_once
 from ..db import database
 from ..models import CANT_BE_FINISHED
 from ..models import COMPLETED
@@ -163,13 +164,18 @@ def _answer_paces(run, now=None, kept=None):
 
 def _recent(run, column, *extra):
     """The latest RATE_WINDOW (time, *extra) rows of the run where `column` is set."""
-    return list(
-        Item.select(column, *extra)
-        .where((Item.run == run) & column.is_null(False))
-        .order_by(column.desc())
-        .limit(RATE_WINDOW)
-        .tuples()
+    fields = (column, *extra)
+    sql = built_once(
+        ("recent", *(f.name for f in fields)),
+        lambda: (
+            Item.select(*fields)
+            .where((Item.run == 0) & column.is_null(False))
+            .order_by(column.desc())
+            .limit(RATE_WINDOW)
+        ),
     )
+    cursor = database.execute_sql(sql, (getattr(run, "id", run), RATE_WINDOW))
+    return [tuple(f.python_value(v) for f, v in zip(fields, row, strict=True)) for row in cursor]
 
 
 def _interval(recent, now=None):

@@ -4,6 +4,7 @@ import datetime as dt
 
 from peewee import fn
 
+from ..db import built_once
 from ..errors import Conflict
 from ..errors import NotFound
 from ..errors import ValidationError
@@ -34,7 +35,8 @@ RUN_STATES = ("queued", "running", "paused", "stopped", "finished")
 
 def get_run(run_id):
     """The run named `run_id`, or NotFound."""
-    run = Run.get_or_none(Run.run_id == run_id)
+    sql = built_once("run by name", lambda: Run.select().where(Run.run_id == "").limit(1))
+    run = next(iter(Run.raw(sql, run_id, 1)), None)
     if run is None:
         raise NotFound(
             f"No run named {run_id!r}; the run history (Runs in the web app, "
