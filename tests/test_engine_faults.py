@@ -377,5 +377,5 @@ def test_the_scheduler_keeps_apscheduler_quiet(app):
         for name in ("apscheduler.executors.default", "apscheduler.scheduler"):
             assert logging.getLogger(name).getEffectiveLevel() == logging.WARNING
     finally:
-        scheduler.shutdown()
+        scheduler.shutdown(wait=True)  # no tick left running on the next test's database
     assert not first.running

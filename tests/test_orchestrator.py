@@ -519,7 +519,7 @@ def test_scheduler_starts_one_ticking_job_once_and_releases_the_lease(app, fake)
             time.sleep(0.02)  # the first tick runs at once, in the scheduler's thread
         assert Lease.get().holder == lease.process_holder()
     finally:
-        scheduler.shutdown()
+        scheduler.shutdown(wait=True)  # no tick left running on the next test's database
     assert not first.running
     assert lease.acquire("next", 10)  # released at shutdown: no wait for expiry
 

@@ -96,8 +96,12 @@ def start(config, hooks=()):
         return scheduler
 
 
-def shutdown():
-    """Stop ticking and give the lease up (clean exit: the next start need not wait for it)."""
+def shutdown(wait=False):
+    """Stop ticking and give the lease up (clean exit: the next start need not wait for it).
+
+    `wait`: return only once a tick in flight has ended (it stops after its slice). At exit
+    that is not waited for; a caller that goes on to close the database's connections (a test
+    opening the next app) must wait, or the tick's query runs on a closed SQLite handle."""
     with _lock:
         scheduler = _scheduler["instance"]
         _scheduler["instance"] = None
@@ -105,7 +109,7 @@ def shutdown():
         return
     _scheduler["stopping"].set()
     try:
-        scheduler.shutdown(wait=False)
+        scheduler.shutdown(wait=wait)
     except Exception:  # already stopped
         pass
     try:
