@@ -181,7 +181,7 @@ PRAGMAS = {
 }
 
 
-_BUILT = {}  # (key, on PostgreSQL?) -> SQL text
+_BUILT = {}  # (key, on PostgreSQL?) -> (SQL text, each selected column's python_value or None)
 
 
 def built_once(key, build):
@@ -192,11 +192,27 @@ def built_once(key, build):
     the live view's poll repeats every second (the run by name, its kept counts, its recent
     items) that cost more than running them. Only for a query whose text never depends on
     its values: a key per shape (e.g. how many values an IN takes)."""
+    return _built(key, build)[0]
+
+
+def tuples_once(key, build, values):
+    """The rows of the SELECT `build()` makes (its SQL built_once), `values` bound in order,
+    as tuples converted by the selected fields as peewee's .tuples() converts them."""
+    sql, convert = _built(key, build)
+    return [
+        tuple(v if c is None else c(v) for c, v in zip(convert, row, strict=True))
+        for row in database.execute_sql(sql, values)
+    ]
+
+
+def _built(key, build):
     full = (key, database.is_postgres)
-    sql = _BUILT.get(full)
-    if sql is None:
-        sql = _BUILT[full] = build().sql()[0]
-    return sql
+    got = _BUILT.get(full)
+    if got is None:
+        query = build()
+        convert = [getattr(column, "python_value", None) for column in query.selected_columns]
+        got = _BUILT[full] = (query.sql()[0], convert)
+    return got
 
 
 def insert_rows(model, rows, *, ignore_conflicts=False):

@@ -416,10 +416,8 @@ class _StreamSaver:
             return
         found = _existing_ids([data["task_id"] for data in self.batch])
         self.existing.update(found)
-        if self.on_duplicate == "reject":
-            _store([d for d in self.batch if d["task_id"] not in found], {}, "reject", self.result)
-        else:
-            _store(self.batch, found, self.on_duplicate, self.result)
+        # "reject" stores none of those found (_store skips them); the import then fails.
+        _store(self.batch, found, self.on_duplicate, self.result)
         self.batch = []
 
 

@@ -11,6 +11,7 @@ from peewee import fn
 
 from ..db import built_once
 from ..db import database
+from ..db import tuples_once
 from ..errors import ValidationError
 from ..models import COMPLETED
 from ..models import CONTROL_QUEUED
@@ -131,23 +132,20 @@ def items_mark(items, target=None, status=None):
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
-MARKED = (Item.id, Item.status, Item.updated_at)  # what latest_marks reads of each item
-
-
 def latest_marks(run, target=None, status=None, limit=20):
     """(id, status, updated_at) of the items `latest_items` would show: enough for the poll to
     tell whether they changed, read from the index alone; the rows only when they did."""
     by_target, by_status = bool(target), status in ITEM_STATUSES
     # The query's shape, with stand-ins for the values bound below (in the same order).
     shape = (0, -1 if by_target else None, ITEM_STATUSES[0] if by_status else None)
-    sql = built_once(
-        ("latest marks", by_target, by_status), lambda: _latest(*shape, *MARKED).limit(limit)
-    )
     values = [getattr(run, "id", run)]
     values += [getattr(target, "id", target)] if by_target else []
     values += [status] if by_status else []
-    cursor = database.execute_sql(sql, (*values, limit))
-    return [tuple(f.python_value(v) for f, v in zip(MARKED, row, strict=True)) for row in cursor]
+    return tuples_once(
+        ("latest marks", by_target, by_status),
+        lambda: _latest(*shape, Item.id, Item.status, Item.updated_at).limit(limit),
+        (*values, limit),
+    )
 
 
 def latest_log_id(run):

@@ -1,8 +1,8 @@
 """The live view's progress: counts per status and phase, the ETA and the recent tokens/s."""
 
 from ..clock import utcnow
-from ..db import built_once
 from ..db import database
+from ..db import tuples_once
 from ..models import CANT_BE_FINISHED
 from ..models import COMPLETED
 from ..models import FAILED
@@ -164,18 +164,16 @@ def _answer_paces(run, now=None, kept=None):
 
 def _recent(run, column, *extra):
     """The latest RATE_WINDOW (time, *extra) rows of the run where `column` is set."""
-    fields = (column, *extra)
-    sql = built_once(
-        ("recent", *(f.name for f in fields)),
+    return tuples_once(
+        ("recent", column.name, *(f.name for f in extra)),
         lambda: (
-            Item.select(*fields)
+            Item.select(column, *extra)
             .where((Item.run == 0) & column.is_null(False))
             .order_by(column.desc())
             .limit(RATE_WINDOW)
         ),
+        (getattr(run, "id", run), RATE_WINDOW),
     )
-    cursor = database.execute_sql(sql, (getattr(run, "id", run), RATE_WINDOW))
-    return [tuple(f.python_value(v) for f, v in zip(fields, row, strict=True)) for row in cursor]
 
 
 def _interval(recent, now=None):
