@@ -102,6 +102,9 @@ def seed(run_id, size, rng, targets=4):
         ).split()
     ]
     per_target = size // targets
+    # PostgreSQL takes at most 65 535 parameters a statement, and Peewee adds Item's defaulted
+    # columns to the fields above (~35 a row): 2 000 rows would be 70 000.
+    batch = 1000 if database.is_postgres else 2000
     done_until = int(per_target * 0.955)  # the rest: waiting for the judge, then NEW
     with database.atomic():
         for t, target in enumerate(target_pks):
@@ -155,7 +158,7 @@ def seed(run_id, size, rng, targets=4):
                         now if kind == "new" else at + dt.timedelta(seconds=2),
                     )
                 )
-                if len(rows) == 2000:
+                if len(rows) == batch:
                     Item.insert_many(rows, fields=fields).execute()
                     rows = []
             if rows:
