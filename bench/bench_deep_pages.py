@@ -10,6 +10,14 @@ The file is kept (--db) so the same data can be measured by another source tree:
     git archive main | tar -x -C /tmp/main
     BENCH_SRC=/tmp/main .venv/bin/python bench/bench_deep_pages.py --db /tmp/deep.db
 
+With --postgres the same items go to a throwaway PostgreSQL instead (tests/pg_server.py:
+Debian's postgresql binaries, a new cluster on /dev/shm with fsync off, removed at the end;
+nothing is kept, so --db does not apply). There are no kept counts there (app/runs/counts.py), so
+the poll, /api/runs and history count the run's items per request. After seeding, ANALYZE
+gives the planner the statistics autovacuum would gather within a minute on a real server:
+
+    .venv/bin/python bench/bench_deep_pages.py --postgres --sizes 100000
+
 A "deep page" is what a Next click loads from the middle page (the page is opened by number,
 untimed, and its rel=next link timed): an OFFSET on code that pages by number, a keyset seek on
 code that pages after an item. "page N by number" times the middle page opened by its number.
@@ -34,12 +42,15 @@ from pathlib import Path
 ROOT = Path(os.environ.get("BENCH_SRC") or Path(__file__).resolve().parent.parent)
 sys.path.insert(0, str(ROOT))
 
+from peewee import fn
+
 from app.db import database
 from app.factory import create_app
 from app.models import PENDING
 from app.models import Item
 from app.models import Run
 from app.models import RunTarget
+from tests import pg_server
 
 SORTS = ("model", "task", "category", "difficulty", "status", "time", "ttft", "tokens")
 SORTS += ("tps", "score", "cost")
@@ -91,6 +102,9 @@ def seed(run_id, size, rng, targets=4):
         ).split()
     ]
     per_target = size // targets
+    # PostgreSQL takes at most 65 535 parameters a statement, and Peewee adds Item's defaulted
+    # columns to the fields above (~35 a row): 2 000 rows would be 70 000.
+    batch = 1000 if database.is_postgres else 2000
     done_until = int(per_target * 0.955)  # the rest: waiting for the judge, then NEW
     with database.atomic():
         for t, target in enumerate(target_pks):
@@ -144,7 +158,7 @@ def seed(run_id, size, rng, targets=4):
                         now if kind == "new" else at + dt.timedelta(seconds=2),
                     )
                 )
-                if len(rows) == 2000:
+                if len(rows) == batch:
                     Item.insert_many(rows, fields=fields).execute()
                     rows = []
             if rows:
@@ -172,16 +186,42 @@ def next_link(client, url):
     return unescape(found.group(1)).replace("/results?", "/results/table?")
 
 
+def first_target_of(run_id):
+    """The first target's id of the seeded run `run_id`, or None when it is not seeded yet."""
+    query = RunTarget.select(fn.MIN(RunTarget.id)).join(Run).where(Run.run_id == run_id)
+    return query.scalar()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--requests", type=int, default=7)
     parser.add_argument("--db", default=None, help="SQLite file to seed or reuse (kept)")
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="seed and measure a throwaway PostgreSQL (tests/pg_server.py; removed at the end, "
+        "not with --db)",
+    )
     parser.add_argument("--quick", action="store_true", help="4 sorts, 3 filters")
     parser.add_argument("--sorts", default=None, help="comma-separated sorts (default: all)")
     args = parser.parse_args()
+    if args.postgres and args.db:
+        parser.error("--db is the SQLite file; --postgres seeds a throwaway database instead")
+    if not args.postgres:
+        bench(args, Path(args.db or Path(tempfile.mkdtemp(prefix="llmbench-deep-")) / "deep.db"))
+        return
+    status = pg_server.available()
+    if not status:
+        sys.exit(status.reason)
+    with pg_server.running_postgres(database="llmbench_deep") as url:
+        bench(args, url)
+
+
+def bench(args, db):
+    """Seed the runs `args.sizes` asks for into `db` (a SQLite path or a PostgreSQL URL) unless
+    they are there, then measure and print every page."""
     sizes = [int(s) for s in args.sizes.split(",")]
-    db = Path(args.db or Path(tempfile.mkdtemp(prefix="llmbench-deep-")) / "deep.db")
     app = create_app(
         {
             "TESTING": True,
@@ -199,17 +239,17 @@ def main():
     with database.connection_context():
         for size in sizes:
             run_id = f"deep-{size}"
-            row = database.execute_sql(
-                "SELECT MIN(t.id) FROM runtarget t JOIN run r ON r.id = t.run_id "
-                "WHERE r.run_id = ?",
-                (run_id,),
-            ).fetchone()
-            if row[0] is None:
+            first = first_target_of(run_id)
+            if first is None:
                 started = time.perf_counter()
-                row = (seed(run_id, size, rng),)
+                first = seed(run_id, size, rng)
                 took = time.perf_counter() - started
                 print(f"seeded {size:,} items in {took:.0f} s", flush=True)
-            first_target[size] = row[0]
+                if database.is_postgres:
+                    started = time.perf_counter()
+                    database.execute_sql("ANALYZE")
+                    print(f"ANALYZE in {time.perf_counter() - started:.1f} s", flush=True)
+            first_target[size] = first
     client = app.test_client()
     sorts = ("model", "difficulty", "status", "score") if args.quick else SORTS
     sorts = args.sorts.split(",") if args.sorts else sorts
