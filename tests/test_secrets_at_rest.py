@@ -4,6 +4,7 @@ import logging
 import sqlite3
 from pathlib import Path
 
+import pytest
 from bs4 import BeautifulSoup
 
 from app.db import database
@@ -21,6 +22,7 @@ def sqlite_bytes(app):
     return b"".join(p.read_bytes() for p in files)
 
 
+@pytest.mark.sqlite_only  # ends by reading the SQLite file's bytes
 def test_a_secret_header_is_nowhere_but_on_the_wire(app, client, fake, caplog):
     caplog.set_level(logging.DEBUG)
     fake.models = ["m1"]
@@ -109,6 +111,7 @@ def test_a_secret_header_is_nowhere_but_on_the_wire(app, client, fake, caplog):
     assert SECRET_VALUE.encode("utf-16-le") not in raw
 
 
+@pytest.mark.sqlite_only  # SQLite's WAL file
 def test_the_wal_file_holds_no_secret_before_a_checkpoint(app, client):
     db = Path(app.config["DB"])
     # A second connection keeps SQLite from folding the WAL back in when the app's closes.
