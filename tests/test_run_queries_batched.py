@@ -6,10 +6,12 @@ from app.models import NEW
 from app.models import Item
 from app.models import RunCollection
 from app.runs import progress as run_progress
+from app.runs.counts import tally
 from app.runs.dto import run_summary
 from app.runs.progress import RATE_WINDOW
 from app.runs.progress import _answer_paces
 from app.runs.progress import _interval
+from app.runs.progress import _latest_answers
 from app.runs.queries import summaries
 from tests.factories import add_item
 from tests.factories import make_run
@@ -56,7 +58,8 @@ def test_answer_paces_take_each_targets_latest_window(app, monkeypatch):
     monkeypatch.setattr(
         run_progress, "_interval", lambda w, now=None: seen.append(w) or real(w, now)
     )
-    left, paces = _answer_paces(run, T0 + dt.timedelta(minutes=5))
+    labels, latest = _latest_answers(run)
+    left, paces = _answer_paces(tally(run), labels, latest, T0 + dt.timedelta(minutes=5))
 
     old = _old_windows(run, targets)
     assert seen == [old[fast.id], old[slow.id], old[idle.id]]
@@ -65,3 +68,21 @@ def test_answer_paces_take_each_targets_latest_window(app, monkeypatch):
     assert set(paces) == {fast.id, slow.id, idle.id}
     assert paces[idle.id] is None and paces[fast.id] == 2.0
     assert paces[slow.id] == 150.0  # answered last: its window runs to now (a stall shows)
+    assert labels == {t.id: t.label for t in targets}
+
+
+def test_the_runs_latest_answers_are_the_newest_of_all_its_targets(app):
+    run, targets = make_run("run-l", targets=(("p", "a"), ("p", "b")))
+    for n in range(RATE_WINDOW + 3):
+        add_item(run, targets[n % 2], f"t{n}", answered_at=T0 + dt.timedelta(seconds=n))
+
+    _, latest = _latest_answers(run)
+
+    newest = (
+        Item.select(Item.answered_at, Item.target)
+        .where(Item.run == run)
+        .order_by(Item.answered_at.desc())
+        .limit(RATE_WINDOW)
+        .tuples()
+    )
+    assert [(at, target) for at, _, _, _, target in latest[:RATE_WINDOW]] == list(newest)

@@ -1,5 +1,7 @@
 """The live view's progress: counts per status and phase, the ETA and the recent tokens/s."""
 
+import functools
+
 from ..clock import utcnow
 from ..db import database
 from ..db import tuples_once
@@ -46,8 +48,10 @@ def progress(run, now=None):
     judge_total = total - answer_failed  # every answer gets judged
     state = run_state(run)
     judging = run.phase == "JUDGING"
-    answered = _recent(run, Item.answered_at, Item.tokens_per_second, Item.tps_source, Item.target)
-    left_per_target, answer_paces = _answer_paces(run, now if not judging else None, kept)
+    labels, answered = _latest_answers(run)
+    left_per_target, answer_paces = _answer_paces(
+        kept, labels, answered, now if not judging else None
+    )
     known = [pace for pace in answer_paces.values() if pace is not None]
     # A target not started yet is assumed to go at the average pace of those measured.
     typical = sum(known) / len(known) if known else None
@@ -64,10 +68,10 @@ def progress(run, now=None):
             )
     # Measured rates only (an estimate, its token count guessed from chunks, stays out), and
     # only the model that answered last: an average across models describes none of them.
-    rate_target = answered[0][3] if answered else None
+    rate_target = answered[0][4] if answered else None
     tps = [
         t
-        for _, t, source, target in answered[:10]
+        for _, _, t, source, target in answered[:10]
         if t and source != ESTIMATE and target == rate_target
     ]
     label, tone = state_label(state, counts[COMPLETED], answer_failed + judge_failed)
@@ -90,7 +94,7 @@ def progress(run, now=None):
         "completed_pct": pct(counts[COMPLETED], judge_total),
         "eta_seconds": eta,
         "recent_tps": sum(tps) / len(tps) if tps else None,
-        "recent_tps_target": _label_of(rate_target) if tps else None,
+        "recent_tps_target": labels.get(rate_target) if tps else None,
         # The items whose request is out now, with how long each has been running.
         "in_flight": in_flight(run, now) if state == "running" else [],
         "state": state,
@@ -123,38 +127,57 @@ def in_flight(run, now, limit=5):
     ]
 
 
-def _label_of(target_id):
-    row = RunTarget.select(RunTarget.label).where(RunTarget.id == target_id).tuples().first()
-    return row[0] if row else None
+def _latest_answers(run):
+    """({target id: label}, rows): the run's targets, and each one's latest RATE_WINDOW answers
+    as (answered_at, time_taken_ms, tokens/s, tps_source, target id), newest first. The run's
+    latest RATE_WINDOW answers are the first RATE_WINDOW rows (each is among its target's)."""
+    labels = dict(
+        RunTarget.select(RunTarget.id, RunTarget.label).where(RunTarget.run == run).tuples()
+    )
+    if not labels:
+        return labels, []
+    pk = getattr(run, "id", run)
+    params = [value for target in labels for value in (pk, target, RATE_WINDOW)]
+    rows = sorted(
+        database.execute_sql(_latest_answers_sql(len(labels)), params),
+        key=lambda row: (row[0], row[5]),
+        reverse=True,
+    )
+    to_datetime = Item.answered_at.python_value
+    return labels, [
+        (to_datetime(at), ms, tps, source, target) for at, ms, tps, source, target, _ in rows
+    ]
 
 
-def _answer_paces(run, now=None, kept=None):
-    """({target id: items left to answer}, {target id: seconds per answer or None}).
+@functools.cache
+def _latest_answers_sql(targets):
+    """Each of `targets` targets' latest RATE_WINDOW answers in one statement: one seek of the
+    (run, target, answered_at) index per target, whatever the run's size. One statement, not
+    one per target: on PostgreSQL each is a round trip (the poll's largest cost there)."""
+    one = (
+        "SELECT * FROM (SELECT answered_at, time_taken_ms, tokens_per_second, tps_source, "
+        "target_id, id FROM item WHERE run_id = ? AND target_id = ? AND answered_at IS NOT NULL "
+        "ORDER BY answered_at DESC, id DESC LIMIT ?) AS latest{}"
+    )
+    return " UNION ALL ".join(one.format(i) for i in range(targets))
+
+
+def _answer_paces(kept, targets, latest, now=None):
+    """({target id: items left to answer}, {target id: seconds per answer or None}) from the
+    run's kept counts, its targets and their latest answers (_latest_answers).
 
     Each target's pace is its own: the spacing of its recent answers, else their average answer
     time. With `now`, the target answering last has its window run to now, so a stall shows.
     """
-    kept = kept or tally(run)
     left = {target: n for target, n in kept.new_by_target.items() if n}
-    targets = [t for (t,) in RunTarget.select(RunTarget.id).where(RunTarget.run == run).tuples()]
     windows = {target: [] for target in targets}  # a target with no answer yet keeps []
-    # Every target's latest RATE_WINDOW answers, newest first: one seek of the
-    # (run, target, answered_at) index per target, whatever the run's size.
-    to_datetime = Item.answered_at.python_value
-    for target in targets:
-        cursor = database.execute_sql(
-            f"SELECT answered_at, time_taken_ms FROM {Item._meta.table_name} "
-            "WHERE run_id = ? AND target_id = ? AND answered_at IS NOT NULL "
-            "ORDER BY answered_at DESC, id DESC LIMIT ?",
-            (getattr(run, "id", run), target, RATE_WINDOW),
-        )
-        for answered_at, ms in cursor:
-            windows[target].append((to_datetime(answered_at), ms))
+    for answered_at, ms, _, _, target in latest:
+        windows[target].append((answered_at, ms))
     started = [(w[0][0], t) for t, w in windows.items() if w]
-    latest = max(started)[1] if started else None
+    last = max(started)[1] if started else None
     paces = {}
     for target, window in windows.items():
-        pace = _interval(window, now if target == latest else None)
+        pace = _interval(window, now if target == last else None)
         times = [ms for _, ms in window if ms]
         if pace is None and times:
             pace = sum(times) / len(times) / 1000.0
