@@ -6,8 +6,8 @@
 The copy moves every table's rows with their ids (then moves PostgreSQL's id sequences past
 them), in one transaction on the target. Secrets are copied as stored: still encrypted, with
 the same master key, and bound to the same row ids (crypto.py's AAD), so they decrypt there.
-The kept counts (item_count) are not copied: on SQLite the target's triggers count the items as
-they arrive, and PostgreSQL counts the items themselves (runs/counts.py).
+The kept counts (item_count) are not copied: the target's triggers count the items as they
+arrive (runs/counts.py).
 """
 
 import sqlite3

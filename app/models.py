@@ -416,6 +416,15 @@ class ItemCount(BaseModel):
         indexes = ((("run", "target_id", "status", "stage"), True),)
 
 
+class ItemCountNow(ItemCount):
+    """PostgreSQL only, read only: the view (migrations.py m032) of item_count plus the deltas
+    its triggers appended since the last fold (runs/counts.fold), one row per key. Not a
+    table, so not in ALL_MODELS."""
+
+    class Meta:
+        table_name = "item_count_now"
+
+
 class RunLog(BaseModel):
     """Append-only run log."""
 

@@ -14,6 +14,7 @@ import os
 import pytest
 
 from app import migrations
+from app.db import close_idle
 from app.db import database
 from app.factory import create_app
 from tests import pg_databases
@@ -40,6 +41,7 @@ ALSO_ON_POSTGRES = {
     "test_orchestrator",
     "test_postgres",
     "test_indexes",
+    "test_item_counts",
 }
 PG_TEMPLATE = "llmbench_migrated"
 DB_CHOICES = ("sqlite", "postgres", "both")
@@ -87,6 +89,7 @@ def pg_server_url():
         template = pg_databases.create_database(url, PG_TEMPLATE)
         migrations.open_db(template)
         database.close()
+        close_idle()  # no session left on the template: each test's copy is made from it
         yield url
 
 

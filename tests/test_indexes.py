@@ -13,6 +13,7 @@ from app.engine.claims import wake_query
 from app.models import NEW
 from app.models import WAITING_FOR_JUDGE
 from app.models import Item
+from app.results import keyset
 from app.runs.progress import progress
 from app.runs.watch import latest_scores
 from tests.factories import add_item
@@ -215,3 +216,27 @@ def test_the_latest_answers_and_judgements_are_read_from_their_partial_index(
         assert not [s for s in plan if "TEMP B-TREE" in s or s.startswith("SCAN t1")], plan
         used |= {name for name in indexes if any(f"INDEX {name} " in s for s in plan)}
     assert used == indexes
+
+
+@pytest.mark.parametrize("desc", [False, True])
+@pytest.mark.parametrize("sort", keyset.SORTS)
+def test_each_results_sort_reads_its_segments_in_order_from_an_index_on_postgres(app, sort, desc):
+    # SQLite's indexes end with the rowid, so (run_id, status) reads one status's items in id
+    # order; PostgreSQL's end with the id since m033. Sorting made too dear, a plan that still
+    # sorts names no index in the order of (columns, id).
+    if not database.is_postgres:
+        pytest.skip("SQLite: its sort indexes end with the rowid (and INDEXED BY names them)")
+    run, targets = make_run("sorted", targets=(("p", "a"), ("p", "b")))
+    for i in range(6):
+        add_item(run, targets[i % 2], f"t{i}", difficulty=["easy", "hard"][i % 2])
+    database.execute_sql("SET enable_sort = off")
+    database.execute_sql("SET enable_seqscan = off")
+    try:
+        for segment in keyset.segments(run.id, sort, desc):
+            query = keyset.seek_queries(Item.run == run.id, segment, desc)[0].limit(50)
+            sql, params = query.sql()
+            plan = [row[0] for row in database.execute_sql("EXPLAIN " + sql, params)]
+            assert not [line for line in plan if "Sort" in line], (segment, plan)
+    finally:
+        database.execute_sql("RESET enable_sort")
+        database.execute_sql("RESET enable_seqscan")

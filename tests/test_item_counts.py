@@ -1,5 +1,6 @@
 """Kept counts (runs/counts.py): after any mix of item changes, claims given back, rolled-back
-writes (a crash mid-transaction) and deletions, the kept rows equal a recount of the items."""
+writes (a crash mid-transaction), deletions and (PostgreSQL) folds of the deltas, the kept
+counts equal a recount of the items. The module runs on SQLite and PostgreSQL (conftest.py)."""
 
 import datetime as dt
 import random
@@ -22,6 +23,11 @@ from app.models import Run
 from app.results.table import results_page
 from app.runs import counts
 from app.runs.progress import progress
+from tests.engine_helpers import FakeClock
+from tests.engine_helpers import drive
+from tests.engine_helpers import make_provider
+from tests.engine_helpers import make_tasks
+from tests.engine_helpers import start_run
 from tests.factories import T0
 from tests.factories import add_item
 from tests.factories import make_run
@@ -63,7 +69,9 @@ def _outcome(rng):
 def _step(rng, run, targets, now):
     """One random operation on the run's items."""
     until = now + dt.timedelta(seconds=30)
-    action = rng.choice(["claim_record", "claim_abandon", "crash", "edit", "add", "delete"])
+    action = rng.choice(
+        ["claim_record", "claim_abandon", "crash", "edit", "add", "delete", "release", "fold"]
+    )
     status = rng.choice([NEW, WAITING_FOR_JUDGE])
     target = rng.choice(targets).id if status == NEW else None
     if action in ("claim_record", "claim_abandon", "crash"):
@@ -83,6 +91,10 @@ def _step(rng, run, targets, now):
         Item.update(**_outcome(rng)).where(Item.id == item.id).execute()
     elif action == "add":
         add_item(run, rng.choice(targets), f"x{rng.random()}", **_outcome(rng))
+    elif action == "release":  # a dead holder's claims given back, many rows in one statement
+        claims.release_all([run.id])
+    elif action == "fold":
+        counts.fold()
     else:
         Item.delete().where(Item.id == rng.choice(list(Item.select(Item.id)))).execute()
 
@@ -101,15 +113,23 @@ def test_kept_counts_equal_a_recount_after_random_operations_and_crashes(app):
 def test_a_deleted_run_leaves_no_counts(app):
     run, _ = _pending_run("gone", 6)
     other, _ = _pending_run("kept", 4)
+    counts.fold()
     Run.delete().where(Run.id == run.id).execute()
+    assert counts.kept(run) == {}
+    counts.fold()
     assert not ItemCount.select().where(ItemCount.run == run.id).exists()
+    assert counts.kept(run) == {}
     _same(counts.kept(other), counts.recount(other))
+
+
+def _counting_migration():
+    return "m032_item_counts_on_postgres" if database.is_postgres else "m025_item_counts"
 
 
 def test_the_migration_counts_the_items_a_database_already_had(app):
     run, _ = _pending_run("before", 10)
     database.execute_sql("DELETE FROM item_count")
-    database.execute_sql("DELETE FROM _migrations WHERE name = 'm025_item_counts'")
+    database.execute_sql("DELETE FROM _migrations WHERE name = ?", (_counting_migration(),))
     migrations.apply(database)
     _same(counts.kept(run), counts.recount(run))
 
@@ -142,28 +162,79 @@ def test_a_failed_stage_given_as_empty_or_null_is_one_key(app):
     _same(counts.kept(run), counts.recount(run))
 
 
+@pytest.mark.sqlite_only  # m025's triggers: PostgreSQL never had them
 def test_the_migration_to_kept_count_writes_recounts_a_database_with_the_old_triggers(app):
     run, targets = _pending_run("m031", 6)
     got = claims.claim(run.id, NEW, T0, T0 + dt.timedelta(seconds=30), targets[0].id)
     claims.update_claimed(got.id, NEW, got.attempts, {"status": WAITING_FOR_JUDGE})
-    if not database.is_postgres:  # back to m025's update trigger, the counts gone stale
-        for name in ("item_count_move", "item_count_change", "item_count_run_delete"):
-            database.execute_sql(f"DROP TRIGGER {name}")
-        database.execute_sql(migrations.ITEM_COUNT_TRIGGERS[2])
-        database.execute_sql("UPDATE item_count SET n = n + 5")
+    # Back to m025's update trigger, the counts gone stale.
+    for name in ("item_count_move", "item_count_change", "item_count_run_delete"):
+        database.execute_sql(f"DROP TRIGGER {name}")
+    database.execute_sql(migrations.ITEM_COUNT_TRIGGERS[2])
+    database.execute_sql("UPDATE item_count SET n = n + 5")
     database.execute_sql("DELETE FROM _migrations WHERE name = 'm031_item_count_writes'")
     migrations.apply(database)
     _same(counts.kept(run), counts.recount(run))
-    names = (
-        {row[0] for row in database.execute_sql(TRIGGERS)} if not database.is_postgres else set()
-    )
-    assert "item_count_update" not in names
+    assert "item_count_update" not in {row[0] for row in database.execute_sql(TRIGGERS)}
 
 
 TRIGGERS = "SELECT name FROM sqlite_master WHERE type = 'trigger'"
 
 
-@pytest.mark.sqlite_only  # the kept rows: PostgreSQL has none, it counts the items
+def _deltas():
+    """PostgreSQL: the rows of item_count_delta (m032), what the triggers appended unfolded."""
+    return database.execute_sql("SELECT COUNT(*) FROM item_count_delta").fetchone()[0]
+
+
+def _postgres_only():
+    if not database.is_postgres:
+        pytest.skip("SQLite's triggers keep item_count itself: no deltas to fold")
+
+
+def test_a_fold_moves_the_deltas_into_the_kept_rows_and_changes_no_count(app):
+    _postgres_only()
+    run, targets = _pending_run("fold", 8)
+    got = claims.claim(run.id, NEW, T0, T0 + dt.timedelta(seconds=30), targets[0].id)
+    claims.update_claimed(got.id, NEW, got.attempts, {"status": WAITING_FOR_JUDGE})
+    before = counts.kept(run)
+    assert _deltas() > 0 and not ItemCount.select().exists()
+
+    counts.fold()
+
+    assert _deltas() == 0
+    assert counts.kept(run) == before
+    _same(before, counts.recount(run))
+
+
+def test_a_claim_and_its_extension_append_no_delta(app):
+    _postgres_only()
+    run, targets = _pending_run("claims", 4)
+    counts.fold()
+    got = claims.claim(run.id, NEW, T0, T0 + dt.timedelta(seconds=30), targets[0].id)
+    Item.update(claimed_until=T0 + dt.timedelta(seconds=90)).where(Item.id == got.id).execute()
+    assert _deltas() == 0
+
+
+def test_one_statement_changing_many_items_appends_one_delta_per_key(app):
+    _postgres_only()
+    run, _ = _pending_run("bulk", 40)
+    assert _deltas() <= 40  # one per insert statement
+    counts.fold()
+    Item.update(status=FAILED, error_stage="answer").where(Item.run == run.id).execute()
+    assert _deltas() == 4  # NEW taken back and FAILED added, for each of the two targets
+    _same(counts.kept(run), counts.recount(run))
+
+
+def test_a_run_the_engine_worked_ends_with_its_deltas_folded(app, fake):
+    _postgres_only()
+    p = make_provider(fake)
+    run = start_run(p, [(p, "m1"), (p, "m2")], make_tasks(3))
+    assert drive(dict(app.config), FakeClock())["state"] == "finished"
+    assert _deltas() == 0
+    assert counts.tally(run).by_status[COMPLETED] == 6
+    _same(counts.kept(run), counts.recount(run))
+
+
 def test_progress_reads_the_kept_counts(app):
     run, targets = _pending_run("read", 5)
     first = claims.claim(run.id, NEW, T0, T0 + dt.timedelta(seconds=30), targets[0].id)

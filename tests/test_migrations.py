@@ -122,8 +122,16 @@ def _upto(monkeypatch, last):
     later = names[names.index(last.__name__) + 1 :]
     for name in later:
         database.execute_sql("DELETE FROM _migrations WHERE name = ?", (name,))
+    if (
+        "m032_item_counts_on_postgres" in later and database.is_postgres
+    ):  # its view, table, triggers
+        database.execute_sql("DROP VIEW item_count_now")
+        database.execute_sql("DROP TABLE item_count_delta")
+        database.execute_sql("DROP TRIGGER item_count_run_deleted ON run")
+        for trigger in ("inserted", "deleted", "updated"):
+            database.execute_sql(f"DROP TRIGGER item_count_{trigger} ON item")
     if "m025_item_counts" in later:  # that code had no kept counts (their triggers name columns)
-        if not database.is_postgres:  # PostgreSQL has no such triggers (runs/counts.py)
+        if not database.is_postgres:  # PostgreSQL's are m032's, dropped above
             for trigger in ("insert", "delete", "move", "change", "run_delete"):
                 database.execute_sql(f"DROP TRIGGER item_count_{trigger}")
         database.execute_sql("DROP TABLE item_count")

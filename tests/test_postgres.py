@@ -170,3 +170,26 @@ def test_a_deferred_transaction_takes_no_write_lock(pg_empty):
     finally:
         other.close()
         database.close()
+
+
+def _backend_pid(client):
+    """The server session that answered a request (it reads the run list, then its pid)."""
+    assert client.get("/api/runs").status_code == 200
+    with database.connection_context():
+        return database.execute_sql("SELECT pg_backend_pid()").fetchone()[0]
+
+
+def test_requests_reuse_a_kept_connection(tmp_path, pg_empty):
+    client = make_app(tmp_path, DB=pg_empty).test_client()
+
+    assert _backend_pid(client) == _backend_pid(client)
+
+
+def test_a_kept_connection_the_server_ended_is_replaced_not_handed_to_a_request(tmp_path, pg_empty):
+    client = make_app(tmp_path, DB=pg_empty).test_client()
+    first = _backend_pid(client)
+    with pg_databases.admin_connection(pg_empty) as admin:  # a restart, an idle timeout
+        admin.execute("SELECT pg_terminate_backend(%s)", (first,))
+
+    assert client.get("/api/runs").status_code == 200
+    assert _backend_pid(client) != first

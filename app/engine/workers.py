@@ -16,6 +16,7 @@ from ..models import CONTROL_STOPPED
 from ..models import PENDING
 from ..models import WAITING_FOR_JUDGE
 from ..models import Run
+from ..runs import counts
 from . import claims
 from . import wal
 
@@ -207,6 +208,7 @@ class WorkerPool:
             if time.monotonic() - checkpointed >= wal.CHECKPOINT_SECONDS:
                 checkpointed = time.monotonic()
                 wal.checkpoint()
+                counts.fold()  # PostgreSQL's count deltas, at the same pace
             if not self.still_running():
                 run = Run.get_by_id(ctx.run.id)
                 if (
@@ -215,6 +217,7 @@ class WorkerPool:
                     or (self.interrupt is not None and self.interrupt.is_set())
                 ):
                     self._abandon(done)
+                    counts.fold()
                     return "halted"
                 ctx.halt.set()  # paused (or lease lost): let the items in flight finish
             elif time.monotonic() >= self.deadline:
@@ -223,6 +226,7 @@ class WorkerPool:
                 extended = time.monotonic()
                 self._extend_claims()
         wal.checkpoint()
+        counts.fold()
         self._worker_outcome(failures)
         return None
 

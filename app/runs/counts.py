@@ -1,22 +1,23 @@
 """A run's kept counts: items per status and failed stage, per target, and their sums.
 
-SQLite triggers keep the `item_count` rows (models.ItemCount, migrations m025, m031) in the same
-transaction that inserts, changes or deletes an item, so the live view's poll, progress, the
-ETA, history and /api/runs read a few rows per run, whatever the run's size. `recount` counts
-the items themselves (what the kept rows must always equal).
+Triggers keep them in the transaction that inserts, changes or deletes an item, so the live
+view's poll, progress, the ETA, history and /api/runs read a few rows per run, whatever the
+run's size. `recount` counts the items themselves (what the kept counts must always equal).
 
-On PostgreSQL there are no triggers and `item_count` stays empty: every reader here computes the
-same rows with one GROUP BY over the run's items (`recount`'s query). Why not PL/pgSQL triggers:
-the SQLite trigger bodies do not carry over (IS NOT, summed booleans, BEGIN ... END), and on a
-server with many writers each item change would update one of a few hot `item_count` rows, a
-lock every worker queues on (and a deadlock risk for multi-row updates such as release_all).
-The price, measured (bench_deep_pages.py --postgres, 100 000 items): the live view's poll takes
-130-175 ms there against 5-9 ms on SQLite, /api/runs 325 ms, the history page 215 ms; at
-1 000 000 items 0.8-1.4 s. Kept counts on PostgreSQL would need writes that do not contend,
-e.g. triggers appending deltas that a periodic step folds in.
+- SQLite: the triggers add each change to its `item_count` row (models.ItemCount, migrations
+  m025, m031). SQLite has one writer at a time, so that row is never contended.
+- PostgreSQL: many writers, so a row every change updates would be a lock they all queue on.
+  Its triggers append each statement's changes to `item_count_delta` instead (m032), `fold`
+  moves them into `item_count` twice a second while a run works (the engine's supervisor,
+  engine/workers.py) and when it ends, and the readers here read
+  `item_count_now` (models.ItemCountNow): item_count plus the deltas not folded yet, in one
+  statement, so what they see is as current as on SQLite.
 """
 
+import logging
+
 from peewee import SQL
+from peewee import OperationalError
 from peewee import fn
 
 from ..db import built_once
@@ -27,6 +28,9 @@ from ..models import ITEM_STATUSES
 from ..models import NEW
 from ..models import Item
 from ..models import ItemCount
+from ..models import ItemCountNow
+
+log = logging.getLogger(__name__)
 
 SUMS = (
     "n",
@@ -81,9 +85,9 @@ class Tally:
             self.sums[name] += values[name]
 
 
-def counted_from_items():
-    """True where the counts are computed from the items (PostgreSQL: no triggers keep them)."""
-    return database.is_postgres
+def _kept_counts():
+    """The model the readers read the kept counts from (the module's docstring says why)."""
+    return ItemCountNow if database.is_postgres else ItemCount
 
 
 def tallies(run_ids):
@@ -91,12 +95,9 @@ def tallies(run_ids):
     out = {pk: Tally() for pk in run_ids}
     if not run_ids:
         return out
-    if counted_from_items():
-        rows = _item_sums(Item.run.in_(list(run_ids)), Item.run)
-    else:
-        pks = list(run_ids)
-        # Plain ints, texts and sums: read as SQLite returns them, no conversion.
-        rows = database.execute_sql(built_once(("tallies", len(pks)), lambda: _kept(pks)), pks)
+    pks = list(run_ids)
+    # Plain ints, texts and sums: read as the database returns them, no conversion.
+    rows = database.execute_sql(built_once(("tallies", len(pks)), lambda: _kept(pks)), pks)
     for run_pk, target_id, status, stage, *values in rows:
         out[run_pk].add(target_id, status, stage, dict(zip(SUMS, values, strict=True)))
     return out
@@ -104,10 +105,11 @@ def tallies(run_ids):
 
 def _kept(pks):
     """The kept counts' rows of the runs `pks`: run, target, status, stage and the sums."""
-    columns = [getattr(ItemCount, name) for name in SUMS]
-    return ItemCount.select(
-        ItemCount.run, ItemCount.target_id, ItemCount.status, ItemCount.stage, *columns
-    ).where(ItemCount.run.in_(pks))
+    counts = _kept_counts()
+    columns = [getattr(counts, name) for name in SUMS]
+    return counts.select(counts.run, counts.target_id, counts.status, counts.stage, *columns).where(
+        counts.run.in_(pks)
+    )
 
 
 def tally(run):
@@ -120,61 +122,38 @@ def count_items(run, target_ids=None, status=None, stage=None):
     """How many of the run's items (of `target_ids`, in `status`, failed at `stage`: "judge",
     or "answer" for any other failure) there are, from the kept counts."""
     pk = getattr(run, "id", run)
-    if counted_from_items():
-        return _count_from_items(pk, target_ids, status, stage)
-    query = ItemCount.select(fn.COALESCE(fn.SUM(ItemCount.n), 0)).where(ItemCount.run == pk)
+    counts = _kept_counts()
+    query = counts.select(fn.COALESCE(fn.SUM(counts.n), 0)).where(counts.run == pk)
     if target_ids is not None:
-        query = query.where(ItemCount.target_id.in_(list(target_ids)))
+        query = query.where(counts.target_id.in_(list(target_ids)))
     if status is not None:
         statuses = [status] if isinstance(status, str) else list(status)
-        query = query.where(ItemCount.status.in_(statuses))
+        query = query.where(counts.status.in_(statuses))
     if stage == "judge":
-        query = query.where(ItemCount.stage == "judge")
+        query = query.where(counts.stage == "judge")
     elif stage is not None:
-        query = query.where(ItemCount.stage != "judge")
-    return query.scalar() or 0
-
-
-def _count_from_items(pk, target_ids, status, stage):
-    """count_items on PostgreSQL: the same filters on the items themselves."""
-    query = Item.select(fn.COUNT(Item.id)).where(Item.run == pk)
-    if target_ids is not None:
-        query = query.where(Item.target.in_(list(target_ids)))
-    if status is not None:
-        statuses = [status] if isinstance(status, str) else list(status)
-        query = query.where(Item.status.in_(statuses))
-    if stage == "judge":
-        query = query.where(Item.error_stage == "judge")
-    elif stage is not None:
-        query = query.where(fn.COALESCE(Item.error_stage, "") != "judge")
+        query = query.where(counts.stage != "judge")
     return query.scalar() or 0
 
 
 def run_totals():
     """A subquery of every run's (rid, n items, avg score), for sorting the history by them."""
-    if counted_from_items():
-        return Item.select(
-            Item.run.alias("rid"),
-            fn.COUNT(Item.id).alias("n"),
-            fn.AVG(Item.evaluation_score).alias("avg"),
-        ).group_by(Item.run)
-    return ItemCount.select(
-        ItemCount.run.alias("rid"),
-        fn.SUM(ItemCount.n).alias("n"),
-        (fn.SUM(ItemCount.score) / fn.NULLIF(fn.SUM(ItemCount.score_n), 0)).alias("avg"),
-    ).group_by(ItemCount.run)
+    counts = _kept_counts()
+    return counts.select(
+        counts.run.alias("rid"),
+        fn.SUM(counts.n).alias("n"),
+        (fn.SUM(counts.score) / fn.NULLIF(fn.SUM(counts.score_n), 0)).alias("avg"),
+    ).group_by(counts.run)
 
 
 def kept(run):
-    """{(target id, status, stage): {sum: value}} as kept, rows of no items left out (on
-    PostgreSQL, as counted: nothing is kept there)."""
+    """{(target id, status, stage): {sum: value}} as kept, rows of no items left out."""
     pk = getattr(run, "id", run)
-    if counted_from_items():
-        return recount(pk)
-    columns = [getattr(ItemCount, name) for name in SUMS]
+    counts = _kept_counts()
+    columns = [getattr(counts, name) for name in SUMS]
     rows = (
-        ItemCount.select(ItemCount.target_id, ItemCount.status, ItemCount.stage, *columns)
-        .where(ItemCount.run == pk)
+        counts.select(counts.target_id, counts.status, counts.stage, *columns)
+        .where(counts.run == pk)
         .tuples()
     )
     return {tuple(row[:3]): dict(zip(SUMS, row[3:], strict=True)) for row in rows if row[3] != 0}
@@ -187,9 +166,9 @@ def recount(run):
     return {tuple(row[:3]): dict(zip(SUMS, row[3:], strict=True)) for row in rows}
 
 
-def _item_sums(where, *leading):
-    """Rows of (*leading, target id, status, stage, *SUMS) over the items matching `where`,
-    one per (*leading, target, status, stage): item_count's rows, counted."""
+def _item_sums(where):
+    """Rows of (target id, status, stage, *SUMS) over the items matching `where`, one per
+    (target, status, stage): item_count's rows, counted."""
     # '' written into the SQL, not bound: PostgreSQL matches the selected expression with the
     # grouped one only when they are the same text (two bound '' are two parameters).
     stage = fn.COALESCE(Item.error_stage, SQL("''"))
@@ -202,7 +181,6 @@ def _item_sums(where, *leading):
 
     return (
         Item.select(
-            *leading,
             Item.target,
             Item.status,
             stage,
@@ -219,6 +197,33 @@ def _item_sums(where, *leading):
             present(Item.evaluation_score),
         )
         .where(where)
-        .group_by(*leading, Item.target, Item.status, stage)
+        .group_by(Item.target, Item.status, stage)
         .tuples()
     )
+
+
+_FOLD = (
+    "WITH moved AS (DELETE FROM item_count_delta RETURNING *), "
+    "summed AS (SELECT run_id, target_id, status, stage, "
+    + ", ".join(f"SUM({c}) AS {c}" for c in SUMS)
+    + " FROM moved GROUP BY run_id, target_id, status, stage) "
+    f"INSERT INTO item_count (run_id, target_id, status, stage, {', '.join(SUMS)}) "
+    f"SELECT run_id, target_id, status, stage, {', '.join(SUMS)} FROM summed "
+    # The deltas of a deleted run's items are dropped: its counts went with it.
+    "WHERE EXISTS (SELECT 1 FROM run WHERE run.id = summed.run_id) "
+    "ON CONFLICT (run_id, target_id, status, stage) DO UPDATE SET "
+    + ", ".join(f"{c} = item_count.{c} + excluded.{c}" for c in SUMS)
+)
+
+
+def fold():
+    """PostgreSQL: move the deltas its triggers appended into item_count, so a reader sums a few
+    rows per run again. One transaction: a reader sees the deltas or their sum, never both or
+    neither; deltas committed meanwhile wait for the next fold. A no-op on SQLite."""
+    if not database.is_postgres:
+        return
+    try:
+        with database.atomic():
+            database.execute_sql(_FOLD)
+    except OperationalError as exc:  # the deltas stay, and the readers still count them
+        log.warning("kept counts not folded: %s", exc)
