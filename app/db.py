@@ -312,7 +312,7 @@ def init_db(value, cache_mib=None):
     A SQLite path (or sqlite:///path) is created with its folder; the file holds prompts,
     answers and encrypted secrets, so it is created (or narrowed to) owner-only, 0600, and
     SQLite gives its -wal and -shm files the same mode. A postgresql:// URL binds a
-    PostgresDatabase (nothing is created on disk). Any other value raises
+    PooledPostgresDatabase (nothing is created on disk). Any other value raises
     dburl.DatabaseUrlError naming LLMBENCH_DB before anything is made.
     """
     target = parse(value)

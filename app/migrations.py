@@ -355,8 +355,8 @@ def m025_item_counts(db):
     # here, so the migration is idempotent (a fresh database has the table from m001, and no items).
     db.create_tables([ItemCount], safe=True)
     if getattr(db, "is_postgres", False):
-        # No triggers on PostgreSQL: runs/counts.py counts the items there (its docstring says
-        # why), so the table stays empty rather than holding counts nothing keeps up to date.
+        # No triggers on PostgreSQL until m032 (runs/counts.py counted the items there), so the
+        # table stays empty rather than holding counts nothing keeps up to date.
         db.execute_sql("DELETE FROM item_count")
         return
     for sql in ITEM_COUNT_TRIGGERS:
@@ -550,7 +550,9 @@ ITEM_COUNT_WRITES = (
 def m031_item_count_writes(db):
     # item_count is derived: dropped and made again as models.py has it now (no foreign key, no
     # index of its own on run_id: the unique key begins with it), then recounted, so the
-    # migration is idempotent and a fresh database ends the same. PostgreSQL: the table only.
+    # migration is idempotent and a fresh database ends the same. PostgreSQL: the table only
+    # (once m032 made its view of the table, re-running this one alone fails: drop m032's
+    # objects first, as tests/test_migrations.py's _upto does).
     db.execute_sql("DROP TABLE IF EXISTS item_count")
     db.create_tables([ItemCount])
     if getattr(db, "is_postgres", False):
@@ -695,8 +697,9 @@ PG_ID_ORDER_INDEXES = (
 
 @migration
 def m033_pg_indexes_in_id_order(db):
-    # Made again on a database that has them (no lock-free way to change an index's columns):
-    # writers of item wait meanwhile, about a second per index at 1 000 000 items.
+    # Made again on a database that has them, in the migration's transaction: DROP INDEX locks
+    # the item table, so its readers and writers wait until the last one is built (CREATE
+    # INDEX CONCURRENTLY would not lock it, but cannot run in a transaction).
     if not getattr(db, "is_postgres", False):
         return
     for name, columns in PG_ID_ORDER_INDEXES:

@@ -388,9 +388,10 @@ Item.add_index(
 
 class ItemCount(BaseModel):
     """m025: a run's items counted per (target, status, failed stage), with the sums the live
-    view, progress, history and /api/runs show. Kept by SQLite triggers on `item` (migrations.py
-    m025) in the same transaction that changes an item, so a poll reads a few rows instead of
-    counting 100 000 items; runs/counts.py reads them and can recount.
+    view, progress, history and /api/runs show. Kept by triggers on `item` in the same
+    transaction that changes an item (SQLite: migrations.py m025; PostgreSQL: m032's deltas,
+    folded in by runs/counts.fold), so a poll reads a few rows instead of counting 100 000
+    items; runs/counts.py reads them and can recount.
 
     m031: no foreign key on run_id (an INSERT checking one would make every recorded answer keep
     a statement journal, migrations.py m031); a deleted run's rows go with a trigger instead."""
@@ -423,6 +424,7 @@ class ItemCountNow(ItemCount):
 
     class Meta:
         table_name = "item_count_now"
+        primary_key = False  # a view of sums: no id
 
 
 class RunLog(BaseModel):

@@ -4,13 +4,16 @@ counts equal a recount of the items. The module runs on SQLite and PostgreSQL (c
 
 import datetime as dt
 import random
+import threading
 
 import pytest
 
 from app import migrations
+from app.db import WRITE_LOCK_KEY
 from app.db import database
 from app.dbadmin import copy_database
 from app.engine import claims
+from app.engine import scheduler
 from app.models import CANT_BE_FINISHED
 from app.models import COMPLETED
 from app.models import FAILED
@@ -232,6 +235,38 @@ def test_a_run_the_engine_worked_ends_with_its_deltas_folded(app, fake):
     assert drive(dict(app.config), FakeClock())["state"] == "finished"
     assert _deltas() == 0
     assert counts.tally(run).by_status[COMPLETED] == 6
+    _same(counts.kept(run), counts.recount(run))
+
+
+def test_a_fold_does_not_wait_for_a_write_that_holds_the_lock(app):
+    _postgres_only()
+    import psycopg  # only the PostgreSQL half needs the driver
+
+    _pending_run("busy", 4)
+    holder = psycopg.connect(app.config["DB"])  # a long write: a large run's creation
+    holder.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+    try:
+        folding = threading.Thread(target=counts.fold)
+        folding.start()
+        folding.join(timeout=60)
+        assert not folding.is_alive(), "the fold waited for the write lock"
+        assert _deltas() > 0  # left to a later fold
+    finally:
+        holder.rollback()
+        holder.close()
+    counts.fold()
+    assert _deltas() == 0
+
+
+def test_the_schedulers_tick_folds_the_deltas_of_writes_outside_a_run(app):
+    _postgres_only()
+    run, _ = _pending_run("edited", 4)
+    Item.update(status=FAILED, error_stage="answer").where(Item.run == run.id).execute()
+    assert _deltas() > 0
+
+    scheduler._tick(dict(app.config))
+
+    assert _deltas() == 0
     _same(counts.kept(run), counts.recount(run))
 
 

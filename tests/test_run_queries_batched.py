@@ -30,7 +30,7 @@ def test_summaries_match_one_run_summary_per_run(app):
 
 
 def _old_windows(run, targets):
-    """The per-target query _answer_paces ran before it became one windowed query."""
+    """The per-target query _answer_paces ran before it became one statement (UNION ALL)."""
     return {
         t.id: list(
             Item.select(Item.answered_at, Item.time_taken_ms)

@@ -9,6 +9,7 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from ..db import database
+from ..runs import counts
 from . import lease
 from .orchestrator import tick
 
@@ -32,6 +33,8 @@ def _tick(config, hooks=()):
     try:
         with database.connection_context():
             work(config, hooks, _scheduler["stopping"])
+            # PostgreSQL's count deltas of writes no run's supervisor folds (a copy, an edit).
+            counts.fold()
     except Exception:
         log.exception("orchestrator tick failed")
 

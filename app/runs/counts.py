@@ -17,9 +17,9 @@ run's size. `recount` counts the items themselves (what the kept counts must alw
 import logging
 
 from peewee import SQL
-from peewee import OperationalError
 from peewee import fn
 
+from ..db import WRITE_LOCK_KEY
 from ..db import built_once
 from ..db import database
 from ..models import CANT_BE_FINISHED
@@ -219,11 +219,17 @@ _FOLD = (
 def fold():
     """PostgreSQL: move the deltas its triggers appended into item_count, so a reader sums a few
     rows per run again. One transaction: a reader sees the deltas or their sum, never both or
-    neither; deltas committed meanwhile wait for the next fold. A no-op on SQLite."""
+    neither; deltas committed meanwhile wait for the next fold. A no-op on SQLite.
+
+    It takes the write lock (db.WRITE_LOCK_KEY) only if it is free, so it never waits on a long
+    write (a large run's creation, a deletion): its callers are the supervisor between polls
+    and the scheduler's tick, and a later fold takes what this one skipped."""
     if not database.is_postgres:
         return
     try:
-        with database.atomic():
-            database.execute_sql(_FOLD)
-    except OperationalError as exc:  # the deltas stay, and the readers still count them
+        with database.atomic("DEFERRED"):
+            free = database.execute_sql("SELECT pg_try_advisory_xact_lock(?)", (WRITE_LOCK_KEY,))
+            if free.fetchone()[0]:
+                database.execute_sql(_FOLD)
+    except Exception as exc:  # any database error: the deltas stay, and readers still count them
         log.warning("kept counts not folded: %s", exc)
