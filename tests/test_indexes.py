@@ -17,6 +17,7 @@ from app.results import keyset
 from app.runs.progress import progress
 from app.runs.watch import latest_scores
 from tests.factories import add_item
+from tests.factories import bulk_items
 from tests.factories import make_run
 
 # Indexes allowed to begin another one with the same WHERE: name -> why it is still there.
@@ -192,11 +193,8 @@ def _time_ordered(statements, column):
 @pytest.mark.parametrize(
     ("read", "column", "indexes"),
     [
-        (
-            lambda run: progress(run),
-            "answered_at",
-            {"item_answered_at", "item_target_answered_at"},
-        ),
+        # Every target's latest answers, the run's among them (progress._latest_answers).
+        (lambda run: progress(run), "answered_at", {"item_target_answered_at"}),
         (lambda run: progress(run), "judged_at", {"item_judged_at"}),
         (lambda run: latest_scores(run), "judged_at", {"item_judged_at"}),
     ],
@@ -223,7 +221,8 @@ def test_the_latest_answers_and_judgements_are_read_from_their_partial_index(
 def test_each_results_sort_reads_its_segments_in_order_from_an_index_on_postgres(app, sort, desc):
     # SQLite's indexes end with the rowid, so (run_id, status) reads one status's items in id
     # order; PostgreSQL's end with the id since m033. Sorting made too dear, a plan that still
-    # sorts names no index in the order of (columns, id).
+    # sorts names no index in the order of (columns, id); one that reads the primary key would
+    # walk past other targets' items (keyset._lead).
     if not database.is_postgres:
         pytest.skip("SQLite: its sort indexes end with the rowid (and INDEXED BY names them)")
     run, targets = make_run("sorted", targets=(("p", "a"), ("p", "b")))
@@ -232,11 +231,34 @@ def test_each_results_sort_reads_its_segments_in_order_from_an_index_on_postgres
     database.execute_sql("SET enable_sort = off")
     database.execute_sql("SET enable_seqscan = off")
     try:
-        for segment in keyset.segments(run.id, sort, desc):
-            query = keyset.seek_queries(Item.run == run.id, segment, desc)[0].limit(50)
-            sql, params = query.sql()
-            plan = [row[0] for row in database.execute_sql("EXPLAIN " + sql, params)]
-            assert not [line for line in plan if "Sort" in line], (segment, plan)
+        for cond in (Item.run == run.id, (Item.run == run.id) & (Item.status == NEW)):
+            for segment in keyset.segments(run.id, sort, desc):
+                query = keyset.seek_queries(cond, segment, desc)[0].limit(50)
+                sql, params = query.sql()
+                plan = [row[0] for row in database.execute_sql("EXPLAIN " + sql, params)]
+                assert not [line for line in plan if "Sort" in line], (segment, plan)
+                # Not the primary key filtered: it walks past every item of other targets.
+                assert not [line for line in plan if "item_pkey" in line], (segment, plan)
     finally:
         database.execute_sql("RESET enable_sort")
         database.execute_sql("RESET enable_seqscan")
+
+
+def test_a_later_targets_model_sort_page_reads_its_index_not_the_primary_key(app):
+    # A run's items are made target by target: read in id order through the primary key, the
+    # second target's first page walked past all of the first target's items (keyset._lead).
+    if not database.is_postgres:
+        pytest.skip("SQLite: INDEXED BY names the sort's index")
+    run, (first, second) = make_run("clustered", targets=(("p", "a"), ("p", "b")))
+    bulk_items(run, first, 5000)
+    bulk_items(run, second, 5000, start=5000)
+    database.execute_sql("ANALYZE item")
+    for filters in ({}, {"status": "COMPLETED"}):
+        segment = keyset.segments(run.id, "model", False, filters)[-1]
+        assert segment.value == second.id
+        cond = Item.run == run.id
+        if filters:
+            cond &= Item.status == filters["status"]
+        sql, params = keyset.seek_queries(cond, segment, False)[0].limit(50).sql()
+        plan = [row[0] for row in database.execute_sql("EXPLAIN " + sql, params)]
+        assert not [line for line in plan if "item_pkey" in line], plan
