@@ -585,6 +585,7 @@ PG_ITEM_COUNT_AGGREGATES = (
     ("score_n", "COUNT(evaluation_score)"),
 )
 _SUM_NAMES = ", ".join(c for c, _ in PG_ITEM_COUNT_AGGREGATES)
+_SUMMED = ", ".join(f"SUM({c}) AS {c}" for c, _ in PG_ITEM_COUNT_AGGREGATES)
 _ITEM_KEY_GROUP = "run_id, target_id, status, COALESCE(error_stage, '')"
 
 
@@ -611,9 +612,8 @@ _ADD_DELTAS = f"INSERT INTO item_count_delta ({_KEY}, {_SUM_NAMES}) "
 # An UPDATE's old rows taken back and new rows added in one sum per key; a key whose sums did
 # not change (a claim, a claim extended: columns the counts do not read) appends nothing.
 _UPDATE_DELTAS = (
-    f"{_ADD_DELTAS}SELECT {_KEY}, "
-    + ", ".join(f"SUM({c})" for c, _ in PG_ITEM_COUNT_AGGREGATES)
-    + f" FROM ({_pg_sums('old_items', '-')} UNION ALL {_pg_sums('new_items')}) AS changed "
+    f"{_ADD_DELTAS}SELECT {_KEY}, {_SUMMED} "
+    f"FROM ({_pg_sums('old_items', '-')} UNION ALL {_pg_sums('new_items')}) AS changed "
     f"GROUP BY {_KEY} HAVING " + " OR ".join(f"SUM({c}) <> 0" for c, _ in PG_ITEM_COUNT_AGGREGATES)
 )
 PG_ITEM_COUNT_DELTAS = (
@@ -650,10 +650,8 @@ PG_ITEM_COUNT_DELTAS = (
     "DROP TRIGGER IF EXISTS item_count_run_deleted ON run",
     "CREATE TRIGGER item_count_run_deleted AFTER DELETE ON run FOR EACH ROW "
     "EXECUTE FUNCTION item_count_run_deleted()",
-    "CREATE OR REPLACE VIEW item_count_now AS SELECT "
-    + f"{_KEY}, "
-    + ", ".join(f"SUM({c}) AS {c}" for c, _ in PG_ITEM_COUNT_AGGREGATES)
-    + f" FROM (SELECT {_KEY}, {_SUM_NAMES} FROM item_count UNION ALL "
+    f"CREATE OR REPLACE VIEW item_count_now AS SELECT {_KEY}, {_SUMMED} "
+    f"FROM (SELECT {_KEY}, {_SUM_NAMES} FROM item_count UNION ALL "
     f"SELECT {_KEY}, {_SUM_NAMES} FROM item_count_delta) AS parts GROUP BY {_KEY}",
 )
 PG_ITEM_COUNT_RECOUNT = f"INSERT INTO item_count ({_KEY}, {_SUM_NAMES}) {_pg_sums('item')}"

@@ -222,11 +222,11 @@ def seek_queries(cond, segment, desc, key=None, index=None):
     columns = (*segment.columns, I.id)
     lead = _lead(segment)
     if key is None:
-        query = _bounded(_segment_base(cond, segment, False, index), segment)
+        query = _bounded(_segment_base(cond, segment, False, index, lead), segment)
         return [_ordered(query, (*lead, *columns), desc)]
     queries = []
     for k in range(len(columns) - 1, -1, -1):
-        query = _segment_base(cond, segment, True, index)
+        query = _segment_base(cond, segment, True, index, lead)
         for column, value in zip(columns[:k], key[:k], strict=False):
             query = query.where(column == value)
         if k == 0:  # (with the column equal, its range would only hide the seek)
@@ -254,12 +254,12 @@ def _lead(segment):
     return (column,)
 
 
-def _segment_base(cond, segment, keyed, index):
+def _segment_base(cond, segment, keyed, index, lead):
     query = I.select(I.id).where(cond)
     if index and not database.is_postgres:
         query = query.from_(SQL(f'"item" AS "t1" INDEXED BY "{index}"'))
     where = segment.where()
-    if _lead(segment) and not isinstance(segment.value, bool):
+    if lead and not isinstance(segment.value, bool):
         # The value as a range: PostgreSQL drops an ORDER BY column that = fixes, and with it
         # the lead (above).
         where = (segment.column >= segment.value) & (segment.column <= segment.value)
