@@ -19,6 +19,9 @@ the planner's statistics, and the visibility map that lets an index be read with
 
     .venv/bin/python bench/bench_deep_pages.py --postgres --sizes 100000
 
+--db also takes a postgresql:// URL: a server you keep up is seeded once (folded and analyzed as
+above) and measured again by each source tree, as a SQLite file is.
+
 A "deep page" is what a Next click loads from the middle page (the page is opened by number,
 untimed, and its rel=next link timed): an OFFSET on code that pages by number, a keyset seek on
 code that pages after an item. "page N by number" times the middle page opened by its number.
@@ -198,7 +201,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--requests", type=int, default=7)
-    parser.add_argument("--db", default=None, help="SQLite file to seed or reuse (kept)")
+    parser.add_argument(
+        "--db",
+        default=None,
+        help="SQLite file, or postgresql:// URL of a server you run, to seed or reuse (kept)",
+    )
     parser.add_argument(
         "--postgres",
         action="store_true",
@@ -210,6 +217,9 @@ def main():
     args = parser.parse_args()
     if args.postgres and args.db:
         parser.error("--db is the SQLite file; --postgres seeds a throwaway database instead")
+    if args.db and args.db.startswith(("postgres://", "postgresql://")):
+        bench(args, args.db)
+        return
     if not args.postgres:
         bench(args, Path(args.db or Path(tempfile.mkdtemp(prefix="llmbench-deep-")) / "deep.db"))
         return

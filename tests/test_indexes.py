@@ -14,6 +14,7 @@ from app.models import NEW
 from app.models import WAITING_FOR_JUDGE
 from app.models import Item
 from app.results import keyset
+from app.results import table
 from app.runs.progress import progress
 from app.runs.watch import latest_scores
 from tests.factories import add_item
@@ -262,3 +263,44 @@ def test_a_later_targets_model_sort_page_reads_its_index_not_the_primary_key(app
         sql, params = keyset.seek_queries(cond, segment, False)[0].limit(50).sql()
         plan = [row[0] for row in database.execute_sql("EXPLAIN " + sql, params)]
         assert not [line for line in plan if "item_pkey" in line], plan
+
+
+def test_a_small_runs_model_sort_page_reads_its_target_index_beside_a_big_run(app):
+    # The planner took run_id and target_id as independent: it expected a few of the small
+    # run's items per target, and read the page through another index and sorted it (m034).
+    if not database.is_postgres:
+        pytest.skip("SQLite: INDEXED BY names the sort's index")
+    small, small_targets = make_run("small", targets=(("p", "a"), ("p", "b")))
+    big, big_targets = make_run("big", targets=(("p", "c"), ("p", "d")))
+    for n, target in enumerate(small_targets):
+        bulk_items(small, target, 2000, start=2000 * n)
+    for n, target in enumerate(big_targets):
+        bulk_items(big, target, 20000, start=20000 * n)
+    database.execute_sql("ANALYZE item")
+    segment = keyset.segments(small.id, "model", False)[-1]
+    assert segment.value == small_targets[1].id
+    sql, params = keyset.seek_queries(Item.run == small.id, segment, False)[0].limit(50).sql()
+    plan = [row[0] for row in database.execute_sql("EXPLAIN " + sql, params)]
+    assert [line for line in plan if "using item_target_id on item" in line], plan
+    assert not [line for line in plan if "Sort" in line], plan
+
+
+def test_a_filtered_results_count_reads_only_the_filters_index_on_postgres(app):
+    # COUNT(id) made PostgreSQL read each match's row for its id where the index has none.
+    if not database.is_postgres:
+        pytest.skip("SQLite: every index holds the rowid")
+    run, (target, other) = make_run("counted", targets=(("p", "a"), ("p", "b")))
+    bulk_items(run, target, 2000)
+    bulk_items(run, other, 2000, start=2000)
+    database.execute_sql("VACUUM ANALYZE item")
+    filters = {"model": str(target.id), "min_score": 50}
+    cond = table._conditions(run.id, filters, targets=[target.id])
+    sql, params = table.count_query(cond).sql()
+    database.execute_sql("SET enable_seqscan = off")
+    database.execute_sql("SET enable_bitmapscan = off")
+    try:
+        plan = [row[0] for row in database.execute_sql("EXPLAIN " + sql, params)]
+    finally:
+        database.execute_sql("RESET enable_seqscan")
+        database.execute_sql("RESET enable_bitmapscan")
+    assert [line for line in plan if "Index Only Scan" in line], plan

@@ -4,6 +4,7 @@ import math
 from dataclasses import dataclass
 from dataclasses import field
 
+from peewee import SQL
 from peewee import fn
 
 from ..errors import ValidationError
@@ -158,13 +159,20 @@ def _total(run, filters, cond, targets):
     """How many items the filters match: from the kept counts (runs/counts.py) when they filter
     by model and status only, else counted (over an index: m026, m028, m029)."""
     if not set(filters) <= {"model", "status"}:
-        return I.select(fn.COUNT(I.id)).where(cond).scalar() or 0
+        return count_query(cond).scalar() or 0
     status = filters.get("status")
     if status == JUDGE_FAILED:
         return count_items(run, targets, FAILED_STATUSES, stage="judge")
     if status == ANSWER_FAILED:
         return count_items(run, targets, FAILED_STATUSES, stage="answer")
     return count_items(run, targets, status or None)
+
+
+def count_query(cond):
+    """How many items match `cond`. COUNT(*), not COUNT(id): PostgreSQL does not know the id is
+    never NULL, so it read every match's row for its id where the filter's index lacks one
+    (model and score: 118 000 rows, 340 ms at 1 000 000 items, against 25 ms from the index)."""
+    return I.select(fn.COUNT(SQL("*"))).where(cond)
 
 
 def _conditions(run, filters, score="index", targets=None):

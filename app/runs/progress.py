@@ -108,13 +108,16 @@ def progress(run, now=None):
 
 def in_flight(run, now, limit=5):
     """The items an orchestrator works on now, oldest first: task, target, step, seconds."""
-    rows = (
-        Item.select(Item.task_key, Item.status, Item.last_attempt_at, RunTarget.label)
-        .join(RunTarget)
-        .where((Item.run == run) & Item.in_flight(now))
-        .order_by(Item.last_attempt_at)
-        .limit(limit)
-        .tuples()
+    rows = tuples_once(
+        "in flight",
+        lambda: (
+            Item.select(Item.task_key, Item.status, Item.last_attempt_at, RunTarget.label)
+            .join(RunTarget)
+            .where((Item.run == 0) & Item.in_flight(now))
+            .order_by(Item.last_attempt_at)
+            .limit(limit)
+        ),
+        (getattr(run, "id", run), Item.claimed_until.db_value(now), limit),
     )
     return [
         {
@@ -132,7 +135,11 @@ def _latest_answers(run):
     as (answered_at, time_taken_ms, tokens/s, tps_source, target id), newest first. The run's
     latest RATE_WINDOW answers are the first RATE_WINDOW rows (each is among its target's)."""
     labels = dict(
-        RunTarget.select(RunTarget.id, RunTarget.label).where(RunTarget.run == run).tuples()
+        tuples_once(
+            "target labels",
+            lambda: RunTarget.select(RunTarget.id, RunTarget.label).where(RunTarget.run == 0),
+            (getattr(run, "id", run),),
+        )
     )
     if not labels:
         return labels, []
