@@ -216,7 +216,7 @@ def main():
     parser.add_argument("--sorts", default=None, help="comma-separated sorts (default: all)")
     args = parser.parse_args()
     if args.postgres and args.db:
-        parser.error("--db is the SQLite file; --postgres seeds a throwaway database instead")
+        parser.error("--db names a kept database; --postgres seeds a throwaway one instead")
     if args.db and args.db.startswith(("postgres://", "postgresql://")):
         bench(args, args.db)
         return

@@ -169,9 +169,10 @@ def _total(run, filters, cond, targets):
 
 
 def count_query(cond):
-    """How many items match `cond`. COUNT(*), not COUNT(id): PostgreSQL does not know the id is
-    never NULL, so it read every match's row for its id where the filter's index lacks one
-    (model and score: 118 000 rows, 340 ms at 1 000 000 items, against 25 ms from the index)."""
+    """How many items match `cond`. COUNT(*), not COUNT(id): PostgreSQL (before 18) does not
+    count a NOT NULL column as rows, so it read every match's row for its id where the filter's
+    index lacks one (model and score: 118 000 rows, 340 ms at 1 000 000 items, against 25 ms
+    from the index alone)."""
     return I.select(fn.COUNT(SQL("*"))).where(cond)
 
 
