@@ -275,14 +275,20 @@ def test_ctrl_c_stops_the_run_resumably_then_resume_finishes_it(cli, tmp_path, f
         return None
 
     fake.responder = interrupt_on_first_answer
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).with_name("llmbench")), "run", "-c", str(config)],
-        cwd=REPO_ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    # A suite started in the background (`pytest &`) ignores SIGINT, and a child inherits that:
+    # with a handler here instead, the child starts with the default, as from a terminal.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(
+            [str(Path(sys.executable).with_name("llmbench")), "run", "-c", str(config)],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     child["proc"] = proc
     out, err = proc.communicate(timeout=180)
     _run_controls(tmp_path)  # binds this process to the child's database for the checks below
