@@ -131,6 +131,19 @@ def _plan(query):
     return [row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, params)]
 
 
+def _pg_plan(query, *disabled):
+    """PostgreSQL's EXPLAIN of `query`, with the planner methods `disabled` (enable_sort, …)
+    turned off while it plans."""
+    sql, params = query.sql()
+    for setting in disabled:
+        database.execute_sql(f"SET {setting} = off")
+    try:
+        return [row[0] for row in database.execute_sql("EXPLAIN " + sql, params)]
+    finally:
+        for setting in disabled:
+            database.execute_sql(f"RESET {setting}")
+
+
 @pytest.mark.sqlite_only  # SQLite's EXPLAIN QUERY PLAN
 @pytest.mark.parametrize("target_id", [None, 1])
 def test_the_next_wake_reads_the_backoffs_from_their_own_index(app, target_id):
@@ -229,20 +242,13 @@ def test_each_results_sort_reads_its_segments_in_order_from_an_index_on_postgres
     run, targets = make_run("sorted", targets=(("p", "a"), ("p", "b")))
     for i in range(6):
         add_item(run, targets[i % 2], f"t{i}", difficulty=["easy", "hard"][i % 2])
-    database.execute_sql("SET enable_sort = off")
-    database.execute_sql("SET enable_seqscan = off")
-    try:
-        for cond in (Item.run == run.id, (Item.run == run.id) & (Item.status == NEW)):
-            for segment in keyset.segments(run.id, sort, desc):
-                query = keyset.seek_queries(cond, segment, desc)[0].limit(50)
-                sql, params = query.sql()
-                plan = [row[0] for row in database.execute_sql("EXPLAIN " + sql, params)]
-                assert not [line for line in plan if "Sort" in line], (segment, plan)
-                # Not the primary key filtered: it walks past every item of other targets.
-                assert not [line for line in plan if "item_pkey" in line], (segment, plan)
-    finally:
-        database.execute_sql("RESET enable_sort")
-        database.execute_sql("RESET enable_seqscan")
+    for cond in (Item.run == run.id, (Item.run == run.id) & (Item.status == NEW)):
+        for segment in keyset.segments(run.id, sort, desc):
+            query = keyset.seek_queries(cond, segment, desc)[0].limit(50)
+            plan = _pg_plan(query, "enable_sort", "enable_seqscan")
+            assert not [line for line in plan if "Sort" in line], (segment, plan)
+            # Not the primary key filtered: it walks past every item of other targets.
+            assert not [line for line in plan if "item_pkey" in line], (segment, plan)
 
 
 def test_a_later_targets_model_sort_page_reads_its_index_not_the_primary_key(app):
@@ -260,8 +266,7 @@ def test_a_later_targets_model_sort_page_reads_its_index_not_the_primary_key(app
         cond = Item.run == run.id
         if filters:
             cond &= Item.status == filters["status"]
-        sql, params = keyset.seek_queries(cond, segment, False)[0].limit(50).sql()
-        plan = [row[0] for row in database.execute_sql("EXPLAIN " + sql, params)]
+        plan = _pg_plan(keyset.seek_queries(cond, segment, False)[0].limit(50))
         assert not [line for line in plan if "item_pkey" in line], plan
 
 
@@ -279,8 +284,7 @@ def test_a_small_runs_model_sort_page_reads_its_target_index_beside_a_big_run(ap
     database.execute_sql("ANALYZE item")
     segment = keyset.segments(small.id, "model", False)[-1]
     assert segment.value == small_targets[1].id
-    sql, params = keyset.seek_queries(Item.run == small.id, segment, False)[0].limit(50).sql()
-    plan = [row[0] for row in database.execute_sql("EXPLAIN " + sql, params)]
+    plan = _pg_plan(keyset.seek_queries(Item.run == small.id, segment, False)[0].limit(50))
     assert [line for line in plan if "using item_target_id on item" in line], plan
     assert not [line for line in plan if "Sort" in line], plan
 
@@ -295,12 +299,5 @@ def test_a_filtered_results_count_reads_only_the_filters_index_on_postgres(app):
     database.execute_sql("VACUUM ANALYZE item")
     filters = {"model": str(target.id), "min_score": 50}
     cond = table._conditions(run.id, filters, targets=[target.id])
-    sql, params = table.count_query(cond).sql()
-    database.execute_sql("SET enable_seqscan = off")
-    database.execute_sql("SET enable_bitmapscan = off")
-    try:
-        plan = [row[0] for row in database.execute_sql("EXPLAIN " + sql, params)]
-    finally:
-        database.execute_sql("RESET enable_seqscan")
-        database.execute_sql("RESET enable_bitmapscan")
+    plan = _pg_plan(table.count_query(cond), "enable_seqscan", "enable_bitmapscan")
     assert [line for line in plan if "Index Only Scan" in line], plan

@@ -134,16 +134,16 @@ def _latest_answers(run):
     """({target id: label}, rows): the run's targets, and each one's latest RATE_WINDOW answers
     as (answered_at, time_taken_ms, tokens/s, tps_source, target id), newest first. The run's
     latest RATE_WINDOW answers are the first RATE_WINDOW rows (each is among its target's)."""
+    pk = getattr(run, "id", run)
     labels = dict(
         tuples_once(
             "target labels",
             lambda: RunTarget.select(RunTarget.id, RunTarget.label).where(RunTarget.run == 0),
-            (getattr(run, "id", run),),
+            (pk,),
         )
     )
     if not labels:
         return labels, []
-    pk = getattr(run, "id", run)
     params = [value for target in labels for value in (pk, target, RATE_WINDOW)]
     rows = sorted(
         database.execute_sql(_latest_answers_sql(len(labels)), params),
