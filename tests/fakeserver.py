@@ -133,6 +133,7 @@ class FakeServer:
             self.responder = None
             self.strict_models = False
             self.llamacpp_timings = False
+            self.redirects = []  # (path prefix, status, URL the rest of the path is sent on to)
             self.active = 0  # chat requests in flight now
             self.max_active = 0  # most chat requests in flight at once since reset
 
@@ -145,6 +146,12 @@ class FakeServer:
         with self._lock:
             self._script.append(item)
         return item
+
+    def redirect(self, status, to, prefix=""):
+        """Answer every request whose path starts with `prefix` with `status` and a Location of
+        `to` + the rest of the path (and its query string)."""
+        with self._lock:
+            self.redirects.append((prefix, status, to))
 
     @property
     def pending(self):
@@ -261,7 +268,10 @@ class _Handler(BaseHTTPRequestHandler):
         }
         fake._record(call)
         try:
-            if method == "GET" and path.endswith("/api/tags"):
+            moved = _redirect(fake, self.path)
+            if moved:
+                self._send(moved[0], b"", headers={"Location": moved[1]})
+            elif method == "GET" and path.endswith("/api/tags"):
                 self._listing(call, self._ollama_tags)
             elif method == "GET" and path.endswith("/api/ps"):
                 self._send(200, {"models": [_ps_entry(m) for m in list(fake.loaded)]})
@@ -594,6 +604,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+
+def _redirect(fake, target):
+    """(status, Location) when a redirect matches the request target, else None."""
+    with fake._lock:
+        rules = list(fake.redirects)
+    for prefix, status, to in rules:
+        if target.startswith(prefix):
+            return status, to + target[len(prefix) :]
+    return None
 
 
 def _now():

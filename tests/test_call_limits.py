@@ -69,12 +69,12 @@ def test_an_answer_within_the_cap_is_not_flagged(fake):
     adapter.close()
 
 
-def test_an_unstreamed_reply_far_past_the_cap_is_refused_unread(fake):
+def test_an_unstreamed_reply_far_past_the_cap_is_cut_and_the_rest_left_unread(fake):
     adapter = adapter_for(fake, max_answer_chars=100)
     fake.enqueue("x" * 200_000)
-    with pytest.raises(ProviderError) as info:
-        adapter.chat("m", HI, stream=False)
-    assert info.value.kind == "too_large" and not info.value.transient
+    result = adapter.chat("m", HI, stream=False)
+    assert result.answer_cut and result.text == "x" * 100
+    assert len(result.raw) < 70_000  # read up to 8 x the cap + 64 KiB, not the 200 000
     adapter.close()
 
 

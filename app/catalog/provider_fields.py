@@ -5,6 +5,7 @@ from urllib.parse import urlsplit
 
 from ..errors import ValidationError
 from ..models import PROVIDER_TYPES
+from ..providers.urls import credential_in
 
 DEFAULT_ENDPOINTS = {
     "OPENAI": ("/v1/models", "/v1/chat/completions"),
@@ -98,6 +99,14 @@ def _check_endpoint(value):
         return "at most 200 characters"
     if any(ch.isspace() for ch in value):
         return "cannot contain spaces"
+    found = credential_in(value)
+    if found:
+        # The endpoint is shown on pages and in every error message: a key there would be too.
+        what = "user:password@" if found == "userinfo" else f"{found}="
+        return (
+            f"no credentials in the endpoint ({what}); put the key in a secret header, "
+            "e.g. Authorization: Bearer …"
+        )
     return None
 
 

@@ -3,7 +3,6 @@
 import logging
 import threading
 import time
-from urllib.parse import urlsplit
 
 from .. import crypto
 from ..clock import isoformat
@@ -18,6 +17,7 @@ from ..providers import get_adapter
 from ..providers.interface import ProviderConfig
 from ..providers.interface import ProviderError
 from ..providers.redaction import redact
+from ..providers.urls import origin
 from .provider_fields import clean_provider
 from .provider_presets import fix_v1_base_url
 
@@ -101,21 +101,10 @@ def _fix_v1(values):
     return note
 
 
-def _origin(url):
-    """(scheme, host, port) of a base URL: where its headers are sent."""
-    parts = urlsplit(url or "")
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
-    return parts.scheme.lower(), (parts.hostname or "").lower(), port or default
-
-
 def _clear_moved_secrets(provider, new_url, headers):
     """(headers to save, names cleared): a base URL that now points at another server drops the
     stored secret values that were not entered again, so they are never sent there."""
-    if _origin(provider.base_url) == _origin(new_url):
+    if origin(provider.base_url) == origin(new_url):
         return headers, []
     if headers is None:  # not edited: every header stays as it is, unless it is a secret
         headers = [

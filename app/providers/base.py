@@ -1,10 +1,15 @@
 """Shared HTTP for adapters: one Session, timeouts on every call, errors a person understands."""
 
+import codecs
 import json
+import re
 import time
 import weakref
 from email.utils import parsedate_to_datetime
 from http import HTTPStatus
+from urllib.parse import urljoin
+from urllib.parse import urlsplit
+from urllib.parse import urlunsplit
 
 import requests
 import urllib3
@@ -12,12 +17,16 @@ import urllib3
 from .interface import Cancelled
 from .interface import ProviderError
 from .redaction import Redactor
+from .urls import mask_url
+from .urls import origin
 
 CONNECT_TIMEOUT = 10.0  # seconds; a server that does not accept within this is down
 ERROR_SNIPPET = 200
 RAW_KEEP_CHARS = 2 * 1024 * 1024  # of a reply's raw text; the rest is left out (and said so)
 RAW_ERROR_CHARS = 10000  # of the raw body kept with an error
 READ_CHUNK = 16384
+REDIRECTS = (301, 302, 303, 307, 308)
+MAX_REDIRECTS = 5  # on the provider's own server; a redirect to another one is refused
 # A decode rate needs this many tokens over this long after the first one; fewer, or faster
 # (a whole answer in one network chunk), and the gap measures the network, not the model.
 MIN_RATE_TOKENS = 8
@@ -128,6 +137,11 @@ class StreamBody:
             self.size += len(text)
         return not self.cut
 
+    def add_cut(self, text):
+        """Add the text recovered from a line cut off at the cap: the answer ends there, cut."""
+        self.add(text)
+        self.cut = True
+
     @property
     def count(self):
         """How many pieces of content arrived (about one token each)."""
@@ -143,6 +157,88 @@ class StreamBody:
         if self.dropped:
             text += f"\n[llmbench: {self.dropped} more lines not kept (raw text over the cap)]"
         return text
+
+
+class Cut:
+    """The first bytes of a reply or stream line bigger than its cap: the rest was not read."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def start(self, chars=RAW_ERROR_CHARS):
+        """Its start as text, saying that it was cut (for the raw text kept)."""
+        text = _decode_start(self.data[: chars * 4])[:chars]
+        return text + " [llmbench: cut here at the size cap; the rest was not read]"
+
+
+_PLAIN = re.compile(rb'[^"\\]+')
+_HEX4 = re.compile(rb"[0-9a-fA-F]{4}")
+_ESCAPES = {
+    b'"': '"',
+    b"\\": "\\",
+    b"/": "/",
+    b"b": "\b",
+    b"f": "\f",
+    b"n": "\n",
+    b"r": "\r",
+    b"t": "\t",
+}
+
+
+def answer_prefix(data, keys, max_chars):
+    """The first `max_chars` characters of the first JSON string value of one of `keys` in
+    the bytes of a JSON text cut off anywhere (None when no such string starts in them)."""
+    found = [re.search(rb'"' + key.encode() + rb'"\s*:\s*"', data) for key in keys]
+    found = [m.end() for m in found if m]
+    return _string_prefix(data, min(found), max_chars) if found else None
+
+
+def _string_prefix(data, pos, max_chars):
+    """Decode a JSON string's bytes from `pos` (after its opening quote) up to its end,
+    `max_chars` characters, or where the bytes stop (an escape or character cut in two at the
+    end is left out). Decodes no more than it keeps: a window of at most the room left."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    parts, size, end = [], 0, len(data)
+    while size < max_chars and pos < end:
+        # A character is 1-4 bytes: `room` bytes never decode to more than `room` characters.
+        plain = _PLAIN.match(data, pos, min(end, pos + max_chars - size))
+        if plain:
+            text = decoder.decode(plain.group())
+            parts.append(text)
+            size += len(text)
+            pos = plain.end()
+            continue
+        rest = decoder.decode(b"", final=True)  # a character cut by an escape: not UTF-8
+        if rest:
+            parts.append(rest)
+            size += len(rest)
+        decoder.reset()
+        if data[pos : pos + 1] == b'"':
+            break  # the string ended
+        escape = bytes(data[pos + 1 : pos + 2])
+        if escape in _ESCAPES:
+            parts.append(_ESCAPES[escape])
+            pos += 2
+        elif escape == b"u" and _HEX4.fullmatch(data, pos + 2, pos + 6):
+            code, pos = int(data[pos + 2 : pos + 6], 16), pos + 6
+            if 0xD800 <= code < 0xDC00:
+                if data[pos : pos + 2] == b"\\u" and _HEX4.fullmatch(data, pos + 2, pos + 6):
+                    low = int(data[pos + 2 : pos + 6], 16)
+                    if 0xDC00 <= low < 0xE000:
+                        code, pos = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00), pos + 6
+                elif pos + 6 > end and b"\\u".startswith(bytes(data[pos : pos + 2])):
+                    break  # its other half was not read
+            # A lone surrogate cannot be stored as UTF-8: shown as the replacement character.
+            parts.append("\ufffd" if 0xD800 <= code < 0xE000 else chr(code))
+        else:
+            break  # an escape cut in two, or not JSON
+        size += 1
+    return "".join(parts)[:max_chars]
+
+
+def _decode_start(data):
+    """Bytes cut off anywhere as text: a character cut in two at the end is left out."""
+    return codecs.getincrementaldecoder("utf-8")("replace").decode(data)
 
 
 class Transport(requests.adapters.HTTPAdapter):
@@ -275,25 +371,28 @@ class HttpAdapter:
         check_cancel(cancel)
         url = self.url(endpoint)
         timeout = timeout or self.timeout
-        for attempt in (1, 2):
-            try:
-                resp = self.session.send(
-                    self._prepare(method, url, json_body),
-                    stream=True,
-                    timeout=timeout,
-                    allow_redirects=True,
-                    proxies=self.session.proxies,
+        resp = self._send(self._prepare(method, url, json_body), url, timeout, cancel)
+        hops = 0
+        while (target := self._redirect_target(resp, url)) is not None:
+            # Only on the provider's own server (_redirect_target refuses any other): a redirect
+            # elsewhere would carry its headers there (requests drops Authorization on a host
+            # change, not X-Api-Key and the like).
+            hops += 1
+            if hops > MAX_REDIRECTS:
+                raise self.error(
+                    f"Server at {mask_url(url)} redirected more than {MAX_REDIRECTS} times; "
+                    "set the provider's base URL to where the server really is",
+                    transient=False,
+                    kind="client",
+                    status=resp.status_code,
                 )
-                break
-            except requests.ConnectionError as exc:
-                # A pooled keep-alive connection the server had just closed (llama.cpp closes
-                # them after a few requests) fails before any answer: one retry on a new one.
-                if attempt == 1 and _closed_without_answer(exc):
-                    check_cancel(cancel)
-                    continue
-                raise self.network_error(exc, url, timeout) from None
-            except requests.RequestException as exc:
-                raise self.network_error(exc, url, timeout) from None
+            method, json_body = _method_after(resp.status_code, method, json_body)
+            check_cancel(cancel)
+            prepared = self.session.prepare_request(
+                requests.Request(method, target, json=json_body)
+            )
+            url = mask_url(target)  # as shown in messages: a server's own token is not
+            resp = self._send(prepared, url, timeout, cancel)
         if resp.status_code >= 400:
             try:
                 body = self.read_text(resp, url, limit=RAW_ERROR_CHARS * 4)
@@ -301,6 +400,62 @@ class HttpAdapter:
                 body = ""
             raise self.http_error(resp.status_code, resp.reason, body, resp.headers, url)
         return resp
+
+    def _send(self, prepared, url, timeout, cancel):
+        """Send one prepared request without following redirects (request() decides)."""
+        attempt = 1
+        while True:
+            try:
+                return self.session.send(
+                    prepared,
+                    stream=True,
+                    timeout=timeout,
+                    allow_redirects=False,
+                    proxies=self.session.proxies,
+                )
+            except requests.ConnectionError as exc:
+                # A pooled keep-alive connection the server had just closed (llama.cpp closes
+                # them after a few requests) fails before any answer: one retry on a new one.
+                if attempt == 1 and _closed_without_answer(exc):
+                    check_cancel(cancel)
+                    attempt = 2
+                    continue
+                raise self.network_error(exc, url, timeout) from None
+            except requests.RequestException as exc:
+                raise self.network_error(exc, url, timeout) from None
+
+    def _redirect_target(self, resp, url):
+        """The URL a redirect answer points to when it is on the provider's own server (its
+        scheme, host and port), else None for an answer that is not a redirect. A redirect to
+        anywhere else is refused: a permanent error naming where it pointed (masked)."""
+        location = resp.headers.get("Location")
+        if resp.status_code not in REDIRECTS or not location:
+            return None
+        resp.close()
+        target = urljoin(url, location.strip())
+        if origin(target) == origin(self.config.base_url):
+            return target
+        raise self.error(
+            f"Server at {mask_url(url)} answered {resp.status_code} {resp.reason or ''}".rstrip()
+            + f", a redirect to {mask_url(target)} on another server; llmbench does not follow "
+            "it, so the provider's headers are never sent there. If the server moved, set the "
+            f"provider's base URL to {self._moved_base(url, target)} (and enter its secret "
+            "headers again)",
+            transient=False,
+            kind="client",
+            status=resp.status_code,
+        )
+
+    def _moved_base(self, url, target):
+        """The base URL a redirect suggests (masked): the target without the endpoint's path
+        when it ends with it, else the target's scheme and host."""
+        endpoint = urlsplit(url).path[len(urlsplit(self.config.base_url).path.rstrip("/")) :]
+        parts = urlsplit(target)
+        if endpoint and parts.path.endswith(endpoint) and len(parts.path) > len(endpoint):
+            path = parts.path[: -len(endpoint)]
+        else:
+            path = ""
+        return mask_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
 
     def _prepare(self, method, url, json_body):
         """The request to send: a copy of the (method, URL)'s prepared request with the body.
@@ -329,26 +484,69 @@ class HttpAdapter:
     def read_text(self, resp, url, *, deadline=None, limit=None, cancel=None):
         """The whole body as text, read in chunks within the deadline and `limit` bytes (a
         bigger reply is an error: it cannot be parsed in part); closes the response."""
-        limit = limit or 8 * self.max_answer_chars + 65536
+        limit = limit or self.body_limit
+        data, over = self._read_body(resp, url, deadline, limit, cancel)
+        if over:
+            raise self.error(
+                f"Server sent a reply from {url} larger than {limit // 1024} KiB; "
+                "llmbench does not read it all (lower max_tokens)",
+                transient=False,
+                kind="too_large",
+                raw=bytes(data[:RAW_ERROR_CHARS]).decode("utf-8", "replace"),
+            )
+        return data.decode("utf-8", "replace")
+
+    def read_answer(self, resp, url, *, deadline=None, cancel=None):
+        """A chat reply's body as text; when it is bigger than body_limit, a Cut of its first
+        body_limit bytes (the rest is not read; cut_answer takes the answer's start from it).
+        Closes the response."""
+        data, over = self._read_body(resp, url, deadline, self.body_limit, cancel)
+        return Cut(data) if over else data.decode("utf-8", "replace")
+
+    @property
+    def body_limit(self):
+        """Bytes of a reply read at most: room for the whole answer even when every character
+        of it is JSON-escaped (\\uXXXX), and the rest of the reply."""
+        return 8 * self.max_answer_chars + 65536
+
+    @property
+    def line_limit(self):
+        """Bytes of one stream line kept at most (the rest of a longer line is not kept)."""
+        return 4 * self.max_answer_chars + 65536
+
+    def _read_body(self, resp, url, deadline, limit, cancel):
+        """(the body's first `limit` bytes, True when it is longer: the rest is not read),
+        read in chunks within the deadline; closes the response."""
         data = bytearray()
         try:
             for chunk in self._chunks(resp):
                 check_cancel(cancel)
                 self.check_deadline(deadline, url)
+                if len(data) + len(chunk) > limit:
+                    data += chunk[: limit - len(data)]
+                    return data, True
                 data += chunk
-                if len(data) > limit:
-                    raise self.error(
-                        f"Server sent a reply from {url} larger than {limit // 1024} KiB; "
-                        "llmbench does not read it all (lower max_tokens)",
-                        transient=False,
-                        kind="too_large",
-                        raw=bytes(data[:RAW_ERROR_CHARS]).decode("utf-8", "replace"),
-                    )
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise self.network_error(exc, url, self.timeout, mid_stream=True) from None
         finally:
             resp.close()
-        return bytes(data).decode("utf-8", "replace")
+        return data, False
+
+    def cut_answer(self, cut, keys, url, raw, resp=None):
+        """The answer's start (at most max_answer_chars) in a reply or stream line Cut at its
+        size cap; a permanent 'too_large' error when no answer starts in it."""
+        answer = answer_prefix(cut.data, keys, self.max_answer_chars)
+        if answer is None:
+            if resp is not None:
+                resp.close()
+            raise self.error(
+                f"Server sent a reply from {url} bigger than llmbench reads "
+                f"({len(cut.data) // 1024} KiB) with no answer text in it",
+                transient=False,
+                kind="too_large",
+                raw=raw,
+            )
+        return answer
 
     def parse_json(self, text, url):
         """JSON from a body, or a permanent 'malformed' ProviderError."""
@@ -426,29 +624,35 @@ class HttpAdapter:
             yield data
 
     def iter_lines(self, resp, url, cancel=None, deadline=None, max_line=None):
-        """Decoded lines of a streamed body; checks cancel and the deadline as data arrives,
-        and refuses a line longer than `max_line` bytes; closes the response."""
-        max_line = max_line or 4 * self.max_answer_chars + 65536
-        pending = b""
+        """Decoded lines of a streamed body; checks cancel and the deadline as data arrives.
+        A line longer than `max_line` bytes comes as a Cut of its first `max_line` bytes, the
+        rest of it dropped as it arrives (memory stays bounded); closes the response."""
+        max_line = max_line or self.line_limit
+        pending = bytearray()
+        skipping = False  # inside a line already handed out as a Cut
         try:
             for chunk in self._chunks(resp):
-                if cancel is not None and cancel.is_set():
-                    raise Cancelled()
+                check_cancel(cancel)
                 self.check_deadline(deadline, url)
-                pending += chunk
-                lines = pending.split(b"\n")
-                pending = lines.pop()
-                if len(pending) > max_line:
-                    raise self.malformed(
-                        f"Server sent a stream line from {url} longer than {max_line // 1024} KiB",
-                        pending[:RAW_ERROR_CHARS].decode("utf-8", "replace"),
-                    )
-                for line in lines:
-                    yield line.rstrip(b"\r").decode("utf-8", "replace")
-                    if cancel is not None and cancel.is_set():
-                        raise Cancelled()
+                start = 0
+                while (newline := chunk.find(b"\n", start)) >= 0:
+                    if skipping:
+                        skipping = False
+                    else:
+                        pending += chunk[start:newline]
+                        yield _line(pending, max_line)
+                        pending.clear()
+                        check_cancel(cancel)
+                    start = newline + 1
+                if not skipping:
+                    pending += chunk[start:]
+                    if len(pending) > max_line:
+                        del pending[max_line:]
+                        yield Cut(pending)  # handed over whole: a new buffer, not a copy
+                        pending = bytearray()
+                        skipping = True
             if pending:
-                yield pending.rstrip(b"\r").decode("utf-8", "replace")
+                yield _line(pending, max_line)
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise self.network_error(exc, url, self.timeout, mid_stream=True) from None
         finally:
@@ -544,6 +748,21 @@ def _settle_environment(session, base_url):
     # As requests does: netrc credentials for the host, unless the call brings its own auth.
     session.auth = requests.utils.get_netrc_auth(base_url) if base_url else None
     session.trust_env = False
+
+
+def _line(data, max_line):
+    """One stream line as text; a Cut of its start when it is longer than `max_line`."""
+    if len(data) > max_line:
+        return Cut(data[:max_line])
+    return data.rstrip(b"\r").decode("utf-8", "replace")
+
+
+def _method_after(status, method, json_body):
+    """(method, body) to send after a redirect: 307/308 repeat the request; 303, and 301/302
+    after a POST, become a GET without a body (what browsers and requests do)."""
+    if status == 303 or (status in (301, 302) and method == "POST"):
+        return "GET", None
+    return method, json_body
 
 
 def _closed_without_answer(exc):

@@ -2,8 +2,10 @@
 
 import time
 
+from .base import Cut
 from .base import HttpAdapter
 from .base import StreamBody
+from .base import answer_prefix
 from .base import as_dict
 from .base import content_text
 from .base import estimate_from_stream
@@ -15,6 +17,7 @@ from .interface import ProviderError
 DEFAULT_MODELS_ENDPOINT = "/api/tags"
 DEFAULT_INFERENCE_ENDPOINT = "/api/chat"
 UNLOAD_TIMEOUT = (5.0, 30.0)
+ANSWER_KEYS = ("content", "response")  # /api/chat's message.content, /api/generate's response
 # Generation params -> Ollama `options` names; anything else is passed through as an option.
 OPTION_NAMES = {
     "max_tokens": "num_predict",
@@ -123,8 +126,14 @@ class OllamaAdapter(HttpAdapter):
         start = time.perf_counter()
         resp = self.request("POST", self.inference_endpoint, json_body=body, cancel=cancel)
         if not stream:
-            raw = self.read_text(resp, url, deadline=deadline, cancel=cancel)
+            raw = self.read_answer(resp, url, deadline=deadline, cancel=cancel)
             end = time.perf_counter()
+            if isinstance(raw, Cut):  # bigger than llmbench reads: the answer's start, cut
+                text = self.cut_answer(raw, ANSWER_KEYS, url, raw.start())
+                final = {"model": answer_prefix(raw.data, ("model",), 200)}
+                completion = self._completion(body, text, final, raw.start(), start, None, end, 0)
+                completion.answer_cut = True
+                return self.finish(completion)
             final = self.parse_json(raw, url)
             if isinstance(final, dict):
                 self._raise_if_error(final, raw)
@@ -139,6 +148,13 @@ class OllamaAdapter(HttpAdapter):
             return self.finish(completion)
         got, final, first = StreamBody(self.max_answer_chars), None, None
         for line in self.iter_lines(resp, url, cancel, deadline):
+            if isinstance(line, Cut):  # one line bigger than the cap: its answer is cut
+                got.line(line.start())
+                got.add_cut(self.cut_answer(line, ANSWER_KEYS, url, got.raw, resp))
+                first = first if first is not None else time.perf_counter()
+                final = {"model": answer_prefix(line.data, ("model",), 200)}
+                resp.close()
+                break
             got.line(line)
             if not line.strip():
                 continue

@@ -2,8 +2,10 @@
 
 import time
 
+from .base import Cut
 from .base import HttpAdapter
 from .base import StreamBody
+from .base import answer_prefix
 from .base import as_dict
 from .base import content_text
 from .base import estimate_from_stream
@@ -108,8 +110,10 @@ class OpenAIAdapter(HttpAdapter):
         if stream and "event-stream" in content_type:
             return self.finish(self._read_stream(resp, url, body, start, cancel, deadline))
         # Not streamed (asked so, or the server ignored stream: true).
-        text = self.read_text(resp, url, deadline=deadline, cancel=cancel)
+        text = self.read_answer(resp, url, deadline=deadline, cancel=cancel)
         end = time.perf_counter()
+        if isinstance(text, Cut):  # bigger than llmbench reads: the answer's start, cut
+            return self.finish(self._cut_reply(text, url, body, start, end))
         data = self.parse_json(text, url)
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list):
@@ -135,12 +139,34 @@ class OpenAIAdapter(HttpAdapter):
         apply_usage(completion, data.get("usage"), data.get("timings"))
         return self.finish(completion)
 
+    def _cut_reply(self, cut, url, body, start, end):
+        """The completion of a reply bigger than llmbench reads: the answer's start, cut."""
+        answer = self.cut_answer(cut, ("content",), url, cut.start())
+        model = _text(answer_prefix(cut.data, ("model",), 200))
+        return Completion(
+            text=answer,
+            model=model,
+            wall_ms=(end - start) * 1000,
+            request=body,
+            raw=cut.start(),
+            raw_json=_assembled(model, None, answer),
+            answer_cut=True,
+        )
+
     def _read_stream(self, resp, url, body, start, cancel, deadline):
         got = StreamBody(self.max_answer_chars)
         model = finish = usage = timings = None
         first = None
         events = 0
         for line in self.iter_lines(resp, url, cancel, deadline):
+            if isinstance(line, Cut):  # one event bigger than the cap: its answer is cut
+                got.line(line.start())
+                got.add_cut(self.cut_answer(line, ("content",), url, got.raw, resp))
+                model = model or _text(answer_prefix(line.data, ("model",), 200))
+                first = first if first is not None else time.perf_counter()
+                events += 1
+                resp.close()
+                break
             got.line(line)
             if not line.startswith("data:"):
                 continue  # blank separators, ": keep-alive" comments, event:/id: fields
@@ -182,17 +208,7 @@ class OpenAIAdapter(HttpAdapter):
         if not events:
             raise self.malformed(f"Server sent an empty stream from {url}", got.raw)
         text = got.text
-        assembled = {
-            "object": "chat.completion",
-            "model": model,
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": finish,
-                    "message": {"role": "assistant", "content": text},
-                }
-            ],
-        }
+        assembled = _assembled(model, finish, text)
         if usage:
             assembled["usage"] = usage
         if timings:
@@ -211,6 +227,21 @@ class OpenAIAdapter(HttpAdapter):
         apply_usage(completion, usage, timings)
         estimate_from_stream(completion, got.count, first, end)
         return completion
+
+
+def _assembled(model, finish, text):
+    """The reply as one chat.completion object."""
+    return {
+        "object": "chat.completion",
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": finish,
+                "message": {"role": "assistant", "content": text},
+            }
+        ],
+    }
 
 
 def _text(value):
