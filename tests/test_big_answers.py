@@ -7,6 +7,7 @@ import pytest
 
 from app.models import COMPLETED
 from app.models import Item
+from app.providers.base import Cut
 from app.providers.interface import MAX_ANSWER_CHARS
 from app.providers.interface import ProviderConfig
 from app.providers.interface import ProviderError
@@ -117,3 +118,13 @@ def test_an_item_whose_server_sends_10_mib_unstreamed_is_completed_and_cut(app, 
     item = Item.get()
     assert item.status == COMPLETED and item.answer_cut
     assert item.answer == "x" * MAX_ANSWER_CHARS
+
+
+def test_a_stream_line_past_the_cap_comes_cut_and_the_next_line_whole(fake):
+    adapter = adapter_for(fake, "OPENAI")
+    fake.enqueue(body="a" * 5000 + "\nnext line\n")
+    resp = adapter.request("POST", "/v1/chat/completions", json_body={"model": "m"})
+    lines = list(adapter.iter_lines(resp, fake.url, max_line=100))
+    adapter.close()
+    assert isinstance(lines[0], Cut) and bytes(lines[0].data) == b"a" * 100
+    assert lines[1:] == ["next line"]

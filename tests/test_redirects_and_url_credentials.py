@@ -4,11 +4,20 @@ its headers), and no endpoint carries a credential (two fake servers over real H
 import pytest
 
 from app.catalog.providers import create_provider
+from app.models import COMPLETED
+from app.models import Item
 from app.models import Provider
+from app.models import ProviderHeader
+from app.models import RunLog
 from app.providers.interface import ProviderConfig
 from app.providers.interface import ProviderError
 from app.providers.ollama import OllamaAdapter
 from app.providers.openai import OpenAIAdapter
+from tests.engine_helpers import FakeClock
+from tests.engine_helpers import drive
+from tests.engine_helpers import make_provider
+from tests.engine_helpers import make_tasks
+from tests.engine_helpers import start_run
 from tests.fakeserver import FakeServer
 
 SECRET = "sk-zq-0123456789abcdef"
@@ -205,3 +214,14 @@ def test_the_form_refuses_an_endpoint_carrying_a_key_at_that_field(client):
     text = response.get_data(as_text=True)
     assert 'name="modelsEndpoint"' in text and "no credentials in the endpoint" in text
     assert Provider.select().count() == 0
+
+
+def test_a_run_on_a_server_that_redirects_elsewhere_pauses_saying_so(app, fake, elsewhere):
+    provider = make_provider(fake)
+    ProviderHeader.create(provider=provider.id, key="X-Team", value=SECRET, is_secret=False)
+    run = start_run(provider, [(provider, "m1")], make_tasks(1))
+    fake.redirect(307, elsewhere.url)
+    drive(dict(app.config), FakeClock())
+    said = RunLog.get((RunLog.run == run) & (RunLog.event == "judge_failed")).message
+    assert "on another server" in said and f"base URL to {elsewhere.url} " in said
+    assert Item.get().status != COMPLETED and elsewhere.calls == []
