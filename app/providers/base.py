@@ -628,29 +628,35 @@ class HttpAdapter:
         A line longer than `max_line` bytes comes as a Cut of its first `max_line` bytes, the
         rest of it dropped as it arrives (memory stays bounded); closes the response."""
         max_line = max_line or self.line_limit
-        pending = bytearray()
+        pending = bytearray()  # the line not ended yet
         skipping = False  # inside a line already handed out as a Cut
         try:
             for chunk in self._chunks(resp):
                 check_cancel(cancel)
                 self.check_deadline(deadline, url)
-                start = 0
-                while (newline := chunk.find(b"\n", start)) >= 0:
-                    if skipping:
-                        skipping = False
-                    else:
-                        pending += chunk[start:newline]
-                        yield _line(pending, max_line)
-                        pending.clear()
-                        check_cancel(cancel)
-                    start = newline + 1
-                if not skipping:
-                    pending += chunk[start:]
-                    if len(pending) > max_line:
-                        del pending[max_line:]
-                        yield Cut(pending)  # handed over whole: a new buffer, not a copy
-                        pending = bytearray()
-                        skipping = True
+                if skipping:
+                    newline = chunk.find(b"\n")
+                    if newline < 0:
+                        continue
+                    chunk, skipping = chunk[newline + 1 :], False
+                if b"\n" in chunk:
+                    lines = chunk.split(b"\n")
+                    if pending:
+                        lines[0] = bytes(pending + lines[0])
+                    pending = bytearray(lines.pop())
+                    for line in lines:  # inline, not _line(): this loop runs once per token
+                        if len(line) > max_line:
+                            yield Cut(line[:max_line])
+                        else:
+                            yield line.rstrip(b"\r").decode("utf-8", "replace")
+                        if cancel is not None and cancel.is_set():
+                            raise Cancelled()
+                else:
+                    pending += chunk
+                if len(pending) > max_line:
+                    del pending[max_line:]
+                    yield Cut(pending)  # handed over whole: a new buffer follows, not a copy
+                    pending, skipping = bytearray(), True
             if pending:
                 yield _line(pending, max_line)
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
