@@ -225,3 +225,33 @@ def test_a_run_on_a_server_that_redirects_elsewhere_pauses_saying_so(app, fake, 
     said = RunLog.get((RunLog.run == run) & (RunLog.event == "judge_failed")).message
     assert "on another server" in said and f"base URL to {elsewhere.url} " in said
     assert Item.get().status != COMPLETED and elsewhere.calls == []
+
+
+LEGACY_KEY = "sk-legacy-4242424242"
+
+
+def legacy_provider():
+    """A row saved before endpoints were checked, with a key in its models endpoint."""
+    return Provider.create(
+        name="old",
+        type="OPENAI",
+        base_url="http://127.0.0.1:9",
+        models_endpoint=f"/v1/models?key={LEGACY_KEY}&x=1",
+        inference_endpoint="/v1/chat/completions",
+    )
+
+
+def test_a_stored_endpoints_key_is_masked_in_the_api(client):
+    provider = legacy_provider()
+    response = client.get(f"/api/providers/{provider.id}")
+    assert response.get_json()["modelsEndpoint"] == "/v1/models?key=****&x=1"
+    assert LEGACY_KEY not in client.get("/api/providers").get_data(as_text=True)
+
+
+@pytest.mark.parametrize(
+    "page", ["/settings/providers/", "/settings/providers/{id}", "/settings/providers/{id}/edit"]
+)
+def test_a_stored_endpoints_key_is_masked_on_the_pages(client, page):
+    provider = legacy_provider()
+    text = client.get(page.format(id=provider.id)).get_data(as_text=True)
+    assert "/v1/models?key=****" in text.replace("&amp;", "&") and LEGACY_KEY not in text

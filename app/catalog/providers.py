@@ -17,6 +17,7 @@ from ..providers import get_adapter
 from ..providers.interface import ProviderConfig
 from ..providers.interface import ProviderError
 from ..providers.redaction import redact
+from ..providers.urls import mask_url
 from ..providers.urls import origin
 from .provider_fields import clean_provider
 from .provider_presets import fix_v1_base_url
@@ -200,8 +201,9 @@ def provider_to_dict(provider):
         "name": provider.name,
         "type": provider.type,
         "baseUrl": provider.base_url,
-        "modelsEndpoint": provider.models_endpoint,
-        "inferenceEndpoint": provider.inference_endpoint,
+        # Masked: a row saved before endpoints were checked may carry a key (key=...).
+        "modelsEndpoint": mask_url(provider.models_endpoint),
+        "inferenceEndpoint": mask_url(provider.inference_endpoint),
         "headers": headers,
         "timeoutSeconds": provider.timeout_seconds,
         "maxConcurrency": provider.max_concurrency,

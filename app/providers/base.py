@@ -17,6 +17,7 @@ import urllib3
 from .interface import Cancelled
 from .interface import ProviderError
 from .redaction import Redactor
+from .urls import credential_values
 from .urls import mask_url
 from .urls import origin
 
@@ -292,6 +293,9 @@ class HttpAdapter:
         _settle_environment(self.session, config.base_url)
         self._prepared = {}  # (method, URL) -> its PreparedRequest without a body (_prepare)
         self._secrets = [str(v) for v in (config.headers or {}).values() if v]
+        # A key in an endpoint (a row saved before endpoints were checked) is masked like one.
+        for endpoint in (config.models_endpoint, config.inference_endpoint):
+            self._secrets += credential_values(endpoint)
         self._redact = Redactor(self._secrets)
         # Close pooled sockets when the adapter is dropped (no ResourceWarning under pytest).
         self._finalizer = weakref.finalize(self, self.session.close)

@@ -68,6 +68,18 @@ def credential_in(url):
     return None
 
 
+def credential_values(url):
+    """The credentials a URL or endpoint carries (userinfo, credential query values), to be
+    masked wherever the URL is shown."""
+    try:
+        parts = urlsplit(url or "")
+    except ValueError:
+        return []
+    values = [v for v in (parts.username, parts.password) if v]
+    values += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if is_credential_key(k)]
+    return [v for v in values if v]
+
+
 def mask_url(url):
     """The URL with its userinfo and credential-looking query values replaced by ****."""
     try:
@@ -79,7 +91,7 @@ def mask_url(url):
         netloc = MASK + "@" + netloc.rsplit("@", 1)[1]
     path = _SEGMENT_USERINFO.sub(MASK + "@", _LEADING_USERINFO.sub("//" + MASK + "@", parts.path))
     query = "&".join(_mask_pair(pair) for pair in parts.query.split("&")) if parts.query else ""
-    return urlunsplit((parts.scheme, netloc, path, query, ""))
+    return urlunsplit((parts.scheme, netloc, path, query, parts.fragment))
 
 
 def _userinfo_in(path):

@@ -23,11 +23,19 @@ from ..catalog.providers import update_provider
 from ..errors import Conflict
 from ..errors import ValidationError
 from ..providers.interface import ProviderError
+from ..providers.urls import mask_url
 from .extensions import htmx
 from .settings import errors_by_field
 from .settings import form_errors
 
 bp = Blueprint("providers", __name__, url_prefix="/settings/providers")
+
+
+@bp.app_template_filter("masked_url")
+def masked_url(value):
+    """A URL or endpoint with its credentials shown as ****."""
+    return mask_url(value or "")
+
 
 EMPTY_HEADER_ROWS = 3
 
@@ -85,8 +93,10 @@ def _form_from_provider(provider):
         "name": provider.name,
         "type": provider.type,
         "baseUrl": provider.base_url,
-        "modelsEndpoint": provider.models_endpoint,
-        "inferenceEndpoint": provider.inference_endpoint,
+        # Masked: a row saved before endpoints were checked may carry a key; saved again
+        # masked, it is refused at the field (no credentials in an endpoint).
+        "modelsEndpoint": mask_url(provider.models_endpoint),
+        "inferenceEndpoint": mask_url(provider.inference_endpoint),
         "timeoutSeconds": f"{provider.timeout_seconds:g}",
         "maxConcurrency": provider.max_concurrency,
         "headers": rows,
