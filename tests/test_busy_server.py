@@ -33,6 +33,7 @@ from app.runs.lifecycle import resume_run
 from app.runs.progress import progress
 from tests.engine_helpers import ENDPOINTS
 from tests.engine_helpers import FakeClock
+from tests.engine_helpers import call_kind
 from tests.engine_helpers import drive
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
@@ -162,6 +163,55 @@ def test_a_429_waits_for_its_retry_after_not_the_probe_backoff(app, server, conf
         for e in events(run, "provider_waiting")
     ]
     assert len(gaps) >= 19 and set(gaps) == {1.0}
+
+
+def test_a_warmups_failing_streak_starts_again_after_the_server_was_busy(app, server, config):
+    p = make_provider(server)
+    run = start_run(p, [(p, "m1")], make_tasks(2))
+    clock = FakeClock()
+    began = clock()
+    seen = []
+
+    def respond(call):
+        if call_kind(call)[0] != "warmup":
+            return None
+        seen.append(call)
+        if len(seen) == 1:
+            return {"status": 500, "text": "hiccup"}
+        if (clock() - began).total_seconds() < 570:  # busy for 9.5 min
+            return {"status": 429, "retry_after": 60}
+        return {"status": 500, "text": "hiccup"} if len(seen) % 2 else None
+
+    server.responder = respond
+    assert drive(config, clock)["state"] == "finished"
+    assert (clock() - began).total_seconds() > 600  # the first 500 was over 10 min before
+    assert statuses() == {NEW: 0, WAITING_FOR_JUDGE: 0, COMPLETED: 2, FAILED: 0}
+    assert events(run, "warmup_failing") == []
+
+
+def test_a_warmup_due_while_its_server_is_busy_does_not_wake_the_run_early(app, server, config):
+    p = make_provider(server)
+    start_run(p, [(p, "m1"), (p, "m2")], make_tasks(2))
+    seen = []
+
+    def respond(call):
+        kind, model, _ = call_kind(call)
+        seen.append((kind, model))
+        if seen.count((kind, model)) > 1:
+            return None
+        if (kind, model) == ("warmup", "m1"):
+            return {"status": 500, "text": "hiccup"}  # m1 backs off; m2 goes first
+        if (kind, model) == ("answer", "m2"):
+            return {"status": 429, "retry_after": 30}
+        return None
+
+    server.responder = respond
+    clock = FakeClock()
+    result = tick(config, holder=HOLDER, now=clock)
+    assert result["idle"] and result["wakeAt"] < clock() + dt.timedelta(seconds=30)
+    clock.t = result["wakeAt"]  # m1's warm-up is due, but its server is busy for 30 s
+    result = tick(config, holder=HOLDER, now=clock)
+    assert result["idle"] and result["wakeAt"] > clock()
 
 
 @pytest.mark.parametrize(

@@ -111,6 +111,9 @@ def _warm_up(ctx, pool, key, label, call, give_up, provider):
         return None
     error = outcome.get("e")
     if error is not None and holds(error):
+        # The breaker waits for the server now; a failure after it is a new streak, not one
+        # counted from before the server went away.
+        ctx.memory.warmups.forget(key)
         ctx.breaker.open(provider, error)
         return None
     ctx.breaker.reachable(provider.id)  # it answered, if with an error
