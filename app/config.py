@@ -34,8 +34,9 @@ DEFAULTS = {
     "LOAD_DEFAULTS": True,
     # The largest request body (an import's upload), in MiB; a bigger one gets a clear 413.
     "MAX_UPLOAD_MB": 64.0,
-    # A model server that cannot be reached: its targets wait, probed after 5 s doubling up to
-    # 60 s; still unreachable after OUTAGE_LIMIT_SECONDS, the run pauses (engine/breaker.py).
+    # A model server that cannot be reached or is busy (429, 503, loading a model): its targets
+    # wait, probed after 5 s doubling up to 60 s (or its Retry-After); still so after
+    # OUTAGE_LIMIT_SECONDS, the run pauses (engine/breaker.py).
     "OUTAGE_PROBE_SECONDS": 5.0,
     "OUTAGE_PROBE_MAX_SECONDS": 60.0,
     "OUTAGE_LIMIT_SECONDS": 600.0,

@@ -83,7 +83,7 @@ def test_a_long_benchmark_does_not_use_up_the_judges_retry_time(app, fake, confi
         if kind == "judge":
             judge_calls.append(clock())
             if len(judge_calls) <= 2:
-                return {"status": 503}
+                return {"status": 500}
         return None
 
     fake.responder = responder
@@ -109,7 +109,7 @@ def test_retrying_failed_judgements_restarts_their_retry_clock(app, fake, config
 def test_continuing_a_stopped_run_restarts_the_retry_clock(app, fake, config):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(1))
-    script(fake, {"answer": [{"status": 503}]})
+    script(fake, {"answer": [{"status": 500}]})
     tick(config, holder=HOLDER, now=FakeClock())
     waiting = Item.get()
     assert waiting.status == NEW and waiting.first_attempt_at is not None
@@ -118,19 +118,19 @@ def test_continuing_a_stopped_run_restarts_the_retry_clock(app, fake, config):
     assert Item.get().first_attempt_at is None and Item.get().error_msg  # the error is kept
 
 
-# ---- warm-up failures back off within the retry policy --------------------------------------
+# ---- transient warm-up failures back off, and never fail the group ---------------------------
 
 
-def test_a_warmup_answered_503_is_tried_again_after_a_backoff(app, fake, config):
+def test_a_warmup_answered_500_is_tried_again_after_a_backoff(app, fake, config):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1")], make_tasks(2))
-    script(fake, {"warmup": [{"status": 503, "text": "loading model"}]})
+    script(fake, {"warmup": [{"status": 500, "text": "hiccup"}]})
     clock = FakeClock()
     result = tick(config, holder=HOLDER, now=clock)
     assert result["idle"] and result["state"] == "running" and result["wakeAt"] > clock()
     line = events(run, "warmup_retry")[0]
-    assert line.message.startswith("Warm-up of fake/m1: retry 2/3 at ")
-    assert "loading model" in line.message and line.level == "WARNING"
+    assert line.message.startswith("Warm-up of fake/m1: try 2 at ")
+    assert "hiccup" in line.message and line.level == "WARNING"
     assert line.data["nextRetryAt"]
     assert tick(config, holder=HOLDER, now=clock)["idle"]  # not before its time
     assert len(calls(fake, "warmup")) == 1
@@ -162,22 +162,25 @@ def test_a_warmup_timeout_is_tried_again(app, fake, config):
     assert len(calls(fake, "warmup")) == 2 and Item.get().status == COMPLETED
 
 
-def test_a_warmup_failing_every_time_fails_its_group_after_max_attempts(app, fake, config):
+def test_a_warmup_failing_every_time_pauses_the_run_past_the_limit_and_fails_nothing(
+    app, fake, config
+):
     p = make_provider(fake)
     run = start_run(p, [(p, "m1"), (p, "m2")], make_tasks(2))
 
     def responder(call):
         kind, model, _ = call_kind(call)
-        return {"status": 503} if (kind, model) == ("warmup", "m1") else None
+        return {"status": 500} if (kind, model) == ("warmup", "m1") else None
 
     fake.responder = responder
-    assert drive(config, FakeClock())["state"] == "finished"
-    assert [m for _k, m, _t in calls(fake, "warmup")] == ["m1", "m2", "m1", "m1"]
-    assert len(events(run, "warmup_retry")) == 2
-    failed = list(Item.select().join(RunTarget).where(RunTarget.model == "m1"))
-    assert {(i.status, i.error_stage) for i in failed} == {(FAILED, "warmup")}
-    assert "gave up after 3 attempts" in failed[0].error_msg
-    assert Item.select().where(Item.status == COMPLETED).count() == 2  # m2's items
+    assert drive(config, FakeClock())["state"] == "paused"
+    reason = Run.get_by_id(run.id).control_reason
+    assert reason.startswith("the warm-up of fake/m1 keeps failing: Server answered 500")
+    assert "past the 10 min limit" in reason and "no item was failed" in reason
+    assert len(events(run, "warmup_retry")) > 3  # tried past the run's max attempts
+    waiting = list(Item.select().join(RunTarget).where(RunTarget.model == "m1"))
+    assert {(i.status, i.attempts, i.error_msg) for i in waiting} == {(NEW, 0, None)}
+    assert Item.select().where(Item.status == WAITING_FOR_JUDGE).count() == 2  # m2's answers
 
 
 # ---- nothing unexpected loops silently ---------------------------------------------------

@@ -195,7 +195,7 @@ def test_pairs_this_judge_already_voted_on_are_not_asked_again(app, fake, config
 
 def test_a_transient_judge_error_is_retried_after_its_backoff(app, fake, config):
     run, p = finished_run(fake, config, tasks=1, targets=("m1",))
-    fake.enqueue(status=503, model="judge")
+    fake.enqueue(status=500, model="judge")
     judge_like(fake, scores={"best": 90, "ok": 70, "meh": 60})
     queue_reference_check(run)
     assert drive(config, FakeClock())["state"] == "finished"

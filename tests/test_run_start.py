@@ -165,7 +165,8 @@ def test_a_judge_still_loading_is_tried_again(app, fake, config):
     clock = FakeClock()
     result = tick(config, holder=HOLDER, now=clock)
     assert result["idle"] and result["wakeAt"] >= clock() + dt.timedelta(seconds=5)
-    assert "Warm-up of the judge fake/judge: retry 2/3" in log_lines(run, "warmup_retry")[0].message
+    waiting = log_lines(run, "provider_waiting")[0].message
+    assert waiting.startswith("waiting for fake: busy (503, retry after 5 s) since ")
     assert calls(fake, "answer") == []
     assert drive(config, clock)["state"] == "finished" and state["n"] == 2
 

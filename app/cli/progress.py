@@ -30,6 +30,7 @@ class Output:
     def __init__(self, as_json, quiet):
         self.as_json, self.quiet = as_json, quiet
         self.screen = None
+        self.waits = {}  # provider id -> why it waits, as last said (its probes repeat it)
 
     def open_screen(self, summary):
         """The live screen for this run, or None for plain lines."""
@@ -78,8 +79,19 @@ class Output:
             self.screen.on_event(event)
         elif event.get("level") == "ERROR":
             self.note(event.get("message") or name, always=True)
-        elif name in self.SHOWN:
+        elif name in self.SHOWN or self._new_wait(name, event):
             self.note(event.get("message") or name)
+
+    def _new_wait(self, name, event):
+        """True for a server's wait that changed why (refused, then loading model), and for
+        its end; a probe failing the same way again is not said twice."""
+        provider = event.get("providerId")
+        if name == "provider_back":
+            return self.waits.pop(provider, None) is not None
+        if name != "provider_waiting" or self.waits.get(provider) == event.get("error"):
+            return False
+        self.waits[provider] = event.get("error")
+        return True
 
     def refresh(self):
         """Redraw the screen (a no-op without one)."""

@@ -30,6 +30,7 @@ from ..runs.judge_jobs import judge_voter
 from . import call_claims
 from . import claims
 from . import retry
+from .breaker import holds
 from .items import JUDGE_RAW_SEPARATOR
 from .metrics import cost
 from .metrics import price_for
@@ -129,9 +130,9 @@ class CallWorker:
         except rubric.JudgeError as exc:
             if ctx.cancel.is_set():
                 return
-            if exc.unreachable:  # the judge's server is down: the call waits for it, uncounted
+            if holds(exc):  # the judge's server is down or busy: the call waits, uncounted
                 call_claims.release(row.id, row.attempts)
-                ctx.breaker.unreachable(job.judge_provider, exc)
+                ctx.breaker.open(job.judge_provider, exc)
             else:
                 ctx.breaker.reachable(job.judge_provider_id)  # it answered, if badly
                 self._failed(row, exc)

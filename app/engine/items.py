@@ -14,6 +14,7 @@ from ..providers.interface import ProviderError
 from ..runs.lifecycle import item_messages
 from . import metrics
 from . import retry
+from .breaker import holds
 from .claims import recording
 from .claims import release
 from .claims import update_claimed
@@ -71,8 +72,8 @@ class ItemWorker:
         except ProviderError as exc:
             if ctx.cancel.is_set():  # a stop abandoned it: the supervisor released the claim
                 return
-            if exc.unreachable:  # the server's fault, not the item's: the target waits
-                ctx.breaker.unreachable(target.provider, exc, (item.id, attempts))
+            if holds(exc):  # the server is down or busy, not the item's fault: the target waits
+                ctx.breaker.open(target.provider, exc, (item.id, attempts))
             else:
                 self._answer_failed(item, attempts, exc)
             return
@@ -267,8 +268,8 @@ class ItemWorker:
         except rubric.JudgeError as exc:
             if ctx.cancel.is_set():
                 return
-            if exc.unreachable:  # the judge's server is down: the answers wait for it
-                ctx.breaker.unreachable(ctx.run.judge_provider, exc, (item.id, attempts))
+            if holds(exc):  # the judge's server is down or busy: the answers wait for it
+                ctx.breaker.open(ctx.run.judge_provider, exc, (item.id, attempts))
             elif not (exc.unusable and self._judge_unusable(item, attempts, exc)):
                 self._judge_failed(item, attempts, exc)
             return

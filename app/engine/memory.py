@@ -25,9 +25,10 @@ class Warmups:
         entry = self.backoff.get(key)
         return entry is not None and entry["next"] > now
 
-    def wake_at(self):
-        """The earliest time a waiting warm-up is due, or None."""
-        times = [e["next"] for e in self.backoff.values()]
+    def wake_at(self, now):
+        """The earliest time a waiting warm-up is due, or None. One already due is left out:
+        its target is held by something else (its server's breaker), which says when."""
+        times = [e["next"] for e in self.backoff.values() if e["next"] > now]
         return min(times) if times else None
 
     def forget(self, key):

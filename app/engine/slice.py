@@ -291,7 +291,7 @@ class Slice:
         times = [
             claims.next_wake(self.ctx.run),
             call_claims.next_wake(self.ctx.run),
-            self.ctx.memory.warmups.wake_at(),
+            self.ctx.memory.warmups.wake_at(self.ctx.now()),
             self.ctx.breaker.wake_at(),
         ]
         times = [t for t in times if t is not None]

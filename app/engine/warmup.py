@@ -1,19 +1,25 @@
 """Warm-ups: the judge before benchmarking, then one tiny call per (provider, model) group.
 
-A transient warm-up failure (429 with Retry-After, 503 while a model loads, a timeout) backs off
-and is tried again within the run's retry policy (max attempts, retry-time cap), each retry in
-the run log with when it will be tried; only then does the group fail (a target) or the run
-pause (the judge). A permanent failure (404 model not found, 400) does so at once. A server that
-cannot be reached at all opens its breaker instead (breaker.py): the warm-up is its probe.
+A server that cannot be reached, or is busy (429, 503, a model still loading), opens its
+breaker (breaker.py): the warm-up is its probe, and no attempt is counted. Any other transient
+failure (a timeout, a reset, a 500) backs off and is tried again, each retry in the run log
+with when it will be tried; it says nothing of the target's items, so none of them fails for
+it: a warm-up still failing past the outage limit pauses the run with the reason. A permanent
+failure (404 model not found, 400) fails the group (a target) at once, or pauses the run (the
+judge).
 """
 
+import datetime as dt
 import logging
 
 from ..judge import rubric
 from ..models import RunTarget
 from ..providers.interface import Cancelled
 from ..providers.interface import ProviderError
+from ..runs.outages import hms
 from . import retry
+from .breaker import holds
+from .breaker import span
 from .groups import fail_group
 
 log = logging.getLogger(__name__)
@@ -62,30 +68,33 @@ def _attempt(ctx, pool, call):
 
 
 def _retry_or_give_up(ctx, key, label, exc):
-    """Schedule the next try (None) or return the final message when the policy gives up."""
+    """Schedule the next try (None) or return the final message: at once for a permanent
+    error, for a transient one only once the warm-up has failed past the outage limit."""
     now = ctx.now()
     entry = ctx.memory.warmups.backoff.setdefault(key, {"attempts": 0, "first": now, "next": now})
     entry["attempts"] += 1
-    decision = retry.decide(
-        attempts=entry["attempts"],
-        first_attempt_at=entry["first"],
-        error=exc,
-        config=ctx.config,
-        limit=ctx.max_attempts,
-        now=now,
-    )
-    if not decision.retry:
+    tries = entry["attempts"]
+    if not exc.transient:
         ctx.memory.warmups.forget(key)
-        return decision.message
-    entry["next"] = decision.at
+        return f"{exc.message} (not retried: the error is permanent)"
+    lasted = (now - entry["first"]).total_seconds()
+    if lasted >= ctx.breaker.limit:
+        ctx.memory.warmups.forget(key)
+        return (
+            f"{exc.message} (failing since {hms(entry['first'])}, {tries} tries, "
+            f"past the {span(ctx.breaker.limit)} limit)"
+        )
+    delay = retry.backoff_seconds(tries, ctx.config, exc.retry_after)
+    at = entry["next"] = now + dt.timedelta(seconds=delay)
     ctx.emit(
         "warmup_retry",
-        f"Warm-up of {label}: {decision.message}",
+        f"Warm-up of {label}: try {tries + 1} at {at:%H:%M:%S} (backoff {delay:.1f} s): "
+        f"{exc.message}",
         level="WARNING",
         data={
             "target": label,
-            "attempt": entry["attempts"],
-            "nextRetryAt": decision.at.isoformat() + "Z",
+            "attempt": tries,
+            "nextRetryAt": at.isoformat() + "Z",
             "error": exc.message,
         },
         now=now,
@@ -95,23 +104,39 @@ def _retry_or_give_up(ctx, key, label, exc):
 
 def _warm_up(ctx, pool, key, label, call, give_up, provider):
     """One warm-up call: its completion, or None when a stop abandoned it, it backs off, its
-    server cannot be reached (the breaker waits), or the retry policy gave up (then
-    `give_up(why)` has failed the group or paused the run)."""
+    server cannot be reached or is busy (the breaker waits), or it failed for good (then
+    `give_up(why, transient)` has failed the group or paused the run)."""
     outcome = _attempt(ctx, pool, call)
     if outcome is None:
         return None
-    if "e" in outcome and outcome["e"].unreachable:
-        ctx.breaker.unreachable(provider, outcome["e"])
+    error = outcome.get("e")
+    if error is not None and holds(error):
+        # The breaker waits for the server now; a failure after it is a new streak, not one
+        # counted from before the server went away.
+        ctx.memory.warmups.forget(key)
+        ctx.breaker.open(provider, error)
         return None
-    if "e" not in outcome:
-        ctx.breaker.reachable(provider.id)
-    if "e" in outcome:
-        final = _retry_or_give_up(ctx, key, label, outcome["e"])
+    ctx.breaker.reachable(provider.id)  # it answered, if with an error
+    if error is not None:
+        final = _retry_or_give_up(ctx, key, label, error)
         if final is not None:
-            give_up(final)
+            give_up(final, error.transient)
         return None
     ctx.memory.warmups.forget(key)
     return outcome["c"]
+
+
+def _give_up_target(ctx, target, label, final, transient):
+    """A permanent warm-up failure fails the group's items; a transient one never does: the
+    run pauses with the reason, its items kept for when the server works again."""
+    if not transient:
+        fail_group(ctx, target, final)
+        return
+    ctx.pause(
+        f"the warm-up of {label} keeps failing: {final}; no item was failed for it: fix the "
+        "server or the model, then continue",
+        event="warmup_failing",
+    )
 
 
 def warm_up_target(ctx, pool, target):
@@ -135,7 +160,7 @@ def warm_up_target(ctx, pool, target):
             keep_alive=ctx.keep_alive(provider),
             cancel=ctx.cancel,
         ),
-        give_up=lambda final: fail_group(ctx, target, final),
+        give_up=lambda final, transient: _give_up_target(ctx, target, label, final, transient),
         provider=provider,
     )
     if completion is None:
@@ -189,7 +214,7 @@ def warm_up_judge(ctx, pool):
             keep_alive=keep_alive,
             cancel=ctx.cancel,
         ),
-        give_up=lambda final: ctx.pause(
+        give_up=lambda final, _transient: ctx.pause(
             f"the judge model {label} fails: {final}; fix the judge's provider or "
             "model (or start a new run with another judge), then continue",
             event="judge_failed",

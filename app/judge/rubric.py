@@ -82,6 +82,7 @@ class JudgeError(Exception):
         ms=0.0,
         retry_after=None,
         unreachable=None,
+        busy=None,
         unusable=None,
     ):
         super().__init__(message)
@@ -92,6 +93,7 @@ class JudgeError(Exception):
         self.ms = ms
         self.retry_after = retry_after
         self.unreachable = unreachable  # the judge's server could not be reached (no answer)
+        self.busy = busy  # the judge's server answered 429, 503 or "loading model"
         # The judge answered, twice, with output that does not fit the schema: (why, its text).
         self.unusable = unusable
 
@@ -340,7 +342,8 @@ def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=Non
 
 def call_failed(exc, request, raws, ms):
     """The JudgeError for a judge call the provider failed: its transient/permanent class,
-    its Retry-After and whether the server could not be reached (the breaker's business)."""
+    its Retry-After and whether the server could not be reached or was busy (the breaker's
+    business)."""
     if exc.raw:
         raws.append(exc.raw)
     return JudgeError(
@@ -351,4 +354,5 @@ def call_failed(exc, request, raws, ms):
         ms=ms,
         retry_after=exc.retry_after,
         unreachable=exc.unreachable,
+        busy=exc.busy,
     )

@@ -67,6 +67,20 @@ def error_message_from_body(text):
     return str(data)[:ERROR_SNIPPET]
 
 
+def busy_reason(status, detail, retry_after=None):
+    """Why a server that answered is too busy for the call now, else None: 'loading model'
+    (llama.cpp's 503 'Loading model', Ollama's), or 'busy (429, retry after 1 s)' for a 429 or
+    a 503 (Ollama's 'server busy', an overloaded proxy). A plain 500 is not: it may be the
+    request's own fault."""
+    low = (detail or "").lower()
+    if status >= 500 and ("loading model" in low or "model is loading" in low):
+        return "loading model"
+    if status not in (429, 503):
+        return None
+    after = f", retry after {retry_after:g} s" if retry_after else ""
+    return f"busy ({status}{after})"
+
+
 def is_model_not_found(message):
     """True for the ways servers say an unknown model was asked for."""
     low = message.lower()
@@ -734,11 +748,14 @@ class HttpAdapter:
         retry = parse_retry_after((headers or {}).get("Retry-After"))
         if retry is not None:
             msg += f" (retry after {retry:.1f}".rstrip("0").rstrip(".") + " s)"
+        busy = busy_reason(status, detail, retry)
         if status == 429:
+            kw["busy"] = busy
             return self.error(msg, transient=True, kind="rate_limit", retry_after=retry, **kw)
         if status == 404 or is_model_not_found(detail):
             return self.error(f"{msg} [{url}]", transient=False, kind="not_found", **kw)
         if status >= 500:
+            kw["busy"] = busy
             return self.error(msg, transient=True, kind="server", retry_after=retry, **kw)
         if status in (408, 425):  # request timeout / too early: worth a retry
             return self.error(msg, transient=True, kind="timeout", **kw)

@@ -68,6 +68,7 @@ class ProviderError(Exception):
         retry_after=None,
         raw=None,
         unreachable=None,
+        busy=None,
     ):
         super().__init__(message)
         self.message = message
@@ -80,6 +81,9 @@ class ProviderError(Exception):
         # Why the server could not be reached at all (connection refused, host name not found,
         # connect timeout), else None: such an error belongs to the server, not to the request.
         self.unreachable = unreachable
+        # Why a server that answered cannot take the call now (429, 503, a model still
+        # loading), else None: like `unreachable`, it belongs to the server, not the request.
+        self.busy = busy
 
 
 class Cancelled(ProviderError):
