@@ -17,12 +17,14 @@ import re
 # The characters a spreadsheet treats as the start of a formula, and their full-width forms.
 _FORMULA = "=+-@\t\r\uff1d\uff0b\uff0d\uff20"
 _NEEDS_QUOTE = re.compile(f"^'*[{re.escape(_FORMULA)}]")
+# First characters worth a regex match: most cells (numbers, words) are passed on one set lookup.
+_SUSPECT = frozenset(_FORMULA + "'")
 _QUOTED = re.compile(f"^'+[{re.escape(_FORMULA)}]")
 
 
 def neutralise(text):
     """`text` made safe as a CSV cell: a `'` in front when a spreadsheet would run it."""
-    if isinstance(text, str) and _NEEDS_QUOTE.match(text):
+    if isinstance(text, str) and text[:1] in _SUSPECT and _NEEDS_QUOTE.match(text):
         return "'" + text
     return text
 
