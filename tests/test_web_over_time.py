@@ -103,6 +103,11 @@ def test_a_collection_shows_current_previous_and_baseline(client, history):
     assert radar.mimetype == "image/svg+xml" and "<svg" in radar.get_data(as_text=True)
 
 
+@pytest.mark.parametrize("collection", ["nope", ""])
+def test_the_radar_of_no_known_collection_is_a_404(client, collection):
+    assert client.get(f"/trends/radar.svg?collection={collection}").status_code == 404
+
+
 def test_pinning_a_baseline_from_the_trends_page(client, history):
     response = client.post(
         f"/collections/{history.id}/baseline",
