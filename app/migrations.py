@@ -1,9 +1,12 @@
 """Named, ordered, add-only schema migrations, recorded in `_migrations`."""
 
 import logging
+import sqlite3
+from pathlib import Path
 
 from peewee import BooleanField
 from peewee import CharField
+from peewee import DatabaseError
 from peewee import DateTimeField
 from peewee import FloatField
 from peewee import ForeignKeyField
@@ -15,6 +18,8 @@ from playhouse.migrate import migrate
 from .clock import utcnow
 from .db import database
 from .db import init_db
+from .dburl import parse
+from .errors import LlmbenchError
 from .models import ALL_MODELS
 from .models import Alert
 from .models import Baseline
@@ -756,10 +761,112 @@ def apply(db):
         log.info("applied migration %s", fn.__name__)
 
 
+class DatabaseUnusable(LlmbenchError):
+    """A database file we cannot use as it is: which file, why, and what to do (`fix`)."""
+
+    def __init__(self, path, cause, fix):
+        super().__init__(f"cannot open the database {path}: {cause}.\nFix: {fix}")
+        self.path, self.cause, self.fix = path, cause, fix
+
+
+LEFT_ALONE = "The file was left as it is."
+# SQLite's result codes (sqlite3's sqlite_errorname) -> what the file's owner reads and does.
+_CAUSES = {
+    "SQLITE_NOTADB": (
+        "it is not a SQLite database (damaged, or another kind of file)",
+        "restore it from a backup, or set LLMBENCH_DB to another path (a new one starts empty). "
+        + LEFT_ALONE,
+    ),
+    "SQLITE_CORRUPT": (
+        "the SQLite file is damaged (database disk image is malformed)",
+        "restore it from a backup, or set LLMBENCH_DB to another path (a new one starts empty). "
+        + LEFT_ALONE,
+    ),
+    "SQLITE_BUSY": (
+        "another program holds a lock on it (still locked after waiting 10 s)",
+        "stop the process holding it (another llmbench serve or run, a sqlite3 shell with an "
+        "open transaction) and start again. " + LEFT_ALONE,
+    ),
+    "SQLITE_CANTOPEN": (
+        "the file cannot be opened",
+        "check that its folder exists and that this user may read and write both",
+    ),
+    "SQLITE_READONLY": (
+        "the file is read-only for this user",
+        "give this user write access to the file and its folder, or set LLMBENCH_DB to "
+        "another path",
+    ),
+}
+
+
+def _error_name(exc):
+    """SQLite's result code of a sqlite3 or peewee error (peewee raises its own while handling
+    sqlite3's: that one is its __context__)."""
+    for err in (exc, exc.__cause__, exc.__context__):
+        name = getattr(err, "sqlite_errorname", None)
+        if name:  # the primary code of an extended one: SQLITE_BUSY of SQLITE_BUSY_RECOVERY
+            return "_".join(name.split("_")[:2])
+    return None
+
+
+def unusable(path, exc):
+    """The DatabaseUnusable for a SQLite error met opening `path`, or None when it is another."""
+    known = _CAUSES.get(_error_name(exc))
+    if known is None:
+        return None
+    cause, fix = known
+    return DatabaseUnusable(path, cause, fix)
+
+
+def check_file(path):
+    """Refuse, before anything is written, a SQLite file that is not ours: damaged, locked, or
+    another program's database (its tables and none of ours). A missing or empty file is fine
+    (it becomes a new database).
+
+    Plain sqlite3, no pragmas: init_db's would switch a foreign file to WAL, changing it."""
+    if not Path(path).is_file() or Path(path).stat().st_size == 0:
+        return
+    try:
+        connection = sqlite3.connect(path, timeout=10)
+        try:
+            tables = [
+                row[0]
+                for row in connection.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+                )
+            ]
+        finally:
+            connection.close()
+    except sqlite3.DatabaseError as exc:
+        error = unusable(path, exc)
+        if error is None:
+            raise
+        raise error from exc
+    if tables and "_migrations" not in tables:
+        shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+        raise DatabaseUnusable(
+            path,
+            f"it is another program's SQLite database (tables {shown}; none of llmbench's)",
+            "set LLMBENCH_DB to llmbench's database, or to a new path to start an empty one. "
+            + LEFT_ALONE,
+        )
+
+
 def open_db(path, cache_mib=None):
     """Bind the database to `path` and bring its schema up to date; returns the database.
-    `cache_mib`: each SQLite connection's page cache (db.init_db)."""
+    `cache_mib`: each SQLite connection's page cache (db.init_db). A SQLite file we cannot use
+    raises DatabaseUnusable."""
+    target = parse(path)
+    local = not target.is_postgres and target.path != ":memory:"
+    if local:
+        check_file(target.path)
     init_db(path, cache_mib)
-    with database.connection_context():
-        apply(database)
+    try:
+        with database.connection_context():
+            apply(database)
+    except DatabaseError as exc:
+        error = unusable(target.path, exc) if local else None
+        if error is None:
+            raise
+        raise error from exc
     return database

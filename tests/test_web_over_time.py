@@ -99,7 +99,13 @@ def test_a_collection_shows_current_previous_and_baseline(client, history):
     assert "Score" in score.caption.text
     change = score.select_one("tr.tr-all .tr-change")
     assert "tr-change--worse" in change["class"] and "▼" in change.text
-    assert page.select_one("#chart-radar svg") is not None
+    radar = client.get(page.select_one("#chart-radar img")["src"])
+    assert radar.mimetype == "image/svg+xml" and "<svg" in radar.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("collection", ["nope", ""])
+def test_the_radar_of_no_known_collection_is_a_404(client, collection):
+    assert client.get(f"/trends/radar.svg?collection={collection}").status_code == 404
 
 
 def test_pinning_a_baseline_from_the_trends_page(client, history):

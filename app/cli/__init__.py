@@ -47,8 +47,14 @@ COMMANDS = {
     help=HELP,
 )
 @click.version_option(package_name="llmbench")
-def main():
-    """The command group (its help is HELP)."""
+@click.option(
+    "--debug",
+    is_flag=True,
+    help="Print the traceback behind an error message (for a bug report).",
+)
+def main(debug):
+    """The command group (its help is HELP); --debug is read where an error is shown
+    (output.show_traceback)."""
     # The process ends with its command. Frozen at exit, the objects still alive (every module,
     # a run's rows) are not walked by the interpreter's last garbage collections: 0.10-0.15 s
     # less after a run, and files and the database are closed before (cli/db.py). Registered

@@ -17,6 +17,7 @@ from ..dburl import DatabaseUrlError
 from ..dburl import parse
 from .output import EXIT_INVALID
 from .output import CliError
+from .output import show_traceback
 
 # Each SQLite connection's page cache in a command (the web app keeps 8 MB). A CLI run's every
 # thread holds a connection and no results page is served: with 8 MB each, a 12k-call run
@@ -25,15 +26,20 @@ CACHE_MIB = 2
 
 
 def open_database(value):
-    """migrations.open_db(value) with a bad LLMBENCH_DB or an unreachable server as a CLI error
-    (the password masked)."""
+    """migrations.open_db(value) with a bad LLMBENCH_DB, a SQLite file we cannot use or an
+    unreachable server as a CLI error of a few lines (the password masked; the traceback only
+    with --debug)."""
     try:
         target = parse(value)
     except DatabaseUrlError as exc:
         raise CliError(exc.message, EXIT_INVALID) from None
     try:
         return migrations.open_db(value, CACHE_MIB)
+    except migrations.DatabaseUnusable as exc:
+        show_traceback(exc)
+        raise CliError(exc.message) from None
     except OperationalError as exc:
+        show_traceback(exc)
         raise CliError(f"cannot open the database LLMBENCH_DB={target.masked}: {exc}") from None
 
 

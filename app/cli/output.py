@@ -6,6 +6,7 @@ writes are cli/reports.py."""
 import json
 import sys
 import threading
+import traceback
 
 import click
 
@@ -44,6 +45,14 @@ class CliError(click.ClickException):
         super().__init__(message)
         self.exit_code = exit_code
         self.errors = errors or []
+
+
+def show_traceback(exc):
+    """The traceback behind an error's message, on stderr, when the command ran with --debug
+    (a person reads the message; a bug report wants the traceback)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.find_root().params.get("debug"):
+        click.echo("".join(traceback.format_exception(exc)), err=True, nl=False)
 
 
 def translate(exc, as_json=False, note=None):

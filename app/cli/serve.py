@@ -9,11 +9,17 @@ import click
 from gunicorn.app.base import BaseApplication
 
 from .. import config
+from .. import db
 from ..dburl import DatabaseUrlError
 from ..dburl import parse
 from ..factory import create_app
+from .db import open_database
 from .output import EXIT_INVALID
 from .output import CliError
+
+# What serve exits with when it cannot start: gunicorn's "worker failed to boot", which is what
+# a database it could not open used to end in (after gunicorn's 78 lines).
+EXIT_NO_START = 3
 
 
 @click.command()
@@ -31,6 +37,14 @@ def serve(host, port):
         parse(cfg["DB"])
     except DatabaseUrlError as exc:
         raise CliError(exc.message, EXIT_INVALID) from None
+    # Opened (and migrated) here, before gunicorn starts: a database we cannot use is a few
+    # lines naming the file, not a worker's traceback. Closed again before the worker forks.
+    try:
+        open_database(cfg["DB"])
+    except CliError as exc:
+        exc.exit_code = EXIT_NO_START
+        raise
+    db.close_idle()
     bind = f"{host or cfg['HOST']}:{port or cfg['PORT']}"
 
     class Server(BaseApplication):

@@ -13,7 +13,7 @@ import io
 import json
 
 from ..catalog import templating
-from ..files.csvcells import neutralise
+from ..files.csvcells import SafeWriter
 from ..files.csvcells import restore
 from .common import Dataset
 from .common import ParsedTask
@@ -209,7 +209,7 @@ def dump_csv(tasks):
     """Seed 003 CSV rows (header first), streamed; JSON columns as compact JSON text; text
     cells neutralised against formulas (a leading ', taken off again on import)."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = SafeWriter(buffer)
 
     def flush():
         text = buffer.getvalue()
@@ -225,7 +225,7 @@ def dump_csv(tasks):
             value = row[key]
             row[key] = "" if value is None else json.dumps(value, ensure_ascii=False)
         # A cell that starts like a formula gets a ' in front (OWASP); import takes it off.
-        writer.writerow([neutralise(row[c]) for c in COLUMNS])
+        writer.writerow([row[c] for c in COLUMNS])
         yield flush()
 
 

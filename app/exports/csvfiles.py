@@ -1,6 +1,6 @@
 """CSV exports with exactly seed 000 §9's columns: RFC 4180 quoting, CRLF, UTF-8, streamed.
 
-Every text cell is neutralised (files/csvcells.py, OWASP): an answer, reason, task or name that
+Every cell goes through files/csvcells.py's writer (OWASP): an answer, reason, task or name that
 starts like a formula gets a `'` in front, so a spreadsheet shows it instead of running it.
 """
 
@@ -8,7 +8,8 @@ import csv
 import io
 from itertools import islice
 
-from ..files.csvcells import neutralise
+from ..files.csvcells import SafeWriter
+from ..files.csvcells import fast_lines
 from ..results.averages import model_averages
 from .rows import error_text
 from .rows import item_cursor
@@ -44,7 +45,7 @@ CHUNK_ROWS = 500
 def _chunks(header, rows):
     """CSV text in chunks of CHUNK_ROWS lines; QUOTE_MINIMAL quotes commas, quotes, CR and LF."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+    writer = SafeWriter(buffer, quoting=csv.QUOTE_MINIMAL)
     writer.writerow(header)
     rows = iter(rows)
     while True:
@@ -60,25 +61,18 @@ def _chunks(header, rows):
             return
 
 
-def _quote(field):
-    """One RFC 4180 field, exactly as csv.writer's QUOTE_MINIMAL writes a string."""
-    if '"' in field or "," in field or "\n" in field or "\r" in field:
-        return '"' + field.replace('"', '""') + '"'
-    return field
-
-
 def _fast_chunks(header, rows):
     """The same bytes as _chunks for rows of strings, twice as fast.
 
-    csv.writer spends half the detailed export's time scanning long answers char by char; four
-    substring searches run at memchr speed. tests/test_exports.py checks both agree.
+    csv.writer spends half the detailed export's time scanning long answers char by char
+    (csvcells.fast_lines). tests/test_exports.py checks both agree.
     """
     yield from _chunks(header, ())
     rows = iter(rows)
     while True:
         batch = list(islice(rows, CHUNK_ROWS))
         if batch:
-            yield "".join([",".join([_quote(f) for f in row]) + "\r\n" for row in batch])
+            yield fast_lines(batch)
         if len(batch) < CHUNK_ROWS:
             return
 
@@ -87,8 +81,8 @@ def csv_average(run):
     """Average CSV: one line per model (tasks_count = the model's items)."""
     rows = (
         (
-            neutralise(r["provider_name"]),
-            neutralise(r["target_label"]),
+            r["provider_name"],
+            r["target_label"],
             number(r["avg_time_ms"]),
             number(r["avg_tokens_per_second"]),
             number(r["avg_score"]),
@@ -101,22 +95,20 @@ def csv_average(run):
 
 def csv_detailed(run):
     """Detailed CSV: one line per item, streamed from one cursor."""
-    names = {
-        tid: (neutralise(provider), neutralise(model)) for tid, provider, model in targets(run)
-    }
+    names = {tid: (provider, model) for tid, provider, model in targets(run)}
     rows = (
         (
             *names.get(target_id, ("", "")),
-            neutralise(task_id),
-            neutralise(task_name(question)),
+            task_id,
+            task_name(question),
             status,
             number(time_ms),
             number(tokens),
             number(tps),
             number(score),
-            neutralise(reason or ""),
-            neutralise(answer or ""),
-            neutralise(error_text(stage, error)),
+            reason or "",
+            answer or "",
+            error_text(stage, error),
         )
         for (
             _id,

@@ -1,11 +1,11 @@
 """results.jsonl and results.csv: one row per item for CI and scripts (task, target, answer,
 score, reason, rubric scores, auto-fail, metrics, cost, error), streamed from one cursor."""
 
-import csv
 import io
 import json
 
 from ..db import database
+from ..files.csvcells import SafeWriter
 from ..models import Item
 from .rows import targets
 
@@ -174,9 +174,9 @@ def _csv_row(r):
 
 
 def results_csv(run):
-    """results.csv as text chunks (RFC 4180, CRLF, header first)."""
+    """results.csv as text chunks (RFC 4180, CRLF, header first, formula cells neutralised)."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer = SafeWriter(buffer)
     writer.writerow(CSV_COLUMNS)
     for n, record in enumerate(item_records(run), start=1):
         writer.writerow(_csv_row(record))

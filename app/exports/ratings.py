@@ -2,9 +2,9 @@
 its sections in summary.json and the Markdown (report.html's, with its charts, is
 ratings_html.py's: the summary draws no chart, so it does not import pygal)."""
 
-import csv
 import io
 
+from ..files.csvcells import SafeWriter
 from ..ratings.judge_check import judge_check
 from ..ratings.leaderboard import leaderboard
 from ..ratings.report import KPI_COLUMNS
@@ -29,7 +29,7 @@ MARKDOWN_HEADER = (
 def report_csv_chunks(run):
     """Seed 003's report table, one line per target (KPI_COLUMNS), CRLF."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer = SafeWriter(buffer)
     writer.writerow(KPI_COLUMNS)
     for row in run_report(run)["targets"]:
         writer.writerow(["" if v is None else v for v in kpi_csv_row(row)])

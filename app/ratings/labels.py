@@ -14,6 +14,8 @@ from ..clock import isoformat
 from ..clock import utcnow
 from ..db import database
 from ..errors import ValidationError
+from ..files.csvcells import SafeWriter
+from ..files.csvcells import restore
 from ..models import HUMAN
 from ..models import JUDGE
 from ..models import LEFT
@@ -171,7 +173,7 @@ def export_chunks(rows, columns, fmt):
     ', ')."""
     if fmt == "csv":
         buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\r\n")
+        writer = SafeWriter(buffer)
         writer.writerow(columns)
         for n, row in enumerate(rows, 1):
             values = (row[c] for c in columns)
@@ -209,7 +211,8 @@ def _records(text, fmt, what):
             raise ValidationError.field("file", "the CSV is empty: a header line comes first")
         start = 2
         for row in reader:
-            yield start, {k: v for k, v in row.items() if k is not None}
+            # Our own export put a ' before formula-like cells (files/csvcells.py).
+            yield start, {k: restore(v) for k, v in row.items() if k is not None}
             start = reader.line_num + 1
         return
     if fmt == "jsonl":

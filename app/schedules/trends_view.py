@@ -19,11 +19,6 @@ PIN_CHOICES = 50  # finished runs offered as a baseline
 TABLE_POINTS = 10  # runs per model in the page's table (the API has them all)
 
 
-def _both(draw):
-    """The wide and the narrow drawing (the page shows one of them by screen width)."""
-    return {"wide": draw(False), "narrow": draw(True)}
-
-
 def breaks(data):
     """Where lines break, one entry per run and reason: {runId, finishedAt, reason, series},
     oldest first."""
@@ -73,15 +68,22 @@ def trends_view(filters, link):
             summary=summary,
             pin_choices=pin_choices(collection),
             category_chart=category_trend_charts(summary["domainTrend"], cache),
-            radar=_both(
-                lambda narrow: radar_chart(
-                    summary["latestMetrics"],
-                    summary["previousMetrics"],
-                    summary["baselineMetrics"],
-                    narrow,
-                )
-            )
-            if summary["latestMetrics"]
-            else None,
+            # The radar is pygal's, whose <style> a page's CSP refuses: the page shows it as an
+            # image of its own SVG document (radar_svg), as the results page does its charts.
+            radar=bool(summary["latestMetrics"]),
         )
     return context
+
+
+def radar_svg(collection_ref, narrow=False):
+    """The collection's radar (current, previous and baseline score per category) as SVG; None
+    when it has no finished run yet. ValidationError for an unknown collection."""
+    collection = collection_of((collection_ref or "").strip())
+    if collection is None:
+        return None
+    summary = collection_summary(collection.id)
+    if not summary["latestMetrics"]:
+        return None
+    return radar_chart(
+        summary["latestMetrics"], summary["previousMetrics"], summary["baselineMetrics"], narrow
+    )

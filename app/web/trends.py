@@ -1,6 +1,8 @@
 """Trends: score and speed over time, current vs previous vs baseline, pinning a baseline."""
 
 from flask import Blueprint
+from flask import Response
+from flask import abort
 from flask import flash
 from flask import redirect
 from flask import render_template
@@ -10,6 +12,7 @@ from flask import url_for
 from ..errors import LlmbenchError
 from ..schedules.baselines import pin_baseline
 from ..schedules.baselines import unpin_baseline
+from ..schedules.trends_view import radar_svg
 from ..schedules.trends_view import trends_view
 from .back import local_path
 
@@ -30,6 +33,20 @@ def index():
         flash(exc.message, "error")
         return redirect(url_for("trends.index"))
     return render_template("trends/index.html", **context)
+
+
+@bp.get("/trends/radar.svg")
+def radar():
+    """A collection's radar as an SVG document (`?collection=`, `?size=narrow` for phones)."""
+    try:
+        svg = radar_svg(request.args.get("collection"), request.args.get("size") == "narrow")
+    except LlmbenchError:
+        abort(404)
+    if svg is None:
+        abort(404)
+    response = Response(svg, mimetype="image/svg+xml")
+    response.headers["Cache-Control"] = "no-cache"
+    return response
 
 
 @bp.post("/collections/<int:collection_id>/baseline")
