@@ -6,6 +6,7 @@ cut-short copy of it (its first 8 characters) survives, encoded or decoded.
 
 import base64
 import json
+import re
 
 import pytest
 
@@ -53,13 +54,13 @@ def test_a_key_escaped_twice_inside_a_json_string_is_masked():
         "".join(f"&#{ord(c)};" for c in KEY),
         "".join(f"&#x{ord(c):X};" for c in KEY),
         KEY.replace("-", "&#45;"),
-        json.dumps(KEY).replace("-", "\\u002d"),
+        KEY.replace("-", "\\u002d"),
     ],
     ids=["url-upper", "url-lower", "html-decimal", "html-hex", "html-mixed", "json-mixed"],
 )
 def test_a_key_in_a_text_encoding_is_masked(encoded):
-    masked = REDACT(f"before {encoded} after")
-    assert masked == f"before {MASK} after" or (clear(masked) and MASK in masked)
+    # Masked whole (a key's body may be masked first, then what is left of it: two masks).
+    assert re.fullmatch(r"before (\*\*\*\*)+ after", REDACT(f"before {encoded} after"))
 
 
 @pytest.mark.parametrize("offset", [0, 1, 2])
