@@ -15,10 +15,12 @@ import html
 import json
 import re
 from urllib.parse import quote
+from urllib.parse import quote_plus
 from urllib.parse import unquote
 
 from tests.engine_helpers import call_kind
 from tests.fakeserver import FakeServer
+from tests.fakeserver import _Handler
 
 KEY = "sk-live-EVILSECRET7f0123456789"
 _ESCAPED = re.compile(r"\\+u([0-9a-fA-F]{4})")
@@ -43,6 +45,25 @@ def sse(*contents):
     return "".join(f"data: {e}\n\n" for e in events) + "data: [DONE]\n\n"
 
 
+def judge_reply(key):
+    """A judge's whole reply, written by hand: its reason holds the key as `\\u` escapes
+    twice over (the judge's JSON inside the reply's JSON), once escaped (plain text once the
+    reply is read), as hex and as HTML entities."""
+    once = "@ONCE@"
+    judgement = json.dumps(
+        {
+            "score": 50,
+            "reason": f"leaked {json_escaped(key)} and {once} and {key.encode().hex()} and "
+            + "".join(f"&#{ord(c)};" for c in key),
+        }
+    ).replace("\\\\u", "\\u")
+    content = json.dumps(judgement)[1:-1].replace(once, json_escaped(key))
+    return (
+        '{"model":"judge","choices":[{"index":0,"finish_reason":"stop",'
+        '"message":{"role":"assistant","content":"' + content + '"}}]}'
+    )
+
+
 def answers(key):
     """What the server answers to task t{i}: (spec for the responder)."""
     return [
@@ -57,13 +78,23 @@ def answers(key):
         {"text": f"cut short: {key[:20]}****{key[-4:]}"},
         {"chunks": ["my key is ", key[:7], key[7:14], key[14:22], key[22:], " done"]},
         {"body": sse("escaped ", json_escaped(key), " done")},
-        {"text": f"url {quote(key, safe='')} slashed " + json.dumps(key).replace("-", "\\/")},
+        {"text": f"url {quote(key, safe='')} plus {quote_plus(key)} lower {quote(key).lower()}"},
         {"status": 401, "body": None},  # filled in with the request's headers
     ]
 
 
+class _HostileHandler(_Handler):
+    def _send(self, status, payload, headers=None, content_type="application/json"):
+        # A stream written by hand (sse) goes out as one, so its events are read one by one.
+        if isinstance(payload, str) and payload.startswith("data:"):
+            content_type = "text/event-stream"
+        super()._send(status, payload, headers, content_type)
+
+
 class HostileServer(FakeServer):
     """A FakeServer whose replies echo the key (see the module's docstring)."""
+
+    handler = _HostileHandler
 
     def __init__(self, key=KEY, **kw):
         super().__init__(**kw)
@@ -79,10 +110,7 @@ class HostileServer(FakeServer):
         kind, _model, last = call_kind(call)
         key = self.key
         if kind == "judge":
-            reason = f"leaked {json_escaped(key)} and {key.encode().hex()} and " + "".join(
-                f"&#{ord(c)};" for c in key
-            )
-            return {"text": '{"score": 50, "reason": "' + reason + '"}'}
+            return {"body": judge_reply(key)}
         if kind != "answer":
             return None
         found = re.search(r"t(\d+)\?", last or "")
@@ -99,9 +127,13 @@ class HostileServer(FakeServer):
         return spec
 
 
+_CONTENT = re.compile(r'"content":\s*"((?:[^"\\]|\\.)*)"')
+
+
 def _decodings(text):
-    """`text` and what it reads as once JSON, URL and HTML escapes are undone (twice over)."""
-    seen = [text]
+    """`text` and what it reads as once JSON, URL and HTML escapes are undone (twice over),
+    its stream events' pieces joined first (a key split over events is whole again)."""
+    seen = [text + "\n" + "".join(_CONTENT.findall(text))]
     for _ in range(2):
         step = seen[-1]
         step = _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), step).replace("\\/", "/")

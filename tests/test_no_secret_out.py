@@ -21,8 +21,11 @@ from app.catalog.providers import create_provider
 from app.catalog.providers import list_models
 from app.cli import main
 from app.db import database
+from app.models import COMPLETED
+from app.models import FAILED
 from app.models import Item
 from app.models import Task
+from app.providers.redaction import MASK
 from app.ratings.charts import CHARTS as REPORT_CHARTS
 from app.results.charts import CHARTS as RESULT_CHARTS
 from app.schedules.templates import create_template
@@ -104,8 +107,13 @@ def test_a_hostile_server_leaks_its_key_in_no_page_api_export_cli_output_or_data
     try:
         keeper.execute("SELECT count(*) FROM provider").fetchone()
         assert drive(dict(app.config), FakeClock())["state"] == "finished"
-        # The key did reach the server, and the server did send it back.
+        # The key did reach the server, the server did send it back, and each answer but the
+        # 401's and each judgement were read (masked), so the checks below are not vacuous.
         assert any(KEY in c["headers"].get("Authorization", "") for c in hostile.calls)
+        items = list(Item.select().where(Item.run == run.id).order_by(Item.id))
+        assert [i.status for i in items] == [COMPLETED] * (len(items) - 1) + [FAILED]
+        assert all(MASK in i.answer and MASK in i.evaluation_reason for i in items[:-1])
+        assert "pieces of a secret" in items[4].response_raw  # split over stream events
         template = create_template({"name": "nightly", "spec": spec_from_run(run)})
 
         found = {}
