@@ -19,6 +19,7 @@ from flask import url_for
 
 from app.catalog.providers import create_provider
 from app.catalog.providers import list_models
+from app.catalog.providers import update_provider
 from app.cli import main
 from app.db import database
 from app.models import COMPLETED
@@ -38,6 +39,7 @@ from tests.engine_helpers import start_run
 from tests.hostile_server import KEY
 from tests.hostile_server import HostileServer
 from tests.hostile_server import answers
+from tests.hostile_server import json_escaped
 from tests.hostile_server import traces
 
 
@@ -164,3 +166,69 @@ def test_a_hostile_server_leaks_its_key_in_no_page_api_export_cli_output_or_data
         assert found == {}
     finally:
         keeper.close()
+
+
+@pytest.fixture
+def stored_run(app, hostile, provider):
+    """A finished run whose first answer holds the key as an older version stored it: in clear
+    and as JSON escapes (written straight into the row, past every adapter's mask)."""
+    hostile.responder = None  # a well-behaved server: the key gets in only through the row
+    run = start_run(provider, [(provider, "m1")], make_tasks(2))
+    assert drive(dict(app.config), FakeClock())["state"] == "finished"
+    first = Item.select().where(Item.run == run.id).order_by(Item.id).first()
+    leaked = f"old answer {KEY} and {json_escaped(KEY)}"
+    Item.update(answer=leaked, evaluation_reason=leaked).where(Item.id == first.id).execute()
+    return run, first
+
+
+def test_a_key_stored_by_an_older_version_is_masked_in_every_page_and_export(
+    app, client, stored_run
+):
+    run, item = stored_run
+    rid = run.run_id
+    for url in (
+        f"/api/runs/{rid}/items/{item.id}",
+        f"/runs/{rid}/items/{item.id}",
+        f"/runs/{rid}/results/table",
+        f"/runs/{rid}/results.csv",
+        f"/runs/{rid}/results.md",
+        f"/runs/{rid}/report.html",
+        f"/runs/{rid}/summary.json",
+    ):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert traces(response.get_data(as_text=True)) == [], url
+    assert MASK in client.get(f"/api/runs/{rid}/items/{item.id}").get_json()["answer"]
+
+
+def test_a_key_stored_by_an_older_version_is_masked_in_the_files_the_cli_writes(
+    app, stored_run, tmp_path
+):
+    run, _item = stored_run
+    env = {"LLMBENCH_DB": str(app.config["DB"]), "LLMBENCH_MASTER_KEY_BASE64": TEST_KEY_B64}
+    out, junit = tmp_path / "out", tmp_path / "junit.xml"
+    args = ["report", run.run_id, "--out", str(out), "--junit", str(junit)]
+    assert CliRunner().invoke(main, args, env=env).exit_code == 0
+    files = [p for p in out.rglob("*") if p.is_file()] + [junit]
+    assert len(files) == 5
+    assert {p.name: traces(p.read_bytes()) for p in files} == {p.name: [] for p in files}
+
+
+def test_a_changed_secret_is_masked_at_the_edge_from_the_next_request_on(
+    app, client, stored_run, provider
+):
+    run, item = stored_run
+    other = "ak-prod-OTHERKEY99887766554433"
+    Item.update(answer=f"the new key {other}").where(Item.id == item.id).execute()
+    url = f"/api/runs/{run.run_id}/items/{item.id}"
+    assert other in client.get(url).get_json()["answer"]  # not a secret yet
+    update_provider(
+        provider.id,
+        {
+            "name": "hostile",
+            "type": "OPENAI",
+            "baseUrl": provider.base_url,
+            "headers": [{"key": "Authorization", "value": f"Bearer {other}", "isSecret": True}],
+        },
+    )
+    assert client.get(url).get_json()["answer"] == f"the new key {MASK}"
