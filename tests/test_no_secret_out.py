@@ -29,6 +29,7 @@ from app.models import Task
 from app.providers.redaction import MASK
 from app.ratings.charts import CHARTS as REPORT_CHARTS
 from app.results.charts import CHARTS as RESULT_CHARTS
+from app.runlog import log_event
 from app.schedules.templates import create_template
 from app.schedules.templates import spec_from_run
 from tests.conftest import TEST_KEY_B64
@@ -232,3 +233,13 @@ def test_a_changed_secret_is_masked_at_the_edge_from_the_next_request_on(
         },
     )
     assert client.get(url).get_json()["answer"] == f"the new key {MASK}"
+
+
+def test_a_key_stored_by_an_older_version_is_masked_in_what_the_cli_prints(app, stored_run):
+    run, _item = stored_run
+    log_event(run, "item_failed", f"t0 failed: Server answered 401: {KEY}", level="ERROR")
+    env = {"LLMBENCH_DB": str(app.config["DB"]), "LLMBENCH_MASTER_KEY_BASE64": TEST_KEY_B64}
+    for args in (["show", run.run_id], ["show", run.run_id, "--json"]):
+        result = CliRunner().invoke(main, args, env=env)
+        assert result.exit_code == 0 and "401" in result.output, result.output
+        assert traces(result.output) == [], args

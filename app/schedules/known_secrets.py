@@ -128,3 +128,19 @@ class MaskedWriter:
             self.handle.write(self.redactor(self.pending))
             self.pending = ""
         self.handle.flush()
+
+
+class MaskedStream:
+    """A text stream (the CLI's stdout or stderr) that masks each write: what a command prints
+    holds no secret the database knows. Everything else is the stream's own."""
+
+    def __init__(self, stream, redactor):
+        self._stream = stream
+        self._redactor = redactor
+
+    def write(self, text):
+        """Write `text` masked (a whole write at a time: a line, a screen's frame)."""
+        return self._stream.write(self._redactor(text) if isinstance(text, str) else text)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
