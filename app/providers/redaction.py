@@ -12,7 +12,9 @@ survives at a cut either.
 
 import base64
 import binascii
+import functools
 import html
+import html.entities
 import json
 import re
 from urllib.parse import quote
@@ -26,23 +28,41 @@ PREFIX = 8  # a secret's first characters this many or more are masked: a key cu
 _RUN = re.compile(r"[A-Za-z0-9]{8,}")
 _URL_CREDENTIALS = re.compile(r"//[^/@\s]+@")
 _PERCENT = re.compile(r"%[0-9A-F]{2}")
-# One escaped character: JSON (`\u0042`, `\/`), URL (`%42`) or HTML (`&#66;`, `&lt;`), also
-# escaped twice over (`\\u0042` in a JSON string inside a JSON string, `%2542`, `&amp;#66;`).
-# `\\` and `\"` only when a secret holds one: a normal reply is full of them, and decoding them
-# would cost every call for nothing.
-# The pattern starts with a character set, so the regex engine skips to the next `\\`, `%` or `&`.
-_ESCAPES = (
-    r"[\\%&](?:(?<=\\)\\?(?:u[0-9a-fA-F]{4}|/)|(?<=%)(?:25)?[0-9a-fA-F]{2}"
-    r"|(?<=&)(?:(?:amp;)?#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6});|[A-Za-z][A-Za-z0-9]{1,31};)"
-)  # closed after _QUOTING
-_QUOTING = r"|(?<=\\)\\?[\\\"]"
+# One escaped character — JSON (`\u0042`, `\/`), URL (`%42`) or HTML (`&#66;`, `&sol;`), also
+# escaped twice over (`\\u0042` in a JSON string inside a JSON string, `%2542`, `&amp;#66;`) —
+# but only of a character some secret holds: a page's `&#39;` and `&quot;`, a reply's `\"` and
+# `\n` are left alone (decoding them would cost every call for nothing).
+
+
+def _escape_patterns(chars):
+    """(marker, regex) of each kind of escape of one of `chars`: a text without the marker (a
+    plain substring test) holds none of that kind, so most texts never meet a regex."""
+    codes = sorted({ord(c) for c in chars})
+    hexes = "|".join(f"{n:x}" for n in codes)
+    decimal = "|".join(str(n) for n in codes)
+    json_codes = "|".join(f"{n:04x}" for n in codes)
+    byte_codes = "|".join(f"{n:02x}" for n in codes if n < 0x80)
+    kinds = [
+        ("\\u", rf"\\{{1,2}}u(?i:{json_codes})"),
+        ("&#", rf"&#0*(?:{decimal});|&#[xX]0*(?i:{hexes});"),
+        ("&amp;#", rf"&amp;#0*(?:{decimal});|&amp;#[xX]0*(?i:{hexes});"),
+    ]
+    if byte_codes:
+        kinds.append(("%", rf"%(?:25)?(?i:{byte_codes})"))
+    for quoted in (c for c in chars if c in '\\/"'):
+        kinds.append(("\\" + quoted, r"\\{1,2}" + re.escape(quoted)))
+    names = sorted(n for n, c in html.entities.html5.items() if c in chars and n.endswith(";"))
+    if names:
+        kinds.append(("&", "&(?:" + "|".join(re.escape(n) for n in names) + ")"))
+    return [(marker, re.compile(pattern)) for marker, pattern in kinds]
+
+
 _BLOB = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_")
-_PERCENT_ESCAPE = re.compile(r"%[0-9a-fA-F]{2}")
-_NAMED_ENTITY = re.compile(r"&[A-Za-z][A-Za-z0-9]{1,31};")
 # A JSON string value (after a `:`): a stream event's piece of the answer.
 _JSON_VALUE = re.compile(r'(:\s*)"((?:[^"\\]|\\.)*)"')
 
 
+@functools.lru_cache(maxsize=4096)  # a page repeats the same few escapes (&#39;, &quot;) a lot
 def _unescape(escape):
     """The text one escape stands for."""
     head = escape[0]
@@ -210,8 +230,8 @@ class Redactor:
         # Base64 and hex: a hit masks the whole blob around it (the rest of the blob may hold
         # the secret's other characters at another alignment).
         self._binary = sorted({f for p in _binary_parts(parts) for f in _binary_forms(p)})
-        self._quoting = any(c in part for part in parts for c in '\\"')
-        self._escape = re.compile(_ESCAPES + (_QUOTING if self._quoting else "") + ")")
+        self._kinds = _escape_patterns({c for part in parts for c in part})
+        self._escape = re.compile("|".join(p.pattern for _m, p in self._kinds))
         self._prefixes = {}
         for part in sorted(parts, key=len, reverse=True):
             if _keylike(part):
@@ -255,16 +275,8 @@ class Redactor:
         )
 
     def _escaped(self, text):
-        """Whether `text` holds an escape. Plain substring tests first: the one pattern for all
-        escapes tries every `%`, `&` and `\\` of a text, and prose is full of them."""
-        return (
-            "\\u" in text
-            or "\\/" in text
-            or "&#" in text
-            or ("%" in text and _PERCENT_ESCAPE.search(text) is not None)
-            or ("&" in text and _NAMED_ENTITY.search(text) is not None)
-            or (self._quoting and ("\\\\" in text or '\\"' in text))
-        )
+        """Whether `text` holds an escape of a secret's character."""
+        return any(m in text and p.search(text) for m, p in self._kinds)
 
     def mask(self, text):
         """(text with every secret masked, the secrets' text as found in its decoded view)."""

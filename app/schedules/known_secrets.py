@@ -29,10 +29,11 @@ def _stamp():
     provider = Provider._meta.table_name
     header = ProviderHeader._meta.table_name
     template = Template._meta.table_name
+    # One statement, not three: it runs once per page.
     sql = (
-        f"SELECT (SELECT max(updated_at) FROM {provider}), (SELECT count(*) FROM {provider}),"
-        f" (SELECT max(id) FROM {header}), (SELECT count(*) FROM {header}),"
-        f" (SELECT max(updated_at) FROM {template}), (SELECT count(*) FROM {template})"
+        f'SELECT (SELECT max("updated_at") FROM "{provider}"), (SELECT count(*) FROM "{provider}"),'
+        f' (SELECT max("id") FROM "{header}"), (SELECT count(*) FROM "{header}"),'
+        f' (SELECT max("updated_at") FROM "{template}"), (SELECT count(*) FROM "{template}")'
     )
     return tuple(str(v) for v in database.execute_sql(sql).fetchone())
 
