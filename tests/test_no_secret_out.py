@@ -243,3 +243,18 @@ def test_a_key_stored_by_an_older_version_is_masked_in_what_the_cli_prints(app, 
         result = CliRunner().invoke(main, args, env=env)
         assert result.exit_code == 0 and "401" in result.output, result.output
         assert traces(result.output) == [], args
+
+
+def test_a_short_secret_does_not_take_the_same_word_out_of_every_page(app, client, stored_run):
+    run, item = stored_run
+    create_provider(
+        {
+            "name": "short",
+            "type": "OPENAI",
+            "baseUrl": "http://127.0.0.1:9",
+            "headers": [{"key": "X-Key", "value": "tokens", "isSecret": True}],
+        }
+    )
+    Item.update(answer="five tokens").where(Item.id == item.id).execute()
+    answer = client.get(f"/api/runs/{run.run_id}/items/{item.id}").get_json()["answer"]
+    assert answer == "five tokens"

@@ -193,9 +193,9 @@ def _binary_parts(parts):
     return kept
 
 
-def secret_forms(secrets):
+def secret_forms(secrets, min_length=0):
     """Every string to mask for these secrets, longest first (so a longer form wins)."""
-    parts = secret_parts(secrets)
+    parts = {p for p in secret_parts(secrets) if len(p) >= min_length}
     forms = set()
     for part in parts:
         forms.update(f for f in _encodings(part) if f and (f == part or len(f) >= MIN_PART))
@@ -216,9 +216,11 @@ def _merge(spans):
 class Redactor:
     """Masks a fixed set of secrets; built once per adapter (the forms are worked out once)."""
 
-    def __init__(self, secrets):
-        parts = secret_parts(secrets)
-        self.forms = secret_forms(secrets)
+    def __init__(self, secrets, min_length=0):
+        """`min_length`: parts of a secret shorter than this are not masked on their own (the
+        app-wide pass: a short secret like `token` would otherwise go from every page)."""
+        parts = {p for p in secret_parts(secrets) if len(p) >= min_length}
+        self.forms = secret_forms(secrets, min_length)
         # Which secret each form stands for (what `mask` reports found).
         self._part_of = {}
         for part in sorted(parts, key=len):

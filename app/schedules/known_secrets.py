@@ -17,6 +17,7 @@ from ..db import database
 from ..models import Provider
 from ..models import ProviderHeader
 from ..models import Template
+from ..providers.redaction import PREFIX
 from ..providers.redaction import Redactor
 from .template_start import webhook_url
 
@@ -64,7 +65,10 @@ def known_redactor():
     with _lock:
         if _cached[0] == stamp:
             return _cached[1]
-    redactor = Redactor(provider_secrets() + _webhook_secrets())
+    # Whole words of a page are masked with it: a part shorter than a key's cut-short prefix
+    # (`token`, `Bearer`) would take the same word out of every page; the adapters still mask
+    # those in what their server sends.
+    redactor = Redactor(provider_secrets() + _webhook_secrets(), min_length=PREFIX)
     with _lock:
         _cached = (stamp, redactor)
     return redactor
