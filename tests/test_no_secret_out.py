@@ -139,6 +139,14 @@ def test_a_hostile_server_leaks_its_key_in_no_page_api_export_cli_output_or_data
         check(
             "test-models", client.post(f"/api/providers/{provider.id}/test-models").get_data(True)
         )
+        for fmt in ("CSV", "MD", "JSON", "HTML"):
+            for detailed in (True, False):
+                exported = client.post(
+                    f"/api/runs/{run.run_id}/export",
+                    json={"format": fmt, "includeDetailed": detailed},
+                )
+                assert exported.status_code == 200, fmt
+                check(f"export {fmt} {detailed}", exported.get_data(as_text=True))
 
         env = {"LLMBENCH_DB": str(app.config["DB"]), "LLMBENCH_MASTER_KEY_BASE64": TEST_KEY_B64}
         out, junit = tmp_path / "out", tmp_path / "junit.xml"
