@@ -36,7 +36,8 @@ def _stamp():
         f' (SELECT max("id") FROM "{header}"), (SELECT count(*) FROM "{header}"),'
         f' (SELECT max("updated_at") FROM "{template}"), (SELECT count(*) FROM "{template}")'
     )
-    return tuple(str(v) for v in database.execute_sql(sql).fetchone())
+    row = database.execute_sql(sql).fetchone()
+    return (str(database.database), *(str(v) for v in row))  # another database: another stamp
 
 
 def _webhook_secrets():
