@@ -12,6 +12,8 @@ import pytest
 
 from app.providers.redaction import MASK
 from app.providers.redaction import Redactor
+from app.schedules.known_secrets import BATCH
+from app.schedules.known_secrets import mask_chunks
 
 KEY = "sk-live-EVILSECRET7f0123456789"
 REDACT = Redactor([f"Bearer {KEY}"])
@@ -98,3 +100,16 @@ def test_pieces_of_a_key_split_over_stream_events_are_masked_in_the_raw_text():
     kept = REDACT.pieces(raw, found)
     assert not any(p in kept for p in pieces[1:5])
     assert '"my key is "' in kept and "pieces of a secret" in kept
+
+
+@pytest.mark.parametrize("batch", [0, 16, BATCH])
+def test_a_key_split_over_two_chunks_of_a_file_is_masked_whole(batch):
+    chunks = ["row 1\nrow 2 sk-live-EVIL", "SECRET7f0123456789 end\n", "row 3"]
+    masked = "".join(mask_chunks(chunks, REDACT, batch))
+    assert masked == f"row 1\nrow 2 {MASK} end\nrow 3"
+
+
+def test_a_live_stream_is_masked_a_line_at_a_time():
+    chunks = iter(["event: 1\n", "event: 2\n"])
+    masked = mask_chunks(chunks, REDACT, 0)
+    assert next(masked) == "event: 1\n"  # not held back for a batch

@@ -87,26 +87,34 @@ def mask_text(text):
     return known_redactor()(text) if text else text
 
 
-def mask_chunks(chunks, redactor=None):
-    """A file's chunks masked line by line: no secret holds a line break, so a secret split
-    over two chunks is masked whole (a chunk's last, unfinished line waits for the next).
-    `redactor`: one built already (a streamed reply is read after its request's database)."""
-    return _masked_chunks(chunks, redactor or known_redactor())
+BATCH = 65536  # characters masked at once: one call per row of a big export would cost seconds
 
 
-def _masked_chunks(chunks, redactor):
+def mask_chunks(chunks, redactor=None, batch=BATCH):
+    """A file's chunks masked, whole lines at a time: no secret holds a line break, so a secret
+    split over two chunks is masked whole (an unfinished last line waits for the next chunk).
+    `redactor`: one built already (a streamed reply is read after its request's database);
+    `batch`: how much to gather first (0 for a live stream, whose lines must not wait)."""
+    return _masked_chunks(chunks, redactor or known_redactor(), batch)
+
+
+def _masked_chunks(chunks, redactor, batch):
     if not redactor:
         yield from chunks
         return
-    pending = ""
+    pending = []
+    size = 0
     for chunk in chunks:
-        pending += chunk
-        cut = pending.rfind("\n") + 1
-        if cut:
-            yield redactor(pending[:cut])
-            pending = pending[cut:]
-    if pending:
-        yield redactor(pending)
+        pending.append(chunk)
+        size += len(chunk)
+        if size < batch or "\n" not in chunk:
+            continue
+        text = "".join(pending)
+        cut = text.rfind("\n") + 1
+        yield redactor(text[:cut])
+        pending, size = [text[cut:]], len(text) - cut
+    if size:
+        yield redactor("".join(pending))
 
 
 class MaskedWriter:
@@ -115,24 +123,27 @@ class MaskedWriter:
     def __init__(self, handle):
         self.handle = handle
         self.redactor = known_redactor()
-        self.pending = ""
+        self.pending = []
+        self.size = 0
 
     def write(self, text):
-        """Write the finished lines of `text` masked; keep its unfinished last line."""
+        """Gather `text`; write whole lines masked once a batch is gathered."""
         if not self.redactor:
             return self.handle.write(text)
-        self.pending += text
-        cut = self.pending.rfind("\n") + 1
-        if cut:
-            self.handle.write(self.redactor(self.pending[:cut]))
-            self.pending = self.pending[cut:]
+        self.pending.append(text)
+        self.size += len(text)
+        if self.size >= BATCH and "\n" in text:
+            joined = "".join(self.pending)
+            cut = joined.rfind("\n") + 1
+            self.handle.write(self.redactor(joined[:cut]))
+            self.pending, self.size = [joined[cut:]], len(joined) - cut
         return len(text)
 
     def flush(self):
-        """Write what is kept (masked) and flush the file."""
-        if self.pending:
-            self.handle.write(self.redactor(self.pending))
-            self.pending = ""
+        """Write what is gathered (masked) and flush the file."""
+        if self.size:
+            self.handle.write(self.redactor("".join(self.pending)))
+            self.pending, self.size = [], 0
         self.handle.flush()
 
 

@@ -7,6 +7,7 @@ import logging
 
 from peewee import PeeweeException
 
+from ..schedules.known_secrets import BATCH
 from ..schedules.known_secrets import known_redactor
 from ..schedules.known_secrets import mask_chunks
 
@@ -43,7 +44,9 @@ def mask_response(response):
         return response
     charset = response.mimetype_params.get("charset") or "utf-8"
     if response.is_streamed:
-        chunks = mask_chunks(_text_chunks(response.response, charset), redactor)
+        # A live stream (the run's events) is masked a line at a time; a download in batches.
+        batch = 0 if response.mimetype == "text/event-stream" else BATCH
+        chunks = mask_chunks(_text_chunks(response.response, charset), redactor, batch)
         response.response = (chunk.encode(charset, "replace") for chunk in chunks)
         return response
     body = response.get_data(as_text=True)
