@@ -282,3 +282,14 @@ def test_a_short_secret_does_not_take_the_same_word_out_of_every_page(app, clien
     Item.update(answer="five tokens").where(Item.id == item.id).execute()
     answer = client.get(f"/api/runs/{run.run_id}/items/{item.id}").get_json()["answer"]
     assert answer == "five tokens"
+
+
+def test_a_webhook_token_is_masked_at_the_edge_and_other_urls_are_not(app, client, stored_run):
+    run, item = stored_run
+    hook = "https://hooks.example.com/services/T0123/B0456/XyZtoken789"
+    create_template({"name": "hooked", "spec": spec_from_run(run), "webhookUrl": hook})
+    Item.update(answer=f"see {hook} and https://docs.example.org/a1B2").where(
+        Item.id == item.id
+    ).execute()
+    answer = client.get(f"/api/runs/{run.run_id}/items/{item.id}").get_json()["answer"]
+    assert answer == f"see https://hooks.example.com/{MASK} and https://docs.example.org/a1B2"

@@ -144,7 +144,7 @@ def _binary_forms(value):
 def _keylike(part):
     """Whether a cut-short copy of `part` is still worth masking: a key, not a plain word or URL
     (`application/json`, `https://...`), whose first characters would be masked everywhere."""
-    if len(part) < PREFIX or any(c.isspace() for c in part):
+    if len(part) < PREFIX or any(c.isspace() for c in part) or "://" in part:
         return False
     has_digit = any(c.isdigit() for c in part)
     mixed = any(c.isupper() for c in part) and any(c.islower() for c in part)

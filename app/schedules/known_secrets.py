@@ -41,6 +41,8 @@ def _stamp():
 
 
 def _webhook_secrets():
+    """Each template's webhook URL's secret parts: its path and query (where a token sits) and
+    a password; not the URL whole, whose `https://` would be masked on every page."""
     secrets = []
     for template in Template.select().where(Template.webhook_url.is_null(False)):
         try:
@@ -50,12 +52,8 @@ def _webhook_secrets():
         if not url:
             continue
         parts = urlsplit(url)
-        secrets.append(url)
-        rest = url.split(parts.netloc, 1)[-1].lstrip("/") if parts.netloc else ""
-        if len(rest) >= 8:
-            secrets.append(rest)
-        if parts.password:
-            secrets.append(parts.password)
+        rest = url.split(parts.netloc, 1)[-1].lstrip("/") if parts.netloc else url
+        secrets += [s for s in (rest, parts.password) if s and len(s) >= PREFIX]
     return secrets
 
 
@@ -73,18 +71,6 @@ def known_redactor():
     with _lock:
         _cached = (stamp, redactor)
     return redactor
-
-
-def forget():
-    """Drop the cached redactor (tests that swap databases; the stamp covers the rest)."""
-    global _cached
-    with _lock:
-        _cached = (None, Redactor([]))
-
-
-def mask_text(text):
-    """Text with every secret the database holds masked."""
-    return known_redactor()(text) if text else text
 
 
 BATCH = 65536  # characters masked at once: one call per row of a big export would cost seconds
