@@ -50,6 +50,8 @@ def split_tokens(text):
 class FakeServer:
     """A real threaded HTTP server whose answers tests script with enqueue()."""
 
+    handler = None  # a subclass of _Handler to serve with (a hostile server's), else _Handler
+
     def __init__(self, host="127.0.0.1", port=0):
         self._lock = threading.Lock()
         self._calls_changed = threading.Condition(self._lock)
@@ -64,7 +66,7 @@ class FakeServer:
     def start(self):
         """Bind to 127.0.0.1 on a free port and serve in a daemon thread."""
         self._abort = threading.Event()
-        self._httpd = _Server((self._host, self._port), _Handler)
+        self._httpd = _Server((self._host, self._port), self.handler or _Handler)
         self._httpd.fake = self
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,

@@ -1,11 +1,13 @@
 """Regression alerts on constructed runs: when they fire, when they stay quiet, the webhook."""
 
 import datetime as dt
+import json
 import random
 
 import pytest
 
 from app import crypto
+from app.catalog.providers import create_provider
 from app.models import Alert
 from app.models import Collection
 from app.models import RunDigest
@@ -180,6 +182,27 @@ def test_the_webhook_receives_exactly_one_post_per_alert(app):
     assert body["runId"] == "r2" and body["model"] == "m1" and body["against"] == "previous"
     assert body["drop"] > 9 and body["ci"][1] < 0 and body["p"] < 0.05
     assert Alert.get().webhook_state == "sent"
+
+
+def test_the_webhook_body_holds_no_provider_secret(app):
+    key = "sk-live-EVILSECRET7f0123456789"
+    create_provider(
+        {
+            "name": "keyed",
+            "type": "OPENAI",
+            "baseUrl": "http://127.0.0.1:9",
+            "headers": [{"key": "Authorization", "value": f"Bearer {key}", "isSecret": True}],
+        }
+    )
+    rng = random.Random(10)
+    before = scores(rng)
+    with Receiver() as receiver:
+        pair(app, before, shifted(before, rng, -12), tmpl=template(receiver.url))
+        Alert.update(message=f"m1 dropped; the server said {key}").execute()
+        assert deliver_due(T0 + DAY) == 1
+        (post,) = receiver.wait_for_posts(1)
+    assert "EVILSECR" not in json.dumps(post["body"])
+    assert post["body"]["message"] == "m1 dropped; the server said ****"
 
 
 def test_a_failing_receiver_is_retried_after_a_backoff(app):

@@ -191,6 +191,18 @@ def header_rows(provider):
     return rows
 
 
+def provider_secrets():
+    """Every provider's secret header values, decrypted (for masking only; never show them).
+    A value this master key cannot read is left out: it cannot be shown either."""
+    secrets = []
+    for h in ProviderHeader.select().where(ProviderHeader.is_secret == True):  # noqa: E712
+        try:
+            secrets.append(crypto.decrypt(h.value, _aad(h.provider_id, h.key)))
+        except crypto.KeyError_:
+            continue
+    return secrets
+
+
 def provider_to_dict(provider):
     """ProviderDto (seed 000 §7.1) plus timeoutSeconds and maxConcurrency."""
     headers = header_rows(provider)
@@ -274,6 +286,12 @@ def forget_models(provider_id=None):
             _models_cache.pop(provider_id, None)
 
 
+def _masked_model(adapter, model):
+    """One model dict with every string in it masked (an adapter without a mask: as is)."""
+    redact_data = getattr(adapter, "redact_data", None)
+    return redact_data(model) if redact_data else model
+
+
 def list_models(provider_id, refresh=False, timeout=None):
     """Model dicts ({"id", ...}) from the server; cached briefly. Raises ProviderError.
 
@@ -289,6 +307,9 @@ def list_models(provider_id, refresh=False, timeout=None):
     config, adapter = adapter_for(provider, timeout)
     try:
         models = call_adapter(provider, config, adapter.list_models)
+        # A server may echo the request's headers as model ids: masked before they are
+        # cached, listed, offered in the model picker or checked against.
+        models = [_masked_model(adapter, m) for m in models]
     finally:
         close_adapter(adapter)
     models = sorted((m for m in models if m.get("id")), key=lambda m: str(m["id"]).lower())

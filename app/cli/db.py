@@ -1,6 +1,7 @@
 """The CLI's database: bound like the web app does (no Flask), or a throwaway one for checks."""
 
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from ..config import INSTANCE_PATH
 from ..config import load
 from ..dburl import DatabaseUrlError
 from ..dburl import parse
+from ..schedules.known_secrets import MaskedStream
+from ..schedules.known_secrets import known_redactor
 from .output import EXIT_INVALID
 from .output import CliError
 from .output import show_traceback
@@ -77,8 +80,24 @@ def open_db(check_only=False):
         click.get_current_context().call_on_close(_discard)
         return cfg
     open_database(path)
-    click.get_current_context().call_on_close(db.close_idle)
+    context = click.get_current_context()
+    context.call_on_close(db.close_idle)
+    _mask_output(context)
     return cfg
+
+
+def _mask_output(context):
+    """Mask what the command prints with every secret the database holds, until it ends."""
+    redactor = known_redactor()
+    if not redactor:
+        return
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = MaskedStream(sys.stdout, redactor), MaskedStream(sys.stderr, redactor)
+
+    def _restore():
+        sys.stdout, sys.stderr = saved
+
+    context.call_on_close(_restore)
 
 
 def missing_db_note(cfg):

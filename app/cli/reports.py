@@ -14,6 +14,8 @@ from ..exports.report import report_html_chunks
 from ..exports.summary import summary_json
 from ..files.private import open_private
 from ..runs.queries import get_run
+from ..schedules.known_secrets import MaskedWriter
+from ..schedules.known_secrets import mask_chunks
 from .output import CliError
 from .output import db_context
 from .output import emit
@@ -23,8 +25,9 @@ DEFAULT_PASS_SCORE = 50.0
 
 def _write_chunks(path, chunks):
     # Owner-only (0600), like the database: the files hold prompts and answers.
+    # Masked once more on the way out: no secret the database knows reaches a file.
     with open_private(path, "w", encoding="utf-8", newline="") as handle:
-        for chunk in chunks:
+        for chunk in mask_chunks(chunks):
             handle.write(chunk)
 
 
@@ -71,13 +74,15 @@ def write_junit_file(run_id, path, pass_score, as_json, quiet):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with open_private(path, "w", encoding="utf-8") as handle:
+                masked = MaskedWriter(handle)
                 totals = write_junit(
                     run_items(run),
-                    handle,
+                    masked,
                     run_id=run.run_id,
                     pass_score=pass_score,
                     timestamp=run.started_at,
                 )
+                masked.flush()
         except OSError as exc:
             raise CliError(
                 f"cannot write the JUnit file {path}: {exc.strerror or exc}; choose a file in "

@@ -16,6 +16,7 @@ from .rubric import JudgeError
 from .rubric import JudgeOutputError
 from .rubric import call_failed
 from .rubric import judge_params
+from .rubric import masked_reason
 
 PAIRWISE_PROMPT_VERSION = "pairwise-v1"
 REASON_MAX_LENGTH = 300
@@ -160,7 +161,9 @@ def judge_pair(
         completion = call(messages)
         request, ms = completion.request, completion.wall_ms
         try:
-            result = parse_verdict(completion.text, completion.finish_reason)
+            result = masked_reason(
+                adapter, parse_verdict(completion.text, completion.finish_reason)
+            )
         except JudgeOutputError as exc:
             repair = messages + [
                 {"role": "assistant", "content": completion.text or ""},
@@ -169,7 +172,9 @@ def judge_pair(
             completion = call(repair)
             ms += completion.wall_ms
             try:
-                result = parse_verdict(completion.text, completion.finish_reason)
+                result = masked_reason(
+                    adapter, parse_verdict(completion.text, completion.finish_reason)
+                )
             except JudgeOutputError as exc2:
                 raise JudgeError(
                     f"judge output unusable after one repair: {exc2}",

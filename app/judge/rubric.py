@@ -298,7 +298,9 @@ def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=Non
         completions.append(completion)
         raws.append(completion.raw or completion.text)
         try:
-            result = parse_judgement(completion.text, item, completion.finish_reason)
+            result = masked_reason(
+                adapter, parse_judgement(completion.text, item, completion.finish_reason)
+            )
         except JudgeOutputError as exc:
             repair = messages + [
                 {"role": "assistant", "content": completion.text or ""},
@@ -322,7 +324,9 @@ def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=Non
             completions.append(completion)
             raws.append(completion.raw or completion.text)
             try:
-                result = parse_judgement(completion.text, item, completion.finish_reason)
+                result = masked_reason(
+                    adapter, parse_judgement(completion.text, item, completion.finish_reason)
+                )
             except JudgeOutputError as exc2:
                 raise JudgeError(
                     f"judge output unusable after one repair: {exc2}",
@@ -337,6 +341,15 @@ def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=Non
             exc, request, raws, ms or (time.perf_counter() - started) * 1000.0
         ) from exc
     result.update(request=request, raws=raws, ms=ms, completions=completions)
+    return result
+
+
+def masked_reason(adapter, result):
+    """The judgement with its reason masked once more, after json.loads decoded it: an escape
+    (`\\u0042`) the raw text's mask did not read as a key is plain text by now."""
+    redact = getattr(adapter, "redact", None)
+    if redact is not None and isinstance(result.get("reason"), str):
+        result["reason"] = redact(result["reason"])
     return result
 
 

@@ -345,6 +345,10 @@ class HttpAdapter:
         """Text without any of this provider's header values (in any encoding)."""
         return self._redact(text)
 
+    def redact_data(self, value):
+        """A JSON-like value (a model list entry, a parsed reply) with every string masked."""
+        return self._redact.data(value) if self._secrets else value
+
     def error(self, message, **kw):
         """A ProviderError whose message and raw text carry no secret (masked, then cut)."""
         if kw.get("raw") is not None:
@@ -367,8 +371,11 @@ class HttpAdapter:
         """A completion without any secret the server may have echoed into it."""
         if not self._secrets:
             return completion
-        completion.text = self.redact(completion.text)
-        completion.raw = self.redact(completion.raw)
+        completion.text, found = self._redact.mask(completion.text)
+        # A streamed key is split over events that no one holds whole: the pieces found in
+        # the joined answer are masked in the raw text too (and the raw text says so).
+        completion.raw = self._redact.pieces(self.redact(completion.raw), found)
+        completion.model = self.redact(completion.model)
         if completion.raw_json is not None:
             text = json.dumps(completion.raw_json, ensure_ascii=False)
             masked = self.redact(text)

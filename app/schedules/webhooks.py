@@ -17,6 +17,7 @@ from ..db import database
 from ..models import Alert
 from ..models import Run
 from ..models import Template
+from .known_secrets import known_redactor
 from .template_start import webhook_url
 
 log = logging.getLogger(__name__)
@@ -106,7 +107,9 @@ def deliver(alert, now, post=requests.post):
     else:
         error = None if url else "the template or its webhook URL was removed"
     if url:
-        error = _post(url, payload(alert), post)
+        # Masked on the way out like every page: the body names models and messages that a
+        # hostile server could have filled with a key.
+        error = _post(url, known_redactor().data(payload(alert)), post)
     attempts = alert.webhook_attempts + 1
     fields = {"webhook_attempts": attempts, "webhook_claimed_until": None}
     if error is None:

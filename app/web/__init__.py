@@ -23,6 +23,7 @@ from . import datasets
 from . import evaluate
 from . import labels
 from . import leaderboard
+from . import masking
 from . import patterns
 from . import providers
 from . import queue
@@ -52,6 +53,7 @@ def init_app(app):
     htmx.init_app(app)
     csrf.init_app(app)
     security.init_app(app)
+    masking.init_app(app)
 
     # The JSON API takes application/json only, which a cross-site form cannot send
     # without a CORS preflight we never grant; CSRF tokens guard the HTML forms.
