@@ -1,0 +1,114 @@
+"""Inputs that once answered 500 now answer 400 naming the field (issue 26)."""
+
+import io
+
+import pytest
+
+from tests.factories import make_run
+
+HUGE = "9" * 5000
+DEEP_LIST = "[" * 5000
+DEEP_OBJECT = '{"a":' * 3000
+
+
+def _get(path):
+    return lambda client: client.get(path)
+
+
+def _post_json(path, body):
+    return lambda client: client.post(path, json=body)
+
+
+def _post_raw(path, text, content_type="application/json"):
+    return lambda client: client.post(path, data=text, content_type=content_type)
+
+
+def _post_form(path, form):
+    return lambda client: client.post(path, data=form)
+
+
+def _upload(path, text, filename, **form):
+    def send(client):
+        data = {"file": (io.BytesIO(text.encode()), filename), **form}
+        return client.post(path, data=data, content_type="multipart/form-data")
+
+    return send
+
+
+TASK_FORM = {"taskId": "t1", "category": "c", "question": "q?", "difficulty": "easy"}
+
+# (id, request, the field the 400 names or None when any 4xx will do)
+CASES = [
+    ("compare chart without parameters", _get("/compare/chart.svg"), None),
+    ("trends page huge collection", _get("/trends?collection=99999999999999999999"), None),
+    (
+        "api trends huge collection",
+        _get("/api/trends?collection=99999999999999999999"),
+        "collection",
+    ),
+    (
+        "ratings import format 5",
+        _post_json("/api/ratings/import", {"content": "[]", "format": 5}),
+        "format",
+    ),
+    (
+        "votes import format 5",
+        _post_json("/api/pairwise/votes/import", {"content": "[]", "format": 5}),
+        "format",
+    ),
+    (
+        "ratings import huge integer",
+        _post_raw("/api/ratings/import", f'[{{"score": {HUGE}}}]'),
+        None,
+    ),
+    (
+        "votes import huge integer",
+        _post_raw("/api/pairwise/votes/import", f'[{{"x": {HUGE}}}]'),
+        None,
+    ),
+    (
+        "pairwise judge runA list",
+        _post_json("/api/pairwise/judge", {"runA": [1], "targetA": 1, "targetB": 2}),
+        "runA",
+    ),
+    (
+        "pairwise judge runA huge int",
+        _post_json("/api/pairwise/judge", {"runA": 10**30, "targetA": 1, "targetB": 2}),
+        "runA",
+    ),
+    (
+        "task form deep vars",
+        _post_form("/settings/tasks/new", {**TASK_FORM, "vars": DEEP_LIST}),
+        None,
+    ),
+    (
+        "task form deep rubric",
+        _post_form("/settings/tasks/new", {**TASK_FORM, "rubric": DEEP_LIST}),
+        None,
+    ),
+    ("template form deep spec", _post_form("/templates/", {"name": "x", "spec": DEEP_LIST}), None),
+    ("task upload deep object", _upload("/settings/import/", DEEP_OBJECT, "tasks.json"), None),
+    ("ratings upload deep object", _upload("/labels/ratings/import", DEEP_OBJECT, "r.json"), None),
+    (
+        "template webhook bad host",
+        _post_json("/api/templates", {"name": "x", "spec": {}, "webhookUrl": "http://[::1"}),
+        "webhookUrl",
+    ),
+    (
+        "next bad host",
+        _post_form("/runs/fuzz-run/results/retry-answers", {"next": "http://[::1"}),
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("send", "field"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_an_input_that_answered_500_answers_4xx(app, client, send, field):
+    make_run("fuzz-run")
+    response = send(client)
+    assert 400 <= response.status_code < 500 or response.status_code in (302, 303), (
+        response.status_code,
+        response.get_data(as_text=True)[-2000:],
+    )
+    if field is not None:
+        assert field in [e.get("field") for e in response.get_json().get("errors", [])]
