@@ -1,9 +1,13 @@
 """Inputs that once answered 500 now answer 400 naming the field (issue 26)."""
 
 import io
+import json
 
 import pytest
 
+from app import jsontext
+from app.judge.rubric import JudgeOutputError
+from app.judge.rubric import parse_judgement
 from tests.factories import make_run
 
 HUGE = "9" * 5000
@@ -112,3 +116,37 @@ def test_an_input_that_answered_500_answers_4xx(app, client, send, field):
     )
     if field is not None:
         assert field in [e.get("field") for e in response.get_json().get("errors", [])]
+
+
+# ---- the shared JSON reader: jsontext.loads ---------------------------------------------------
+
+
+def test_json_nested_past_the_limit_is_refused_at_its_bracket():
+    text = "\n" + "[" * 5000 + "]" * 5000
+    with pytest.raises(json.JSONDecodeError) as caught:
+        jsontext.loads(text)
+    assert "nested too deeply" in caught.value.msg
+    assert (caught.value.lineno, caught.value.colno) == (2, jsontext.MAX_DEPTH + 1)
+
+
+def test_json_nested_to_the_limit_is_read():
+    depth = jsontext.MAX_DEPTH
+    assert jsontext.loads("[" * depth + "]" * depth) is not None
+
+
+def test_an_integer_past_pythons_digit_limit_is_refused_at_the_number():
+    with pytest.raises(json.JSONDecodeError) as caught:
+        jsontext.loads('{"n": ' + HUGE + "}")
+    assert "digits" in caught.value.msg and caught.value.colno == 7
+
+
+def test_a_judge_reply_nested_too_deeply_is_unusable_output_not_a_crash():
+    with pytest.raises(JudgeOutputError):
+        parse_judgement('{"score": ' + "[" * 5000, item=None)
+
+
+def test_an_import_line_with_a_too_long_integer_names_its_line(client):
+    content = '{"id": "a", "category": "c", "prompt": "q"}\n{"id": "b", "n": ' + HUGE + "}"
+    response = client.post("/api/tasks/import", json={"content": content, "format": "jsonl"})
+    assert response.status_code == 400
+    assert any(e.get("line") == 2 for e in response.get_json()["errors"])
