@@ -103,6 +103,11 @@ CASES = [
         _post_form("/runs/fuzz-run/results/retry-answers", {"next": "http://[::1"}),
         None,
     ),
+    (
+        "api origin bad host",
+        lambda client: client.post("/api/runs", json={}, headers={"Origin": "http://[::1"}),
+        None,
+    ),
 ]
 
 
