@@ -47,6 +47,8 @@ NASTY = [
     "99999999999999999999",
     "9223372036854775808",
     HUGE_INT,
+    "\u00b2",  # a digit to str.isdigit(), not to int()
+    "\u0661\u0662",  # Arabic-Indic digits: int() reads them, SQLite's text does not
     "1e309",
     "nan",
     "inf",

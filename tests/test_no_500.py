@@ -6,8 +6,10 @@ import json
 import pytest
 
 from app import jsontext
+from app.ids import digits_number
 from app.judge.rubric import JudgeOutputError
 from app.judge.rubric import parse_judgement
+from tests.factories import add_item
 from tests.factories import make_run
 
 HUGE = "9" * 5000
@@ -155,3 +157,49 @@ def test_an_import_line_with_a_too_long_integer_names_its_line(client):
     response = client.post("/api/tasks/import", json={"content": content, "format": "jsonl"})
     assert response.status_code == 400
     assert any(e.get("line") == 2 for e in response.get_json()["errors"])
+
+
+# ---- digits str.isdigit() takes and int() or SQLite does not ------------------------------------
+
+SUPERSCRIPT_TWO = "\u00b2"  # a digit to str.isdigit(), not to int()
+
+DIGIT_CASES = [
+    ("dashboard refresh huge", lambda c, item: c.get(f"/?refresh={HUGE}")),
+    (
+        "collection task id superscript",
+        lambda c, item: c.post(
+            "/api/collections", json={"name": "c", "taskIds": [SUPERSCRIPT_TWO]}
+        ),
+    ),
+    (
+        "rating huge",
+        lambda c, item: c.put(f"/api/runs/fuzz-run/items/{item}/rating", json={"rating": HUGE}),
+    ),
+    ("log since huge", lambda c, item: c.get(f"/api/runs/fuzz-run/logs?since={HUGE}")),
+    (
+        "results model superscript",
+        lambda c, item: c.get(f"/runs/fuzz-run/results/table?model={SUPERSCRIPT_TWO}"),
+    ),
+    (
+        "provider form header index huge",
+        lambda c, item: c.post(
+            "/settings/providers/new", data={"name": "p", f"headers-{HUGE}-key": "X-A"}
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("send", [c[1] for c in DIGIT_CASES], ids=[c[0] for c in DIGIT_CASES])
+def test_digits_that_int_or_sqlite_refuse_are_not_a_500(app, client, send):
+    run, (target,) = make_run("fuzz-run")
+    item = add_item(run, target, "t1", score=50.0)
+    response = send(client, item.id)
+    assert response.status_code < 500
+
+
+def test_digits_number_reads_only_ascii_digits_sqlite_can_hold():
+    assert digits_number(" 42 ") == 42
+    assert digits_number(SUPERSCRIPT_TWO) is None
+    assert digits_number(HUGE) is None
+    assert digits_number(str(2**63)) is None
+    assert digits_number("-1") is None

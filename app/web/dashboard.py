@@ -12,6 +12,7 @@ from ..errors import Conflict
 from ..errors import LlmbenchError
 from ..errors import ValidationError
 from ..errors import format_error
+from ..ids import digits_number
 from ..providers.interface import ProviderError
 from ..runs import live
 from ..runs import spec
@@ -201,7 +202,7 @@ def render_dashboard(
         found = served_models(p.id, True) if refresh == str(p.id) else (None, None, False)
         groups.append(target_group(p, state, *found))
     open_ids = {pid for pid, _, _ in state["targets"]} | (
-        {int(refresh)} if (refresh or "").isdigit() else set()
+        {digits_number(refresh)} if digits_number(refresh or "") is not None else set()
     )
     if not open_ids and providers:
         open_ids = {providers[0].id}
