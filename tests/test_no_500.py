@@ -166,6 +166,10 @@ SUPERSCRIPT_TWO = "\u00b2"  # a digit to str.isdigit(), not to int()
 DIGIT_CASES = [
     ("dashboard refresh huge", lambda c, item: c.get(f"/?refresh={HUGE}")),
     (
+        "judge models provider id past sqlite",
+        lambda c, item: c.get("/new-run/judge-models?judgeProviderId=99999999999999999999"),
+    ),
+    (
         "collection task id superscript",
         lambda c, item: c.post(
             "/api/collections", json={"name": "c", "taskIds": [SUPERSCRIPT_TWO]}

@@ -12,6 +12,7 @@ from ..errors import Conflict
 from ..errors import LlmbenchError
 from ..errors import ValidationError
 from ..errors import format_error
+from ..ids import SQLITE_INT_MAX
 from ..ids import digits_number
 from ..providers.interface import ProviderError
 from ..runs import live
@@ -144,9 +145,10 @@ def _params(form, prefix):
 
 def _int_or_none(value):
     try:
-        return int(value)
-    except (TypeError, ValueError):
+        number = int(value)
+    except (TypeError, ValueError):  # ValueError: also past Python's int-string limit
         return None
+    return number if abs(number) <= SQLITE_INT_MAX else None  # no row has a larger id
 
 
 def served_models(provider_id, refresh=False):
