@@ -71,10 +71,10 @@ def main():
     for n in range(args.requests):
         rule, method = routes[n % len(routes)]
         method, url, kwargs = fuzzing.make_request(rule, method, world, rng)
-        status = fuzzing.send(client, method, url, kwargs)
+        status, body = fuzzing.send(client, method, url, kwargs)
         classes[f"{status // 100}xx"] += 1
         if status >= 500:
-            failures.append((status, method, rule, url, fuzzing.describe(kwargs)))
+            failures.append((status, method, rule, url, fuzzing.describe(kwargs), body))
     seconds = time.perf_counter() - started
     fake.stop()
     if not database.is_closed():
@@ -86,8 +86,9 @@ def main():
     for name in sorted(classes):
         print(f"  {name}: {classes[name]}")
     print(f"answers >= 500: {len(failures)}")
-    for status, method, rule, url, given in failures[:50]:
+    for status, method, rule, url, given, body in failures[:50]:
         print(f"  {status} {method} {rule}  url={url[:120]!r}  input={given}")
+        print(f"      answer: {body!r}")
     return 1 if failures else 0
 
 

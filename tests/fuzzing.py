@@ -189,11 +189,11 @@ def make_request(rule, method, world, rng):
 
 
 def send(client, method, url, kwargs):
-    """The status of one request, its streamed body read through."""
+    """(status, the body's first 200 characters) of one request, its streamed body read through."""
     response = client.open(url, method=method, **kwargs)
-    response.get_data()
+    body = response.get_data(as_text=True)
     response.close()
-    return response.status_code
+    return response.status_code, body[:200]
 
 
 def build_world(fake):
