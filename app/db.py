@@ -63,6 +63,13 @@ class Database(SqliteDatabase):
             kwargs["lock_type"] = "IMMEDIATE"
         return super().atomic(*args, **kwargs)
 
+    def rollback(self):
+        # A full disk (SQLITE_FULL) or an interrupt may roll the transaction back by itself;
+        # a second ROLLBACK would fail ("no transaction is active") and hide the real error.
+        if not self.is_closed() and not self.connection().in_transaction:
+            return
+        super().rollback()
+
 
 class PooledDatabase(PooledSqliteDatabase, Database):
     """A SQLite file whose connections are kept open between uses (close() hands one back).
@@ -343,6 +350,19 @@ def init_db(value, cache_mib=None):
         PooledDatabase(path, pragmas=pragmas, max_connections=None, check_same_thread=False)
     )
     return database
+
+
+def storage_full(exc):
+    """True when `exc` says the database has no room left: SQLite's SQLITE_FULL (a full disk,
+    or max_page_count reached) or PostgreSQL's disk_full (53100)."""
+    # peewee wraps the driver's error: it is the first argument (and the context).
+    first = exc.args[0] if getattr(exc, "args", None) else None
+    for error in (exc, first, getattr(exc, "__cause__", None), getattr(exc, "__context__", None)):
+        if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+            return True
+        if getattr(error, "sqlstate", None) == "53100":
+            return True
+    return "database or disk is full" in str(exc)
 
 
 def close_idle():

@@ -57,3 +57,16 @@ class NotFound(LlmbenchError):
 
 class Conflict(LlmbenchError):
     status = 409
+
+
+class StorageFull(LlmbenchError):
+    """The database has no room left (a full disk): nothing of the request was kept."""
+
+    status = 507
+
+    def __init__(self, message=None):
+        super().__init__(
+            message
+            or "The database's disk is full, so nothing was saved. Free some space (or move "
+            "LLMBENCH_DB to a larger disk), then try again."
+        )

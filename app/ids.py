@@ -19,6 +19,19 @@ def whole_number(value, field, low=None, high=SQLITE_INT_MAX):
     return number
 
 
+def digits_number(text):
+    """The number `text` writes in ASCII digits, when SQLite can hold it; else None.
+
+    str.isdigit() alone lets through "²" (which int() refuses) and 5 000 digits (past Python's
+    int-string limit, and SQLite's integers).
+    """
+    text = str(text).strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(SQLITE_INT_MAX)):
+        return None
+    number = int(text)
+    return number if number <= SQLITE_INT_MAX else None
+
+
 def is_db_id(value):
     """True when `value` can be a row id (SQLite integers stop at 2**63 - 1)."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= SQLITE_INT_MAX

@@ -1,5 +1,5 @@
-"""No 500 from any input: property-based fuzzing (Hypothesis) of every JSON endpoint, the import
-formats, and the replies a model server may send.
+"""No 500 from any input: property-based fuzzing (Hypothesis) of every JSON endpoint, every route's
+query strings, forms and uploads, the import formats, and the replies a model server may send.
 
 Bounded and seeded (derandomize=True, a fixed number of examples per endpoint) so CI runs the
 same requests every time. Each test prints how many requests it sent and how many got >= 500
@@ -26,6 +26,8 @@ from app.providers.interface import ProviderConfig
 from app.providers.interface import ProviderError
 from app.providers.ollama import OllamaAdapter
 from app.providers.openai import OpenAIAdapter
+from app.web import init_app as web_init
+from tests import fuzzing
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
 from tests.factories import add_item
@@ -546,3 +548,34 @@ def test_fuzzed_replies_never_raise_anything_but_a_provider_error(fake, kind, st
 
     fuzz()
     adapter.close()
+
+
+# ---- every route: query strings, forms, uploads, JSON (tests/fuzzing.py) ----------------------
+
+ROUTE_EXAMPLES = 8  # per route and method: 174 of them today, about 1 400 requests
+
+
+def _all_routes():
+    app = Flask("fuzz-routes")
+    web_init(app)
+    return fuzzing.app_routes(app)
+
+
+ROUTES = _all_routes()
+
+
+@pytest.mark.parametrize(("rule", "method"), ROUTES, ids=[f"{m} {r}" for r, m in ROUTES])
+def test_no_route_answers_500_to_fuzzed_forms_queries_or_uploads(app, client, fake, rule, method):
+    world = fuzzing.build_world(fake)
+    before = dict(TALLY)
+
+    @settings(SETTINGS, max_examples=ROUTE_EXAMPLES)
+    @given(rng=st.randoms(use_true_random=False))
+    def fuzz(rng):
+        method_, url, kwargs = fuzzing.make_request(rule, method, world, rng)
+        response = send(client, method_, url, **kwargs)
+        assert response.status_code < 500, (method_, url, kwargs, response.status_code)
+
+    fuzz()
+    sent = TALLY["requests"] - before["requests"]
+    print(f"\n{method} {rule}: {sent} requests, {TALLY['5xx'] - before['5xx']} answers >= 500")

@@ -23,6 +23,14 @@ from .replies import check_json
 bp = Blueprint("api", __name__, url_prefix="/api")
 
 
+def _netloc(url):
+    """The host:port of `url`; None when it cannot be read (a broken [IPv6] host)."""
+    try:
+        return urlsplit(url).netloc
+    except ValueError:
+        return None
+
+
 @bp.before_request
 def _same_origin_only():
     """Refuse state-changing calls sent by a browser from another site.
@@ -36,7 +44,7 @@ def _same_origin_only():
     site = request.headers.get("Sec-Fetch-Site")
     origin = request.headers.get("Origin")
     cross = site in ("cross-site", "same-site")
-    if origin and origin != "null" and urlsplit(origin).netloc != request.host:
+    if origin and origin != "null" and _netloc(origin) != request.host:
         cross = True
     if cross or origin == "null":
         return jsonify(

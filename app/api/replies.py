@@ -7,28 +7,36 @@ from flask import jsonify
 from flask import request
 from flask import stream_with_context
 
+from .. import jsontext
 from ..errors import ValidationError
 
-MAX_JSON_DEPTH = 32  # no request of ours nests deeper; far deeper ones overflow the stack
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def check_json():
     """Parse a JSON body once (Flask caches it for the route) and refuse, with a 400 naming
-    where, what no route can use: nesting past MAX_JSON_DEPTH, and text holding a lone
+    where, what no route can use: nesting past jsontext.MAX_DEPTH, and text holding a lone
     surrogate such as "\\ud800" (it cannot be stored or sent as UTF-8)."""
     if not request.is_json or not request.content_length:
         return
     try:
         data = request.get_json(silent=True)
     except RecursionError:
-        raise ValidationError.field("body", "the JSON is nested too deeply") from None
+        data = None
+    if data is None:
+        # Not JSON, too deep, or a number too long: say which, and where.
+        try:
+            jsontext.loads(request.get_data(as_text=True))
+        except ValueError as exc:
+            raise ValidationError.field(
+                "body", f"not valid JSON: {exc.msg}", line=getattr(exc, "lineno", None)
+            ) from None
     stack = [(data, "body", 1)]
     while stack:
         value, where, depth = stack.pop()
-        if depth > MAX_JSON_DEPTH:
+        if depth > jsontext.MAX_DEPTH:
             raise ValidationError.field(
-                where, f"nested too deeply (more than {MAX_JSON_DEPTH} levels)"
+                where, f"nested too deeply (more than {jsontext.MAX_DEPTH} levels)"
             )
         if isinstance(value, str):
             if _SURROGATE.search(value):

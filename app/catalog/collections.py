@@ -8,6 +8,7 @@ from ..db import database
 from ..errors import Conflict
 from ..errors import NotFound
 from ..errors import ValidationError
+from ..ids import digits_number
 from ..ids import is_db_id
 from ..models import Collection
 from ..models import CollectionTask
@@ -163,8 +164,8 @@ def _resolve_tasks(refs):
             bad.append(ref)
         elif isinstance(ref, int):
             pks.append(ref)
-        elif isinstance(ref, str) and ref.strip().isdigit():
-            pks.append(int(ref.strip()))
+        elif isinstance(ref, str) and digits_number(ref) is not None:
+            pks.append(digits_number(ref))
         elif isinstance(ref, str) and ref.strip():
             keys.append(ref.strip())
         else:
@@ -181,7 +182,7 @@ def _resolve_tasks(refs):
         )
     ordered = []
     for ref in refs:
-        if isinstance(ref, int) or (isinstance(ref, str) and ref.strip().isdigit()):
+        if isinstance(ref, int) or digits_number(ref) is not None:
             ordered.append(found[int(ref)])
         else:
             ordered.append(by_key[ref.strip()])

@@ -1,9 +1,9 @@
 """Task fields: validation of every field of a task, with messages naming the fix."""
 
-import json
 import math
 import re
 
+from .. import jsontext
 from ..errors import ValidationError
 from ..models import DIFFICULTIES
 from . import templating
@@ -70,7 +70,7 @@ def _maybe_json(value):
     """Forms and CSV cells give JSON as text; parse it, or return the original on failure."""
     if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
         try:
-            return json.loads(value)
+            return jsontext.loads(value)
         except ValueError:
             return value
     return value

@@ -8,6 +8,7 @@ contain code with braces need no escaping.
 import json
 import re
 
+from .. import jsontext
 from ..errors import ValidationError
 
 # `{{` and `}}` first so an escaped brace is never read as the start of a placeholder.
@@ -123,7 +124,7 @@ def preview(task_data):
     task_vars = task_data.get("vars")
     if isinstance(task_vars, str):
         try:
-            task_vars = json.loads(task_vars) if task_vars.strip() else None
+            task_vars = jsontext.loads(task_vars) if task_vars.strip() else None
         except ValueError:
             task_vars = None
     question = task_data.get("question") or ""

@@ -33,7 +33,7 @@ def _is_config(path):
             path.read_text(encoding="utf-8-sig"),
             Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader),
         )
-    except (yaml.YAMLError, UnicodeDecodeError):
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError):
         return False
     return isinstance(doc, dict) and bool(
         {"run", "judge", "targets", "models", "routers"} & set(doc)

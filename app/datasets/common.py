@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
+from .. import jsontext
 from ..catalog.task_fields import TASK_FIELDS
 from ..errors import ValidationError
 from ..errors import format_error
@@ -106,12 +107,9 @@ def json_lines(text, problems):
         if not raw_line.strip():
             continue
         try:
-            raw = json.loads(raw_line, object_pairs_hook=LineDict)
+            raw = jsontext.loads(raw_line, object_pairs_hook=LineDict)
         except json.JSONDecodeError as exc:
             problems.add(None, f"not valid JSON: {exc.msg} (column {exc.colno})", number)
-            continue
-        except RecursionError:
-            problems.add(None, "not valid JSON: nested too deeply", number)
             continue
         if not isinstance(raw, dict):
             problems.add(None, "each line must be a JSON object", number)
@@ -233,7 +231,7 @@ def norm_vars(value, label, task, problems):
     line, _ = task.where("vars")
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = jsontext.loads(value)
         except ValueError as exc:
             problems.add(label, f"is not valid JSON ({exc.msg} at column {exc.colno})", line)
             return None

@@ -46,7 +46,7 @@ def _value(text):
     """A typed value as YAML reads it (`3`, `0.5`, `[a, b]`, `true`), else the text itself."""
     try:
         return yaml.safe_load(text) if text.strip() else text
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError, ValueError):  # too deep, or a number too long
         return text
 
 

@@ -1,11 +1,11 @@
 """Import tasks from files, all or nothing: check everything first, then save in one transaction."""
 
-import json
 from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
+from .. import jsontext
 from ..clock import utcnow
 from ..db import database
 from ..db import in_values
@@ -117,13 +117,13 @@ def sniff(name, text):
     if suffix in (".jsonl", ".ndjson") or first.startswith("{"):
         if suffix not in (".jsonl", ".ndjson"):
             try:
-                doc = json.loads(stripped)
+                doc = jsontext.loads(stripped)
             except ValueError:
                 doc = None
             if isinstance(doc, dict) and ("tasks" in doc or "format" in doc):
                 return "json"
         try:
-            keys = json.loads(first)
+            keys = jsontext.loads(first)
         except ValueError:
             keys = {}
         return "runner-jsonl" if isinstance(keys, dict) and "prompt_template" in keys else "jsonl"

@@ -4,7 +4,11 @@ import json
 
 import yaml
 
+from .. import jsontext
+
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_TOO_LONG = f"not valid YAML: a number longer than {jsontext.MAX_DIGITS} digits"
+_TOO_DEEP = f"not valid YAML: nested too deeply (more than {jsontext.MAX_DEPTH} levels)"
 
 
 class LineDict(dict):
@@ -58,7 +62,7 @@ class YamlSyntaxError(ValueError):
 def load_yaml(text):
     """Parse YAML into LineDicts and lists; raises YamlSyntaxError with the line."""
     try:
-        return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -66,6 +70,13 @@ def load_yaml(text):
         raise YamlSyntaxError(f"not valid YAML: {problem}", line) from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(f"not valid YAML: {exc}") from None
+    except RecursionError:
+        raise YamlSyntaxError(_TOO_DEEP) from None
+    except ValueError:  # int() refuses integer text past Python's digit limit
+        raise YamlSyntaxError(_TOO_LONG) from None
+    if jsontext.depth_over(data):
+        raise YamlSyntaxError(_TOO_DEEP)
+    return data
 
 
 _decoder = json.JSONDecoder()
@@ -120,7 +131,7 @@ def array_element_lines(text, key=None):
 def load_json(text):
     """Parse JSON; objects become LineDicts (without per-key lines). Raises YamlSyntaxError."""
     try:
-        return json.loads(text, object_pairs_hook=_pairs)
+        return jsontext.loads(text, object_pairs_hook=_pairs)
     except json.JSONDecodeError as exc:
         message = f"not valid JSON: {exc.msg} (column {exc.colno})"
         raise YamlSyntaxError(message, exc.lineno) from None

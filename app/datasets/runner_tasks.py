@@ -12,6 +12,7 @@ import csv
 import io
 import json
 
+from .. import jsontext
 from ..catalog import templating
 from ..files.csvcells import SafeWriter
 from ..files.csvcells import restore
@@ -173,7 +174,7 @@ def _json(value, label, line, problems):
     if not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
+        return jsontext.loads(value)
     except ValueError as exc:
         problems.add(label, f"is not valid JSON ({exc.msg} at column {exc.colno})", line)
         return None

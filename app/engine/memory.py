@@ -4,6 +4,7 @@ adapters (with their kept-alive connections) and the warm-ups' backoff.
 Only a cache of this process: everything that must survive a restart is in the database.
 """
 
+import datetime as dt
 import threading
 
 from ..catalog.providers import provider_config
@@ -11,6 +12,7 @@ from ..providers import get_adapter
 
 _lock = threading.Lock()
 _memories = {}  # holder -> HolderMemory
+ROOM_WAIT_SECONDS = 5.0  # how long a run waits after the database had no room to write
 
 
 class Warmups:
@@ -47,6 +49,15 @@ class HolderMemory:
         self.worker_failures = 0  # slices in a row whose worker crashed
         self.unusable_judgements = 0  # judgements in a row whose output fit no schema
         self.sampler = None  # the run's system-metrics sampler (engine/sampling.py)
+        self.room_at = None  # when to try writing again after the database was full
+
+    def no_room(self, now):
+        """The database was full: no claims before ROOM_WAIT_SECONDS from `now`."""
+        self.room_at = now + dt.timedelta(seconds=ROOM_WAIT_SECONDS)
+
+    def waiting_for_room(self, now):
+        """True while a full database's wait is on."""
+        return self.room_at is not None and now < self.room_at
 
     def adapter(self, provider, max_answer_chars=None):
         """The provider's adapter, built again when the provider was edited."""

@@ -13,6 +13,7 @@ import time
 from peewee import fn
 
 from ..db import database
+from ..db import storage_full
 from ..models import BENCHMARKING
 from ..models import CANT_BE_FINISHED
 from ..models import COMPLETED
@@ -70,13 +71,18 @@ class Slice:
                 if outcome is not None:
                     break
         except Exception as exc:  # never a silent loop: the run pauses with the reason
-            log.exception("orchestrator slice failed")
-            ctx.pause(
-                f"internal error in the orchestrator ({repr(exc)[:300]}); see the "
-                "server log, then continue",
-                event="internal_error",
-            )
-            outcome = "halted"
+            if storage_full(exc):  # not a fault of the run's: it waits for room, then goes on
+                log.warning("the database is full: run %s waits for room", ctx.run.run_id)
+                ctx.memory.no_room(ctx.now())
+                outcome = "idle"
+            else:
+                log.exception("orchestrator slice failed")
+                ctx.pause(
+                    f"internal error in the orchestrator ({repr(exc)[:300]}); see the "
+                    "server log, then continue",
+                    event="internal_error",
+                )
+                outcome = "halted"
         run = Run.get_by_id(ctx.run.id)
         return {
             "held": True,
@@ -96,6 +102,8 @@ class Slice:
             return "slice"
         if not self._still_running():
             return "halted"
+        if ctx.memory.waiting_for_room(ctx.now()):
+            return "idle"
         run = ctx.run
         has_new = Item.select().where((Item.run == run) & (Item.status == NEW)).exists()
         waiting = (
@@ -286,13 +294,14 @@ class Slice:
         ctx.emit("phase_changed", message, data={"phase": phase})
 
     def _wake_at(self):
-        """When the slice has work again: a backoff, an expiring claim, a warm-up retry or a
-        probe of a server that could not be reached."""
+        """When the slice has work again: a backoff, an expiring claim, a warm-up retry, a
+        probe of a server that could not be reached or another try at a full database."""
         times = [
             claims.next_wake(self.ctx.run),
             call_claims.next_wake(self.ctx.run),
             self.ctx.memory.warmups.wake_at(self.ctx.now()),
             self.ctx.breaker.wake_at(),
+            self.ctx.memory.room_at if self.ctx.memory.waiting_for_room(self.ctx.now()) else None,
         ]
         times = [t for t in times if t is not None]
         return min(times) if times else None

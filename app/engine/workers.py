@@ -12,6 +12,7 @@ import threading
 import time
 
 from ..db import database
+from ..db import storage_full
 from ..models import CONTROL_STOPPED
 from ..models import PENDING
 from ..models import WAITING_FOR_JUDGE
@@ -151,13 +152,29 @@ class WorkerPool:
         try:
             process(row)
         except Exception as exc:  # a bug past the adapter: fail the item, never retry it blindly
-            log.exception("unexpected error working on item %s", row.id)
-            on_error(row, status, exc, label)
+            if not storage_full(exc):
+                log.exception("unexpected error working on item %s", row.id)
+                on_error(row, status, exc, label)
+            else:
+                self._no_room(row, store)
         finally:
             with self._lock:
                 mine = self.inflight.pop(row.id, None)
             if mine is not None and self.ctx.cancel.is_set():
                 self._give_back(row.id, mine)
+
+    def _no_room(self, row, store):
+        """The database was full when recording `row`: not the item's fault, so it goes back
+        unfinished (its attempt uncounted) and the run waits for room (HolderMemory.no_room)."""
+        log.warning("the database is full: item %s goes back unfinished", row.id)
+        self.ctx.memory.no_room(self.ctx.now())
+        self.ctx.halt.set()
+        try:
+            store.release(row.id, row.attempts)
+        except Exception as exc:
+            if not storage_full(exc):
+                raise
+            # Not even that fits: the claim expires by itself and the item is asked again.
 
     def _give_back(self, item_id, claim):
         """A stop abandoned this claim: release it uncounted and say so in the run log."""
@@ -187,8 +204,12 @@ class WorkerPool:
                 with database.connection_context(), wal.worker_connection():
                     body()
             except Exception as exc:  # e.g. the database stayed locked: the claim expires
-                log.exception("orchestrator worker failed")
-                failures.append(exc)
+                if storage_full(exc):  # a claim found no room: the run waits for some
+                    log.warning("the database is full: the run's workers wait")
+                    ctx.memory.no_room(ctx.now())
+                else:
+                    log.exception("orchestrator worker failed")
+                    failures.append(exc)
                 ctx.halt.set()
             finally:
                 with self._lock:

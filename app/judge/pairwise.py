@@ -5,10 +5,10 @@ A and B; it names the better one or a tie. Which answer is A is the caller's cho
 judged in both orders and the two verdicts combined (MT-Bench's rule, engine/calls.py).
 """
 
-import json
 import re
 import time
 
+from .. import jsontext
 from ..hashing import sha256_json
 from ..providers.interface import ProviderError
 from .rubric import JUDGE_SYSTEM_PROMPT
@@ -111,7 +111,7 @@ def parse_verdict(text, finish_reason=None):
     if not body:
         raise JudgeOutputError("the reply was empty")
     try:
-        data = json.loads(body)
+        data = jsontext.loads(body)
     except ValueError as exc:
         raise JudgeOutputError(f"the reply is not valid JSON ({exc})") from None
     if not isinstance(data, dict):

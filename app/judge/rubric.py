@@ -1,9 +1,9 @@
 """The judge: prompt, JSON schema, strict validation, one repair request, our own rubric score."""
 
-import json
 import re
 import time
 
+from .. import jsontext
 from ..hashing import sha256_json
 from ..providers.interface import ProviderError
 
@@ -199,7 +199,7 @@ def parse_judgement(text, item, finish_reason=None):
     if not body:
         raise JudgeOutputError("the reply was empty")
     try:
-        data = json.loads(body)
+        data = jsontext.loads(body)
     except ValueError as exc:
         raise JudgeOutputError(f"the reply is not valid JSON ({exc})") from None
     if not isinstance(data, dict):

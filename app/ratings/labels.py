@@ -10,6 +10,7 @@ import csv
 import io
 import json
 
+from .. import jsontext
 from ..clock import isoformat
 from ..clock import utcnow
 from ..db import database
@@ -70,6 +71,8 @@ MAX_RECORDS = 200_000
 
 def parse_format(value, default="json"):
     """json, csv or jsonl; 400 otherwise."""
+    if value is not None and not isinstance(value, str):
+        raise ValidationError.field("format", "must be json, csv or jsonl")
     value = (value or default).strip().lower()
     if value not in FORMATS:
         raise ValidationError.field("format", "must be json, csv or jsonl")
@@ -220,13 +223,13 @@ def _records(text, fmt, what):
             if not line.strip():
                 continue
             try:
-                data = json.loads(line)
+                data = jsontext.loads(line)
             except ValueError as exc:
                 raise ValidationError.field("file", f"not JSON ({exc.msg})", line=n) from None
             yield n, data
         return
     try:
-        data = json.loads(text) if text.strip() else []
+        data = jsontext.loads(text) if text.strip() else []
     except ValueError as exc:
         raise ValidationError.field("file", f"not JSON ({exc.msg})", line=exc.lineno) from None
     if isinstance(data, dict):

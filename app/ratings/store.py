@@ -11,6 +11,7 @@ from ..clock import utcnow
 from ..db import database
 from ..errors import NotFound
 from ..errors import ValidationError
+from ..ids import digits_number
 from ..ids import is_db_id
 from ..models import Item
 from ..models import Rating
@@ -36,8 +37,8 @@ def clean_rating(value, field="rating"):
     """A Likert value 1-5, or None for "not rated"; ValidationError naming the field."""
     if value in (None, ""):
         return None
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
+    if isinstance(value, str) and digits_number(value) is not None:
+        value = digits_number(value)
     if isinstance(value, bool) or not isinstance(value, int) or value not in LIKERT:
         raise ValidationError.field(field, "must be a whole number from 1 to 5 (or null)")
     return value

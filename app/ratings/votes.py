@@ -78,6 +78,9 @@ def scope(run_a, target_a, run_b=None, target_b=None):
     ]
     if missing:
         raise ValidationError(missing)
+    for name, value in (("runA", run_a), ("runB", run_b)):
+        if value is not None and not isinstance(value, str):
+            raise ValidationError.field(name, "must be a run id (text)")
     ra = get_run(run_a)
     rb = get_run(run_b) if run_b not in (None, "") else ra
     ta, tb = _target(ra, target_a, "targetA"), _target(rb, target_b, "targetB")

@@ -8,6 +8,7 @@ from peewee import SQL
 from peewee import fn
 
 from ..errors import ValidationError
+from ..ids import digits_number
 from ..models import ITEM_STATUSES
 from ..runs.counts import count_items
 from ..runs.outcomes import FAILED_STATUSES
@@ -150,8 +151,8 @@ def _targets(run, model):
     may hold "/" itself."""
     model = str(model)
     which = (T.model == model) | (T.provider_name.concat("/").concat(T.model) == model)
-    if model.isdigit() and len(model) < 19:
-        which |= T.id == int(model)
+    if digits_number(model) is not None:
+        which |= T.id == digits_number(model)
     return T.select(T.id).where((T.run == run) & which)
 
 

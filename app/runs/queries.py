@@ -9,6 +9,7 @@ from ..errors import Conflict
 from ..errors import NotFound
 from ..errors import ValidationError
 from ..ids import SQLITE_INT_MAX
+from ..ids import digits_number
 from ..ids import whole_number
 from ..models import CONTROL_PAUSED
 from ..models import CONTROL_QUEUED
@@ -126,8 +127,10 @@ def list_logs(run_id, since=None, limit=200):
     run = get_run(run_id)
     query = RunLog.select().where(RunLog.run == run)
     if since not in (None, ""):
-        if str(since).isdigit():
-            query = query.where(RunLog.id > min(int(since), SQLITE_INT_MAX))
+        text = str(since).strip()
+        if text.isascii() and text.isdigit():
+            number = digits_number(text)
+            query = query.where(RunLog.id > (SQLITE_INT_MAX if number is None else number))
         else:
             try:
                 when = dt.datetime.fromisoformat(str(since).replace("Z", "+00:00"))

@@ -119,8 +119,16 @@ def clean_webhook(raw, errors):
     raw = raw.strip()
     if not raw:
         return ""
-    parts = urlsplit(raw)
-    if parts.scheme not in ("http", "https") or not parts.netloc or len(raw) > WEBHOOK_MAX:
+    try:
+        parts = urlsplit(raw)
+    except ValueError:  # a broken [IPv6] host, say
+        parts = None
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.netloc
+        or len(raw) > WEBHOOK_MAX
+    ):
         # Not echoed: webhook URLs often carry a token.
         _error(errors, "webhookUrl", "must be an http:// or https:// URL (at most 2000 characters)")
         return None

@@ -4,6 +4,7 @@ templates.py's: APScheduler's CronTrigger is not imported by a run that has no s
 
 from .. import crypto
 from ..errors import NotFound
+from ..ids import digits_number
 from ..models import Template
 from ..runs.lifecycle import create_run
 
@@ -24,8 +25,8 @@ def get_template(template_id):
 def find_template(ref):
     """A template by name, or by id when `ref` is a number (the CLI's --template)."""
     template = Template.get_or_none(Template.name == str(ref))
-    if template is None and str(ref).isdigit():
-        template = Template.get_or_none(Template.id == int(ref))
+    if template is None and digits_number(ref) is not None:
+        template = Template.get_or_none(Template.id == digits_number(ref))
     if template is None:
         names = ", ".join(n for (n,) in Template.select(Template.name).tuples()) or "none yet"
         raise NotFound(f"no template named {ref!r} (templates: {names})")

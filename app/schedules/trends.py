@@ -10,6 +10,7 @@ import datetime as dt
 
 from ..clock import isoformat
 from ..errors import ValidationError
+from ..ids import is_db_id
 from ..models import Collection
 from ..models import Run
 from ..models import RunAggregate
@@ -39,11 +40,11 @@ def collection_of(ref):
     """A collection by id or name for a filter, or ValidationError naming `collection`."""
     if ref in (None, ""):
         return None
-    query = Collection.select().where(Collection.name == str(ref))
-    if str(ref).isdigit():
-        query = Collection.select().where(
-            (Collection.id == int(ref)) | (Collection.name == str(ref))
-        )
+    text = str(ref)
+    query = Collection.select().where(Collection.name == text)
+    # Only a number SQLite can hold is an id; a longer one can only be a name.
+    if text.isascii() and text.isdigit() and is_db_id(int(text)):
+        query = Collection.select().where((Collection.id == int(text)) | (Collection.name == text))
     collection = query.first()
     if collection is None:
         raise ValidationError.field("collection", f"no collection {ref!r}")

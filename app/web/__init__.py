@@ -6,13 +6,16 @@ from flask import jsonify
 from flask import render_template
 from flask import request
 from flask_wtf.csrf import CSRFError
+from peewee import OperationalError
 from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.local import LocalProxy
 
 from ..api import AREAS as api_areas
 from ..api import bp as api_bp
+from ..db import storage_full
 from ..errors import LlmbenchError
+from ..errors import StorageFull
 from ..runs.queries import active_run
 from . import ab
 from . import alerts
@@ -105,6 +108,12 @@ def init_app(app):
         if wants_json():
             return jsonify(exc.to_dict()), exc.status
         return render_template("errors/error.html", error=exc, status=exc.status), exc.status
+
+    @app.errorhandler(OperationalError)
+    def _database_error(exc):
+        if not storage_full(exc):
+            raise exc  # a fault of ours: the 500 it is
+        return _domain_error(StorageFull())
 
     @app.errorhandler(CSRFError)
     def _csrf_error(exc):

@@ -16,6 +16,7 @@ from flask import url_for
 from ..catalog.providers import list_providers
 from ..errors import Conflict
 from ..errors import ValidationError
+from ..ids import digits_number
 from ..models import HUMAN
 from ..ratings import votes
 from ..ratings.judge_votes import ask_judge
@@ -52,7 +53,8 @@ def _pair_context(scope, pairs, last=None, error=None):
 def _pairs(source, scope):
     """The pair count the page carries in its vote form (counted again when it is missing)."""
     value = source.get("pairs", "")
-    return int(value) if value.isdigit() else votes.pair_count(scope)
+    number = digits_number(value)
+    return number if number is not None else votes.pair_count(scope)
 
 
 def _judge_context(scope):
@@ -77,7 +79,8 @@ def index():
         "scope": scope,
     }
     if scope:
-        last = votes.get_vote(int(args["last"])) if args.get("last", "").isdigit() else None
+        last_id = digits_number(args.get("last", ""))
+        last = votes.get_vote(last_id) if last_id is not None else None
         context.update(_pair_context(scope, votes.pair_count(scope), last))
         context.update(_judge_context(scope))
     return render_template("ab/index.html", **context)

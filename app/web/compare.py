@@ -9,6 +9,7 @@ from flask import request
 from flask import url_for
 
 from ..errors import NotFound
+from ..errors import ValidationError
 from ..results.compare import compare_runs
 from ..results.compare import run_choices
 from ..results.compare_chart import delta_chart
@@ -96,6 +97,10 @@ def chart():
     base_id = (request.args.get("base") or "").strip()
     picked = [r.strip() for r in request.args.getlist("run") if r.strip() and r != base_id]
     runs = runs_in_order([base_id] + picked)
+    if len(runs) < 2:
+        raise ValidationError.field(
+            "run", "name a baseline (?base=) and at least one other run (?run=) to chart"
+        )
     base, others = pick_baseline(runs, base_id)
     comparisons = compare_baseline(base, others)["comparisons"]
     narrow = request.args.get("size") == "narrow"

@@ -12,6 +12,8 @@ from ..errors import Conflict
 from ..errors import LlmbenchError
 from ..errors import ValidationError
 from ..errors import format_error
+from ..ids import SQLITE_INT_MAX
+from ..ids import digits_number
 from ..providers.interface import ProviderError
 from ..runs import live
 from ..runs import spec
@@ -143,9 +145,10 @@ def _params(form, prefix):
 
 def _int_or_none(value):
     try:
-        return int(value)
-    except (TypeError, ValueError):
+        number = int(value)
+    except (TypeError, ValueError):  # ValueError: also past Python's int-string limit
         return None
+    return number if abs(number) <= SQLITE_INT_MAX else None  # no row has a larger id
 
 
 def served_models(provider_id, refresh=False):
@@ -201,7 +204,7 @@ def render_dashboard(
         found = served_models(p.id, True) if refresh == str(p.id) else (None, None, False)
         groups.append(target_group(p, state, *found))
     open_ids = {pid for pid, _, _ in state["targets"]} | (
-        {int(refresh)} if (refresh or "").isdigit() else set()
+        {digits_number(refresh)} if digits_number(refresh or "") is not None else set()
     )
     if not open_ids and providers:
         open_ids = {providers[0].id}

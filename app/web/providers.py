@@ -22,6 +22,7 @@ from ..catalog.providers import list_providers
 from ..catalog.providers import update_provider
 from ..errors import Conflict
 from ..errors import ValidationError
+from ..ids import digits_number
 from ..providers.interface import ProviderError
 from ..providers.urls import mask_url
 from .extensions import htmx
@@ -61,9 +62,9 @@ def _form_from_request(form):
     }
     indices = sorted(
         {
-            int(k.split("-")[1])
+            digits_number(k.split("-")[1])
             for k in form
-            if k.startswith("headers-") and k.split("-")[1].isdigit()
+            if k.startswith("headers-") and digits_number(k.split("-")[1]) is not None
         }
     )
     data["headers"] = [
@@ -109,8 +110,8 @@ def _render_form(form, provider=None, errors=None, status=200):
         masked = {h["id"]: h["valueMasked"] for h in header_rows(provider) if h["isSecret"]}
     for row in form["headers"]:
         row_id = str(row.get("id") or "")
-        if row.get("isSecret") and not row.get("valueMasked") and row_id.isdigit():
-            row["valueMasked"] = masked.get(int(row_id))
+        if row.get("isSecret") and not row.get("valueMasked") and digits_number(row_id):
+            row["valueMasked"] = masked.get(digits_number(row_id))
     form["headers"] = [r for r in form["headers"] if r.get("key") or r.get("value")]
     form["headers"] += [{}] * EMPTY_HEADER_ROWS
     return render_template(

@@ -278,7 +278,10 @@ def _safe_next(url, run_id):
     """Only redirect back to this run's own pages."""
     if not url:
         return False
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # a broken [IPv6] host, say: not this site
+        return False
     if parts.netloc and parts.netloc != request.host:
         return False
     return parts.path.startswith(f"/runs/{run_id}/") or parts.path == f"/runs/{run_id}"

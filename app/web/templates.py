@@ -9,6 +9,7 @@ from flask import render_template
 from flask import request
 from flask import url_for
 
+from .. import jsontext
 from ..errors import LlmbenchError
 from ..errors import ValidationError
 from ..runs.queries import get_run
@@ -83,7 +84,7 @@ def parse(form):
     }
     errors = []
     try:
-        spec = json.loads(state["spec"]) if state["spec"].strip() else None
+        spec = jsontext.loads(state["spec"]) if state["spec"].strip() else None
     except ValueError as exc:
         spec = None
         errors.append(
