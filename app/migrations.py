@@ -82,7 +82,7 @@ def m002_item_progress_indexes(db):
 
 @migration
 def m003_item_judge_cost(db):
-    # The run budget counts the judge's calls too (seed 004 maxBudgetUsd). Add-only, nullable:
+    # The run budget counts the judge's calls too (maxBudgetUsd). Add-only, nullable:
     # items judged before it have no judge cost. A fresh database has it from m001.
     if "judge_cost_usd" in {c.name for c in db.get_columns("item")}:
         return
@@ -150,7 +150,7 @@ def m012_item_judge_history(db):
 
 @migration
 def m014_run_target_label(db):
-    # A run may hold the same model twice with different params (seed 003's parameter
+    # A run may hold the same model twice with different params (parameter
     # profiles): each target gets a label, unique in its run, instead of (provider, model) being
     # unique. Existing targets get their default label; a clash (one model on two providers)
     # gets the provider in front. A fresh database has the column and index from m001.
@@ -176,7 +176,7 @@ def m014_run_target_label(db):
 
 @migration
 def m015_ratings(db):
-    # People's Likert ratings with tags and notes (seed 003 evaluations). New tables only.
+    # People's Likert ratings with tags and notes (evaluations). New tables only.
     db.create_tables([Rating, RatingTag], safe=True)
 
 
@@ -189,7 +189,7 @@ def m016_judge_jobs(db):
 
 @migration
 def m017_votes(db):
-    # Pairwise votes (seed 003 pairwise), by people and judges (a judge's come from m016's
+    # Pairwise votes (pairwise), by people and judges (a judge's come from m016's
     # jobs). New table only.
     db.create_tables([Vote], safe=True)
 

@@ -119,7 +119,7 @@ class Template(BaseModel):
     name = CharField(max_length=200, unique=True)
     description = TextField(default="")
     spec = JSONField()  # the run spec in the API's shape (runs/spec.py checks it)
-    regression_threshold = FloatField(default=5.0)  # score points (seed 002 §6.1)
+    regression_threshold = FloatField(default=5.0)  # score points
     # Encrypted (crypto.py, AAD template:<id>:webhook): webhook URLs often carry a token.
     webhook_url = TextField(null=True)
     cron = CharField(max_length=100, null=True)
@@ -152,7 +152,7 @@ class Run(BaseModel):
     # m023: where `llmbench run` writes this run's reports ({outDir, junit, passScore}), so
     # `llmbench resume` writes them too. Set by the CLI only; never from a form or the API.
     outputs = JSONField(null=True)
-    # m018: the template it came from, who started it and why (seed 002 §6 triggeredBy).
+    # m018: the template it came from, who started it and why (triggeredBy).
     template = ForeignKeyField(Template, null=True, on_delete="SET NULL", backref="runs")
     triggered_by = CharField(max_length=50, null=True)  # manual | scheduled | post-finetune ...
     trigger_note = TextField(null=True)
@@ -174,7 +174,7 @@ class RunTarget(BaseModel):
     load_ms = FloatField(null=True)
     warmup_error = TextField(null=True)
     # m014: what people read wherever the target is named; the same model may be a target twice
-    # with different params (seed 003 compares parameter profiles), so the label is the key.
+    # with different params (compares parameter profiles), so the label is the key.
     label = CharField(max_length=300, default="")
 
     @staticmethod
@@ -236,7 +236,7 @@ class Item(BaseModel):
     repeat = IntegerField(default=0)
     seed = IntegerField(null=True)
     judge_scores = JSONField(null=True)
-    # Claiming (seed 000 §5, §12.1): no IN_PROGRESS status, these columns instead.
+    # Claiming: no IN_PROGRESS status, these columns instead.
     status = CharField(max_length=20, default=NEW)
     attempts = IntegerField(default=0)
     answer_attempts = IntegerField(default=0)
@@ -492,7 +492,7 @@ class Price(BaseModel):
 
 
 class Baseline(BaseModel):
-    """The run pinned as a collection's baseline (seed 002 §5: current vs previous vs baseline)."""
+    """The run pinned as a collection's baseline (current vs previous vs baseline)."""
 
     collection = ForeignKeyField(Collection, unique=True, on_delete="CASCADE")
     run = ForeignKeyField(Run, on_delete="CASCADE")

@@ -1,4 +1,4 @@
-"""The JSON API under /api (seed 000 §3, §7 shapes). Routes parse, call a domain function, reply."""
+"""The JSON API under /api (the service's shapes). Routes parse, call a domain function, reply."""
 
 from urllib.parse import urlsplit
 

@@ -1,4 +1,4 @@
-"""JSON API: exports (seed 000 §3.3), a run's results, and comparing two runs."""
+"""JSON API: exports, a run's results, and comparing two runs."""
 
 from flask import Blueprint
 from flask import jsonify

@@ -1,4 +1,4 @@
-"""JSON API: providers (seed 000 §3.1, §3.5) and the price table."""
+"""JSON API: providers and the price table."""
 
 from flask import Blueprint
 from flask import jsonify

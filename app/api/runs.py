@@ -1,4 +1,4 @@
-"""JSON API: runs (seed 000 §3.3, §3.4): start, list, control, items, logs, re-judge, delete."""
+"""JSON API: runs: start, list, control, items, logs, re-judge, delete."""
 
 from flask import Blueprint
 from flask import jsonify

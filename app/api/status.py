@@ -1,4 +1,4 @@
-"""JSON API: service status (seed 000 §3.5)."""
+"""JSON API: service status."""
 
 import importlib.metadata
 

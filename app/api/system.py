@@ -1,4 +1,4 @@
-"""JSON API: system metrics now (seed 002 §8) and a run's samples; a run's stability."""
+"""JSON API: system metrics now and a run's samples; a run's stability."""
 
 from flask import Blueprint
 from flask import jsonify

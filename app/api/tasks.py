@@ -1,4 +1,4 @@
-"""JSON API: tasks and collections (seed 000 §3.2, §7.2, §7.3)."""
+"""JSON API: tasks and collections."""
 
 from flask import Blueprint
 from flask import jsonify

@@ -82,7 +82,7 @@ def template_delete(template_id):
 @bp.post("/templates/<int:template_id>/run")
 def template_run(template_id):
     """Start a run from the template: 202 {runId, state}; queued while another run is active
-    (send {"queue": false} for seed 000's 409 instead)."""
+    (send {"queue": false} for the service API's 409 instead)."""
     body = _optional_body()
     run = start_template(template_id, queue=queue_flag(body, True), triggered_by="manual")
     return accepted(run)
@@ -90,7 +90,7 @@ def template_run(template_id):
 
 @bp.post("/templates/<int:template_id>/trigger")
 def template_trigger(template_id):
-    """Trigger from outside (seed 002 §6): {"triggeredBy": "post-finetune", "note": "..."}
+    """Trigger from outside: {"triggeredBy": "post-finetune", "note": "..."}
     -> 202 {runId, state}; the run records who triggered it and why."""
     who, note = clean_trigger(_optional_body())
     run = start_template(template_id, queue=True, triggered_by=who, note=note)

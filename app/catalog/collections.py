@@ -52,7 +52,7 @@ def collection_tasks(collection):
 
 
 def collection_to_dict(collection, task_ids=None):
-    """CollectionDto (seed 000 §7.3) plus description, taskCount and createdAt.
+    """CollectionDto plus description, taskCount and createdAt.
 
     `task_ids` (the member task ids, ascending) saves the query when the caller has them.
     """

@@ -204,7 +204,7 @@ def provider_secrets():
 
 
 def provider_to_dict(provider):
-    """ProviderDto (seed 000 §7.1) plus timeoutSeconds and maxConcurrency."""
+    """ProviderDto plus timeoutSeconds and maxConcurrency."""
     headers = header_rows(provider)
     for h in headers:
         h.pop("readable")

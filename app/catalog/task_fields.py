@@ -12,7 +12,7 @@ TASK_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]+$")
 # {name} placeholders; {{ and }} are literal braces.
 TEXT_LIMIT = 100_000
 
-# API (seed 000 §7.2, camelCase) spellings → model field names.
+# API (camelCase) spellings → model field names.
 DTO_FIELDS = {
     "taskId": "task_id",
     "systemPrompt": "system_prompt",
@@ -80,7 +80,7 @@ def clean_task(data, *, line=None, file=None, require_reference=True):
     """Validate a task given with model field names; returns cleaned values or ValidationError.
 
     `require_reference=False` (imports) accepts a task with neither a reference answer nor a
-    rubric: seed 003 files have none, and the judge then grades on the question alone.
+    rubric: LLM Runner files have none, and the judge then grades on the question alone.
     """
     errors = []
 

@@ -62,7 +62,7 @@ def delete_task(task_pk):
 
 
 def task_to_dict(task):
-    """TaskDto (seed 000 §7.2) plus difficulty, rubric, autoFail, tags, vars and more."""
+    """TaskDto plus difficulty, rubric, autoFail, tags, vars and more."""
     return {
         "id": task.id,
         "taskId": task.task_id,

@@ -23,7 +23,8 @@ from .output import translate
 
 
 def _is_config(path):
-    """A YAML/JSON file whose top level has run/judge/targets (or seed 004's models/routers)
+    """A YAML/JSON file whose top level has run/judge/targets (or an apocbench-style
+    models/routers)
     is a run config."""
     path = Path(path)
     if path.is_dir() or path.suffix.lower() not in (".yml", ".yaml", ".json"):

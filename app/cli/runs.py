@@ -47,7 +47,7 @@ def _outputs(out_dir, junit, pass_score):
     "--config",
     "config_path",
     type=click.Path(exists=True, dir_okay=False),
-    help="Run config (YAML or JSON; ours or seed 004's apocbench.yml).",
+    help="Run config (YAML or JSON; ours or an apocbench-style apocbench.yml).",
 )
 @click.option(
     "--template",

@@ -1,4 +1,4 @@
-"""The run screen in a terminal (seed 004 "TUI"), drawn with rich's Live.
+"""The run screen in a terminal ("TUI"), drawn with rich's Live.
 
 Run screen: a header (run, dataset, judge), progress with ETA, retries and elapsed time, a table
 per target (state, rolling mean score, median latency, failures), the current task, and recent

@@ -27,7 +27,7 @@ class ParsedTask:
     # model field name -> (line, name of the key in the source file)
     fields: dict = field(default_factory=dict)
     bad: bool = False  # the parser already reported a problem: check the rest, save nothing
-    # The model field holding a template even without vars (seed 003's prompt_template): a
+    # The model field holding a template even without vars (prompt_template): a
     # {name} in it then needs a value; without vars it is saved as its literal text.
     template: str | None = None
 
@@ -189,7 +189,7 @@ def norm_rubric(value, label, task, problems):
             continue
         seen.add(item_id)
         weight = raw.get("weight", 1)
-        # The key as the file writes it: seed 004 says maxScore, ours max_score.
+        # The key as the file writes it: the apocbench format says maxScore, ours max_score.
         max_key = "maxScore" if "maxScore" in raw and "max_score" not in raw else "max_score"
         max_score = raw.get(max_key, 1)
         bad = False

@@ -4,7 +4,7 @@
 They are written into the parsed document before it is checked, so the config's own rules check
 them; a value they set has no line, and its errors name the option instead (`--set
 run.question_limit=abc: run.question_limit: must be a whole number ...`). `--set` paths are the
-file's own keys (`run.questionLimit` in a seed 004 file); the other options name our keys.
+file's own keys (`run.questionLimit` in an apocbench-style file); the other options name our keys.
 """
 
 import re

@@ -34,9 +34,6 @@ PARSERS = {
 FORMATS = tuple(PARSERS)
 ALIASES = {
     "yml": "yaml",
-    "seed001": "yaml",
-    "seed004": "jsonl",
-    "seed003": "csv",
     "runner-csv": "csv",
     "runner_jsonl": "runner-jsonl",
 }
@@ -275,7 +272,7 @@ def _existing_ids(task_ids):
 def import_tasks(path_or_bytes, fmt=None, filename=None, collection=None, on_duplicate="reject"):
     """Import tasks from a file, folder, list of paths, bytes or binary streams; all or nothing.
 
-    One file in a line format (JSONL, seed 003 CSV / JSONL) is read as a stream, twice (check,
+    One file in a line format (JSONL, LLM Runner CSV / JSONL) is read as a stream, twice (check,
     then save), so memory does not grow with its size; the rest is read whole.
     """
     if collection is not None:

@@ -1,9 +1,9 @@
 """Our own JSON: {"tasks": [TaskDto-like camelCase objects], "collections": [{"name",
 "description"?, "taskIds": [task_id, ...]}]}. A bare list of tasks is read too.
 
-Task keys follow seed 000 §7.2 (taskId, category, subcategory, question, excellent, good, pass,
-incorrectAnswerDirection) plus difficulty, systemPrompt, rubric, autoFail, tags, vars and
-templateVersion. id, createdAt and updatedAt (from an API listing) are ignored; other keys are
+Task keys follow the API's task shape (taskId, category, subcategory, question, excellent,
+good, pass, incorrectAnswerDirection) plus difficulty, systemPrompt, rubric, autoFail, tags, vars
+and templateVersion. id, createdAt and updatedAt (from an API listing) are ignored; other keys are
 rejected.
 """
 

@@ -1,7 +1,7 @@
-"""Seed 004 JSONL: one strict object per line {id, category, difficulty, scenario: [str], prompt,
+"""Apocbench JSONL: one strict object per line {id, category, difficulty, scenario: [str], prompt,
 rubric: [{id, text, weight?, maxScore?}], auto_fail: [str], version?, source?}.
 
-Strict, as seed 004 says: every seed key but version and source is required (scenario, rubric and
+Strict, as the format says: every key but version and source is required (scenario, rubric and
 auto_fail may be empty lists, not strings), the prompt is non-empty text, unknown keys are
 rejected, and errors use the file's own key names (`id`, `prompt`, `maxScore`). The scenario
 bullets are put before the prompt in the question. So that our own tasks survive an export and
@@ -70,13 +70,13 @@ _TEXT = {
 
 
 def parse(text, file=None):
-    """Read seed 004 JSONL; every bad line is reported with its number."""
+    """Read apocbench JSONL; every bad line is reported with its number."""
     problems = Problems(file)
     return Dataset(tasks=list(iter_tasks(text, file, problems)), problems=problems.entries)
 
 
 def iter_tasks(lines, file, problems):
-    """The ParsedTasks of seed 004 JSONL text or lines, one at a time (problems added)."""
+    """The ParsedTasks of apocbench JSONL text or lines, one at a time (problems added)."""
     for number, raw in json_lines(lines, problems):
         yield _task(raw, number, file, problems)
 
@@ -148,7 +148,7 @@ def _question(raw, line, problems):
 
 
 def task_entry(t):
-    """One task as a seed 004 JSONL object (its question becomes `prompt`, scenario empty)."""
+    """One task as an apocbench JSONL object (its question becomes `prompt`, scenario empty)."""
     get = task_getter(t)
     entry = {
         "id": get("task_id"),
@@ -185,6 +185,6 @@ def task_entry(t):
 
 
 def dump_lines(tasks):
-    """Seed 004 JSONL, one line per task."""
+    """Apocbench JSONL, one line per task."""
     for t in tasks:
         yield json.dumps(task_entry(t), ensure_ascii=False) + "\n"

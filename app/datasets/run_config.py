@@ -1,4 +1,4 @@
-"""The CLI's run config (YAML or JSON, adapted from seed 004): strict schema, errors with key paths
+"""The CLI's run config (YAML or JSON, apocbench-like): strict schema, errors with key paths
 and lines, then a plan that a dry run prints and a real run applies.
 
     run:        {name, id?, dataset?, dataset_format?, dataset_collection?, on_duplicate?,
@@ -11,7 +11,7 @@ and lines, then a plan that a dry run prints and a real run applies.
                  come twice with other params (each its own target)
     prices:     [{provider, model, input_per_1m, output_per_1m}]   saved to the price table
 Header values and base_url may use ${ENV_VAR}; such headers are stored encrypted, never printed.
-Seed 004's own shape (routers, models) is read too (config_seed004.py); one invocation's
+An apocbench-style shape (routers, models) is read too (config_apocbench.py); one invocation's
 overrides (config_overrides.py) are written in before the check. run_config_schema.py holds the
 key sets and the checker; run_plan.py the RunPlan, which it applies (writes) or describes.
 """
@@ -20,8 +20,8 @@ import os
 from pathlib import Path
 
 from ..errors import ValidationError
+from . import config_apocbench
 from . import config_overrides
-from . import config_seed004
 from .common import Problems
 from .common import summary_message
 from .lines import LineDict
@@ -73,8 +73,8 @@ def parse(text, file="config", base_dir=".", environ=None, overrides=None, allow
         problems.raise_if_any()
     tags = config_overrides.apply_sets(doc, overrides, problems)
     renames, reports_cost = {}, set()
-    if config_seed004.is_seed004(doc):
-        doc, renames, reports_cost = config_seed004.convert(doc, problems)
+    if config_apocbench.is_apocbench(doc):
+        doc, renames, reports_cost = config_apocbench.convert(doc, problems)
     options = config_overrides.apply_options(doc, overrides, problems)
     checker = ConfigChecker(
         doc, problems, Path(base_dir), environ, allow_unpriced, reports_cost=reports_cost
@@ -82,7 +82,7 @@ def parse(text, file="config", base_dir=".", environ=None, overrides=None, allow
     start = len(problems.entries)
     plan = checker.plan()
     if problems:
-        # Errors name the keys as the file (or the option) wrote them; the seed 004 reader's
+        # Errors name the keys as the file (or the option) wrote them; the apocbench reader's
         # own errors do already.
         renames = {**checker.renames, **renames}
         config_overrides.rename_fields(problems.entries[start:], renames, file)

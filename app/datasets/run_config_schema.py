@@ -42,7 +42,7 @@ RUN_KEYS = {
     "out_dir",
     "judge_check",
 }
-# seed 004 spellings accepted beside ours
+# apocbench spellings accepted beside ours
 RUN_ALIASES = {
     "datasetPath": "dataset",
     "questionLimit": "question_limit",
@@ -146,7 +146,7 @@ class ConfigChecker:
             self.add("targets", "give at least one target {provider, model}", doc, "targets")
         for n, raw in enumerate(raw_targets):
             target = self.model(raw, f"targets[{n}]", doc, TARGET_KEYS)
-            # The same model may come again with other params (seed 003's parameter profiles).
+            # The same model may come again with other params (parameter profiles).
             profile = target and (target["provider"], target["model"], repr(target["params"]))
             if target and profile in seen:
                 self.add(

@@ -43,7 +43,7 @@ class RunPlan:
     out_dir: str | None = None
     task_ids: list = field(default_factory=list)  # task_id of the tasks the run will hold
     prices: list = field(default_factory=list)  # [(provider, model, input/1M, output/1M)]
-    resume: bool = False  # continue this name's latest unfinished run instead (seed 004)
+    resume: bool = False  # continue this name's latest unfinished run instead
     judge_check: bool = False  # the judge scores the tasks' references before answering
 
     @property

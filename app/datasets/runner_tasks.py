@@ -1,9 +1,9 @@
-"""Seed 003 (LLM Runner) CSV and JSONL: task_id, template_version, prompt_template, input_text,
+"""LLM Runner CSV and JSONL: task_id, template_version, prompt_template, input_text,
 vars_json.
 
 `prompt_template` is always a template, filled with `vars_json`: a `{name}` without a value is an
 error (write `{{` and `}}` for literal braces). With an `input_text`, the template is the system
-prompt and the input text the question (seed 003 §5.2); without one, the template is the question.
+prompt and the input text the question; without one, the template is the question.
 Optional columns carry the rest of a task: category (default "general"), subcategory, difficulty,
 excellent, good, pass, incorrect_direction, rubric_json, auto_fail_json, tags_json.
 """
@@ -58,13 +58,13 @@ _TEXT = {
 
 
 def parse_csv(text, file=None):
-    """Read seed 003 CSV (header row required); line numbers count the header as line 1."""
+    """Read LLM Runner CSV (header row required); line numbers count the header as line 1."""
     problems = Problems(file)
     return Dataset(tasks=list(iter_csv(text, file, problems)), problems=problems.entries)
 
 
 def iter_csv(text, file, problems):
-    """The ParsedTasks of seed 003 CSV text or lines (kept ends), one at a time."""
+    """The ParsedTasks of LLM Runner CSV text or lines (kept ends), one at a time."""
     lines = io.StringIO(text, newline="") if isinstance(text, str) else text
     reader = csv.reader(lines)
     try:
@@ -105,13 +105,13 @@ def iter_csv(text, file, problems):
 
 
 def parse_jsonl(text, file=None):
-    """Read seed 003 JSONL (same keys as the CSV columns; JSON values may be objects)."""
+    """Read LLM Runner JSONL (same keys as the CSV columns; JSON values may be objects)."""
     problems = Problems(file)
     return Dataset(tasks=list(iter_jsonl(text, file, problems)), problems=problems.entries)
 
 
 def iter_jsonl(text, file, problems):
-    """The ParsedTasks of seed 003 JSONL text or lines, one at a time."""
+    """The ParsedTasks of LLM Runner JSONL text or lines, one at a time."""
     for number, raw in json_lines(text, problems):
         unknown = sorted(set(raw) - set(COLUMNS))
         for key in unknown:
@@ -207,7 +207,7 @@ def _row(t):
 
 
 def dump_csv(tasks):
-    """Seed 003 CSV rows (header first), streamed; JSON columns as compact JSON text; text
+    """LLM Runner CSV rows (header first), streamed; JSON columns as compact JSON text; text
     cells neutralised against formulas (a leading ', taken off again on import)."""
     buffer = io.StringIO()
     writer = SafeWriter(buffer)
@@ -231,7 +231,7 @@ def dump_csv(tasks):
 
 
 def dump_jsonl(tasks):
-    """Seed 003 JSONL, one object per task; JSON columns as JSON values."""
+    """LLM Runner JSONL, one object per task; JSON columns as JSON values."""
     for t in tasks:
         row = {k: v for k, v in _row(t).items() if v not in (None, "")}
         yield json.dumps(row, ensure_ascii=False) + "\n"

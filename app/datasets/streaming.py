@@ -1,4 +1,4 @@
-"""Reading one big dataset file as a stream: line formats only (seed 004 JSONL, seed 003 CSV and
+"""Reading one big dataset file as a stream: line formats only (JSONL, LLM Runner CSV and
 JSONL), line by line, so an import's memory does not grow with the file (importer.py reads it
 twice: once to check everything, once to save)."""
 

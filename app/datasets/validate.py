@@ -30,7 +30,7 @@ def finish(task, problems):
     if shapes:
         return None
     try:
-        # Files need no reference answer or rubric (seed 003 rows have none): the judge then
+        # Files need no reference answer or rubric (rows have none): the judge then
         # grades on the question alone, and such a task survives its own export and re-import.
         cleaned = clean_task(data, line=task.line, file=task.file, require_reference=False)
     except ValidationError as exc:
@@ -41,7 +41,7 @@ def finish(task, problems):
             if not problems.reported(file, line, label or name):  # the parser said it already
                 problems.add(label or name, entry.get("message", "is not valid"), line, file)
         return None
-    # clean_task has checked the placeholders against vars; without vars, a seed 003 template
+    # clean_task has checked the placeholders against vars; without vars, an LLM Runner template
     # still may not hold a {name}. When the parser already found a problem (bad vars_json),
     # a missing value would only echo it.
     if task.template and cleaned.get("vars") is None and not task.bad:
@@ -54,7 +54,7 @@ def _literal_template(task, cleaned, label, problems):
     """A template without vars: any {name} is an error; else it is saved as the text it sends.
 
     Stored filled (`{{` → `{`) and without vars, the task is sent exactly as checked here; the
-    seed 003 export escapes the braces again, so export and import give the same task.
+    LLM Runner export escapes the braces again, so export and import give the same task.
     """
     name = task.template
     absent = templating.missing(cleaned.get(name), {})

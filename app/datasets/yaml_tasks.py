@@ -1,4 +1,4 @@
-"""Seed 001 YAML tasks: a list of {task_id, category, sub_category, question, expected_answer:
+"""Task-list YAML: a list of {task_id, category, sub_category, question, expected_answer:
 {most_expected, good_answer, pass_option}, incorrect_direction}.
 
 Also read: the built-in bank's shape ({tasks: [...], collections: {name: [task_id, ...]}}) and the
@@ -150,7 +150,7 @@ _Dumper.add_representer(str, _str)
 
 
 def task_entry(t):
-    """One task (model or dict with model fields) as a seed 001 YAML mapping."""
+    """One task (model or dict with model fields) as a task-list YAML mapping."""
     get = task_getter(t)
     entry = {
         "task_id": get("task_id"),
@@ -174,6 +174,6 @@ def task_entry(t):
 
 
 def dump(tasks, collections=None):
-    """Tasks as a seed 001 YAML list (always a list, so seed 001 tools read it as is)."""
+    """Tasks as a task-list YAML list (always a list, so task-list tools read it as is)."""
     entries = [task_entry(t) for t in tasks]
     return yaml.dump(entries, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)

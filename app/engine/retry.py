@@ -1,4 +1,4 @@
-"""Retry policy: which failures are retried, when, and when we give up (seed 000 §5.4, §11.3)."""
+"""Retry policy: which failures are retried, when, and when we give up."""
 
 import datetime as dt
 import random

@@ -1,4 +1,4 @@
-"""CSV exports with exactly seed 000 §9's columns: RFC 4180 quoting, CRLF, UTF-8, streamed.
+"""CSV exports with exactly the service's CSV columns: RFC 4180 quoting, CRLF, UTF-8, streamed.
 
 Every cell goes through files/csvcells.py's writer (OWASP): an answer, reason, task or name that
 starts like a formula gets a `'` in front, so a spreadsheet shows it instead of running it.

@@ -1,4 +1,4 @@
-"""People's ratings, votes and the judge check in a run's files: seed 003's report as CSV, and
+"""People's ratings, votes and the judge check in a run's files: LLM Runner's report as CSV, and
 its sections in summary.json and the Markdown (report.html's, with its charts, is
 ratings_html.py's: the summary draws no chart, so it does not import pygal)."""
 
@@ -27,7 +27,7 @@ MARKDOWN_HEADER = (
 
 
 def report_csv_chunks(run):
-    """Seed 003's report table, one line per target (KPI_COLUMNS), CRLF."""
+    """LLM Runner's report table, one line per target (KPI_COLUMNS), CRLF."""
     buffer = io.StringIO()
     writer = SafeWriter(buffer)
     writer.writerow(KPI_COLUMNS)

@@ -48,7 +48,7 @@ def targets(run):
 
 
 def task_name(question):
-    """A task's name in seed 000 §9's task_name column: its whole question (a file never
+    """A task's name in the CSV's task_name column: its whole question (a file never
     shortens a question or an answer; quoting keeps its newlines inside the one field)."""
     return (question or "").strip()
 

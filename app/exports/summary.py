@@ -104,7 +104,7 @@ def judge_cost_usd(run):
 def summary_json(run):
     """The run's summary as a JSON-ready dict (no secrets: provider headers are never read).
 
-    Each model also carries seed 004 §12's figures: auto-fail rate, rubric item means, judge
+    Each model also carries the apocbench report's figures: auto-fail rate, rubric item means, judge
     failures, p50/p90 answer time and TTFT (results/figures.py)."""
     averages = model_averages(run)
     figures = target_figures(run)
@@ -120,7 +120,7 @@ def summary_json(run):
     judge_cost = judge_cost_usd(run)
     summary = {
         "schema": SCHEMA,
-        # What a reader may find here before sharing it (seed 004 "Security & privacy"): the
+        # What a reader may find here before sharing it ("Security & privacy"): the
         # summary holds numbers only; report.html and the detailed exports hold the texts.
         "contains": {"prompts": False, "answers": False, "judgeReasons": False, "secrets": False},
         "runId": run.run_id,

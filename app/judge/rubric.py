@@ -236,7 +236,7 @@ def parse_judgement(text, item, finish_reason=None):
 def _rubric(given, rubric):
     """Check per-item scores and compute our weighted score: (scores, score, missing ids).
 
-    A rubric item without a score counts 0 (seed 004), also when `rubric_scores` is missing
+    A rubric item without a score counts 0, also when `rubric_scores` is missing
     altogether: the item is scored, and the reason says which were missing.
     """
     if given is None:

@@ -1,5 +1,5 @@
 """People's labels out and back in: ratings (with tags and notes) and votes, as CSV, JSONL or
-JSON, per run or across runs (seed 003 §5.5: results = runs + evaluations).
+JSON, per run or across runs (results = runs + evaluations).
 
 An import matches each record to an item by run id, task id and target (its label, or its model
 when that names one target of the run), checks every record first and stores all or nothing;

@@ -1,4 +1,4 @@
-"""Seed 003's report for one run, per target: avg_rating, winrate, cost_per_1k_tasks,
+"""LLM Runner's report for one run, per target: avg_rating, winrate, cost_per_1k_tasks,
 avg_latency and avg_tokens, each with the n it stands on, and the data behind its charts.
 
 Three grouped queries (items, ratings, votes), whatever the run's size.

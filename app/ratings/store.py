@@ -1,6 +1,6 @@
 """People's ratings: a Likert 1-5 per item with tags and notes, stored, cleared and read.
 
-One Rating row per item (seed 003 `evaluations`); its tags are also RatingTag rows so the
+One Rating row per item (`evaluations`); its tags are also RatingTag rows so the
 Evaluate page can filter by a tag and autocomplete from the tags used before.
 """
 

@@ -17,7 +17,7 @@ METHOD = (
     "that excludes 0 and a sign-test p below 0.05; a regression is a significant drop of more "
     "than 5 points."
 )
-# Seed 002's regression alert: a drop of more than 5 points on the shared tasks.
+# The dashboard's regression alert: a drop of more than 5 points on the shared tasks.
 REGRESSION_POINTS = 5.0
 # Below this many paired tasks no verdict is given: the sign test cannot reach p < 0.05 with
 # fewer than 6 non-zero pairs, and a percentile bootstrap of a handful of values under-covers.

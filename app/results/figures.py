@@ -1,4 +1,4 @@
-"""Per-target figures beyond the averages (seed 004 §12): the auto-fail rate, rubric item means,
+"""Per-target figures beyond the averages: the auto-fail rate, rubric item means,
 judge failures and latency / TTFT percentiles. summary.json, report.html, the CLI's quality
 gates and its summary screen read them."""
 

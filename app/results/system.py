@@ -18,7 +18,7 @@ FRESH_SECONDS = 10  # a running run's sample this recent answers "now" without m
 
 
 def system_metrics_now(now=None):
-    """GET /api/system/metrics (seed 002 §8): the running run's latest sample when it is
+    """GET /api/system/metrics: the running run's latest sample when it is
     fresh, else a reading taken now (with the models loaded on every Ollama provider)."""
     run = active_run()
     running = run is not None and run.state == "running"

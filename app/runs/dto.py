@@ -1,4 +1,4 @@
-"""Runs and items as JSON-ready dicts (seed 000 §7.4 RunSummaryDto, §7.5 item DTO + metrics)."""
+"""Runs and items as JSON-ready dicts (RunSummaryDto, the item DTO + metrics)."""
 
 from ..clock import isoformat
 from ..models import CANT_BE_FINISHED
@@ -118,7 +118,7 @@ def run_summary(run, counts=None, targets=None, collections=None):
 
 
 def item_to_dict(item, raw=True, human_rating=None):
-    """Seed 000 §7.5 item DTO plus metrics, snapshot and judgement; `raw` adds request/response.
+    """The service API's item DTO plus metrics, snapshot and judgement; `raw` adds request/response.
 
     `human_rating` is the person's rating of the item when the caller read it (ratings/store.py
     rating_to_dict), else None.

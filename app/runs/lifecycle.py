@@ -231,7 +231,7 @@ def repeat_seeds(params, repeats):
 def _must_queue(queue):
     """Whether a new run waits in the queue: asked to, and the engine is busy or others wait.
 
-    Without `queue`, another active run is a Conflict (seed 000's 409)."""
+    Without `queue`, another active run is a Conflict (409)."""
     if not queue:
         check_no_active_run()
         return False

@@ -87,7 +87,7 @@ def active_run():
 
 
 def latest_unfinished(name):
-    """The newest run named `name` that has not finished, or None (seed 004 `resume: true`)."""
+    """The newest run named `name` that has not finished, or None (`resume: true`)."""
     return (
         Run.select()
         .where((Run.name == name) & (Run.status == PENDING))

@@ -1,4 +1,4 @@
-"""The one set of run-spec rules (seed 000 §3.3, §7.4): every problem reported at once, by field.
+"""The one set of run-spec rules: every problem reported at once, by field.
 
 The API, the new-run form, run configs (datasets/run_config_schema.py) and Resume's budget all
 check through the tables and functions here. Each error names its `field` as text
@@ -32,19 +32,19 @@ PARAMS = {
 }
 PARAM_NAMES = (*PARAMS, "stop")
 PARAM_ALIASES = {"topP": "top_p", "maxTokens": "max_tokens"}
-# OpenRouter's provider routing preferences (seed 004 `routing`): an object sent as is as the
-# request body's `provider`; run configs check its keys (datasets/config_seed004.py).
+# OpenRouter's provider routing preferences (`routing`): an object sent as is as the
+# request body's `provider`; run configs check its keys (datasets/config_apocbench.py).
 ROUTING_PARAM = "provider"
 # Run settings: name -> (type, minimum, maximum, message); the budget must be above its minimum.
 # concurrency / judgeConcurrency: requests in flight for this run's answers / judgements, in
-# place of the provider's max_concurrency (seed 004 run.concurrency.candidate / judge).
+# place of the provider's max_concurrency (run.concurrency.candidate / judge).
 SETTINGS = {
     "maxAttempts": (int, 1, 20, "must be a whole number from 1 to 20"),
     "questionLimit": (int, 1, 1_000_000, "must be a whole number from 1 to 1000000"),
     "maxBudgetUsd": (float, 0.0, 1e9, "must be a number of dollars above 0"),
     "concurrency": (int, 1, 64, "must be a whole number from 1 to 64"),
     "judgeConcurrency": (int, 1, 64, "must be a whole number from 1 to 64"),
-    # Stability (seed 002 over time): K answers per task and target, J judgements per answer.
+    # Stability (over time): K answers per task and target, J judgements per answer.
     "repeats": (int, 1, 20, "must be a whole number from 1 to 20"),
     "judgeRepeats": (int, 1, 10, "must be a whole number from 1 to 10"),
 }
@@ -215,7 +215,7 @@ def clean_settings(raw, errors):
 
 
 def _targets(raw_targets, errors):
-    """The targets: the same model may come twice with different params (seed 003's parameter
+    """The targets: the same model may come twice with different params (parameter
     profiles); each gets a label, unique in the run (given, or the model and its params)."""
     targets, seen = [], {}
     if not isinstance(raw_targets, list) or not raw_targets:
@@ -290,7 +290,7 @@ def _labels(targets, errors):
 
 
 def clean_spec(spec):
-    """A normalised run spec, or ValidationError listing every problem (seed 000 §3.3)."""
+    """A normalised run spec, or ValidationError listing every problem."""
     if not isinstance(spec, dict):
         raise ValidationError("the request body must be a JSON object describing the run")
     errors = []

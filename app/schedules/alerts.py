@@ -1,4 +1,4 @@
-"""Regression alerts (seed 002 §6.1), backed by paired statistics on the tasks two runs share.
+"""Regression alerts, backed by paired statistics on the tasks two runs share.
 
 A finished run is compared, per series (provider/model), with the previous comparable run (same
 judge key and task set, finished before it) and with the baseline of each of its collections

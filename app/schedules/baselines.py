@@ -1,6 +1,6 @@
-"""Baselines and a collection's summary: current vs previous vs baseline (seed 002 §5, §7.2).
+"""Baselines and a collection's summary: current vs previous vs baseline.
 
-A baseline is a finished run pinned per collection. The summary (seed 002's BenchmarkSummary)
+A baseline is a finished run pinned per collection. The summary (BenchmarkSummary)
 holds the collection's latest run, the previous comparable one and the baseline, each with its
 metrics per series and per category, a comparison table per metric, and the trends.
 """
@@ -215,7 +215,7 @@ def comparison(current, previous, baseline):
 
 
 def collection_summary(collection_id):
-    """Seed 002's BenchmarkSummary for one collection: latest, previous and baseline runs with
+    """The dashboard's BenchmarkSummary for one collection: latest, previous and baseline runs with
     their metrics, the comparison tables, the score trend and the per-category trend."""
     collection = get_collection(collection_id)
     digests = _digests(collection)

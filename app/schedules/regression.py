@@ -1,4 +1,4 @@
-"""The statistics behind a regression alert (seed 002 §6.1): paired tests and bootstrap CIs.
+"""The statistics behind a regression alert: paired tests and bootstrap CIs.
 
 A run is compared with the previous comparable run (or the baseline) on the tasks both
 answered. The seed alerts on "more than 5 % worse"; scores here are 0-100, so the threshold is

@@ -57,7 +57,7 @@ def take_sample(loaded_models=None):
 
 
 def current_metrics(active_benchmarks, loaded_models=None, sample=None):
-    """GET /api/system/metrics in seed 002 §8's shape; reuses `sample` (e.g. the sampler's
+    """GET /api/system/metrics in the dashboard's shape; reuses `sample` (e.g. the sampler's
     latest) when given, else takes one now."""
     if sample is None:
         sample = take_sample(loaded_models)

@@ -1,6 +1,6 @@
 """Compare A/B: two targets' answers to one task side by side, blind, voted by keyboard.
 
-Q = A (left), W = B (right), E = tie (seed 003's hotkeys). The vote posts the pair's two item
+Q = A (left), W = B (right), E = tie (LLM Runner's hotkeys). The vote posts the pair's two item
 ids; the answer is the next pair (#pair) with the last vote's targets revealed. A judge model
 can be asked to vote on the same pairs (in both orders, through the engine); its job's progress
 (#judge-job) polls while the job runs.

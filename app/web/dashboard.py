@@ -71,7 +71,7 @@ def parse_form(form):
 
     The form's inputs carry the spec's names; every value goes to runs/spec.py as typed, and
     its rules alone decide what is valid. A model may be picked more than once, each profile
-    (copy) with its own params and label (seed 003 compares parameter profiles).
+    (copy) with its own params and label (compares parameter profiles).
     """
     state = {
         "name": form.get("name", "").strip(),

@@ -1,4 +1,4 @@
-"""A run's report (seed 003 §5.7: KPIs per target, charts, CSV) and its judge check."""
+"""A run's report (KPIs per target, charts, CSV) and its judge check."""
 
 from flask import Blueprint
 from flask import Response

@@ -365,13 +365,13 @@ def _download(run_id, kind):
 
 @bp.get("/runs/<run_id>/results.csv")
 def export_detailed_csv(run_id):
-    """Detailed CSV (seed 000 §9 columns), streamed."""
+    """Detailed CSV (the service's columns), streamed."""
     return _download(run_id, "detailed_csv")
 
 
 @bp.get("/runs/<run_id>/averages.csv")
 def export_average_csv(run_id):
-    """Average CSV (seed 000 §9 columns)."""
+    """Average CSV (the service's columns)."""
     return _download(run_id, "average_csv")
 
 

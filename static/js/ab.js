@@ -1,4 +1,4 @@
-// Compare A/B: Q votes A, W votes B, E a tie (seed 003's hotkeys). A key pressed while a vote
+// Compare A/B: Q votes A, W votes B, E a tie (LLM Runner's hotkeys). A key pressed while a vote
 // is out is ignored, so a double press stores one vote (the server also refuses a second vote
 // on the same pair). "Out" lasts until the next pair is swapped in; not the form's htmx-request
 // class, which htmx copies onto the next pair's form until it settles.

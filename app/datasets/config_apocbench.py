@@ -1,4 +1,4 @@
-"""Seed 004's own run config (`apocbench.yml`) read as ours, strictly and with its own key names.
+"""An apocbench-style run config (`apocbench.yml`) read as ours, strictly, with its own key names.
 
     run:     {name, datasetPath, outDir, resume, questionLimit?, categories?, maxBudgetUsd?,
               concurrency: {candidate, judge}}   (our other run keys are accepted too)
@@ -46,7 +46,7 @@ JUDGE_KEYS = {
 MODEL_KEYS = {"id", "router", "model", "provider", "params", "promptFormat", "routing"}
 CONCURRENCY_KEYS = {"candidate", "judge"}
 _BOOL, _TEXTS = "bool", "texts"
-# seed 004 routing key -> (OpenRouter's snake_case key, kind or allowed values)
+# apocbench routing key -> (OpenRouter's snake_case key, kind or allowed values)
 ROUTING = {
     "requireParameters": ("require_parameters", _BOOL),
     "allowFallbacks": ("allow_fallbacks", _BOOL),
@@ -62,8 +62,8 @@ ROUTING = {
 _STRIP = {"OPENAI": "/v1", "OLLAMA": "/api"}
 
 
-def is_seed004(doc):
-    """A config in seed 004's shape: it has routers or models (ours has providers, targets)."""
+def is_apocbench(doc):
+    """An apocbench-style config: it has routers or models (ours has providers, targets)."""
     return isinstance(doc, dict) and bool({"routers", "models"} & set(doc))
 
 
@@ -78,8 +78,8 @@ def _put(out, key, value, line):
     out.key_lines[key] = line
 
 
-class Seed004:
-    """Converts one seed 004 document; `problems` collects what is wrong, with lines."""
+class ApocbenchConfig:
+    """Converts one apocbench-style document; `problems` collects what is wrong, with lines."""
 
     def __init__(self, doc, problems):
         self.doc, self.problems = doc, problems
@@ -302,7 +302,7 @@ class Seed004:
             self.add(
                 "judge.structured",
                 "must be true: the judge always answers in structured "
-                "output (seed 004); remove it or set true",
+                "output; remove it or set true",
                 raw,
                 "structured",
             )
@@ -373,7 +373,7 @@ class Seed004:
             params = self.params(router, raw.get("params"), extra, raw.line)
             _put(target, "params", params, raw.line_of("params"))
             if isinstance(model_id, str) and model_id.strip():
-                # Seed 004 names each model by its id: it becomes the target's label.
+                # An apocbench-style config names each model by its id: the target's label.
                 _put(target, "label", model_id.strip(), raw.line_of("id"))
             ours = f"targets[{len(targets)}]"
             self.renames[ours] = path
@@ -385,7 +385,7 @@ class Seed004:
 
 
 def _strip(url, kind):
-    """Our adapters add /v1/... or /api/... themselves: drop it from a seed 004 base URL."""
+    """Our adapters add /v1/... or /api/... themselves: drop it from an apocbench-style base URL."""
     trimmed = url.rstrip("/")
     suffix = _STRIP.get(kind)
     return trimmed[: -len(suffix)] if suffix and trimmed.endswith(suffix) else trimmed
@@ -393,6 +393,6 @@ def _strip(url, kind):
 
 def convert(doc, problems):
     """(our document, renames {our path: the file's path}, providers that report their own
-    cost) for a seed 004 document."""
-    seed = Seed004(doc, problems)
+    cost) for an apocbench-style document."""
+    seed = ApocbenchConfig(doc, problems)
     return seed.convert(), seed.renames, seed.reports_cost()
