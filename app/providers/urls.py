@@ -9,7 +9,8 @@ from urllib.parse import parse_qsl
 from urllib.parse import urlsplit
 from urllib.parse import urlunsplit
 
-MASK = "****"
+from .redaction import MASK
+
 # Query keys that carry a credential (compared lower-case, "-" read as "_").
 CREDENTIAL_KEYS = frozenset(
     {

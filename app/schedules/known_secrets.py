@@ -88,19 +88,41 @@ def _masked_chunks(chunks, redactor, batch):
     if not redactor:
         yield from chunks
         return
-    pending = []
-    size = 0
+    lines = _Lines(batch)
     for chunk in chunks:
-        pending.append(chunk)
-        size += len(chunk)
-        if size < batch or "\n" not in chunk:
-            continue
-        text = "".join(pending)
-        cut = text.rfind("\n") + 1
-        yield redactor(text[:cut])
-        pending, size = [text[cut:]], len(text) - cut
-    if size:
-        yield redactor("".join(pending))
+        ready = lines.add(chunk)
+        if ready:
+            yield redactor(ready)
+    rest = lines.rest()
+    if rest:
+        yield redactor(rest)
+
+
+class _Lines:
+    """Text gathered until `batch` characters are, then handed out up to its last line break
+    (the unfinished line waits for more)."""
+
+    def __init__(self, batch):
+        self.batch = batch
+        self.pending = []
+        self.size = 0
+
+    def add(self, text):
+        """Gather `text`; the whole lines gathered once a batch is full, else None."""
+        self.pending.append(text)
+        self.size += len(text)
+        if self.size < self.batch or "\n" not in text:
+            return None
+        joined = "".join(self.pending)
+        cut = joined.rfind("\n") + 1
+        self.pending, self.size = [joined[cut:]], len(joined) - cut
+        return joined[:cut]
+
+    def rest(self):
+        """Everything still gathered (the end of the text), and nothing kept."""
+        rest = "".join(self.pending)
+        self.pending, self.size = [], 0
+        return rest
 
 
 class MaskedWriter:
@@ -109,27 +131,22 @@ class MaskedWriter:
     def __init__(self, handle):
         self.handle = handle
         self.redactor = known_redactor()
-        self.pending = []
-        self.size = 0
+        self.lines = _Lines(BATCH)
 
     def write(self, text):
         """Gather `text`; write whole lines masked once a batch is gathered."""
         if not self.redactor:
             return self.handle.write(text)
-        self.pending.append(text)
-        self.size += len(text)
-        if self.size >= BATCH and "\n" in text:
-            joined = "".join(self.pending)
-            cut = joined.rfind("\n") + 1
-            self.handle.write(self.redactor(joined[:cut]))
-            self.pending, self.size = [joined[cut:]], len(joined) - cut
+        ready = self.lines.add(text)
+        if ready:
+            self.handle.write(self.redactor(ready))
         return len(text)
 
     def flush(self):
         """Write what is gathered (masked) and flush the file."""
-        if self.size:
-            self.handle.write(self.redactor("".join(self.pending)))
-            self.pending, self.size = [], 0
+        rest = self.lines.rest()
+        if rest:
+            self.handle.write(self.redactor(rest))
         self.handle.flush()
 
 
