@@ -11,12 +11,12 @@ from werkzeug.exceptions import NotFound
 from werkzeug.routing import IntegerConverter
 
 from . import crypto
-from . import db
-from . import migrations
 from .catalog import defaults
 from .config import INSTANCE_PATH
 from .config import REPO_ROOT
 from .config import load
+from .db import connection as db
+from .db import migrations
 from .engine import scheduler
 from .ids import SQLITE_INT_MAX
 from .schedules import service as schedules

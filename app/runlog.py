@@ -1,8 +1,8 @@
 """The append-only run log: one line per event, written by every layer below the edges."""
 
 from .clock import utcnow
-from .db import database
-from .models import RunLog
+from .db.connection import database
+from .db.models import RunLog
 
 
 def log_event(run, event, message, level="INFO", data=None, now=None):

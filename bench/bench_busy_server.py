@@ -27,14 +27,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.db import database
+from app.db.connection import database
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import Item
+from app.db.models import Run
+from app.db.models import RunLog
 from app.engine.foreground import run_foreground
 from app.factory import create_app
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import Item
-from app.models import Run
-from app.models import RunLog
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
 from tests.engine_helpers import start_run

@@ -25,15 +25,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.clock import db_text
-from app.db import database
+from app.db.connection import database
+from app.db.models import COMPLETED
+from app.db.models import NEW
+from app.db.models import PENDING
+from app.db.models import Item
+from app.db.models import Run
+from app.db.models import RunTarget
 from app.engine import claims
 from app.factory import create_app
-from app.models import COMPLETED
-from app.models import NEW
-from app.models import PENDING
-from app.models import Item
-from app.models import Run
-from app.models import RunTarget
 
 OLD_CLAIM_SQL = (
     "UPDATE item SET attempts = attempts + 1, last_attempt_at = ?, "

@@ -27,9 +27,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import migrations
-from app.db import database
-from app.models import Run
+from app.db import migrations
+from app.db.connection import database
+from app.db.models import Run
 from app.runs.watch import snapshot
 from tests import fakeserver
 from tests.cli_helpers import write_bank

@@ -48,12 +48,12 @@ sys.path.insert(0, str(ROOT))
 
 from peewee import fn
 
-from app.db import database
+from app.db.connection import database
+from app.db.models import PENDING
+from app.db.models import Item
+from app.db.models import Run
+from app.db.models import RunTarget
 from app.factory import create_app
-from app.models import PENDING
-from app.models import Item
-from app.models import Run
-from app.models import RunTarget
 from app.runs import counts
 from tests import pg_server
 

@@ -22,16 +22,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import db
-from app import migrations
+from app.db import connection as db
+from app.db import migrations
+from app.db.models import COMPLETED
+from app.db.models import Collection
+from app.db.models import CollectionTask
+from app.db.models import Item
+from app.db.models import Provider
+from app.db.models import Task
 from app.engine.foreground import run_foreground
 from app.engine.items import ItemWorker
-from app.models import COMPLETED
-from app.models import Collection
-from app.models import CollectionTask
-from app.models import Item
-from app.models import Provider
-from app.models import Task
 from app.runs.lifecycle import create_run
 from app.runs.queries import list_logs
 from tests import fakeserver

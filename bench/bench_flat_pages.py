@@ -29,7 +29,7 @@ ROOT = Path(os.environ.get("BENCH_SRC") or Path(__file__).resolve().parent.paren
 sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(Path(__file__).resolve().parent))
 
-from app.db import database
+from app.db.connection import database
 from app.factory import create_app
 
 SORTS = ("model", "task", "category", "difficulty", "status", "time", "ttft", "tokens")

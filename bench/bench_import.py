@@ -22,13 +22,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app import crypto
-from app import db
-from app import migrations
 from app.config import load
-from app.models import COMPLETED
-from app.models import Item
-from app.models import Run
-from app.models import Task
+from app.db import connection as db
+from app.db import migrations
+from app.db.models import COMPLETED
+from app.db.models import Item
+from app.db.models import Run
+from app.db.models import Task
 
 KEY_B64 = base64.b64encode(b"b" * 32).decode()
 MODELS = ["m1", "m2", "m3"]
@@ -217,9 +217,9 @@ def main():
 
 def server_path(fake_url, concurrency):
     """Create the run while the scheduler holds the lease (as the web app does), time to finish."""
-    from app.datasets import run_config
-    from app.datasets import run_plan
     from app.engine import scheduler
+    from app.runconfig import reader
+    from app.runconfig import run_plan
 
     cfg = load({"DB": db.database.database})
     scheduler.start(cfg)
@@ -233,7 +233,7 @@ def server_path(fake_url, concurrency):
                 lease.current() is None or lease.current().holder != lease.process_holder()
             ) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            plan = run_config.parse(config_text(fake_url, concurrency, "bench-server"))
+            plan = reader.parse(config_text(fake_url, concurrency, "bench-server"))
             start = time.perf_counter()
             run = run_plan.apply(plan, source="web")
         while True:

@@ -30,16 +30,16 @@ from pathlib import Path
 ROOT = Path(os.environ.get("BENCH_SRC") or Path(__file__).resolve().parent.parent)
 sys.path.insert(0, str(ROOT))
 
-from app.db import database
+from app.db.connection import database
+from app.db.migrations import open_db
+from app.db.models import FINISHED
+from app.db.models import NEW
+from app.db.models import PENDING
+from app.db.models import WAITING_FOR_JUDGE
+from app.db.models import Item
+from app.db.models import Run
+from app.db.models import RunTarget
 from app.engine import claims
-from app.migrations import open_db
-from app.models import FINISHED
-from app.models import NEW
-from app.models import PENDING
-from app.models import WAITING_FOR_JUDGE
-from app.models import Item
-from app.models import Run
-from app.models import RunTarget
 from app.runlog import log_event
 
 TARGETS = 4

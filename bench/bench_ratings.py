@@ -30,16 +30,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.db import database
+from app.db.connection import database
+from app.db.models import COMPLETED
+from app.db.models import FINISHED
+from app.db.models import Item
+from app.db.models import Rating
+from app.db.models import RatingTag
+from app.db.models import Run
+from app.db.models import RunTarget
+from app.db.models import Vote
 from app.factory import create_app
-from app.models import COMPLETED
-from app.models import FINISHED
-from app.models import Item
-from app.models import Rating
-from app.models import RatingTag
-from app.models import Run
-from app.models import RunTarget
-from app.models import Vote
 from app.ratings import bradley_terry as bt
 from app.ratings.leaderboard import leaderboard
 from app.ratings.leaderboard import scope_targets

@@ -26,15 +26,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.db import database
+from app.db.connection import database
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import FINISHED
+from app.db.models import Item
+from app.db.models import Run
+from app.db.models import RunTarget
 from app.exports.csvfiles import csv_detailed
 from app.factory import create_app
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import FINISHED
-from app.models import Item
-from app.models import Run
-from app.models import RunTarget
 
 # Proposed to the lead: Item's metric columns sit after its large text columns, so every
 # aggregate over a run walks the rows' overflow pages; this index answers them on its own.

@@ -25,9 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.db import database  # noqa: E402
-from app.migrations import open_db  # noqa: E402
-from app.models import Run  # noqa: E402
+from app.db.connection import database  # noqa: E402
+from app.db.migrations import open_db  # noqa: E402
+from app.db.models import Run  # noqa: E402
 from app.sysmetrics.sample import take_sample  # noqa: E402
 from app.sysmetrics.series import downsample  # noqa: E402
 from app.sysmetrics.series import encode_series  # noqa: E402

@@ -28,15 +28,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.db import database
+from app.db.connection import database
+from app.db.models import COMPLETED
+from app.db.models import FINISHED
+from app.db.models import Collection
+from app.db.models import Run
+from app.db.models import RunAggregate
+from app.db.models import RunCollection
+from app.db.models import RunTarget
 from app.factory import create_app
-from app.models import COMPLETED
-from app.models import FINISHED
-from app.models import Collection
-from app.models import Run
-from app.models import RunAggregate
-from app.models import RunCollection
-from app.models import RunTarget
 from app.schedules.digest import digest_run
 
 CATEGORIES = ("math", "code", "facts", "writing", "logic")

@@ -28,14 +28,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.clock import utcnow
-from app.db import database
+from app.db.connection import database
+from app.db.models import NEW
+from app.db.models import WAITING_FOR_JUDGE
+from app.db.models import Item
+from app.db.models import Run
+from app.db.models import RunTarget
 from app.engine import claims
 from app.engine import lease
-from app.models import NEW
-from app.models import WAITING_FOR_JUDGE
-from app.models import Item
-from app.models import Run
-from app.models import RunTarget
 from tests import pg_databases
 from tests import pg_server
 from tests.conftest import TEST_KEY_B64
@@ -156,7 +156,7 @@ def throughput(server_url, fake, tmp, workers, repeat):
 
 def claim_latency_worker(url, run_id, target_id, provider_id, n, out, limit=64):
     """One claimer process: n claims of one item each, each settled at once; their latencies."""
-    from app.db import init_db
+    from app.db.connection import init_db
 
     init_db(url)
     times = []

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.db import database
+from app.db.connection import database
 from app.factory import create_app
 from tests import fuzzing
 from tests.fakeserver import FakeServer

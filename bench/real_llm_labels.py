@@ -22,12 +22,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.db import database
+from app.db.connection import database
+from app.db.models import Provider
+from app.db.models import Run
+from app.db.models import RunTarget
 from app.engine.foreground import run_foreground
 from app.factory import create_app
-from app.models import Provider
-from app.models import Run
-from app.models import RunTarget
 
 RUN_ID = "real-labels"
 TASKS = 8

@@ -62,7 +62,7 @@ def wrap(module, name, label=None):
     setattr(module, name, wrapped)
 import app.cli.foreground as fg
 wrap(runs, "open_db")
-wrap(runs.run_config, "load", "config load")
+wrap(runs.reader, "load", "config load")
 wrap(runs.run_plan, "apply", "run_plan.apply")
 wrap(runs, "run_in_foreground")
 wrap(runs, "conclude")

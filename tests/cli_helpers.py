@@ -7,7 +7,7 @@ import yaml
 from click.testing import CliRunner
 
 from app.cli import main
-from app.db import database
+from app.db.connection import database
 from tests.conftest import TEST_KEY_B64
 
 SECRET = "sk-test-0123456789"

@@ -13,9 +13,9 @@ import os
 
 import pytest
 
-from app import migrations
-from app.db import close_idle
-from app.db import database
+from app.db import migrations
+from app.db.connection import close_idle
+from app.db.connection import database
 from app.factory import create_app
 from tests import pg_databases
 from tests import pg_server

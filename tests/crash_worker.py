@@ -18,8 +18,8 @@ from app.runs.state import run_state
 
 def main(db_path, run_id, lease_seconds):
     from app import crypto
-    from app.db import database
-    from app.db import init_db
+    from app.db.connection import database
+    from app.db.connection import init_db
     from app.engine import lease
     from tests.conftest import TEST_KEY_B64
 

@@ -3,14 +3,14 @@
 import datetime as dt
 
 from app.clock import utcnow
+from app.db.models import Collection
+from app.db.models import CollectionTask
+from app.db.models import Provider
+from app.db.models import Task
 from app.engine import lease
 from app.engine.orchestrator import tick
 from app.engine.warmup import JUDGE_WARMUP_MESSAGES
 from app.engine.warmup import WARMUP_MESSAGES
-from app.models import Collection
-from app.models import CollectionTask
-from app.models import Provider
-from app.models import Task
 from app.runs.lifecycle import create_run
 
 ENDPOINTS = {"OPENAI": ("/v1/models", "/v1/chat/completions"), "OLLAMA": ("/api/tags", "/api/chat")}

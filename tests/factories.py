@@ -2,12 +2,12 @@
 
 import datetime as dt
 
-from app.models import COMPLETED
-from app.models import FINISHED
-from app.models import Item
-from app.models import Run
-from app.models import RunCollection
-from app.models import RunTarget
+from app.db.models import COMPLETED
+from app.db.models import FINISHED
+from app.db.models import Item
+from app.db.models import Run
+from app.db.models import RunCollection
+from app.db.models import RunTarget
 
 T0 = dt.datetime(2025, 1, 2, 3, 4, 5)
 

@@ -12,8 +12,8 @@ import sys
 import time
 
 from app import crypto
-from app.db import database
-from app.migrations import open_db
+from app.db.connection import database
+from app.db.migrations import open_db
 from app.schedules.firing import fire_due
 from tests.conftest import TEST_KEY_B64
 

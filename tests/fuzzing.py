@@ -12,7 +12,7 @@ import json
 import re
 from urllib.parse import urlencode
 
-from app.models import Price
+from app.db.models import Price
 from app.schedules.templates import create_template
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks

@@ -6,13 +6,13 @@ import threading
 from http.server import BaseHTTPRequestHandler
 from http.server import ThreadingHTTPServer
 
-from app.models import COMPLETED
-from app.models import FINISHED
-from app.models import Collection
-from app.models import Item
-from app.models import Run
-from app.models import RunCollection
-from app.models import RunTarget
+from app.db.models import COMPLETED
+from app.db.models import FINISHED
+from app.db.models import Collection
+from app.db.models import Item
+from app.db.models import Run
+from app.db.models import RunCollection
+from app.db.models import RunTarget
 
 T0 = dt.datetime(2025, 4, 1, 3, 0)
 

@@ -8,11 +8,11 @@ import pytest
 
 from app import crypto
 from app.catalog.providers import create_provider
-from app.models import Alert
-from app.models import Collection
-from app.models import RunDigest
-from app.models import RunLog
-from app.models import Template
+from app.db.models import Alert
+from app.db.models import Collection
+from app.db.models import RunDigest
+from app.db.models import RunLog
+from app.db.models import Template
 from app.schedules.baselines import pin_baseline
 from app.schedules.digest import digest_finished
 from app.schedules.webhooks import RETRY_SECONDS

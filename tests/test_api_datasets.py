@@ -6,8 +6,8 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup
 
-from app.models import Collection
-from app.models import Task
+from app.db.models import Collection
+from app.db.models import Task
 from app.web.datasets import bp
 from tests.conftest import make_app
 

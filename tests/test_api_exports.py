@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from app.models import FAILED
+from app.db.models import FAILED
 from tests.factories import add_item
 from tests.factories import make_run
 

@@ -4,9 +4,9 @@ import datetime as dt
 
 import pytest
 
-from app.models import Lease
-from app.models import Provider
-from app.models import Run
+from app.db.models import Lease
+from app.db.models import Provider
+from app.db.models import Run
 from tests.test_provider_store import SECRET
 from tests.test_provider_store import closed_port_url
 from tests.test_provider_store import provider_data

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from app.models import JudgeCall
-from app.models import Rating
-from app.models import Run
-from app.models import Vote
+from app.db.models import JudgeCall
+from app.db.models import Rating
+from app.db.models import Run
+from app.db.models import Vote
 from tests.factories import add_item
 from tests.factories import make_run
 

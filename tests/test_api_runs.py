@@ -2,10 +2,10 @@
 
 import pytest
 
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import Item
 from app.engine import lease
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import Item
 from app.runs.queries import get_run
 from app.runs.state import run_state
 from tests.engine_helpers import FakeClock

@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.models import Task
+from app.db.models import Task
 
 TASK = {
     "taskId": "proof_001",

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from app.models import COMPLETED
-from app.models import Item
+from app.db.models import COMPLETED
+from app.db.models import Item
 from app.providers.base import Cut
 from app.providers.interface import MAX_ANSWER_CHARS
 from app.providers.interface import ProviderConfig

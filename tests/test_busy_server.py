@@ -13,17 +13,17 @@ import json
 import pytest
 
 from app.cli.progress import Output
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import NEW
+from app.db.models import WAITING_FOR_JUDGE
+from app.db.models import Item
+from app.db.models import JudgeCall
+from app.db.models import Outage
+from app.db.models import Run
+from app.db.models import RunLog
+from app.db.models import RunTarget
 from app.engine.orchestrator import tick
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import NEW
-from app.models import WAITING_FOR_JUDGE
-from app.models import Item
-from app.models import JudgeCall
-from app.models import Outage
-from app.models import Run
-from app.models import RunLog
-from app.models import RunTarget
 from app.providers.interface import ProviderConfig
 from app.providers.interface import ProviderError
 from app.providers.ollama import OllamaAdapter

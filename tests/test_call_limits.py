@@ -4,10 +4,10 @@ responses without the raw bodies (fake server over real HTTP)."""
 import pytest
 from bs4 import BeautifulSoup
 
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import Item
-from app.models import RunLog
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import Item
+from app.db.models import RunLog
 from app.providers.interface import ProviderConfig
 from app.providers.interface import ProviderError
 from app.providers.ollama import OllamaAdapter

@@ -3,12 +3,12 @@ to take, never scans the run (EXPLAIN QUERY PLAN, read on a migrated database)."
 
 import pytest
 
-from app.db import database
+from app.db.connection import database
+from app.db.models import NEW
+from app.db.models import WAITING_FOR_JUDGE
+from app.db.models import Item
 from app.engine.claims import claim_sql
 from app.engine.claims import wake_query
-from app.models import NEW
-from app.models import WAITING_FOR_JUDGE
-from app.models import Item
 
 # SQLite's plans (EXPLAIN QUERY PLAN) and its INDEXED BY: PostgreSQL has neither.
 pytestmark = pytest.mark.sqlite_only

@@ -2,11 +2,11 @@
 
 import datetime as dt
 
+from app.db.models import NEW
+from app.db.models import PENDING
+from app.db.models import WAITING_FOR_JUDGE
+from app.db.models import Item
 from app.engine import claims
-from app.models import NEW
-from app.models import PENDING
-from app.models import WAITING_FOR_JUDGE
-from app.models import Item
 from tests.factories import T0
 from tests.factories import add_item
 from tests.factories import make_run

@@ -18,13 +18,13 @@ from click.testing import CliRunner
 from app.cli import main
 from app.clock import utcnow
 from app.config import REPO_ROOT
-from app.db import database
-from app.db import init_db
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import Item
-from app.models import Lease
-from app.models import Run
+from app.db.connection import database
+from app.db.connection import init_db
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import Item
+from app.db.models import Lease
+from app.db.models import Run
 from tests.conftest import TEST_KEY_B64
 
 DATA = Path(__file__).parent / "data"
@@ -343,11 +343,11 @@ def test_resume_continues_a_run_whose_process_died(cli, tmp_path, fake):
     # A run left "running" with no live orchestrator (the process was killed).
     assert cli("import", DATA / "seed001_tasks.yml").exit_code == 0  # creates the database
     write_config(tmp_path, fake)
-    from app.datasets import run_config
-    from app.datasets import run_plan
+    from app.runconfig import reader
+    from app.runconfig import run_plan
 
     with database.connection_context():
-        run = run_plan.apply(run_config.load(tmp_path / "config.yml", environ={"FAKE_KEY": "x"}))
+        run = run_plan.apply(reader.load(tmp_path / "config.yml", environ={"FAKE_KEY": "x"}))
     result = cli("resume", run.run_id, "--json")
     assert result.exit_code == 0
     assert events(result)[0]["event"] == "run_resumed"
@@ -499,11 +499,11 @@ targets:
 
 
 def test_config_problems_come_in_line_order_with_key_paths_and_no_cascade(app):
-    from app.datasets import run_config
     from app.errors import ValidationError
+    from app.runconfig import reader
 
     with pytest.raises(ValidationError) as info:
-        run_config.parse(BAD_CONFIG, "bad.yml", environ={})
+        reader.parse(BAD_CONFIG, "bad.yml", environ={})
     assert [(e["line"], e["field"]) for e in info.value.errors] == [
         (3, "run.question_limit"),
         (4, "run.collections"),
@@ -517,7 +517,7 @@ def test_config_problems_come_in_line_order_with_key_paths_and_no_cascade(app):
 
 
 def test_a_config_may_use_seed_004_spellings_and_json(app):
-    from app.datasets import run_config
+    from app.runconfig import reader
 
     importer_config = json.dumps(
         {
@@ -532,7 +532,7 @@ def test_a_config_may_use_seed_004_spellings_and_json(app):
             "targets": [{"provider": "p", "model": "m"}],
         }
     )
-    plan = run_config.parse(importer_config, "c.json", environ={}, allow_unpriced=True)
+    plan = reader.parse(importer_config, "c.json", environ={}, allow_unpriced=True)
     assert plan.settings == {"questionLimit": 1, "maxBudgetUsd": 2.0}
     assert (plan.items, plan.dataset_collection) == (1, "seed004_bank")
 

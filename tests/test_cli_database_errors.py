@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from app import migrations
 from app.config import REPO_ROOT
-from app.db import database
+from app.db import migrations
+from app.db.connection import database
 from tests.cli_helpers import cli_env
 
 

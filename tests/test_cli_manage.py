@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from app.models import Item
-from app.models import Run
+from app.db.models import Item
+from app.db.models import Run
 from tests.cli_helpers import events
 from tests.cli_helpers import judge_scores
 from tests.cli_helpers import make_cli
@@ -101,8 +101,8 @@ def test_pause_marks_a_running_run_paused(cli, app_with_running_run):
 @pytest.fixture
 def app_with_running_run(cli, tmp_path):
     """A run left running in the CLI's database (no orchestrator works on it)."""
-    from app.db import database
-    from app.migrations import open_db
+    from app.db.connection import database
+    from app.db.migrations import open_db
     from tests.factories import make_run
 
     assert cli("runs").exit_code == 0  # creates the database

@@ -12,8 +12,8 @@ from junitparser import Failure
 from junitparser import JUnitXml
 from junitparser import Skipped
 
+from app.db.models import Run
 from app.exports.item_results import CSV_COLUMNS
-from app.models import Run
 from tests.cli_helpers import judge_scores
 from tests.cli_helpers import make_cli
 from tests.cli_helpers import rows

@@ -16,8 +16,8 @@ from rich.console import Console
 
 from app.cli.screen import RunScreen
 from app.cli.screen import summary_panel
-from app.migrations import open_db
-from app.models import Run
+from app.db.migrations import open_db
+from app.db.models import Run
 from tests.cli_helpers import cli_env
 from tests.cli_helpers import make_cli
 from tests.cli_helpers import rows

@@ -5,10 +5,10 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
-from app.db import database
-from app.migrations import open_db
-from app.models import Run
-from app.models import RunDigest
+from app.db.connection import database
+from app.db.migrations import open_db
+from app.db.models import Run
+from app.db.models import RunDigest
 from app.schedules.templates import create_template
 from tests.conftest import TEST_KEY_B64
 from tests.engine_helpers import make_provider

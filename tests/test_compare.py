@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.models import FAILED
+from app.db.models import FAILED
 from app.results.compare import compare_runs
 from app.results.compare import run_choices
 from tests.factories import add_item

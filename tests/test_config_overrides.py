@@ -3,11 +3,11 @@ checked by the config's own rules, their errors naming the option instead of a l
 
 import pytest
 
-from app.datasets import run_config
-from app.datasets.config_overrides import Overrides
+from app.db.models import Item
+from app.db.models import Run
 from app.errors import ValidationError
-from app.models import Item
-from app.models import Run
+from app.runconfig import reader
+from app.runconfig.invocation import Overrides
 from tests.cli_helpers import make_cli
 from tests.cli_helpers import rows
 from tests.cli_helpers import write_config
@@ -19,7 +19,7 @@ def cli(tmp_path):
 
 
 def _plan(path, **overrides):
-    return run_config.load(path, environ={"FAKE_KEY": "k"}, overrides=Overrides(**overrides))
+    return reader.load(path, environ={"FAKE_KEY": "k"}, overrides=Overrides(**overrides))
 
 
 def _errors(path, **overrides):

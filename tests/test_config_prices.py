@@ -5,9 +5,9 @@ price table; a budget with an unpriced target or judge is an error at validate u
 import pytest
 import yaml
 
-from app.models import Item
-from app.models import Price
-from app.models import Run
+from app.db.models import Item
+from app.db.models import Price
+from app.db.models import Run
 from tests.cli_helpers import make_cli
 from tests.cli_helpers import rows
 from tests.cli_helpers import write_config
@@ -95,11 +95,11 @@ def test_prices_in_the_database_count(cli, tmp_path, fake):
 
 
 def test_an_openrouter_provider_reports_its_cost_so_needs_no_price(app, tmp_path, fake):
-    from app.datasets import run_config
+    from app.runconfig import reader
 
     path = write_config(tmp_path, fake, max_budget_usd=2)
     path.write_text(path.read_text().replace(fake.url, "https://openrouter.ai/api"))
-    plan = run_config.load(path, environ={"FAKE_KEY": "k"})
+    plan = reader.load(path, environ={"FAKE_KEY": "k"})
     assert plan.settings["maxBudgetUsd"] == 2.0
 
 

@@ -11,11 +11,11 @@ import time
 import pytest
 
 from app.config import REPO_ROOT
+from app.db.models import COMPLETED
+from app.db.models import Item
+from app.db.models import Run
+from app.db.models import RunLog
 from app.engine import lease
-from app.models import COMPLETED
-from app.models import Item
-from app.models import Run
-from app.models import RunLog
 from app.runs.state import run_state
 from tests.engine_helpers import call_kind
 from tests.engine_helpers import calls

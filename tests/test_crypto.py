@@ -11,7 +11,7 @@ from app import crypto
 from app.catalog.providers import create_provider
 from app.catalog.providers import header_rows
 from app.catalog.providers import provider_config
-from app.models import ProviderHeader
+from app.db.models import ProviderHeader
 from tests.conftest import TEST_KEY_B64
 
 OTHER_KEY = base64.b64encode(b"o" * 32).decode()

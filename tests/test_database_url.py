@@ -6,12 +6,12 @@ import pytest
 from click.testing import CliRunner
 from peewee import OperationalError
 
-from app import dburl
 from app.cli import main
-from app.db import pg_placeholders
-from app.dburl import DatabaseUrlError
-from app.dburl import mask_password
-from app.dburl import parse
+from app.db import urls as dburl
+from app.db.connection import pg_placeholders
+from app.db.urls import DatabaseUrlError
+from app.db.urls import mask_password
+from app.db.urls import parse
 from app.factory import create_app
 from tests.conftest import TEST_KEY_B64
 

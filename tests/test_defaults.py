@@ -19,12 +19,12 @@ from app.catalog.providers import update_provider
 from app.catalog.tasks import create_task
 from app.catalog.tasks import delete_task
 from app.catalog.tasks import update_task
-from app.db import database
+from app.db.connection import database
+from app.db.models import Collection
+from app.db.models import CollectionTask
+from app.db.models import Provider
+from app.db.models import Task
 from app.errors import ValidationError
-from app.models import Collection
-from app.models import CollectionTask
-from app.models import Provider
-from app.models import Task
 from tests.conftest import TEST_KEY_B64
 from tests.conftest import make_app
 

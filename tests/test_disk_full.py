@@ -8,16 +8,16 @@ would on a full disk (and it runs as root in CI, where a small tmpfs would need 
 
 import pytest
 
-from app.db import close_idle
-from app.db import database
+from app.db.connection import close_idle
+from app.db.connection import database
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import NEW
+from app.db.models import Item
+from app.db.models import Provider
+from app.db.models import Run
 from app.engine import lease
 from app.engine.orchestrator import tick
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import NEW
-from app.models import Item
-from app.models import Provider
-from app.models import Run
 from tests.engine_helpers import FakeClock
 from tests.engine_helpers import calls
 from tests.engine_helpers import drive

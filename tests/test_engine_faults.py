@@ -12,22 +12,22 @@ import pytest
 
 from app import crypto
 from app.catalog.providers import create_provider
-from app.db import database
+from app.db.connection import database
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import NEW
+from app.db.models import WAITING_FOR_JUDGE
+from app.db.models import Item
+from app.db.models import ProviderHeader
+from app.db.models import Run
+from app.db.models import RunLog
+from app.db.models import RunTarget
 from app.engine import claims
 from app.engine import groups
 from app.engine import metrics
 from app.engine.claims import claim
 from app.engine.orchestrator import tick
 from app.errors import Conflict
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import NEW
-from app.models import WAITING_FOR_JUDGE
-from app.models import Item
-from app.models import ProviderHeader
-from app.models import Run
-from app.models import RunLog
-from app.models import RunTarget
 from app.runs.lifecycle import pause_run
 from app.runs.lifecycle import resume_run
 from app.runs.lifecycle import stop_run
@@ -342,8 +342,8 @@ def test_retry_judge_refuses_an_item_being_judged_right_now(app, fake, config):
 
 
 def test_a_deleted_judge_provider_leaves_the_answers_cant_be_finished(app, fake, config):
-    from app.models import CANT_BE_FINISHED
-    from app.models import Provider
+    from app.db.models import CANT_BE_FINISHED
+    from app.db.models import Provider
 
     target = make_provider(fake, name="target")
     judge = make_provider(fake, name="judge")

@@ -6,13 +6,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from app.db import database
+from app.db.connection import database
+from app.db.models import NEW
+from app.db.models import PENDING
+from app.db.models import Item
 from app.engine import claims
 from app.engine import wal
 from app.engine.workers import ClaimFeed
-from app.models import NEW
-from app.models import PENDING
-from app.models import Item
 from tests.factories import T0
 from tests.factories import add_item
 from tests.factories import make_run

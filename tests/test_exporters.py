@@ -11,11 +11,11 @@ import yaml
 from app.datasets import exporter
 from app.datasets import importer
 from app.datasets.common import TASK_FIELDS
+from app.db.models import Collection
+from app.db.models import CollectionTask
+from app.db.models import Task
 from app.errors import NotFound
 from app.errors import ValidationError
-from app.models import Collection
-from app.models import CollectionTask
-from app.models import Task
 
 DATA = Path(__file__).parent / "data"
 SAMPLES = [

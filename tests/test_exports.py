@@ -8,6 +8,7 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
+from app.db.models import FAILED
 from app.exports import files
 from app.exports.csvfiles import AVERAGE_COLUMNS
 from app.exports.csvfiles import DETAILED_COLUMNS
@@ -17,7 +18,6 @@ from app.exports.markdown import markdown
 from app.exports.report import report_html
 from app.exports.report import report_html_chunks
 from app.exports.summary import summary_json
-from app.models import FAILED
 from tests.factories import add_item
 from tests.factories import bulk_items
 from tests.factories import make_run
@@ -288,8 +288,8 @@ def test_report_html_caps_the_detail_table_with_a_note(app):
 
 def test_exports_never_contain_provider_header_values(app):
     from app.crypto import encrypt
-    from app.models import Provider
-    from app.models import ProviderHeader
+    from app.db.models import Provider
+    from app.db.models import ProviderHeader
 
     provider = Provider.create(
         name="local",

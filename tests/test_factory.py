@@ -2,7 +2,7 @@
 
 from app.config import INSTANCE_PATH
 from app.config import load
-from app.db import database
+from app.db.connection import database
 from app.factory import create_app
 from tests.conftest import TEST_KEY_B64
 

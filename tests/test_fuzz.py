@@ -20,7 +20,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from app.api import bp as api_bp
-from app.models import Price
+from app.db.models import Price
 from app.providers.interface import Completion
 from app.providers.interface import ProviderConfig
 from app.providers.interface import ProviderError

@@ -15,8 +15,8 @@ from bs4 import BeautifulSoup
 from click.testing import CliRunner
 
 from app.cli import main
-from app.db import database
-from app.models import Task
+from app.db.connection import database
+from app.db.models import Task
 from app.web.security import DOCUMENT_POLICY
 from app.web.security import PAGE_POLICY
 from tests.conftest import TEST_KEY_B64

@@ -1,7 +1,7 @@
 """Tokens/s from one chunk is not a speed: no rate without enough of a stream, sources named
 honestly, and estimates kept out of averages, charts and the live view unless asked."""
 
-from app.models import Item
+from app.db.models import Item
 from app.results.averages import model_averages
 from app.runs.progress import progress
 from tests.engine_helpers import FakeClock

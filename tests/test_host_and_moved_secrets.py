@@ -7,7 +7,7 @@ from bs4 import BeautifulSoup
 from app.catalog.providers import create_provider
 from app.catalog.providers import provider_config
 from app.catalog.providers import update_provider
-from app.models import Provider
+from app.db.models import Provider
 from app.web.hosts import allowed_hosts
 from tests.conftest import make_app
 

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from app.datasets import importer
+from app.db.models import Collection
+from app.db.models import CollectionTask
+from app.db.models import Task
 from app.errors import ValidationError
-from app.models import Collection
-from app.models import CollectionTask
-from app.models import Task
 
 DATA = Path(__file__).parent / "data"
 

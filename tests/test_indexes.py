@@ -6,13 +6,13 @@ import datetime as dt
 
 import pytest
 
-from app import migrations
-from app.db import database
+from app.db import migrations
+from app.db.connection import database
+from app.db.models import NEW
+from app.db.models import WAITING_FOR_JUDGE
+from app.db.models import Item
 from app.engine.claims import claimable
 from app.engine.claims import wake_query
-from app.models import NEW
-from app.models import WAITING_FOR_JUDGE
-from app.models import Item
 from app.results import keyset
 from app.results import table
 from app.runs.progress import progress

@@ -5,11 +5,11 @@ import datetime as dt
 import pytest
 from peewee import IntegrityError
 
-from app.db import database
-from app.db import insert_rows
-from app.models import Collection
-from app.models import CollectionTask
-from app.models import Task
+from app.db.connection import database
+from app.db.connection import insert_rows
+from app.db.models import Collection
+from app.db.models import CollectionTask
+from app.db.models import Task
 
 WHEN = dt.datetime(2026, 1, 2, 3, 4, 5)
 

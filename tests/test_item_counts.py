@@ -8,21 +8,21 @@ import threading
 
 import pytest
 
-from app import migrations
-from app.db import WRITE_LOCK_KEY
-from app.db import database
-from app.dbadmin import copy_database
+from app.db import migrations
+from app.db.admin import copy_database
+from app.db.connection import WRITE_LOCK_KEY
+from app.db.connection import database
+from app.db.models import CANT_BE_FINISHED
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import NEW
+from app.db.models import PENDING
+from app.db.models import WAITING_FOR_JUDGE
+from app.db.models import Item
+from app.db.models import ItemCount
+from app.db.models import Run
 from app.engine import claims
 from app.engine import scheduler
-from app.models import CANT_BE_FINISHED
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import NEW
-from app.models import PENDING
-from app.models import WAITING_FOR_JUDGE
-from app.models import Item
-from app.models import ItemCount
-from app.models import Run
 from app.results.table import results_page
 from app.runs import counts
 from app.runs.progress import progress

@@ -7,24 +7,24 @@ import threading
 
 import pytest
 
-from app.db import database
+from app.db.connection import database
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import LEFT
+from app.db.models import NEW
+from app.db.models import RIGHT
+from app.db.models import TIE
+from app.db.models import Item
+from app.db.models import JudgeCall
+from app.db.models import Price
+from app.db.models import Run
+from app.db.models import RunLog
+from app.db.models import RunTarget
+from app.db.models import Vote
 from app.engine import call_claims
 from app.engine.calls import combine
 from app.engine.orchestrator import tick
 from app.errors import Conflict
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import LEFT
-from app.models import NEW
-from app.models import RIGHT
-from app.models import TIE
-from app.models import Item
-from app.models import JudgeCall
-from app.models import Price
-from app.models import Run
-from app.models import RunLog
-from app.models import RunTarget
-from app.models import Vote
 from app.runs.judge_jobs import job_progress
 from app.runs.judge_jobs import queue_pairwise
 from app.runs.judge_jobs import queue_reference_check

@@ -5,14 +5,14 @@ import json
 import pytest
 from bs4 import BeautifulSoup
 
+from app.db.models import COMPLETED
+from app.db.models import JUDGING
+from app.db.models import WAITING_FOR_JUDGE
+from app.db.models import Item
+from app.db.models import Price
+from app.db.models import Run
+from app.db.models import RunLog
 from app.exports.summary import summary_json
-from app.models import COMPLETED
-from app.models import JUDGING
-from app.models import WAITING_FOR_JUDGE
-from app.models import Item
-from app.models import Price
-from app.models import Run
-from app.models import RunLog
 from app.runs.dto import run_summary
 from app.runs.lifecycle import resume_run
 from app.runs.queries import spent_usd

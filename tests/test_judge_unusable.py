@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import WAITING_FOR_JUDGE
-from app.models import Item
-from app.models import Run
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import WAITING_FOR_JUDGE
+from app.db.models import Item
+from app.db.models import Run
 from app.runs.state import run_state
 from tests.engine_helpers import FakeClock
 from tests.engine_helpers import call_kind

@@ -13,16 +13,16 @@ from junitparser import Failure
 from junitparser import JUnitXml
 from junitparser import Skipped
 
+from app.db.models import CANT_BE_FINISHED
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import NEW
+from app.db.models import WAITING_FOR_JUDGE
 from app.exports.junit import TEXT_CHARS
 from app.exports.junit import junit_chunks
 from app.exports.junit import outcome
 from app.exports.junit import run_items
 from app.exports.junit import write_junit
-from app.models import CANT_BE_FINISHED
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import NEW
-from app.models import WAITING_FOR_JUDGE
 from tests.factories import add_item
 from tests.factories import make_run
 

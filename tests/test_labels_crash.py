@@ -11,8 +11,8 @@ import pytest
 import requests
 
 from app.config import REPO_ROOT
-from app.db import database
-from app.models import Item
+from app.db.connection import database
+from app.db.models import Item
 from tests.factories import add_item
 from tests.factories import make_run
 

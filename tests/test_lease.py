@@ -6,18 +6,18 @@ import threading
 import pytest
 
 from app.clock import utcnow
-from app.db import database
+from app.db.connection import database
+from app.db.models import COMPLETED
+from app.db.models import NEW
+from app.db.models import Item
+from app.db.models import Lease
+from app.db.models import Run
+from app.db.models import RunLog
 from app.engine import lease
 from app.engine.claims import claim
 from app.engine.foreground import run_foreground
 from app.engine.orchestrator import tick
 from app.errors import Conflict
-from app.models import COMPLETED
-from app.models import NEW
-from app.models import Item
-from app.models import Lease
-from app.models import Run
-from app.models import RunLog
 from app.runs.lifecycle import create_run
 from app.runs.lifecycle import pause_run
 from app.runs.lifecycle import resume_run

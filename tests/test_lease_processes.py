@@ -10,10 +10,10 @@ import time
 import pytest
 
 from app.config import REPO_ROOT
+from app.db.models import COMPLETED
+from app.db.models import Item
+from app.db.models import Lease
 from app.engine import lease
-from app.models import COMPLETED
-from app.models import Item
-from app.models import Lease
 from app.runs.queries import get_run
 from app.runs.state import run_state
 from tests.engine_helpers import calls

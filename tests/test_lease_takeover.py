@@ -13,11 +13,11 @@ from click.testing import CliRunner
 
 from app.cli import main
 from app.clock import utcnow
-from app.db import database
+from app.db.connection import database
+from app.db.models import COMPLETED
+from app.db.models import Item
+from app.db.models import Lease
 from app.engine import lease
-from app.models import COMPLETED
-from app.models import Item
-from app.models import Lease
 from tests.conftest import TEST_KEY_B64
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks

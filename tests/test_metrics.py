@@ -2,11 +2,11 @@
 
 import pytest
 
+from app.db.models import Price
 from app.engine.metrics import cost
 from app.engine.metrics import price_for
 from app.engine.metrics import speed
 from app.hashing import context_hash
-from app.models import Price
 from app.providers.interface import Completion
 
 MESSAGES = [{"role": "user", "content": "hi"}]

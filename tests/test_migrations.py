@@ -4,16 +4,16 @@ import datetime as dt
 
 import pytest
 
-from app import migrations
 from app.cli.db import CACHE_MIB
 from app.cli.db import open_database
-from app.db import database
-from app.migrations import open_db
-from app.models import ALL_MODELS
-from app.models import NEW
-from app.models import PENDING
-from app.models import Item
-from app.models import Provider
+from app.db import migrations
+from app.db.connection import database
+from app.db.migrations import open_db
+from app.db.models import ALL_MODELS
+from app.db.models import NEW
+from app.db.models import PENDING
+from app.db.models import Item
+from app.db.models import Provider
 from tests.conftest import make_app
 from tests.factories import T0
 from tests.factories import add_item

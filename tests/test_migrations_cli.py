@@ -1,10 +1,10 @@
 """m022 (item.answer_reused_from / judgement_reused_from) and m023 (run.outputs): a database
 from before them gets the columns, keeps its rows, and reruns are no-ops."""
 
-from app import migrations
-from app.db import database
-from app.models import Item
-from app.models import Run
+from app.db import migrations
+from app.db.connection import database
+from app.db.models import Item
+from app.db.models import Run
 from tests.factories import add_item
 from tests.factories import make_run
 

@@ -2,12 +2,12 @@
 
 import sqlite3
 
-from app import migrations
-from app.db import database
-from app.models import NEW
-from app.models import PENDING
-from app.models import Item
-from app.models import Outage
+from app.db import migrations
+from app.db.connection import database
+from app.db.models import NEW
+from app.db.models import PENDING
+from app.db.models import Item
+from app.db.models import Outage
 from tests.factories import add_item
 from tests.factories import make_run
 

@@ -6,11 +6,11 @@ import sqlite3
 
 import pytest
 
-from app import migrations
-from app.db import database
-from app.models import Item
-from app.models import Run
-from app.models import RunAggregate
+from app.db import migrations
+from app.db.connection import database
+from app.db.models import Item
+from app.db.models import Run
+from app.db.models import RunAggregate
 from app.schedules.digest import digest_finished
 from tests.factories import add_item
 from tests.factories import make_run

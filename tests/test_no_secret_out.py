@@ -21,11 +21,11 @@ from app.catalog.providers import create_provider
 from app.catalog.providers import list_models
 from app.catalog.providers import update_provider
 from app.cli import main
-from app.db import database
-from app.models import COMPLETED
-from app.models import Item
-from app.models import RunTarget
-from app.models import Task
+from app.db.connection import database
+from app.db.models import COMPLETED
+from app.db.models import Item
+from app.db.models import RunTarget
+from app.db.models import Task
 from app.providers.redaction import MASK
 from app.ratings.charts import CHARTS as REPORT_CHARTS
 from app.results.charts import CHARTS as RESULT_CHARTS

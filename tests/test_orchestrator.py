@@ -7,18 +7,18 @@ import time
 
 import pytest
 
-from app.db import database
+from app.db.connection import database
+from app.db.models import CANT_BE_FINISHED
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import NEW
+from app.db.models import WAITING_FOR_JUDGE
+from app.db.models import Item
+from app.db.models import Price
+from app.db.models import Run
+from app.db.models import RunLog
+from app.db.models import RunTarget
 from app.engine.orchestrator import tick
-from app.models import CANT_BE_FINISHED
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import NEW
-from app.models import WAITING_FOR_JUDGE
-from app.models import Item
-from app.models import Price
-from app.models import Run
-from app.models import RunLog
-from app.models import RunTarget
 from app.runs.dto import item_to_dict
 from app.runs.dto import run_summary
 from app.runs.lifecycle import pause_run
@@ -505,9 +505,9 @@ def test_on_event_receives_progress_events(app, fake, config):
 
 
 def test_scheduler_starts_one_ticking_job_once_and_releases_the_lease(app, fake):
+    from app.db.models import Lease
     from app.engine import lease
     from app.engine import scheduler
-    from app.models import Lease
 
     config = dict(app.config, TICK_SECONDS=30)
     first = scheduler.start(config)
@@ -526,7 +526,7 @@ def test_scheduler_starts_one_ticking_job_once_and_releases_the_lease(app, fake)
 
 
 def test_a_provider_deleted_mid_group_leaves_its_items_cant_be_finished(app, fake, config):
-    from app.models import Provider
+    from app.db.models import Provider
 
     doomed = make_provider(fake, name="doomed")
     keeper = make_provider(fake, name="keeper")

@@ -8,11 +8,11 @@ import datetime as dt
 import pytest
 from peewee import fn
 
-from app.models import ALL_MODELS
-from app.models import NEW
-from app.models import Item
-from app.models import Run
-from app.models import RunTarget
+from app.db.models import ALL_MODELS
+from app.db.models import NEW
+from app.db.models import Item
+from app.db.models import Run
+from app.db.models import RunTarget
 from tests import pg_databases
 from tests import pg_server
 

@@ -9,16 +9,16 @@ import pytest
 from click.testing import CliRunner
 from peewee import OperationalError
 
-from app import migrations
 from app.catalog.providers import provider_config
 from app.cli import main
-from app.db import PostgresDatabase
-from app.db import database
-from app.dbadmin import copy_database
+from app.db import migrations
+from app.db.admin import copy_database
+from app.db.connection import PostgresDatabase
+from app.db.connection import database
+from app.db.models import Provider
+from app.db.models import ProviderHeader
+from app.db.models import Task
 from app.errors import Conflict
-from app.models import Provider
-from app.models import ProviderHeader
-from app.models import Task
 from tests import pg_databases
 from tests.conftest import TEST_KEY_B64
 from tests.conftest import make_app

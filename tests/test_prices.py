@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.models import Price
+from app.db.models import Price
 
 
 @pytest.mark.parametrize(

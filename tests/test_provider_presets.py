@@ -7,7 +7,7 @@ from bs4 import BeautifulSoup
 from app.catalog.defaults import DEFAULT_PROVIDERS
 from app.catalog.provider_trial import run_test_inference
 from app.catalog.providers import create_provider
-from app.models import Provider
+from app.db.models import Provider
 from tests.test_provider_store import provider_data
 
 HX = {"HX-Request": "true"}

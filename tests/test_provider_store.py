@@ -18,12 +18,12 @@ from app.catalog.providers import list_models
 from app.catalog.providers import provider_config
 from app.catalog.providers import provider_to_dict
 from app.catalog.providers import update_provider
+from app.db.models import Price
+from app.db.models import Provider
+from app.db.models import ProviderHeader
 from app.errors import Conflict
 from app.errors import NotFound
 from app.errors import ValidationError
-from app.models import Price
-from app.models import Provider
-from app.models import ProviderHeader
 from app.providers.interface import ProviderError
 
 SECRET = "Bearer sk-test-9f8e7d6c5b4a"

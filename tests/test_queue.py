@@ -2,9 +2,9 @@
 
 import pytest
 
+from app.db.models import Run
 from app.engine import lease
 from app.engine.orchestrator import tick
-from app.models import Run
 from app.runs.live import continuable_runs
 from app.runs.queries import get_run
 from app.runs.state import run_state

@@ -6,13 +6,13 @@ import math
 import numpy as np
 import pytest
 
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import Item
-from app.models import JudgeCall
-from app.models import JudgeJob
-from app.models import Rating
-from app.models import Vote
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import Item
+from app.db.models import JudgeCall
+from app.db.models import JudgeJob
+from app.db.models import Rating
+from app.db.models import Vote
 from app.ratings import bradley_terry as bt
 from app.ratings import cards
 from app.ratings.judge_check import agreement_by_judge

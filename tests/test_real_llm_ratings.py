@@ -9,12 +9,12 @@ judge check come back with n. A 135M judge is poor; this proves the plumbing, no
 import pytest
 import requests
 
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import JudgeCall
+from app.db.models import RunTarget
+from app.db.models import Vote
 from app.engine.foreground import run_foreground
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import JudgeCall
-from app.models import RunTarget
-from app.models import Vote
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
 from tests.engine_helpers import start_run

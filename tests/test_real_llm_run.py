@@ -7,11 +7,11 @@ json_schema judging with a rubric, and the run finishing with nothing lost.
 import pytest
 import requests
 
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import Item
+from app.db.models import RunLog
 from app.engine.foreground import run_foreground
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import Item
-from app.models import RunLog
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
 from tests.engine_helpers import start_run

@@ -4,11 +4,11 @@ its headers), and no endpoint carries a credential (two fake servers over real H
 import pytest
 
 from app.catalog.providers import create_provider
-from app.models import COMPLETED
-from app.models import Item
-from app.models import Provider
-from app.models import ProviderHeader
-from app.models import RunLog
+from app.db.models import COMPLETED
+from app.db.models import Item
+from app.db.models import Provider
+from app.db.models import ProviderHeader
+from app.db.models import RunLog
 from app.providers.interface import ProviderConfig
 from app.providers.interface import ProviderError
 from app.providers.ollama import OllamaAdapter

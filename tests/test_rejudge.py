@@ -5,14 +5,14 @@ a 409; ?model=<name> filters the results by model name."""
 import pytest
 from bs4 import BeautifulSoup
 
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import PENDING
+from app.db.models import WAITING_FOR_JUDGE
+from app.db.models import Item
+from app.db.models import Run
 from app.errors import Conflict
 from app.errors import ValidationError
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import PENDING
-from app.models import WAITING_FOR_JUDGE
-from app.models import Item
-from app.models import Run
 from app.runs.retries import rejudge_item
 from app.runs.retries import retry_judge
 from tests.engine_helpers import FakeClock

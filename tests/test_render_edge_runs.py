@@ -7,12 +7,12 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
-from app.db import database
-from app.models import CONTROL_PAUSED
-from app.models import FAILED
-from app.models import NEW
-from app.models import PENDING
-from app.models import WAITING_FOR_JUDGE
+from app.db.connection import database
+from app.db.models import CONTROL_PAUSED
+from app.db.models import FAILED
+from app.db.models import NEW
+from app.db.models import PENDING
+from app.db.models import WAITING_FOR_JUDGE
 from tests.conftest import TEST_KEY_B64
 from tests.factories import add_item
 from tests.factories import make_run

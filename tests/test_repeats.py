@@ -5,8 +5,8 @@ import random
 
 import pytest
 
+from app.db.models import Item
 from app.engine import lease
-from app.models import Item
 from app.results.averages import model_averages
 from app.results.clustered import cluster_bootstrap_mean_ci
 from app.results.clustered import naive_bootstrap_mean_ci

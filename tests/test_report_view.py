@@ -9,9 +9,9 @@ import pytest
 from bs4 import BeautifulSoup
 
 from app.clock import local_text
+from app.db.models import CONTROL_RUNNING
+from app.db.models import PENDING
 from app.exports.report import report_html
-from app.models import CONTROL_RUNNING
-from app.models import PENDING
 from tests.factories import add_item
 from tests.factories import make_run
 

@@ -2,9 +2,9 @@
 
 import pytest
 
+from app.db.models import FAILED
+from app.db.models import NEW
 from app.errors import ValidationError
-from app.models import FAILED
-from app.models import NEW
 from app.results.averages import breakdown
 from app.results.averages import latency_samples
 from app.results.averages import model_averages

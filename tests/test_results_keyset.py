@@ -5,9 +5,9 @@ import random
 
 import pytest
 
-from app.models import DIFFICULTIES
-from app.models import FAILED
-from app.models import Item
+from app.db.models import DIFFICULTIES
+from app.db.models import FAILED
+from app.db.models import Item
 from app.results import table
 from app.results.keyset import NULLABLE
 from app.results.keyset import SORTS

@@ -5,8 +5,8 @@ seeks an index of the run's items and reads it in order: no temp B-tree, no scan
 
 import pytest
 
-from app.db import database
-from app.models import Item
+from app.db.connection import database
+from app.db.models import Item
 from app.results.keyset import INDEXES
 from app.results.keyset import SORTS
 from app.results.keyset import Segment

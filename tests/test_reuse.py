@@ -6,12 +6,12 @@ import json
 
 import pytest
 
+from app.db.migrations import open_db
+from app.db.models import COMPLETED
+from app.db.models import WAITING_FOR_JUDGE
+from app.db.models import Item
+from app.db.models import Run
 from app.exports.summary import summary_json
-from app.migrations import open_db
-from app.models import COMPLETED
-from app.models import WAITING_FOR_JUDGE
-from app.models import Item
-from app.models import Run
 from tests.cli_helpers import events
 from tests.cli_helpers import make_cli
 from tests.cli_helpers import rows

@@ -3,11 +3,11 @@ target), and judge_check to have the judge score the references before answering
 
 import pytest
 
-from app.datasets import run_config
-from app.datasets.run_plan import apply
+from app.db.models import JudgeJob
+from app.db.models import RunTarget
 from app.errors import ValidationError
-from app.models import JudgeJob
-from app.models import RunTarget
+from app.runconfig import reader
+from app.runconfig.run_plan import apply
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
 
@@ -30,7 +30,7 @@ def setup(app, fake):
 
 
 def test_the_same_model_twice_with_other_params_runs_as_two_labelled_targets(setup):
-    plan = run_config.parse(CONFIG.format(judge_check="true"))
+    plan = reader.parse(CONFIG.format(judge_check="true"))
     run = apply(plan)
     labels = [t.label for t in run.targets.order_by(RunTarget.position)]
     assert labels == ["m1 · temperature 0.2", "m1 hot"]
@@ -40,7 +40,7 @@ def test_the_same_model_twice_with_other_params_runs_as_two_labelled_targets(set
 def test_the_same_model_with_the_same_params_twice_is_refused_with_its_line(setup):
     text = CONFIG.format(judge_check="false").replace("temperature: 1.0", "temperature: 0.2")
     with pytest.raises(ValidationError) as exc:
-        run_config.parse(text)
+        reader.parse(text)
     (entry,) = exc.value.errors
     assert entry["field"] == "targets[1]" and entry["line"] == 9
     assert "twice with the same params" in entry["message"]
@@ -48,5 +48,5 @@ def test_the_same_model_with_the_same_params_twice_is_refused_with_its_line(setu
 
 def test_judge_check_must_be_true_or_false(setup):
     with pytest.raises(ValidationError) as exc:
-        run_config.parse(CONFIG.format(judge_check="sometimes"))
+        reader.parse(CONFIG.format(judge_check="sometimes"))
     assert [e["field"] for e in exc.value.errors] == ["run.judge_check"]

@@ -2,9 +2,9 @@
 
 import datetime as dt
 
-from app.models import NEW
-from app.models import Item
-from app.models import RunCollection
+from app.db.models import NEW
+from app.db.models import Item
+from app.db.models import RunCollection
 from app.runs import progress as run_progress
 from app.runs.counts import tally
 from app.runs.dto import run_summary

@@ -7,17 +7,17 @@ import pytest
 
 from app.catalog.providers import list_models
 from app.clock import utcnow
+from app.db.models import COMPLETED
+from app.db.models import FAILED
+from app.db.models import NEW
+from app.db.models import Item
+from app.db.models import Run
+from app.db.models import RunLog
+from app.db.models import RunTarget
 from app.engine import lease
 from app.engine.orchestrator import tick
 from app.errors import Conflict
 from app.errors import ValidationError
-from app.models import COMPLETED
-from app.models import FAILED
-from app.models import NEW
-from app.models import Item
-from app.models import Run
-from app.models import RunLog
-from app.models import RunTarget
 from app.runs.dto import run_summary
 from app.runs.lifecycle import create_run
 from app.runs.lifecycle import resume_run

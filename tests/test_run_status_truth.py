@@ -8,12 +8,12 @@ from bs4 import BeautifulSoup
 from click.testing import CliRunner
 
 from app.cli import main
-from app.db import database
-from app.models import CONTROL_PAUSED
-from app.models import FAILED
-from app.models import NEW
-from app.models import PENDING
-from app.models import WAITING_FOR_JUDGE
+from app.db.connection import database
+from app.db.models import CONTROL_PAUSED
+from app.db.models import FAILED
+from app.db.models import NEW
+from app.db.models import PENDING
+from app.db.models import WAITING_FOR_JUDGE
 from app.runs.progress import progress
 from app.runs.state import state_label
 from tests.conftest import TEST_KEY_B64

@@ -4,21 +4,21 @@ import datetime as dt
 
 import pytest
 
-from app.db import insert_rows
+from app.db.connection import insert_rows
+from app.db.models import CANT_BE_FINISHED
+from app.db.models import FAILED
+from app.db.models import NEW
+from app.db.models import Collection
+from app.db.models import CollectionTask
+from app.db.models import Item
+from app.db.models import Run
+from app.db.models import RunTarget
+from app.db.models import Task
 from app.errors import Conflict
 from app.errors import NotFound
 from app.errors import ValidationError
 from app.hashing import context_hash
 from app.judge.rubric import PROMPT_HASH
-from app.models import CANT_BE_FINISHED
-from app.models import FAILED
-from app.models import NEW
-from app.models import Collection
-from app.models import CollectionTask
-from app.models import Item
-from app.models import Run
-from app.models import RunTarget
-from app.models import Task
 from app.runlog import log_event
 from app.runs import lifecycle
 from app.runs.dto import item_to_dict

@@ -5,13 +5,13 @@ import datetime as dt
 
 import pytest
 
-from app.db import database
+from app.db.connection import database
+from app.db.models import Run
+from app.db.models import RunLog
+from app.db.models import Template
 from app.engine import lease
 from app.engine import scheduler
 from app.engine.orchestrator import tick
-from app.models import Run
-from app.models import RunLog
-from app.models import Template
 from app.runs.state import run_state
 from app.schedules import cron
 from app.schedules.firing import claim_fire

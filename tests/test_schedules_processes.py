@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from app.config import REPO_ROOT
+from app.db.models import Run
 from app.engine import lease
-from app.models import Run
 from app.schedules.templates import create_template
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks

@@ -16,7 +16,7 @@ from urllib.parse import quote
 import pytest
 
 from app.catalog.providers import create_provider
-from app.db import database
+from app.db.connection import database
 from app.providers.redaction import redact
 from tests.engine_helpers import FakeClock
 from tests.engine_helpers import call_kind

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from app.db import database
+from app.db.connection import database
 from tests.test_provider_store import closed_port_url
 
 SECRET_VALUE = "sk-live-7Qx9Zr2Lm4Np8Vt6"

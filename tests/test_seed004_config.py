@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.datasets import run_config
+from app.db.models import COMPLETED
+from app.db.models import Item
+from app.db.models import Price
+from app.db.models import Provider
+from app.db.models import ProviderHeader
+from app.db.models import Run
 from app.errors import ValidationError
-from app.models import COMPLETED
-from app.models import Item
-from app.models import Price
-from app.models import Provider
-from app.models import ProviderHeader
-from app.models import Run
+from app.runconfig import reader
 from tests.cli_helpers import SECRET
 from tests.cli_helpers import make_cli
 from tests.cli_helpers import rows
@@ -123,7 +123,7 @@ def test_resume_true_continues_the_latest_unfinished_run_of_that_name(
     (first,) = rows(Run)
     assert cli("stop", first.run_id).exit_code == 2  # finished already: nothing to continue
     # An unfinished one is continued instead of starting a new run.
-    from app.db import database
+    from app.db.connection import database
 
     with database.connection_context():
         Run.update(status="PENDING", control="stopped").execute()
@@ -137,7 +137,7 @@ def test_resume_true_continues_the_latest_unfinished_run_of_that_name(
 
 def _errors(text, tmp_path, environ=None):
     with pytest.raises(ValidationError) as info:
-        run_config.parse(text, "apocbench.yml", base_dir=tmp_path, environ=environ or {})
+        reader.parse(text, "apocbench.yml", base_dir=tmp_path, environ=environ or {})
     return [(e["line"], e["field"], e["message"]) for e in info.value.errors]
 
 

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from app.datasets import importer
-from app.datasets import run_config
+from app.db.models import Task
 from app.errors import ValidationError
-from app.models import Task
+from app.runconfig import reader
 
 GOOD = {
     "id": "w1",
@@ -142,7 +142,7 @@ def test_a_missing_env_var_in_a_base_url_is_one_error(app):
         "judge: {provider: p, model: j}\ntargets: [{provider: p, model: m}]\n"
     )
     with pytest.raises(ValidationError) as info:
-        run_config.parse(config, "c.yml", environ={})
+        reader.parse(config, "c.yml", environ={})
     messages = [(e["field"], e["message"]) for e in info.value.errors]
     assert ("providers[0].base_url", "environment variable NOT_SET is not set") in messages
     assert not [m for _f, m in messages if "base URL" in m]

@@ -6,10 +6,10 @@ import time
 
 import pytest
 
+from app.db.models import SampleChunk
 from app.engine import lease
 from app.engine.memory import memory_for
 from app.engine.orchestrator import tick
-from app.models import SampleChunk
 from app.runs.queries import get_run
 from app.schedules.alerts import digest_of
 from app.schedules.digest import digest_finished

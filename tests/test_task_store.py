@@ -18,11 +18,11 @@ from app.catalog.tasks import get_task
 from app.catalog.tasks import list_categories
 from app.catalog.tasks import search_tasks
 from app.catalog.tasks import update_task
+from app.db.models import CollectionTask
+from app.db.models import Task
 from app.errors import Conflict
 from app.errors import NotFound
 from app.errors import ValidationError
-from app.models import CollectionTask
-from app.models import Task
 
 
 def task_data(**overrides):

@@ -4,10 +4,10 @@ import datetime as dt
 
 import pytest
 
+from app.db.models import Run
+from app.db.models import RunLog
+from app.db.models import Template
 from app.engine import lease
-from app.models import Run
-from app.models import RunLog
-from app.models import Template
 from app.runs.queries import get_run
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks

@@ -53,8 +53,8 @@ def test_a_template_with_empty_vars_needs_a_value_for_every_placeholder():
 
 
 def test_run_start_refuses_a_template_task_with_a_missing_variable(app, fake):
-    from app.models import Run
-    from app.models import Task
+    from app.db.models import Run
+    from app.db.models import Task
 
     provider = create_provider({"name": "fake", "type": "OPENAI", "base_url": fake.url})
     task = create_task({"task_id": "t", "category": "c", "question": "Hi", "excellent": "x"})

@@ -5,8 +5,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from app.models import Collection
-from app.models import RunAggregate
+from app.db.models import Collection
+from app.db.models import RunAggregate
 from app.results.aggregates import series_names
 from app.schedules.digest import digest_finished
 from app.schedules.trends import trends

@@ -7,8 +7,8 @@ from bs4 import BeautifulSoup
 from click.testing import CliRunner
 
 from app.cli import main
-from app.db import database
-from app.models import Item
+from app.db.connection import database
+from app.db.models import Item
 from app.results.compare import compare_runs
 from app.results.compare import verdict
 from tests.conftest import TEST_KEY_B64

@@ -7,9 +7,9 @@ from app.catalog.collections import add_tasks_to_collection
 from app.catalog.collections import collection_to_dict
 from app.catalog.collections import create_collection
 from app.catalog.tasks import create_task
-from app.models import Collection
-from app.models import CollectionTask
-from app.models import Task
+from app.db.models import Collection
+from app.db.models import CollectionTask
+from app.db.models import Task
 
 HX = {"HX-Request": "true"}
 

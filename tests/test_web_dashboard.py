@@ -7,9 +7,9 @@ from app.catalog.collections import add_tasks_to_collection
 from app.catalog.collections import create_collection
 from app.catalog.providers import create_provider
 from app.catalog.tasks import create_task
-from app.models import COMPLETED
-from app.models import Run
-from app.models import RunTarget
+from app.db.models import COMPLETED
+from app.db.models import Run
+from app.db.models import RunTarget
 from app.runs import spec
 from app.runs.lifecycle import pause_run
 from app.runs.lifecycle import stop_run

@@ -9,12 +9,12 @@ import pytest
 from bs4 import BeautifulSoup
 
 from app import crypto
+from app.db.models import Alert
+from app.db.models import Baseline
+from app.db.models import Collection
+from app.db.models import Run
+from app.db.models import Template
 from app.engine import lease
-from app.models import Alert
-from app.models import Baseline
-from app.models import Collection
-from app.models import Run
-from app.models import Template
 from app.runs.queries import get_run
 from app.runs.state import run_state
 from app.schedules.digest import digest_finished

@@ -10,9 +10,9 @@ from app.catalog.providers import create_provider
 from app.catalog.providers import get_provider
 from app.catalog.providers import header_rows
 from app.catalog.providers import provider_config
-from app.db import database
-from app.models import Price
-from app.models import Provider
+from app.db.connection import database
+from app.db.models import Price
+from app.db.models import Provider
 from tests.conftest import make_app
 from tests.test_provider_store import SECRET
 from tests.test_provider_store import closed_port_url

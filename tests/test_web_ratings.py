@@ -6,10 +6,10 @@ import io
 import pytest
 from bs4 import BeautifulSoup
 
-from app.db import database
-from app.models import JudgeJob
-from app.models import Rating
-from app.models import Vote
+from app.db.connection import database
+from app.db.models import JudgeJob
+from app.db.models import Rating
+from app.db.models import Vote
 from tests.conftest import make_app
 from tests.factories import add_item
 from tests.factories import make_run

@@ -3,10 +3,10 @@
 import pytest
 from bs4 import BeautifulSoup
 
-from app.db import database
-from app.models import FAILED
-from app.models import Item
-from app.models import Run
+from app.db.connection import database
+from app.db.models import FAILED
+from app.db.models import Item
+from app.db.models import Run
 from tests.conftest import make_app
 from tests.factories import add_item
 from tests.factories import bulk_items

@@ -6,7 +6,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from app.catalog.tasks import create_task
-from app.models import Task
+from app.db.models import Task
 
 HX = {"HX-Request": "true"}
 

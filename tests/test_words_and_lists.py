@@ -9,9 +9,9 @@ from app.catalog.collections import create_collection
 from app.catalog.prices import set_price
 from app.catalog.providers import create_provider
 from app.catalog.tasks import create_task
-from app.models import CollectionTask
-from app.models import Price
-from app.models import Task
+from app.db.models import CollectionTask
+from app.db.models import Price
+from app.db.models import Task
 from tests.test_provider_store import closed_port_url
 
 HX = {"HX-Request": "true"}

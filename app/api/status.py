@@ -6,9 +6,9 @@ from flask import Blueprint
 from flask import jsonify
 
 from ..clock import isoformat
-from ..db import database
-from ..migrations import schema_version
-from ..models import Lease
+from ..db.connection import database
+from ..db.migrations import schema_version
+from ..db.models import Lease
 from ..runs.queries import active_run
 
 bp = Blueprint("status", __name__)

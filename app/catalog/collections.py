@@ -4,15 +4,15 @@ from peewee import JOIN
 from peewee import fn
 
 from ..clock import isoformat
-from ..db import database
+from ..db.connection import database
+from ..db.models import Collection
+from ..db.models import CollectionTask
+from ..db.models import Task
 from ..errors import Conflict
 from ..errors import NotFound
 from ..errors import ValidationError
 from ..ids import digits_number
 from ..ids import is_db_id
-from ..models import Collection
-from ..models import CollectionTask
-from ..models import Task
 from .tasks import task_query
 
 

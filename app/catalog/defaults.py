@@ -6,12 +6,12 @@ from pathlib import Path
 import yaml
 
 from ..clock import utcnow
-from ..db import database
+from ..db.connection import database
+from ..db.models import Collection
+from ..db.models import CollectionTask
+from ..db.models import Provider
+from ..db.models import Task
 from ..errors import ValidationError
-from ..models import Collection
-from ..models import CollectionTask
-from ..models import Provider
-from ..models import Task
 from .provider_fields import DEFAULT_TIMEOUT_SECONDS
 from .providers import create_provider
 from .task_fields import clean_task

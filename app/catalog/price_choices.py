@@ -1,9 +1,9 @@
 """What the prices page offers to pick from: the provider names people use, and each one's
 models (asked from its server, plus those used in runs or already priced)."""
 
-from ..models import Price
-from ..models import Provider
-from ..models import RunTarget
+from ..db.models import Price
+from ..db.models import Provider
+from ..db.models import RunTarget
 from ..providers.interface import ProviderError
 from .providers import list_models
 

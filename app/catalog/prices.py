@@ -4,10 +4,10 @@ import difflib
 
 from ..clock import isoformat
 from ..clock import utcnow
-from ..db import database
+from ..db.connection import database
+from ..db.models import Price
 from ..errors import NotFound
 from ..errors import ValidationError
-from ..models import Price
 from .provider_fields import as_number
 from .provider_fields import as_text
 

@@ -3,8 +3,8 @@
 import re
 from urllib.parse import urlsplit
 
+from ..db.models import PROVIDER_TYPES
 from ..errors import ValidationError
-from ..models import PROVIDER_TYPES
 from ..providers.urls import credential_in
 
 DEFAULT_ENDPOINTS = {

@@ -7,12 +7,12 @@ import time
 from .. import crypto
 from ..clock import isoformat
 from ..clock import utcnow
-from ..db import database
+from ..db.connection import database
+from ..db.models import Provider
+from ..db.models import ProviderHeader
 from ..errors import Conflict
 from ..errors import NotFound
 from ..errors import ValidationError
-from ..models import Provider
-from ..models import ProviderHeader
 from ..providers import get_adapter
 from ..providers.interface import ProviderConfig
 from ..providers.interface import ProviderError

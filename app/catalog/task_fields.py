@@ -4,8 +4,8 @@ import math
 import re
 
 from .. import jsontext
+from ..db.models import DIFFICULTIES
 from ..errors import ValidationError
-from ..models import DIFFICULTIES
 from . import templating
 
 TASK_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]+$")

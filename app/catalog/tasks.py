@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 from ..clock import isoformat
 from ..clock import utcnow
-from ..db import database
+from ..db.connection import database
+from ..db.models import CollectionTask
+from ..db.models import Task
 from ..errors import Conflict
 from ..errors import NotFound
-from ..models import CollectionTask
-from ..models import Task
 from .task_fields import clean_task_input
 
 log = logging.getLogger(__name__)

@@ -3,10 +3,10 @@
 import click
 
 from ..config import load
-from ..dbadmin import copy_database
-from ..dbadmin import describe
-from ..dburl import DatabaseUrlError
-from ..dburl import parse
+from ..db.admin import copy_database
+from ..db.admin import describe
+from ..db.urls import DatabaseUrlError
+from ..db.urls import parse
 from ..errors import LlmbenchError
 from .db import open_database
 from .output import EXIT_INVALID

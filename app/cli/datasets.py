@@ -7,10 +7,10 @@ import yaml
 
 from ..datasets import exporter
 from ..datasets import importer
-from ..datasets import run_config
-from ..datasets import run_plan
 from ..errors import LlmbenchError
 from ..files.private import open_private
+from ..runconfig import reader
+from ..runconfig import run_plan
 from .db import missing_db_note
 from .db import open_db
 from .options import override_options
@@ -83,7 +83,7 @@ def validate(
         try:
             if is_config:
                 overrides = overrides_from(limit, categories, concurrency, name, judge, sets)
-                plan = run_config.load(target, overrides=overrides, allow_unpriced=allow_unpriced)
+                plan = reader.load(target, overrides=overrides, allow_unpriced=allow_unpriced)
                 result = {**run_plan.plan_to_dict(plan), "event": "valid", "kind": "config"}
                 text = [f"{target}: valid run config"] + ["  " + x for x in run_plan.describe(plan)]
             else:

@@ -10,12 +10,12 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from peewee import OperationalError
 
 from .. import crypto
-from .. import db
-from .. import migrations
 from ..config import INSTANCE_PATH
 from ..config import load
-from ..dburl import DatabaseUrlError
-from ..dburl import parse
+from ..db import connection as db
+from ..db import migrations
+from ..db.urls import DatabaseUrlError
+from ..db.urls import parse
 from ..schedules.known_secrets import MaskedStream
 from ..schedules.known_secrets import known_redactor
 from .output import EXIT_INVALID

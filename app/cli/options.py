@@ -2,8 +2,8 @@
 
 import click
 
-from ..datasets.config_overrides import Overrides
 from ..results.gates import Gates
+from ..runconfig.invocation import Overrides
 
 PERCENT = click.FloatRange(0, 100)
 
@@ -45,7 +45,7 @@ override_options = _stack(
 
 
 def overrides_from(limit, categories, concurrency, name, judge, sets):
-    """The command line's overrides for run_config.load."""
+    """The command line's overrides for reader.load."""
     return Overrides(limit, categories, concurrency, name, judge, tuple(sets))
 
 

@@ -10,7 +10,7 @@ import traceback
 
 import click
 
-from ..db import database
+from ..db.connection import database
 from ..engine import lease
 from ..errors import Conflict
 from ..errors import NotFound

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import click
 
-from ..datasets import run_config
-from ..datasets import run_plan
 from ..errors import LlmbenchError
+from ..runconfig import reader
+from ..runconfig import run_plan
 from ..runs.queries import get_run
 from ..runs.queries import latest_unfinished
 from ..runs.reuse import reuse_counts
@@ -113,7 +113,7 @@ def run(
     overrides = overrides_from(limit, categories, concurrency, name, judge, sets)
     with db_context():
         try:
-            plan = run_config.load(config_path, overrides=overrides, allow_unpriced=allow_unpriced)
+            plan = reader.load(config_path, overrides=overrides, allow_unpriced=allow_unpriced)
         except LlmbenchError as exc:
             raise translate(exc, as_json, note=missing_db_note(cfg)) from None
         if dry_run:

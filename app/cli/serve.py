@@ -9,9 +9,9 @@ import click
 from gunicorn.app.base import BaseApplication
 
 from .. import config
-from .. import db
-from ..dburl import DatabaseUrlError
-from ..dburl import parse
+from ..db import connection as db
+from ..db.urls import DatabaseUrlError
+from ..db.urls import parse
 from ..factory import create_app
 from .db import open_database
 from .output import EXIT_INVALID

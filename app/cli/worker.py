@@ -10,8 +10,8 @@ import threading
 
 import click
 
-from ..dburl import DatabaseUrlError
-from ..dburl import parse
+from ..db.urls import DatabaseUrlError
+from ..db.urls import parse
 from ..engine.remote import DEFAULT_CONCURRENCY
 from ..engine.remote import RemoteWorker
 from ..engine.remote import UnknownProviders

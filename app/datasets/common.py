@@ -8,9 +8,9 @@ from pathlib import Path
 
 from .. import jsontext
 from ..catalog.task_fields import TASK_FIELDS
+from ..db.models import DIFFICULTIES
 from ..errors import ValidationError
 from ..errors import format_error
-from ..models import DIFFICULTIES
 from .lines import LineDict
 
 # The text fields among the task fields (the rest are lists and mappings).

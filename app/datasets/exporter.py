@@ -1,10 +1,10 @@
 """Export tasks (all, or one collection) in every dataset format the importer reads."""
 
+from ..db.models import Collection
+from ..db.models import CollectionTask
+from ..db.models import Task
 from ..errors import NotFound
 from ..errors import ValidationError
-from ..models import Collection
-from ..models import CollectionTask
-from ..models import Task
 from . import json_tasks
 from . import jsonl_tasks
 from . import runner_tasks

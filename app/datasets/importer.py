@@ -7,13 +7,13 @@ from pathlib import Path
 
 from .. import jsontext
 from ..clock import utcnow
-from ..db import database
-from ..db import in_values
-from ..db import insert_rows
+from ..db.connection import database
+from ..db.connection import in_values
+from ..db.connection import insert_rows
+from ..db.models import Collection
+from ..db.models import CollectionTask
+from ..db.models import Task
 from ..errors import ValidationError
-from ..models import Collection
-from ..models import CollectionTask
-from ..models import Task
 from . import json_tasks
 from . import jsonl_tasks
 from . import runner_tasks

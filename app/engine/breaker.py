@@ -19,8 +19,8 @@ The open breakers are rows of `outage` (models.Outage): the live view reads them
 import datetime as dt
 import threading
 
-from ..db import database
-from ..models import Outage
+from ..db.connection import database
+from ..db.models import Outage
 from ..runs.outages import hms
 from ..runs.outages import waiting_message
 from . import claims

@@ -8,9 +8,9 @@ the claim was released or taken over is never written. WorkerPool takes this mod
 """
 
 from ..clock import db_text
-from ..db import database
-from ..models import NEW
-from ..models import JudgeCall
+from ..db.connection import database
+from ..db.models import NEW
+from ..db.models import JudgeCall
 from . import claims
 
 # The same shape as claims.CLAIM_SQL: on PostgreSQL the chosen row is locked with SKIP LOCKED

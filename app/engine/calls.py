@@ -11,19 +11,19 @@ winner both times wins, anything else is a tie flagged inconsistent (MT-Bench's 
 import logging
 from types import SimpleNamespace
 
+from ..db.models import COMPLETED
+from ..db.models import FAILED
+from ..db.models import JUDGE
+from ..db.models import LEFT
+from ..db.models import NEW
+from ..db.models import RIGHT
+from ..db.models import TIE
+from ..db.models import Item
+from ..db.models import JudgeCall
+from ..db.models import JudgeJob
+from ..db.models import Vote
 from ..judge import pairwise
 from ..judge import rubric
-from ..models import COMPLETED
-from ..models import FAILED
-from ..models import JUDGE
-from ..models import LEFT
-from ..models import NEW
-from ..models import RIGHT
-from ..models import TIE
-from ..models import Item
-from ..models import JudgeCall
-from ..models import JudgeJob
-from ..models import Vote
 from ..runs.judge_jobs import LEVELS
 from ..runs.judge_jobs import PAIRWISE
 from ..runs.judge_jobs import judge_voter

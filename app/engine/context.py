@@ -7,11 +7,11 @@ model groups and the warm-ups; none of them reaches into another's attributes.
 
 import threading
 
-from ..models import CONTROL_PAUSED
-from ..models import CONTROL_RUNNING
-from ..models import PENDING
-from ..models import Run
-from ..models import RunTarget
+from ..db.models import CONTROL_PAUSED
+from ..db.models import CONTROL_RUNNING
+from ..db.models import PENDING
+from ..db.models import Run
+from ..db.models import RunTarget
 from ..runlog import log_event
 from ..runs.queries import spent_usd
 from . import retry

@@ -7,8 +7,8 @@ scheduler thread ticks instead (scheduler.py).
 import time
 
 from ..clock import utcnow
+from ..db.models import CONTROL_STOPPED
 from ..errors import Conflict
-from ..models import CONTROL_STOPPED
 from ..runs.dto import run_summary
 from ..runs.lifecycle import resume_run
 from ..runs.lifecycle import set_control

@@ -5,11 +5,11 @@ fail its items when its warm-up fails for good, or mark them CANT_BE_FINISHED wh
 never be asked. Every function takes the tick's RunContext.
 """
 
-from ..models import CANT_BE_FINISHED
-from ..models import FAILED
-from ..models import NEW
-from ..models import Item
-from ..models import RunTarget
+from ..db.models import CANT_BE_FINISHED
+from ..db.models import FAILED
+from ..db.models import NEW
+from ..db.models import Item
+from ..db.models import RunTarget
 from .claims import any_claimable
 from .claims import next_wake
 

@@ -4,12 +4,12 @@ judgement, a retry or the failure (every write guarded by the claim, engine/clai
 import logging
 import threading
 
+from ..db.models import COMPLETED
+from ..db.models import FAILED
+from ..db.models import NEW
+from ..db.models import WAITING_FOR_JUDGE
+from ..db.models import Item
 from ..judge import rubric
-from ..models import COMPLETED
-from ..models import FAILED
-from ..models import NEW
-from ..models import WAITING_FOR_JUDGE
-from ..models import Item
 from ..providers.interface import ProviderError
 from ..runs.lifecycle import item_messages
 from . import metrics

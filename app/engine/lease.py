@@ -15,14 +15,14 @@ import psutil
 
 from ..clock import db_text
 from ..clock import utcnow
-from ..db import database
-from ..models import CONTROL_RUNNING
-from ..models import CONTROL_STOPPED
-from ..models import FINISHED
-from ..models import ORCHESTRATOR_LEASE
-from ..models import Lease
-from ..models import Run
-from ..models import RunLog
+from ..db.connection import database
+from ..db.models import CONTROL_RUNNING
+from ..db.models import CONTROL_STOPPED
+from ..db.models import FINISHED
+from ..db.models import ORCHESTRATOR_LEASE
+from ..db.models import Lease
+from ..db.models import Run
+from ..db.models import RunLog
 from ..runlog import log_event
 from . import call_claims
 from .claims import release_all

@@ -1,6 +1,6 @@
 """Per-item metrics: context hash, cost, and honest decode speed (never total tokens / latency)."""
 
-from ..models import Price
+from ..db.models import Price
 from ..providers.base import stream_rate
 
 

@@ -8,9 +8,9 @@ No Flask here: `llmbench serve` ticks it from APScheduler, the CLI from foregrou
 """
 
 from ..clock import utcnow
-from ..models import CONTROL_RUNNING
-from ..models import PENDING
-from ..models import Run
+from ..db.models import CONTROL_RUNNING
+from ..db.models import PENDING
+from ..db.models import Run
 from ..runs.queue import start_next
 from . import lease
 from .memory import memory_for

@@ -24,13 +24,13 @@ import logging
 import time
 
 from ..clock import utcnow
-from ..models import CONTROL_RUNNING
-from ..models import JUDGING
-from ..models import NEW
-from ..models import PENDING
-from ..models import WAITING_FOR_JUDGE
-from ..models import Provider
-from ..models import Run
+from ..db.models import CONTROL_RUNNING
+from ..db.models import JUDGING
+from ..db.models import NEW
+from ..db.models import PENDING
+from ..db.models import WAITING_FOR_JUDGE
+from ..db.models import Provider
+from ..db.models import Run
 from . import claims
 from . import lease
 from .context import RunContext

@@ -8,8 +8,8 @@ run finished, paused or stopped, or another run took its place.
 import logging
 
 from ..catalog.providers import provider_config
-from ..models import Provider
-from ..models import RunTarget
+from ..db.models import Provider
+from ..db.models import RunTarget
 from ..providers import get_adapter
 from ..sysmetrics.sampler import Sampler
 from ..sysmetrics.store import SampleStore

@@ -8,7 +8,7 @@ import threading
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from ..db import database
+from ..db.connection import database
 from ..runs import counts
 from . import lease
 from .orchestrator import tick

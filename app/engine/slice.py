@@ -12,21 +12,21 @@ import time
 
 from peewee import fn
 
-from ..db import database
-from ..db import storage_full
-from ..models import BENCHMARKING
-from ..models import CANT_BE_FINISHED
-from ..models import COMPLETED
-from ..models import CONTROL_PAUSED
-from ..models import CONTROL_RUNNING
-from ..models import FAILED
-from ..models import FINISHED
-from ..models import JUDGING
-from ..models import NEW
-from ..models import PENDING
-from ..models import WAITING_FOR_JUDGE
-from ..models import Item
-from ..models import Run
+from ..db.connection import database
+from ..db.connection import storage_full
+from ..db.models import BENCHMARKING
+from ..db.models import CANT_BE_FINISHED
+from ..db.models import COMPLETED
+from ..db.models import CONTROL_PAUSED
+from ..db.models import CONTROL_RUNNING
+from ..db.models import FAILED
+from ..db.models import FINISHED
+from ..db.models import JUDGING
+from ..db.models import NEW
+from ..db.models import PENDING
+from ..db.models import WAITING_FOR_JUDGE
+from ..db.models import Item
+from ..db.models import Run
 from ..runs.state import run_state
 from . import call_claims
 from . import claims

@@ -14,7 +14,7 @@ import logging
 
 from peewee import OperationalError
 
-from ..db import database
+from ..db.connection import database
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ judge).
 import datetime as dt
 import logging
 
+from ..db.models import RunTarget
 from ..judge import rubric
-from ..models import RunTarget
 from ..providers.interface import Cancelled
 from ..providers.interface import ProviderError
 from ..runs.outages import hms

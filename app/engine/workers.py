@@ -11,12 +11,12 @@ import logging
 import threading
 import time
 
-from ..db import database
-from ..db import storage_full
-from ..models import CONTROL_STOPPED
-from ..models import PENDING
-from ..models import WAITING_FOR_JUDGE
-from ..models import Run
+from ..db.connection import database
+from ..db.connection import storage_full
+from ..db.models import CONTROL_STOPPED
+from ..db.models import PENDING
+from ..db.models import WAITING_FOR_JUDGE
+from ..db.models import Run
 from ..runs import counts
 from . import claims
 from . import wal

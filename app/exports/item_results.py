@@ -4,9 +4,9 @@ score, reason, rubric scores, auto-fail, metrics, cost, error), streamed from on
 import io
 import json
 
-from ..db import database
+from ..db.connection import database
+from ..db.models import Item
 from ..files.csvcells import SafeWriter
-from ..models import Item
 from .rows import targets
 
 CSV_COLUMNS = (

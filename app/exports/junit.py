@@ -28,13 +28,13 @@ from datetime import UTC
 
 from peewee import fn
 
-from ..db import database
-from ..models import CANT_BE_FINISHED
-from ..models import COMPLETED
-from ..models import FAILED
-from ..models import NEW
-from ..models import WAITING_FOR_JUDGE
-from ..models import Item
+from ..db.connection import database
+from ..db.models import CANT_BE_FINISHED
+from ..db.models import COMPLETED
+from ..db.models import FAILED
+from ..db.models import NEW
+from ..db.models import WAITING_FOR_JUDGE
+from ..db.models import Item
 from .rows import error_text
 from .rows import number
 from .rows import targets

@@ -11,7 +11,7 @@ from ..clock import isoformat
 from ..clock import local_text
 from ..clock import utcnow
 from ..config import REPO_ROOT
-from ..models import RunCollection
+from ..db.models import RunCollection
 from ..results import charts
 from ..results.averages import breakdown
 from ..results.averages import model_averages

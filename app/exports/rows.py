@@ -2,9 +2,9 @@
 
 from collections import namedtuple
 
-from ..db import database
-from ..models import Item
-from ..models import RunTarget
+from ..db.connection import database
+from ..db.models import Item
+from ..db.models import RunTarget
 from ..runs.outcomes import FAILED_STATUSES
 
 DetailRow = namedtuple(

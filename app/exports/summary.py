@@ -3,9 +3,9 @@
 from peewee import fn
 
 from ..clock import isoformat
-from ..models import Item
-from ..models import RunCollection
-from ..models import RunTarget
+from ..db.models import Item
+from ..db.models import RunCollection
+from ..db.models import RunTarget
 from ..results.averages import breakdown
 from ..results.averages import model_averages
 from ..results.averages import targets_from_averages

@@ -11,15 +11,15 @@ from dataclasses import dataclass
 
 from peewee import fn
 
+from ..db.models import Item
+from ..db.models import Rating
+from ..db.models import RatingTag
+from ..db.models import Run
+from ..db.models import RunTarget
 from ..errors import NotFound
 from ..errors import ValidationError
 from ..ids import is_db_id
 from ..ids import whole_number
-from ..models import Item
-from ..models import Rating
-from ..models import RatingTag
-from ..models import Run
-from ..models import RunTarget
 from ..runs.queries import get_run
 from .store import clean_body
 from .store import save_rating

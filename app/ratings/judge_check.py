@@ -10,12 +10,12 @@ Cohen's kappa and Spearman's rho, with n, per judge model.
 
 from peewee import fn
 
-from ..models import COMPLETED
-from ..models import Item
-from ..models import JudgeCall
-from ..models import JudgeJob
-from ..models import Rating
-from ..models import Run
+from ..db.models import COMPLETED
+from ..db.models import Item
+from ..db.models import JudgeCall
+from ..db.models import JudgeJob
+from ..db.models import Rating
+from ..db.models import Run
 from ..runs.judge_jobs import LEVELS
 from ..runs.judge_jobs import REFERENCE
 from ..runs.judge_jobs import job_progress

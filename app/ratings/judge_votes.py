@@ -5,13 +5,13 @@ engine/calls.py): each pair in both orders, claims, retries, budget and pause as
 call. Progress reads like a run's; the judge's position consistency comes from its votes.
 """
 
+from ..db.models import JudgeJob
+from ..db.models import Provider
+from ..db.models import RunTarget
 from ..errors import NotFound
 from ..errors import ValidationError
 from ..ids import is_db_id
 from ..ids import whole_number
-from ..models import JudgeJob
-from ..models import Provider
-from ..models import RunTarget
 from ..runs.judge_jobs import PAIRWISE
 from ..runs.judge_jobs import job_progress
 from ..runs.judge_jobs import judge_voter

@@ -8,14 +8,14 @@ columns in one query and handed to bradley_terry as arrays: no per-vote Python l
 
 import numpy as np
 
-from ..db import database
+from ..db.connection import database
+from ..db.models import HUMAN
+from ..db.models import JUDGE
+from ..db.models import LEFT
+from ..db.models import RIGHT
+from ..db.models import Run
+from ..db.models import RunTarget
 from ..errors import ValidationError
-from ..models import HUMAN
-from ..models import JUDGE
-from ..models import LEFT
-from ..models import RIGHT
-from ..models import Run
-from ..models import RunTarget
 from ..runs.queries import get_run
 from . import bradley_terry as bt
 

@@ -4,9 +4,9 @@ avg_latency and avg_tokens, each with the n it stands on, and the data behind it
 Three grouped queries (items, ratings, votes), whatever the run's size.
 """
 
-from ..db import database
-from ..models import COMPLETED
-from ..models import RunTarget
+from ..db.connection import database
+from ..db.models import COMPLETED
+from ..db.models import RunTarget
 from ..results.averages import latency_samples
 from .agreement import LIKERT
 

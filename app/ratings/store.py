@@ -8,14 +8,14 @@ from peewee import fn
 
 from ..clock import isoformat
 from ..clock import utcnow
-from ..db import database
+from ..db.connection import database
+from ..db.models import Item
+from ..db.models import Rating
+from ..db.models import RatingTag
 from ..errors import NotFound
 from ..errors import ValidationError
 from ..ids import digits_number
 from ..ids import is_db_id
-from ..models import Item
-from ..models import Rating
-from ..models import RatingTag
 from ..runs.queries import get_run
 
 LIKERT = (1, 2, 3, 4, 5)

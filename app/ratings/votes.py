@@ -15,19 +15,19 @@ from peewee import fn
 
 from ..clock import isoformat
 from ..clock import utcnow
-from ..db import database
+from ..db.connection import database
+from ..db.models import HUMAN
+from ..db.models import LEFT
+from ..db.models import RIGHT
+from ..db.models import WINNERS
+from ..db.models import Item
+from ..db.models import RunTarget
+from ..db.models import Vote
 from ..errors import Conflict
 from ..errors import NotFound
 from ..errors import ValidationError
 from ..ids import is_db_id
 from ..ids import whole_number
-from ..models import HUMAN
-from ..models import LEFT
-from ..models import RIGHT
-from ..models import WINNERS
-from ..models import Item
-from ..models import RunTarget
-from ..models import Vote
 from ..runs.judge_jobs import unjudged_pairs
 from ..runs.queries import get_run
 

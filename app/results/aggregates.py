@@ -7,9 +7,9 @@ clusters, so repeats count once per task), speed the mean tokens/s and the media
 import statistics
 from array import array
 
+from ..db.models import COMPLETED
 from ..hashing import canonical_params
 from ..hashing import sha256_json
-from ..models import COMPLETED
 from ..runs.outcomes import FAILED_STATUSES
 from ..runs.outcomes import I
 from ..runs.outcomes import T

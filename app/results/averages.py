@@ -10,15 +10,15 @@ from peewee import JOIN
 from peewee import Case
 from peewee import fn
 
-from ..db import database
+from ..db.connection import database
+from ..db.models import CANT_BE_FINISHED
+from ..db.models import COMPLETED
+from ..db.models import DIFFICULTIES
+from ..db.models import FAILED
+from ..db.models import NEW
+from ..db.models import WAITING_FOR_JUDGE
 from ..errors import NotFound
 from ..errors import ValidationError
-from ..models import CANT_BE_FINISHED
-from ..models import COMPLETED
-from ..models import DIFFICULTIES
-from ..models import FAILED
-from ..models import NEW
-from ..models import WAITING_FOR_JUDGE
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import IS_JUDGE_FAILED
 from ..runs.outcomes import IS_WARMUP_FAILED

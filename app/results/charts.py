@@ -11,7 +11,7 @@ import sys
 import pygal
 from pygal.style import Style
 
-from ..models import FINISHED
+from ..db.models import FINISHED
 from .averages import breakdown
 from .averages import latency_samples
 from .averages import model_averages

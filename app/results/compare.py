@@ -1,10 +1,10 @@
 """Compare two runs: per-model deltas, paired significance over shared tasks, per-task changes."""
 
 from ..clock import isoformat
-from ..models import COMPLETED
-from ..models import Item
-from ..models import Run
-from ..models import RunTarget
+from ..db.models import COMPLETED
+from ..db.models import Item
+from ..db.models import Run
+from ..db.models import RunTarget
 from ..runs.outcomes import FAILED_STATUSES
 from ..runs.state import run_state
 from . import stats

@@ -1,8 +1,8 @@
 """A baseline against several runs: one pairwise comparison each (results/compare.py), gathered
 per model, and the order people expect (the older run is the baseline, newer ones follow)."""
 
+from ..db.models import Run
 from ..errors import NotFound
-from ..models import Run
 from .compare import compare_runs
 
 

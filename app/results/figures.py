@@ -4,8 +4,8 @@ gates and its summary screen read them."""
 
 from peewee import fn
 
-from ..db import database
-from ..models import COMPLETED
+from ..db.connection import database
+from ..db.models import COMPLETED
 from ..runs.outcomes import FAILED_STATUSES
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import IS_JUDGE_FAILED

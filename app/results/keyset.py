@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from peewee import SQL
 from peewee import fn
 
-from ..db import database
+from ..db.connection import database
+from ..db.models import DIFFICULTIES
+from ..db.models import ITEM_STATUSES
 from ..errors import ValidationError
-from ..models import DIFFICULTIES
-from ..models import ITEM_STATUSES
 from ..runs.outcomes import I
 from ..runs.outcomes import T
 

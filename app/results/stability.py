@@ -4,7 +4,7 @@ judgements (settings.judgeRepeats)."""
 
 import statistics
 
-from ..models import COMPLETED
+from ..db.models import COMPLETED
 from ..runs.outcomes import I
 from ..runs.outcomes import T
 

@@ -1,9 +1,9 @@
 """A run's system metrics beside its throughput: the charts and peaks of the run's pages."""
 
 from ..clock import utcnow
-from ..db import database
+from ..db.connection import database
+from ..db.models import Provider
 from ..engine.sampling import ollama_loaded_models
-from ..models import Provider
 from ..runs.queries import active_run
 from ..sysmetrics.sample import current_metrics
 from ..sysmetrics.series import peaks

@@ -7,9 +7,9 @@ from dataclasses import field
 from peewee import SQL
 from peewee import fn
 
+from ..db.models import ITEM_STATUSES
 from ..errors import ValidationError
 from ..ids import digits_number
-from ..models import ITEM_STATUSES
 from ..runs.counts import count_items
 from ..runs.outcomes import FAILED_STATUSES
 from ..runs.outcomes import IS_ANSWER_FAILED

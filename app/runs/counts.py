@@ -19,16 +19,16 @@ import logging
 from peewee import SQL
 from peewee import fn
 
-from ..db import WRITE_LOCK_KEY
-from ..db import built_once
-from ..db import database
-from ..models import CANT_BE_FINISHED
-from ..models import FAILED
-from ..models import ITEM_STATUSES
-from ..models import NEW
-from ..models import Item
-from ..models import ItemCount
-from ..models import ItemCountNow
+from ..db.connection import WRITE_LOCK_KEY
+from ..db.connection import built_once
+from ..db.connection import database
+from ..db.models import CANT_BE_FINISHED
+from ..db.models import FAILED
+from ..db.models import ITEM_STATUSES
+from ..db.models import NEW
+from ..db.models import Item
+from ..db.models import ItemCount
+from ..db.models import ItemCountNow
 
 log = logging.getLogger(__name__)
 

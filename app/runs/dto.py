@@ -1,12 +1,12 @@
 """Runs and items as JSON-ready dicts (RunSummaryDto, the item DTO + metrics)."""
 
 from ..clock import isoformat
-from ..models import CANT_BE_FINISHED
-from ..models import COMPLETED
-from ..models import FAILED
-from ..models import NEW
-from ..models import RunCollection
-from ..models import RunTarget
+from ..db.models import CANT_BE_FINISHED
+from ..db.models import COMPLETED
+from ..db.models import FAILED
+from ..db.models import NEW
+from ..db.models import RunCollection
+from ..db.models import RunTarget
 from .counts import tally
 from .outages import waiting_for
 from .progress import progress_fraction

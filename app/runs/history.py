@@ -4,9 +4,9 @@ import datetime as dt
 
 from peewee import JOIN
 
-from ..models import COMPLETED
-from ..models import Run
-from ..models import RunTarget
+from ..db.models import COMPLETED
+from ..db.models import Run
+from ..db.models import RunTarget
 from .counts import run_totals
 from .counts import tallies
 from .queries import RUN_STATES

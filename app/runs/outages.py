@@ -1,7 +1,7 @@
 """The servers a run waits for (engine/breaker.py keeps them in `outage`), as people read them."""
 
 from ..clock import isoformat
-from ..models import Outage
+from ..db.models import Outage
 
 
 def hms(when):

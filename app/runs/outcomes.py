@@ -3,11 +3,11 @@
 from peewee import Case
 from peewee import fn
 
-from ..models import CANT_BE_FINISHED
-from ..models import COMPLETED
-from ..models import FAILED
-from ..models import Item
-from ..models import RunTarget
+from ..db.models import CANT_BE_FINISHED
+from ..db.models import COMPLETED
+from ..db.models import FAILED
+from ..db.models import Item
+from ..db.models import RunTarget
 
 I = Item  # noqa: E741 - short aliases keep the SQL builders readable
 T = RunTarget

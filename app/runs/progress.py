@@ -3,15 +3,15 @@
 import functools
 
 from ..clock import utcnow
-from ..db import database
-from ..db import tuples_once
-from ..models import CANT_BE_FINISHED
-from ..models import COMPLETED
-from ..models import FAILED
-from ..models import NEW
-from ..models import WAITING_FOR_JUDGE
-from ..models import Item
-from ..models import RunTarget
+from ..db.connection import database
+from ..db.connection import tuples_once
+from ..db.models import CANT_BE_FINISHED
+from ..db.models import COMPLETED
+from ..db.models import FAILED
+from ..db.models import NEW
+from ..db.models import WAITING_FOR_JUDGE
+from ..db.models import Item
+from ..db.models import RunTarget
 from .counts import tally
 from .outages import waiting_for
 from .state import run_state

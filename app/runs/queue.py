@@ -6,13 +6,13 @@ by each tick). A queued run can be cancelled: it becomes stopped, resumable like
 """
 
 from ..clock import utcnow
-from ..db import database
+from ..db.connection import database
+from ..db.models import CONTROL_QUEUED
+from ..db.models import CONTROL_RUNNING
+from ..db.models import CONTROL_STOPPED
+from ..db.models import FINISHED
+from ..db.models import Run
 from ..errors import ValidationError
-from ..models import CONTROL_QUEUED
-from ..models import CONTROL_RUNNING
-from ..models import CONTROL_STOPPED
-from ..models import FINISHED
-from ..models import Run
 from ..runlog import log_event
 from .queries import active_run
 from .queries import get_run

@@ -14,13 +14,13 @@ averages and percentiles only hold what this run measured.
 
 from peewee import fn
 
+from ..db.models import COMPLETED
+from ..db.models import FAILED
+from ..db.models import NEW
+from ..db.models import WAITING_FOR_JUDGE
+from ..db.models import Item
+from ..db.models import Run
 from ..hashing import canonical_params
-from ..models import COMPLETED
-from ..models import FAILED
-from ..models import NEW
-from ..models import WAITING_FOR_JUDGE
-from ..models import Item
-from ..models import Run
 
 ANSWER_FIELDS = (
     "answer",

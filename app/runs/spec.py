@@ -1,6 +1,6 @@
 """The one set of run-spec rules: every problem reported at once, by field.
 
-The API, the new-run form, run configs (datasets/run_config_schema.py) and Resume's budget all
+The API, the new-run form, run configs (runconfig/checker.py) and Resume's budget all
 check through the tables and functions here. Each error names its `field` as text
 (`targets[1].params.temperature`) and its `path` as a list (`["targets", 1, "params",
 "temperature"]`), so a form can show it beside the input that caused it.
@@ -10,14 +10,14 @@ import math
 import re
 
 from ..catalog.providers import list_models
+from ..db.models import Collection
+from ..db.models import Provider
+from ..db.models import RunTarget
+from ..db.models import Task
 from ..errors import ValidationError
 from ..hashing import canonical_params
 from ..hashing import sha256_json
 from ..ids import SQLITE_INT_MAX
-from ..models import Collection
-from ..models import Provider
-from ..models import RunTarget
-from ..models import Task
 
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 # Generation params: name -> (type, minimum, maximum); `stop` is a list of strings.
@@ -33,7 +33,7 @@ PARAMS = {
 PARAM_NAMES = (*PARAMS, "stop")
 PARAM_ALIASES = {"topP": "top_p", "maxTokens": "max_tokens"}
 # OpenRouter's provider routing preferences (`routing`): an object sent as is as the
-# request body's `provider`; run configs check its keys (datasets/config_apocbench.py).
+# request body's `provider`; run configs check its keys (runconfig/apocbench.py).
 ROUTING_PARAM = "provider"
 # Run settings: name -> (type, minimum, maximum, message); the budget must be above its minimum.
 # concurrency / judgeConcurrency: requests in flight for this run's answers / judgements, in

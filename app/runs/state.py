@@ -2,14 +2,14 @@
 stored)."""
 
 from ..clock import utcnow
-from ..db import database
-from ..models import CONTROL_PAUSED
-from ..models import CONTROL_QUEUED
-from ..models import CONTROL_RUNNING
-from ..models import CONTROL_STOPPED
-from ..models import FINISHED
-from ..models import ORCHESTRATOR_LEASE
-from ..models import Lease
+from ..db.connection import database
+from ..db.models import CONTROL_PAUSED
+from ..db.models import CONTROL_QUEUED
+from ..db.models import CONTROL_RUNNING
+from ..db.models import CONTROL_STOPPED
+from ..db.models import FINISHED
+from ..db.models import ORCHESTRATOR_LEASE
+from ..db.models import Lease
 
 NO_ORCHESTRATOR = "interrupted (no orchestrator is running); continue it when ready"
 

@@ -7,10 +7,10 @@ times of one target at a time, so a refresh stays cheap on a big run.
 
 from peewee import fn
 
-from ..models import COMPLETED
-from ..models import NEW
-from ..models import Item
-from ..models import RunTarget
+from ..db.models import COMPLETED
+from ..db.models import NEW
+from ..db.models import Item
+from ..db.models import RunTarget
 from .outcomes import FAILED_STATUSES
 from .outcomes import IS_ANSWER_FAILED
 from .outcomes import SCORE

@@ -10,13 +10,13 @@ from collections import namedtuple
 from ..catalog.collections import get_collection
 from ..clock import isoformat
 from ..clock import utcnow
-from ..db import database
+from ..db.connection import database
+from ..db.models import Baseline
+from ..db.models import Run
+from ..db.models import RunAggregate
+from ..db.models import RunCollection
+from ..db.models import RunDigest
 from ..errors import ValidationError
-from ..models import Baseline
-from ..models import Run
-from ..models import RunAggregate
-from ..models import RunCollection
-from ..models import RunDigest
 from ..runs.queries import get_run
 from ..runs.state import run_state
 

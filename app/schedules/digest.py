@@ -12,13 +12,13 @@ from peewee import JOIN
 from peewee import IntegrityError
 
 from ..clock import utcnow
-from ..db import database
+from ..db.connection import database
+from ..db.models import FINISHED
+from ..db.models import Run
+from ..db.models import RunAggregate
+from ..db.models import RunDigest
 from ..hashing import canonical_params
 from ..hashing import sha256_json
-from ..models import FINISHED
-from ..models import Run
-from ..models import RunAggregate
-from ..models import RunDigest
 from ..results.aggregates import OVERALL
 from ..results.aggregates import run_aggregates
 from ..sysmetrics.series import peaks

@@ -12,9 +12,9 @@ import datetime as dt
 import logging
 
 from ..clock import utcnow
-from ..db import database
+from ..db.connection import database
+from ..db.models import Template
 from ..errors import LlmbenchError
-from ..models import Template
 from ..runlog import log_event
 from . import cron
 from .template_start import start_template

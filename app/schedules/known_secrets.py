@@ -13,10 +13,10 @@ from urllib.parse import urlsplit
 
 from .. import crypto
 from ..catalog.providers import provider_secrets
-from ..db import database
-from ..models import Provider
-from ..models import ProviderHeader
-from ..models import Template
+from ..db.connection import database
+from ..db.models import Provider
+from ..db.models import ProviderHeader
+from ..db.models import Template
 from ..providers.redaction import PREFIX
 from ..providers.redaction import Redactor
 from .template_start import webhook_url

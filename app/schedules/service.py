@@ -12,7 +12,7 @@ import threading
 import time
 
 from ..clock import utcnow
-from ..db import database
+from ..db.connection import database
 from .digest import digest_finished
 from .firing import fire_due
 from .webhooks import deliver_due

@@ -3,9 +3,9 @@ the scheduler's firing and the alert webhooks need. The schedule (cron, next fir
 templates.py's: APScheduler's CronTrigger is not imported by a run that has no schedule."""
 
 from .. import crypto
+from ..db.models import Template
 from ..errors import NotFound
 from ..ids import digits_number
-from ..models import Template
 from ..runs.lifecycle import create_run
 
 

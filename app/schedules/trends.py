@@ -9,12 +9,12 @@ and the point where it breaks says why.
 import datetime as dt
 
 from ..clock import isoformat
+from ..db.models import Collection
+from ..db.models import Run
+from ..db.models import RunAggregate
+from ..db.models import RunCollection
 from ..errors import ValidationError
 from ..ids import is_db_id
-from ..models import Collection
-from ..models import Run
-from ..models import RunAggregate
-from ..models import RunCollection
 
 A = RunAggregate
 

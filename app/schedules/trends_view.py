@@ -1,9 +1,9 @@
 """Everything the Trends page shows, from its filters: the charts (wide and narrow), where
 lines break and why, and for a chosen collection current vs previous vs baseline."""
 
-from ..models import FINISHED
-from ..models import Run
-from ..models import RunCollection
+from ..db.models import FINISHED
+from ..db.models import Run
+from ..db.models import RunCollection
 from .baselines import collection_summary
 from .charts import PointCache
 from .charts import category_trend_charts

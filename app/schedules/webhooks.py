@@ -13,10 +13,10 @@ import requests
 
 from ..clock import isoformat
 from ..clock import utcnow
-from ..db import database
-from ..models import Alert
-from ..models import Run
-from ..models import Template
+from ..db.connection import database
+from ..db.models import Alert
+from ..db.models import Run
+from ..db.models import Template
 from .known_secrets import known_redactor
 from .template_start import webhook_url
 

@@ -10,8 +10,8 @@ import json
 
 from peewee import fn
 
-from ..db import database
-from ..models import SampleChunk
+from ..db.connection import database
+from ..db.models import SampleChunk
 from .series import SeriesEncoder
 from .series import decode_series
 from .series import downsample

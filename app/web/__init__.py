@@ -13,7 +13,7 @@ from werkzeug.local import LocalProxy
 
 from ..api import AREAS as api_areas
 from ..api import bp as api_bp
-from ..db import storage_full
+from ..db.connection import storage_full
 from ..errors import LlmbenchError
 from ..errors import StorageFull
 from ..runs.queries import active_run

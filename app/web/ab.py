@@ -14,10 +14,10 @@ from flask import request
 from flask import url_for
 
 from ..catalog.providers import list_providers
+from ..db.models import HUMAN
 from ..errors import Conflict
 from ..errors import ValidationError
 from ..ids import digits_number
-from ..models import HUMAN
 from ..ratings import votes
 from ..ratings.judge_votes import ask_judge
 from ..ratings.judge_votes import get_job

@@ -5,7 +5,7 @@ from flask import redirect
 from flask import request
 from flask import url_for
 
-from ..models import ALERT_OPEN
+from ..db.models import ALERT_OPEN
 from ..schedules.alerts import dismiss_alert
 from ..schedules.alerts import list_alerts
 from .back import local_path

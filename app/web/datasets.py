@@ -9,8 +9,8 @@ from flask import url_for
 
 from ..datasets import exporter
 from ..datasets import importer
+from ..db.models import Collection
 from ..errors import ValidationError
-from ..models import Collection
 
 bp = Blueprint("datasets", __name__, url_prefix="/settings/import")
 

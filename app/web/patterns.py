@@ -6,7 +6,7 @@ from types import SimpleNamespace as NS
 from flask import Blueprint
 from flask import render_template
 
-from ..models import ITEM_STATUSES
+from ..db.models import ITEM_STATUSES
 from ..results.linechart import line_chart
 from ..runs.outages import waiting_message
 from ..runs.progress import pct

@@ -10,8 +10,8 @@ from flask import request
 from flask import url_for
 
 from ..clock import utcnow
+from ..db.models import ITEM_STATUSES
 from ..errors import LlmbenchError
-from ..models import ITEM_STATUSES
 from ..results.system import system_view
 from ..runs.history import RUN_STATES
 from ..runs.history import history

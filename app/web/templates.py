@@ -123,7 +123,7 @@ def _errors_by_field(errors):
 
 def _render_form(state, errors=None, template=None, status=200):
     return render_template(
-        "templates/form.html",
+        "run_templates/form.html",
         form=state,
         errors=_errors_by_field(errors or []),
         template=template,
@@ -149,7 +149,7 @@ def _save(save, template=None):
 def index():
     """Every template with its schedule, next fire time and last run."""
     return render_template(
-        "templates/index.html", templates=[template_to_dict(t) for t in list_templates()]
+        "run_templates/index.html", templates=[template_to_dict(t) for t in list_templates()]
     )
 
 
@@ -179,7 +179,7 @@ def create():
 @bp.get("/<int:template_id>")
 def show(template_id):
     """A template: what it runs, its schedule and next fire times, its runs."""
-    return render_template("templates/show.html", **template_detail(template_id))
+    return render_template("run_templates/show.html", **template_detail(template_id))
 
 
 @bp.get("/<int:template_id>/edit")

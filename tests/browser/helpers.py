@@ -7,7 +7,7 @@ import threading
 from werkzeug.serving import make_server
 
 from app.config import REPO_ROOT
-from app.db import database
+from app.db.connection import database
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [

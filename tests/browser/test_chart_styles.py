@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from app.db import database
-from app.models import Collection
+from app.db.connection import database
+from app.db.models import Collection
 from app.results.charts import PALETTE
 from app.schedules.digest import digest_finished
 from tests.browser.helpers import serving

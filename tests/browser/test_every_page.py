@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 
 from app.clock import utcnow
-from app.db import database
-from app.models import CONTROL_PAUSED
-from app.models import FAILED
-from app.models import NEW
-from app.models import PENDING
-from app.models import Collection
-from app.models import Provider
-from app.models import Template
-from app.models import Vote
+from app.db.connection import database
+from app.db.models import CONTROL_PAUSED
+from app.db.models import FAILED
+from app.db.models import NEW
+from app.db.models import PENDING
+from app.db.models import Collection
+from app.db.models import Provider
+from app.db.models import Template
+from app.db.models import Vote
 from app.schedules.digest import digest_finished
 from tests.browser.helpers import SHOTS
 from tests.browser.helpers import serving
@@ -260,8 +260,8 @@ def busy(server):
 
 
 def _first_item(run_id):
-    from app.models import Item
-    from app.models import Run
+    from app.db.models import Item
+    from app.db.models import Run
 
     return Item.select(Item.id).join(Run).where(Run.run_id == run_id).first().id
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from app.db import database
+from app.db.connection import database
 from tests.browser.helpers import serving
 from tests.browser.helpers import shot
 from tests.conftest import make_app

@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from app.db import database
+from app.db.connection import database
+from app.db.models import Collection
 from app.engine import scheduler
-from app.models import Collection
 from app.schedules import service
 from app.schedules.digest import digest_finished
 from app.sysmetrics.store import SampleStore

@@ -7,13 +7,13 @@ import datetime as dt
 import pytest
 
 from app.catalog.providers import create_provider
-from app.db import database
-from app.models import Item
-from app.models import JudgeCall
-from app.models import JudgeJob
-from app.models import Rating
-from app.models import RunTarget
-from app.models import Vote
+from app.db.connection import database
+from app.db.models import Item
+from app.db.models import JudgeCall
+from app.db.models import JudgeJob
+from app.db.models import Rating
+from app.db.models import RunTarget
+from app.db.models import Vote
 from tests.browser.helpers import SHOTS
 from tests.browser.helpers import WIDTHS
 from tests.browser.helpers import serving

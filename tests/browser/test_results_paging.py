@@ -3,7 +3,7 @@
 
 import pytest
 
-from app.db import database
+from app.db.connection import database
 from tests.browser.helpers import SHOTS
 from tests.browser.helpers import serving
 from tests.conftest import make_app

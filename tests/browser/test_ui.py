@@ -13,7 +13,7 @@ import re
 import pytest
 import requests
 
-from app.db import database
+from app.db.connection import database
 from app.engine import scheduler
 from tests.browser.helpers import WIDTHS
 from tests.browser.helpers import serving
@@ -293,11 +293,11 @@ def truth_runs(server):
     import datetime as dt
 
     from app.clock import utcnow
-    from app.models import CONTROL_PAUSED
-    from app.models import FAILED
-    from app.models import NEW
-    from app.models import PENDING
-    from app.models import Outage
+    from app.db.models import CONTROL_PAUSED
+    from app.db.models import FAILED
+    from app.db.models import NEW
+    from app.db.models import PENDING
+    from app.db.models import Outage
     from tests.factories import add_item
     from tests.factories import make_run
 

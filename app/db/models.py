@@ -13,8 +13,8 @@ from peewee import IntegerField
 from peewee import Model
 from peewee import TextField
 
-from .clock import utcnow
-from .db import database
+from ..clock import utcnow
+from .connection import database
 
 PROVIDER_TYPES = ("OPENAI", "OLLAMA")
 DIFFICULTIES = ("easy", "medium", "hard")

@@ -7,11 +7,11 @@ from dataclasses import field
 from ..catalog.prices import set_price
 from ..catalog.providers import create_provider
 from ..catalog.providers import update_provider
-from ..models import Collection
-from ..models import CollectionTask
-from ..models import Task
+from ..datasets import importer
+from ..db.models import Collection
+from ..db.models import CollectionTask
+from ..db.models import Task
 from ..runs.lifecycle import create_run
-from . import importer
 
 
 @dataclass

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from .lines import LineDict
+from ..datasets.lines import LineDict
 
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 

@@ -15,16 +15,16 @@ import sqlite3
 from peewee import SqliteDatabase
 from peewee import sort_models
 
-from .db import PostgresDatabase
-from .db import database
-from .db import insert_rows
-from .dburl import parse
-from .errors import Conflict
+from ..errors import Conflict
+from .connection import PostgresDatabase
+from .connection import database
+from .connection import insert_rows
 from .migrations import MIGRATIONS
 from .migrations import applied
 from .migrations import open_db
 from .models import ALL_MODELS
 from .models import ItemCount
+from .urls import parse
 
 BATCH = 500
 

@@ -4,9 +4,9 @@ known price, or a server that reports each call's cost (OpenRouter), unless --al
 
 from ..catalog.prices import clean_price
 from ..catalog.prices import has_price
+from ..datasets.lines import LineDict
+from ..db.models import Provider
 from ..errors import ValidationError
-from ..models import Provider
-from .lines import LineDict
 
 PRICE_KEYS = {"provider", "model", "input_per_1m", "output_per_1m"}
 PRICE_ALIASES = {"inputPer1m": "input_per_1m", "outputPer1m": "output_per_1m"}

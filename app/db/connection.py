@@ -22,9 +22,9 @@ from playhouse import pool
 from playhouse.pool import PooledPostgresqlDatabase
 from playhouse.pool import PooledSqliteDatabase
 
-from .dburl import parse
-from .files.private import make_private
-from .files.private import narrow
+from ..files.private import make_private
+from ..files.private import narrow
+from .urls import parse
 
 try:  # optional: only a PostgreSQL database needs the driver (dburl.parse says so first)
     from psycopg.adapt import Loader

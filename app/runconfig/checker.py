@@ -1,22 +1,22 @@
 """The run config's schema: the keys each section allows, and the checker that turns a parsed
-config into a RunPlan, collecting every problem with its key path and line (see run_config)."""
+config into a RunPlan, collecting every problem with its key path and line (see reader.py)."""
 
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..catalog.providers import clean_provider
+from ..datasets import importer
+from ..datasets.common import folder_problem
+from ..datasets.lines import LineDict
+from ..db.models import Collection
+from ..db.models import Provider
 from ..errors import ValidationError
-from ..models import Collection
-from ..models import Provider
 from ..runs.spec import SETTINGS
 from ..runs.spec import clean_params
 from ..runs.spec import setting
-from . import importer
-from .common import folder_problem
-from .config_prices import check_prices
-from .config_prices import check_unpriced
-from .lines import LineDict
+from .prices import check_prices
+from .prices import check_unpriced
 from .run_plan import ProviderPlan
 from .run_plan import RunPlan
 from .run_plan import select_tasks

@@ -11,29 +11,29 @@ and lines, then a plan that a dry run prints and a real run applies.
                  come twice with other params (each its own target)
     prices:     [{provider, model, input_per_1m, output_per_1m}]   saved to the price table
 Header values and base_url may use ${ENV_VAR}; such headers are stored encrypted, never printed.
-An apocbench-style shape (routers, models) is read too (config_apocbench.py); one invocation's
-overrides (config_overrides.py) are written in before the check. run_config_schema.py holds the
+An apocbench-style shape (routers, models) is read too (apocbench.py); one invocation's
+overrides (invocation.py) are written in before the check. checker.py holds the
 key sets and the checker; run_plan.py the RunPlan, which it applies (writes) or describes.
 """
 
 import os
 from pathlib import Path
 
+from ..datasets.common import Problems
+from ..datasets.common import summary_message
+from ..datasets.lines import LineDict
+from ..datasets.lines import YamlSyntaxError
+from ..datasets.lines import load_yaml
 from ..errors import ValidationError
-from . import config_apocbench
-from . import config_overrides
-from .common import Problems
-from .common import summary_message
-from .lines import LineDict
-from .lines import YamlSyntaxError
-from .lines import load_yaml
-from .run_config_schema import ConfigChecker
+from . import apocbench
+from . import invocation
+from .checker import ConfigChecker
 
 
 def load(path, environ=None, overrides=None, allow_unpriced=False):
     """Read and validate a config file; RunPlan or ValidationError listing every problem.
 
-    `overrides` (config_overrides.Overrides) change this invocation only; `allow_unpriced`
+    `overrides` (invocation.Overrides) change this invocation only; `allow_unpriced`
     accepts a budget with targets or a judge that have no price."""
     path = Path(path)
     try:
@@ -71,11 +71,11 @@ def parse(text, file="config", base_dir=".", environ=None, overrides=None, allow
     if not isinstance(doc, LineDict):
         problems.add(None, "the config must be a mapping with run, judge and targets", 1)
         problems.raise_if_any()
-    tags = config_overrides.apply_sets(doc, overrides, problems)
+    tags = invocation.apply_sets(doc, overrides, problems)
     renames, reports_cost = {}, set()
-    if config_apocbench.is_apocbench(doc):
-        doc, renames, reports_cost = config_apocbench.convert(doc, problems)
-    options = config_overrides.apply_options(doc, overrides, problems)
+    if apocbench.is_apocbench(doc):
+        doc, renames, reports_cost = apocbench.convert(doc, problems)
+    options = invocation.apply_options(doc, overrides, problems)
     checker = ConfigChecker(
         doc, problems, Path(base_dir), environ, allow_unpriced, reports_cost=reports_cost
     )
@@ -85,9 +85,9 @@ def parse(text, file="config", base_dir=".", environ=None, overrides=None, allow
         # Errors name the keys as the file (or the option) wrote them; the apocbench reader's
         # own errors do already.
         renames = {**checker.renames, **renames}
-        config_overrides.rename_fields(problems.entries[start:], renames, file)
+        invocation.rename_fields(problems.entries[start:], renames, file)
         named = [(_renamed(path, renames), label) for path, label in options]
-        config_overrides.tag_problems(problems.entries, tags + named, file)
+        invocation.tag_problems(problems.entries, tags + named, file)
         # The config's problems in line order; a dataset's own follow, file by file.
         problems.entries.sort(key=lambda e: (e.get("file") != file, e.get("line") or 0))
         raise ValidationError(problems.entries, message=_message(problems.entries))
@@ -96,7 +96,7 @@ def parse(text, file="config", base_dir=".", environ=None, overrides=None, allow
 
 def _renamed(path, renames):
     entry = {"field": path, "file": None}
-    config_overrides.rename_fields([entry], renames, None)
+    invocation.rename_fields([entry], renames, None)
     return entry["field"]
 
 

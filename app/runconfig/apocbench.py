@@ -20,7 +20,7 @@ Seed keys are checked here with their lines; the document returned is ours, with
 from our key paths back to the file's, so later errors still name the keys as written.
 """
 
-from .lines import LineDict
+from ..datasets.lines import LineDict
 
 TOP_KEYS = {"run", "judge", "routers", "models", "prices"}
 ROUTER_KEYS = {

@@ -15,11 +15,10 @@ from peewee import TextField
 from playhouse.migrate import SchemaMigrator
 from playhouse.migrate import migrate
 
-from .clock import utcnow
-from .db import database
-from .db import init_db
-from .dburl import parse
-from .errors import LlmbenchError
+from ..clock import utcnow
+from ..errors import LlmbenchError
+from .connection import database
+from .connection import init_db
 from .models import ALL_MODELS
 from .models import Alert
 from .models import Baseline
@@ -36,6 +35,7 @@ from .models import RunTarget
 from .models import SampleChunk
 from .models import Template
 from .models import Vote
+from .urls import parse
 
 log = logging.getLogger(__name__)
 

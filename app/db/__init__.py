@@ -1,0 +1,1 @@
+"""The database: connection, URLs, models, schema migrations, copying one into another."""
