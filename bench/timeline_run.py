@@ -60,7 +60,7 @@ def wrap(module, name, label=None):
         finally:
             mark((label or name) + " end")
     setattr(module, name, wrapped)
-import app.cli.foreground as fg
+import app.cli.watched_run as fg
 wrap(runs, "open_db")
 wrap(runs.reader, "load", "config load")
 wrap(runs.run_plan, "apply", "run_plan.apply")

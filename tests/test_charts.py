@@ -1,10 +1,14 @@
-"""app.charts: server-side SVG, no scripts, no external references, readable narrow variant."""
+"""The chart toolkit (app.charts) and the results charts: server-side SVG, no scripts, no external
+references, readable narrow variant."""
 
 import re
 import sys
 
 import pytest
 
+from app.charts.labels import model_label
+from app.charts.labels import short
+from app.charts.ticks import nice_ticks
 from app.results import charts
 from app.results.averages import breakdown
 from app.results.averages import latency_samples
@@ -55,11 +59,9 @@ def test_narrow_charts_are_drawn_for_phone_widths(data):
 
 def test_long_model_labels_keep_the_models_name(data):
     svg = charts.score_chart(data["averages"])
-    assert charts.short("openrouter/vendor/a-very-long-model-name", 16) == "openrou…del-name"
+    assert short("openrouter/vendor/a-very-long-model-name", 16) == "openrou…del-name"
     # The provider and the organisation go first; the model's own name stays.
-    assert charts.model_label("HuggingFaceTB/SmolLM2-135M-Instruct", 22) == (
-        "SmolLM2-135M-Instruct"
-    )
+    assert model_label("HuggingFaceTB/SmolLM2-135M-Instruct", 22) == ("SmolLM2-135M-Instruct")
     assert "a-very-long-model-name" in svg
 
 
@@ -169,7 +171,7 @@ def test_every_latency_box_is_inside_the_plot(app):
     ],
 )
 def test_nice_ticks_are_few_round_values(top, count, expected):
-    assert charts.nice_ticks(top, count) == expected
+    assert nice_ticks(top, count) == expected
 
 
 def test_narrow_speed_axis_has_few_short_labels(app):
@@ -192,5 +194,5 @@ def test_importing_charts_leaves_no_legacy_import_hook():
 
 
 def test_short_keeps_short_labels():
-    assert charts.short("abc", 10) == "abc"
-    assert charts.short("abcdefghijkl", 7) == "abc…jkl"
+    assert short("abc", 10) == "abc"
+    assert short("abcdefghijkl", 7) == "abc…jkl"

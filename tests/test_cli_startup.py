@@ -20,7 +20,7 @@ UNUSED_BY_A_QUIET_RUN = ("rich", "pygal", "jinja2", "apscheduler", "flask")
 
 PROBE = """
 import sys
-import app.cli.foreground, app.cli.progress, app.cli.runs
+import app.cli.watched_run, app.cli.progress, app.cli.runs
 print(" ".join(m for m in sys.argv[1:] if m in sys.modules))
 """
 

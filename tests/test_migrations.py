@@ -4,8 +4,8 @@ import datetime as dt
 
 import pytest
 
-from app.cli.db import CACHE_MIB
-from app.cli.db import open_database
+from app.cli.open_database import CACHE_MIB
+from app.cli.open_database import open_database
 from app.db import migrations
 from app.db.connection import database
 from app.db.migrations import open_db

@@ -28,7 +28,7 @@ from app.db.models import RunTarget
 from app.db.models import Task
 from app.providers.redaction import MASK
 from app.ratings.charts import CHARTS as REPORT_CHARTS
-from app.results.charts import CHARTS as RESULT_CHARTS
+from app.results.run_charts import CHARTS as RESULT_CHARTS
 from app.runlog import log_event
 from app.schedules.templates import create_template
 from app.schedules.templates import spec_from_run

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from app.results.clustered import cluster_bootstrap_mean_ci
-from app.results.clustered import naive_bootstrap_mean_ci
+from app.results.clustered import cluster_sums_mean_ci
 from app.schedules.regression import EXACT_MAX_N
 from app.schedules.regression import paired_drop
 from app.schedules.regression import wilcoxon_signed_rank
@@ -191,12 +191,17 @@ def _width(ci):
     return ci["ciHigh"] - ci["ciLow"]
 
 
+def _naive(clusters):
+    """The bootstrap that resamples single answers as if independent: every answer a cluster."""
+    return cluster_bootstrap_mean_ci([[x] for c in clusters for x in c])
+
+
 def test_naive_ci_is_narrower_than_the_cluster_ci_on_correlated_repeats():
     clusters = _repeats(0)
     cluster = cluster_bootstrap_mean_ci(clusters)
-    naive = naive_bootstrap_mean_ci([x for c in clusters for x in c])
+    naive = _naive(clusters)
     assert cluster["mean"] == pytest.approx(naive["mean"])
-    assert cluster["n"] == naive["n"] == 200 and cluster["clusters"] == 40
+    assert cluster["n"] == naive["n"] == naive["clusters"] == 200 and cluster["clusters"] == 40
     # Design effect 1 + (K - 1) * ICC = 1 + 4 * 0.9 = 4.6: the honest CI is ~2.1x wider.
     assert _width(naive) < 0.6 * _width(cluster)
 
@@ -206,7 +211,7 @@ def test_cluster_ci_covers_the_true_mean_at_about_the_stated_rate():
     for seed in range(REPLICATIONS):
         clusters = _repeats(seed)
         cluster = cluster_bootstrap_mean_ci(clusters)
-        naive = naive_bootstrap_mean_ci([x for c in clusters for x in c])
+        naive = _naive(clusters)
         cluster_hits += cluster["ciLow"] <= 60.0 <= cluster["ciHigh"]
         naive_hits += naive["ciLow"] <= 60.0 <= naive["ciHigh"]
     assert 0.88 <= cluster_hits / REPLICATIONS <= 0.99
@@ -214,18 +219,22 @@ def test_cluster_ci_covers_the_true_mean_at_about_the_stated_rate():
     assert naive_hits / REPLICATIONS <= 0.8
 
 
-def test_singleton_clusters_are_the_naive_bootstrap():
-    values = np.random.default_rng(3).uniform(0, 100, 50).tolist()
-    cluster = cluster_bootstrap_mean_ci([[v] for v in values])
-    naive = naive_bootstrap_mean_ci(values)
-    assert (cluster["ciLow"], cluster["ciHigh"]) == (naive["ciLow"], naive["ciHigh"])
+def test_singleton_clusters_give_the_ordinary_bootstrap_of_the_mean():
+    values = np.random.default_rng(3).uniform(0, 100, 50)
+    ci = cluster_bootstrap_mean_ci([[v] for v in values.tolist()])
+    assert ci["n"] == ci["clusters"] == 50
+    assert ci["mean"] == pytest.approx(values.mean())
+    assert ci["ciLow"] < ci["mean"] < ci["ciHigh"]
+    # One answer a task: the width of the usual 95 % interval of a mean, 2 × 1.96 × sd / √n.
+    expected = 2 * 1.96 * values.std(ddof=1) / np.sqrt(values.size)
+    assert _width(ci) == pytest.approx(expected, rel=0.15)
 
 
 def test_cluster_mean_is_over_every_answer_and_ignores_empty_clusters():
     ci = cluster_bootstrap_mean_ci([[1, 2, 3], [], [10]])
     assert ci["mean"] == 4.0 and ci["n"] == 4 and ci["clusters"] == 2
     assert cluster_bootstrap_mean_ci([[], []]) is None
-    assert naive_bootstrap_mean_ci([]) is None
+    assert cluster_sums_mean_ci([], []) is None
 
 
 def test_cluster_ci_does_not_depend_on_task_order():

@@ -57,8 +57,8 @@ def main(debug):
     (output.show_traceback)."""
     # The process ends with its command. Frozen at exit, the objects still alive (every module,
     # a run's rows) are not walked by the interpreter's last garbage collections: 0.10-0.15 s
-    # less after a run, and files and the database are closed before (cli/db.py). Registered
-    # once however many commands one process runs (the tests').
+    # less after a run, and files and the database are closed before (cli/open_database.py).
+    # Registered once however many commands one process runs (the tests').
     atexit.unregister(gc.freeze)
     atexit.register(gc.freeze)
     # The command's own modules are loaded by now (click resolves the command first) and live

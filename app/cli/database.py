@@ -8,7 +8,7 @@ from ..db.admin import describe
 from ..db.urls import DatabaseUrlError
 from ..db.urls import parse
 from ..errors import LlmbenchError
-from .db import open_database
+from .open_database import open_database
 from .output import EXIT_INVALID
 from .output import CliError
 from .output import translate

@@ -11,8 +11,8 @@ from ..errors import LlmbenchError
 from ..files.private import open_private
 from ..runconfig import reader
 from ..runconfig import run_plan
-from .db import missing_db_note
-from .db import open_db
+from .open_database import missing_db_note
+from .open_database import open_db
 from .options import override_options
 from .options import overrides_from
 from .output import FORMATS

@@ -3,7 +3,7 @@
 import click
 
 from ..catalog import defaults
-from .db import open_db
+from .open_database import open_db
 from .output import db_context
 
 

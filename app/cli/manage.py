@@ -16,14 +16,14 @@ from ..runs.queries import RUN_STATES
 from ..runs.queries import get_run
 from ..runs.queries import list_logs
 from ..runs.state import run_state
-from .db import open_db
-from .foreground import resume_hint
+from .open_database import open_db
 from .output import EXIT_CODES_HELP
 from .output import averages
 from .output import db_context
 from .output import emit
 from .output import num
 from .output import translate
+from .watched_run import resume_hint
 
 SORTS = [s for key in HISTORY_SORTS for s in (key, f"-{key}")]
 

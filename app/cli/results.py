@@ -9,7 +9,7 @@ import click
 from ..errors import LlmbenchError
 from ..results import compare
 from ..runs.queries import get_run
-from .db import open_db
+from .open_database import open_db
 from .output import EXIT_CODES_HELP
 from .output import EXIT_GATE
 from .output import db_context

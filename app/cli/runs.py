@@ -13,10 +13,8 @@ from ..runs.queries import latest_unfinished
 from ..runs.reuse import reuse_counts
 from ..schedules.template_start import find_template
 from ..schedules.template_start import start_template
-from .db import missing_db_note
-from .db import open_db
-from .foreground import conclude
-from .foreground import run_in_foreground
+from .open_database import missing_db_note
+from .open_database import open_db
 from .options import gate_options
 from .options import gates_from
 from .options import override_options
@@ -29,6 +27,8 @@ from .output import db_context
 from .output import emit
 from .output import translate
 from .progress import make_output
+from .watched_run import conclude
+from .watched_run import run_in_foreground
 
 
 def _absolute(path):

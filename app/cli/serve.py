@@ -13,7 +13,7 @@ from ..db import connection as db
 from ..db.urls import DatabaseUrlError
 from ..db.urls import parse
 from ..factory import create_app
-from .db import open_database
+from .open_database import open_database
 from .output import EXIT_INVALID
 from .output import CliError
 

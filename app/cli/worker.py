@@ -16,7 +16,7 @@ from ..engine.remote import DEFAULT_CONCURRENCY
 from ..engine.remote import RemoteWorker
 from ..engine.remote import UnknownProviders
 from ..engine.remote import provider_ids
-from .db import open_db
+from .open_database import open_db
 from .output import EXIT_INVALID
 from .output import CliError
 from .output import db_context

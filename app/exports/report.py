@@ -12,11 +12,12 @@ from ..clock import local_text
 from ..clock import utcnow
 from ..config import REPO_ROOT
 from ..db.models import RunCollection
-from ..results import charts
 from ..results.averages import breakdown
 from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
 from ..results.figures import target_figures
+from ..results.run_charts import CHARTS
+from ..results.run_charts import run_chart
 from ..runs.state import run_state
 from ..runs.state import state_label
 from ..runs.state import state_words
@@ -55,8 +56,8 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT):
     by_category = breakdown(run, "category", targets=targets)
     # The narrow layout: large labels that stay readable in a two-column grid and on phones.
     svgs = {
-        name: charts.run_chart(run, name, narrow=True, averages=averages, by_category=by_category)
-        for name in charts.CHARTS
+        name: run_chart(run, name, narrow=True, averages=averages, by_category=by_category)
+        for name in CHARTS
     }
     state = run_state(run)
     completed = sum(r["completed"] for r in averages)

@@ -1,14 +1,15 @@
-"""The report's charts as SVG (pygal, the results charts' style): rating distribution, latency
-histogram, cost vs quality, tokens per target. Plain data in (report.run_report), SVG out."""
+"""The report's charts as SVG (pygal, in the house style of app.charts): rating distribution,
+latency histogram, cost vs quality, tokens per target. Plain data in (report.run_report), SVG
+out."""
 
 import pygal
 
-from ..results.charts import chart_config
-from ..results.charts import chart_labels
-from ..results.charts import nice_ticks
-from ..results.charts import render_svg
-from ..results.charts import short
-from ..results.charts import short_number
+from ..charts.labels import chart_labels
+from ..charts.labels import short
+from ..charts.render import render
+from ..charts.style import config
+from ..charts.ticks import nice_ticks
+from ..charts.ticks import short_number
 from .agreement import LIKERT
 
 CHARTS = ("ratings", "latency", "cost_quality", "tokens")
@@ -23,21 +24,21 @@ def rating_chart(rows, narrow=False):
     """How many answers of each target people rated 1, 2, 3, 4 and 5 (grouped bars)."""
     top = max((max(r["rating_counts"].values(), default=0) for r in rows), default=0)
     ticks = nice_ticks(max(top, 1), 4 if narrow else 6)
-    config = chart_config(
+    settings = config(
         narrow,
-        len(rows),
+        len(rows) or None,
         title="People's ratings (count per rating)",
         range=(0, ticks[-1]),
         y_labels=ticks,
         value_formatter=short_number,
     )
-    chart = pygal.Bar(**config)
+    chart = pygal.Bar(**settings)
     chart.x_labels = [str(k) for k in LIKERT]
     for row in rows:
         # None, not 0, for a target nobody rated: with no rating at all the chart says so.
         counts = [row["rating_counts"][k] for k in LIKERT] if row["ratings"] else [None] * 5
         chart.add(_label(row, narrow), counts)
-    return render_svg(chart)
+    return render(chart)
 
 
 def latency_chart(rows, samples, narrow=False, bins=HISTOGRAM_BINS):
@@ -57,29 +58,29 @@ def latency_chart(rows, samples, narrow=False, bins=HISTOGRAM_BINS):
         counts.append(per_bin)
     peak = max((max(c) for c in counts), default=0)
     ticks = nice_ticks(max(peak, 1), 4 if narrow else 6)
-    config = chart_config(
+    settings = config(
         narrow,
-        len(series),
+        len(series) or None,
         title="Answer time histogram (answers per bin, ms)",
         range=(0, ticks[-1]),
         y_labels=ticks,
         value_formatter=short_number,
         x_label_rotation=30 if not narrow else 45,
     )
-    chart = pygal.Bar(**config)
+    chart = pygal.Bar(**settings)
     chart.x_labels = [
         f"{short_number(a)}–{short_number(b)}" for a, b in zip(edges, edges[1:], strict=False)
     ]
     for (row, _values), per_bin in zip(series, counts, strict=True):
         chart.add(_label(row, narrow), per_bin)
-    return render_svg(chart)
+    return render(chart)
 
 
 def cost_quality_chart(rows, narrow=False):
     """Cost per 1000 tasks (x) against quality (y): the judge's average score, and where people
     rated, their average rating on the same 0-100 axis ((rating - 1) × 25)."""
     costs = [r["cost_per_1k_tasks"] for r in rows if r["cost_per_1k_tasks"] is not None]
-    config = chart_config(
+    settings = config(
         narrow,
         2,
         title="Cost per 1000 tasks (USD) vs quality",
@@ -90,7 +91,7 @@ def cost_quality_chart(rows, narrow=False):
         value_formatter=short_number,
         x_value_formatter=short_number,
     )
-    chart = pygal.XY(**config)
+    chart = pygal.XY(**settings)
     judge, people = [], []
     for row in rows:
         cost = row["cost_per_1k_tasks"]
@@ -103,7 +104,7 @@ def cost_quality_chart(rows, narrow=False):
             people.append({"value": (cost, round((row["avg_rating"] - 1) * 25, 1)), "label": name})
     chart.add("judge score", judge)
     chart.add("people's rating × 25 (1 → 0, 5 → 100)", people)
-    return render_svg(chart)
+    return render(chart)
 
 
 def tokens_chart(rows, narrow=False):
@@ -111,17 +112,17 @@ def tokens_chart(rows, narrow=False):
     values = [None if r["avg_tokens"] is None else round(r["avg_tokens"], 1) for r in rows]
     top = max((v for v in values if v is not None), default=0)
     ticks = nice_ticks(top, 4 if narrow else 8)
-    config = chart_config(
+    settings = config(
         narrow,
         title="Average tokens per answer",
         range=(0, ticks[-1]),
         y_labels=ticks,
         value_formatter=short_number,
     )
-    chart = pygal.HorizontalBar(**config)
+    chart = pygal.HorizontalBar(**settings)
     chart.x_labels = [_label(r, narrow) for r in rows][::-1]
     chart.add("tokens", values[::-1])
-    return render_svg(chart)
+    return render(chart)
 
 
 def report_chart(report, name, narrow=False):
@@ -144,7 +145,7 @@ def leaderboard_chart(rows, narrow=False):
     low = min((r["ciLow"] for r in rated if r["ciLow"] is not None), default=900.0)
     high = max((r["ciHigh"] for r in rated if r["ciHigh"] is not None), default=1100.0)
     pad = max(20.0, (high - low) * 0.05)
-    config = chart_config(
+    settings = config(
         narrow,
         title="Rating (Elo scale, 95 % interval)",
         range=(low - pad, high + pad),
@@ -152,7 +153,7 @@ def leaderboard_chart(rows, narrow=False):
         value_formatter=lambda v: f"{v:.0f}",
         height=max(260, 70 + 34 * len(rated)),
     )
-    chart = pygal.HorizontalBar(**config)
+    chart = pygal.HorizontalBar(**settings)
     labelled = [
         {"label": f"{r['provider']}/{r['target']}", "target_label": r["target"]} for r in rated
     ]
@@ -164,4 +165,4 @@ def leaderboard_chart(rows, narrow=False):
             value["ci"] = {"low": r["ciLow"], "high": r["ciHigh"]}
         values.append(value)
     chart.add("rating", values)
-    return render_svg(chart)
+    return render(chart)

@@ -8,8 +8,6 @@ score, the score binned to Likert (agreement.LIKERT_BINS) against the rating: qu
 Cohen's kappa and Spearman's rho, with n, per judge model.
 """
 
-from peewee import fn
-
 from ..db.models import COMPLETED
 from ..db.models import Item
 from ..db.models import JudgeCall
@@ -151,13 +149,3 @@ def judge_check(run_id):
     result["humanAgreement"] = human_agreement(run)
     result["kappaWarning"] = KAPPA_WARNING
     return result
-
-
-def rated_items(run):
-    """How many of the run's items people rated with a number."""
-    return (
-        Rating.select(fn.COUNT(Rating.id))
-        .join(Item, on=(Rating.item == Item.id))
-        .where((Item.run == run) & Rating.rating.is_null(False))
-        .scalar()
-    )

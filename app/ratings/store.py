@@ -147,11 +147,6 @@ def clear_rating(run_id, item_id):
     Rating.delete().where(Rating.item == item.id).execute()
 
 
-def rating_of(item_id):
-    """The item's Rating, or None."""
-    return Rating.get_or_none(Rating.item == item_id)
-
-
 def rating_to_dict(rating):
     """A rating as JSON (humanRating in the item DTO, the PUT reply)."""
     if rating is None:

@@ -54,17 +54,6 @@ def cluster_sums_mean_ci(sums, sizes, resamples=RESAMPLES, seed=SEED, confidence
     }
 
 
-def naive_bootstrap_mean_ci(values, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE):
-    """Mean with a CI that resamples single answers as if independent: {n, mean, ciLow, ciHigh};
-    None without values. Too narrow on repeats; kept to show how much (and for K = 1)."""
-    values = np.asarray(list(values), dtype=float)
-    if values.size == 0:
-        return None
-    means = bootstrap_ratio_means(values, np.ones(values.size), resamples, seed)
-    low, high = percentile_ci(means, confidence)
-    return {"n": int(values.size), "mean": float(values.mean()), "ciLow": low, "ciHigh": high}
-
-
 def bootstrap_ratio_means(sums, sizes, resamples, seed):
     """`resamples` bootstrap ratio means sum(sums[idx]) / sum(sizes[idx]), drawing len(sums)
     indices with replacement each time (sizes of 1 give the ordinary mean)."""

@@ -1,11 +1,11 @@
 """The compare page's chart: the score change per model, one bar per compared run (pygal,
-in the house style of results/charts.py)."""
+in the house style of app.charts)."""
 
 import pygal
 
-from .charts import chart_config
-from .charts import render_svg
-from .charts import short
+from ..charts.labels import short
+from ..charts.render import render
+from ..charts.style import config
 
 # One colour per compared run, none of them green or red: a bar's colour names its run, and
 # better or worse is read from the side of zero it falls on.
@@ -29,16 +29,16 @@ def delta_chart(series, narrow=False, title="Score change vs the baseline (point
         labels += [label for label in values if label not in labels]
     top = max([abs(v) for _run, values in series for v in values.values() if v is not None] or [1])
     top = max(5.0, float(top))
-    config = chart_config(
+    settings = config(
         narrow,
-        legend_series=len(series) if len(series) > 1 else 0,
+        legend=len(series) if len(series) > 1 else None,
         title=title,
         range=(-top, top),
         include_x_axis=True,
         height=max(220, 90 + 40 * len(labels) * max(1, len(series))) if not narrow else 420,
     )
-    config["style"].colors = RUN_COLOURS
-    chart = pygal.HorizontalBar(**config)
+    settings["style"].colors = RUN_COLOURS
+    chart = pygal.HorizontalBar(**settings)
     chart.x_labels = [short(name, 16 if narrow else 26) for name in model_names(labels)][::-1]
     for run_id, values in series:
         chart.add(
@@ -48,4 +48,4 @@ def delta_chart(series, narrow=False, title="Score change vs the baseline (point
                 for label in reversed(labels)
             ],
         )
-    return render_svg(chart)
+    return render(chart)

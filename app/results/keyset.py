@@ -43,8 +43,8 @@ COLUMNS = {
     "cost": (I.cost_usd,),
 }
 SORTS = tuple(COLUMNS)
-# The index each sort reads (models.py; m026, m028). On SQLite the walk names it (INDEXED BY):
-# with a filter the planner may prefer the filter's index and read it past every match of
+# The index each sort reads (Item's indexes, db/models.py). On SQLite the walk names it (INDEXED
+# BY): with a filter the planner may prefer the filter's index and read it past every match of
 # another target or value; the walk only runs when matches are dense (table.SMALL_SET).
 INDEXES = {
     "task": "item_run_id_task_key",
@@ -244,7 +244,7 @@ def _lead(segment):
     takes a run's matches as spread evenly over the ids, but a run's items are made target by
     target, so one target's page walked past every item of the targets before it (75 000 rows
     at 300 000 items; 260 ms for the model sort's first page at 1 000 000). Led by the column,
-    only the segment's index (m033: ending with the id) gives the order; SQLite names that
+    only the segment's index (it ends with the id) gives the order; SQLite names that
     index instead (INDEXED BY)."""
     column = segment.column
     if not database.is_postgres or column is None:

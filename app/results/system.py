@@ -1,5 +1,7 @@
 """A run's system metrics beside its throughput: the charts and peaks of the run's pages."""
 
+from ..charts.linechart import epoch
+from ..charts.linechart import line_chart
 from ..clock import utcnow
 from ..db.connection import database
 from ..db.models import Provider
@@ -9,8 +11,6 @@ from ..sysmetrics.sample import current_metrics
 from ..sysmetrics.series import peaks
 from ..sysmetrics.store import chart_samples
 from ..sysmetrics.store import latest_sample
-from .linechart import epoch
-from .linechart import line_chart
 
 BUCKETS = 120  # throughput points at most, whatever the run's length
 MIN_BUCKET_SECONDS = 10

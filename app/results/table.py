@@ -158,7 +158,7 @@ def _targets(run, model):
 
 def _total(run, filters, cond, targets):
     """How many items the filters match: from the kept counts (runs/counts.py) when they filter
-    by model and status only, else counted (over an index: m026, m028, m029)."""
+    by model and status only, else counted (over one of Item's indexes, db/models.py)."""
     if not set(filters) <= {"model", "status"}:
         return count_query(cond).scalar() or 0
     status = filters.get("status")

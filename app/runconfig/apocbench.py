@@ -10,13 +10,13 @@
 
 A router becomes a provider of that name: `apiKeyEnv` an `Authorization: Bearer ${VAR}` secret
 header, a trailing /v1 (OpenAI wire) or /api (Ollama) dropped from `baseUrl`, its `default`
-request params every model's (and the judge's) starting params. For the budget, as the seed
-says: the `openrouter` router reports each call's cost, and `ollama` models are local, priced 0
+request params every model's (and the judge's) starting params. For the budget, as apocbench
+has it: the `openrouter` router reports each call's cost, and `ollama` models are local, priced 0
 (added to prices: unless given there). `routing` (and `provider`, as
 `order: [provider]`) becomes OpenRouter's `provider` preferences in snake_case, for OPENAI
 routers only. `structured` must stay true: the judge always answers in structured output.
 
-Seed keys are checked here with their lines; the document returned is ours, with `renames`
+The file's keys are checked here with their lines; the document returned is ours, with `renames`
 from our key paths back to the file's, so later errors still name the keys as written.
 """
 
@@ -278,7 +278,7 @@ class ApocbenchConfig:
             self.local.append((router, model.strip()))
 
     def reports_cost(self):
-        """Providers whose server reports each call's cost (the seed's OpenRouter)."""
+        """Providers whose server reports each call's cost (apocbench's `openrouter` router)."""
         return {name for name in self.routers if name == "openrouter"}
 
     def params(self, router, own, extra, line):

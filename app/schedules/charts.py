@@ -1,4 +1,4 @@
-"""The Trends page's charts: lines over time (results/linechart.py) and the category radar.
+"""The Trends page's charts: lines over time (app.charts.linechart) and the category radar.
 
 Links are built by the caller (`link(run_id)`): this package knows no URLs.
 """
@@ -6,12 +6,11 @@ Links are built by the caller (`link(run_id)`): this package knows no URLs.
 import datetime as dt
 
 import pygal
-from pygal.style import Style
 
-from ..results.charts import PALETTE
-from ..results.charts import drop_scripts
-from ..results.linechart import epoch
-from ..results.linechart import line_chart
+from ..charts.linechart import epoch
+from ..charts.linechart import line_chart
+from ..charts.render import render
+from ..charts.style import outline_style
 
 TREND_METRICS = {
     "score": ("Score over time (95 % CI band)", "", 100),
@@ -155,25 +154,8 @@ def radar_chart(current, previous, baseline, narrow=False):
     runs = [("Current", current), ("Previous", previous), ("Baseline", baseline)]
     runs = [(name, m) for name, m in runs if m is not None]
     categories = sorted({c for _, m in runs for c in m["categories"]})
-    big = 22 if narrow else 14
-    style = Style(
-        background="transparent",
-        plot_background="transparent",
-        foreground="#1d2330",
-        foreground_strong="#1d2330",
-        foreground_subtle="#c9ced8",
-        font_family="system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif",
-        colors=PALETTE,
-        opacity=".12",
-        opacity_hover=".3",
-        label_font_size=big,
-        major_label_font_size=big,
-        legend_font_size=big,
-        title_font_size=big + 2,
-        no_data_font_size=big + 4,
-    )
     chart = pygal.Radar(
-        style=style,
+        style=outline_style(narrow),
         width=480 if narrow else 560,
         height=520 if narrow else 420,
         fill=False,
@@ -191,8 +173,7 @@ def radar_chart(current, previous, baseline, narrow=False):
     chart.x_labels = categories
     for name, metrics in runs:
         chart.add(name, [_round(metrics["categories"].get(c)) for c in categories])
-    chart.add_xml_filter(drop_scripts)
-    return chart.render(is_unicode=True)
+    return render(chart)
 
 
 def _round(value):

@@ -1,8 +1,8 @@
 """The statistics behind a regression alert: paired tests and bootstrap CIs.
 
 A run is compared with the previous comparable run (or the baseline) on the tasks both
-answered. The seed alerts on "more than 5 % worse"; scores here are 0-100, so the threshold is
-in score points. A drop alone is not enough: it must also be clear of the noise (see
+answered. An alert says "more than 5 % worse"; scores here are 0-100, so the threshold is in
+score points. A drop alone is not enough: it must also be clear of the noise (see
 paired_drop).
 """
 

@@ -61,7 +61,7 @@ def current_metrics(active_benchmarks, loaded_models=None, sample=None):
     latest) when given, else takes one now."""
     if sample is None:
         sample = take_sample(loaded_models)
-    # ollamaModelsLoaded is string[] (not nullable) in the seed: unknown reads as none loaded.
+    # ollamaModelsLoaded is a string[], never null, in the API: unknown reads as none loaded.
     models = sample.get("loadedModels") or []
     return {
         "cpuUsagePercent": round(sample["cpuPercent"], 1),

@@ -1,4 +1,5 @@
-"""Web page: import tasks from a dataset file (every seed format) and export them."""
+"""Web page: import tasks from a dataset file (task-list YAML, our JSON, LLM Runner CSV/JSONL,
+apocbench JSONL) and export them."""
 
 from flask import Blueprint
 from flask import flash

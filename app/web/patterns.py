@@ -6,8 +6,8 @@ from types import SimpleNamespace as NS
 from flask import Blueprint
 from flask import render_template
 
+from ..charts.linechart import line_chart
 from ..db.models import ITEM_STATUSES
-from ..results.linechart import line_chart
 from ..runs.outages import waiting_message
 from ..runs.progress import pct
 from ..runs.progress import progress_fraction

@@ -18,7 +18,7 @@ from ..errors import LlmbenchError
 from ..errors import ValidationError
 from ..exports import files
 from ..ratings.judge_check import judge_check
-from ..results import charts
+from ..results import run_charts
 from ..results.averages import AVERAGE_SORTS
 from ..results.averages import breakdown
 from ..results.averages import get_item
@@ -214,7 +214,7 @@ def show(run_id):
             "by_difficulty": breakdown(run, "difficulty", targets=targets),
             "statuses": STATUS_FILTERS,
             "per_page_choices": PER_PAGE_CHOICES,
-            "chart_names": charts.CHARTS,
+            "chart_names": run_charts.CHARTS,
             "retryable_answers": retryable_answer_failures(run),
             "sys": system_view(run),
             "stability": stability(run) if has_repeats(run) else None,
@@ -243,10 +243,10 @@ def averages(run_id):
 @bp.get("/runs/<run_id>/charts/<name>.svg")
 def chart(run_id, name):
     """One chart as SVG (`?size=narrow` draws it for phone widths)."""
-    if name not in charts.CHARTS:
+    if name not in run_charts.CHARTS:
         abort(404)
     run = get_run(run_id)
-    svg = charts.run_chart(
+    svg = run_charts.run_chart(
         run,
         name,
         narrow=request.args.get("size") == "narrow",

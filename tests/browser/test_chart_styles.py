@@ -6,9 +6,9 @@ import datetime as dt
 
 import pytest
 
+from app.charts.palette import PALETTE
 from app.db.connection import database
 from app.db.models import Collection
-from app.results.charts import PALETTE
 from app.schedules.digest import digest_finished
 from tests.browser.helpers import serving
 from tests.conftest import make_app

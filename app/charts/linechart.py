@@ -1,6 +1,6 @@
 """Time-series line charts as inline SVG: lines with 95 % CI bands, breaks, linked runs.
 
-pygal (charts.py) draws no confidence band and cannot end a line at a point and say why, and
+pygal draws no confidence band and cannot end a line at a point and say why, and
 its point links need its tooltip script; this small renderer does just that, with no script:
 each run is a column (an <a> to the run, its numbers in a <title> tooltip) over every line's
 point at that time, a break is a gap with a dashed marker. One link per run rather than per
@@ -11,12 +11,15 @@ import calendar
 import datetime as dt
 from html import escape
 
-from .charts import PALETTE
-from .charts import nice_ticks
-from .charts import short_number
+from .palette import FONT
+from .palette import GUIDE
+from .palette import INK
+from .palette import MUTED
+from .palette import PALETTE
+from .ticks import nice_ticks
+from .ticks import short_number
 
 DOTS_MAX = 60  # points per series drawn as dots when they link nowhere
-FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif"
 
 
 def epoch(t):
@@ -117,20 +120,20 @@ def line_chart(
         f'font-family="{escape(FONT)}" font-size="{font}">',
         f'<title id="{chart_id}-title">{escape(title)}</title>',
         f'<text x="{frame.left}" y="{font + 6}" font-size="{font + 2}" font-weight="600" '
-        f'fill="#1d2330">{escape(title)}</text>',
+        f'fill="{INK}">{escape(title)}</text>',
     ]
     for tick in ticks:
         y = frame.y(tick)
         out.append(
             f'<line x1="{frame.left}" x2="{frame.right}" y1="{y:.1f}" y2="{y:.1f}" '
-            'stroke="#dde1e8" stroke-dasharray="4,4"/>'
+            f'stroke="{GUIDE}" stroke-dasharray="4,4"/>'
             f'<text x="{frame.left - 6}" y="{y + font / 3:.1f}" text-anchor="end" '
-            f'fill="#5d6778">{short_number(tick)}{escape(unit)}</text>'
+            f'fill="{MUTED}">{short_number(tick)}{escape(unit)}</text>'
         )
     if not named:
         out.append(
             f'<text x="{width / 2}" y="{(frame.top + frame.bottom) / 2}" text-anchor="middle" '
-            'fill="#5d6778">No data to draw</text></svg>'
+            f'fill="{MUTED}">No data to draw</text></svg>'
         )
         return "".join(out)
     count = 3 if narrow else 6
@@ -139,7 +142,7 @@ def line_chart(
         anchor = "start" if i == 0 else "end" if i == count - 1 else "middle"
         out.append(
             f'<text x="{frame.x(t):.1f}" y="{frame.bottom + font + 6}" text-anchor="{anchor}" '
-            f'fill="#5d6778">{_time_label(t, t1 - t0)}</text>'
+            f'fill="{MUTED}">{_time_label(t, t1 - t0)}</text>'
         )
     for index, s in enumerate(named):
         out += _series_svg(s, PALETTE[index % len(PALETTE)], frame, narrow)
@@ -150,7 +153,7 @@ def line_chart(
         out.append(
             f'<rect x="{frame.left}" y="{y - font + 2}" width="{font}" height="{font}" '
             f'fill="{color}"/><text x="{frame.left + font + 6}" y="{y}" '
-            f'fill="#1d2330">{escape(s["name"])}</text>'
+            f'fill="{INK}">{escape(s["name"])}</text>'
         )
     out.append("</svg>")
     return "".join(out)

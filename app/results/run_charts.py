@@ -1,0 +1,44 @@
+"""The charts a run's page and report.html show: each read from the database (only what that chart
+needs) and drawn by app.results.charts."""
+
+from ..db.models import FINISHED
+from .averages import breakdown
+from .averages import latency_samples
+from .averages import model_averages
+from .averages import run_targets
+from .charts import NONE_FINISHED
+from .charts import NOT_YET
+from .charts import category_chart
+from .charts import latency_chart
+from .charts import score_chart
+from .charts import speed_chart
+
+CHARTS = ("score", "speed", "latency", "category")
+
+
+def run_chart(run, name, narrow=False, *, averages=None, by_category=None, estimates=False):
+    """Chart `name` (one of CHARTS) of `run` as SVG; reads only what that chart needs.
+
+    `averages` (model_averages rows, run order) and `by_category` (the category breakdown) are
+    used when given, so a caller that already has them (report.html) reads nothing twice.
+    Estimated token rates are drawn only when `estimates` is asked for.
+    """
+
+    empty = NONE_FINISHED if run.status == FINISHED else NOT_YET
+    if name in ("score", "speed"):
+        averages = model_averages(run, estimates=estimates) if averages is None else averages
+        draw = score_chart if name == "score" else speed_chart
+        return draw(averages, narrow, empty)
+    if name == "latency":
+        if averages is None:
+            # Only ids and labels: no need for the averages' aggregate query.
+            averages = [
+                {"target_id": tid, "label": f"{provider}/{label}", "target_label": label}
+                for tid, provider, _model, label in run_targets(run)
+            ]
+        return latency_chart(averages, latency_samples(run), narrow, empty)
+    if name == "category":
+        if by_category is None:
+            by_category = breakdown(run, "category")
+        return category_chart(by_category, narrow, empty)
+    raise ValueError(f"unknown chart {name!r}")
