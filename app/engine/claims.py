@@ -27,7 +27,7 @@ from ..judge import rubric
 # item_claim_new / item_claim_judge) only when the query names its WHERE literally, and with it
 # the claim reads the run's first items still to take, not every item already done (O(log N)).
 # INDEXED BY (SQLite only) makes that plan certain; SQLite serialises claims by BEGIN IMMEDIATE.
-# PostgreSQL has no hints: its planner picks m027's partial indexes in id order
+# PostgreSQL has no hints: its planner picks the partial indexes in id order
 # (item_claim_new_by_id / item_claim_judge_by_id) from the literal WHERE; FOR UPDATE SKIP LOCKED
 # lets any number of processes claim at once without waiting on each other's rows, and the
 # outer WHERE checks the row again once it is locked (a row changed since the snapshot is never
@@ -325,7 +325,7 @@ def release(item_id, attempts):
 
 def release_all(runs, holder=None):
     """Give back every claim on the items of `runs` made by `holder` (a dead orchestrator), and
-    claims that name no holder (made before m027): its attempts never finished, so they are not
+    claims that name no holder (made by an older version): its attempts never finished, so they are not
     counted. Claims of other holders (live `llmbench worker` processes) are left alone: they
     expire by themselves if their worker died. Returns how many."""
     mine = Item.claimed_by.is_null()
@@ -384,7 +384,7 @@ def recording():
 
 
 # SQLite: OR FAIL, so that the record keeps no statement journal. A statement that fires a
-# trigger (the kept counts, migrations.py m031) and may abort saves each page it changes first,
+# trigger (the kept counts, app/db) and may abort saves each page it changes first,
 # and an answer changes more pages than the journal keeps in memory: a temp file written and
 # unlinked per answer (~140 us). FAIL differs from ABORT only in what a failing statement leaves
 # of its own changes, and every caller records inside a transaction that rolls back on error.

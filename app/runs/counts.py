@@ -4,10 +4,10 @@ Triggers keep them in the transaction that inserts, changes or deletes an item, 
 view's poll, progress, the ETA, history and /api/runs read a few rows per run, whatever the
 run's size. `recount` counts the items themselves (what the kept counts must always equal).
 
-- SQLite: the triggers add each change to its `item_count` row (models.ItemCount, migrations
-  m025, m031). SQLite has one writer at a time, so that row is never contended.
+- SQLite: the triggers add each change to its `item_count` row (models.ItemCount; the
+  triggers' SQL is in app/db). SQLite has one writer at a time, so that row is never contended.
 - PostgreSQL: many writers, so a row every change updates would be a lock they all queue on.
-  Its triggers append each statement's changes to `item_count_delta` instead (m032), `fold`
+  Its triggers append each statement's changes to `item_count_delta` instead, `fold`
   moves them into `item_count` twice a second while a run works (the engine's supervisor,
   engine/workers.py) and when it ends, and the readers here read
   `item_count_now` (models.ItemCountNow): item_count plus the deltas not folded yet, in one
