@@ -7,6 +7,7 @@ from flask import Blueprint
 from flask import render_template
 
 from ..db.models import ITEM_STATUSES
+from ..providers import registry
 from ..results.linechart import line_chart
 from ..runs.outages import waiting_message
 from ..runs.progress import pct
@@ -222,7 +223,9 @@ def index():
         ),
         ("queued", _progress("queued", "BENCHMARKING", 80, 0, 0)),
     ]
-    provider = NS(id=1, name="Local Ollama", type="OLLAMA", base_url="http://localhost:11434")
+    provider = NS(
+        id=1, name="Local Ollama", type=registry.OLLAMA, base_url="http://localhost:11434"
+    )
     params = {
         target_key(1, "llama3:8b"): {"temperature": 0.2, "stop": ["###"]},
         target_key(1, "llama3:8b", 2): {"temperature": 1.0},

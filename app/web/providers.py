@@ -10,6 +10,7 @@ from flask import url_for
 from ..catalog.provider_fields import DEFAULT_ENDPOINTS
 from ..catalog.provider_presets import DEFAULT_BASE_URLS
 from ..catalog.provider_presets import PRESETS
+from ..catalog.provider_presets import TYPE_CHOICES
 from ..catalog.provider_presets import apply_preset
 from ..catalog.provider_presets import new_provider_form
 from ..catalog.provider_trial import run_test_inference
@@ -122,6 +123,7 @@ def _render_form(form, provider=None, errors=None, status=200):
         presets=PRESETS,
         default_base_urls=DEFAULT_BASE_URLS,
         default_endpoints=DEFAULT_ENDPOINTS,
+        type_choices=TYPE_CHOICES,
         preset_key=request.args.get("preset", ""),
         subnav_active="providers",
     ), status
