@@ -69,6 +69,8 @@ for _preset in PRESETS:
     _preset["modelsEndpoint"], _preset["inferenceEndpoint"] = DEFAULT_ENDPOINTS[_preset["type"]]
 
 
+# Where every wire format's paths start (/v1/, Ollama's /api/).
+API_PREFIXES = tuple(f"{wire.api_prefix}/" for wire in registry.ADAPTERS.values())
 NEW_FORM_PRESET = "ollama"  # what a new provider's form starts as
 
 
@@ -112,9 +114,9 @@ def apply_preset(form, key):
 
 
 def fix_v1_base_url(base_url, endpoints):
-    """(base URL, note): a base URL ending in /v1 whose endpoints start with /v1 (or with
-    /api, Ollama's) would call …/v1/v1/models; the /v1 is taken off the base URL and the note
-    says so. Anything else comes back as it was, with note None."""
+    """(base URL, note): a base URL ending in /v1 whose endpoints start with a wire format's
+    prefix (/v1, Ollama's /api) would call …/v1/v1/models; the /v1 is taken off the base URL
+    and the note says so. Anything else comes back as it was, with note None."""
     try:
         parts = urlsplit(base_url or "")
     except ValueError:
@@ -122,7 +124,7 @@ def fix_v1_base_url(base_url, endpoints):
     path = parts.path.rstrip("/")
     if not path.lower().endswith("/v1"):
         return base_url, None
-    if not all(e and (e.startswith("/v1/") or e.startswith("/api/")) for e in endpoints):
+    if not all(e and e.startswith(API_PREFIXES) for e in endpoints):
         return base_url, None
     fixed = urlunsplit((parts.scheme, parts.netloc, path[: -len("/v1")], "", "")).rstrip("/")
     prefix = "/" + endpoints[0].split("/")[1]
