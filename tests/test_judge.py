@@ -6,8 +6,8 @@ from types import SimpleNamespace
 import pytest
 
 from app.judge import rubric as judge
-from app.providers import get_adapter
 from app.providers.interface import ProviderConfig
+from app.providers.registry import get_adapter
 
 RUBRIC = [
     {"id": "facts", "text": "States the facts", "weight": 2, "max_score": 4},

@@ -4,11 +4,11 @@ import threading
 
 import pytest
 
-from app.providers import get_adapter
 from app.providers.interface import Cancelled
 from app.providers.interface import ProviderConfig
 from app.providers.interface import ProviderError
 from app.providers.ollama import OllamaAdapter
+from app.providers.registry import get_adapter
 
 SECRET = "ollama-secret-token-9876"
 HI = [{"role": "user", "content": "hi"}]

@@ -5,8 +5,8 @@ import json
 import pytest
 import requests
 
-from app.providers import get_adapter
 from app.providers.interface import ProviderConfig
+from app.providers.registry import get_adapter
 
 pytestmark = pytest.mark.real_llm
 BASE_URL = "http://127.0.0.1:18080"

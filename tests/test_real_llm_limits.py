@@ -5,9 +5,9 @@ a real generation that would go on, and the real server's own rate is the one re
 import pytest
 import requests
 
-from app.providers import get_adapter
 from app.providers.interface import ProviderConfig
 from app.providers.interface import ProviderError
+from app.providers.registry import get_adapter
 
 pytestmark = [pytest.mark.real_llm, pytest.mark.slow]
 BASE_URL = "http://127.0.0.1:18080"

@@ -3,14 +3,17 @@
 import re
 from urllib.parse import urlsplit
 
-from ..db.models import PROVIDER_TYPES
 from ..errors import ValidationError
+from ..providers import registry
 from ..providers.urls import credential_in
 
+# Each type's (models endpoint, inference endpoint), as its adapter declares them.
 DEFAULT_ENDPOINTS = {
-    "OPENAI": ("/v1/models", "/v1/chat/completions"),
-    "OLLAMA": ("/api/tags", "/api/chat"),
+    ptype: (adapter.models_path, adapter.chat_path) for ptype, adapter in registry.ADAPTERS.items()
 }
+TYPE_CHOICE_TEXT = " or ".join(
+    f"{ptype} ({adapter.label})" for ptype, adapter in registry.ADAPTERS.items()
+)
 # The timeout every provider gets unless it says otherwise (the built-in ones too): a local
 # model loading into memory on its first call can take minutes.
 DEFAULT_TIMEOUT_SECONDS = 300.0
@@ -187,8 +190,8 @@ def clean_provider(data, current=None, strict=False):
 
     ptype = as_text(get("type"))
     ptype = (ptype or "").strip().upper()
-    if ptype not in PROVIDER_TYPES:
-        err("type", "choose OPENAI (OpenAI-compatible) or OLLAMA (native)")
+    if ptype not in registry.TYPES:
+        err("type", f"choose {TYPE_CHOICE_TEXT}")
     else:
         out["type"] = ptype
 
@@ -201,15 +204,16 @@ def clean_provider(data, current=None, strict=False):
         out["base_url"] = base_url
 
     defaults = DEFAULT_ENDPOINTS.get(ptype, ("", ""))
-    # Editing: the stored type's default endpoints (the form sends them back as they are).
-    old_defaults = DEFAULT_ENDPOINTS.get(getattr(current, "type", None), (None, None))
-    if current is None:  # a new provider's form comes filled with one type's defaults
-        other = [t for t in DEFAULT_ENDPOINTS if t != ptype]
-        old_defaults = DEFAULT_ENDPOINTS[other[0]] if len(other) == 1 else old_defaults
+    # Editing: the stored type's default endpoints (the form sends them back as they are). A new
+    # provider's form comes filled with another type's defaults when its type was switched.
+    if current is None:
+        stale = [ends for other, ends in DEFAULT_ENDPOINTS.items() if other != ptype]
+    else:
+        stale = [DEFAULT_ENDPOINTS.get(getattr(current, "type", None), (None, None))]
     fields = ("models_endpoint", "inference_endpoint")
-    for field, default, old_default in zip(fields, defaults, old_defaults, strict=True):
+    for i, (field, default) in enumerate(zip(fields, defaults, strict=True)):
         value = as_text(get(field))
-        if old_default is not None and value == old_default:
+        if value is not None and any(value == ends[i] for ends in stale):
             value = default  # the type changed: the old type's default endpoints do not apply
         if value is None:
             err(field, "must be text")

@@ -4,21 +4,19 @@ and the one rule for a base URL that already ends in /v1."""
 from urllib.parse import urlsplit
 from urllib.parse import urlunsplit
 
+from ..providers import registry
 from .provider_fields import DEFAULT_ENDPOINTS
 from .provider_fields import DEFAULT_TIMEOUT_SECONDS
 
 # The base URL a new provider of each type starts with.
-DEFAULT_BASE_URLS = {
-    "OLLAMA": "http://localhost:11434",
-    "OPENAI": "http://localhost:8080",
-}
+DEFAULT_BASE_URLS = {ptype: wire.default_base_url for ptype, wire in registry.ADAPTERS.items()}
 
 PRESETS = [
     {
         "key": "ollama",
         "label": "Ollama",
         "name": "ollama",
-        "type": "OLLAMA",
+        "type": registry.OLLAMA,
         "baseUrl": "http://localhost:11434",
         "note": "Ollama's native API on port 11434.",
     },
@@ -26,7 +24,7 @@ PRESETS = [
         "key": "llamacpp",
         "label": "llama.cpp",
         "name": "llama-cpp",
-        "type": "OPENAI",
+        "type": registry.OPENAI,
         "baseUrl": "http://localhost:8080",
         "note": "llama-server (llama.cpp) on port 8080.",
     },
@@ -34,7 +32,7 @@ PRESETS = [
         "key": "vllm",
         "label": "vLLM",
         "name": "vllm",
-        "type": "OPENAI",
+        "type": registry.OPENAI,
         "baseUrl": "http://localhost:8000",
         "note": "vLLM's OpenAI-compatible server on port 8000.",
     },
@@ -42,7 +40,7 @@ PRESETS = [
         "key": "lmstudio",
         "label": "LM Studio",
         "name": "lm-studio",
-        "type": "OPENAI",
+        "type": registry.OPENAI,
         "baseUrl": "http://localhost:1234",
         "note": "LM Studio's local server on port 1234.",
     },
@@ -50,7 +48,7 @@ PRESETS = [
         "key": "openai",
         "label": "OpenAI",
         "name": "openai",
-        "type": "OPENAI",
+        "type": registry.OPENAI,
         "baseUrl": "https://api.openai.com",
         "note": "Add a secret header Authorization: Bearer sk-… below.",
         "header": "Authorization",
@@ -60,7 +58,7 @@ PRESETS = [
         "key": "openrouter",
         "label": "OpenRouter",
         "name": "openrouter",
-        "type": "OPENAI",
+        "type": registry.OPENAI,
         "baseUrl": "https://openrouter.ai/api",
         "note": "Add a secret header Authorization: Bearer sk-or-… below.",
         "header": "Authorization",
@@ -71,14 +69,26 @@ for _preset in PRESETS:
     _preset["modelsEndpoint"], _preset["inferenceEndpoint"] = DEFAULT_ENDPOINTS[_preset["type"]]
 
 
+# Where every wire format's paths start (/v1/, Ollama's /api/).
+API_PREFIXES = tuple(f"{wire.api_prefix}/" for wire in registry.ADAPTERS.values())
+NEW_FORM_PRESET = "ollama"  # what a new provider's form starts as
+
+
 def preset(key):
     """The preset with this key, or None."""
     return next((p for p in PRESETS if p["key"] == key), None)
 
 
+# The form's type choices, the type a new provider's form starts with first.
+TYPE_CHOICES = sorted(
+    ((ptype, f"{ptype} — {adapter.label}") for ptype, adapter in registry.ADAPTERS.items()),
+    key=lambda choice: choice[0] != preset(NEW_FORM_PRESET)["type"],
+)
+
+
 def new_provider_form(key=None):
     """The values a new provider's form starts with: a preset's, or Ollama's."""
-    chosen = preset(key) or preset("ollama")
+    chosen = preset(key) or preset(NEW_FORM_PRESET)
     form = {
         "name": chosen["name"] if key else "",
         "type": chosen["type"],
@@ -104,9 +114,9 @@ def apply_preset(form, key):
 
 
 def fix_v1_base_url(base_url, endpoints):
-    """(base URL, note): a base URL ending in /v1 whose endpoints start with /v1 (or with
-    /api, Ollama's) would call …/v1/v1/models; the /v1 is taken off the base URL and the note
-    says so. Anything else comes back as it was, with note None."""
+    """(base URL, note): a base URL ending in /v1 whose endpoints start with a wire format's
+    prefix (/v1, Ollama's /api) would call …/v1/v1/models; the /v1 is taken off the base URL
+    and the note says so. Anything else comes back as it was, with note None."""
     try:
         parts = urlsplit(base_url or "")
     except ValueError:
@@ -114,7 +124,7 @@ def fix_v1_base_url(base_url, endpoints):
     path = parts.path.rstrip("/")
     if not path.lower().endswith("/v1"):
         return base_url, None
-    if not all(e and (e.startswith("/v1/") or e.startswith("/api/")) for e in endpoints):
+    if not all(e and e.startswith(API_PREFIXES) for e in endpoints):
         return base_url, None
     fixed = urlunsplit((parts.scheme, parts.netloc, path[: -len("/v1")], "", "")).rstrip("/")
     prefix = "/" + endpoints[0].split("/")[1]

@@ -2,6 +2,7 @@
 asked for is not in the server's list."""
 
 from ..errors import ValidationError
+from ..providers import registry
 from ..providers.interface import ProviderError
 from .providers import adapter_for
 from .providers import call_adapter
@@ -85,8 +86,9 @@ def _model_not_listed(provider, model):
     except ProviderError:
         return None
     # Ollama reads a name without a tag as name:latest.
-    latest = f"{model}:latest" if provider.type == "OLLAMA" and ":" not in model else None
-    if model in ids or latest in ids or not ids:
+    tag = registry.wire_format(provider.type).implicit_tag
+    tagged = f"{model}:{tag}" if tag and ":" not in model else None
+    if model in ids or tagged in ids or not ids:
         return None
     close = [i for i in ids if model.lower() in i.lower() or i.lower() in model.lower()]
     shown = ", ".join((close or ids)[:5]) + (" …" if len(close or ids) > 5 else "")

@@ -13,10 +13,10 @@ from ..db.models import ProviderHeader
 from ..errors import Conflict
 from ..errors import NotFound
 from ..errors import ValidationError
-from ..providers import get_adapter
 from ..providers.interface import ProviderConfig
 from ..providers.interface import ProviderError
 from ..providers.redaction import redact
+from ..providers.registry import get_adapter
 from ..providers.urls import mask_url
 from ..providers.urls import origin
 from .provider_fields import clean_provider

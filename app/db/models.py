@@ -16,7 +16,6 @@ from peewee import TextField
 from ..clock import utcnow
 from .connection import database
 
-PROVIDER_TYPES = ("OPENAI", "OLLAMA")
 DIFFICULTIES = ("easy", "medium", "hard")
 
 # Item statuses, exactly these five (PRODUCT.md).

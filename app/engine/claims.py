@@ -325,8 +325,8 @@ def release(item_id, attempts):
 
 def release_all(runs, holder=None):
     """Give back every claim on the items of `runs` made by `holder` (a dead orchestrator), and
-    claims that name no holder (made by an older version): its attempts never finished, so they are not
-    counted. Claims of other holders (live `llmbench worker` processes) are left alone: they
+    claims that name no holder (made by an older version): its attempts never finished, so they
+    are not counted. Claims of other holders (live `llmbench worker` processes) are left alone: they
     expire by themselves if their worker died. Returns how many."""
     mine = Item.claimed_by.is_null()
     if holder is not None:

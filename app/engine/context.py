@@ -12,6 +12,7 @@ from ..db.models import CONTROL_RUNNING
 from ..db.models import PENDING
 from ..db.models import Run
 from ..db.models import RunTarget
+from ..providers import registry
 from ..runlog import log_event
 from ..runs.queries import spent_usd
 from . import retry
@@ -104,9 +105,14 @@ class RunContext:
         own = (self.run.settings or {}).get("judgeConcurrency" if judge else "concurrency")
         return int(own) if own else provider.max_concurrency
 
+    def keeps_loaded(self, provider):
+        """True when the provider's server keeps a model loaded after a call (Ollama's), so
+        calls say for how long and the model is unloaded when its turn is over."""
+        return provider is not None and registry.wire_format(provider.type).keeps_models_loaded
+
     def keep_alive(self, provider):
-        """How long Ollama keeps a model loaded after a call (None for other servers)."""
-        return KEEP_ALIVE if provider is not None and provider.type == "OLLAMA" else None
+        """How long Ollama keeps a model loaded after a call (None for servers that do not)."""
+        return KEEP_ALIVE if self.keeps_loaded(provider) else None
 
     def price(self, target):
         """The price-table row for a target (provider name + model), or None."""

@@ -40,10 +40,10 @@ def pick_group(ctx):
 
 
 def leave_group(ctx):
-    """Unload the current group's Ollama model so the next model gets the memory."""
+    """Unload the current group's model (Ollama's) so the next model gets the memory."""
     current = ctx.targets.get(ctx.memory.group) if ctx.memory.group else None
     ctx.memory.group = None
-    if current is None or current.provider is None or current.provider.type != "OLLAMA":
+    if current is None or not ctx.keeps_loaded(current.provider):
         return
     try:
         error = ctx.memory.adapter(current.provider).unload(current.model)

@@ -8,7 +8,7 @@ import datetime as dt
 import threading
 
 from ..catalog.providers import provider_config
-from ..providers import get_adapter
+from ..providers.registry import get_adapter
 
 _lock = threading.Lock()
 _memories = {}  # holder -> HolderMemory

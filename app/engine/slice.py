@@ -357,7 +357,7 @@ class Slice:
             Run.id == ctx.run.id
         ).execute()
         judge = ctx.run.judge_provider
-        if judge is not None and judge.type == "OLLAMA":
+        if ctx.keeps_loaded(judge):
             try:
                 ctx.memory.adapter(judge).unload(ctx.run.judge_model)
             except Exception:  # noqa: BLE001 - done either way; it unloads after keep_alive

@@ -199,7 +199,7 @@ def warm_up_judge(ctx, pool):
         return False
     params = dict(rubric.judge_params(run.judge_params), max_tokens=JUDGE_WARMUP_MAX_TOKENS)
     # Ollama: unload right after, so the first target's model gets the memory.
-    keep_alive = 0 if provider.type == "OLLAMA" else None
+    keep_alive = 0 if ctx.keeps_loaded(provider) else None
     completion = _warm_up(
         ctx,
         pool,

@@ -16,6 +16,7 @@ import urllib3
 
 from .interface import Cancelled
 from .interface import ProviderError
+from .interface import WireFormat
 from .redaction import Redactor
 from .urls import credential_values
 from .urls import mask_url
@@ -294,7 +295,7 @@ def _items(mapping):
     return tuple(sorted(mapping.items())) if mapping else ()
 
 
-class HttpAdapter:
+class HttpAdapter(WireFormat):
     """Base class: holds the config and a requests.Session with the provider's headers."""
 
     def __init__(self, config):

@@ -7,6 +7,9 @@ An adapter is built from a plain ProviderConfig (headers already decrypted) and 
   unload(model) -> None                  frees the model's memory where the server supports it
   loaded_models(timeout=None) -> list    models currently in memory (Ollama /api/ps), else []
 Errors are ProviderError, classified transient or permanent, with no secret in the text.
+
+Each adapter class also declares what its wire format can do (WireFormat below), so the rest of
+the app asks the adapter instead of comparing type strings; registry.py maps a type to its class.
 """
 
 from dataclasses import dataclass
@@ -15,12 +18,35 @@ from dataclasses import field
 MAX_ANSWER_CHARS = 1024 * 1024  # answer text kept per call (1 MiB); the rest is cut and flagged
 
 
+class WireFormat:
+    """The capabilities every adapter class declares, each in its own class body (a test holds
+    every registered adapter to it). These values answer for a type llmbench does not speak:
+    it can do nothing, so a stored row of an unknown type is never treated as one it speaks."""
+
+    type = None  # the provider type stored on a provider row: OPENAI, OLLAMA
+    label = None  # the type's name in the provider form's choices
+    server_name = None  # the server a person starts when one is not reachable ("Ollama")
+    default_base_url = None  # the base URL a new provider of this type starts with
+    models_path = None  # GET: the models the server offers (the models endpoint's default)
+    chat_path = None  # POST: one chat (the inference endpoint's default)
+    api_prefix = None  # the paths' first segment: a base URL ending in it would double it
+    streams = False  # answers arrive while they are made, so the time to first token is measured
+    server_timings = False  # every answer carries the server's own token counts and decode time
+    keeps_models_loaded = False  # a call's keep_alive holds the model in memory; unload() frees it
+    reports_loaded_models = False  # loaded_models() says which models are in memory now
+    takes_routing = False  # OpenRouter's routing preferences ride in the request body
+    implicit_tag = None  # the tag a model name without one stands for (Ollama: latest)
+
+
+CAPABILITIES = tuple(name for name in vars(WireFormat) if not name.startswith("_"))
+
+
 @dataclass
 class ProviderConfig:
     """What an adapter needs to talk to one model server (no database objects)."""
 
     name: str
-    type: str  # OPENAI | OLLAMA
+    type: str  # a registered wire format (registry.TYPES)
     base_url: str
     models_endpoint: str
     inference_endpoint: str

@@ -54,6 +54,20 @@ def ns_to_ms(value):
 class OllamaAdapter(HttpAdapter):
     """Ollama's native API."""
 
+    type = "OLLAMA"
+    label = "Ollama native API"
+    server_name = "Ollama"
+    default_base_url = "http://localhost:11434"
+    models_path = DEFAULT_MODELS_ENDPOINT
+    chat_path = DEFAULT_INFERENCE_ENDPOINT
+    api_prefix = "/api"
+    streams = True  # NDJSON
+    server_timings = True  # the done line's eval counters
+    keeps_models_loaded = True
+    reports_loaded_models = True  # /api/ps
+    takes_routing = False
+    implicit_tag = "latest"
+
     @property
     def models_endpoint(self):
         endpoint = self.config.models_endpoint

@@ -48,6 +48,22 @@ def judge_format(schema):
 class OpenAIAdapter(HttpAdapter):
     """OpenAI-compatible servers: OpenAI, OpenRouter, llama.cpp, vLLM, LM Studio, Ollama /v1."""
 
+    type = "OPENAI"
+    label = "OpenAI-compatible"
+    server_name = None  # llama.cpp, vLLM, LM Studio, a cloud API: "the server"
+    default_base_url = "http://localhost:8080"
+    models_path = DEFAULT_MODELS_ENDPOINT
+    chat_path = DEFAULT_INFERENCE_ENDPOINT
+    api_prefix = "/v1"
+    streams = True  # SSE
+    # Token counts when the server sends usage, llama.cpp's timings when it sends them; else
+    # the speed is estimated from the stream.
+    server_timings = False
+    keeps_models_loaded = False  # no keep_alive or unload in the OpenAI API
+    reports_loaded_models = False
+    takes_routing = True  # OpenRouter speaks this format
+    implicit_tag = None
+
     @property
     def models_endpoint(self):
         return self.config.models_endpoint or DEFAULT_MODELS_ENDPOINT

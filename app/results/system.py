@@ -1,11 +1,11 @@
 """A run's system metrics beside its throughput: the charts and peaks of the run's pages."""
 
+from ..catalog.provider_loaded import loaded_models_reader
 from ..charts.linechart import epoch
 from ..charts.linechart import line_chart
 from ..clock import utcnow
 from ..db.connection import database
 from ..db.models import Provider
-from ..engine.sampling import ollama_loaded_models
 from ..runs.queries import active_run
 from ..sysmetrics.sample import current_metrics
 from ..sysmetrics.series import peaks
@@ -19,7 +19,7 @@ FRESH_SECONDS = 10  # a running run's sample this recent answers "now" without m
 
 def system_metrics_now(now=None):
     """GET /api/system/metrics: the running run's latest sample when it is
-    fresh, else a reading taken now (with the models loaded on every Ollama provider)."""
+    fresh, else a reading taken now (with the models loaded on every server that can say)."""
     run = active_run()
     running = run is not None and run.state == "running"
     sample = latest_sample(run) if running else None
@@ -27,7 +27,7 @@ def system_metrics_now(now=None):
         sample = None
     if sample is not None:
         return current_metrics(1, sample=sample)
-    return current_metrics(1 if running else 0, ollama_loaded_models(Provider.select()))
+    return current_metrics(1 if running else 0, loaded_models_reader(Provider.select()))
 
 
 # One query: the run's first and last answer times, then the mean tokens/s per bucket of

@@ -21,6 +21,7 @@ from our key paths back to the file's, so later errors still name the keys as wr
 """
 
 from ..datasets.lines import LineDict
+from ..providers import registry
 
 TOP_KEYS = {"run", "judge", "routers", "models", "prices"}
 ROUTER_KEYS = {
@@ -32,7 +33,7 @@ ROUTER_KEYS = {
     "timeoutSeconds",
     "maxConcurrency",
 }
-ROUTER_TYPES = {"ollama": "OLLAMA", "openrouter": "OPENAI"}
+ROUTER_TYPES = {"ollama": registry.OLLAMA, "openrouter": registry.OPENAI}
 JUDGE_KEYS = {
     "router",
     "model",
@@ -59,7 +60,6 @@ ROUTING = {
     "maxPrice": ("max_price", ("prompt", "completion", "request", "image")),
     "quantizations": ("quantizations", _TEXTS),
 }
-_STRIP = {"OPENAI": "/v1", "OLLAMA": "/api"}
 
 
 def is_apocbench(doc):
@@ -163,7 +163,8 @@ class ApocbenchConfig:
             if kind is None:
                 self.add(
                     path,
-                    "give type: OPENAI or OLLAMA (only ollama and openrouter are known by name)",
+                    f"give type: {' or '.join(registry.TYPES)} "
+                    "(only ollama and openrouter are known by name)",
                     routers,
                     name,
                 )
@@ -221,8 +222,8 @@ class ApocbenchConfig:
         value = raw.get(key)
         if value is None and provider_pref is None:
             return None
-        kind = self.routers.get(str(router), ("OPENAI", None))[0]
-        if kind != "OPENAI":
+        kind = self.routers.get(str(router), (registry.OPENAI, None))[0]
+        if not registry.wire_format(kind).takes_routing:
             what = key if value is not None else "provider"
             self.add(f"{path}.{what}", "is for OpenRouter (an OPENAI router) only", raw, what)
             return None
@@ -387,7 +388,7 @@ class ApocbenchConfig:
 def _strip(url, kind):
     """Our adapters add /v1/... or /api/... themselves: drop it from an apocbench-style base URL."""
     trimmed = url.rstrip("/")
-    suffix = _STRIP.get(kind)
+    suffix = registry.wire_format(kind).api_prefix
     return trimmed[: -len(suffix)] if suffix and trimmed.endswith(suffix) else trimmed
 
 

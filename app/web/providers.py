@@ -10,6 +10,7 @@ from flask import url_for
 from ..catalog.provider_fields import DEFAULT_ENDPOINTS
 from ..catalog.provider_presets import DEFAULT_BASE_URLS
 from ..catalog.provider_presets import PRESETS
+from ..catalog.provider_presets import TYPE_CHOICES
 from ..catalog.provider_presets import apply_preset
 from ..catalog.provider_presets import new_provider_form
 from ..catalog.provider_trial import run_test_inference
@@ -24,12 +25,20 @@ from ..errors import Conflict
 from ..errors import ValidationError
 from ..ids import digits_number
 from ..providers.interface import ProviderError
+from ..providers.registry import wire_format
 from ..providers.urls import mask_url
 from .extensions import htmx
 from .settings import errors_by_field
 from .settings import form_errors
 
 bp = Blueprint("providers", __name__, url_prefix="/settings/providers")
+
+
+@bp.app_template_filter("server_name")
+def server_name(provider):
+    """What to start when a provider is not reachable: its server's name, else "the server"."""
+    name = wire_format(provider.type).server_name if provider is not None else None
+    return name or "the server"
 
 
 @bp.app_template_filter("masked_url")
@@ -122,6 +131,7 @@ def _render_form(form, provider=None, errors=None, status=200):
         presets=PRESETS,
         default_base_urls=DEFAULT_BASE_URLS,
         default_endpoints=DEFAULT_ENDPOINTS,
+        type_choices=TYPE_CHOICES,
         preset_key=request.args.get("preset", ""),
         subnav_active="providers",
     ), status
