@@ -22,11 +22,12 @@ from ..db.models import Item
 from ..db.models import JudgeCall
 from ..db.models import JudgeJob
 from ..db.models import Vote
-from ..judge import pairwise
-from ..judge import rubric
 from ..runs.judge_jobs import LEVELS
 from ..runs.judge_jobs import PAIRWISE
 from ..runs.judge_jobs import judge_voter
+from ..scoring import pairwise
+from ..scoring import rubric
+from ..scoring.judge_calls import JudgeError
 from . import call_claims
 from . import claims
 from . import retry
@@ -127,7 +128,7 @@ class CallWorker:
                     keep_alive=keep_alive,
                     cancel=ctx.cancel,
                 )
-        except rubric.JudgeError as exc:
+        except JudgeError as exc:
             if ctx.cancel.is_set():
                 return
             if holds(exc):  # the judge's server is down or busy: the call waits, uncounted
@@ -139,7 +140,7 @@ class CallWorker:
             return
         except Exception as exc:  # a bug must not kill the run: fail this call
             log.exception("unexpected error in judge call %s", row.id)
-            self._failed(row, rubric.JudgeError(f"internal error: {exc!r}", transient=False))
+            self._failed(row, JudgeError(f"internal error: {exc!r}", transient=False))
             return
         if ctx.cancel.is_set():
             return

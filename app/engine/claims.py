@@ -19,7 +19,7 @@ from ..db.connection import database
 from ..db.models import NEW
 from ..db.models import WAITING_FOR_JUDGE
 from ..db.models import Item
-from ..judge import rubric
+from ..scoring import rubric
 
 # One statement claims the next k items. It claims nothing once the run is no longer running,
 # so a pause committed by any process stops new claims at once: only the items in flight finish.

@@ -9,9 +9,10 @@ from ..db.models import FAILED
 from ..db.models import NEW
 from ..db.models import WAITING_FOR_JUDGE
 from ..db.models import Item
-from ..judge import rubric
 from ..providers.interface import ProviderError
 from ..runs.lifecycle import item_messages
+from ..scoring import rubric
+from ..scoring.judge_calls import JudgeError
 from . import metrics
 from . import retry
 from .breaker import holds
@@ -265,7 +266,7 @@ class ItemWorker:
                 keep_alive=ctx.keep_alive(ctx.run.judge_provider),
                 cancel=ctx.cancel,
             )
-        except rubric.JudgeError as exc:
+        except JudgeError as exc:
             if ctx.cancel.is_set():
                 return
             if holds(exc):  # the judge's server is down or busy: the answers wait for it
@@ -276,7 +277,7 @@ class ItemWorker:
         except Exception as exc:
             log.exception("unexpected error judging item %s", item.id)
             self._judge_failed(
-                item, attempts, rubric.JudgeError(f"internal error: {exc!r}", transient=False)
+                item, attempts, JudgeError(f"internal error: {exc!r}", transient=False)
             )
             return
         if ctx.cancel.is_set():
@@ -368,7 +369,7 @@ class ItemWorker:
                     keep_alive=ctx.keep_alive(ctx.run.judge_provider),
                     cancel=ctx.cancel,
                 )
-            except rubric.JudgeError:
+            except JudgeError:
                 scores.append(None)
                 continue
             scores.append(again["score"])
