@@ -13,7 +13,6 @@ from types import SimpleNamespace
 
 from ..db.models import COMPLETED
 from ..db.models import FAILED
-from ..db.models import JUDGE
 from ..db.models import LEFT
 from ..db.models import NEW
 from ..db.models import RIGHT
@@ -28,6 +27,7 @@ from ..runs.judge_jobs import judge_voter
 from ..scoring import pairwise
 from ..scoring import rubric
 from ..scoring.judge_calls import JudgeError
+from ..scoring.votes import vote_row
 from . import call_claims
 from . import claims
 from . import retry
@@ -194,21 +194,16 @@ class CallWorker:
         left = Item.get_by_id(first.item_id)
         right = Item.get_by_id(first.other_item_id)
         Vote.insert(
-            left_item=left.id,
-            right_item=right.id,
-            item_low=min(left.id, right.id),
-            item_high=max(left.id, right.id),
-            left_target=left.target_id,
-            right_target=right.target_id,
-            task_key=left.task_key,
-            winner=winner,
-            winner_target={LEFT: left.target_id, RIGHT: right.target_id}.get(winner),
-            source=JUDGE,
-            voter=judge_voter(job.judge_provider_name, job.judge_model),
-            inconsistent=inconsistent,
-            job=job.id,
-            reason=first_reason,
-            created_at=now,
+            vote_row(
+                left,
+                right,
+                winner,
+                judge_voter(job.judge_provider_name, job.judge_model),
+                now=now,
+                inconsistent=inconsistent,
+                job=job.id,
+                reason=first_reason,
+            )
         ).on_conflict_ignore().execute()
 
     def _cost(self, job, completions):
