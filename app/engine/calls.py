@@ -27,6 +27,7 @@ from ..runs.judge_jobs import judge_voter
 from ..scoring import pairwise
 from ..scoring import rubric
 from ..scoring.judge_calls import JudgeError
+from ..scoring.score import TASK_FIELDS
 from ..scoring.votes import vote_row
 from . import call_claims
 from . import claims
@@ -45,7 +46,7 @@ _FLIP = {LEFT: RIGHT, RIGHT: LEFT, TIE: TIE}
 
 def reference_answer(item, level):
     """The item's snapshot with one of its references in place of the answer."""
-    task = SimpleNamespace(**{f: getattr(item, f) for f in rubric.TASK_FIELDS})
+    task = SimpleNamespace(**{f: getattr(item, f) for f in TASK_FIELDS})
     task.answer = getattr(item, _COLUMN[level])
     return task
 

@@ -1,10 +1,14 @@
-"""The judge: prompt, JSON schema, strict validation, one repair request, our own rubric score."""
+"""The rubric judge, the scorer that needs a call: prompt, JSON schema, strict validation, one
+repair request, our own rubric score."""
 
 from ..hashing import sha256_json
 from .judge_calls import ask
 from .replies import JudgeOutputError
 from .replies import json_object
 from .replies import reason as reply_reason
+from .score import JUDGE
+from .score import Score
+from .score import Scorer
 
 JUDGE_PROMPT_VERSION = "judge-v1"
 REASON_MAX_LENGTH = 400
@@ -48,18 +52,6 @@ PROMPT_HASH = sha256_json(
         "template": JUDGE_TEMPLATE,
         "repair": REPAIR_TEMPLATE,
     }
-)
-
-
-# The task snapshot an item carries that the judge's prompt reads, beside the answer.
-TASK_FIELDS = (
-    "question",
-    "excellent",
-    "good",
-    "pass_answer",
-    "incorrect_direction",
-    "rubric",
-    "auto_fail_rules",
 )
 
 
@@ -226,3 +218,23 @@ def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=Non
         keep_alive=keep_alive,
         cancel=cancel,
     )
+
+
+class RubricJudge(Scorer):
+    """The rubric judge as a scorer: one model call (one repair at most) per answer."""
+
+    name = "rubric"
+    stage = JUDGE
+
+    def ask(self, adapter, model, task, *, params, keep_alive, cancel):
+        result = judge_item(
+            adapter, model, task, params=params, keep_alive=keep_alive, cancel=cancel
+        )
+        score = Score.of(
+            result["score"],
+            result["reason"],
+            by=self.name,
+            auto_fail=result["auto_fail"],
+            rubric_scores=result["rubric_scores"],
+        )
+        return score, result
