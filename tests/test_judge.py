@@ -5,9 +5,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from app.judge import rubric as judge
 from app.providers.interface import ProviderConfig
 from app.providers.registry import get_adapter
+from app.scoring import rubric as judge
+from app.scoring.judge_calls import JudgeError
+from app.scoring.judge_calls import judge_params
+from app.scoring.replies import JudgeOutputError
 
 RUBRIC = [
     {"id": "facts", "text": "States the facts", "weight": 2, "max_score": 4},
@@ -117,12 +120,12 @@ def test_a_fenced_json_block_is_accepted():
     ],
 )
 def test_invalid_judgements_say_why(text, why):
-    with pytest.raises(judge.JudgeOutputError, match=why):
+    with pytest.raises(JudgeOutputError, match=why):
         judge.parse_judgement(text, make_item(auto_fail_rules=["insults"]))
 
 
 def test_cut_off_output_is_invalid():
-    with pytest.raises(judge.JudgeOutputError, match="cut off"):
+    with pytest.raises(JudgeOutputError, match="cut off"):
         judge.parse_judgement(reply(), make_item(), finish_reason="length")
 
 
@@ -159,7 +162,7 @@ def test_a_judgement_without_rubric_scores_is_scored_with_each_item_at_zero(miss
     ],
 )
 def test_rubric_scores_out_of_bounds_are_invalid(scores, why):
-    with pytest.raises(judge.JudgeOutputError, match=why):
+    with pytest.raises(JudgeOutputError, match=why):
         judge.parse_judgement(reply(rubric_scores=scores), make_item(rubric=RUBRIC))
 
 
@@ -181,8 +184,8 @@ def test_prompt_hash_is_stable_and_64_hex():
 
 
 def test_judge_params_default_to_deterministic():
-    assert judge.judge_params(None) == {"temperature": 0, "max_tokens": 1024}
-    assert judge.judge_params({"temperature": 0.3, "seed": None})["temperature"] == 0.3
+    assert judge_params(None) == {"temperature": 0, "max_tokens": 1024}
+    assert judge_params({"temperature": 0.3, "seed": None})["temperature"] == 0.3
 
 
 def adapter_for(fake, type="OPENAI"):
@@ -226,7 +229,7 @@ def test_judge_item_repairs_once(fake):
 def test_judge_item_gives_up_after_the_repair(fake):
     fake.enqueue("nope")
     fake.enqueue(reply(score=500))
-    with pytest.raises(judge.JudgeError, match="after one repair") as exc:
+    with pytest.raises(JudgeError, match="after one repair") as exc:
         judge.judge_item(adapter_for(fake), "judge", make_item())
     assert exc.value.transient is True and len(exc.value.raws) == 2
     assert len(fake.chat_calls()) == 2
@@ -234,6 +237,6 @@ def test_judge_item_gives_up_after_the_repair(fake):
 
 def test_judge_item_keeps_provider_error_class(fake):
     fake.enqueue(status=404, text="model 'judge' not found")
-    with pytest.raises(judge.JudgeError, match="not found") as exc:
+    with pytest.raises(JudgeError, match="not found") as exc:
         judge.judge_item(adapter_for(fake), "judge", make_item())
     assert exc.value.transient is False

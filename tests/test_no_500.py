@@ -7,8 +7,8 @@ import pytest
 
 from app import jsontext
 from app.ids import digits_number
-from app.judge.rubric import JudgeOutputError
-from app.judge.rubric import parse_judgement
+from app.scoring.replies import JudgeOutputError
+from app.scoring.rubric import parse_judgement
 from tests.factories import add_item
 from tests.factories import make_run
 

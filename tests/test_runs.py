@@ -18,7 +18,6 @@ from app.errors import Conflict
 from app.errors import NotFound
 from app.errors import ValidationError
 from app.hashing import context_hash
-from app.judge.rubric import PROMPT_HASH
 from app.runlog import log_event
 from app.runs import lifecycle
 from app.runs.dto import item_to_dict
@@ -32,6 +31,7 @@ from app.runs.lifecycle import stop_run
 from app.runs.queries import list_logs
 from app.runs.retries import retry_judge
 from app.runs.state import run_state
+from app.scoring.rubric import PROMPT_HASH
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
 

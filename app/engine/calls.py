@@ -13,7 +13,6 @@ from types import SimpleNamespace
 
 from ..db.models import COMPLETED
 from ..db.models import FAILED
-from ..db.models import JUDGE
 from ..db.models import LEFT
 from ..db.models import NEW
 from ..db.models import RIGHT
@@ -22,11 +21,14 @@ from ..db.models import Item
 from ..db.models import JudgeCall
 from ..db.models import JudgeJob
 from ..db.models import Vote
-from ..judge import pairwise
-from ..judge import rubric
 from ..runs.judge_jobs import LEVELS
 from ..runs.judge_jobs import PAIRWISE
 from ..runs.judge_jobs import judge_voter
+from ..scoring import pairwise
+from ..scoring import rubric
+from ..scoring.judge_calls import JudgeError
+from ..scoring.score import TASK_FIELDS
+from ..scoring.votes import vote_row
 from . import call_claims
 from . import claims
 from . import retry
@@ -44,7 +46,7 @@ _FLIP = {LEFT: RIGHT, RIGHT: LEFT, TIE: TIE}
 
 def reference_answer(item, level):
     """The item's snapshot with one of its references in place of the answer."""
-    task = SimpleNamespace(**{f: getattr(item, f) for f in rubric.TASK_FIELDS})
+    task = SimpleNamespace(**{f: getattr(item, f) for f in TASK_FIELDS})
     task.answer = getattr(item, _COLUMN[level])
     return task
 
@@ -127,7 +129,7 @@ class CallWorker:
                     keep_alive=keep_alive,
                     cancel=ctx.cancel,
                 )
-        except rubric.JudgeError as exc:
+        except JudgeError as exc:
             if ctx.cancel.is_set():
                 return
             if holds(exc):  # the judge's server is down or busy: the call waits, uncounted
@@ -139,7 +141,7 @@ class CallWorker:
             return
         except Exception as exc:  # a bug must not kill the run: fail this call
             log.exception("unexpected error in judge call %s", row.id)
-            self._failed(row, rubric.JudgeError(f"internal error: {exc!r}", transient=False))
+            self._failed(row, JudgeError(f"internal error: {exc!r}", transient=False))
             return
         if ctx.cancel.is_set():
             return
@@ -193,21 +195,16 @@ class CallWorker:
         left = Item.get_by_id(first.item_id)
         right = Item.get_by_id(first.other_item_id)
         Vote.insert(
-            left_item=left.id,
-            right_item=right.id,
-            item_low=min(left.id, right.id),
-            item_high=max(left.id, right.id),
-            left_target=left.target_id,
-            right_target=right.target_id,
-            task_key=left.task_key,
-            winner=winner,
-            winner_target={LEFT: left.target_id, RIGHT: right.target_id}.get(winner),
-            source=JUDGE,
-            voter=judge_voter(job.judge_provider_name, job.judge_model),
-            inconsistent=inconsistent,
-            job=job.id,
-            reason=first_reason,
-            created_at=now,
+            vote_row(
+                left,
+                right,
+                winner,
+                judge_voter(job.judge_provider_name, job.judge_model),
+                now=now,
+                inconsistent=inconsistent,
+                job=job.id,
+                reason=first_reason,
+            )
         ).on_conflict_ignore().execute()
 
     def _cost(self, job, completions):

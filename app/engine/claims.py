@@ -19,7 +19,7 @@ from ..db.connection import database
 from ..db.models import NEW
 from ..db.models import WAITING_FOR_JUDGE
 from ..db.models import Item
-from ..judge import rubric
+from ..scoring.score import TASK_FIELDS
 
 # One statement claims the next k items. It claims nothing once the run is no longer running,
 # so a pause committed by any process stops new claims at once: only the items in flight finish.
@@ -61,7 +61,7 @@ JUDGING = (
     "target_id",
     "first_attempt_at",
     "answer",
-    *rubric.TASK_FIELDS,
+    *TASK_FIELDS,
 )
 RETURNING = {NEW: ANSWERING, WAITING_FOR_JUDGE: JUDGING}
 CLAIM_INDEX = {NEW: "item_claim_new", WAITING_FOR_JUDGE: "item_claim_judge"}

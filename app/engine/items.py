@@ -1,5 +1,6 @@
-"""One claimed item's work: call the target or the judge, then record the answer, the
-judgement, a retry or the failure (every write guarded by the claim, engine/claims.py)."""
+"""One claimed item's work: call the target, or ask the task's scorer that needs a call (the
+judge), then record the answer, the score, a retry or the failure (every write guarded by the
+claim, engine/claims.py). Rule scorers score an answer as it is stored (engine/rules.py)."""
 
 import logging
 import threading
@@ -9,9 +10,11 @@ from ..db.models import FAILED
 from ..db.models import NEW
 from ..db.models import WAITING_FOR_JUDGE
 from ..db.models import Item
-from ..judge import rubric
 from ..providers.interface import ProviderError
 from ..runs.lifecycle import item_messages
+from ..scoring import registry
+from ..scoring.judge_calls import JudgeError
+from ..scoring.score import combine
 from . import metrics
 from . import retry
 from .breaker import holds
@@ -19,6 +22,8 @@ from .claims import recording
 from .claims import release
 from .claims import update_claimed
 from .metrics import cost
+from .rules import beside_judgement
+from .rules import settled_by_rules
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +125,16 @@ class ItemWorker:
             answered_at=now,
             updated_at=now,
         )
+        score = settled_by_rules(item.id, completion.text, fields)
+        if score is not None:
+            fields.update(
+                status=COMPLETED,
+                evaluation_score=score.score,
+                evaluation_reason=score.reason,
+                rubric_scores=score.rubric_scores,
+                auto_fail=score.auto_fail,
+                judged_at=now,
+            )
         speed = f", {tps:.1f} tok/s ({tps_source})" if tps else ""
         tokens = completion.completion_tokens
         message = (
@@ -131,6 +146,7 @@ class ItemWorker:
                 if completion.answer_cut
                 else ""
             )
+            + (f"; {_scored(score)}" if score is not None else "")
         )
         with recording():
             if not update_claimed(item.id, NEW, attempts, fields):
@@ -145,6 +161,7 @@ class ItemWorker:
                     "timeTakenMs": round(completion.wall_ms, 1),
                     "tokensGenerated": tokens,
                     "tokensPerSecond": round(tps, 2) if tps else None,
+                    **({"score": score.score} if score is not None else {}),
                 },
                 now=now,
             )
@@ -252,12 +269,16 @@ class ItemWorker:
 
     # ---- judgements ------------------------------------------------------------------------
     def judge(self, item, adapter):
-        """Have the judge score one claimed answer (claims.ClaimedAnswer); record the
-        judgement, a retry or failure."""
+        """Have the task's scorer that needs a call score one claimed answer
+        (claims.ClaimedAnswer) with the run's judge model; record the score (the rule scorers'
+        beside it), a retry or failure."""
         ctx = self.ctx
         attempts = item.attempts
+        scorer = registry.call_scorer(item)
         try:
-            result = rubric.judge_item(
+            if scorer is None:  # the scorers changed since the answer: nothing can score it
+                raise JudgeError("no scorer that needs a call scores this task", transient=False)
+            judged, result = scorer.ask(
                 adapter,
                 ctx.run.judge_model,
                 item,
@@ -265,7 +286,7 @@ class ItemWorker:
                 keep_alive=ctx.keep_alive(ctx.run.judge_provider),
                 cancel=ctx.cancel,
             )
-        except rubric.JudgeError as exc:
+        except JudgeError as exc:
             if ctx.cancel.is_set():
                 return
             if holds(exc):  # the judge's server is down or busy: the answers wait for it
@@ -276,7 +297,7 @@ class ItemWorker:
         except Exception as exc:
             log.exception("unexpected error judging item %s", item.id)
             self._judge_failed(
-                item, attempts, rubric.JudgeError(f"internal error: {exc!r}", transient=False)
+                item, attempts, JudgeError(f"internal error: {exc!r}", transient=False)
             )
             return
         if ctx.cancel.is_set():
@@ -284,9 +305,10 @@ class ItemWorker:
         ctx.breaker.reachable(ctx.run.judge_provider_id)
         with self._lock:
             ctx.memory.unusable_judgements = 0
-        scores, extra = self._judge_again(item, adapter, ctx.judge_repeats - 1)
+        scores, extra = self._judge_again(scorer, item, adapter, ctx.judge_repeats - 1)
         if ctx.cancel.is_set():
             return
+        score = combine([*beside_judgement(item.id), judged])
         now = ctx.now()
         judge_cost = self._judge_cost(result["completions"] + extra)
         fields = dict(
@@ -294,10 +316,10 @@ class ItemWorker:
             next_retry_at=None,
             error_msg=None,
             error_stage=None,
-            evaluation_score=result["score"],
-            evaluation_reason=result["reason"],
-            rubric_scores=result["rubric_scores"],
-            auto_fail=result["auto_fail"],
+            evaluation_score=score.score,
+            evaluation_reason=score.reason,
+            rubric_scores=score.rubric_scores,
+            auto_fail=score.auto_fail,
             judge_request_json=result["request"],
             judge_raw=JUDGE_RAW_SEPARATOR.join(r for r in result["raws"] if r),
             judge_ms=result["ms"],
@@ -306,13 +328,8 @@ class ItemWorker:
             updated_at=now,
         )
         if scores:
-            fields["judge_scores"] = [result["score"], *scores]
-        reason = result["reason"]
-        reason = reason if len(reason) <= 120 else reason[:117] + "..."
-        message = (
-            f"{item.task_key} on {ctx.target_label(item.target_id)}: score "
-            f"{result['score']:g}{' (auto-fail)' if result['auto_fail'] else ''}: {reason}"
-        )
+            fields["judge_scores"] = [judged.score, *scores]
+        message = f"{item.task_key} on {ctx.target_label(item.target_id)}: {_scored(score)}"
         with recording():
             recorded = update_claimed(item.id, WAITING_FOR_JUDGE, attempts, fields)
             if recorded:
@@ -322,7 +339,7 @@ class ItemWorker:
                     data={
                         "itemId": item.id,
                         "taskId": item.task_key,
-                        "score": result["score"],
+                        "score": score.score,
                         "repaired": len(result["raws"]) > 1,
                     },
                     now=now,
@@ -351,7 +368,7 @@ class ItemWorker:
         )
         return True
 
-    def _judge_again(self, item, adapter, times):
+    def _judge_again(self, scorer, item, adapter, times):
         """`times` more judgements of the same answer (settings.judgeRepeats): their scores
         (None for one that failed: the spread is measured on the others) and completions."""
         ctx = self.ctx
@@ -360,7 +377,7 @@ class ItemWorker:
             if ctx.cancel.is_set():
                 break
             try:
-                again = rubric.judge_item(
+                again, call = scorer.ask(
                     adapter,
                     ctx.run.judge_model,
                     item,
@@ -368,11 +385,11 @@ class ItemWorker:
                     keep_alive=ctx.keep_alive(ctx.run.judge_provider),
                     cancel=ctx.cancel,
                 )
-            except rubric.JudgeError:
+            except JudgeError:
                 scores.append(None)
                 continue
-            scores.append(again["score"])
-            completions += again["completions"]
+            scores.append(again.score)
+            completions += call["completions"]
         return scores, completions
 
     def _judge_cost(self, completions):
@@ -391,3 +408,9 @@ class ItemWorker:
         if exc.request is not None:
             fields["judge_request_json"] = exc.request
         self._retry_or_fail(item, attempts, exc, "judge", fields, now, attempts)
+
+
+def _scored(score):
+    """A score as the run log says it: the score, an auto-fail, the reason (cut at 120)."""
+    reason = score.reason if len(score.reason) <= 120 else score.reason[:117] + "..."
+    return f"score {score.score:g}{' (auto-fail)' if score.auto_fail else ''}: {reason}"

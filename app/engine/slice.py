@@ -1,5 +1,9 @@
 """One tick's work on one run: the judge's warm-up, groups with their warm-ups, then judging.
 
+Judging is the judge stage: the task's scorer that needs a call, asked with the run's judge
+model (scoring/registry.py); rule scorers score an answer as it is stored (engine/rules.py), and
+without a scorer that needs a call the judge is not warmed up.
+
 The slice composes the parts, each in its own module and each handed the same RunContext
 (context.py): the worker pool (workers.py), the item worker (items.py), the model groups
 (groups.py), the warm-ups (warmup.py) and the claims (claims.py). Anything unexpected ends as a
@@ -28,6 +32,7 @@ from ..db.models import WAITING_FOR_JUDGE
 from ..db.models import Item
 from ..db.models import Run
 from ..runs.state import run_state
+from ..scoring import registry
 from . import call_claims
 from . import claims
 from . import groups
@@ -111,7 +116,7 @@ class Slice:
             or Item.select().where((Item.run == run) & (Item.status == WAITING_FOR_JUDGE)).exists()
         )
         warmups = ctx.memory.warmups
-        if waiting and not warmups.judge_ready:
+        if waiting and registry.has_call() and not warmups.judge_ready:
             if warmups.waiting(warmup.JUDGE, ctx.now()) or ctx.breaker.waiting(
                 run.judge_provider_id, ctx.now()
             ):

@@ -13,10 +13,11 @@ import datetime as dt
 import logging
 
 from ..db.models import RunTarget
-from ..judge import rubric
 from ..providers.interface import Cancelled
 from ..providers.interface import ProviderError
 from ..runs.outages import hms
+from ..scoring import rubric
+from ..scoring.judge_calls import judge_params
 from . import retry
 from .breaker import holds
 from .breaker import span
@@ -197,7 +198,7 @@ def warm_up_judge(ctx, pool):
     adapter = ctx.adapter_for(provider)
     if adapter is None:
         return False
-    params = dict(rubric.judge_params(run.judge_params), max_tokens=JUDGE_WARMUP_MAX_TOKENS)
+    params = dict(judge_params(run.judge_params), max_tokens=JUDGE_WARMUP_MAX_TOKENS)
     # Ollama: unload right after, so the first target's model gets the memory.
     keep_alive = 0 if ctx.keeps_loaded(provider) else None
     completion = _warm_up(

@@ -15,7 +15,6 @@ from ..clock import isoformat
 from ..clock import utcnow
 from ..db.connection import database
 from ..db.models import HUMAN
-from ..db.models import JUDGE
 from ..db.models import LEFT
 from ..db.models import RIGHT
 from ..db.models import WINNERS
@@ -28,6 +27,7 @@ from ..db.models import Vote
 from ..errors import ValidationError
 from ..files.csvcells import SafeWriter
 from ..files.csvcells import restore
+from ..scoring.votes import vote_row
 from .store import clean_notes
 from .store import clean_rating
 from .store import clean_tags
@@ -412,20 +412,6 @@ def import_votes(text, fmt, now=None):
             if record == "skip":
                 continue
             left, right, winner, voter, inconsistent = record
-            Vote.create(
-                left_item=left.id,
-                right_item=right.id,
-                item_low=min(left.id, right.id),
-                item_high=max(left.id, right.id),
-                left_target=left.target_id,
-                right_target=right.target_id,
-                task_key=left.task_key,
-                winner=winner,
-                winner_target={LEFT: left.target_id, RIGHT: right.target_id}.get(winner),
-                source=HUMAN if voter == HUMAN else JUDGE,
-                voter=voter,
-                inconsistent=inconsistent,
-                created_at=now,
-            )
+            Vote.create(**vote_row(left, right, winner, voter, now=now, inconsistent=inconsistent))
             stored += 1
     return {"stored": stored, "skipped": len(records) - stored}

@@ -17,8 +17,6 @@ from ..clock import isoformat
 from ..clock import utcnow
 from ..db.connection import database
 from ..db.models import HUMAN
-from ..db.models import LEFT
-from ..db.models import RIGHT
 from ..db.models import WINNERS
 from ..db.models import Item
 from ..db.models import RunTarget
@@ -30,6 +28,7 @@ from ..ids import is_db_id
 from ..ids import whole_number
 from ..runs.judge_jobs import unjudged_pairs
 from ..runs.queries import get_run
+from ..scoring.votes import vote_row
 
 
 @dataclass
@@ -199,20 +198,7 @@ def record_vote(body, voter=HUMAN, now=None):
     now = now or utcnow()
     try:
         with database.atomic():
-            vote = Vote.create(
-                left_item=left.id,
-                right_item=right.id,
-                item_low=min(left.id, right.id),
-                item_high=max(left.id, right.id),
-                left_target=left.target_id,
-                right_target=right.target_id,
-                task_key=left.task_key,
-                winner=winner,
-                winner_target={LEFT: left.target_id, RIGHT: right.target_id}.get(winner),
-                source=HUMAN if voter == HUMAN else "judge",
-                voter=voter,
-                created_at=now,
-            )
+            vote = Vote.create(**vote_row(left, right, winner, voter, now=now))
     except IntegrityError:
         raise Conflict(
             f"Items {left.id} and {right.id} already have your vote; one vote per pair."

@@ -33,8 +33,8 @@ from ..errors import ValidationError
 from ..hashing import canonical_params
 from ..hashing import context_hash
 from ..hashing import sha256_json_list
-from ..judge.rubric import PROMPT_HASH
 from ..runlog import log_event
+from ..scoring.rubric import PROMPT_HASH
 from .judge_jobs import queue_reference_check
 from .queries import active_run
 from .queries import check_no_active_run

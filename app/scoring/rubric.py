@@ -1,15 +1,17 @@
-"""The judge: prompt, JSON schema, strict validation, one repair request, our own rubric score."""
+"""The rubric judge, the scorer that needs a call: prompt, JSON schema, strict validation, one
+repair request, our own rubric score."""
 
-import re
-import time
-
-from .. import jsontext
 from ..hashing import sha256_json
-from ..providers.interface import ProviderError
+from .judge_calls import ask
+from .replies import JudgeOutputError
+from .replies import json_object
+from .replies import reason as reply_reason
+from .score import JUDGE
+from .score import Score
+from .score import Scorer
 
 JUDGE_PROMPT_VERSION = "judge-v1"
 REASON_MAX_LENGTH = 400
-DEFAULT_JUDGE_PARAMS = {"temperature": 0, "max_tokens": 1024}
 
 JUDGE_SYSTEM_PROMPT = (
     "You are a strict, fair grader of answers written by AI models. You compare an answer with "
@@ -51,51 +53,6 @@ PROMPT_HASH = sha256_json(
         "repair": REPAIR_TEMPLATE,
     }
 )
-
-
-class JudgeOutputError(ValueError):
-    """The judge's reply is not a usable judgement; the message says why."""
-
-
-# The task snapshot an item carries that the judge's prompt reads, beside the answer.
-TASK_FIELDS = (
-    "question",
-    "excellent",
-    "good",
-    "pass_answer",
-    "incorrect_direction",
-    "rubric",
-    "auto_fail_rules",
-)
-
-
-class JudgeError(Exception):
-    """A judgement attempt failed; carries what was sent and received so it can be stored."""
-
-    def __init__(
-        self,
-        message,
-        *,
-        transient,
-        request=None,
-        raws=None,
-        ms=0.0,
-        retry_after=None,
-        unreachable=None,
-        busy=None,
-        unusable=None,
-    ):
-        super().__init__(message)
-        self.message = message
-        self.transient = transient
-        self.request = request
-        self.raws = raws or []
-        self.ms = ms
-        self.retry_after = retry_after
-        self.unreachable = unreachable  # the judge's server could not be reached (no answer)
-        self.busy = busy  # the judge's server answered 429, 503 or "loading model"
-        # The judge answered, twice, with output that does not fit the schema: (why, its text).
-        self.unusable = unusable
 
 
 def _or_dash(text):
@@ -179,37 +136,17 @@ def _bounded(max_score):
     return {"type": "number", "minimum": 0, "maximum": max_score}
 
 
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
-
-
 def _number(value):
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def parse_judgement(text, item, finish_reason=None):
     """Validate the judge's reply; return {score, judge_score, reason, rubric_scores, auto_fail}."""
-    if finish_reason == "length":
-        raise JudgeOutputError(
-            "the reply was cut off (finish_reason length): raise the judge's max_tokens"
-        )
-    body = (text or "").strip()
-    fenced = _FENCE.match(body)
-    if fenced:  # a fenced block is still exactly one JSON object; prose around it is not accepted
-        body = fenced.group(1)
-    if not body:
-        raise JudgeOutputError("the reply was empty")
-    try:
-        data = jsontext.loads(body)
-    except ValueError as exc:
-        raise JudgeOutputError(f"the reply is not valid JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise JudgeOutputError("the reply must be a JSON object")
+    data = json_object(text, finish_reason)
     score = data.get("score")
     if not _number(score) or score != int(score) or not 0 <= score <= 100:
         raise JudgeOutputError(f'"score" must be an integer from 0 to 100, got {score!r}')
-    reason = data.get("reason")
-    if not isinstance(reason, str) or not reason.strip():
-        raise JudgeOutputError('"reason" must be a non-empty string')
+    reason = reply_reason(data)
     auto_fail = data.get("auto_fail", False)
     if not isinstance(auto_fail, bool):
         raise JudgeOutputError(f'"auto_fail" must be true or false, got {auto_fail!r}')
@@ -217,7 +154,6 @@ def parse_judgement(text, item, finish_reason=None):
         auto_fail = False  # no rule to break: a stray flag must not zero the score
     rubric_scores = None
     final = float(score)
-    reason = reason.strip()
     if item.rubric:
         rubric_scores, final, missing = _rubric(data.get("rubric_scores"), item.rubric)
         if missing:
@@ -264,108 +200,41 @@ def _rubric(given, rubric):
     return scores, (100.0 * total / weights if weights else 0.0), missing
 
 
-def judge_params(run_params):
-    """The judge's generation params: deterministic defaults under the run's own."""
-    params = dict(DEFAULT_JUDGE_PARAMS)
-    params.update({k: v for k, v in (run_params or {}).items() if v not in (None, "")})
-    return params
-
-
 def judge_item(adapter, model, item, *, params=None, keep_alive=None, cancel=None):
     """Ask the judge about one item, with one repair request; return the judgement dict.
 
-    The result also holds `request`, `raws` (every raw reply), `ms` and `completions` (every
-    completion, the repair's included, for their cost). Failures raise
-    JudgeError carrying the same, so the caller can store them; provider errors keep their
-    transient/permanent class, unusable output counts as transient (the retry policy decides).
+    The result also holds `request`, `raws`, `ms` and `completions` (judge_calls.ask); failures
+    raise JudgeError carrying the same, so the caller can store them.
     """
-    messages = build_judge_messages(item)
     schema = judge_schema(item)
-    params = judge_params(params)
-    raws, request, ms, completions = [], None, 0.0, []
-    started = time.perf_counter()
-    try:
-        completion = adapter.chat(
-            model,
-            messages,
-            params=params,
-            stream=False,
-            json_schema=schema,
-            keep_alive=keep_alive,
-            cancel=cancel,
-        )
-        request, ms = completion.request, completion.wall_ms
-        completions.append(completion)
-        raws.append(completion.raw or completion.text)
-        try:
-            result = masked_reason(
-                adapter, parse_judgement(completion.text, item, completion.finish_reason)
-            )
-        except JudgeOutputError as exc:
-            repair = messages + [
-                {"role": "assistant", "content": completion.text or ""},
-                {
-                    "role": "user",
-                    "content": REPAIR_TEMPLATE.format(
-                        error=exc, keys=", ".join(schema["required"])
-                    ),
-                },
-            ]
-            completion = adapter.chat(
-                model,
-                repair,
-                params=params,
-                stream=False,
-                json_schema=schema,
-                keep_alive=keep_alive,
-                cancel=cancel,
-            )
-            ms += completion.wall_ms
-            completions.append(completion)
-            raws.append(completion.raw or completion.text)
-            try:
-                result = masked_reason(
-                    adapter, parse_judgement(completion.text, item, completion.finish_reason)
-                )
-            except JudgeOutputError as exc2:
-                raise JudgeError(
-                    f"judge output unusable after one repair: {exc2}",
-                    transient=True,
-                    request=request,
-                    raws=raws,
-                    ms=ms,
-                    unusable=(str(exc2), completion.text or ""),
-                ) from None
-    except ProviderError as exc:
-        raise call_failed(
-            exc, request, raws, ms or (time.perf_counter() - started) * 1000.0
-        ) from exc
-    result.update(request=request, raws=raws, ms=ms, completions=completions)
-    return result
-
-
-def masked_reason(adapter, result):
-    """The judgement with its reason masked once more, after json.loads decoded it: an escape
-    (`\\u0042`) the raw text's mask did not read as a key is plain text by now."""
-    redact = getattr(adapter, "redact", None)
-    if redact is not None and isinstance(result.get("reason"), str):
-        result["reason"] = redact(result["reason"])
-    return result
-
-
-def call_failed(exc, request, raws, ms):
-    """The JudgeError for a judge call the provider failed: its transient/permanent class,
-    its Retry-After and whether the server could not be reached or was busy (the breaker's
-    business)."""
-    if exc.raw:
-        raws.append(exc.raw)
-    return JudgeError(
-        f"judge call failed: {exc.message}",
-        transient=exc.transient,
-        request=request,
-        raws=raws,
-        ms=ms,
-        retry_after=exc.retry_after,
-        unreachable=exc.unreachable,
-        busy=exc.busy,
+    return ask(
+        adapter,
+        model,
+        build_judge_messages(item),
+        schema,
+        lambda text, finish_reason: parse_judgement(text, item, finish_reason),
+        lambda error: REPAIR_TEMPLATE.format(error=error, keys=", ".join(schema["required"])),
+        params=params,
+        keep_alive=keep_alive,
+        cancel=cancel,
     )
+
+
+class RubricJudge(Scorer):
+    """The rubric judge as a scorer: one model call (one repair at most) per answer."""
+
+    name = "rubric"
+    stage = JUDGE
+
+    def ask(self, adapter, model, task, *, params, keep_alive, cancel):
+        result = judge_item(
+            adapter, model, task, params=params, keep_alive=keep_alive, cancel=cancel
+        )
+        score = Score.of(
+            result["score"],
+            result["reason"],
+            by=self.name,
+            auto_fail=result["auto_fail"],
+            rubric_scores=result["rubric_scores"],
+        )
+        return score, result

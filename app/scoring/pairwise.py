@@ -5,18 +5,12 @@ A and B; it names the better one or a tie. Which answer is A is the caller's cho
 judged in both orders and the two verdicts combined (MT-Bench's rule, engine/calls.py).
 """
 
-import re
-import time
-
-from .. import jsontext
 from ..hashing import sha256_json
-from ..providers.interface import ProviderError
+from .judge_calls import ask
+from .replies import JudgeOutputError
+from .replies import json_object
+from .replies import reason
 from .rubric import JUDGE_SYSTEM_PROMPT
-from .rubric import JudgeError
-from .rubric import JudgeOutputError
-from .rubric import call_failed
-from .rubric import judge_params
-from .rubric import masked_reason
 
 PAIRWISE_PROMPT_VERSION = "pairwise-v1"
 REASON_MAX_LENGTH = 300
@@ -69,8 +63,6 @@ PROMPT_HASH = sha256_json(
     }
 )
 
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
-
 
 def _references(task):
     lines = [
@@ -100,22 +92,7 @@ def build_pairwise_messages(task, answer_a, answer_b):
 
 def parse_verdict(text, finish_reason=None):
     """Validate the reply; return {"verdict": LEFT|RIGHT|TIE, "reason"} (A is left)."""
-    if finish_reason == "length":
-        raise JudgeOutputError(
-            "the reply was cut off (finish_reason length): raise the judge's max_tokens"
-        )
-    body = (text or "").strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1)
-    if not body:
-        raise JudgeOutputError("the reply was empty")
-    try:
-        data = jsontext.loads(body)
-    except ValueError as exc:
-        raise JudgeOutputError(f"the reply is not valid JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise JudgeOutputError("the reply must be a JSON object")
+    data = json_object(text, finish_reason)
     winner = data.get("winner")
     if isinstance(winner, str) and winner.strip().lower() == "tie":
         winner = "tie"
@@ -123,10 +100,7 @@ def parse_verdict(text, finish_reason=None):
         winner = winner.strip().upper()
     if winner not in VERDICTS:
         raise JudgeOutputError(f'"winner" must be "A", "B" or "tie", got {data.get("winner")!r}')
-    reason = data.get("reason")
-    if not isinstance(reason, str) or not reason.strip():
-        raise JudgeOutputError('"reason" must be a non-empty string')
-    return {"verdict": VERDICTS[winner], "reason": reason.strip()}
+    return {"verdict": VERDICTS[winner], "reason": reason(data)}
 
 
 def judge_pair(
@@ -135,57 +109,16 @@ def judge_pair(
     """Ask the judge which of two answers is better, with one repair request.
 
     Returns {"verdict", "reason", "request", "raws", "ms", "completions"}; failures raise
-    judge.JudgeError carrying the same (provider errors keep their class, unusable output is
-    transient), exactly as judge.judge_item.
+    JudgeError carrying the same (judge_calls.ask), exactly as rubric.judge_item.
     """
-    messages = build_pairwise_messages(task, answer_a, answer_b)
-    params = judge_params(params)
-    raws, request, ms, completions = [], None, 0.0, []
-    started = time.perf_counter()
-
-    def call(chat_messages):
-        completion = adapter.chat(
-            model,
-            chat_messages,
-            params=params,
-            stream=False,
-            json_schema=PAIRWISE_SCHEMA,
-            keep_alive=keep_alive,
-            cancel=cancel,
-        )
-        completions.append(completion)
-        raws.append(completion.raw or completion.text)
-        return completion
-
-    try:
-        completion = call(messages)
-        request, ms = completion.request, completion.wall_ms
-        try:
-            result = masked_reason(
-                adapter, parse_verdict(completion.text, completion.finish_reason)
-            )
-        except JudgeOutputError as exc:
-            repair = messages + [
-                {"role": "assistant", "content": completion.text or ""},
-                {"role": "user", "content": REPAIR_TEMPLATE.format(error=exc)},
-            ]
-            completion = call(repair)
-            ms += completion.wall_ms
-            try:
-                result = masked_reason(
-                    adapter, parse_verdict(completion.text, completion.finish_reason)
-                )
-            except JudgeOutputError as exc2:
-                raise JudgeError(
-                    f"judge output unusable after one repair: {exc2}",
-                    transient=True,
-                    request=request,
-                    raws=raws,
-                    ms=ms,
-                ) from None
-    except ProviderError as exc:
-        raise call_failed(
-            exc, request, raws, ms or (time.perf_counter() - started) * 1000.0
-        ) from exc
-    result.update(request=request, raws=raws, ms=ms, completions=completions)
-    return result
+    return ask(
+        adapter,
+        model,
+        build_pairwise_messages(task, answer_a, answer_b),
+        PAIRWISE_SCHEMA,
+        parse_verdict,
+        lambda error: REPAIR_TEMPLATE.format(error=error),
+        params=params,
+        keep_alive=keep_alive,
+        cancel=cancel,
+    )

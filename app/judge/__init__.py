@@ -1,1 +1,0 @@
-"""The judge: one answer scored against a rubric (rubric.py), two answers compared (pairwise.py)."""
