@@ -44,6 +44,7 @@ def _drop_foreign_key_column(table, column):
         if f'"{column}"' not in row[0]
     ]
     sql = re.sub(rf', FOREIGN KEY \("{column}"\)[^,)]*\([^)]*\)[^,)]*', "", sql)
+    sql = re.sub(rf', "{column}" [A-Z]+ REFERENCES [^,)]*\([^)]*\)[^,)]*', "", sql)
     sql = re.sub(rf'"{column}" [A-Z]+( NOT NULL)?, ', "", sql)
     kept = ", ".join(f'"{c}"' for c in _columns(table) if c != column)
     database.execute_sql(sql.replace(f'CREATE TABLE "{table}"', 'CREATE TABLE "_rebuilt"', 1))
