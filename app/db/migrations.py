@@ -10,6 +10,7 @@ made before m001 was frozen got its tables as models.py declared them on the day
 what a later migration adds may already be there.
 """
 
+import contextlib
 import logging
 import sqlite3
 from pathlib import Path
@@ -395,9 +396,8 @@ def m030_redundant_indexes(db):
 def m031_item_count_writes(db):
     # item_count is derived: dropped and made again as models.py has it (no foreign key, no index
     # of its own on run_id: the unique key begins with it), then recounted, with SQLite's
-    # cheaper update triggers (ddl.ITEM_COUNT_WRITES). PostgreSQL: the table only (once m032
-    # made its view of the table, running this one alone fails: drop m032's objects first, as
-    # tests/test_migrations.py's _upto does).
+    # cheaper update triggers (ddl.ITEM_COUNT_WRITES). PostgreSQL: the table only (run alone
+    # after m032, the DROP fails: m032's view reads the table).
     db.execute_sql("DROP TABLE IF EXISTS item_count")
     db.create_tables([ItemCount])
     if getattr(db, "is_postgres", False):
@@ -480,7 +480,7 @@ def apply(db):
     for fn in MIGRATIONS:
         if fn.__name__ in done:
             continue
-        with db.atomic("IMMEDIATE"):
+        with _without_cascades(db), db.atomic("IMMEDIATE"):
             # Another process may have applied it while we waited for the lock.
             if fn.__name__ in set(applied(db)):
                 continue
@@ -490,6 +490,23 @@ def apply(db):
                 (fn.__name__, utcnow().isoformat()),
             )
         log.info("applied migration %s", fn.__name__)
+
+
+@contextlib.contextmanager
+def _without_cascades(db):
+    """SQLite: foreign keys off while a migration runs. Peewee's SQLite migrator adds a NOT NULL
+    column by rebuilding the table (a copy, then DROP TABLE and a rename), and a DROP TABLE with
+    foreign keys on deletes every row that refers to the table first (ON DELETE CASCADE: a
+    run's items with its targets). The pragma takes only outside a transaction."""
+    if getattr(db, "is_postgres", False):
+        yield
+        return
+    (enforced,) = db.execute_sql("PRAGMA foreign_keys").fetchone()
+    db.execute_sql("PRAGMA foreign_keys = OFF")
+    try:
+        yield
+    finally:
+        db.execute_sql(f"PRAGMA foreign_keys = {int(enforced)}")
 
 
 class DatabaseUnusable(LlmbenchError):
