@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from app.db import ddl
 from app.db import migrations
 from app.db.admin import copy_database
 from app.db.connection import WRITE_LOCK_KEY
@@ -173,7 +174,7 @@ def test_the_migration_to_kept_count_writes_recounts_a_database_with_the_old_tri
     # Back to m025's update trigger, the counts gone stale.
     for name in ("item_count_move", "item_count_change", "item_count_run_delete"):
         database.execute_sql(f"DROP TRIGGER {name}")
-    database.execute_sql(migrations.ITEM_COUNT_TRIGGERS[2])
+    database.execute_sql(ddl.ITEM_COUNT_TRIGGERS[2])
     database.execute_sql("UPDATE item_count SET n = n + 5")
     database.execute_sql("DELETE FROM _migrations WHERE name = 'm031_item_count_writes'")
     migrations.apply(database)

@@ -11,12 +11,11 @@ from app.db.connection import database
 from app.db.migrations import open_db
 from app.db.models import ALL_MODELS
 from app.db.models import NEW
-from app.db.models import PENDING
 from app.db.models import Item
 from app.db.models import Provider
+from tests import schema_path
 from tests.conftest import make_app
 from tests.factories import T0
-from tests.factories import add_item
 from tests.factories import make_run
 
 
@@ -101,78 +100,50 @@ def _item_indexes():
     return {index.name for index in database.get_indexes("item")}
 
 
-def test_a_version_1_database_gets_the_progress_indexes(app):
-    # Bring the fresh database back to what m001 shipped with, then migrate (m030 has dropped
-    # them already: it made them partial, under other names).
-    database.execute_sql("DROP INDEX IF EXISTS item_run_id_answered_at")
-    database.execute_sql("DROP INDEX IF EXISTS item_run_id_judged_at")
-    database.execute_sql("DELETE FROM _migrations WHERE name = 'm002_item_progress_indexes'")
-    migrations.apply(database)
-    assert {"item_run_id_answered_at", "item_run_id_judged_at"} <= _item_indexes()
-    assert migrations.applied(database)[-1] == "m002_item_progress_indexes"
-
-
 def _item_columns():
     return {c.name for c in database.get_columns("item")}
 
 
-def _upto(monkeypatch, last):
-    """Pretend the code that shipped `last` is running: later migrations are left out."""
-    names = [fn.__name__ for fn in migrations.MIGRATIONS]
-    later = names[names.index(last.__name__) + 1 :]
-    for name in later:
-        database.execute_sql("DELETE FROM _migrations WHERE name = ?", (name,))
-    if (
-        "m032_item_counts_on_postgres" in later and database.is_postgres
-    ):  # its view, table, triggers
-        database.execute_sql("DROP VIEW item_count_now")
-        database.execute_sql("DROP TABLE item_count_delta")
-        database.execute_sql("DROP TRIGGER item_count_run_deleted ON run")
-        for trigger in ("inserted", "deleted", "updated"):
-            database.execute_sql(f"DROP TRIGGER item_count_{trigger} ON item")
-    if "m025_item_counts" in later:  # that code had no kept counts (their triggers name columns)
-        if not database.is_postgres:  # PostgreSQL's are m032's, dropped above
-            for trigger in ("insert", "delete", "move", "change", "run_delete"):
-                database.execute_sql(f"DROP TRIGGER item_count_{trigger}")
-        database.execute_sql("DROP TABLE item_count")
-    monkeypatch.setattr(
-        migrations, "MIGRATIONS", migrations.MIGRATIONS[: names.index(last.__name__) + 1]
-    )
+@pytest.fixture
+def older(tmp_path, monkeypatch):
+    """older(name): the database as the code before migration `name` left it."""
+    yield lambda name: schema_path.before(tmp_path, name, monkeypatch)
+    database.close()
 
 
-def test_a_version_2_database_gets_the_judge_cost_column(app, monkeypatch):
-    import sqlite3
+def test_a_version_1_database_gets_the_progress_indexes(older, monkeypatch):
+    db = older("m002_item_progress_indexes")
+    assert migrations.schema_version(db) == 1
+    assert not {"item_run_id_answered_at", "item_run_id_judged_at"} & _item_indexes()
+    schema_path.through(db, "m002_item_progress_indexes", monkeypatch)
+    assert {"item_run_id_answered_at", "item_run_id_judged_at"} <= _item_indexes()
+    assert migrations.applied(db)[-1] == "m002_item_progress_indexes"
 
-    assert sqlite3.sqlite_version_info >= (3, 35, 0)  # DROP COLUMN
-    # A version-2 database upgraded by the code that added m003.
-    _upto(monkeypatch, migrations.m003_item_judge_cost)
-    database.execute_sql("ALTER TABLE item DROP COLUMN judge_cost_usd")
-    database.execute_sql("DELETE FROM _migrations WHERE name = 'm003_item_judge_cost'")
+
+def test_a_version_2_database_gets_the_judge_cost_column(older, monkeypatch):
+    db = older("m003_item_judge_cost")
     assert "judge_cost_usd" not in _item_columns()
-    assert migrations.schema_version(database) == 2
-    migrations.apply(database)
+    assert migrations.schema_version(db) == 2
+    schema_path.through(db, "m003_item_judge_cost", monkeypatch)
     assert "judge_cost_usd" in _item_columns()
-    assert migrations.applied(database)[-1] == "m003_item_judge_cost"
+    assert migrations.applied(db)[-1] == "m003_item_judge_cost"
 
 
 def test_the_judge_cost_migration_is_a_no_op_when_the_column_exists(app):
-    # A fresh database has the column from m001: running m003 again changes nothing.
+    # A fresh database has the column: running m003 again changes nothing.
     before = _item_columns()
     migrations.m003_item_judge_cost(database)
     assert _item_columns() == before
     assert "judge_cost_usd" in before
 
 
-def test_a_version_3_database_gets_the_updated_at_index(app, monkeypatch):
-    _upto(monkeypatch, migrations.m004_item_updated_at_index)
-    # (m030 dropped it again: the live view reads m026's partial index of it instead.)
-    database.execute_sql("DROP INDEX IF EXISTS item_run_id_updated_at")
-    database.execute_sql("DELETE FROM _migrations WHERE name = 'm004_item_updated_at_index'")
+def test_a_version_3_database_gets_the_updated_at_index(older, monkeypatch):
+    db = older("m004_item_updated_at_index")
     assert "item_run_id_updated_at" not in _item_indexes()
-    assert migrations.schema_version(database) == 3
-    migrations.apply(database)
+    assert migrations.schema_version(db) == 3
+    schema_path.through(db, "m004_item_updated_at_index", monkeypatch)
     assert "item_run_id_updated_at" in _item_indexes()
-    assert migrations.applied(database)[-1] == "m004_item_updated_at_index"
+    assert migrations.applied(db)[-1] == "m004_item_updated_at_index"
 
 
 @pytest.mark.sqlite_only  # SQLite's EXPLAIN QUERY PLAN
@@ -188,49 +159,43 @@ def test_the_latest_items_query_uses_the_updated_at_index(app):
     assert "TEMP B-TREE" not in plan
 
 
-def test_a_version_4_database_moves_live_claims_to_claimed_until(app):
-    run, (target,) = make_run("r4", status=PENDING)
+def test_a_version_4_database_moves_live_claims_to_claimed_until(older):
+    # Version 4: no claimed_until column, the claim deadline kept in next_retry_at.
+    db = older("m005_item_claimed_until")
+    run, target = schema_path.old_run(db, "r4", status="NEW", evaluation_score=None)
     deadline = T0 + dt.timedelta(seconds=90)
-    in_flight = add_item(run, target, "t1", status=NEW, attempts=1, next_retry_at=deadline)
-    backoff = add_item(
-        run, target, "t2", status=NEW, attempts=1, next_retry_at=deadline, error_msg="503"
-    )
-    fresh = add_item(run, target, "t3", status=NEW)
-    # Back to version 4: no claimed_until column, the claim deadline kept in next_retry_at
-    # (and so no m024 index on it either; m024 makes it again).
-    database.execute_sql("DROP INDEX item_claimed_until")
-    database.execute_sql("DELETE FROM _migrations WHERE name = 'm024_item_claim_indexes'")
-    database.execute_sql("ALTER TABLE item DROP COLUMN claimed_until")
-    database.execute_sql("DELETE FROM _migrations WHERE name = 'm005_item_claimed_until'")
-    migrations.apply(database)
-    assert "claimed_until" in _item_columns()
-    claimed = Item.get_by_id(in_flight.id)
+    claim = {"status": NEW, "attempts": 1, "next_retry_at": deadline}
+    in_flight = schema_path.old_item(db, run, target, "t2", **claim)
+    backoff = schema_path.old_item(db, run, target, "t3", **claim, error_msg="503")
+    fresh = schema_path.old_item(db, run, target, "t4", status=NEW)
+    assert "claimed_until" not in _item_columns()
+    migrations.apply(db)
+    claimed = Item.get_by_id(in_flight)
     assert claimed.claimed_until == deadline and claimed.next_retry_at is None
-    waiting = Item.get_by_id(backoff.id)
+    waiting = Item.get_by_id(backoff)
     assert waiting.next_retry_at == deadline and waiting.claimed_until is None
-    untouched = Item.get_by_id(fresh.id)
+    untouched = Item.get_by_id(fresh)
     assert untouched.next_retry_at is None and untouched.claimed_until is None
     assert "item_claimed_until" in _item_indexes()
 
 
-def _back_to_version_5():
-    """A database as the code before m014 left it: no labels, one target per provider+model, no
-    rating, vote or judge-job tables."""
-    for table in ("vote", "judgecall", "judgejob", "ratingtag", "rating"):
-        database.execute_sql(f"DROP TABLE {table}")
-    database.execute_sql("DROP INDEX runtarget_run_id_label")
-    database.execute_sql("ALTER TABLE runtarget DROP COLUMN label")
-    database.execute_sql(
-        "CREATE UNIQUE INDEX runtarget_run_id_provider_id_model "
-        "ON runtarget (run_id, provider_id, model)"
+def test_a_version_5_database_gets_target_labels_ratings_votes_and_judge_jobs(older):
+    # Before m014: no labels, one target per provider+model, no rating, vote or judge-job tables.
+    db = older("m014_run_target_label")
+    run = schema_path.insert(
+        db,
+        "run",
+        run_id="old",
+        name="old",
+        judge_provider_name="judgeprov",
+        judge_model="judge-1",
+        status="FINISHED",
+        phase="JUDGING",
+        control="running",
+        source="web",
+        created_at=schema_path.NOW,
+        updated_at=schema_path.NOW,
     )
-    for name in ("m014_run_target_label", "m015_ratings", "m016_judge_jobs", "m017_votes"):
-        database.execute_sql("DELETE FROM _migrations WHERE name = ?", (name,))
-
-
-def test_a_version_5_database_gets_target_labels_ratings_votes_and_judge_jobs(app):
-    _back_to_version_5()
-    run, _ = make_run("old", targets=())
     for provider, model, params in (
         ("local", "m1", '{"temperature": 0.2}'),
         ("remote", "m1", '{"temperature": 0.2}'),
@@ -239,9 +204,10 @@ def test_a_version_5_database_gets_target_labels_ratings_votes_and_judge_jobs(ap
         database.execute_sql(
             "INSERT INTO runtarget (run_id, provider_name, model, params, position) "
             "VALUES (?, ?, ?, ?, 0)",
-            (run.id, provider, model, params),
+            (run, provider, model, params),
         )
-    migrations.apply(database)
+    assert "runtarget_run_id_provider_id_model" in {i.name for i in db.get_indexes("runtarget")}
+    migrations.apply(db)
     labels = [row[0] for row in database.execute_sql("SELECT label FROM runtarget ORDER BY id")]
     # One model on two providers with the same params: the second gets its provider in front.
     assert labels == ["m1 · temperature 0.2", "remote/m1 · temperature 0.2", "m2"]
@@ -249,13 +215,27 @@ def test_a_version_5_database_gets_target_labels_ratings_votes_and_judge_jobs(ap
     assert "runtarget_run_id_label" in indexes
     assert "runtarget_run_id_provider_id_model" not in indexes
     assert {"rating", "ratingtag", "vote", "judgecall", "judgejob"} <= set(database.get_tables())
-    assert migrations.applied(database)[-1] == "m017_votes"
+    assert "m017_votes" in migrations.applied(database)
 
 
-def test_after_m014_the_same_model_may_be_a_target_twice_with_other_labels(app):
-    _back_to_version_5()
-    migrations.apply(database)
+def test_after_m014_the_same_model_may_be_a_target_twice_with_other_labels(older):
+    migrations.apply(older("m014_run_target_label"))
     run, targets = make_run(
         "twice", targets=(("local", "m1", {"temperature": 0}), ("local", "m1", {"temperature": 1}))
     )
     assert [t.label for t in targets] == ["m1 · temperature 0", "m1 · temperature 1"]
+
+
+def test_a_table_rebuilt_by_a_migration_keeps_the_rows_that_refer_to_it(older):
+    # m019 adds item.repeat (NOT NULL): SQLite's migrator rebuilds the item table, and a DROP
+    # TABLE with foreign keys on would delete the ratings of every item (ON DELETE CASCADE).
+    db = older("m019_item_repeats")
+    run, _ = schema_path.old_run(db)
+    (item,) = db.execute_sql("SELECT id FROM item").fetchone()
+    when = schema_path.NOW
+    schema_path.insert(
+        db, "rating", item_id=item, run_id=run, rating=4, notes="", created_at=when, updated_at=when
+    )
+    migrations.apply(db)
+    assert db.execute_sql("SELECT item_id, rating FROM rating").fetchall() == [(item, 4)]
+    assert db.execute_sql("PRAGMA foreign_keys").fetchone()[0] == 1

@@ -5,8 +5,7 @@ from app.db import migrations
 from app.db.connection import database
 from app.db.models import Item
 from app.db.models import Run
-from tests.factories import add_item
-from tests.factories import make_run
+from tests import schema_path
 
 NEW_COLUMNS = {
     "item": ("answer_reused_from", "judgement_reused_from"),
@@ -18,28 +17,23 @@ def _columns(table):
     return {c.name for c in database.get_columns(table)}
 
 
-def _back_to_before_m022():
-    """The database as the code before m022 left it: without the columns, not recorded."""
-    for table, names in NEW_COLUMNS.items():
-        for name in names:
-            database.execute_sql(f"ALTER TABLE {table} DROP COLUMN {name}")
-    database.execute_sql(
-        "DELETE FROM _migrations WHERE name IN ('m022_item_reused_from', 'm023_run_outputs')"
-    )
-
-
-def test_an_older_database_gets_the_reuse_and_outputs_columns_and_keeps_its_rows(app):
-    run, (target,) = make_run("old")
-    add_item(run, target, "t1", score=70)
-    _back_to_before_m022()
-    assert not {"answer_reused_from", "judgement_reused_from"} & _columns("item")
-    migrations.apply(database)
-    assert {"answer_reused_from", "judgement_reused_from"} <= _columns("item")
-    assert "outputs" in _columns("run")
-    assert migrations.applied(database)[-2:] == ["m022_item_reused_from", "m023_run_outputs"]
-    item = Item.get()
-    assert (item.task_key, item.evaluation_score, item.answer_reused_from) == ("t1", 70, None)
-    assert Run.get().outputs is None
+def test_an_older_database_gets_the_reuse_and_outputs_columns_and_keeps_its_rows(
+    tmp_path, monkeypatch
+):
+    db = schema_path.before(tmp_path, "m022_item_reused_from", monkeypatch)
+    try:
+        schema_path.old_run(db, "old", score=70.0)
+        assert not {"answer_reused_from", "judgement_reused_from"} & _columns("item")
+        assert "outputs" not in _columns("run")
+        migrations.apply(db)
+        assert {"answer_reused_from", "judgement_reused_from"} <= _columns("item")
+        assert "outputs" in _columns("run")
+        assert {"m022_item_reused_from", "m023_run_outputs"} <= set(migrations.applied(db))
+        item = Item.get()
+        assert (item.task_key, item.evaluation_score, item.answer_reused_from) == ("t1", 70, None)
+        assert Run.get().outputs is None
+    finally:
+        db.close()
 
 
 def test_the_new_migrations_are_no_ops_on_a_fresh_database(app):

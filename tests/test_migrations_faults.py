@@ -1,47 +1,44 @@
 """The fault-and-honesty migrations (m010-m012): each brings an older database up to date."""
 
-import sqlite3
+import pytest
 
 from app.db import migrations
 from app.db.connection import database
 from app.db.models import NEW
-from app.db.models import PENDING
 from app.db.models import Item
 from app.db.models import Outage
-from tests.factories import add_item
-from tests.factories import make_run
+from tests import schema_path
 
 
 def _item_columns():
     return {c.name for c in database.get_columns("item")}
 
 
-def _forget(name):
-    database.execute_sql("DELETE FROM _migrations WHERE name = ?", (name,))
+@pytest.fixture
+def older(tmp_path, monkeypatch):
+    """older(name): the database as the code before migration `name` left it."""
+    yield lambda name: schema_path.before(tmp_path, name, monkeypatch)
+    database.close()
 
 
-def test_a_database_without_the_outage_table_gets_it(app):
-    database.execute_sql("DROP TABLE outage")
-    _forget("m010_outage")
-    migrations.apply(database)
-    assert "outage" in database.get_tables()
-    assert "m010_outage" in migrations.applied(database)
+def test_a_database_without_the_outage_table_gets_it(older):
+    db = older("m010_outage")
+    assert "outage" not in db.get_tables()
+    migrations.apply(db)
+    assert "outage" in db.get_tables()
+    assert "m010_outage" in migrations.applied(db)
     assert Outage.select().count() == 0
 
 
-def test_an_older_item_table_gets_answer_cut_and_judge_history_with_its_rows_kept(app):
-    assert sqlite3.sqlite_version_info >= (3, 35, 0)  # DROP COLUMN
-    run, (target,) = make_run("old", status=PENDING)
-    kept = add_item(run, target, "t1", status=NEW)
-    database.execute_sql("ALTER TABLE item DROP COLUMN answer_cut")
-    database.execute_sql("ALTER TABLE item DROP COLUMN judge_history")
-    _forget("m011_item_answer_cut")
-    _forget("m012_item_judge_history")
+def test_an_older_item_table_gets_answer_cut_and_judge_history_with_its_rows_kept(older):
+    db = older("m011_item_answer_cut")
+    run, target = schema_path.old_run(db)
+    kept = schema_path.old_item(db, run, target, "t2", status=NEW)
     assert {"answer_cut", "judge_history"}.isdisjoint(_item_columns())
-    migrations.apply(database)
+    migrations.apply(db)
     assert {"answer_cut", "judge_history"} <= _item_columns()
-    item = Item.get_by_id(kept.id)
-    assert item.answer_cut is False and item.judge_history is None and item.task_key == "t1"
+    item = Item.get_by_id(kept)
+    assert item.answer_cut is False and item.judge_history is None and item.task_key == "t2"
 
 
 def test_the_fault_migrations_are_no_ops_on_a_fresh_database(app):

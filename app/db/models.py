@@ -36,7 +36,7 @@ JUDGING = "JUDGING"
 CONTROL_RUNNING = "running"
 CONTROL_PAUSED = "paused"
 CONTROL_STOPPED = "stopped"
-# m018: waiting for the engine to be free (a scheduled, triggered or "queue it" run).
+# Waiting for the engine to be free (a scheduled, triggered or "queue it" run).
 CONTROL_QUEUED = "queued"
 
 
@@ -148,10 +148,10 @@ class Run(BaseModel):
     dataset_hash = CharField(max_length=64, null=True)
     prompt_hash = CharField(max_length=64, null=True)
     source = CharField(max_length=20, default="web")  # web | api | cli | template
-    # m023: where `llmbench run` writes this run's reports ({outDir, junit, passScore}), so
+    # Where `llmbench run` writes this run's reports ({outDir, junit, passScore}), so
     # `llmbench resume` writes them too. Set by the CLI only; never from a form or the API.
     outputs = JSONField(null=True)
-    # m018: the template it came from, who started it and why (triggeredBy).
+    # The template it came from, who started it and why (triggeredBy).
     template = ForeignKeyField(Template, null=True, on_delete="SET NULL", backref="runs")
     triggered_by = CharField(max_length=50, null=True)  # manual | scheduled | post-finetune ...
     trigger_note = TextField(null=True)
@@ -172,7 +172,7 @@ class RunTarget(BaseModel):
     warmup_ms = FloatField(null=True)
     load_ms = FloatField(null=True)
     warmup_error = TextField(null=True)
-    # m014: what people read wherever the target is named; the same model may be a target twice
+    # What people read wherever the target is named; the same model may be a target twice
     # with different params (compares parameter profiles), so the label is the key.
     label = CharField(max_length=300, default="")
 
@@ -230,7 +230,7 @@ class Item(BaseModel):
     rubric = JSONField(null=True)
     auto_fail_rules = JSONField(null=True)
     template_version = CharField(max_length=50, null=True)
-    # m019: repeats (settings.repeats): the K-th answer to the same task and target, with its
+    # Repeats (settings.repeats): the K-th answer to the same task and target, with its
     # own seed when K > 1; judge_scores holds every score of settings.judgeRepeats judgements.
     repeat = IntegerField(default=0)
     seed = IntegerField(null=True)
@@ -242,10 +242,10 @@ class Item(BaseModel):
     first_attempt_at = DateTimeField(null=True)
     last_attempt_at = DateTimeField(null=True)
     next_retry_at = DateTimeField(null=True)  # a failed attempt's backoff: not before then
-    # m005: set while an orchestrator works on the item (its request is out), cleared by every
+    # Set while an orchestrator works on the item (its request is out), cleared by every
     # outcome; past it, a crashed holder's claim is claimable again.
     claimed_until = DateTimeField(null=True)
-    # m027: who holds the claim (an orchestrator's lease holder or a `llmbench worker`'s id):
+    # Who holds the claim (an orchestrator's lease holder or a `llmbench worker`'s id):
     # an orchestrator taking over a dead one's lease gives back only that holder's claims.
     claimed_by = CharField(max_length=200, null=True)
     # The answer.
@@ -253,7 +253,7 @@ class Item(BaseModel):
     response_raw = TextField(null=True)
     answer = TextField(null=True)
     finish_reason = CharField(max_length=50, null=True)
-    # m011: the answer passed the size cap (MAX_ANSWER_CHARS); the rest was not read or kept.
+    # The answer passed the size cap (MAX_ANSWER_CHARS); the rest was not read or kept.
     answer_cut = BooleanField(default=False)
     time_taken_ms = FloatField(null=True)
     ttft_ms = FloatField(null=True)
@@ -273,16 +273,16 @@ class Item(BaseModel):
     judge_request_json = JSONField(null=True)
     judge_raw = TextField(null=True)
     judge_ms = FloatField(null=True)
-    judge_cost_usd = FloatField(null=True)  # m003: the judge's call(s), repair included
+    judge_cost_usd = FloatField(null=True)  # the judge's call(s), repair included
     evaluation_score = FloatField(null=True)
     evaluation_reason = TextField(null=True)
     rubric_scores = JSONField(null=True)
     auto_fail = BooleanField(null=True)
     judged_at = DateTimeField(null=True)
-    # m012: earlier judgements of the item, oldest first, kept when a person re-judges it
+    # Earlier judgements of the item, oldest first, kept when a person re-judges it
     # ({score, reason, rubricScores, autoFail, judgeModel, judgedAt, replacedAt, judgeRaw}).
     judge_history = JSONField(null=True)
-    # m022: `llmbench run --reuse` took the answer / the judgement from this earlier item (same
+    # `llmbench run --reuse` took the answer / the judgement from this earlier item (same
     # context hash; runs/reuse.py). A reused item has no speed figures of its own.
     answer_reused_from = IntegerField(null=True)
     judgement_reused_from = IntegerField(null=True)
@@ -300,9 +300,8 @@ class Item(BaseModel):
     # Every index here is written by each answer or judgement that changes one of its columns
     # (SQLite maintains an index whose columns an UPDATE sets): keep only those a query needs,
     # and no index that begins another with the same WHERE unless its id order is read
-    # (tests/test_indexes.py).
-    # m030 dropped (run, updated_at) and the claim index before m024, (run, status, target,
-    # next_retry_at), and made the answered_at / judged_at ones partial.
+    # (tests/test_indexes.py). The time indexes are partial (below): only the items with the
+    # time set are in them.
     class Meta:
         indexes = (
             (("run", "target", "task_key"), False),
@@ -311,21 +310,21 @@ class Item(BaseModel):
             (("run", "tokens_per_second"), False),
             # (run, category) then id: the Evaluate queue's category filter in item order.
             (("run", "category"), False),
-            # m026: the results table's other sorts, read in index order (results/table.py).
+            # The results table's other sorts, read in index order (results/table.py).
             (("run", "task_key"), False),
             (("run", "category", "task_key"), False),
             (("run", "status"), False),
             (("run", "ttft_ms"), False),
             (("run", "tokens_generated"), False),
             (("run", "cost_usd"), False),
-            # m028: the results table's difficulty sort, one difficulty value at a time.
+            # The results table's difficulty sort, one difficulty value at a time.
             (("run", "difficulty", "task_key"), False),
-            # m029: a model filter with a score range, counted (and sorted by score) by index.
+            # A model filter with a score range, counted (and sorted by score) by index.
             (("run", "target", "evaluation_score"), False),
         )
 
 
-# m024: the claims (engine/claims.py) seek their next item in O(log N). Partial indexes hold only
+# The claims (engine/claims.py) seek their next item in O(log N). Partial indexes hold only
 # the items still to be taken, in id order (the rowid ends every SQLite index), so a claim reads
 # the first entry instead of walking the run's done items; settled items leave them.
 Item.add_index(
@@ -334,7 +333,7 @@ Item.add_index(
 Item.add_index(
     Item.index(Item.run, name="item_claim_judge", where=SQL("status = 'WAITING_FOR_JUDGE'"))
 )
-# m026: the live view's latest items (runs/live.latest_items): only items tried at least once.
+# The live view's latest items (runs/live.latest_items): only items tried at least once.
 Item.add_index(
     Item.index(
         Item.run,
@@ -343,7 +342,7 @@ Item.add_index(
         where=SQL("last_attempt_at IS NOT NULL"),
     )
 )
-# m030: the backoffs by deadline (next_wake): only items waiting to retry are in it, so an answer
+# The backoffs by deadline (next_wake): only items waiting to retry are in it, so an answer
 # or judgement (which leaves next_retry_at NULL) writes nothing to it.
 Item.add_index(
     Item.index(
@@ -353,7 +352,7 @@ Item.add_index(
         where=SQL("next_retry_at IS NOT NULL"),
     )
 )
-# m030: the latest answers and judgements (runs/progress.py's rates and each target's pace,
+# The latest answers and judgements (runs/progress.py's rates and each target's pace,
 # runs/watch.latest_scores, results/system.py's throughput, the Evaluate queue's answered items):
 # only the items answered / judged are in them, so an answer or judgement adds one entry and
 # takes none out (an index of every item moved it out of the NULLs: a second page per call).
@@ -386,14 +385,14 @@ Item.add_index(
 
 
 class ItemCount(BaseModel):
-    """m025: a run's items counted per (target, status, failed stage), with the sums the live
-    view, progress, history and /api/runs show. Kept by triggers on `item` in the same
-    transaction that changes an item (SQLite: migrations.py m025; PostgreSQL: m032's deltas,
-    folded in by runs/counts.fold), so a poll reads a few rows instead of counting 100 000
-    items; runs/counts.py reads them and can recount.
+    """A run's items counted per (target, status, failed stage), with the sums the live view,
+    progress, history and /api/runs show. Kept by triggers on `item` in the same transaction
+    that changes an item (ddl.py: SQLite's add to these rows; PostgreSQL's append deltas that
+    runs/counts.fold folds in), so a poll reads a few rows instead of counting 100 000 items;
+    runs/counts.py reads them and can recount.
 
-    m031: no foreign key on run_id (an INSERT checking one would make every recorded answer keep
-    a statement journal, migrations.py m031); a deleted run's rows go with a trigger instead."""
+    No foreign key on run_id (an INSERT checking one would make every recorded answer keep a
+    statement journal, ddl.ITEM_COUNT_WRITES); a deleted run's rows go with a trigger instead."""
 
     run = IntegerField(column_name="run_id")
     target_id = IntegerField()
@@ -417,7 +416,7 @@ class ItemCount(BaseModel):
 
 
 class ItemCountNow(ItemCount):
-    """PostgreSQL only, read only: the view (migrations.py m032) of item_count plus the deltas
+    """PostgreSQL only, read only: the view (ddl.PG_ITEM_COUNT_DELTAS) of item_count plus the deltas
     its triggers appended since the last fold (runs/counts.fold), one row per key. Not a
     table, so not in ALL_MODELS."""
 
@@ -429,7 +428,7 @@ class ItemCountNow(ItemCount):
 class RunLog(BaseModel):
     """Append-only run log."""
 
-    # m030: no (run) index of its own beside (run, id): every answer and judgement appends a line,
+    # No (run) index of its own beside (run, id): every answer and judgement appends a line,
     # and each index is one more page written per call.
     run = ForeignKeyField(Run, backref="logs", on_delete="CASCADE", index=False)
     created_at = DateTimeField(default=utcnow)
@@ -456,7 +455,7 @@ class Lease(BaseModel):
 
 
 class Outage(BaseModel):
-    """m010: a model server a run cannot reach now (engine/breaker.py): its targets wait.
+    """A model server a run cannot reach now (engine/breaker.py): its targets wait.
 
     One row per (run, provider) while the breaker is open; deleted when the server answers
     again or the person continues the run. Kept in the database so the live view shows it and
@@ -603,7 +602,7 @@ JUDGE = "judge"
 
 
 class Rating(BaseModel):
-    """A person's Likert 1-5 on one item, with tags and notes (m015; one row per item)."""
+    """A person's Likert 1-5 on one item, with tags and notes (one row per item)."""
 
     item = ForeignKeyField(Item, unique=True, backref="ratings", on_delete="CASCADE")
     # The item's run, kept here so a run's progress ("37 of 240 rated") is one index count.
@@ -632,7 +631,7 @@ class RatingTag(BaseModel):
 
 
 class JudgeJob(BaseModel):
-    """Judge calls beside a run's items (m017): pairwise comparisons or a reference check.
+    """Judge calls beside a run's items: pairwise comparisons or a reference check.
 
     The calls belong to `run`: they are claimed, retried, paused, stopped and paid for as the
     run's own work (engine/calls.py), so a job on a finished run reopens it.
@@ -661,7 +660,7 @@ class JudgeCall(BaseModel):
     last_attempt_at = DateTimeField(null=True)
     next_retry_at = DateTimeField(null=True)
     claimed_until = DateTimeField(null=True)
-    claimed_by = CharField(max_length=200, null=True)  # m027: as Item.claimed_by
+    claimed_by = CharField(max_length=200, null=True)  # as Item.claimed_by
     # Reference check: the task's snapshot (an item of it) and which reference is scored.
     # Pairwise: `item` is shown first (A, left) and `other_item` second (B, right).
     item = ForeignKeyField(Item, on_delete="CASCADE", backref="judge_calls")
@@ -683,7 +682,7 @@ class JudgeCall(BaseModel):
 
 
 class Vote(BaseModel):
-    """A pairwise verdict on two items answering the same task (m016), by a person or a judge."""
+    """A pairwise verdict on two items answering the same task, by a person or a judge."""
 
     left_item = ForeignKeyField(Item, on_delete="CASCADE", backref="votes_left")
     right_item = ForeignKeyField(Item, on_delete="CASCADE", backref="votes_right")
