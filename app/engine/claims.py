@@ -384,7 +384,7 @@ def recording():
 
 
 # SQLite: OR FAIL, so that the record keeps no statement journal. A statement that fires a
-# trigger (the kept counts, app/db) and may abort saves each page it changes first,
+# trigger (the kept counts, db/ddl.py) and may abort saves each page it changes first,
 # and an answer changes more pages than the journal keeps in memory: a temp file written and
 # unlinked per answer (~140 us). FAIL differs from ABORT only in what a failing statement leaves
 # of its own changes, and every caller records inside a transaction that rolls back on error.

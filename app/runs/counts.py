@@ -5,7 +5,7 @@ view's poll, progress, the ETA, history and /api/runs read a few rows per run, w
 run's size. `recount` counts the items themselves (what the kept counts must always equal).
 
 - SQLite: the triggers add each change to its `item_count` row (models.ItemCount; the
-  triggers' SQL is in app/db). SQLite has one writer at a time, so that row is never contended.
+  triggers' SQL is in db/ddl.py). SQLite has one writer at a time, so that row is never contended.
 - PostgreSQL: many writers, so a row every change updates would be a lock they all queue on.
   Its triggers append each statement's changes to `item_count_delta` instead, `fold`
   moves them into `item_count` twice a second while a run works (the engine's supervisor,
