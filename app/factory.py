@@ -9,6 +9,7 @@ import logging
 from flask import Flask
 from werkzeug.exceptions import NotFound
 from werkzeug.routing import IntegerConverter
+from werkzeug.routing import Rule
 
 from . import crypto
 from .catalog import defaults
@@ -39,6 +40,27 @@ class RowIdConverter(IntegerConverter):
         return number
 
 
+class CachedRule(Rule):
+    """A URL rule whose url_for builders are compiled once per process, not once per app.
+
+    werkzeug writes each rule's two builders as Python source, parses and compiles it when the
+    rule is bound (~1.5 ms a rule; with ~175 rules that was most of building an app, which the
+    tests do ~1 700 times). A builder depends only on the rule's parts, so an equal rule reuses
+    the compiled function; werkzeug binds it to each rule as before (`__get__`).
+    """
+
+    _builders = {}
+
+    def _compile_builder(self, append_unknown=True):
+        if self.defaults and any(dyn and part in self.defaults for dyn, part in self._trace):
+            return super()._compile_builder(append_unknown)  # a default folded in: not shared
+        key = (append_unknown, self.rule, tuple(self._trace), tuple(self.defaults or ()))
+        builder = self._builders.get(key)
+        if builder is None:
+            builder = self._builders[key] = super()._compile_builder(append_unknown)
+        return builder
+
+
 def create_app(test_config=None):
     """Build the app: config, master key, database, extensions, blueprints, orchestrator."""
     config = load(test_config)
@@ -49,6 +71,7 @@ def create_app(test_config=None):
         static_folder=str(REPO_ROOT / "static"),
     )
     app.config.update(config)
+    app.url_rule_class = CachedRule
     # Before any blueprint registers its rules: they look the converter up by name.
     app.url_map.converters["int"] = RowIdConverter
 
