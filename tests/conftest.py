@@ -10,6 +10,7 @@ missing (`-m "not postgres"` leaves it out).
 import base64
 import logging
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -80,6 +81,53 @@ def pytest_generate_tests(metafunc):
         ],
         indirect=True,
     )
+
+
+# ---- tiers ----------------------------------------------------------------------------------
+# Every test gets a tier marker here, so nobody has to remember one:
+#   unit      no app, no database, no process: pure functions (`-m unit`)
+#   app       builds an app (or runs the CLI) on a SQLite file, in this process
+#   apart from the fast loop: browser, postgres, process (spawns processes: crash and lease
+#   tests, CLI subprocesses), real_llm, slow.
+# The fast loop after each change: `python -m pytest -m "unit or app"`.
+APART = ("browser", "postgres", "process", "real_llm", "slow")
+# Modules whose tests start other processes (workers killed mid-run, CLI subprocesses, tmux).
+PROCESS_MODULES = {
+    "test_crash",
+    "test_labels_crash",
+    "test_lease_processes",
+    "test_schedules_processes",
+    "test_cli_screen",
+    "test_cli_startup",
+    "test_cli_database_errors",
+    "test_ci_script",
+    "test_workers",
+}
+# Words in a module's source that mean its tests build an app, a database or run the CLI.
+_BUILDS_APP = re.compile(r"\b(make_app|make_cli|cli_env|create_app|open_db|init_db|CliRunner)\b")
+_module_builds_app = {}
+
+
+def _builds_app(item):
+    if "app" in item.fixturenames:
+        return True
+    path = item.path
+    if path not in _module_builds_app:
+        _module_builds_app[path] = bool(_BUILDS_APP.search(path.read_text()))
+    return _module_builds_app[path]
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.path.stem
+        if item.path.parent.name == "browser":
+            item.add_marker(pytest.mark.browser)
+        if module in PROCESS_MODULES:
+            item.add_marker(pytest.mark.process)
+        if module.startswith(("test_real_llm", "test_provider_real_llm")):
+            item.add_marker(pytest.mark.real_llm)
+        if not any(item.get_closest_marker(name) for name in APART):
+            item.add_marker(pytest.mark.app if _builds_app(item) else pytest.mark.unit)
 
 
 @pytest.fixture(scope="session")
