@@ -7,7 +7,6 @@ on both always, their PostgreSQL half marked `postgres` and skipped when the bin
 missing (`-m "not postgres"` leaves it out).
 """
 
-import base64
 import logging
 import os
 import re
@@ -23,8 +22,8 @@ from app.db.connection import database
 from app.factory import create_app
 from tests import pg_databases
 from tests import pg_server
-
-TEST_KEY_B64 = base64.b64encode(b"k" * 32).decode()
+from tests import real_llm
+from tests.keys import TEST_KEY_B64
 
 
 @pytest.fixture(autouse=True)
@@ -234,6 +233,15 @@ def client(app):
 @pytest.fixture
 def runner(app):
     return app.test_cli_runner()
+
+
+@pytest.fixture(scope="session")
+def llm_model():
+    """The model id the real llama.cpp server serves (tests/real_llm.py); skips when it is down."""
+    model = real_llm.served_model()
+    if model is None:
+        pytest.skip(real_llm.SKIP_REASON)
+    return model
 
 
 @pytest.fixture(scope="session")
