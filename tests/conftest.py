@@ -82,6 +82,16 @@ def pytest_generate_tests(metafunc):
     )
 
 
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` (pyproject's addopts): one worker per core and one more, as most tests wait
+    on HTTP, a database or a child process. PYTEST_XDIST_AUTO_NUM_WORKERS overrides it."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    return (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    ) + 1
+
+
 # ---- tiers ----------------------------------------------------------------------------------
 # Every test gets a tier marker here, so nobody has to remember one:
 #   unit      no app, no database, no process: pure functions (`-m unit`)
@@ -101,6 +111,14 @@ PROCESS_MODULES = {
     "test_cli_database_errors",
     "test_ci_script",
     "test_workers",
+}
+# Single tests apart from an otherwise fast module (a test id, or its start for all params).
+APART_TESTS = {
+    "test_cli.py::test_ctrl_c_stops_the_run_resumably_then_resume_finishes_it": "process",
+    # Ticks a run through five slices on a full database, then to its end: ~1 min.
+    "test_disk_full.py::test_a_run_whose_disk_fills_waits_fails_no_item_and_finishes_with_room": (
+        "slow"
+    ),
 }
 # Words in a module's source that mean its tests build an app, a database or run the CLI.
 _BUILDS_APP = re.compile(r"\b(make_app|make_cli|cli_env|create_app|open_db|init_db|CliRunner)\b")
@@ -125,6 +143,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.process)
         if module.startswith(("test_real_llm", "test_provider_real_llm")):
             item.add_marker(pytest.mark.real_llm)
+        apart = APART_TESTS.get(item.nodeid.split("[", 1)[0].removeprefix("tests/"))
+        if apart:
+            item.add_marker(getattr(pytest.mark, apart))
         if not any(item.get_closest_marker(name) for name in APART):
             item.add_marker(pytest.mark.app if _builds_app(item) else pytest.mark.unit)
 
