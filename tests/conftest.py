@@ -112,6 +112,10 @@ PROCESS_MODULES = {
     "test_ci_script",
     "test_workers",
 }
+# Modules whose tests are many seconds each or minutes in all.
+SLOW_MODULES = {
+    "test_fuzz",  # Hypothesis on every endpoint and route: ~150 s of test time in all
+}
 # Single tests apart from an otherwise fast module (a test id, or its start for all params).
 APART_TESTS = {
     "test_cli.py::test_ctrl_c_stops_the_run_resumably_then_resume_finishes_it": "process",
@@ -141,6 +145,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         if module in PROCESS_MODULES:
             item.add_marker(pytest.mark.process)
+        if module in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
         if module.startswith(("test_real_llm", "test_provider_real_llm")):
             item.add_marker(pytest.mark.real_llm)
         apart = APART_TESTS.get(item.nodeid.split("[", 1)[0].removeprefix("tests/"))
