@@ -10,8 +10,8 @@ test cleanly when the server is not up:
 
 import requests
 
-from app.providers.registry import get_adapter
 from app.providers.interface import ProviderConfig
+from app.providers.registry import get_adapter
 
 BASE_URL = "http://127.0.0.1:18080"
 SKIP_REASON = "no local LLM on 127.0.0.1:18080 (run ../shared/llm/serve-local-llm)"
