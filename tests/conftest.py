@@ -7,9 +7,14 @@ on both always, their PostgreSQL half marked `postgres` and skipped when the bin
 missing (`-m "not postgres"` leaves it out).
 """
 
-import base64
 import logging
 import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -19,8 +24,8 @@ from app.db.connection import database
 from app.factory import create_app
 from tests import pg_databases
 from tests import pg_server
-
-TEST_KEY_B64 = base64.b64encode(b"k" * 32).decode()
+from tests import real_llm
+from tests.keys import TEST_KEY_B64
 
 
 @pytest.fixture(autouse=True)
@@ -79,6 +84,79 @@ def pytest_generate_tests(metafunc):
     )
 
 
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` (pyproject's addopts): two workers per core, as most tests wait on HTTP, a
+    database, a browser or a child process (on 2 cores the fast loop took 145 s with 3, 130 s
+    with 4). PYTEST_XDIST_AUTO_NUM_WORKERS overrides it."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    return 2 * len(os.sched_getaffinity(0))
+
+
+# ---- tiers ----------------------------------------------------------------------------------
+# Every test gets a tier marker here, so nobody has to remember one:
+#   unit      no app, no database, no process: pure functions (`-m unit`)
+#   app       builds an app (or runs the CLI) on a SQLite file, in this process
+#   apart from the fast loop: browser, postgres, process (spawns processes: crash and lease
+#   tests, CLI subprocesses), real_llm, slow.
+# The fast loop after each change: `python -m pytest -m "unit or app"`.
+APART = ("browser", "postgres", "process", "real_llm", "slow")
+# Modules whose tests start other processes (workers killed mid-run, CLI subprocesses, tmux).
+PROCESS_MODULES = {
+    "test_crash",
+    "test_labels_crash",
+    "test_lease_processes",
+    "test_schedules_processes",
+    "test_cli_screen",
+    "test_cli_startup",
+    "test_cli_database_errors",
+    "test_ci_script",
+    "test_workers",
+}
+# Modules whose tests are many seconds each or minutes in all.
+SLOW_MODULES = {
+    "test_fuzz",  # Hypothesis on every endpoint and route: ~150 s of test time in all
+}
+# Single tests apart from an otherwise fast module (a test id, or its start for all params).
+APART_TESTS = {
+    "test_cli.py::test_ctrl_c_stops_the_run_resumably_then_resume_finishes_it": "process",
+    # Ticks a run through five slices on a full database, then to its end: ~1 min.
+    "test_disk_full.py::test_a_run_whose_disk_fills_waits_fails_no_item_and_finishes_with_room": (
+        "slow"
+    ),
+}
+# Words in a module's source that mean its tests build an app, a database or run the CLI.
+_BUILDS_APP = re.compile(r"\b(make_app|make_cli|cli_env|create_app|open_db|init_db|CliRunner)\b")
+_module_builds_app = {}
+
+
+def _builds_app(item):
+    if "app" in item.fixturenames:
+        return True
+    path = item.path
+    if path not in _module_builds_app:
+        _module_builds_app[path] = bool(_BUILDS_APP.search(path.read_text()))
+    return _module_builds_app[path]
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.path.stem
+        if item.path.parent.name == "browser":
+            item.add_marker(pytest.mark.browser)
+        if module in PROCESS_MODULES:
+            item.add_marker(pytest.mark.process)
+        if module in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+        if module.startswith(("test_real_llm", "test_provider_real_llm")):
+            item.add_marker(pytest.mark.real_llm)
+        apart = APART_TESTS.get(item.nodeid.split("[", 1)[0].removeprefix("tests/"))
+        if apart:
+            item.add_marker(getattr(pytest.mark, apart))
+        if not any(item.get_closest_marker(name) for name in APART):
+            item.add_marker(pytest.mark.app if _builds_app(item) else pytest.mark.unit)
+
+
 @pytest.fixture(scope="session")
 def pg_server_url():
     """One throwaway PostgreSQL for the session, with a migrated template database."""
@@ -114,7 +192,54 @@ def db_backend(request):
                 database.close()
 
 
+_sqlite_template = {}  # "path": a SQLite file migrated once in this process (see _fresh_sqlite)
+
+
+def _fresh_sqlite(path):
+    """A migrated SQLite file at `path`: a copy of one migrated once per test process.
+
+    Migrating a new file costs ~0.1 s, copying a migrated one ~7 ms; open_db then finds every
+    migration recorded and applies none. A file already at `path` (a test that made an old
+    schema, or restarts an app on its database) is left alone, to be migrated as it is.
+    """
+    if path.exists():
+        return
+    if "path" not in _sqlite_template:
+        folder = Path(tempfile.mkdtemp(prefix="llmbench-template-"))
+        template = folder / "migrated.db"
+        migrations.open_db(str(template))
+        database.close()
+        close_idle()  # the last connection checkpoints the WAL: the one file holds it all
+        assert not Path(f"{template}-wal").exists(), "the template's WAL was not checkpointed"
+        _sqlite_template["path"] = template
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(_sqlite_template["path"], path)  # keeps its 0600
+
+
+def pytest_sessionfinish(session):
+    template = _sqlite_template.pop("path", None)
+    if template is not None:
+        shutil.rmtree(template.parent, ignore_errors=True)
+
+
+# The engine's threads a stopped run leaves behind (workers.py: _abandon) go on using the
+# database a little; a new app binding another one closes their pooled connections under them.
+ENGINE_THREADS = ("llmbench-worker-", "llmbench-run")
+ENGINE_THREADS_GRACE = 30.0
+
+
+def _wait_for_engine_threads():
+    """Until the engine threads of an earlier test have ended (bounded)."""
+    deadline = time.monotonic() + ENGINE_THREADS_GRACE
+    for thread in threading.enumerate():
+        if thread.name.startswith(ENGINE_THREADS) and thread is not threading.current_thread():
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
 def make_app(tmp_path, **overrides):
+    _wait_for_engine_threads()
+    if "DB" not in overrides and not _test_db.get("url"):
+        _fresh_sqlite(tmp_path / "test.db")
     config = {
         "TESTING": True,
         "DB": _test_db.get("url") or str(tmp_path / "test.db"),
@@ -136,6 +261,7 @@ def app(tmp_path):
     # No connection_context here: each request's teardown closes the connection, and
     # Peewee reopens it on the next query (autoconnect) for code called directly by a test.
     yield app
+    _wait_for_engine_threads()
     if not database.is_closed():
         database.close()
     logging.getLogger().handlers[:] = [
@@ -151,6 +277,15 @@ def client(app):
 @pytest.fixture
 def runner(app):
     return app.test_cli_runner()
+
+
+@pytest.fixture(scope="session")
+def llm_model():
+    """The model id the real llama.cpp server serves (tests/real_llm.py); skips when it is down."""
+    model = real_llm.served_model()
+    if model is None:
+        pytest.skip(real_llm.SKIP_REASON)
+    return model
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from app import crypto
 from app.db.connection import database
 from app.db.migrations import open_db
 from app.schedules.firing import fire_due
-from tests.conftest import TEST_KEY_B64
+from tests.keys import TEST_KEY_B64
 
 
 def main(db_path, go_file, start, minutes):

@@ -7,6 +7,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -118,7 +119,10 @@ def test_the_run_screen_in_tmux_shows_the_run_and_answers_its_keys(tmp_path, fak
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 def test_the_summary_screen_lists_scores_auto_fail_rates_and_files(tmp_path, fake, pane_env):
-    out, junit = tmp_path / "runs", tmp_path / "junit.xml"
+    # A short folder for the JUnit file: the summary box wraps a path longer than its width,
+    # as a parallel worker's tmp_path (…/popen-gw2/test_…) can be.
+    short = Path(tempfile.mkdtemp(prefix="llmbench-"))
+    out, junit = tmp_path / "runs", short / "junit.xml"
     path = write_config(tmp_path, fake, tasks=2, out_dir=str(out))
     pane = Pane(f"{LLMBENCH} run -c {path} --junit {junit}", pane_env)
     try:
@@ -131,6 +135,7 @@ def test_the_summary_screen_lists_scores_auto_fail_rates_and_files(tmp_path, fak
         assert str(junit) in screen and run.run_id in screen
     finally:
         pane.close()
+        shutil.rmtree(short, ignore_errors=True)
 
 
 def test_without_a_terminal_the_run_prints_plain_lines(tmp_path, fake):

@@ -25,25 +25,34 @@ from tests.engine_helpers import start_run
 
 KILLS = 12
 LEASE_SECONDS = 0.5
+AHEAD = 3  # workers started ahead of their turn (a start takes seconds on a busy machine)
 
 
-def _spawn(db, run_id):
+def _spawn(db, run_id, standby=False):
+    """A worker process; a standby one starts and then waits for _let_go before it works."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LLMBENCH_")}
+    args = [sys.executable, "-m", "tests.crash_worker", db, run_id, str(LEASE_SECONDS)]
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.crash_worker", db, run_id, str(LEASE_SECONDS)],
+        [*args, "--standby"] if standby else args,
         cwd=REPO_ROOT,
         env=env,
+        stdin=subprocess.PIPE if standby else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
 
 
+def _let_go(proc):
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+
+
 def _work_calls(fake):
     return sum(1 for kind, _m, _t in calls(fake) if kind in ("answer", "judge"))
 
 
-def _wait_for_work(fake, at_least, proc, timeout=20.0):
+def _wait_for_work(fake, at_least, proc, timeout=60.0):
     """Until the fake has seen `at_least` answer/judge calls in all, or the worker exited."""
     deadline = time.monotonic() + timeout
     while _work_calls(fake) < at_least and proc.poll() is None:
@@ -65,24 +74,41 @@ def test_killed_orchestrator_continues_without_losing_or_redoing_work(app, fake)
     # Kill points spread over the whole run (120 answer+judge calls): both phases get hit.
     kill_at = sorted(rng.sample(range(2, 118), KILLS))
     kills = 0
-    for target in kill_at:
-        proc = _spawn(db, run.run_id)
-        _wait_for_work(fake, max(target, _work_calls(fake) + 1), proc)
-        time.sleep(rng.uniform(0.0, 0.03))  # mostly mid-request, sometimes between writes
-        if proc.poll() is not None:
-            break
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
-        proc.stdout.close()
-        proc.stderr.close()
-        kills += 1
-        # At most one request was in flight (concurrency 1): the last one sent.
-        kind, model, text = calls(fake)[-1]
-        if kind in ("answer", "judge"):
-            in_flight_at_kill[(kind, model if kind == "answer" else None, _key(kind, text))] += 1
-    assert kills >= 10, f"the run finished after {kills} kills; give it more work"
+    # The next workers start while the current one works, then each waits until its turn: the
+    # one before it killed and its in-flight call noted. A start (Python, imports: seconds on
+    # a busy machine) then costs the test nothing, and one worker at a time works, as before.
+    standbys = collections.deque()
+    spawned = 0
     proc = _spawn(db, run.run_id)
-    out, err = proc.communicate(timeout=60)
+    try:
+        for target in kill_at:
+            while len(standbys) < AHEAD and spawned < KILLS:
+                standbys.append(_spawn(db, run.run_id, standby=True))
+                spawned += 1
+            _wait_for_work(fake, max(target, _work_calls(fake) + 1), proc)
+            time.sleep(rng.uniform(0.0, 0.03))  # mostly mid-request, sometimes between writes
+            if proc.poll() is not None:
+                break
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=10)
+            for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+            kills += 1
+            # At most one request was in flight (concurrency 1): the last one sent.
+            kind, model, text = calls(fake)[-1]
+            if kind in ("answer", "judge"):
+                key = (kind, model if kind == "answer" else None, _key(kind, text))
+                in_flight_at_kill[key] += 1
+            proc = standbys.popleft()
+            _let_go(proc)
+        assert kills >= 10, f"the run finished after {kills} kills; give it more work"
+        out, err = proc.communicate(timeout=60)
+    finally:
+        for left in (proc, *standbys):
+            if left.poll() is None:
+                left.kill()
+                left.communicate(timeout=10)
     assert proc.returncode == 0, err
     assert out.strip().endswith("finished"), out + err
 

@@ -32,6 +32,11 @@ def sleeper():
     proc = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(60)", "/venv/bin/llmbench", "serve"]
     )
+    # Popen returns once forked: until the child has exec'd, its command line is not this one.
+    deadline = time.monotonic() + 30
+    while "serve" not in psutil.Process(proc.pid).cmdline():
+        assert time.monotonic() < deadline, "the sleeper never started"
+        time.sleep(0.01)
     yield proc
     if proc.poll() is None:
         proc.kill()

@@ -5,38 +5,30 @@ import shutil
 from pathlib import Path
 
 import pytest
-import requests
 import xmlschema
 import yaml
 from junitparser import JUnitXml
 
+from tests import real_llm
 from tests.cli_helpers import make_cli
 
 pytestmark = [pytest.mark.real_llm, pytest.mark.slow]
-BASE_URL = "http://127.0.0.1:18080"
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 XSD = Path(__file__).parent / "data" / "junit.xsd"
 
 
-@pytest.fixture
-def model():
-    try:
-        with requests.get(BASE_URL + "/v1/models", timeout=1) as resp:
-            return resp.json()["data"][0]["id"]
-    except (requests.RequestException, ValueError, KeyError, IndexError):
-        pytest.skip("no local LLM on 127.0.0.1:18080 (run ../shared/llm/serve-local-llm)")
-
-
 def test_the_seed_004_example_runs_on_the_real_model_with_gates_and_junit(
-    tmp_path, model, monkeypatch
+    tmp_path, llm_model, monkeypatch
 ):
     shutil.copy(EXAMPLES / "question_bank_v7.jsonl", tmp_path)
     doc = yaml.safe_load((EXAMPLES / "apocbench.yml").read_text())
     # The llama.cpp server stands in for OpenRouter (same wire format), as target and judge.
-    doc["routers"] = {"openrouter": {**doc["routers"]["openrouter"], "baseUrl": BASE_URL + "/v1"}}
+    doc["routers"] = {
+        "openrouter": {**doc["routers"]["openrouter"], "baseUrl": real_llm.BASE_URL + "/v1"}
+    }
     doc["routers"]["openrouter"]["default"] = {"temperature": 0, "maxTokens": 48}
-    doc["models"] = [{"id": "small", "router": "openrouter", "model": model}]
-    doc["judge"].update(model=model, maxTokens=300)
+    doc["models"] = [{"id": "small", "router": "openrouter", "model": llm_model}]
+    doc["judge"].update(model=llm_model, maxTokens=300)
     config = tmp_path / "apocbench.yml"
     config.write_text(yaml.safe_dump(doc, sort_keys=False))
     monkeypatch.setenv("OPENROUTER_API_KEY", "not-needed-locally")

@@ -5,7 +5,6 @@ and the second run joins the first on the trend line."""
 import datetime as dt
 
 import pytest
-import requests
 
 from app.engine.foreground import run_foreground
 from app.schedules.digest import digest_finished
@@ -13,24 +12,15 @@ from app.schedules.firing import fire_due
 from app.schedules.templates import create_template
 from app.schedules.trends import trends
 from app.sysmetrics.store import run_samples
+from tests import real_llm
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
 
 pytestmark = [pytest.mark.real_llm, pytest.mark.slow]
-BASE_URL = "http://127.0.0.1:18080"
 
 
-@pytest.fixture
-def model():
-    try:
-        with requests.get(BASE_URL + "/v1/models", timeout=1) as resp:
-            return resp.json()["data"][0]["id"]
-    except (requests.RequestException, ValueError, KeyError, IndexError):
-        pytest.skip("no local LLM on 127.0.0.1:18080 (run ../shared/llm/serve-local-llm)")
-
-
-def test_a_scheduled_template_runs_twice_on_the_real_model_onto_one_trend_line(app, model):
-    provider = make_provider(None, name="llamacpp", url=BASE_URL, timeout=90.0)
+def test_a_scheduled_template_runs_twice_on_the_real_model_onto_one_trend_line(app, llm_model):
+    provider = make_provider(None, name="llamacpp", url=real_llm.BASE_URL, timeout=90.0)
     collection = make_tasks(
         2, question="What is 2 + 3? Answer with the number only.", excellent="5"
     )
@@ -40,10 +30,10 @@ def test_a_scheduled_template_runs_twice_on_the_real_model_onto_one_trend_line(a
             "name": "minutely",
             "spec": {
                 "judgeProviderId": provider.id,
-                "judgeModel": model,
+                "judgeModel": llm_model,
                 "judgeParams": {"temperature": 0, "max_tokens": 96},
                 "targets": [
-                    {"providerId": provider.id, "model": model, "params": {"max_tokens": 16}}
+                    {"providerId": provider.id, "model": llm_model, "params": {"max_tokens": 16}}
                 ],
                 "collectionIds": [collection.id],
             },

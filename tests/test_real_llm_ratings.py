@@ -7,7 +7,6 @@ judge check come back with n. A 135M judge is poor; this proves the plumbing, no
 """
 
 import pytest
-import requests
 
 from app.db.models import COMPLETED
 from app.db.models import FAILED
@@ -15,25 +14,16 @@ from app.db.models import JudgeCall
 from app.db.models import RunTarget
 from app.db.models import Vote
 from app.engine.foreground import run_foreground
+from tests import real_llm
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
 from tests.engine_helpers import start_run
 
 pytestmark = [pytest.mark.real_llm, pytest.mark.slow]
-BASE_URL = "http://127.0.0.1:18080"
 
 
-@pytest.fixture
-def model():
-    try:
-        with requests.get(BASE_URL + "/v1/models", timeout=1) as resp:
-            return resp.json()["data"][0]["id"]
-    except (requests.RequestException, ValueError, KeyError, IndexError):
-        pytest.skip("no local LLM on 127.0.0.1:18080 (run ../shared/llm/serve-local-llm)")
-
-
-def test_ratings_votes_judge_votes_check_and_leaderboard_on_the_real_model(app, client, model):
-    provider = make_provider(None, name="llamacpp", url=BASE_URL, timeout=60.0)
+def test_ratings_votes_judge_votes_check_and_leaderboard_on_the_real_model(app, client, llm_model):
+    provider = make_provider(None, name="llamacpp", url=real_llm.BASE_URL, timeout=60.0)
     tasks = make_tasks(
         2,
         question="What is 2 + 3? Answer with the number only.",
@@ -41,12 +31,12 @@ def test_ratings_votes_judge_votes_check_and_leaderboard_on_the_real_model(app, 
         good="five",
         pass_answer="The answer is 5.",
     )
-    judge = {"judge_model": model, "judgeParams": {"max_tokens": 160, "temperature": 0}}
+    judge = {"judge_model": llm_model, "judgeParams": {"max_tokens": 160, "temperature": 0}}
     run = start_run(
         provider,
         [
-            (provider, model, {"max_tokens": 24, "temperature": 0, "seed": 1}),
-            (provider, model, {"max_tokens": 24, "temperature": 1.5, "seed": 2}),
+            (provider, llm_model, {"max_tokens": 24, "temperature": 0, "seed": 1}),
+            (provider, llm_model, {"max_tokens": 24, "temperature": 1.5, "seed": 2}),
         ],
         tasks,
         judgeCheck=True,
@@ -54,7 +44,7 @@ def test_ratings_votes_judge_votes_check_and_leaderboard_on_the_real_model(app, 
     )
     assert run_foreground(run.run_id, app.config, holder="test-holder") == "finished"
     cold, hot = RunTarget.select().where(RunTarget.run == run).order_by(RunTarget.position)
-    assert (cold.model, hot.model) == (model, model) and cold.label != hot.label
+    assert (cold.model, hot.model) == (llm_model, llm_model) and cold.label != hot.label
     check = JudgeCall.select().where(JudgeCall.run == run)
     assert check.count() == 6 and {c.status for c in check} <= {COMPLETED, FAILED}
 
@@ -76,7 +66,7 @@ def test_ratings_votes_judge_votes_check_and_leaderboard_on_the_real_model(app, 
 
     asked = client.post(
         "/api/pairwise/judge",
-        json={**scope, "judgeProviderConfigId": provider.id, "judgeModelName": model},
+        json={**scope, "judgeProviderConfigId": provider.id, "judgeModelName": llm_model},
     )
     assert asked.status_code == 202
     assert run_foreground(run.run_id, app.config, holder="test-holder") == "finished"

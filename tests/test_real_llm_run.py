@@ -5,41 +5,31 @@ json_schema judging with a rubric, and the run finishing with nothing lost.
 """
 
 import pytest
-import requests
 
 from app.db.models import COMPLETED
 from app.db.models import FAILED
 from app.db.models import Item
 from app.db.models import RunLog
 from app.engine.foreground import run_foreground
+from tests import real_llm
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
 from tests.engine_helpers import start_run
 
 pytestmark = [pytest.mark.real_llm, pytest.mark.slow]
-BASE_URL = "http://127.0.0.1:18080"
 
 
-@pytest.fixture
-def model():
-    try:
-        with requests.get(BASE_URL + "/v1/models", timeout=1) as resp:
-            return resp.json()["data"][0]["id"]
-    except (requests.RequestException, ValueError, KeyError, IndexError):
-        pytest.skip("no local LLM on 127.0.0.1:18080 (run ../shared/llm/serve-local-llm)")
-
-
-def test_a_run_on_the_real_model_answers_and_judges_every_item(app, model):
-    provider = make_provider(None, name="llamacpp", url=BASE_URL, timeout=60.0)
+def test_a_run_on_the_real_model_answers_and_judges_every_item(app, llm_model):
+    provider = make_provider(None, name="llamacpp", url=real_llm.BASE_URL, timeout=60.0)
     rubric = [{"id": "correct", "text": "Gives the right result", "weight": 1, "max_score": 10}]
     collection = make_tasks(
         2, question="What is 2 + 3? Answer with the number only.", excellent="5", rubric=rubric
     )
     run = start_run(
         provider,
-        [(provider, model, {"max_tokens": 32, "seed": 1})],
+        [(provider, llm_model, {"max_tokens": 32, "seed": 1})],
         collection,
-        judge_model=model,
+        judge_model=llm_model,
         judgeParams={"max_tokens": 200, "temperature": 0},
     )
     state = run_foreground(run.run_id, app.config, holder="test-holder")
