@@ -53,9 +53,11 @@ class CachedRule(Rule):
     _builders = {}
 
     def _compile_builder(self, append_unknown=True):
-        if self.defaults and any(dyn and part in self.defaults for dyn, part in self._trace):
+        # werkzeug's private parts (`_trace`): a werkzeug without them builds as it always did.
+        trace = getattr(self, "_trace", None)
+        if trace is None or (self.defaults and any(d and p in self.defaults for d, p in trace)):
             return super()._compile_builder(append_unknown)  # a default folded in: not shared
-        key = (append_unknown, self.rule, tuple(self._trace), tuple(self.defaults or ()))
+        key = (append_unknown, self.rule, tuple(trace), tuple(self.defaults or ()))
         builder = self._builders.get(key)
         if builder is None:
             builder = self._builders[key] = super()._compile_builder(append_unknown)

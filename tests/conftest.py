@@ -7,6 +7,7 @@ on both always, their PostgreSQL half marked `postgres` and skipped when the bin
 missing (`-m "not postgres"` leaves it out).
 """
 
+import fcntl
 import logging
 import os
 import re
@@ -286,6 +287,19 @@ def llm_model():
     if model is None:
         pytest.skip(real_llm.SKIP_REASON)
     return model
+
+
+@pytest.fixture(autouse=True)
+def _one_real_llm_test_at_a_time(request, tmp_path_factory):
+    """The real server has few slots: two workers' runs on it at once would find it busy and
+    pause (an outage), which is not what those tests are about. One at a time per test session
+    (a lock file beside the workers' temp folders, which every xdist worker shares)."""
+    if request.node.get_closest_marker("real_llm") is None:
+        yield
+        return
+    with open(tmp_path_factory.getbasetemp().parent / "real_llm.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture(scope="session")
