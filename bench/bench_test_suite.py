@@ -36,6 +36,9 @@ def one_run(args):
     start = time.monotonic()
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     wall = time.monotonic() - start
+    failed = [line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+    for line in failed:
+        print("   ", line)
     found = SUMMARY.findall(done.stdout)
     summary = found[-1] if found else f"no summary (exit {done.returncode})"
     return wall, done.returncode, summary
