@@ -76,7 +76,9 @@ def test_a_provider_created_on_a_full_disk_answers_507_and_keeps_nothing(client,
 
 def test_a_run_whose_disk_fills_waits_fails_no_item_and_finishes_with_room(app, fake):
     config = dict(app.config)
-    provider = make_provider(fake, max_concurrency=2)
+    # A long timeout: on a busy machine a 28 kB answer from the in-process fake can take seconds,
+    # and a timed-out attempt is not what this test is about.
+    provider = make_provider(fake, max_concurrency=2, timeout=120.0)
     run = start_run(provider, [(provider, "m1")], make_tasks(40))
     fake.default_text = "a long answer " * 2000  # 28 kB: each answer needs pages of its own
     fill_disk()
