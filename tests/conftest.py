@@ -85,13 +85,17 @@ def pytest_generate_tests(metafunc):
     )
 
 
+MAX_WORKERS = 8
+
+
 def pytest_xdist_auto_num_workers(config):
     """`-n auto` (pyproject's addopts): two workers per core, as most tests wait on HTTP, a
     database, a browser or a child process (on 2 cores the fast loop took 145 s with 3, 130 s
-    with 4). PYTEST_XDIST_AUTO_NUM_WORKERS overrides it."""
+    with 4), at most MAX_WORKERS: each worker holds an app, and its own PostgreSQL server and
+    chromium when it runs those tiers. PYTEST_XDIST_AUTO_NUM_WORKERS overrides it."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None  # xdist's own hook reads it
-    return 2 * len(os.sched_getaffinity(0))
+    return min(MAX_WORKERS, 2 * len(os.sched_getaffinity(0)))
 
 
 # ---- tiers ----------------------------------------------------------------------------------
