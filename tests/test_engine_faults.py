@@ -155,9 +155,11 @@ def test_a_warmup_answered_429_waits_for_its_retry_after(app, fake, config):
 
 
 def test_a_warmup_timeout_is_tried_again(app, fake, config):
-    p = make_provider(fake, timeout=0.3)
+    # 1 s: the slow warm-up times out, while every other call (the fake answers at once) has
+    # room to spare on a busy machine.
+    p = make_provider(fake, timeout=1.0)
     start_run(p, [(p, "m1")], make_tasks(1))
-    script(fake, {"warmup": [{"latency": 1.0}]})
+    script(fake, {"warmup": [{"latency": 3.0}]})
     assert drive(config, FakeClock())["state"] == "finished"
     assert len(calls(fake, "warmup")) == 2 and Item.get().status == COMPLETED
 
