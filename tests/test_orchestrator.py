@@ -159,9 +159,10 @@ def test_429_waits_at_least_its_retry_after_uncounted(app, fake, config):
 
 
 def test_read_timeout_is_retried(app, fake, config):
-    one_item_run(fake, timeout=0.3)
+    # 1 s: the late answer times out, while the quick calls have room on a busy machine.
+    one_item_run(fake, timeout=1.0)
     fake.enqueue("OK", model="m1")
-    fake.enqueue("too late", latency=1.0, model="m1")
+    fake.enqueue("too late", latency=3.0, model="m1")
     clock = FakeClock()
     tick(config, holder=HOLDER, now=clock)
     waiting = item()
