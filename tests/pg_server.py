@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests import ram_disk
 from tests.pg_databases import create_database
 
 BINARIES = ("initdb", "pg_ctl", "postgres")
@@ -47,7 +48,6 @@ START_TIMEOUT = 30
 STOP_TIMEOUT = 30
 PREFIX = "llmbench-pg-"
 OWNER_FILE = "owner.pid"  # the test process that started the cluster (see sweep_stale)
-SHM_MIN_FREE = 1 << 30  # a Docker default /dev/shm (64 MB) is too small: use /tmp there
 START_TRIES = 3  # a free port can be taken between choosing it and postgres binding it
 
 
@@ -134,13 +134,7 @@ def temp_base():
     CREATE DATABASE copies the template's ~8 MB of files, so RAM beats a busy disk. The path
     stays short: the Unix socket's path must fit in 107 bytes.
     """
-    try:
-        shm = os.statvfs("/dev/shm")
-        if os.access("/dev/shm", os.W_OK) and shm.f_bavail * shm.f_frsize >= SHM_MIN_FREE:
-            return "/dev/shm"
-    except OSError:
-        pass
-    return "/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir()
+    return ram_disk.ram_folder() or ("/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir())
 
 
 def _free_port():

@@ -37,15 +37,18 @@ def mixed(app):
     for n, target in enumerate(targets):
         bulk_items(run, target, 20, start=n * 20, score_of=lambda k: float(k % 5))
     rng = random.Random(7)
-    for item in Item.select().where(Item.run == run):
-        for name in ("time_taken_ms", "ttft_ms", "tokens_generated", "evaluation_score"):
+    items = list(Item.select().where(Item.run == run))
+    blanked = ("time_taken_ms", "ttft_ms", "tokens_generated", "evaluation_score")
+    for item in items:
+        for name in blanked:
             if rng.random() < 0.2:
                 setattr(item, name, None)
         item.cost_usd = rng.choice([None, 0.001, 0.002])
         item.difficulty = rng.choice([*DIFFICULTIES, "", "expert"])
         item.task_key = f"t{rng.randrange(15):02d}"
         item.status = FAILED if rng.random() < 0.1 else item.status
-        item.save()
+    changed = [*blanked, "cost_usd", "difficulty", "task_key", "status"]
+    Item.bulk_update(items, fields=[getattr(Item, name) for name in changed])
     return run
 
 
