@@ -2,6 +2,7 @@
 
 import datetime as dt
 
+from app.db.connection import database
 from app.db.models import COMPLETED
 from app.db.models import FINISHED
 from app.db.models import Item
@@ -74,7 +75,10 @@ def add_item(run, target, task_key, *, score=None, status=COMPLETED, **fields):
 
 
 def bulk_items(run, target, count, *, start=0, score_of=None, **fields):
-    """Insert `count` completed items fast (insert_many in batches)."""
+    """Insert `count` completed items fast: one prepared INSERT sent with every row's values
+    (peewee's insert_many writes each value into the SQL text: 44 000 rows took ~100 s on
+    PostgreSQL)."""
+    defaults = Item._meta.get_default_dict()  # what insert_many would fill in
     rows = []
     for n in range(start, start + count):
         score = score_of(n) if score_of else float(n % 101)
@@ -99,9 +103,12 @@ def bulk_items(run, target, count, *, start=0, score_of=None, **fields):
             "updated_at": T0,
         }
         row.update(fields)
-        rows.append(row)
-        if len(rows) >= 500:
-            Item.insert_many(rows).execute()
-            rows = []
-    if rows:
-        Item.insert_many(rows).execute()
+        rows.append({**defaults, **row})
+    columns = [Item._meta.fields[name] for name in rows[0]] if rows else []
+    names = ", ".join(c.column_name for c in columns)
+    marks = ", ".join([database.param] * len(columns))
+    values = [tuple(c.db_value(row[c.name]) for c in columns) for row in rows]
+    with database.atomic():
+        database.connection().cursor().executemany(
+            f"INSERT INTO item ({names}) VALUES ({marks})", values
+        )

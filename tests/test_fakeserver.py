@@ -227,7 +227,15 @@ def test_stop_is_fast_even_with_a_sleeping_request():
 
 
 def test_max_active_counts_concurrent_chats(fake):
-    fake.default_latency = 0.2
+    # Both requests meet before either is counted, then each answers after 1 s: on a busy
+    # machine the second could otherwise arrive after the first had been answered.
+    both_in = threading.Barrier(2, timeout=30)
+
+    def meet(call):
+        both_in.wait()  # then the default reply
+
+    fake.responder = meet
+    fake.default_latency = 1.0
     threads = [threading.Thread(target=post, args=(fake, CHAT, {"messages": []})) for _ in range(2)]
     for thread in threads:
         thread.start()

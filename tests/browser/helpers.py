@@ -2,6 +2,7 @@
 waiting for a page's requests to finish, and the app served on a free loopback port."""
 
 import contextlib
+import os
 import threading
 
 from werkzeug.serving import make_server
@@ -22,6 +23,9 @@ FLAGS = [
 ]
 SHOTS = REPO_ROOT / "screenshots"  # git-ignored
 WIDTHS = (1280, 390)
+# Pictures of the pages for a person to look at: LLMBENCH_SCREENSHOTS=1. Off by default: a
+# full-page picture takes ~0.8 s, a third of the page-by-page test's time.
+SCREENSHOTS = os.environ.get("LLMBENCH_SCREENSHOTS") == "1"
 
 
 def settle(page):
@@ -34,15 +38,23 @@ def settle(page):
         pass
 
 
+def picture(target, name, **options):
+    """A screenshot of a page or a locator as screenshots/<name>.png, when SCREENSHOTS."""
+    if SCREENSHOTS:
+        SHOTS.mkdir(exist_ok=True)
+        target.screenshot(path=str(SHOTS / f"{name}.png"), **options)
+
+
 def shot(page, name):
-    """Full-page screenshots at 1280 px and 390 px wide."""
-    SHOTS.mkdir(exist_ok=True)
+    """Full-page screenshots at 1280 px and 390 px wide (when SCREENSHOTS)."""
     settle(page)
+    if not SCREENSHOTS:
+        return
     size = page.viewport_size
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
         page.wait_for_timeout(150)  # let the layout reflow before the picture, not a wait for work
-        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
+        picture(page, f"{name}-{width}", full_page=True)
     page.set_viewport_size(size)
 
 

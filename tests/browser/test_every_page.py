@@ -23,7 +23,7 @@ from app.db.models import Provider
 from app.db.models import Template
 from app.db.models import Vote
 from app.schedules.digest import digest_finished
-from tests.browser.helpers import SHOTS
+from tests.browser.helpers import picture
 from tests.browser.helpers import serving
 from tests.conftest import make_app
 from tests.engine_helpers import make_provider
@@ -268,7 +268,6 @@ def _first_item(run_id):
 
 def look(browser, base, name, path, act=None, axe=False):
     """Open the page at both sizes; return what is wrong (and save the screenshots)."""
-    SHOTS.mkdir(exist_ok=True)
     problems = []
     for width, height in SIZES:
         problems += _look_at(browser, base, name, path, act, axe, width, height)
@@ -315,8 +314,7 @@ def _look_at(browser, base, name, path, act, axe, width, height):
         if axe and width == 1280:
             problems += [f"{at}: {v}" for v in axe_violations(page)]
         # "every-" keeps these apart from the other browser tests' screenshots of the same pages.
-        shot = SHOTS / f"every-{name}-{width}.png"
-        page.screenshot(path=str(shot), full_page=True, timeout=90_000)
+        picture(page, f"every-{name}-{width}", full_page=True, timeout=90_000)
     finally:
         context.close()
     return problems + [f"{at}: console: {e}" for e in errors]

@@ -14,8 +14,8 @@ from app.db.models import JudgeJob
 from app.db.models import Rating
 from app.db.models import RunTarget
 from app.db.models import Vote
-from tests.browser.helpers import SHOTS
 from tests.browser.helpers import WIDTHS
+from tests.browser.helpers import picture
 from tests.browser.helpers import serving
 from tests.browser.helpers import shot
 from tests.conftest import make_app
@@ -255,7 +255,7 @@ def test_rating_pages_render_at_both_widths(page, server, judged, name, path):
     if name == "results-judge-check":  # the section itself, readable at both widths
         for width in WIDTHS:
             page.set_viewport_size({"width": width, "height": 900})
-            page.locator("#judge-check").screenshot(path=str(SHOTS / f"judge-check-{width}.png"))
+            picture(page.locator("#judge-check"), f"judge-check-{width}")
 
 
 def test_the_new_run_form_adds_a_second_params_profile_of_a_model(page, server, fake_server):

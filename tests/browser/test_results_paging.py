@@ -4,7 +4,7 @@
 import pytest
 
 from app.db.connection import database
-from tests.browser.helpers import SHOTS
+from tests.browser.helpers import picture
 from tests.browser.helpers import serving
 from tests.conftest import make_app
 from tests.factories import bulk_items
@@ -49,7 +49,7 @@ def test_next_previous_and_last_page_through_a_sorted_table(page, server, width)
     expect(summary).to_contain_text("Items 101–120 of 120")
     expect(pager.locator('a[rel="next"]')).to_have_count(0)
     pager.scroll_into_view_if_needed()
-    page.screenshot(path=str(SHOTS / f"results-paging-last-{width}.png"))
+    picture(page, f"results-paging-last-{width}")
     page.reload()  # the URL alone brings the same page back
     expect(summary).to_contain_text("Items 101–120 of 120")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
