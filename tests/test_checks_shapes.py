@@ -113,3 +113,15 @@ def test_json_schema_with_a_ref_to_nowhere_fails_the_check_not_the_run():
 def test_length_counts_words_or_characters(answer, spec, reason):
     result = check(answer, type="length", **spec)
     assert result.reason == reason and result.passed == (reason == "3 words")
+
+
+def test_a_schema_pattern_is_used_and_a_runaway_one_times_out():
+    schema = {"type": "string", "pattern": "(a|aa)+$"}
+    assert check('"aaa"', type="json-schema", value=schema).passed
+    result = check(f'"{"a" * 40}b"', type="json-schema", value=schema)
+    assert result.reason == "the schema's pattern `(a|aa)+$` timed out after 0.5 s"
+
+
+def test_a_schema_pattern_that_does_not_match_says_so():
+    result = check('"abc"', type="json-schema", value={"type": "string", "pattern": "^x"})
+    assert result.reason == "JSON does not match the schema at $: `'abc' does not match '^x'`"

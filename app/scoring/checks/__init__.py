@@ -2,4 +2,5 @@
 
 spec.py parses and validates a task's checks; evaluate.py runs them on one answer. The others
 score one family of check each: text, shapes (+ picks, reading a choice or a number out of an
-answer), references (ROUGE, BLEU, chrF, similarity), tools (tool calls) and speed."""
+answer; schemas, a JSON schema validator whose patterns cannot hang), references (ROUGE,
+BLEU, chrF, similarity), tools (tool calls) and speed."""

@@ -11,6 +11,7 @@ from .picks import pick_choice
 from .picks import pick_number
 from .reasons import num
 from .reasons import show
+from .schemas import PatternTimeout
 from .spec import allowed_gap
 
 # A JSON answer may come in a fenced block (```json … ```), often with words around it.
@@ -70,6 +71,8 @@ def json_schema(check, answer, context):
         return 0.0, why
     try:
         error = jsonschema.exceptions.best_match(check.compiled.iter_errors(data))
+    except PatternTimeout as exc:
+        return 0.0, str(exc)
     except Exception as exc:  # e.g. a $ref that resolves nowhere: the schema, not the answer
         return 0.0, f"the schema could not be applied: {show(exc, 120)}"
     if error is None:

@@ -16,6 +16,7 @@ import jsonschema
 import regex
 
 from ...errors import ValidationError
+from .schemas import bounded_validator
 
 TEXT = ("equals", "contains", "icontains", "contains-any", "contains-all", "not-contains")
 TEXT += ("starts-with", "regex")
@@ -193,13 +194,11 @@ def _schema_value(kind, item, options, fail, has_reference):
     if not isinstance(schema, dict | bool):
         fail("value", "must be a JSON schema (an object)")
     try:
-        validator = jsonschema.validators.validator_for(schema)
-        validator.check_schema(schema)
+        return schema, bounded_validator(schema)
     except jsonschema.SchemaError as exc:
         fail("value", f"invalid JSON schema: {exc.message}")
     except Exception as exc:  # e.g. an unknown $schema dialect
         fail("value", f"invalid JSON schema: {exc}")
-    return schema, validator(schema)
 
 
 def _length_value(kind, item, options, fail, has_reference):
