@@ -68,6 +68,8 @@ def test_every_check_scores_an_odd_answer_quickly_without_raising(answer):
     evaluation = evaluate(CHECKS, answer, reference="a reference", facts={}, tool_calls=["?"])
     assert time.perf_counter() - start < 3 and len(evaluation.results) == len(CHECKS)
     assert all(0 <= r.score <= 100 for r in evaluation.results)
+    # Scored by the check itself, not by evaluate's last guard.
+    assert not [r.reason for r in evaluation.results if r.reason.startswith("could not run")]
 
 
 def test_a_catastrophic_regex_times_out_with_a_reason():
