@@ -1,0 +1,101 @@
+"""Shape checks: the option picked (choice), the number given, JSON, JSON matching a schema, and
+the answer's length."""
+
+import json
+import re
+
+import jsonschema
+
+from ...jsontext import loads
+from .picks import pick_choice
+from .picks import pick_number
+from .reasons import num
+from .reasons import show
+from .schemas import PatternTimeout
+from .spec import allowed_gap
+
+# A JSON answer may come in a fenced block (```json … ```), often with words around it.
+_FENCED = re.compile(r"```(?:[ \t]*(?:json|JSON))?[ \t]*\r?\n(.*?)```", re.DOTALL)
+# Two floats that print alike are equal: a parsed 0.3 and an expected 0.1 + 0.2.
+_EPSILON = 1e-9
+
+
+def choice(check, answer, context):
+    picked = pick_choice(answer)
+    if picked is None:
+        return 0.0, f"no option letter found (expected {check.value})"
+    if picked == check.value:
+        return 100.0, f"picked {picked}"
+    return 0.0, f"picked {picked}, expected {check.value}"
+
+
+def number(check, answer, context):
+    got = pick_number(answer)
+    expected = check.value
+    gap = allowed_gap(check.options["tolerance"], expected)
+    plus = f" ± {num(gap)}" if gap else ""
+    if got is None:
+        return 0.0, f"no number found (expected {num(expected)}{plus})"
+    if abs(got - expected) <= gap + _EPSILON * max(1.0, abs(expected)):
+        return 100.0, f"number {num(got)} is {num(expected)}{plus}"
+    return 0.0, f"number {num(got)} is not {num(expected)}{plus}"
+
+
+def read_json(answer):
+    """(data, None) when the answer is JSON (or holds a fenced JSON block), else (None, why)."""
+    try:
+        return loads(answer.strip()), None
+    except ValueError as exc:
+        error = exc
+    fenced = _FENCED.search(answer)
+    if fenced:
+        try:
+            return loads(fenced.group(1).strip()), None
+        except ValueError as exc:
+            error = exc
+    if isinstance(error, json.JSONDecodeError):
+        return None, f"not JSON: {error.msg} at line {error.lineno} column {error.colno}"
+    return None, f"not JSON: {error}"
+
+
+def json_shape(check, answer, context):
+    data, why = read_json(answer)
+    if why:
+        return 0.0, why
+    return 100.0, f"JSON {type(data).__name__.replace('dict', 'object').replace('list', 'array')}"
+
+
+def json_schema(check, answer, context):
+    data, why = read_json(answer)
+    if why:
+        return 0.0, why
+    try:
+        error = jsonschema.exceptions.best_match(check.compiled.iter_errors(data))
+    except PatternTimeout as exc:
+        return 0.0, str(exc)
+    except Exception as exc:  # e.g. a $ref that resolves nowhere: the schema, not the answer
+        return 0.0, f"the schema could not be applied: {show(exc, 120)}"
+    if error is None:
+        return 100.0, "JSON matches the schema"
+    return 0.0, f"JSON does not match the schema at {error.json_path}: {show(error.message, 120)}"
+
+
+def length(check, answer, context):
+    unit = check.options["unit"]
+    size = len(answer.split()) if unit == "words" else len(answer)
+    low, high = check.options["min"], check.options["max"]
+    unit = unit[:-1] if size == 1 else unit  # "1 word"
+    if low is not None and size < low:
+        return 0.0, f"{size} {unit}, fewer than {low}"
+    if high is not None and size > high:
+        return 0.0, f"{size} {unit}, more than {high}"
+    return 100.0, f"{size} {unit}"
+
+
+EVALUATORS = {
+    "choice": choice,
+    "number": number,
+    "json": json_shape,
+    "json-schema": json_schema,
+    "length": length,
+}
