@@ -124,6 +124,12 @@ CREATE TABLE item (
     answer_reused_from INTEGER,
     judgement_reused_from INTEGER,
     claimed_by VARCHAR(200),
+    checks TEXT,
+    tools TEXT,
+    check_results TEXT,
+    check_score REAL,
+    tool_calls TEXT,
+    auto_fail_reason TEXT,
     FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE,
     FOREIGN KEY (target_id) REFERENCES runtarget(id) ON DELETE CASCADE,
     FOREIGN KEY (task_id) REFERENCES task(id) ON DELETE SET NULL
@@ -388,7 +394,9 @@ CREATE TABLE task (
     vars TEXT,
     template_version VARCHAR(50),
     created_at DATETIME NOT NULL,
-    updated_at DATETIME NOT NULL
+    updated_at DATETIME NOT NULL,
+    checks TEXT,
+    tools TEXT
 );
 CREATE TABLE template (
     id INTEGER PRIMARY KEY,
@@ -664,6 +672,12 @@ CREATE TABLE item (
     answer_reused_from BIGINT,
     judgement_reused_from BIGINT,
     claimed_by CHARACTER VARYING(200),
+    checks TEXT,
+    tools TEXT,
+    check_results TEXT,
+    check_score DOUBLE PRECISION,
+    tool_calls TEXT,
+    auto_fail_reason TEXT,
     FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE,
     FOREIGN KEY (target_id) REFERENCES runtarget(id) ON DELETE CASCADE,
     FOREIGN KEY (task_id) REFERENCES task(id) ON DELETE SET NULL
@@ -945,7 +959,9 @@ CREATE TABLE task (
     vars TEXT,
     template_version CHARACTER VARYING(50),
     created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
-    updated_at TIMESTAMP WITHOUT TIME ZONE NOT NULL
+    updated_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+    checks TEXT,
+    tools TEXT
 );
 CREATE TABLE template (
     id BIGINT PRIMARY KEY DEFAULT nextval('template_id_seq'::regclass),

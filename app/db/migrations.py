@@ -463,6 +463,28 @@ def m035_pg_double_precision(db):
         db.execute_sql(f'ALTER TABLE "{table}" ALTER COLUMN "{column}" TYPE DOUBLE PRECISION')
 
 
+@migration
+def m036_checks_and_tools(db):
+    # A task's checks (rules that score an answer without a judge) and the tools it offers the
+    # model; an item keeps both as they were at the run's start, what the checks found, their
+    # combined score, the tool calls the answer made, and why it auto-failed.
+    _add_missing_columns(
+        db, "task", [("checks", TextField(null=True)), ("tools", TextField(null=True))]
+    )
+    _add_missing_columns(
+        db,
+        "item",
+        [
+            ("checks", TextField(null=True)),
+            ("tools", TextField(null=True)),
+            ("check_results", TextField(null=True)),
+            ("check_score", FloatField(null=True)),
+            ("tool_calls", TextField(null=True)),
+            ("auto_fail_reason", TextField(null=True)),
+        ],
+    )
+
+
 def applied(db):
     """Names of the migrations already applied, in order."""
     return [row[0] for row in db.execute_sql("SELECT name FROM _migrations ORDER BY id")]

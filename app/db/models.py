@@ -93,6 +93,10 @@ class Task(BaseModel):
     auto_fail = JSONField(null=True)  # ["rule text", ...]
     tags = JSONField(null=True)  # ["tag", ...]
     vars = JSONField(null=True)  # {"name": "value"} for {name} in the question
+    # [{type, value, weight, threshold, gate, ...}]: rules that score an answer without a judge
+    # (scoring/checks/spec.py reads them).
+    checks = JSONField(null=True)
+    tools = JSONField(null=True)  # [OpenAI function schema]: the tools offered to the model
     template_version = CharField(max_length=50, null=True)
     created_at = DateTimeField(default=utcnow)
     updated_at = DateTimeField(default=utcnow)
@@ -229,6 +233,8 @@ class Item(BaseModel):
     incorrect_direction = TextField(default="")
     rubric = JSONField(null=True)
     auto_fail_rules = JSONField(null=True)
+    checks = JSONField(null=True)
+    tools = JSONField(null=True)
     template_version = CharField(max_length=50, null=True)
     # Repeats (settings.repeats): the K-th answer to the same task and target, with its
     # own seed when K > 1; judge_scores holds every score of settings.judgeRepeats judgements.
@@ -278,6 +284,12 @@ class Item(BaseModel):
     evaluation_reason = TextField(null=True)
     rubric_scores = JSONField(null=True)
     auto_fail = BooleanField(null=True)
+    auto_fail_reason = TextField(null=True)  # the rule or check that failed it, in words
+    # What the task's checks found ([{type, score, passed, reason, gate}]) and their combined
+    # score, kept beside the judge's (evaluation_score is the item's one score).
+    check_results = JSONField(null=True)
+    check_score = FloatField(null=True)
+    tool_calls = JSONField(null=True)  # [{name, arguments}] the answer called
     judged_at = DateTimeField(null=True)
     # Earlier judgements of the item, oldest first, kept when a person re-judges it
     # ({score, reason, rubricScores, autoFail, judgeModel, judgedAt, replacedAt, judgeRaw}).
