@@ -7,6 +7,8 @@ from .. import jsontext
 from ..db.models import DIFFICULTIES
 from ..errors import ValidationError
 from . import templating
+from .task_checks import clean_checks
+from .task_checks import clean_tools
 
 TASK_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]+$")
 # {name} placeholders; {{ and }} are literal braces.
@@ -39,6 +41,8 @@ TASK_FIELDS = (
     "tags",
     "vars",
     "template_version",
+    "checks",
+    "tools",
 )
 
 
@@ -133,12 +137,16 @@ def clean_task(data, *, line=None, file=None, require_reference=True):
     out["auto_fail"] = _clean_strings(data.get("auto_fail"), "auto_fail", "\n", err)
     out["tags"] = _clean_strings(data.get("tags"), "tags", ",", err, unique=True, limit=100)
     out["vars"] = _clean_vars(_maybe_json(data.get("vars")), err)
+    out["tools"], out["checks"] = _clean_checks_and_tools(data, out, err)
 
     refs = [out.get(f) for f in ("excellent", "good", "pass_answer")]
-    if require_reference and not any(refs) and not out["rubric"] and "excellent" in out:
+    # Checks score an answer by rule: a task with them needs no reference for a judge.
+    # (Checks given but not valid are reported above; a missing reference would only echo it.)
+    scored = any(refs) or out["rubric"] or data.get("checks") not in (None, "", [])
+    if require_reference and not scored and "excellent" in out:
         err(
             "excellent",
-            "give at least one reference answer (excellent, good or pass) or rubric items",
+            "give at least one reference answer (excellent, good or pass), rubric items or checks",
         )
     if out["vars"] and out.get("question"):
         missing = templating.missing(out["question"], out["vars"])
@@ -155,6 +163,28 @@ def clean_task(data, *, line=None, file=None, require_reference=True):
     if errors:
         raise ValidationError(errors)
     return out
+
+
+def _clean_checks_and_tools(data, out, err):
+    """(tools, checks) as given, or None each; a problem is reported naming the task (a file's
+    or a form's error list then says which task), the check and its field."""
+    tools = checks = None
+    named = f" (task {out['task_id']})" if out.get("task_id") else ""
+    try:
+        tools = clean_tools(data.get("tools"))
+    except ValidationError as exc:
+        for entry in exc.errors:
+            err(entry["field"], entry["message"] + named)
+        return None, None
+    try:
+        # Reference metrics with no value of their own compare with the excellent answer.
+        checks = clean_checks(
+            data.get("checks"), has_reference=bool(out.get("excellent")), tools=tools
+        )
+    except ValidationError as exc:
+        for entry in exc.errors:
+            err(entry["field"], entry["message"] + named)
+    return tools, checks
 
 
 def _clean_rubric(value, err):

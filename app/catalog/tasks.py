@@ -62,7 +62,7 @@ def delete_task(task_pk):
 
 
 def task_to_dict(task):
-    """TaskDto plus difficulty, rubric, autoFail, tags, vars and more."""
+    """TaskDto plus difficulty, rubric, autoFail, tags, vars, checks, tools and more."""
     return {
         "id": task.id,
         "taskId": task.task_id,
@@ -80,6 +80,8 @@ def task_to_dict(task):
         "tags": task.tags,
         "vars": task.vars,
         "templateVersion": task.template_version,
+        "checks": task.checks,
+        "tools": task.tools,
         "createdAt": isoformat(task.created_at),
         "updatedAt": isoformat(task.updated_at),
     }

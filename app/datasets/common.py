@@ -14,7 +14,8 @@ from ..errors import format_error
 from .lines import LineDict
 
 # The text fields among the task fields (the rest are lists and mappings).
-TEXT_FIELDS = tuple(f for f in TASK_FIELDS if f not in ("rubric", "auto_fail", "tags", "vars"))
+STRUCTURED_FIELDS = ("rubric", "auto_fail", "tags", "vars", "checks", "tools")
+TEXT_FIELDS = tuple(f for f in TASK_FIELDS if f not in STRUCTURED_FIELDS)
 
 
 @dataclass
@@ -254,6 +255,29 @@ def norm_fields(raw, task, problems, auto_fail="auto_fail"):
     )
     task.data["tags"] = norm_str_list(raw.get("tags"), "tags", task, problems, "tags")
     task.data["vars"] = norm_vars(raw.get("vars"), "vars", task, problems)
+    take_checks(raw, task)
+
+
+def plain(value):
+    """Parsed file data as plain JSON values (a LineDict becomes a dict): stored as given."""
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    return value
+
+
+def take_checks(raw, task, keys=("checks", "tools")):
+    """A task's checks and tools as the file gives them (the task store validates them), and
+    the line of each check, so a problem names the check's own line."""
+    checks_key, tools_key = keys
+    task.data["checks"] = plain(raw.get(checks_key))
+    task.data["tools"] = plain(raw.get(tools_key))
+    items = raw.get(checks_key)
+    if isinstance(items, list):
+        for n, item in enumerate(items):
+            if getattr(item, "line", None):
+                task.fields[f"checks[{n}]"] = (item.line, checks_key)
 
 
 def check_keys(raw, allowed, task, problems, prefix=""):

@@ -2,9 +2,9 @@
 "description"?, "taskIds": [task_id, ...]}]}. A bare list of tasks is read too.
 
 Task keys follow the API's task shape (taskId, category, subcategory, question, excellent,
-good, pass, incorrectAnswerDirection) plus difficulty, systemPrompt, rubric, autoFail, tags, vars
-and templateVersion. id, createdAt and updatedAt (from an API listing) are ignored; other keys are
-rejected.
+good, pass, incorrectAnswerDirection) plus difficulty, systemPrompt, rubric, autoFail, tags, vars,
+templateVersion, checks and tools. id, createdAt and updatedAt (from an API listing) are ignored;
+other keys are rejected.
 """
 
 import json
@@ -34,7 +34,14 @@ _TEXT = {
     "incorrectAnswerDirection": "incorrect_direction",
     "templateVersion": "template_version",
 }
-_STRUCTURED = {"rubric": "rubric", "autoFail": "auto_fail", "tags": "tags", "vars": "vars"}
+_STRUCTURED = {
+    "rubric": "rubric",
+    "autoFail": "auto_fail",
+    "tags": "tags",
+    "vars": "vars",
+    "checks": "checks",
+    "tools": "tools",
+}
 _IGNORED = {"id", "createdAt", "updatedAt", "collections"}
 ALLOWED = set(_TEXT) | set(_STRUCTURED) | _IGNORED
 

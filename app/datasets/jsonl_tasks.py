@@ -6,7 +6,7 @@ auto_fail may be empty lists, not strings), the prompt is non-empty text, unknow
 rejected, and errors use the file's own key names (`id`, `prompt`, `maxScore`). The scenario
 bullets are put before the prompt in the question. So that our own tasks survive an export and
 re-import, these optional keys are known too: subcategory, system_prompt, excellent, good, pass,
-incorrect_direction, tags, vars.
+incorrect_direction, tags, vars, checks, tools.
 """
 
 import json
@@ -20,6 +20,7 @@ from .common import norm_difficulty
 from .common import norm_rubric
 from .common import norm_str_list
 from .common import norm_vars
+from .common import take_checks
 from .common import task_getter
 
 SEED_KEYS = {
@@ -42,6 +43,8 @@ EXTRA_KEYS = {
     "incorrect_direction",
     "tags",
     "vars",
+    "checks",
+    "tools",
 }
 ALLOWED = SEED_KEYS | EXTRA_KEYS
 REQUIRED = ("id", "category", "difficulty", "scenario", "prompt", "rubric", "auto_fail")
@@ -92,7 +95,16 @@ def _task(raw, line, file, problems):
     for key, name in _TEXT.items():
         if key in raw:
             task.data[name] = as_text(raw[key])
-    for name in (*_TEXT.values(), "question", "rubric", "auto_fail", "tags", "vars"):
+    for name in (
+        *_TEXT.values(),
+        "question",
+        "rubric",
+        "auto_fail",
+        "tags",
+        "vars",
+        "checks",
+        "tools",
+    ):
         task.fields[name] = (line, KEY_OF.get(name, _KEY_OF_TEXT.get(name, name)))
     task.data["question"] = _question(raw, line, problems)
     task.data["difficulty"] = norm_difficulty(task.data.get("difficulty"))
@@ -114,6 +126,7 @@ def _task(raw, line, file, problems):
         tags.append(f"source:{source}")  # no column of its own; kept as a tag
     task.data["tags"] = tags or None
     task.data["vars"] = norm_vars(raw.get("vars"), "vars", task, problems)
+    take_checks(raw, task)
     task.bad = len(problems.entries) != before
     return task
 
@@ -178,6 +191,8 @@ def task_entry(t):
         ("incorrect_direction", "incorrect_direction"),
         ("tags", "tags"),
         ("vars", "vars"),
+        ("checks", "checks"),
+        ("tools", "tools"),
     ):
         if get(name) not in (None, "", []):
             entry[key] = get(name)

@@ -5,7 +5,8 @@ vars_json.
 error (write `{{` and `}}` for literal braces). With an `input_text`, the template is the system
 prompt and the input text the question; without one, the template is the question.
 Optional columns carry the rest of a task: category (default "general"), subcategory, difficulty,
-excellent, good, pass, incorrect_direction, rubric_json, auto_fail_json, tags_json.
+excellent, good, pass, incorrect_direction, rubric_json, auto_fail_json, tags_json, and checks and
+tools (a JSON list in the cell: see docs/datasets.md).
 """
 
 import csv
@@ -25,6 +26,7 @@ from .common import norm_difficulty
 from .common import norm_rubric
 from .common import norm_str_list
 from .common import norm_vars
+from .common import take_checks
 from .common import task_getter
 from .lines import LineDict
 
@@ -40,6 +42,8 @@ EXTRA_COLUMNS = [
     "rubric_json",
     "auto_fail_json",
     "tags_json",
+    "checks",
+    "tools",
 ]
 COLUMNS = SEED_COLUMNS + EXTRA_COLUMNS
 DEFAULT_CATEGORY = "general"
@@ -154,6 +158,9 @@ def _task(raw, line, file, problems, *, empty_is_none):
     for key, name in (("auto_fail_json", "auto_fail"), ("tags_json", "tags")):
         value = _json(raw.get(key), key, line, problems)
         task.data[name] = norm_str_list(value, key, task, problems, name)
+    take_checks(
+        {key: _json(raw.get(key), key, line, problems) for key in ("checks", "tools")}, task
+    )
     task.bad = len(problems.entries) != before
     return task
 
@@ -203,6 +210,8 @@ def _row(t):
         "rubric_json": get("rubric"),
         "auto_fail_json": get("auto_fail"),
         "tags_json": get("tags"),
+        "checks": get("checks"),
+        "tools": get("tools"),
     }
 
 
@@ -222,7 +231,7 @@ def dump_csv(tasks):
     yield flush()
     for t in tasks:
         row = _row(t)
-        for key in ("vars_json", "rubric_json", "auto_fail_json", "tags_json"):
+        for key in ("vars_json", "rubric_json", "auto_fail_json", "tags_json", "checks", "tools"):
             value = row[key]
             row[key] = "" if value is None else json.dumps(value, ensure_ascii=False)
         # A cell that starts like a formula gets a ' in front (OWASP); import takes it off.

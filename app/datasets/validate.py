@@ -36,7 +36,7 @@ def finish(task, problems):
     except ValidationError as exc:
         for entry in exc.errors:
             name = entry.get("field")
-            line, label = task.where(name) if name else (task.line, None)
+            line, label = _where(task, name) if name else (task.line, None)
             line, file = line or entry.get("line"), entry.get("file") or task.file
             if not problems.reported(file, line, label or name):  # the parser said it already
                 problems.add(label or name, entry.get("message", "is not valid"), line, file)
@@ -48,6 +48,17 @@ def finish(task, problems):
         label = task.where(task.template)[1]
         return _literal_template(task, cleaned, label, problems)
     return cleaned
+
+
+def _where(task, name):
+    """(line, label) of a problem's field: a check's problem (`checks[0] (number).value`) is
+    placed at the check's own line when the file gives it, else at its key's, and keeps its
+    full name (the file's key is `checks` too)."""
+    if name in task.fields or not name.startswith(("checks", "tools")):
+        return task.where(name)
+    item = name.split(" ", 1)[0].split(".", 1)[0]
+    line = task.fields.get(item, (None, None))[0] or task.where(item.split("[", 1)[0])[0]
+    return line, name
 
 
 def _literal_template(task, cleaned, label, problems):

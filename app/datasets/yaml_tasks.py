@@ -3,7 +3,8 @@
 
 Also read: the built-in bank's shape ({tasks: [...], collections: {name: [task_id, ...]}}) and the
 flat names excellent/good/pass. Our extra fields (difficulty, system_prompt, rubric, auto_fail,
-tags, vars, template_version) are optional keys, so every task survives an export and re-import.
+tags, vars, template_version, checks, tools) are optional keys, so every task survives an export
+and re-import.
 """
 
 import yaml
@@ -36,7 +37,7 @@ _FLAT = {
 }
 _PROSE = ("question", "system_prompt")  # never a number: one that reads as one is a mistake
 _EXPECTED = {"most_expected": "excellent", "good_answer": "good", "pass_option": "pass_answer"}
-_STRUCTURED = ("expected_answer", "rubric", "auto_fail", "tags", "vars")
+_STRUCTURED = ("expected_answer", "rubric", "auto_fail", "tags", "vars", "checks", "tools")
 ALLOWED = set(_FLAT) | set(_STRUCTURED)
 
 
@@ -167,7 +168,7 @@ def task_entry(t):
         "pass_option": get("pass_answer") or "",
     }
     entry["incorrect_direction"] = get("incorrect_direction") or ""
-    for name in ("rubric", "auto_fail", "tags", "vars", "template_version"):
+    for name in ("rubric", "auto_fail", "tags", "vars", "template_version", "checks", "tools"):
         if get(name) not in (None, [], ""):
             entry[name] = get(name)
     return entry

@@ -54,7 +54,12 @@ SNAPSHOT_FIELDS = (
     "incorrect_direction",
     "rubric",
     "template_version",
+    "checks",
+    "tools",
 )
+# Snapshot fields left out of the dataset hash while empty: a task without checks or tools
+# keeps the hash it had before tasks could carry them (trends follow a dataset by its hash).
+HASHED_WHEN_SET = ("checks", "tools")
 # What an item is made from, read as dicts: a Task instance per row cost more than making
 # the item's row (a run's tasks are read three times: for the dataset hash and per target).
 TASK_COLUMNS = (
@@ -153,7 +158,11 @@ def _dataset_hash(keys):
         for snap, cant in map(_snapshot, _tasks_by_id(by_key)):
             if cant:
                 cant_by_pk[snap["task"]] = (snap["task_key"], cant)
-            yield {k: v for k, v in snap.items() if k != "task"}
+            yield {
+                k: v
+                for k, v in snap.items()
+                if k != "task" and not (k in HASHED_WHEN_SET and v is None)
+            }
 
     digest = sha256_json_list(snapshots())
     return digest, [cant_by_pk[pk] for pk in keys if pk in cant_by_pk]

@@ -1,6 +1,7 @@
 """Web pages: tasks (searchable, paginated list; add/edit with a prompt preview; delete)."""
 
 import json
+import re
 
 from flask import Blueprint
 from flask import flash
@@ -10,6 +11,9 @@ from flask import request
 from flask import url_for
 
 from ..catalog import templating
+from ..catalog.task_checks import as_text
+from ..catalog.task_checks import describe_checks
+from ..catalog.task_checks import tool_names
 from ..catalog.task_fields import clean_task
 from ..catalog.tasks import create_task
 from ..catalog.tasks import delete_task
@@ -42,6 +46,8 @@ FIELDS = (
     "tags",
     "vars",
     "templateVersion",
+    "checks",
+    "tools",
 )
 
 
@@ -73,7 +79,23 @@ def _form_from_task(task):
     form["autoFail"] = "\n".join(task.auto_fail or [])
     form["tags"] = ", ".join(task.tags or [])
     form["vars"] = "\n".join(f"{k} = {v}" for k, v in (task.vars or {}).items())
+    # YAML reads best in a textarea; the field takes YAML or JSON back.
+    for name in ("checks", "tools"):
+        form[name] = as_text(getattr(task, name))
     return form
+
+
+def _errors(exc):
+    """Form errors by field; a problem inside a list field (`checks[0] (number).value`) is
+    shown at its field's box, with the full path in the message."""
+    errors, status = form_errors(exc, "taskId")
+    out = {}
+    for name, message in errors.items():
+        head = re.split(r"[\[. ]", name, maxsplit=1)[0] if name else name
+        if head != name and head in FIELDS:
+            message = f"{name}: {message}"
+        out.setdefault(head if head in FIELDS else name, message)
+    return out, status
 
 
 def _preview(form):
@@ -103,6 +125,9 @@ def _render_form(form, task=None, errors=None, status=200):
         errors=errors or {},
         categories=list_categories(),
         preview=_preview(form),
+        # The saved checks, in words (the textarea holds what is being edited).
+        check_rows=describe_checks(task.checks, has_reference=bool(task.excellent)) if task else [],
+        tools=tool_names(task.tools) if task else [],
         subnav_active="tasks",
     ), status
 
@@ -120,7 +145,7 @@ def create():
     try:
         task = create_task(form)
     except (ValidationError, Conflict) as exc:
-        return _render_form(form, None, *form_errors(exc, "taskId"))
+        return _render_form(form, None, *_errors(exc))
     flash(f"Task {task.task_id} added.", "success")
     return redirect(url_for("tasks.index"))
 
@@ -140,7 +165,7 @@ def update(task_pk):
     try:
         task = update_task(task_pk, form)
     except (ValidationError, Conflict) as exc:
-        return _render_form(form, task, *form_errors(exc, "taskId"))
+        return _render_form(form, task, *_errors(exc))
     flash(f"Task {task.task_id} saved.", "success")
     return redirect(url_for("tasks.index"))
 
