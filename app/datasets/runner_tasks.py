@@ -6,7 +6,7 @@ error (write `{{` and `}}` for literal braces). With an `input_text`, the templa
 prompt and the input text the question; without one, the template is the question.
 Optional columns carry the rest of a task: category (default "general"), subcategory, difficulty,
 excellent, good, pass, incorrect_direction, rubric_json, auto_fail_json, tags_json, and checks and
-tools (a JSON list in the cell: see docs/datasets.md).
+tools (a JSON list in the cell: see docs/CLI.md, "Checks and tools").
 """
 
 import csv
