@@ -120,3 +120,18 @@ def test_the_task_list_counts_each_tasks_checks(client):
     )
     page = soup(client.get("/settings/tasks/"))
     assert page.select_one('#task-table td[data-label="Checks"]').get_text(strip=True) == "2"
+
+
+def test_deeply_nested_checks_are_a_form_error_not_a_crash(client):
+    for text in ("[" * 5000, "- " * 5000 + "x", '{"a":' * 3000):
+        for field in ("checks", "tools"):
+            response = client.post("/settings/tasks/new", data=form_data(**{field: text}))
+            assert response.status_code == 400
+            assert "nests deeper" in soup(response).select_one(f"#err-{field}").get_text()
+
+
+def test_yaml_aliases_in_checks_are_refused(client):
+    text = "- &c {type: contains, value: x}\n- *c\n"
+    response = client.post("/settings/tasks/new", data=form_data(checks=text))
+    assert response.status_code == 400
+    assert "aliases" in soup(response).select_one("#err-checks").get_text()

@@ -34,15 +34,35 @@ def from_text(value, field):
         except ValueError:
             pass  # YAML's flow style ([{type: number, value: 4}]) is read below
     try:
-        # An alias repeats a node without copying it: a few lines could stand for millions.
-        if any(isinstance(token, yaml.AliasToken) for token in yaml.scan(value)):
-            raise CheckError.field(field, "YAML aliases (*name) are not accepted here")
+        _check_tokens(value, field)
         return yaml.safe_load(value)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise CheckError.field(field, f"not valid YAML or JSON{where}: {problem}") from None
+
+
+_OPENS = (
+    yaml.BlockSequenceStartToken,
+    yaml.BlockMappingStartToken,
+    yaml.FlowSequenceStartToken,
+    yaml.FlowMappingStartToken,
+)
+_CLOSES = (yaml.BlockEndToken, yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken)
+
+
+def _check_tokens(text, field):
+    """Refuse YAML that would blow up when loaded, before loading it (the scan is flat): an
+    alias repeats a node without copying it (a few lines could stand for millions), and deep
+    nesting overflows the loader's stack."""
+    depth = 0
+    for token in yaml.scan(text):
+        if isinstance(token, yaml.AliasToken):
+            raise CheckError.field(field, "YAML aliases (*name) are not accepted here")
+        depth += isinstance(token, _OPENS) - isinstance(token, _CLOSES)
+        if depth > jsontext.MAX_DEPTH:
+            raise CheckError.field(field, f"nests deeper than {jsontext.MAX_DEPTH} levels")
 
 
 def clean_checks(value, *, has_reference, tools=None):
