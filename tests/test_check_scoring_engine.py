@@ -2,6 +2,8 @@
 check's result, a failed gate auto-fails it without a judge call, and checks weigh beside the
 judge as the run's scoreWeights say."""
 
+import json
+
 import pytest
 
 from app.db.models import COMPLETED
@@ -112,3 +114,13 @@ def test_score_weights_out_of_range_are_refused_naming_the_field(app, fake, weig
     with pytest.raises(ValidationError) as caught:
         start_run(p, [(p, "m1")], make_tasks(1, checks=SAYS_ANSWER), scoreWeights=weights)
     assert caught.value.errors[0]["field"].startswith("scoreWeights")
+
+
+def test_an_apocbench_judges_auto_fail_reason_is_kept_on_the_item(app, fake, config):
+    apocbench = {"overall_score": 75, "notes": "wrong unit", "auto_fail_reason": "no unit"}
+    fake.responder = lambda call: (
+        {"text": json.dumps(apocbench)} if call["body"].get("model") == "judge" else None
+    )
+    (item,) = run_with_checks(fake, config, SAYS_ANSWER)
+    assert item.status == COMPLETED and item.auto_fail and item.evaluation_score == 0.0
+    assert item.auto_fail_reason == "no unit" and item.check_score == 100.0
