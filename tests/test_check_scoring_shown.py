@@ -113,3 +113,8 @@ def test_a_run_without_a_judge_has_no_re_judge_button(client, checks_only):
 
 def test_the_markdown_export_of_a_run_without_a_judge_says_checks_only(checks_only):
     assert "- Judge: — (checks only)\n" in "".join(markdown(checks_only))
+
+
+def test_a_run_without_a_judge_offers_no_judge_check(client, checks_only):
+    assert 'id="judge-check"' not in client.get("/runs/r2/results").text
+    assert client.post("/api/runs/r2/judge-check").status_code == 409
