@@ -95,6 +95,7 @@ def test_valid_judgement_is_parsed():
         "reason": "good",
         "rubric_scores": None,
         "auto_fail": False,
+        "auto_fail_reason": None,
     }
 
 

@@ -44,7 +44,12 @@ def test_the_rubric_scores_are_kept_when_scores_combine():
     assert combined.rubric_scores == {"a": 1}
 
 
-def test_today_every_task_is_scored_by_the_rubric_judge_alone():
+def test_a_task_without_checks_is_scored_by_the_rubric_judge_alone():
     assert registry.call_scorer(TASK) is registry.get("rubric")
     assert registry.get("rubric").needs_call and registry.get("rubric").stage == "judge"
-    assert registry.rule_scorers(TASK) == [] and not registry.has_rules()
+    assert registry.rule_scorers(TASK) == []
+
+
+def test_a_task_with_checks_is_scored_by_its_checks_too():
+    task = SimpleNamespace(**vars(TASK), checks=[{"type": "contains", "value": "4"}])
+    assert registry.rule_scorers(task) == [registry.get("checks")]

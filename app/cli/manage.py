@@ -8,6 +8,7 @@ from ..clock import isoformat
 from ..engine import lease
 from ..errors import LlmbenchError
 from ..runs import lifecycle
+from ..runs.dto import judge_label
 from ..runs.dto import run_summary
 from ..runs.history import HISTORY_SORTS
 from ..runs.history import history
@@ -65,7 +66,7 @@ def runs_cmd(state, judge, since, until, sort, limit, as_json):
                 "name": r.name,
                 "state": r.state,
                 "targets": r.target_models,
-                "judge": f"{r.judge_provider_name}/{r.judge_model}",
+                "judge": judge_label(r.judge_provider_name, r.judge_model),
                 "avgScore": r.avg_score,
                 "items": r.total_items,
                 "completed": r.completed_items,
@@ -132,7 +133,7 @@ def show(run_id, as_json):
     click.echo(f"Run {summary['runId']} ({summary['name'] or 'no name'}): {shown}")
     if summary["controlReason"] and state != "finished":
         click.echo(f"  why: {summary['controlReason']}")
-    click.echo(f"  judge: {summary['judgeProviderName']}/{summary['judgeModel']}")
+    click.echo(f"  judge: {judge_label(summary['judgeProviderName'], summary['judgeModel'])}")
     click.echo(f"  collections: {', '.join(c['name'] for c in summary['collections']) or '-'}")
     click.echo(
         f"  items: {summary['totalItems']} ({counts['COMPLETED']} completed, "

@@ -4,6 +4,7 @@ results (the per-target table or the summary screen) to stdout."""
 
 import click
 
+from ..runs.dto import judge_label
 from .lazy import load
 from .output import EXIT_GATE
 from .output import emit
@@ -42,7 +43,7 @@ class Output:
     def start(self, summary, event):
         """The run is about to work: say what it holds (and show the screen on a terminal)."""
         targets = [f"{t['providerName']}/{t['model']}" for t in summary["targets"]]
-        judge = f"{summary['judgeProviderName']}/{summary['judgeModel']}"
+        judge = judge_label(summary["judgeProviderName"], summary["judgeModel"])
         if self.as_json:
             emit(
                 {

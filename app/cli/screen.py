@@ -21,6 +21,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from ..runs.dto import judge_label
+
 try:
     import termios
     import tty
@@ -188,7 +190,7 @@ class RunScreen:
 
     def _header(self, summary, progress):
         collections_ = ", ".join(c["name"] for c in summary.get("collections") or []) or "–"
-        judge = f"{summary.get('judgeProviderName')}/{summary.get('judgeModel')}"
+        judge = judge_label(summary.get("judgeProviderName"), summary.get("judgeModel"))
         title = f"llmbench run {summary.get('runId', '')}"
         lines = [Text.assemble(("dataset ", "dim"), collections_, ("   judge ", "dim"), judge)]
         if progress:

@@ -12,9 +12,7 @@ from ..db.models import WAITING_FOR_JUDGE
 from ..db.models import Item
 from ..providers.interface import ProviderError
 from ..runs.lifecycle import item_messages
-from ..scoring import registry
 from ..scoring.judge_calls import JudgeError
-from ..scoring.score import combine
 from . import metrics
 from . import retry
 from .breaker import holds
@@ -22,8 +20,9 @@ from .claims import recording
 from .claims import release
 from .claims import update_claimed
 from .metrics import cost
-from .rules import beside_judgement
+from .rules import judge_scorer
 from .rules import settled_by_rules
+from .rules import with_judgement
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +124,8 @@ class ItemWorker:
             answered_at=now,
             updated_at=now,
         )
-        score = settled_by_rules(item.id, completion.text, fields)
+        score, stored = settled_by_rules(item.id, completion.text, fields, ctx.run)
+        fields.update(stored)
         if score is not None:
             fields.update(
                 status=COMPLETED,
@@ -274,7 +274,7 @@ class ItemWorker:
         beside it), a retry or failure."""
         ctx = self.ctx
         attempts = item.attempts
-        scorer = registry.call_scorer(item)
+        scorer = judge_scorer(item, ctx.run)
         try:
             if scorer is None:  # the scorers changed since the answer: nothing can score it
                 raise JudgeError("no scorer that needs a call scores this task", transient=False)
@@ -308,7 +308,7 @@ class ItemWorker:
         scores, extra = self._judge_again(scorer, item, adapter, ctx.judge_repeats - 1)
         if ctx.cancel.is_set():
             return
-        score = combine([*beside_judgement(item.id), judged])
+        score, stored = with_judgement(item, judged, ctx.run)
         now = ctx.now()
         judge_cost = self._judge_cost(result["completions"] + extra)
         fields = dict(
@@ -326,8 +326,10 @@ class ItemWorker:
             judge_cost_usd=judge_cost,
             judged_at=now,
             updated_at=now,
+            **stored,
         )
-        if scores:
+        if scores or "check_score" in stored:
+            # Beside the checks the item's score is no longer the judge's: keep the judge's own.
             fields["judge_scores"] = [judged.score, *scores]
         message = f"{item.task_key} on {ctx.target_label(item.target_id)}: {_scored(score)}"
         with recording():

@@ -1,14 +1,20 @@
 """The rule scorers in the engine (scoring/registry.py): asked right after an answer is stored
 and again beside its judgement (they are pure), with the task and the call's facts of the item.
-With no rule scorer registered they read nothing and score nothing."""
+With no rule scorer registered they read nothing and score nothing.
+
+The run decides the judge's part: a run without a judge model asks no scorer that needs a
+call, and its scoreWeights say how much the task's checks weigh beside the judgement."""
 
 from types import SimpleNamespace
 
 from ..db.models import Item
 from ..scoring import registry
+from ..scoring.checks.evaluate import BY as CHECKS
 from ..scoring.score import FACTS
 from ..scoring.score import TASK_FIELDS
 from ..scoring.score import combine
+from ..scoring.task_checks import checks_weight
+from ..scoring.task_checks import weights_of
 
 
 def _row(item_id, columns):
@@ -21,17 +27,64 @@ def _scores(task, answer, facts):
     return [s.score(task, answer, facts) for s in registry.rule_scorers(task)]
 
 
-def settled_by_rules(item_id, answer, fields):
-    """The item's score when rules alone settle it, else None: no scorer that needs a call
-    scores the task, or a rule failed hard (a judge cannot lift an auto-fail's 0, so it is not
-    asked). `fields` are the answer's columns about to be stored (its facts among them)."""
-    if not registry.has_rules():
+def run_scoring(run):
+    """(whether the run has a judge, its scoreWeights or None): what the engine passes on."""
+    return bool(run.judge_model), (run.settings or {}).get("scoreWeights")
+
+
+def judge_scorer(task, run):
+    """The scorer that needs a call for this task in this run, or None: none without a judge
+    model, nor where the task's checks take the whole score."""
+    judge, weights = run_scoring(run)
+    if checks_weight(task, weights, judge=judge) >= 1.0:
         return None
+    return registry.call_scorer(task, judge)
+
+
+def check_fields(score):
+    """The item's columns a score fills beside evaluation_score: its checks' results and
+    combined score, and what failed it hard."""
+    fields = {"auto_fail_reason": score.auto_fail_reason if score.auto_fail else None}
+    if score.check_results is not None:
+        fields["check_results"] = score.check_results
+    return fields
+
+
+def _check_score(scores):
+    return next((s.score for s in scores if s.by == CHECKS), None)
+
+
+def settled_by_rules(item_id, answer, fields, run):
+    """(the item's score when rules alone settle it, else None; the columns its rule scores
+    fill): rules settle it when no scorer that needs a call scores the task in this run, or a
+    rule failed hard (a judge cannot lift an auto-fail's 0, so it is not asked). `fields` are
+    the answer's columns about to be stored (its facts among them)."""
+    if not registry.has_rules():
+        return None, {}
     task = _row(item_id, ("task_key", *TASK_FIELDS))
     scores = _scores(task, answer, {name: fields.get(name) for name in FACTS})
-    if scores and (any(s.auto_fail for s in scores) or registry.call_scorer(task) is None):
-        return combine(scores)
-    return None
+    stored = {}
+    check_score = _check_score(scores)
+    if check_score is not None:
+        combined = combine(scores)
+        stored = {**check_fields(combined), "check_score": check_score}
+    if scores and (any(s.auto_fail for s in scores) or judge_scorer(task, run) is None):
+        return combine(scores), stored
+    return None, stored
+
+
+def with_judgement(item, judged, run):
+    """(the item's score: its rule scores, the judge's `judged` among them weighed by the
+    run's scoreWeights, the columns the rule scores fill). `item` is the claimed answer."""
+    scores = beside_judgement(item.id)
+    _, weights = run_scoring(run)
+    share = checks_weight(item, weights, judge=True)
+    score = combine([*scores, judged], weights_of([*scores, judged], share))
+    stored = check_fields(score)
+    check_score = _check_score(scores)
+    if check_score is not None:
+        stored["check_score"] = check_score
+    return score, stored
 
 
 def beside_judgement(item_id):

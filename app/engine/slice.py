@@ -116,7 +116,7 @@ class Slice:
             or Item.select().where((Item.run == run) & (Item.status == WAITING_FOR_JUDGE)).exists()
         )
         warmups = ctx.memory.warmups
-        if waiting and registry.has_call() and not warmups.judge_ready:
+        if waiting and registry.has_call(bool(run.judge_model)) and not warmups.judge_ready:
             if warmups.waiting(warmup.JUDGE, ctx.now()) or ctx.breaker.waiting(
                 run.judge_provider_id, ctx.now()
             ):
@@ -131,7 +131,8 @@ class Slice:
         if has_new:
             return self._benchmark()
         groups.leave_group(ctx)
-        if run.phase != JUDGING:
+        # A run without a judge model has no judging phase: its checks scored every answer.
+        if run.phase != JUDGING and run.judge_model:
             waiting = (
                 Item.select().where((Item.run == run) & (Item.status == WAITING_FOR_JUDGE)).count()
             )

@@ -1,5 +1,6 @@
 """results.jsonl and results.csv: one row per item for CI and scripts (task, target, answer,
-score, reason, rubric scores, auto-fail, metrics, cost, error), streamed from one cursor."""
+score, reason, rubric scores, auto-fail, metrics, cost, error, the checks' score and results and
+why it auto-failed), streamed from one cursor."""
 
 import io
 import json
@@ -30,6 +31,9 @@ CSV_COLUMNS = (
     "error",
     "reused",
     "answer",
+    "check_score",
+    "check_results",
+    "auto_fail_reason",
 )
 _COLUMNS = (
     Item.target,
@@ -54,6 +58,9 @@ _COLUMNS = (
     Item.error_msg,
     Item.answer_reused_from,
     Item.judgement_reused_from,
+    Item.check_score,
+    Item.check_results,
+    Item.auto_fail_reason,
 )
 CHUNK_ROWS = 200
 
@@ -90,6 +97,9 @@ def item_records(run):
         error,
         answer_from,
         judgement_from,
+        check_score,
+        check_results,
+        auto_fail_reason,
     ) in database.execute(query):
         yield {
             "taskId": task_id,
@@ -116,6 +126,9 @@ def item_records(run):
             "reused": {"answerFrom": answer_from, "judgementFrom": judgement_from}
             if answer_from or judgement_from
             else None,
+            "checkScore": check_score,
+            "checkResults": json.loads(check_results) if check_results else None,
+            "autoFailReason": auto_fail_reason,
         }
 
 
@@ -169,6 +182,9 @@ def _csv_row(r):
             error.get("message"),
             "+".join(kinds) or None,
             r["answer"],
+            r["checkScore"],
+            r["checkResults"],  # JSON text (_cell)
+            r["autoFailReason"],
         )
     ]
 

@@ -5,6 +5,7 @@ import html
 from ..clock import isoformat
 from ..ratings.report import has_labels
 from ..results.averages import model_averages
+from ..runs.dto import judge_label
 from ..runs.state import run_state
 from .ratings import ratings_markdown
 from .rows import detail_rows
@@ -62,7 +63,8 @@ def _tasks(count):
 def markdown(run, detailed=True):
     """The run as Markdown, yielded in pieces (one per line or table row)."""
     yield f"# Run {cell(run.run_id)}\n\n"
-    yield f"- Judge: {cell(run.judge_provider_name)} / {cell(run.judge_model)}\n"
+    judge = judge_label(cell(run.judge_provider_name), cell(run.judge_model), " / ")
+    yield f"- Judge: {judge}\n"
     yield f"- State: {run_state(run)}\n"
     yield f"- Created: {isoformat(run.created_at) or '—'}\n"
     yield f"- Finished: {isoformat(run.finished_at) or '—'}\n"

@@ -14,6 +14,13 @@ from .state import control_reason
 from .state import run_state
 from .state import state_label
 
+NO_JUDGE = "— (checks only)"  # a run without a judge model: its tasks' checks score it
+
+
+def judge_label(provider_name, model, sep="/"):
+    """The run's judge as people read it, or NO_JUDGE for a run scored by checks alone."""
+    return f"{provider_name}{sep}{model}" if model else NO_JUDGE
+
 
 def status_counts(run):
     """{status: n} for every item status (zeros included)."""

@@ -20,7 +20,8 @@ HISTORY_SORTS = ("created", "run_id", "state", "judge", "items", "score")
 
 def judge_models():
     """Distinct judge models used by any run (for the history filter)."""
-    return [m for (m,) in Run.select(Run.judge_model).distinct().order_by(Run.judge_model).tuples()]
+    query = Run.select(Run.judge_model).distinct().order_by(Run.judge_model)
+    return [m for (m,) in query.tuples() if m]  # a run without a judge has none to filter by
 
 
 def _item_stats(run_ids):

@@ -96,6 +96,10 @@ def queue_reference_check(run, now=None, reopen_run=True):
     Conflict while a check of this run is still under way. With reopen_run=False (a run being
     created) the run is left as it is.
     """
+    if not run.judge_model:
+        raise Conflict(
+            f"Run {run.run_id} has no judge (its checks score it): there is no judge to check."
+        )
     now = now or utcnow()
     with database.atomic("IMMEDIATE"):
         if _open_job(run, REFERENCE) is not None:

@@ -228,6 +228,30 @@ def _log_unrenderable(run, bad, per_target, now):
         )
 
 
+def _must_all_have_checks(pks):
+    """A run without a judge scores by checks alone: every task must have some (400 naming
+    judgeModel and the first tasks without)."""
+    missing = []
+    for start in range(0, len(pks), TASK_CHUNK):
+        query = Task.select(Task.task_id, Task.checks).where(
+            in_values(Task.id, pks[start : start + TASK_CHUNK])
+        )
+        missing += [key for key, checks in query.tuples() if not _has_checks(checks)]
+    if missing:
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        shown = ", ".join(missing[:5]) + more
+        raise ValidationError.field(
+            "judgeModel",
+            f"a run needs a judge unless every task has checks (without checks: {shown}); "
+            "pick a judge model, or give those tasks checks",
+        )
+
+
+def _has_checks(checks):
+    """Whether a task's stored checks hold any check."""
+    return isinstance(checks, list) and bool(checks)
+
+
 def repeat_seeds(params, repeats):
     """The seed of each repeat: None for a single answer (the target's params as they are),
     else the target's seed (or 0) plus the repeat's index, so every answer is drawn anew."""
@@ -278,6 +302,8 @@ def create_run(
             "the chosen collections and tasks hold no "
             "task (after the category filter); pick others",
         )
+    if spec["judge_model"] is None:
+        _must_all_have_checks(pks)
     dataset_hash, bad = _dataset_hash(keys)
     if len(bad) == len(pks):
         raise ValidationError([{"field": f"task {key}", "message": why} for key, why in bad])
@@ -294,8 +320,9 @@ def create_run(
             run_id=run_id,
             name=spec["name"] or "",
             judge_provider=judge,
-            judge_provider_name=judge.name,
-            judge_model=spec["judge_model"],
+            # A run without a judge keeps empty names: its tasks' checks score every answer.
+            judge_provider_name=judge.name if judge else "",
+            judge_model=spec["judge_model"] or "",
             judge_params=spec["judge_params"] or None,
             settings=spec["settings"],
             dataset_hash=dataset_hash,
@@ -342,7 +369,8 @@ def create_run(
             "run_queued" if queued else "run_started",
             f"Run {run_id} {'queued' if queued else 'started'}: {len(pks)} tasks x "
             f"{len(spec['targets'])} targets{times} = {items} items; targets {targets}; "
-            f"judge {judge.name}/{spec['judge_model']}" + (origin if triggered_by else ""),
+            + (f"judge {judge.name}/{spec['judge_model']}" if judge else "no judge (checks only)")
+            + (origin if triggered_by else ""),
             data={
                 "items": items,
                 "tasks": len(pks),

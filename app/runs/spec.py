@@ -310,6 +310,9 @@ def clean_spec(spec):
     if isinstance(judge_id, list) or isinstance(judge_model, list):
         _error(errors, ("judgeModel",), "exactly one judge: give one provider and one model")
         judge_provider = judge_model = None
+    elif judge_id is None and judge_model is None:
+        # No judge: allowed when every task has checks (create_run looks at the tasks).
+        judge_provider = judge_model = None
     else:
         judge_provider = _provider(judge_id, ("judgeProviderId",), errors)
         judge_model = _model(judge_model, ("judgeModel",), errors)
@@ -334,11 +337,19 @@ def clean_spec(spec):
         if tid not in known_tasks:
             _error(errors, ("taskIds",), f"no task with id {tid}")
     settings = clean_settings(spec.get("settings"), errors)
+    raw_weights = spec.get("scoreWeights")
+    if raw_weights is None and isinstance(spec.get("settings"), dict):
+        raw_weights = spec["settings"].get("scoreWeights")  # where a stored run keeps them
+    weights = clean_score_weights(raw_weights, errors)
+    if weights:
+        settings["scoreWeights"] = weights
     judge_check = spec.get("judgeCheck", False)
     if judge_check in (None, ""):
         judge_check = False
     if not isinstance(judge_check, bool):
         _error(errors, ("judgeCheck",), "must be true or false")
+    elif judge_check and judge_model is None and not _has_error(errors, "judgeModel"):
+        _error(errors, ("judgeCheck",), "a judge check needs a judge: give judgeModel")
     notes = []
     if not errors:  # only a valid spec is worth asking the servers about
         check_models(judge_provider, judge_model, targets, errors, notes)
@@ -359,6 +370,36 @@ def clean_spec(spec):
     }
 
 
+def _has_error(errors, field):
+    return any(e["field"] == field for e in errors)
+
+
+def clean_score_weights(raw, errors):
+    """scoreWeights: {"checks": 0-1}, the checks' share of an item's score beside the judge
+    (scoring/task_checks.py); {} when not given (each task's default)."""
+    if raw in (None, "", {}):
+        return {}
+    if not isinstance(raw, dict):
+        _error(errors, ("scoreWeights",), 'must be an object like {"checks": 0.5}')
+        return {}
+    weights = {}
+    for key, value in raw.items():
+        if key != "checks":
+            _error(errors, ("scoreWeights", key), 'unknown weight; give "checks" (0-1)')
+            continue
+        if value in (None, ""):
+            continue
+        try:
+            number = _number(value)
+        except (TypeError, ValueError, OverflowError):
+            number = -1.0
+        if not 0.0 <= number <= 1.0:
+            _error(errors, ("scoreWeights", key), "must be a number from 0 to 1")
+            continue
+        weights[key] = number
+    return weights
+
+
 def _served(provider, refresh=False):
     """The model ids the provider lists, or (None, why) when they cannot be fetched now."""
     try:
@@ -376,7 +417,7 @@ def _is_served(model, ids):
 def check_models(judge_provider, judge_model, targets, errors, notes):
     """Every target and the judge must be a model its provider lists; a provider whose list
     cannot be fetched is accepted with a note (its warm-up decides)."""
-    wanted = [(("judgeModel",), judge_provider, judge_model)]
+    wanted = [(("judgeModel",), judge_provider, judge_model)] if judge_provider else []
     wanted += [(("targets", i, "model"), t["provider"], t["model"]) for i, t in enumerate(targets)]
     served = {}
     for path, provider, model in wanted:

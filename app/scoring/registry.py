@@ -2,6 +2,7 @@
 scorer that needs a call (an item keeps one judgement: its request, raw reply and cost)."""
 
 from .rubric import RubricJudge
+from .task_checks import TaskChecks
 
 _SCORERS = {}
 
@@ -26,9 +27,10 @@ def has_rules():
     return any(not s.needs_call for s in _SCORERS.values())
 
 
-def has_call():
-    """Whether any registered scorer needs a model call (the judge stage has work)."""
-    return any(s.needs_call for s in _SCORERS.values())
+def has_call(judge=True):
+    """Whether any registered scorer needs a model call (the judge stage has work); never for
+    a run without a judge model (`judge` False)."""
+    return judge and any(s.needs_call for s in _SCORERS.values())
 
 
 def rule_scorers(task):
@@ -36,9 +38,13 @@ def rule_scorers(task):
     return [s for s in _SCORERS.values() if not s.needs_call and s.applies(task)]
 
 
-def call_scorer(task):
-    """The scorer that scores this task with a call, or None."""
+def call_scorer(task, judge=True):
+    """The scorer that scores this task with a call, or None; None for a run without a judge
+    model (`judge` False: the run's, passed in, so the registry stays the same for every run)."""
+    if not judge:
+        return None
     return next((s for s in _SCORERS.values() if s.needs_call and s.applies(task)), None)
 
 
 register(RubricJudge())
+register(TaskChecks())

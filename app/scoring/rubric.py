@@ -141,8 +141,12 @@ def _number(value):
 
 
 def parse_judgement(text, item, finish_reason=None):
-    """Validate the judge's reply; return {score, judge_score, reason, rubric_scores, auto_fail}."""
+    """Validate the judge's reply, ours or apocbench's ({overall_score, notes,
+    auto_fail_reason}); return {score, judge_score, reason, rubric_scores, auto_fail,
+    auto_fail_reason}."""
     data = json_object(text, finish_reason)
+    if "score" not in data and "overall_score" in data:
+        return _apocbench(data, item)
     score = data.get("score")
     if not _number(score) or score != int(score) or not 0 <= score <= 100:
         raise JudgeOutputError(f'"score" must be an integer from 0 to 100, got {score!r}')
@@ -152,20 +156,47 @@ def parse_judgement(text, item, finish_reason=None):
         raise JudgeOutputError(f'"auto_fail" must be true or false, got {auto_fail!r}')
     if not item.auto_fail_rules:
         auto_fail = False  # no rule to break: a stray flag must not zero the score
+    given = data.get("auto_fail_reason")
+    why = given.strip() if isinstance(given, str) and given.strip() else reason
+    return _judgement(score, reason, data, item.rubric, auto_fail, why if auto_fail else None)
+
+
+def _apocbench(data, item):
+    """An apocbench-style reply: overall_score 0-100, notes (the reason, may be left out),
+    auto_fail_reason (non-empty: the answer auto-fails, for that reason)."""
+    score = data.get("overall_score")
+    if not _number(score) or not 0 <= score <= 100:
+        raise JudgeOutputError(f'"overall_score" must be a number from 0 to 100, got {score!r}')
+    notes = data.get("notes")
+    if notes is not None and not isinstance(notes, str):
+        raise JudgeOutputError(f'"notes" must be a string, got {notes!r}')
+    why = data.get("auto_fail_reason")
+    if why is not None and not isinstance(why, str):
+        raise JudgeOutputError(f'"auto_fail_reason" must be a string, got {why!r}')
+    why = (why or "").strip() or None
+    # The reply names why it auto-fails, so unlike a bare flag it counts without our rules.
+    reason = (notes or "").strip() or (f"auto-fail: {why}" if why else "(the judge gave no notes)")
+    # Without rubric_scores its overall_score stands (a missing rubric would count as 0).
+    rubric = item.rubric if "rubric_scores" in data else None
+    return _judgement(score, reason, data, rubric, why is not None, why)
+
+
+def _judgement(score, reason, data, rubric, auto_fail, auto_fail_reason):
     rubric_scores = None
     final = float(score)
-    if item.rubric:
-        rubric_scores, final, missing = _rubric(data.get("rubric_scores"), item.rubric)
+    if rubric:
+        rubric_scores, final, missing = _rubric(data.get("rubric_scores"), rubric)
         if missing:
             reason += f" [no rubric score for {', '.join(missing)}: counted as 0]"
     if auto_fail:
         final = 0.0
     return {
         "score": round(final, 2),
-        "judge_score": int(score),
+        "judge_score": round(score),
         "reason": reason,
         "rubric_scores": rubric_scores,
         "auto_fail": auto_fail,
+        "auto_fail_reason": auto_fail_reason,
     }
 
 
@@ -236,5 +267,6 @@ class RubricJudge(Scorer):
             by=self.name,
             auto_fail=result["auto_fail"],
             rubric_scores=result["rubric_scores"],
+            auto_fail_reason=result["auto_fail_reason"],
         )
         return score, result

@@ -22,6 +22,7 @@ TASK_FIELDS = (
     "incorrect_direction",
     "rubric",
     "auto_fail_rules",
+    "checks",
 )
 # The answer's call facts a rule scorer may read beside the answer (the item's columns).
 FACTS = (
@@ -33,6 +34,7 @@ FACTS = (
     "cost_usd",
     "finish_reason",
     "answer_cut",
+    "tool_calls",  # [{name, arguments}] the answer called (tool-call checks read them)
 )
 
 
@@ -46,9 +48,11 @@ class Score:
     by: str  # the scorer's name
     auto_fail: bool = False  # failed hard: the item scores 0 whatever the other scorers say
     rubric_scores: dict | None = None  # per rubric id, when the scorer read a rubric
+    auto_fail_reason: str | None = None  # what failed it hard, in words (kept on the item)
+    check_results: list | None = None  # each check's result as plain JSON (the checks scorer)
 
     @classmethod
-    def of(cls, score, reason, *, by, auto_fail=False, rubric_scores=None):
+    def of(cls, score, reason, *, by, auto_fail=False, rubric_scores=None, auto_fail_reason=None):
         """A Score that passes at PASS_SCORE and up, unless it auto-fails (then it is 0)."""
         score = 0.0 if auto_fail else round(float(score), 2)
         return cls(
@@ -58,6 +62,7 @@ class Score:
             by=by,
             auto_fail=auto_fail,
             rubric_scores=rubric_scores,
+            auto_fail_reason=auto_fail_reason if auto_fail else None,
         )
 
 
@@ -86,18 +91,27 @@ class Scorer:
         raise NotImplementedError
 
 
-def combine(scores):
-    """An item's one score from its scorers': their mean, 0 when any auto-fails; it passes
-    when every one passes. One score stands as it is."""
+def combine(scores, weights=None):
+    """An item's one score from its scorers': their mean (weighted by `weights`, {by: weight},
+    where given; a scorer it leaves out weighs 1), 0 when any auto-fails; it passes when every
+    one that weighs anything passes. One score stands as it is."""
     if len(scores) == 1:
         return scores[0]
+    weights = [(weights or {}).get(s.by, 1.0) for s in scores]
+    total = sum(weights)
     auto_fail = any(s.auto_fail for s in scores)
-    rubric_scores = next((s.rubric_scores for s in scores if s.rubric_scores is not None), None)
+    mean = sum(w * s.score for w, s in zip(weights, scores, strict=True)) / total if total else 0
     return Score(
-        score=0.0 if auto_fail else round(sum(s.score for s in scores) / len(scores), 2),
-        passed=all(s.passed for s in scores),
+        score=0.0 if auto_fail else round(mean, 2),
+        passed=all(s.passed for w, s in zip(weights, scores, strict=True) if w),
         reason="; ".join(f"{s.by}: {s.reason}" for s in scores),
         by="+".join(s.by for s in scores),
         auto_fail=auto_fail,
-        rubric_scores=rubric_scores,
+        rubric_scores=_first(scores, "rubric_scores"),
+        auto_fail_reason=_first([s for s in scores if s.auto_fail], "auto_fail_reason"),
+        check_results=_first(scores, "check_results"),
     )
+
+
+def _first(scores, name):
+    return next((getattr(s, name) for s in scores if getattr(s, name) is not None), None)
