@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint
 from flask import Response
 from flask import abort
+from flask import current_app
 from flask import flash
 from flask import redirect
 from flask import render_template
@@ -24,6 +25,7 @@ from ..results.averages import breakdown
 from ..results.averages import get_item
 from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
+from ..results.composite import settings_from
 from ..results.stability import has_repeats
 from ..results.stability import stability
 from ..results.system import system_view
@@ -360,7 +362,7 @@ def delete(run_id):
 
 
 def _download(run_id, kind):
-    return attachment(*files.download(get_run(run_id), kind))
+    return attachment(*files.download(get_run(run_id), kind, settings_from(current_app.config)))
 
 
 @bp.get("/runs/<run_id>/results.csv")
