@@ -213,7 +213,7 @@ def summary_json(run, composite_settings=DEFAULT_SETTINGS):
         "reused": reuse_counts(run),
     }
     summary.update({k: v for k, v in results_dict(run, averages).items() if k != "runId"})
-    composites = target_composites(run, composite_settings)
+    composites = target_composites(run, composite_settings, averages)
     for row, model in zip(averages, summary["models"], strict=True):
         model.update(figures_to_dict(figures.get(row["target_id"]) or empty_figures()))
         composite = composites.get(row["target_id"])

@@ -1,21 +1,17 @@
 """A run's composite score per target, read from its items (composite.py does the sums).
 
-Two queries for the whole run, whatever its number of targets: one grouped query for the average
-score, the answer failures and the answers within the latency target; one read of the measured
-answer times for their medians (SQLite has no median).
+The average score and the answer failures come from the averages' one grouped query (passed in
+when the caller has read them); one more query reads the measured answer times for the medians
+(SQLite has no median) and the answers within the latency target, whatever the targets' number.
 """
 
 import statistics
 
-from peewee import Value
-from peewee import fn
-
 from ..db.connection import database
 from ..runs.outcomes import IS_ANSWER_FAILED
-from ..runs.outcomes import SCORE
 from ..runs.outcomes import I
 from ..runs.outcomes import T
-from ..runs.outcomes import count_where
+from .averages import model_averages
 from .composite import DEFAULT_SETTINGS
 from .composite import best
 from .composite import composite
@@ -29,42 +25,32 @@ def latency_target_ms(run):
     return float(value) if value is not None else None
 
 
-def _median_times(run):
+def _answer_times(run):
     times = {}
     query = I.select(I.target, I.time_taken_ms).where((I.run == run) & _MEASURED).tuples()
     for target, ms in database.execute(query):
         times.setdefault(target, []).append(ms)
-    return {target: statistics.median(values) for target, values in times.items()}
+    return times
 
 
-def target_composites(run, settings=DEFAULT_SETTINGS):
-    """{target id: Composite or None} for every target of the run with items.
+def target_composites(run, settings=DEFAULT_SETTINGS, averages=None):
+    """{target id: Composite or None} for every target of the run.
 
-    The on-target share counts an answer that failed as one that missed the target (a timeout
-    is the slowest answer of all); answers reused from an earlier run have no time and count
-    neither way."""
+    `averages` (model_averages' rows) when the caller has them already: the average score and
+    the answer failures come from them. The on-target share counts an answer that failed as one
+    that missed the target (a timeout is the slowest answer of all); answers reused from an
+    earlier run have no time and count neither way."""
+    averages = model_averages(run) if averages is None else averages
     target = latency_target_ms(run)
-    met = count_where(_MEASURED & (I.time_taken_ms <= target)) if target is not None else Value(0)
-    rows = (
-        I.select(
-            I.target,
-            fn.AVG(SCORE),
-            count_where(_MEASURED),
-            count_where(IS_ANSWER_FAILED),
-            met,
-        )
-        .where(I.run == run)
-        .group_by(I.target)
-        .tuples()
-    )
-    medians = _median_times(run)
+    times = _answer_times(run)
     out = {}
-    for target_id, avg_score, measured, failed, within in rows:
-        out[target_id] = composite(
-            avg_score,
-            medians.get(target_id),
-            met=within,
-            answers=measured + failed,
+    for row in averages:
+        values = times.get(row["target_id"], [])
+        out[row["target_id"]] = composite(
+            row["avg_score"],
+            statistics.median(values) if values else None,
+            met=sum(1 for ms in values if target is not None and ms <= target),
+            answers=len(values) + row["failed_answer"],
             latency_target_ms=target,
             settings=settings,
         )

@@ -26,6 +26,7 @@ from ..results.averages import get_item
 from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
 from ..results.composite import settings_from
+from ..results.composite_figures import target_composites
 from ..results.stability import has_repeats
 from ..results.stability import stability
 from ..results.system import system_view
@@ -221,6 +222,9 @@ def show(run_id):
             "sys": system_view(run),
             "stability": stability(run) if has_repeats(run) else None,
             "check": judge_check(run_id),
+            "composites": target_composites(
+                run, settings_from(current_app.config), context["averages"]
+            ),
         }
     )
     return render_template("results/show.html", **context)
