@@ -103,6 +103,18 @@ class Composite:
         }
 
 
+def composite_rule(settings=DEFAULT_SETTINGS):
+    """The formula in general, for a page that shows many composite scores."""
+    half = settings.half
+    return (
+        f"composite = {settings.quality_weight:.2f} × quality (average item score 0–100) "
+        f"+ time ({half:.0f} points when the median answer time is under "
+        f"{settings.full_time_seconds:g} s, else {half:.0f} − {settings.points_per_minute:g} × "
+        f"minutes, at least 0) + on-target ({half:.0f} × the share of answers within the run's "
+        f"latency target; {half:.0f} when it sets none)"
+    )
+
+
 def _seconds(ms):
     seconds = ms / 1000.0
     return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"

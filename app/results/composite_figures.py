@@ -7,16 +7,23 @@ when the caller has read them); one more query reads the measured answer times f
 
 import statistics
 
+from peewee import Case
+
 from ..db.connection import database
+from ..runs.outcomes import FAILED_STATUSES
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import I
 from ..runs.outcomes import T
+from ..runs.outcomes import count_where
 from .averages import model_averages
 from .composite import DEFAULT_SETTINGS
 from .composite import best
 from .composite import composite
 
-_MEASURED = ~IS_ANSWER_FAILED & I.time_taken_ms.is_null(False)
+# The answers whose time counts: as aggregates.py takes them for the median Trends stores, so a
+# run's composite is the same number on its page and on Trends.
+_MEASURED = I.status.not_in(FAILED_STATUSES) & I.time_taken_ms.is_null(False)
+NO_CATEGORY = "(none)"  # an item without a category, as aggregates.py names it
 
 
 def latency_target_ms(run):
@@ -87,3 +94,38 @@ def composites_dict(run, settings=DEFAULT_SETTINGS):
             else None
         ),
     }
+
+
+def on_target_counts(targets_ms):
+    """{(run pk, target pk, category): (met, answers)} for runs with a latency target
+    ({run pk: its latencyTargetMs}); category "" is all tasks. One grouped query over the items
+    of those runs only: runs without a target need none (Trends reads aggregates alone)."""
+    if not targets_ms:
+        return {}
+    limit = Case(I.run, list(targets_ms.items()), None)
+    query = (
+        I.select(
+            I.run,
+            I.target,
+            I.category,
+            count_where(_MEASURED & (I.time_taken_ms <= limit)),
+            count_where(_MEASURED),
+            count_where(IS_ANSWER_FAILED),
+        )
+        .where(I.run.in_(list(targets_ms)))
+        .group_by(I.run, I.target, I.category)
+        .tuples()
+    )
+    out = {}
+    for run_pk, target_pk, category, met, measured, failed in query:
+        for key in ((run_pk, target_pk, ""), (run_pk, target_pk, category or NO_CATEGORY)):
+            before = out.get(key, (0, 0))
+            out[key] = (before[0] + met, before[1] + measured + failed)
+    return out
+
+
+def aggregate_composite(score, time_p50_ms, target_ms, counts, settings=DEFAULT_SETTINGS):
+    """The composite of a stored aggregate row (Trends, a collection's summary): its score and
+    median answer time, and (met, answers) from on_target_counts when its run has a target."""
+    met, answers = counts or (0, 0)
+    return composite(score, time_p50_ms, met, answers, target_ms, settings)
