@@ -3,6 +3,7 @@
 import pytest
 from bs4 import BeautifulSoup
 
+from app.catalog.providers import create_provider
 from app.db.models import FAILED
 from tests.conftest import make_app
 from tests.factories import add_item
@@ -48,3 +49,17 @@ def test_header_follows_the_configured_weights(tmp_path):
         page = soup(app.test_client().get("/runs/p-2/results"))
     # 0.5 × 80 + 25 + 25
     assert page.select_one("#composite-scores summary").get_text(strip=True) == "90.0"
+
+
+def test_settings_page_shows_the_formula_and_its_values(client):
+    page = soup(client.get("/settings/composite"))
+    assert page.select_one("#composite-rule").get_text().startswith("composite = 0.70 × quality")
+    rows = [r.get_text(" ", strip=True) for r in page.select("#composite-settings tbody tr")]
+    assert rows[0].startswith("Weight of quality 0.7 LLMBENCH_COMPOSITE_QUALITY_WEIGHT")
+    assert page.select_one('.subnav a[aria-current="page"]').get_text() == "Composite score"
+
+
+def test_new_run_form_offers_the_latency_target(client, app):
+    create_provider({"name": "local", "type": "OPENAI", "base_url": "http://127.0.0.1:9"})
+    page = soup(client.get("/"))
+    assert page.select_one("input#latencyTargetMs[name=latencyTargetMs]") is not None
