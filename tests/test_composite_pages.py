@@ -28,7 +28,7 @@ def test_header_shows_each_targets_composite_with_its_formula(client, run, path)
     scores = soup(client.get(path)).select("#composite-scores li")
     assert len(scores) == 2
     first = scores[0].select_one("details.composite")
-    assert first.summary.get_text(strip=True) == "87.4"
+    assert first.summary.get_text(" ", strip=True) == "Composite score · m1 87.4"
     assert first.select_one(".composite__formula").get_text() == (
         "composite = 0.70 × quality 82.0 + time 15.0 (median 10.0 s) "
         "+ on-target 15.0 (no latency target) = 87.4"
@@ -38,7 +38,9 @@ def test_header_shows_each_targets_composite_with_its_formula(client, run, path)
 @pytest.mark.parametrize("path", ["/runs/p-1/results", "/runs/p-1"])
 def test_header_shows_a_dash_for_a_target_without_a_composite(client, run, path):
     second = soup(client.get(path)).select("#composite-scores li")[1]
-    assert second.select_one(".composite--none").get_text() == "—"
+    assert (
+        second.select_one(".composite--none").get_text(" ", strip=True) == "Composite score · m2 —"
+    )
 
 
 def test_header_follows_the_configured_weights(tmp_path):
@@ -48,7 +50,7 @@ def test_header_follows_the_configured_weights(tmp_path):
         add_item(run, t1, "a", score=80, time_taken_ms=1000.0)
         page = soup(app.test_client().get("/runs/p-2/results"))
     # 0.5 × 80 + 25 + 25
-    assert page.select_one("#composite-scores summary").get_text(strip=True) == "90.0"
+    assert page.select_one("#composite-scores summary strong").get_text() == "90.0"
 
 
 def test_settings_page_shows_the_formula_and_its_values(client):
