@@ -47,6 +47,12 @@ DEFAULTS = {
     "MAX_ANSWER_CHARS": 1024 * 1024,
     # System metrics: one sample every this many seconds while a run is worked on (0: off).
     "SYSMETRICS_SECONDS": 2.0,
+    # The composite score (results/composite.py): quality's weight (efficiency gets the rest,
+    # half time, half on-target), and its time curve: full time points under this many seconds
+    # of median answer time, else this many points lost per minute.
+    "COMPOSITE_QUALITY_WEIGHT": 0.70,
+    "COMPOSITE_FULL_TIME_SECONDS": 30.0,
+    "COMPOSITE_POINTS_PER_MINUTE": 3.0,
 }
 
 # Documented environment variables (README is tested against this list).
@@ -68,6 +74,9 @@ ENV_NAMES = [
     "LLMBENCH_MAX_ANSWER_CHARS",
     "LLMBENCH_JUDGE_UNUSABLE_TO_PAUSE",
     "LLMBENCH_SYSMETRICS_SECONDS",
+    "LLMBENCH_COMPOSITE_QUALITY_WEIGHT",
+    "LLMBENCH_COMPOSITE_FULL_TIME_SECONDS",
+    "LLMBENCH_COMPOSITE_POINTS_PER_MINUTE",
 ]
 
 

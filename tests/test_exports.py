@@ -220,6 +220,8 @@ SUMMARY_KEYS = {
     "reused",
     "systemPeaks",
     "ratings",
+    "bestCompositeScore",
+    "compositeSettings",
 }
 
 

@@ -1,6 +1,7 @@
 """JSON API: exports, a run's results, and comparing two runs."""
 
 from flask import Blueprint
+from flask import current_app
 from flask import jsonify
 from flask import request
 
@@ -8,6 +9,7 @@ from ..errors import ValidationError
 from ..exports import files
 from ..exports.summary import results_dict
 from ..results import compare
+from ..results.composite import settings_from
 from ..runs.queries import get_run
 from .replies import attachment
 
@@ -32,7 +34,8 @@ def export_run(run_id):
     if errors:
         raise ValidationError(errors)
     run = get_run(run_id)
-    return attachment(*files.download(run, files.kind_for(fmt, detailed)))
+    settings = settings_from(current_app.config)
+    return attachment(*files.download(run, files.kind_for(fmt, detailed), settings))
 
 
 @bp.get("/runs/<run_id>/results")

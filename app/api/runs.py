@@ -1,12 +1,15 @@
 """JSON API: runs: start, list, control, items, logs, re-judge, delete."""
 
 from flask import Blueprint
+from flask import current_app
 from flask import jsonify
 from flask import request
 from flask import url_for
 
 from ..errors import ValidationError
 from ..ratings.store import ratings_for
+from ..results.composite import settings_from
+from ..results.composite_figures import composites_dict
 from ..runs.dto import item_to_dict
 from ..runs.dto import log_to_dict
 from ..runs.dto import run_summary
@@ -80,8 +83,10 @@ def run_list():
 
 @bp.get("/runs/<run_id>")
 def run_get(run_id):
-    """One run: counts per status, phase, state, targets, collections, progress."""
-    return jsonify(run_summary(get_run(run_id)))
+    """One run: counts per status, phase, state, targets, collections, progress and the
+    composite score per target (with its formula) and the best."""
+    run = get_run(run_id)
+    return jsonify({**run_summary(run), **composites_dict(run, settings_from(current_app.config))})
 
 
 @bp.post("/runs/<run_id>/pause")

@@ -1,11 +1,13 @@
 """JSON API: trends over time, baselines and collection summaries, regression alerts."""
 
 from flask import Blueprint
+from flask import current_app
 from flask import jsonify
 from flask import request
 
 from ..clock import isoformat
 from ..errors import ValidationError
+from ..results.composite import settings_from
 from ..schedules.alerts import alert_to_dict
 from ..schedules.alerts import dismiss_alert
 from ..schedules.alerts import list_alerts
@@ -32,7 +34,8 @@ def _args(*allowed):
 def trend_series():
     """Score and speed over time per target: ?collection=&judge=&model=&category=&from=&to=."""
     args = _args(*TREND_FILTERS)
-    return jsonify(trends({k: args.get(k) for k in TREND_FILTERS}))
+    settings = settings_from(current_app.config)
+    return jsonify(trends({k: args.get(k) for k in TREND_FILTERS}, settings))
 
 
 @bp.put("/collections/<int:collection_id>/baseline")
@@ -62,7 +65,7 @@ def baseline_unpin(collection_id):
 @bp.get("/collections/<int:collection_id>/summary")
 def summary(collection_id):
     """Latest, previous and baseline metrics, the comparison per metric, the trends."""
-    return jsonify(collection_summary(collection_id))
+    return jsonify(collection_summary(collection_id, settings_from(current_app.config)))
 
 
 @bp.get("/alerts")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..config import load
 from ..exports.item_results import results_csv
 from ..exports.item_results import results_jsonl
 from ..exports.junit import run_items
@@ -13,6 +14,7 @@ from ..exports.junit import write_junit
 from ..exports.report import report_html_chunks
 from ..exports.summary import summary_json
 from ..files.private import open_private
+from ..results.composite import settings_from
 from ..runs.queries import get_run
 from ..schedules.known_secrets import MaskedWriter
 from ..schedules.known_secrets import mask_chunks
@@ -42,11 +44,12 @@ def write_reports(run_id, folder, as_json, quiet):
     }
     with db_context():
         run = get_run(run_id)
+        summary = summary_json(run, settings_from(load()))
         try:
             folder.mkdir(parents=True, exist_ok=True)
             _write_chunks(
                 paths["summary"],
-                [json.dumps(summary_json(run), indent=2, ensure_ascii=False, default=str) + "\n"],
+                [json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n"],
             )
             _write_chunks(paths["report"], report_html_chunks(run))
             _write_chunks(paths["resultsJsonl"], results_jsonl(run))

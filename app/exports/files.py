@@ -6,6 +6,7 @@ The edges turn them into a streamed attachment (api/replies.py `attachment`); no
 import json
 import re
 
+from ..results.composite import DEFAULT_SETTINGS
 from .csvfiles import csv_average
 from .csvfiles import csv_detailed
 from .markdown import markdown
@@ -41,12 +42,13 @@ def kind_for(fmt, include_detailed=True):
     return {"JSON": "summary_json", "HTML": "report_html"}[fmt]
 
 
-def _json_chunks(run):
-    yield json.dumps(summary_json(run), ensure_ascii=False, indent=2) + "\n"
+def _json_chunks(run, composite_settings):
+    yield json.dumps(summary_json(run, composite_settings), ensure_ascii=False, indent=2) + "\n"
 
 
-def download(run, kind):
-    """(iterator of str chunks, filename, full Content-Type) for one export kind of `run`."""
+def download(run, kind, composite_settings=DEFAULT_SETTINGS):
+    """(iterator of str chunks, filename, full Content-Type) for one export kind of `run`;
+    composite_settings: the composite score's weights and time curve (the app's config)."""
     name = f"run-{safe_name(run.run_id)}"
     if kind == "detailed_csv":
         return csv_detailed(run), f"{name}-detailed.csv", "text/csv; charset=utf-8"
@@ -57,7 +59,7 @@ def download(run, kind):
     if kind == "markdown_averages":
         return markdown(run, detailed=False), f"{name}-average.md", "text/markdown; charset=utf-8"
     if kind == "summary_json":
-        return _json_chunks(run), f"{name}-summary.json", "application/json"
+        return _json_chunks(run, composite_settings), f"{name}-summary.json", "application/json"
     if kind == "report_csv":
         return report_csv_chunks(run), f"{name}-report.csv", "text/csv; charset=utf-8"
     if kind == "report_html":

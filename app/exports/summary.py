@@ -9,6 +9,9 @@ from ..db.models import RunTarget
 from ..results.averages import breakdown
 from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
+from ..results.composite import DEFAULT_SETTINGS
+from ..results.composite import best
+from ..results.composite_figures import target_composites
 from ..results.figures import empty_figures
 from ..results.figures import figures_to_dict
 from ..results.figures import overall_figures
@@ -101,11 +104,28 @@ def judge_cost_usd(run):
     )
 
 
-def summary_json(run):
+def composite_to_dict(averages, composites, settings):
+    """The composite keys of summary.json: per model and the run's best (with who has it)."""
+    labels = {r["target_id"]: r["label"] for r in averages}
+    top = best(composites.values())
+    best_label = next((labels.get(t) for t, c in composites.items() if c is top), None)
+    return {
+        "bestCompositeScore": (
+            {"label": best_label, "score": top.score, "formula": top.formula()} if top else None
+        ),
+        "compositeSettings": {
+            "qualityWeight": settings.quality_weight,
+            "fullTimeSeconds": settings.full_time_seconds,
+            "pointsPerMinute": settings.points_per_minute,
+        },
+    }
+
+
+def summary_json(run, composite_settings=DEFAULT_SETTINGS):
     """The run's summary as a JSON-ready dict (no secrets: provider headers are never read).
 
     Each model also carries the apocbench report's figures: auto-fail rate, rubric item means, judge
-    failures, p50/p90 answer time and TTFT (results/figures.py)."""
+    failures, p50/p90 answer time and TTFT (results/figures.py), and its composite score."""
     averages = model_averages(run)
     figures = target_figures(run)
     overall = overall_figures(figures)
@@ -193,8 +213,13 @@ def summary_json(run):
         "reused": reuse_counts(run),
     }
     summary.update({k: v for k, v in results_dict(run, averages).items() if k != "runId"})
+    composites = target_composites(run, composite_settings, averages)
     for row, model in zip(averages, summary["models"], strict=True):
         model.update(figures_to_dict(figures.get(row["target_id"]) or empty_figures()))
+        composite = composites.get(row["target_id"])
+        model["compositeScore"] = composite.score if composite else None
+        model["composite"] = composite.to_dict() if composite else None
+    summary.update(composite_to_dict(averages, composites, composite_settings))
     # System metrics sampled during the run (null when none were taken) and, with repeats,
     # how stable the scores were.
     summary["systemPeaks"] = run_peaks(run) if run_samples(run) else None

@@ -39,6 +39,7 @@ RUN_KEYS = {
     "max_budget_usd",
     "repeats",
     "judge_repeats",
+    "latency_target_ms",
     "out_dir",
     "judge_check",
 }
@@ -53,6 +54,7 @@ RUN_ALIASES = {
     "onDuplicate": "on_duplicate",
     "judgeConcurrency": "judge_concurrency",
     "judgeCheck": "judge_check",
+    "latencyTargetMs": "latency_target_ms",
 }
 # run section number keys -> the run setting they set (runs/spec.py SETTINGS)
 RUN_SETTINGS = (
@@ -63,6 +65,7 @@ RUN_SETTINGS = (
     ("judge_concurrency", "judgeConcurrency"),
     ("repeats", "repeats"),
     ("judge_repeats", "judgeRepeats"),
+    ("latency_target_ms", "latencyTargetMs"),
 )
 PROVIDER_KEYS = {
     "name",

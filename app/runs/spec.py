@@ -47,6 +47,8 @@ SETTINGS = {
     # Stability (over time): K answers per task and target, J judgements per answer.
     "repeats": (int, 1, 20, "must be a whole number from 1 to 20"),
     "judgeRepeats": (int, 1, 10, "must be a whole number from 1 to 10"),
+    # The answer time (ms) an answer should meet: its share is part of the composite score.
+    "latencyTargetMs": (int, 1, 3_600_000, "must be whole milliseconds from 1 to 3600000"),
 }
 LABEL_MAX = 300  # a target's label (RunTarget.label)
 MODEL_CHECK_TIMEOUT = 5.0  # seconds: a server that cannot list its models this fast is skipped

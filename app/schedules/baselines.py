@@ -17,6 +17,9 @@ from ..db.models import RunAggregate
 from ..db.models import RunCollection
 from ..db.models import RunDigest
 from ..errors import ValidationError
+from ..results.composite import DEFAULT_SETTINGS
+from ..results.composite_figures import aggregate_composite
+from ..results.composite_figures import on_target_counts
 from ..runs.queries import get_run
 from ..runs.state import run_state
 
@@ -28,6 +31,7 @@ METRICS = (
     ("ttft_p50_ms", "TTFT p50 (ms)", "lower"),
     ("time_p50_ms", "Answer time p50 (ms)", "lower"),
     ("failure_rate", "Failed items (%)", "lower"),
+    ("composite", "Composite score", "higher"),
 )
 SAME = 1e-9
 
@@ -80,6 +84,7 @@ def _digests(collection):
 
 ROW_FIELDS = (
     A.run,
+    A.target,
     A.series,
     A.category,
     A.score,
@@ -97,8 +102,19 @@ ROW_FIELDS = (
 Row = namedtuple("Row", [f.name for f in ROW_FIELDS])
 
 
-def metrics_by_run(run_pks):
-    """{run pk: run metrics} for many digested runs, in one query.
+def _latency_targets(run_pks):
+    """{run pk: latencyTargetMs} of the runs that set one."""
+    out = {}
+    for pk, settings in Run.select(Run.id, Run.settings).where(Run.id.in_(list(run_pks))).tuples():
+        value = (settings or {}).get("latencyTargetMs")
+        if value is not None:
+            out[pk] = float(value)
+    return out
+
+
+def metrics_by_run(run_pks, composite_settings=DEFAULT_SETTINGS):
+    """{run pk: run metrics} for many digested runs, in one query (and two more for the
+    composite score's latency targets, reading items only of runs that set one).
 
     Read straight from the cursor: every column is a number or text as SQLite stores it, and
     peewee's per-value conversion was most of a 200-run summary's time.
@@ -108,15 +124,20 @@ def metrics_by_run(run_pks):
     for values in database.execute_sql(*query.sql()):
         row = Row(*values)
         rows[row.run].append(row)
-    return {pk: _metrics(found) for pk, found in rows.items()}
+    targets = _latency_targets(run_pks)
+    counts = on_target_counts(targets)
+    return {
+        pk: _metrics(found, targets.get(pk), counts, composite_settings)
+        for pk, found in rows.items()
+    }
 
 
-def run_metrics(run_pk):
+def run_metrics(run_pk, composite_settings=DEFAULT_SETTINGS):
     """{overall, series: {name: metrics}, categories: {category: score}} of one digested run."""
-    return metrics_by_run([run_pk])[run_pk]
+    return metrics_by_run([run_pk], composite_settings)[run_pk]
 
 
-def _metrics(rows):
+def _metrics(rows, target_ms=None, counts=None, settings=DEFAULT_SETTINGS):
     series, categories = {}, {}
     cat_sums = {}
     for r in rows:
@@ -132,13 +153,28 @@ def _metrics(rows):
             "items": r.items,
         }
         if r.category == "":
+            on_target = (counts or {}).get((r.run, r.target, ""))
+            composite = aggregate_composite(r.score, r.time_p50_ms, target_ms, on_target, settings)
+            values["composite"] = composite.score if composite else None
+            values["composite_formula"] = composite.formula() if composite else None
+            values["on_target"] = on_target
             series[r.series] = values
         elif r.score is not None:
             total, n = cat_sums.get(r.category, (0.0, 0))
             cat_sums[r.category] = (total + r.score * r.n, n + r.n)
     for category, (total, n) in sorted(cat_sums.items()):
         categories[category] = total / n if n else None
-    return {"overall": _overall(series.values()), "series": series, "categories": categories}
+    overall = _overall(series.values())
+    # All models together: the weighted score, the series' mean median time, their answers.
+    on_target = [r.pop("on_target") for r in series.values()]
+    met = sum(c[0] for c in on_target if c)
+    answers = sum(c[1] for c in on_target if c)
+    composite = aggregate_composite(
+        overall["score"], overall["time_p50_ms"], target_ms, (met, answers), settings
+    )
+    overall["composite"] = composite.score if composite else None
+    overall["composite_formula"] = composite.formula() if composite else None
+    return {"overall": overall, "series": series, "categories": categories}
 
 
 def _overall(rows):
@@ -195,6 +231,8 @@ def comparison(current, previous, baseline):
                 return None if source is None else source.get(key)
 
             now, before, base = value(current), value(previous), value(baseline)
+            # The composite's sum, shown beside the current number.
+            formula = value(current, key="composite_formula") if key == "composite" else None
             change = None if now is None or before is None else now - before
             verdict = "same"
             if change is not None and abs(change) > SAME:
@@ -208,13 +246,14 @@ def comparison(current, previous, baseline):
                     "current": now,
                     "change": change,
                     "verdict": verdict if change is not None else None,
+                    "formula": formula,
                 }
             )
         tables.append({"metric": key, "label": label, "better": better, "rows": rows})
     return tables
 
 
-def collection_summary(collection_id):
+def collection_summary(collection_id, composite_settings=DEFAULT_SETTINGS):
     """The dashboard's BenchmarkSummary for one collection: latest, previous and baseline runs with
     their metrics, the comparison tables, the score trend and the per-category trend."""
     collection = get_collection(collection_id)
@@ -232,7 +271,7 @@ def collection_summary(collection_id):
         )
     base_run = baseline_of(collection)
     pks = {d.run_id for d in digests} | ({base_run.id} if base_run else set())
-    by_run = metrics_by_run(pks)
+    by_run = metrics_by_run(pks, composite_settings)
     current_m = by_run[latest.run_id] if latest else None
     previous_m = by_run[previous.run_id] if previous else None
     baseline_m = by_run[base_run.id] if base_run else None

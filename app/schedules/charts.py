@@ -16,6 +16,7 @@ TREND_METRICS = {
     "score": ("Score over time (95 % CI band)", "", 100),
     "tokensPerSecond": ("Tokens per second over time", "", None),
     "ttftMs": ("Time to first token, median (ms)", "", None),
+    "composite": ("Composite score over time (quality and speed)", "", 100),
 }
 
 
@@ -58,7 +59,18 @@ def _value(point, metric):
     text = f"{value:.1f}"
     if metric == "score" and point["ciLow"] is not None:
         text += f" [{point['ciLow']:.1f}–{point['ciHigh']:.1f}] n={point['n']}"
+    if metric == "composite" and point.get("compositeFormula"):
+        text += f" ({point['compositeFormula']})"
     return text
+
+
+def _started_by(point):
+    """How a run was started, when not by hand: its trigger and note (the tooltip says so)."""
+    how = point.get("triggeredBy")
+    if not how or how == "manual":
+        return ""
+    note = point.get("triggerNote")
+    return f" · started by {how}" + (f": {note}" if note else "")
 
 
 def run_columns(data, metric, cache):
@@ -72,7 +84,7 @@ def run_columns(data, metric, cache):
                 column = columns[p["runId"]] = {
                     "t": cache.t(p["finishedAt"]),
                     "href": cache.href(p["runId"]),
-                    "lines": [f"run {p['runId']} · {when} UTC"],
+                    "lines": [f"run {p['runId']} · {when} UTC{_started_by(p)}"],
                 }
             line = f"{s['target']}: {_value(p, metric)}"
             if p["breakReason"]:
@@ -83,9 +95,9 @@ def run_columns(data, metric, cache):
     ]
 
 
-def trend_charts(data, metric, cache):
+def trend_charts(data, metric, cache, baseline=None):
     """{wide, narrow} SVGs of one metric of GET /api/trends' series over time; each run's
-    column links to its page."""
+    column links to its page. `baseline` ({runId, value}): a flat line across the chart."""
     title, unit, top = TREND_METRICS[metric]
     series = [
         {
@@ -104,6 +116,19 @@ def trend_charts(data, metric, cache):
         }
         for s in data["series"]
     ]
+    times = [p["t"] for s in series for p in s["points"] if p["y"] is not None]
+    if baseline and baseline.get("value") is not None and times:
+        name = f"baseline {baseline['runId']}"
+        title_text = f"{name}: {baseline['value']:.1f}"
+        series.append(
+            {
+                "name": name,
+                "points": [
+                    {"t": t, "y": baseline["value"], "title": title_text}
+                    for t in (min(times), max(times))
+                ],
+            }
+        )
     if data.get("category") and metric == "score":
         title = f"Score in {data['category']} over time (95 % CI band)"
     return _both(

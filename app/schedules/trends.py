@@ -15,6 +15,9 @@ from ..db.models import RunAggregate
 from ..db.models import RunCollection
 from ..errors import ValidationError
 from ..ids import is_db_id
+from ..results.composite import DEFAULT_SETTINGS
+from ..results.composite_figures import aggregate_composite
+from ..results.composite_figures import on_target_counts
 
 A = RunAggregate
 
@@ -69,6 +72,12 @@ def _filtered(filters):
         A.tokens_per_second,
         A.ttft_p50_ms,
         A.time_p50_ms,
+        A.run.alias("run_pk"),
+        A.target.alias("target_pk"),
+        A.category,
+        Run.settings,
+        Run.triggered_by,
+        Run.trigger_note,
     ).join(Run, on=(A.run == Run.id))
     query = query.where(A.category == (filters.get("category") or ""))
     collection = collection_of(filters.get("collection"))
@@ -104,7 +113,7 @@ def break_reason(before, after):
     return None
 
 
-def _point(row, reason):
+def _point(row, reason, composite):
     return {
         "runId": row.run_id,
         "finishedAt": isoformat(row.finished_at),
@@ -119,16 +128,36 @@ def _point(row, reason):
         "judge": row.judge_label,
         "comparable": reason is None,
         "breakReason": reason,
+        "composite": composite.score if composite else None,
+        "compositeFormula": composite.formula() if composite else None,
+        "triggeredBy": row.triggered_by,
+        "triggerNote": row.trigger_note,
     }
 
 
-def trends(filters=None):
+def _target_ms(row):
+    value = (row.settings or {}).get("latencyTargetMs")
+    return float(value) if value is not None else None
+
+
+def trends(filters=None, composite_settings=DEFAULT_SETTINGS):
     """{"series": [{target, model, providerName, points: [{runId, finishedAt, score, ciLow,
-    ciHigh, n, tokensPerSecond, ttftMs, comparable, breakReason, ...}]}]} for the filters
-    collection, judge, model, category, from, to (all optional)."""
+    ciHigh, n, tokensPerSecond, ttftMs, comparable, breakReason, composite, compositeFormula,
+    triggeredBy, triggerNote, ...}]}]} for the filters collection, judge, model, category,
+    from, to (all optional)."""
     filters = filters or {}
     series, last = {}, {}
-    for row in _filtered(filters):
+    rows = list(_filtered(filters))
+    # The on-target part needs the items of the runs that set a latency target, and only those.
+    counts = on_target_counts({r.run_pk: _target_ms(r) for r in rows if _target_ms(r)})
+    for row in rows:
+        composite = aggregate_composite(
+            row.score,
+            row.time_p50_ms,
+            _target_ms(row),
+            counts.get((row.run_pk, row.target_pk, row.category)),
+            composite_settings,
+        )
         entry = series.get(row.series)
         if entry is None:
             entry = series[row.series] = {
@@ -138,7 +167,8 @@ def trends(filters=None):
                 "points": [],
             }
         before = last.get(row.series)
-        entry["points"].append(_point(row, break_reason(before, row) if before else None))
+        reason = break_reason(before, row) if before else None
+        entry["points"].append(_point(row, reason, composite))
         last[row.series] = row
     return {"series": list(series.values()), "category": filters.get("category") or None}
 

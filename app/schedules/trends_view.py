@@ -4,6 +4,8 @@ lines break and why, and for a chosen collection current vs previous vs baseline
 from ..db.models import FINISHED
 from ..db.models import Run
 from ..db.models import RunCollection
+from ..results.composite import DEFAULT_SETTINGS
+from ..results.composite import composite_rule
 from .baselines import collection_summary
 from .charts import PointCache
 from .charts import category_trend_charts
@@ -14,7 +16,7 @@ from .trends import filter_choices
 from .trends import trends
 
 FILTERS = ("collection", "judge", "model", "category", "from", "to")
-METRICS = ("score", "tokensPerSecond", "ttftMs")
+METRICS = ("score", "composite", "tokensPerSecond", "ttftMs")
 PIN_CHOICES = 50  # finished runs offered as a baseline
 TABLE_POINTS = 10  # runs per model in the page's table (the API has them all)
 
@@ -45,25 +47,37 @@ def pin_choices(collection):
     )
 
 
-def trends_view(filters, link):
+def _baseline_line(summary):
+    """The baseline run's composite (all models) as the composite chart's flat line, or None."""
+    if not summary or not summary["baselineRun"] or not summary["baselineMetrics"]:
+        return None
+    value = summary["baselineMetrics"]["overall"].get("composite")
+    return {"runId": summary["baselineRun"]["runId"], "value": value}
+
+
+def trends_view(filters, link, composite_settings=DEFAULT_SETTINGS):
     """The page's context; `link(run_id)` is a run's URL (this package knows no URLs)."""
     filters = {k: (filters.get(k) or "").strip() for k in FILTERS}
-    data = trends(filters)
+    data = trends(filters, composite_settings)
     cache = PointCache(link)
     collection = collection_of(filters["collection"])
+    summary = collection_summary(collection.id, composite_settings) if collection else None
+    baseline = {"composite": _baseline_line(summary)}
     context = {
         "filters": filters,
         "choices": filter_choices(),
         "data": data,
         "points": sum(len(s["points"]) for s in data["series"]),
-        "charts": {metric: trend_charts(data, metric, cache) for metric in METRICS},
+        "charts": {
+            metric: trend_charts(data, metric, cache, baseline.get(metric)) for metric in METRICS
+        },
         "breaks": breaks(data),
         "table_points": TABLE_POINTS,
         "collection": collection,
         "summary": None,
+        "composite_rule": composite_rule(composite_settings),
     }
     if collection is not None:
-        summary = collection_summary(collection.id)
         context.update(
             summary=summary,
             pin_choices=pin_choices(collection),

@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint
 from flask import Response
 from flask import abort
+from flask import current_app
 from flask import flash
 from flask import redirect
 from flask import render_template
@@ -24,6 +25,8 @@ from ..results.averages import breakdown
 from ..results.averages import get_item
 from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
+from ..results.composite import settings_from
+from ..results.composite_figures import target_composites
 from ..results.stability import has_repeats
 from ..results.stability import stability
 from ..results.system import system_view
@@ -219,6 +222,9 @@ def show(run_id):
             "sys": system_view(run),
             "stability": stability(run) if has_repeats(run) else None,
             "check": judge_check(run_id),
+            "composites": target_composites(
+                run, settings_from(current_app.config), context["averages"]
+            ),
         }
     )
     return render_template("results/show.html", **context)
@@ -360,7 +366,7 @@ def delete(run_id):
 
 
 def _download(run_id, kind):
-    return attachment(*files.download(get_run(run_id), kind))
+    return attachment(*files.download(get_run(run_id), kind, settings_from(current_app.config)))
 
 
 @bp.get("/runs/<run_id>/results.csv")

@@ -3,6 +3,7 @@
 import json
 
 from flask import Blueprint
+from flask import current_app
 from flask import make_response
 from flask import redirect
 from flask import render_template
@@ -12,6 +13,8 @@ from flask import url_for
 from ..clock import utcnow
 from ..db.models import ITEM_STATUSES
 from ..errors import LlmbenchError
+from ..results.composite import settings_from
+from ..results.composite_figures import target_composites
 from ..results.system import system_view
 from ..runs.history import RUN_STATES
 from ..runs.history import history
@@ -105,7 +108,11 @@ def index():
 def show(run_id):
     """Live run view: progress, controls, log and latest items; polls while running."""
     run = get_run(run_id)
-    return render_template("runs/show.html", **{**live_context(run), **sysmetrics_context(run)})
+    composites = target_composites(run, settings_from(current_app.config))
+    return render_template(
+        "runs/show.html",
+        **{**live_context(run), **sysmetrics_context(run), "composites": composites},
+    )
 
 
 def sysmetrics_context(run):

@@ -1,8 +1,9 @@
-"""Web pages: settings index, price table, reset defaults; helpers the settings pages share."""
+"""Web pages: settings index, price table, composite score, reset defaults; shared helpers."""
 
 import json
 
 from flask import Blueprint
+from flask import current_app
 from flask import flash
 from flask import redirect
 from flask import render_template
@@ -17,6 +18,9 @@ from ..catalog.prices import list_prices
 from ..catalog.prices import set_price
 from ..errors import Conflict
 from ..errors import ValidationError
+from ..results.composite import CONFIG_KEYS
+from ..results.composite import composite_rule
+from ..results.composite import settings_from
 
 bp = Blueprint("settings", __name__, url_prefix="/settings")
 
@@ -107,6 +111,19 @@ def prices_delete(price_id):
     delete_price(price_id)
     flash("Price removed.", "success")
     return redirect(url_for("settings.prices"))
+
+
+@bp.get("/composite")
+def composite():
+    """The composite score's weights and time curve as configured, and how to change them."""
+    settings = settings_from(current_app.config)
+    return render_template(
+        "settings/composite.html",
+        subnav_active="composite",
+        settings=settings,
+        rule=composite_rule(settings),
+        config_keys=CONFIG_KEYS,
+    )
 
 
 @bp.get("/defaults", endpoint="defaults")

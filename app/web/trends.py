@@ -3,6 +3,7 @@
 from flask import Blueprint
 from flask import Response
 from flask import abort
+from flask import current_app
 from flask import flash
 from flask import redirect
 from flask import render_template
@@ -10,6 +11,7 @@ from flask import request
 from flask import url_for
 
 from ..errors import LlmbenchError
+from ..results.composite import settings_from
 from ..schedules.baselines import pin_baseline
 from ..schedules.baselines import unpin_baseline
 from ..schedules.trends_view import radar_svg
@@ -27,7 +29,7 @@ def _run_link(run_id):
 def index():
     """The Trends page; every filter is in the URL (bookmarkable)."""
     try:
-        context = trends_view(request.args, _run_link)
+        context = trends_view(request.args, _run_link, settings_from(current_app.config))
     except LlmbenchError as exc:
         # A bad filter (a typed date, a collection gone): say so and show everything instead.
         flash(exc.message, "error")
