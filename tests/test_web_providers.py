@@ -74,6 +74,7 @@ def test_subnav_links_every_settings_page(client):
         "/settings/tasks/",
         "/settings/collections/",
         "/settings/prices",
+        "/settings/composite",
         "/settings/import/",
         "/settings/defaults",
     ]
