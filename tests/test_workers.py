@@ -274,13 +274,15 @@ def test_a_pause_stops_new_claims_and_lets_the_requests_in_flight_finish(pg_app,
 
 
 def test_a_stop_abandons_the_requests_in_flight_of_every_worker(pg_app, workers, fake):
-    fake.default_latency = 20.0  # nothing answers before the stop must have released it
+    # Nothing answers before the stop must have released it, on a busy machine too (the fake's
+    # sleeping replies end with the test).
+    fake.default_latency = 90.0
     _provider, run = make_run_on(fake, items=10)
     pool = workers()
     procs = [pool.start("--concurrency", "2") for _ in range(2)]
     wait_until(lambda: fake.active == 4 and claims_in_flight(run) == 4, "4 requests", procs)
     stop_run(run.run_id)
-    wait_until(lambda: claims_in_flight(run) == 0, "the claims given back", procs, timeout=15)
+    wait_until(lambda: claims_in_flight(run) == 0, "the claims given back", procs, timeout=60)
     assert set(Item.select(Item.status, Item.attempts).tuples()) == {(NEW, 0)}
     abandoned = RunLog.select().where((RunLog.run == run) & (RunLog.event == "abandoned"))
     assert abandoned.count() == 4
