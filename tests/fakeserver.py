@@ -2,6 +2,7 @@
 
     server = FakeServer(); server.start()
     server.enqueue("Paris", status=200, latency=0.0, chunks=None, usage=None, timings=None)
+    server.enqueue(tool_calls=[{"name": "get_weather", "arguments": {"city": "Paris"}}])
     requests.post(server.url + "/v1/chat/completions", json={...})
     server.calls[-1]["body"]
 
@@ -38,6 +39,11 @@ SPEC_DEFAULTS = {
     "usage": None,
     "timings": None,
     "finish_reason": "stop",
+    # [{"name", "arguments"}] the answer calls (arguments an object, or text sent as is); the
+    # text defaults to "" beside them. OpenAI streams each call's arguments in `tool_chunk`
+    # characters per event (0: each call whole in one event); Ollama sends each call whole.
+    "tool_calls": None,
+    "tool_chunk": 0,
 }
 ERROR_TYPES = {404: "not_found_error", 429: "rate_limit_error"}
 
@@ -403,6 +409,8 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         judge = "response_format" in body or "format" in body
         text = spec["text"]
+        if text is None and spec["tool_calls"]:
+            text = ""
         if text is None:
             text = json.dumps(JUDGE_DEFAULT) if judge else fake.default_text
         pieces = list(spec["chunks"]) if spec["chunks"] is not None else split_tokens(text)
@@ -448,6 +456,13 @@ class _Handler(BaseHTTPRequestHandler):
                 }
             ],
         }
+        if spec["tool_calls"]:
+            message = reply["choices"][0]["message"]
+            message["content"] = text or None  # as OpenAI sends a reply that only calls tools
+            message["tool_calls"] = [
+                {"id": f"call_{i}", "type": "function", "function": _openai_function(call)}
+                for i, call in enumerate(spec["tool_calls"])
+            ]
         if usage:
             reply["usage"] = usage
         if timings:
@@ -484,6 +499,9 @@ class _Handler(BaseHTTPRequestHandler):
 
         if not self._stream_pieces(spec, pieces, piece, b"data: {broken\n\n"):
             return
+        for i, call in enumerate(spec["tool_calls"] or ()):
+            for delta in _openai_call_deltas(i, call, spec["tool_chunk"]):
+                self._chunk(event([{"index": 0, "delta": delta, "finish_reason": None}]))
         final = {"timings": timings} if timings else {}
         self._chunk(
             event([{"index": 0, "delta": {}, "finish_reason": spec["finish_reason"]}], **final)
@@ -496,13 +514,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _ollama_full(self, spec, model, text, pieces, counters):
         if spec["malformed"]:
             return self._send(200, b'{"model": ')
+        message = {"role": "assistant", "content": text}
+        if spec["tool_calls"]:
+            message["tool_calls"] = _ollama_calls(spec["tool_calls"])
         self._send(
             200,
             {
                 "model": model,
                 "created_at": _now(),
                 "done": True,
-                "message": {"role": "assistant", "content": text},
+                "message": message,
                 "done_reason": spec["finish_reason"],
                 **counters,
             },
@@ -520,6 +541,10 @@ class _Handler(BaseHTTPRequestHandler):
             b"{broken\n",
         ):
             return
+        if spec["tool_calls"]:  # Ollama sends the calls whole, in one line before the last
+            calls = _ollama_calls(spec["tool_calls"])
+            message = {"role": "assistant", "content": "", "tool_calls": calls}
+            self._chunk(line({"message": message, "done": False}))
         self._chunk(
             line(
                 {
@@ -616,6 +641,32 @@ def _redirect(fake, target):
         if target.startswith(prefix):
             return status, to + target[len(prefix) :]
     return None
+
+
+def _arguments_text(arguments):
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+def _openai_function(call):
+    return {"name": call["name"], "arguments": _arguments_text(call.get("arguments", {}))}
+
+
+def _openai_call_deltas(index, call, size):
+    """One call's delta.tool_calls pieces: whole (size 0), or the id and name first, then the
+    arguments' text `size` characters at a time."""
+    head = {"index": index, "id": f"call_{index}", "type": "function"}
+    if not size:
+        return [{"tool_calls": [{**head, "function": _openai_function(call)}]}]
+    text = _arguments_text(call.get("arguments", {}))
+    deltas = [{"tool_calls": [{**head, "function": {"name": call["name"], "arguments": ""}}]}]
+    for at in range(0, len(text), size):
+        piece = {"index": index, "function": {"arguments": text[at : at + size]}}
+        deltas.append({"tool_calls": [piece]})
+    return deltas
+
+
+def _ollama_calls(calls):
+    return [{"function": {"name": c["name"], "arguments": c.get("arguments", {})}} for c in calls]
 
 
 def _now():

@@ -72,6 +72,7 @@ class ItemWorker:
                 stream=True,
                 keep_alive=ctx.keep_alive(target.provider),
                 cancel=ctx.cancel,
+                tools=self._tools(item),
             )
         except ProviderError as exc:
             if ctx.cancel.is_set():  # a stop abandoned it: the supervisor released the claim
@@ -88,7 +89,8 @@ class ItemWorker:
         if ctx.cancel.is_set():
             return
         ctx.breaker.reachable(target.provider_id)
-        if not (completion.text or "").strip():
+        # An answer that only calls tools is an answer: its text is "".
+        if not (completion.text or "").strip() and not completion.tool_calls:
             self._empty_answer(item, attempts, completion)
             return
         now = ctx.now()
@@ -105,6 +107,7 @@ class ItemWorker:
             error_msg=None,
             error_stage=None,
             answer=completion.text,
+            tool_calls=completion.tool_calls,
             response_raw=completion.raw,
             request_json=completion.request,
             time_taken_ms=completion.wall_ms,
@@ -176,6 +179,11 @@ class ItemWorker:
             if seed is not None:
                 params = {**params, "seed": seed}
         return params
+
+    def _tools(self, item):
+        """The tools the item's task offers (its snapshot), or None."""
+        # Read here, not claimed: few tasks offer tools, and the claim stays lean.
+        return Item.select(Item.tools).where(Item.id == item.id).scalar() or None
 
     def _empty_answer(self, item, attempts, completion):
         # An empty answer is retried once as a glitch (a dropped stream, a server hiccup); a

@@ -14,6 +14,7 @@ from urllib.parse import urlunsplit
 import requests
 import urllib3
 
+from ..jsontext import loads
 from .interface import Cancelled
 from .interface import ProviderError
 from .interface import WireFormat
@@ -106,6 +107,20 @@ def content_text(value):
         elif not (isinstance(part, dict) and part.get("type") not in (None, "text")):
             return None  # a part that should be text and is not
     return "".join(parts)
+
+
+def tool_call(name, arguments):
+    """One called tool as {"name", "arguments"}: arguments a dict when they are a JSON object
+    (or its text), else kept as given (malformed JSON is the model's answer, not our error)."""
+    if isinstance(arguments, str):
+        try:
+            parsed = loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            parsed = None
+        arguments = parsed if isinstance(parsed, dict) else arguments
+    elif arguments is None:
+        arguments = {}
+    return {"name": name if isinstance(name, str) else "", "arguments": arguments}
 
 
 def as_dict(value):
@@ -385,6 +400,15 @@ class HttpAdapter(WireFormat):
                     completion.raw_json = json.loads(masked)
                 except ValueError:
                     completion.raw_json = None  # the raw text (masked) is still kept
+        if completion.tool_calls:
+            # A model may echo a key into a call's arguments as well as into its text.
+            text = json.dumps(completion.tool_calls, ensure_ascii=False)
+            masked = self.redact(text)
+            if masked != text:
+                try:
+                    completion.tool_calls = json.loads(masked)
+                except ValueError:
+                    completion.tool_calls = [{"name": "", "arguments": masked}]
         return completion
 
     # ---- requests ------------------------------------------------------------------------

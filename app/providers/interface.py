@@ -3,7 +3,9 @@
 An adapter is built from a plain ProviderConfig (headers already decrypted) and offers:
   list_models() -> list[dict]            each {"id": str, ...metadata}
   chat(model, messages, params=None, *, stream=True, json_schema=None,
-       keep_alive=None, cancel=None) -> Completion
+       keep_alive=None, cancel=None, tools=None) -> Completion
+                                         tools: OpenAI function schemas offered to the model;
+                                         the answer's calls come back in Completion.tool_calls
   unload(model) -> None                  frees the model's memory where the server supports it
   loaded_models(timeout=None) -> list    models currently in memory (Ollama /api/ps), else []
 Errors are ProviderError, classified transient or permanent, with no secret in the text.
@@ -79,6 +81,9 @@ class Completion:
     raw: str = ""  # the raw response body (for streams: every line, as received)
     raw_json: dict | None = None  # the final response assembled as one JSON object
     answer_cut: bool = False  # the answer passed the size cap: the rest was not read
+    # The tools the answer called, [{"name", "arguments"}] (arguments a dict when they are
+    # JSON, else the text as sent), or None when it called none.
+    tool_calls: list | None = None
 
 
 class ProviderError(Exception):

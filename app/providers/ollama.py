@@ -11,6 +11,7 @@ from .base import content_text
 from .base import estimate_from_stream
 from .base import integer
 from .base import number
+from .base import tool_call
 from .interface import Completion
 from .interface import ProviderError
 
@@ -25,9 +26,21 @@ OPTION_NAMES = {
     "max_completion_tokens": "num_predict",
     "topP": "top_p",
 }
-TOP_LEVEL = {"think", "raw", "template", "tools"}  # Ollama body keys that are not options
+TOP_LEVEL = {"think", "raw", "template"}  # Ollama body keys that are not options
 # Ours or set by chat() itself; max_seconds is the target's limit on one call (never sent).
-RESERVED = {"model", "messages", "stream", "format", "keep_alive", "options", "max_seconds"}
+# response_format becomes `format`; Ollama has no tool_choice (a model calls tools or not).
+RESERVED = {
+    "model",
+    "messages",
+    "stream",
+    "format",
+    "keep_alive",
+    "options",
+    "max_seconds",
+    "response_format",
+    "tool_choice",
+    "tools",
+}
 
 
 def ollama_options(params):
@@ -43,6 +56,35 @@ def ollama_options(params):
         else:
             options[OPTION_NAMES.get(key, key)] = value
     return options, extra
+
+
+def ollama_format(response_format):
+    """An OpenAI response_format as Ollama's `format`: "json", the JSON schema, or None."""
+    response_format = as_dict(response_format)
+    if response_format.get("type") == "json_object":
+        return "json"
+    if response_format.get("type") == "json_schema":
+        return as_dict(response_format.get("json_schema")).get("schema") or "json"
+    return None
+
+
+def called(message):
+    """A message's tool_calls as [{"name", "arguments"}] (Ollama sends arguments as an
+    object), or [] when it has none."""
+    calls = as_dict(message).get("tool_calls")
+    out = []
+    for call in calls if isinstance(calls, list) else ():
+        function = as_dict(as_dict(call).get("function"))
+        if function:
+            out.append(tool_call(function.get("name"), function.get("arguments")))
+    return out
+
+
+def _with_calls(completion, calls):
+    """The answer's tool calls on the completion and in its assembled reply."""
+    completion.tool_calls = calls or None
+    if calls:
+        completion.raw_json["message"]["tool_calls"] = [{"function": c} for c in calls]
 
 
 def ns_to_ms(value):
@@ -125,14 +167,20 @@ class OllamaAdapter(HttpAdapter):
         json_schema=None,
         keep_alive=None,
         cancel=None,
+        tools=None,
     ):
         """Send one chat and measure it with Ollama's own counters."""
         options, extra = ollama_options(params)
         body = {"model": model, "messages": messages, "stream": bool(stream), **extra}
         if options:
             body["options"] = options
+        if tools:
+            body["tools"] = tools  # the same function schemas as OpenAI's
+        answer_format = ollama_format((params or {}).get("response_format"))
         if json_schema is not None:
             body["format"] = json_schema
+        elif answer_format is not None:
+            body["format"] = answer_format
         if keep_alive is not None:
             body["keep_alive"] = keep_alive
         url = self.url(self.inference_endpoint)
@@ -159,8 +207,10 @@ class OllamaAdapter(HttpAdapter):
                 body, text[: self.max_answer_chars], final, raw, start, None, end, 0
             )
             completion.answer_cut = cut
+            _with_calls(completion, called(final.get("message")))
             return self.finish(completion)
         got, final, first = StreamBody(self.max_answer_chars), None, None
+        calls = []  # Ollama sends each call whole, in the line that makes it
         for line in self.iter_lines(resp, url, cancel, deadline):
             if isinstance(line, Cut):  # one line bigger than the cap: its answer is cut
                 got.line(line.start())
@@ -177,6 +227,10 @@ class OllamaAdapter(HttpAdapter):
                 continue
             self._raise_if_error(obj, got.raw, resp)
             content = self._content(obj, got.raw, url, resp)
+            made = called(obj.get("message"))
+            if made and first is None:
+                first = time.perf_counter()
+            calls.extend(made)
             if content:
                 if first is None:
                     first = time.perf_counter()
@@ -198,6 +252,7 @@ class OllamaAdapter(HttpAdapter):
             )
         completion = self._completion(body, got.text, final, got.raw, start, first, end, got.count)
         completion.answer_cut = got.cut
+        _with_calls(completion, calls)
         return self.finish(completion)
 
     def _content(self, obj, raw, url, resp=None):

@@ -11,6 +11,7 @@ from .base import content_text
 from .base import estimate_from_stream
 from .base import integer
 from .base import number
+from .base import tool_call
 from .interface import Completion
 
 DEFAULT_MODELS_ENDPOINT = "/v1/models"
@@ -23,7 +24,17 @@ PARAM_ALIASES = {
     "max_completion_tokens": "max_tokens",
 }
 # Ours, never sent: max_seconds is the target's limit on one call (base.call_seconds).
-RESERVED = {"model", "messages", "stream", "stream_options", "response_format", "max_seconds"}
+# response_format and tool_choice are sent by chat() itself, only where they apply.
+RESERVED = {
+    "model",
+    "messages",
+    "stream",
+    "stream_options",
+    "response_format",
+    "tool_choice",
+    "tools",
+    "max_seconds",
+}
 
 
 def openai_params(params):
@@ -110,11 +121,20 @@ class OpenAIAdapter(HttpAdapter):
         json_schema=None,
         keep_alive=None,
         cancel=None,
+        tools=None,
     ):
         """Send one chat completion and measure it; see Completion for the fields."""
+        params = params or {}
         body = {"model": model, "messages": messages, **openai_params(params)}
+        if tools:
+            body["tools"] = tools
+            # A server refuses tool_choice without tools, so it rides only beside them.
+            if params.get("tool_choice") is not None:
+                body["tool_choice"] = params["tool_choice"]
         if json_schema is not None:
             body["response_format"] = judge_format(json_schema)
+        elif params.get("response_format") is not None:
+            body["response_format"] = params["response_format"]
         body["stream"] = bool(stream)
         if stream:
             body["stream_options"] = {"include_usage": True}
@@ -141,6 +161,7 @@ class OpenAIAdapter(HttpAdapter):
         answer = content_text(as_dict(message).get("content"))
         if answer is None:
             raise self.malformed(f"Server sent a reply from {url} whose content is not text", text)
+        calls = as_dict(message).get("tool_calls")
         cut = len(answer) > self.max_answer_chars
         completion = Completion(
             text=answer[: self.max_answer_chars],
@@ -151,6 +172,7 @@ class OpenAIAdapter(HttpAdapter):
             raw=text,
             raw_json=data,
             answer_cut=cut,
+            tool_calls=called(calls if isinstance(calls, list) else []),
         )
         apply_usage(completion, data.get("usage"), data.get("timings"))
         return self.finish(completion)
@@ -172,6 +194,7 @@ class OpenAIAdapter(HttpAdapter):
     def _read_stream(self, resp, url, body, start, cancel, deadline):
         got = StreamBody(self.max_answer_chars)
         model = finish = usage = timings = None
+        pieces = ToolCallPieces()
         first = None
         events = 0
         for line in self.iter_lines(resp, url, cancel, deadline):
@@ -203,7 +226,10 @@ class OpenAIAdapter(HttpAdapter):
             choices = obj.get("choices")
             for choice in choices if isinstance(choices, list) else ():
                 choice = as_dict(choice)
-                content = content_text(as_dict(choice.get("delta")).get("content"))
+                delta = as_dict(choice.get("delta"))
+                if pieces.add(delta.get("tool_calls")) and first is None:
+                    first = time.perf_counter()
+                content = content_text(delta.get("content"))
                 if content is None:
                     resp.close()
                     raise self.malformed(
@@ -224,7 +250,8 @@ class OpenAIAdapter(HttpAdapter):
         if not events:
             raise self.malformed(f"Server sent an empty stream from {url}", got.raw)
         text = got.text
-        assembled = _assembled(model, finish, text)
+        tool_calls = pieces.calls()
+        assembled = _assembled(model, finish, text, pieces.wire())
         if usage:
             assembled["usage"] = usage
         if timings:
@@ -239,25 +266,72 @@ class OpenAIAdapter(HttpAdapter):
             raw=got.raw,
             raw_json=assembled,
             answer_cut=got.cut,
+            tool_calls=tool_calls,
         )
         apply_usage(completion, usage, timings)
         estimate_from_stream(completion, got.count, first, end)
         return completion
 
 
-def _assembled(model, finish, text):
+def _assembled(model, finish, text, tool_calls=None):
     """The reply as one chat.completion object."""
+    message = {"role": "assistant", "content": text}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
     return {
         "object": "chat.completion",
         "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": finish,
-                "message": {"role": "assistant", "content": text},
-            }
-        ],
+        "choices": [{"index": 0, "finish_reason": finish, "message": message}],
     }
+
+
+def called(tool_calls):
+    """A message's OpenAI tool_calls as [{"name", "arguments"}], or None when there are none."""
+    calls = []
+    for call in tool_calls:
+        function = as_dict(as_dict(call).get("function"))
+        if function.get("name") is not None or function.get("arguments") is not None:
+            calls.append(tool_call(function.get("name"), function.get("arguments")))
+    return calls or None
+
+
+class ToolCallPieces:
+    """Streamed tool calls put back together: each delta carries pieces of calls by `index`
+    (the id and name once, the arguments' text split over many events)."""
+
+    def __init__(self):
+        self._calls = {}  # index -> {"id", "type", "function": {"name", "arguments"}}
+
+    def add(self, deltas):
+        """Take one event's delta.tool_calls; True when it held a piece of a call."""
+        took = False
+        for position, delta in enumerate(deltas if isinstance(deltas, list) else ()):
+            delta = as_dict(delta)
+            index = delta.get("index")
+            index = index if isinstance(index, int) else position
+            call = self._calls.setdefault(
+                index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
+            )
+            if isinstance(delta.get("id"), str):
+                call["id"] = delta["id"]
+            function = as_dict(delta.get("function"))
+            if isinstance(function.get("name"), str):
+                call["function"]["name"] += function["name"]
+            arguments = function.get("arguments")
+            if isinstance(arguments, dict):  # a server that sends them whole, as an object
+                call["function"]["arguments"] = arguments
+            elif isinstance(arguments, str) and isinstance(call["function"]["arguments"], str):
+                call["function"]["arguments"] += arguments
+            took = True
+        return took
+
+    def wire(self):
+        """The calls in OpenAI's message shape, in index order."""
+        return [self._calls[i] for i in sorted(self._calls)]
+
+    def calls(self):
+        """The calls as [{"name", "arguments"}], or None when none came."""
+        return called(self.wire())
 
 
 def _text(value):

@@ -18,6 +18,7 @@ from ..errors import ValidationError
 from ..hashing import canonical_params
 from ..hashing import sha256_json
 from ..ids import SQLITE_INT_MAX
+from ..jsontext import loads
 
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 # Generation params: name -> (type, minimum, maximum); `stop` is a list of strings.
@@ -30,7 +31,10 @@ PARAMS = {
     # (default: the provider's timeout; providers/base.py call_seconds).
     "max_seconds": (float, 1.0, 86400.0),
 }
-PARAM_NAMES = (*PARAMS, "stop")
+# JSON mode and tool choice, sent as given (the Ollama adapter maps response_format to `format`).
+ANSWER_FORMATS = ("json_object", "json_schema")
+TOOL_CHOICES = ("auto", "none", "required")
+PARAM_NAMES = (*PARAMS, "stop", "response_format", "tool_choice")
 PARAM_ALIASES = {"topP": "top_p", "maxTokens": "max_tokens"}
 # OpenRouter's provider routing preferences (`routing`): an object sent as is as the
 # request body's `provider`; run configs check its keys (runconfig/apocbench.py).
@@ -127,6 +131,13 @@ def clean_params(raw, path, errors):
                 continue
             params[name] = value
             continue
+        if name in SHAPED:
+            shaped, problem = SHAPED[name](value)
+            if problem:
+                _error(errors, (*path, name), problem)
+            else:
+                params[name] = shaped
+            continue
         if name == "stop":
             stops = [value] if isinstance(value, str) else value
             if not isinstance(stops, list) or not all(isinstance(s, str) and s for s in stops):
@@ -150,6 +161,55 @@ def clean_params(raw, path, errors):
             continue
         params[name] = number
     return params
+
+
+def _json_param(value):
+    """A param that is an object, or the JSON text of one (a form's field)."""
+    if isinstance(value, str):
+        try:
+            return loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _response_format(value):
+    """(response_format, None), or (None, the message saying what is wrong with it)."""
+    value = _json_param(value)
+    kinds = " or ".join(f'{{"type": "{k}"}}' for k in ANSWER_FORMATS)
+    if not isinstance(value, dict) or value.get("type") not in ANSWER_FORMATS:
+        return None, f"must be {kinds} (with a json_schema object)"
+    if value["type"] == "json_schema":
+        schema = value.get("json_schema")
+        if not isinstance(schema, dict) or not isinstance(schema.get("schema"), dict):
+            return None, (
+                'with type json_schema needs "json_schema": {"name": ..., "schema": {...}}, '
+                "the schema a JSON Schema object"
+            )
+    return value, None
+
+
+def _tool_choice(value):
+    """(tool_choice, None), or (None, the message saying what is wrong with it)."""
+    if isinstance(value, str) and value in TOOL_CHOICES:
+        return value, None
+    value = _json_param(value)
+    function = value.get("function") if isinstance(value, dict) else None
+    if (
+        isinstance(value, dict)
+        and value.get("type") == "function"
+        and isinstance(function, dict)
+        and isinstance(function.get("name"), str)
+        and function["name"]
+    ):
+        return value, None
+    return None, (
+        "must be auto, none, required or "
+        '{"type": "function", "function": {"name": "<a tool\'s name>"}}'
+    )
+
+
+SHAPED = {"response_format": _response_format, "tool_choice": _tool_choice}
 
 
 def _provider(value, path, errors):

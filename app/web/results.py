@@ -67,9 +67,11 @@ RAW_CHARS = 200_000
 
 @bp.app_template_filter("pretty_json")
 def pretty_json(text):
-    """Raw JSON text indented for reading; anything else as it is (long text shortened)."""
+    """Raw JSON text (or a JSON value) indented for reading; anything else as it is (long text
+    shortened)."""
     try:
-        text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+        value = text if isinstance(text, dict | list) else json.loads(text)
+        text = json.dumps(value, indent=2, ensure_ascii=False)
     except (TypeError, ValueError):
         pass
     if len(text) > RAW_CHARS:
