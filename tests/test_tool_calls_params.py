@@ -2,7 +2,12 @@
 400 naming the field, or the value kept as given."""
 
 import pytest
+from bs4 import BeautifulSoup
 
+from app.catalog.collections import add_tasks_to_collection
+from app.catalog.collections import create_collection
+from app.catalog.tasks import create_task
+from app.db.models import RunTarget
 from app.runs.spec import clean_params
 from tests.engine_helpers import make_provider
 
@@ -65,3 +70,39 @@ def test_the_api_answers_400_naming_a_bad_tool_choice(app, client, fake):
     response = client.post("/api/runs", json=run)
     assert response.status_code == 400
     assert "targets[0].params.tool_choice" in response.get_data(as_text=True)
+
+
+def form_for(fake, **params):
+    """The new-run form with one target (m1 on the fake server) and these params typed."""
+    provider = make_provider(fake)
+    task = create_task({"task_id": "t1", "category": "c", "question": "Q?", "excellent": "A"})
+    collection = create_collection("quick")
+    add_tasks_to_collection(collection.id, [task.id])
+    key = f"{provider.id}:m1"
+    form = {
+        "judgeProviderId": provider.id,
+        "judgeModel": "m1",
+        "target": [key],
+        "collectionIds": collection.id,
+        "name": "web",
+    }
+    return key, {**form, **{f"{key}#{name}": value for name, value in params.items()}}
+
+
+def test_the_new_run_form_takes_json_mode_and_tool_choice(client, fake):
+    _, form = form_for(fake, response_format='{"type": "json_object"}', tool_choice="required")
+    response = client.post("/runs", data=form)
+    assert response.status_code == 302, response.get_data(as_text=True)[:2000]
+    assert RunTarget.get().params == {
+        "response_format": {"type": "json_object"},
+        "tool_choice": "required",
+    }
+
+
+def test_the_new_run_form_shows_a_bad_tool_choice_at_its_input(client, fake):
+    key, form = form_for(fake, tool_choice="always")
+    response = client.post("/runs", data=form)
+    assert response.status_code == 400
+    page = BeautifulSoup(response.get_data(as_text=True), "html.parser")
+    field = page.find("input", attrs={"name": f"{key}#tool_choice"})
+    assert field["aria-invalid"] == "true" and field["value"] == "always"

@@ -183,7 +183,16 @@ def test_each_provider_has_a_params_row_for_the_models_typed_by_name(client, set
     names = [i["name"] for i in typed.select(".extra-params input")]
     assert names == [
         f"extra_params_{setup['pid']}#{n}"
-        for n in ("temperature", "top_p", "max_tokens", "seed", "stop", "max_seconds")
+        for n in (
+            "temperature",
+            "top_p",
+            "max_tokens",
+            "seed",
+            "stop",
+            "max_seconds",
+            "response_format",
+            "tool_choice",
+        )
     ]
 
 
