@@ -30,7 +30,7 @@ EXIT_CODES_HELP = (
     "with `llmbench resume RUN_ID`), 4 a quality gate failed (--fail-under, --max-failed-pct, "
     "--max-auto-fail-pct, diff --fail-on-regression)."
 )
-FORMATS = ("yaml", "jsonl", "csv", "runner-jsonl", "json")
+FORMATS = ("yaml", "jsonl", "csv", "runner-jsonl", "json", "promptfoo")
 
 
 def db_context():
