@@ -96,7 +96,7 @@ def parse(text, file="config", base_dir=".", environ=None, overrides=None, allow
         environ,
         allow_unpriced,
         reports_cost=reports_cost,
-        judge_optional=rubric_tasks is not None and not rubric_tasks,
+        judge_optional=rubric_tasks is not None,  # a missing judge is named above
     )
     start = len(problems.entries)
     plan = checker.plan()
