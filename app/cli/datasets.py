@@ -16,6 +16,7 @@ from .open_database import open_db
 from .options import override_options
 from .options import overrides_from
 from .output import FORMATS
+from .output import IMPORT_FORMATS
 from .output import CliError
 from .output import db_context
 from .output import emit
@@ -53,7 +54,7 @@ def _is_config(path):
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(FORMATS),
+    type=click.Choice(IMPORT_FORMATS),
     help="Dataset format (default: guessed from the name and content).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
@@ -113,7 +114,9 @@ def validate(
 
 @click.command("import")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Default: guessed per file.")
+@click.option(
+    "--format", "fmt", type=click.Choice(IMPORT_FORMATS), help="Default: guessed per file."
+)
 @click.option("--collection", help="Add the tasks to this collection (created if new).")
 @click.option(
     "--on-duplicate",

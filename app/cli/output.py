@@ -30,7 +30,8 @@ EXIT_CODES_HELP = (
     "with `llmbench resume RUN_ID`), 4 a quality gate failed (--fail-under, --max-failed-pct, "
     "--max-auto-fail-pct, diff --fail-on-regression)."
 )
-FORMATS = ("yaml", "jsonl", "csv", "runner-jsonl", "json", "promptfoo")
+FORMATS = ("yaml", "jsonl", "csv", "runner-jsonl", "json")
+IMPORT_FORMATS = (*FORMATS, "promptfoo")  # read only: a promptfoo suite is not exported
 
 
 def db_context():
