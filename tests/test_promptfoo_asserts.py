@@ -109,3 +109,8 @@ def test_llm_rubric_is_rubric_text_for_the_judge():
 def test_an_assert_llmbench_cannot_run_is_unsupported(item):
     kind, why = to_check(item)
     assert kind == "unsupported" and why
+
+
+def test_a_threshold_that_is_not_a_number_is_refused():
+    kind, why = to_check({"type": "levenshtein", "value": "abc", "threshold": "two"})
+    assert kind == "unsupported" and "threshold must be a number" in why

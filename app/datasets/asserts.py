@@ -39,6 +39,11 @@ def to_check(item):
     check = {}
     if "weight" in item:
         check["weight"] = item["weight"]
+    threshold = item.get("threshold")
+    if threshold is not None and (
+        isinstance(threshold, bool) or not isinstance(threshold, int | float)
+    ):
+        return "unsupported", f"{label}: threshold must be a number"
     if kind == "llm-rubric":
         if not isinstance(value, str) or not value.strip():
             return "unsupported", f"{label}: the rubric must be text"
