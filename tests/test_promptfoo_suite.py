@@ -206,3 +206,9 @@ def test_the_judge_is_default_test_options_provider(app, tmp_path):
     text = RUBRIC + "defaultTest:\n  options:\n    provider: ollama:chat:judge-model\n"
     plan = reader.load(write(tmp_path, text), environ={})
     assert (plan.judge["provider"], plan.judge["model"]) == ("ollama", "judge-model")
+
+
+def test_the_run_is_named_after_the_suite(app, tmp_path):
+    text = RUBRIC + "defaultTest:\n  options:\n    provider: ollama:judge\n"
+    plan = reader.load(write(tmp_path, text, "smoke.yaml"), environ={})
+    assert plan.name == "smoke"

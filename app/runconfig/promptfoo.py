@@ -114,11 +114,10 @@ class PromptfooConfig:
             self.problems.add("providers", "give at least one provider (or the targets)", doc.line)
         out = _map(doc.line)
         dataset = str(self.file).replace("\\", "/").rsplit("/", 1)[-1]
-        description = doc.get("description")
         name = suite.suite_name(self.file)
         run = _map(
             doc.line,
-            name=description if isinstance(description, str) and description.strip() else name,
+            name=name,  # the run id starts with it: the suite's name, with no spaces
             dataset=dataset,
             dataset_format="promptfoo",
             dataset_collection=name,
