@@ -16,6 +16,7 @@ from .open_database import open_db
 from .options import override_options
 from .options import overrides_from
 from .output import FORMATS
+from .output import IMPORT_FORMATS
 from .output import CliError
 from .output import db_context
 from .output import emit
@@ -53,7 +54,7 @@ def _is_config(path):
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(FORMATS),
+    type=click.Choice(IMPORT_FORMATS),
     help="Dataset format (default: guessed from the name and content).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
@@ -113,7 +114,9 @@ def validate(
 
 @click.command("import")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Default: guessed per file.")
+@click.option(
+    "--format", "fmt", type=click.Choice(IMPORT_FORMATS), help="Default: guessed per file."
+)
 @click.option("--collection", help="Add the tasks to this collection (created if new).")
 @click.option(
     "--on-duplicate",
@@ -122,21 +125,36 @@ def validate(
     show_default=True,
     help="When a task_id already exists.",
 )
+@click.option(
+    "--skip-unsupported",
+    is_flag=True,
+    help="Leave out what llmbench cannot run (a promptfoo javascript assert, ...), listing it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
-def import_cmd(paths, fmt, collection, on_duplicate, as_json):
-    """Import tasks from files or folders of YAML; all or nothing (exit 2 listing every problem)."""
+def import_cmd(paths, fmt, collection, on_duplicate, skip_unsupported, as_json):
+    """Import tasks from files or folders of YAML, or a promptfoo suite (promptfooconfig.yaml);
+    all or nothing (exit 2 listing every problem)."""
     open_db()
     with db_context():
         try:
             result = importer.import_tasks(
-                list(paths), fmt, collection=collection, on_duplicate=on_duplicate
+                list(paths),
+                fmt,
+                collection=collection,
+                on_duplicate=on_duplicate,
+                skip_unsupported=skip_unsupported,
             )
         except LlmbenchError as exc:
             raise translate(exc, as_json) from None
     if as_json:
         emit({"event": "imported", **result.to_dict()})
         return
+    for entry in result.unsupported:
+        place = ":".join(str(p) for p in (entry["file"], entry["line"]) if p)
+        click.echo(f"Skipped {place}: {entry['field']}: {entry['message']}")
     where = f" into collection {result.collection!r}" if result.collection else ""
+    if not result.collection and result.collections:
+        where = " into collection " + ", ".join(repr(c) for c in result.collections)
     click.echo(
         f"Imported {len(result.task_ids)} tasks{where}: {result.created} created, "
         f"{result.updated} updated, {result.skipped} skipped"

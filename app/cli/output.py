@@ -31,6 +31,7 @@ EXIT_CODES_HELP = (
     "--max-auto-fail-pct, diff --fail-on-regression)."
 )
 FORMATS = ("yaml", "jsonl", "csv", "runner-jsonl", "json")
+IMPORT_FORMATS = (*FORMATS, "promptfoo")  # read only: a promptfoo suite is not exported
 
 
 def db_context():

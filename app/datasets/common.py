@@ -45,6 +45,9 @@ class Dataset:
     tasks: list = field(default_factory=list)
     collections: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
+    # Parts the format cannot express (a promptfoo assert we do not run): {file, line, field,
+    # message}; a problem unless the import skips them.
+    unsupported: list = field(default_factory=list)
 
 
 class Problems:

@@ -16,6 +16,7 @@ from ..db.models import Task
 from ..errors import ValidationError
 from . import json_tasks
 from . import jsonl_tasks
+from . import promptfoo
 from . import runner_tasks
 from . import streaming
 from . import yaml_tasks
@@ -30,6 +31,7 @@ PARSERS = {
     "csv": runner_tasks.parse_csv,
     "runner-jsonl": runner_tasks.parse_jsonl,
     "json": json_tasks.parse,
+    "promptfoo": promptfoo.parse,
 }
 FORMATS = tuple(PARSERS)
 ALIASES = {
@@ -53,10 +55,11 @@ class ImportResult:
     collection: str | None = None
     collections: list = field(default_factory=list)  # every collection that got tasks
     task_ids: list = field(default_factory=list)  # task_id of every task in the file(s)
+    unsupported: list = field(default_factory=list)  # parts skipped: {file, line, field, message}
 
     def to_dict(self):
         """camelCase for the API."""
-        return {
+        out = {
             "created": self.created,
             "updated": self.updated,
             "skipped": self.skipped,
@@ -64,6 +67,9 @@ class ImportResult:
             "collections": self.collections,
             "total": len(self.task_ids),
         }
+        if self.unsupported:
+            out["skippedUnsupported"] = self.unsupported
+        return out
 
 
 @dataclass
@@ -82,6 +88,7 @@ class CheckedDataset:
     tasks: list
     collections: dict
     existing: dict  # task_id -> pk of tasks already in the database
+    unsupported: list = field(default_factory=list)  # skipped (skip_unsupported): with lines
 
 
 def normalise_format(fmt):
@@ -108,7 +115,8 @@ def sniff(name, text):
     """Guess the format from the file name, else from the content."""
     suffix = Path(name or "").suffix.lower()
     if suffix in _EXTENSIONS:
-        return _EXTENSIONS[suffix]
+        found = _EXTENSIONS[suffix]
+        return "promptfoo" if found == "yaml" and promptfoo.looks_like(text) else found
     stripped = text.lstrip()
     first = next((ln for ln in stripped.splitlines() if ln.strip()), "")
     if suffix in (".jsonl", ".ndjson") or first.startswith("{"):
@@ -128,7 +136,7 @@ def sniff(name, text):
         return "json"
     if "prompt_template" in first and "," in first:
         return "csv"
-    return "yaml"
+    return "promptfoo" if promptfoo.looks_like(text) else "yaml"
 
 
 def read_sources(path_or_bytes, filename=None, problems=None):
@@ -177,12 +185,15 @@ def _decode(data, label, problems):
         return label, ""
 
 
-def check(path_or_bytes, fmt=None, filename=None, on_duplicate="reject"):
-    """Parse and validate everything without saving; ValidationError lists every problem."""
+def check(path_or_bytes, fmt=None, filename=None, on_duplicate="reject", skip_unsupported=False):
+    """Parse and validate everything without saving; ValidationError lists every problem.
+
+    What a format cannot express (a promptfoo assert we do not run) is a problem, or with
+    `skip_unsupported` left out and listed in CheckedDataset.unsupported."""
     fmt = _options(fmt, on_duplicate)
     problems = Problems()
     sources = read_sources(path_or_bytes, filename, problems)
-    parsed, collections = [], {}
+    parsed, collections, unsupported = [], {}, []
     for label, text in sources:
         if not text.strip():
             if not problems.entries:
@@ -190,6 +201,13 @@ def check(path_or_bytes, fmt=None, filename=None, on_duplicate="reject"):
             continue
         dataset = PARSERS[fmt or sniff(label, text)](text, label)
         problems.entries.extend(dataset.problems)
+        if skip_unsupported:
+            unsupported.extend(dataset.unsupported)
+        else:
+            problems.entries.extend(
+                {**e, "message": e["message"] + " (--skip-unsupported leaves it out)"}
+                for e in dataset.unsupported
+            )
         parsed.extend(dataset.tasks)
         collections.update(dataset.collections)
     if not parsed and not problems:
@@ -250,7 +268,7 @@ def check(path_or_bytes, fmt=None, filename=None, on_duplicate="reject"):
                 }
             ]
         raise ValidationError(entries, message=summary_message(problems.entries))
-    return CheckedDataset([d for _, d in cleaned], collections, existing)
+    return CheckedDataset([d for _, d in cleaned], collections, existing, unsupported)
 
 
 def _place(task):
@@ -269,7 +287,14 @@ def _existing_ids(task_ids):
     return found
 
 
-def import_tasks(path_or_bytes, fmt=None, filename=None, collection=None, on_duplicate="reject"):
+def import_tasks(
+    path_or_bytes,
+    fmt=None,
+    filename=None,
+    collection=None,
+    on_duplicate="reject",
+    skip_unsupported=False,
+):
     """Import tasks from a file, folder, list of paths, bytes or binary streams; all or nothing.
 
     One file in a line format (JSONL, LLM Runner CSV / JSONL) is read as a stream, twice (check,
@@ -283,7 +308,7 @@ def import_tasks(path_or_bytes, fmt=None, filename=None, collection=None, on_dup
     with _line_stream(path_or_bytes, fmt, filename) as (stream, whole, filename):
         if stream is not None:
             return _import_stream(*stream, collection, on_duplicate)
-    checked = check(whole, fmt, filename, on_duplicate)
+    checked = check(whole, fmt, filename, on_duplicate, skip_unsupported)
     # IMMEDIATE: take the write lock at BEGIN (a deferred read-then-write can fail in WAL mode).
     with database.atomic("IMMEDIATE"):
         # Look again inside the lock: another writer may have added one of these task_ids.
@@ -291,10 +316,12 @@ def import_tasks(path_or_bytes, fmt=None, filename=None, collection=None, on_dup
         if on_duplicate == "reject" and checked.existing:
             taken = ", ".join(sorted(checked.existing)[:10])
             raise ValidationError.field("task_id", f"already exists: {taken}")
-        return _save(checked, collection, on_duplicate)
+        result = _save(checked, collection, on_duplicate)
+    result.unsupported = checked.unsupported
+    return result
 
 
-def survey(path_or_bytes, fmt=None, on_duplicate="reject"):
+def survey(path_or_bytes, fmt=None, on_duplicate="reject", skip_unsupported=False):
     """Check a dataset as import_tasks would and keep only what a run config needs of it
     (DatasetSurvey); ValidationError as check() raises. One line-format file is read as a
     stream: a run's config must not hold its whole dataset in memory for the whole run."""
@@ -306,7 +333,7 @@ def survey(path_or_bytes, fmt=None, on_duplicate="reject"):
             return DatasetSurvey(
                 [(t, category) for t, (_line, category) in tasks.items()], existing
             )
-    checked = check(whole, fmt, filename, on_duplicate)
+    checked = check(whole, fmt, filename, on_duplicate, skip_unsupported)
     return DatasetSurvey([(d["task_id"], d["category"]) for d in checked.tasks], checked.existing)
 
 

@@ -94,10 +94,19 @@ class ConfigChecker:
     """Validates one parsed config section by section; `plan()` returns the RunPlan."""
 
     def __init__(
-        self, doc, problems, base_dir, environ, allow_unpriced=False, reports_cost=frozenset()
+        self,
+        doc,
+        problems,
+        base_dir,
+        environ,
+        allow_unpriced=False,
+        reports_cost=frozenset(),
+        judge_optional=False,
     ):
         self.doc, self.problems, self.base_dir, self.environ = doc, problems, base_dir, environ
         self.allow_unpriced = allow_unpriced
+        # A promptfoo suite runs without a judge when no task needs one (its reader says).
+        self.judge_optional = judge_optional
         self.reports_cost = set(reports_cost)  # provider names whose server reports the cost
         self.providers = {}
         self.attempted = set()  # provider names defined in the config, valid or not
@@ -141,7 +150,9 @@ class ConfigChecker:
         run = self.keys(run, RUN_KEYS, "run.", RUN_ALIASES)
         for n, raw in enumerate(self.list_of(doc, "providers")):
             self.provider(raw, f"providers[{n}]")
-        judge = self.model(doc.get("judge"), "judge", doc)
+        judge = None
+        if doc.get("judge") is not None or not self.judge_optional:
+            judge = self.model(doc.get("judge"), "judge", doc)
         targets = []
         seen = set()
         raw_targets = self.list_of(doc, "targets")

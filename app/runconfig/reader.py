@@ -11,7 +11,8 @@ and lines, then a plan that a dry run prints and a real run applies.
                  come twice with other params (each its own target)
     prices:     [{provider, model, input_per_1m, output_per_1m}]   saved to the price table
 Header values and base_url may use ${ENV_VAR}; such headers are stored encrypted, never printed.
-An apocbench-style shape (routers, models) is read too (apocbench.py); one invocation's
+An apocbench-style shape (routers, models) is read too (apocbench.py), and a promptfoo suite
+(promptfoo.py: prompts, tests, providers); one invocation's
 overrides (invocation.py) are written in before the check. checker.py holds the
 key sets and the checker; run_plan.py the RunPlan, which it applies (writes) or describes.
 """
@@ -27,6 +28,7 @@ from ..datasets.lines import load_yaml
 from ..errors import ValidationError
 from . import apocbench
 from . import invocation
+from . import promptfoo
 from .checker import ConfigChecker
 
 
@@ -72,12 +74,29 @@ def parse(text, file="config", base_dir=".", environ=None, overrides=None, allow
         problems.add(None, "the config must be a mapping with run, judge and targets", 1)
         problems.raise_if_any()
     tags = invocation.apply_sets(doc, overrides, problems)
-    renames, reports_cost = {}, set()
+    renames, reports_cost, rubric_tasks = {}, set(), None
     if apocbench.is_apocbench(doc):
         doc, renames, reports_cost = apocbench.convert(doc, problems)
+    elif promptfoo.is_promptfoo(doc):
+        doc = promptfoo.convert(doc, problems, file, environ)
+        rubric_tasks = promptfoo.needs_judge(text, str(Path(base_dir) / Path(file).name))
     options = invocation.apply_options(doc, overrides, problems)
+    if rubric_tasks and doc.get("judge") is None:
+        shown = ", ".join(rubric_tasks[:10]) + (" ..." if len(rubric_tasks) > 10 else "")
+        problems.add(
+            "judge",
+            f"these tasks have an llm-rubric assert and need a judge: {shown}; give "
+            "--judge PROVIDER/MODEL or defaultTest.options.provider",
+            1,
+        )
     checker = ConfigChecker(
-        doc, problems, Path(base_dir), environ, allow_unpriced, reports_cost=reports_cost
+        doc,
+        problems,
+        Path(base_dir),
+        environ,
+        allow_unpriced,
+        reports_cost=reports_cost,
+        judge_optional=rubric_tasks is not None,  # a missing judge is named above
     )
     start = len(problems.entries)
     plan = checker.plan()

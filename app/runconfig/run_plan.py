@@ -31,7 +31,7 @@ class RunPlan:
     name: str
     run_id: str | None
     providers: dict  # name -> ProviderPlan
-    judge: dict  # {provider, model, params}
+    judge: dict  # {provider, model, params}; {} for no judge (a promptfoo suite of checks)
     targets: list  # [{provider, model, params}]
     collections: list  # existing collection names
     dataset: object = None  # importer.DatasetSurvey: task ids and categories, not the tasks
@@ -53,6 +53,8 @@ class RunPlan:
     @property
     def estimated_calls(self):
         """A warm-up per target and one for the judge, an answer and a judgement per item."""
+        if not self.judge:
+            return len(self.targets) + self.items
         return len(self.targets) + 1 + 2 * self.items
 
 
@@ -110,12 +112,17 @@ def apply(plan, source="cli", reuse=False, outputs=None):
         )
         names.append(plan.dataset_collection)
     by_name = {c.name: c.id for c in Collection.select().where(Collection.name.in_(names))}
+    judge = {}
+    if plan.judge:
+        judge = {
+            "judgeProviderId": ids[plan.judge["provider"]],
+            "judgeModel": plan.judge["model"],
+            "judgeParams": plan.judge["params"] or None,
+        }
     spec = {
         "runId": plan.run_id,
         "name": plan.name,
-        "judgeProviderId": ids[plan.judge["provider"]],
-        "judgeModel": plan.judge["model"],
-        "judgeParams": plan.judge["params"] or None,
+        **judge,
         "targets": [
             {
                 "providerId": ids[t["provider"]],
@@ -150,10 +157,13 @@ def describe(plan):
             detail += ("; " if detail else "") + "headers " + ", ".join(headers)
         lines.append(f"Provider {provider.name}: will {action} ({detail})")
     judge = plan.judge
-    lines.append(
-        f"Judge: {judge['provider']}/{judge['model']}"
-        + (f" params {judge['params']}" if judge["params"] else "")
-    )
+    if not judge:
+        lines.append("Judge: none (the tasks' checks score every answer)")
+    else:
+        lines.append(
+            f"Judge: {judge['provider']}/{judge['model']}"
+            + (f" params {judge['params']}" if judge["params"] else "")
+        )
     for target in plan.targets:
         lines.append(
             f"Target: {target['provider']}/{target['model']}"
@@ -180,6 +190,9 @@ def describe(plan):
     lines.append(
         f"Estimated calls: {plan.estimated_calls} ({len(plan.targets) + 1} warm-ups "
         f"incl. the judge, {plan.items} answers, {plan.items} judgements; retries not counted)"
+        if plan.judge
+        else f"Estimated calls: {plan.estimated_calls} ({len(plan.targets)} warm-ups, "
+        f"{plan.items} answers; retries not counted)"
     )
     if plan.out_dir:
         lines.append(f"Reports: {plan.out_dir}/<run_id>/summary.json, report.html")

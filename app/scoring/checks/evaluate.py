@@ -56,6 +56,10 @@ def run_check(check, answer, *, reference=None, facts=None, tool_calls=None):
         score, reason = EVALUATORS[check.type](check, answer, context)
     except Exception as exc:  # a last guard: a valid check must not fail an item at run time
         score, reason = 0.0, f"could not run: {show(f'{type(exc).__name__}: {exc}', 120)}"
+    else:
+        if check.options.get("negate"):
+            # A negated yes/no check holds when the test does not.
+            score, reason = 100.0 - float(score), f"negated: {reason}"
     score = float(score)
     return CheckResult(check.type, score, score >= check.threshold, reason, check.gate)
 

@@ -5,7 +5,8 @@ A check is `{type, value, weight, threshold, gate, ...options}`. Its score is 0-
 passes at `threshold`: by default 100 for a yes/no check (it must hold) and METRIC_THRESHOLD
 for a metric (ROUGE, BLEU, chrF, similarity: half of a perfect overlap) and for a tool call's
 share of expected calls made (100: all of them). `weight` (default 1) weighs it in the answer's
-mean; a failed `gate: true` check auto-fails the answer."""
+mean; a failed `gate: true` check auto-fails the answer. A text check may take `negate: true`:
+it then passes when the text test fails (promptfoo's not-icontains, not-regex, ...)."""
 
 import math
 import re
@@ -99,7 +100,10 @@ def _parse(index, item, has_reference):
         raise CheckError.field(f"{where} ({kind}).{name}", message)
 
     options = OPTIONS.get(kind, {})
+    negatable = kind in TEXT and kind != "not-contains"
     for key in item:
+        if key == "negate" and negatable:
+            continue
         if key not in COMMON and key not in options:
             known = ", ".join(sorted(COMMON | set(options)))
             fail(key, f"unknown key (a {kind} check takes: {known})")
@@ -114,6 +118,11 @@ def _parse(index, item, has_reference):
     if not isinstance(gate, bool):
         fail("gate", "must be true or false")
     chosen = {name: item.get(name, default) for name, default in options.items()}
+    negate = item.get("negate", False)
+    if not isinstance(negate, bool):
+        fail("negate", "must be true or false")
+    if negate:
+        chosen["negate"] = True  # kept only when set: stored checks without it are unchanged
     value, compiled = _VALUES[_family(kind)](kind, item, chosen, fail, has_reference)
     return Check(kind, value, float(weight), float(threshold), gate, chosen, compiled)
 
