@@ -393,23 +393,26 @@ class HttpAdapter(WireFormat):
         completion.raw = self._redact.pieces(self.redact(completion.raw), found)
         completion.model = self.redact(completion.model)
         if completion.raw_json is not None:
-            text = json.dumps(completion.raw_json, ensure_ascii=False)
-            masked = self.redact(text)
-            if masked != text:
-                try:
-                    completion.raw_json = json.loads(masked)
-                except ValueError:
-                    completion.raw_json = None  # the raw text (masked) is still kept
+            # Unreadable once masked: dropped, as the raw text (masked) is still kept.
+            completion.raw_json = self._redact_json(completion.raw_json, lambda masked: None)
         if completion.tool_calls:
             # A model may echo a key into a call's arguments as well as into its text.
-            text = json.dumps(completion.tool_calls, ensure_ascii=False)
-            masked = self.redact(text)
-            if masked != text:
-                try:
-                    completion.tool_calls = json.loads(masked)
-                except ValueError:
-                    completion.tool_calls = [{"name": "", "arguments": masked}]
+            completion.tool_calls = self._redact_json(
+                completion.tool_calls, lambda masked: [{"name": "", "arguments": masked}]
+            )
         return completion
+
+    def _redact_json(self, value, unreadable):
+        """`value` with every secret masked in its JSON text; `unreadable(masked text)` when
+        the masked text no longer parses."""
+        text = json.dumps(value, ensure_ascii=False)
+        masked = self.redact(text)
+        if masked == text:
+            return value
+        try:
+            return json.loads(masked)
+        except ValueError:
+            return unreadable(masked)
 
     # ---- requests ------------------------------------------------------------------------
     def request(self, method, endpoint, *, json_body=None, cancel=None, timeout=None):
