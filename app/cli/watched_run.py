@@ -104,14 +104,14 @@ def conclude(run_id, out, code, outputs, gates):
     """After the run: its digest for Trends and the regression check (alerts, webhooks), its
     files, the gates (finished runs only) and the final exit code."""
     out.stop()  # the screen goes before anything else is printed
+    composite_settings = settings_from(load_config())
     with db_context():
-        after_run()
+        after_run(composite_settings=composite_settings)
         run = get_run(run_id)
         summary = run_summary(run)
         finished = summary["state"] == "finished"
         if code == EXIT_OK and not finished:
             code = EXIT_INTERRUPTED
-        composite_settings = settings_from(load_config())
         wants_cases = gates and gates.min_composite is not None and (outputs or {}).get("junit")
         gate_cases = (
             junit_gate_cases(run, gates.min_composite, composite_settings)
