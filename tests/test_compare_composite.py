@@ -55,13 +55,11 @@ def test_composite_change_gets_no_verdict_of_its_own(pair):
 def test_compare_page_shows_composite_beside_the_score(client, pair):
     page = BeautifulSoup(client.get("/compare?a=ca&b=cb").get_data(as_text=True), "html.parser")
     heads = [th.get_text() for th in page.select("table.rs-compare thead th")]
-    assert heads[1:7] == [
-        "Score A", "Score B", "Δ score", "Composite A", "Composite B", "Δ composite"
-    ]  # fmt: skip
-    row = page.select("table.rs-compare tbody tr")[0]
-    cells = [td.get_text(strip=True) for td in row.select("td")]
-    assert cells[3:6] == ["86.0", "79.0", "-7.0"]
-    assert row.select("td.cmp-composite")[1]["title"].startswith("composite = 0.70 × quality 70.0")
+    assert heads[1:5] == ["Score A", "Score B", "Δ score", "Composite A → B"]
+    cell = page.select("table.rs-compare tbody tr")[0].select("td")[3]
+    assert cell.get_text(" ", strip=True) == "86.0 → 79.0 -7.0"
+    formula = cell.select_one(".cmp-composite__b")["title"]
+    assert formula.startswith("B: composite = 0.70 × quality 70.0")
     assert "no confidence interval" in page.select_one("#cmp-composite-rule").get_text()
 
 
