@@ -58,4 +58,5 @@ def compare_runs():
         raise ValidationError(errors)
     run_a = get_run(request.args["a"].strip())
     run_b = get_run(request.args["b"].strip())
-    return jsonify(compare.compare_runs(run_a, run_b))
+    settings = settings_from(current_app.config)
+    return jsonify(compare.compare_runs(run_a, run_b, composite_settings=settings))

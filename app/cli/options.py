@@ -70,6 +70,13 @@ gate_options = _stack(
         "any target.",
     ),
     click.option(
+        "--min-composite",
+        type=click.FloatRange(0, 100),
+        metavar="N",
+        help="Exit 4 when any target's composite score is under N (a JUnit testcase per "
+        "target with --junit).",
+    ),
+    click.option(
         "--junit",
         type=click.Path(dir_okay=False),
         metavar="PATH",
@@ -86,6 +93,6 @@ gate_options = _stack(
 )
 
 
-def gates_from(fail_under, max_failed_pct, max_auto_fail_pct):
+def gates_from(fail_under, max_failed_pct, max_auto_fail_pct, min_composite=None):
     """The quality gates asked for (all off when none is given)."""
-    return Gates(fail_under, max_failed_pct, max_auto_fail_pct)
+    return Gates(fail_under, max_failed_pct, max_auto_fail_pct, min_composite)

@@ -68,8 +68,9 @@ def write_reports(run_id, folder, as_json, quiet):
     return {k: str(v) for k, v in paths.items()}
 
 
-def write_junit_file(run_id, path, pass_score, as_json, quiet):
-    """The run's JUnit XML at `path` (one testcase per item); returns its totals."""
+def write_junit_file(run_id, path, pass_score, as_json, quiet, gates=()):
+    """The run's JUnit XML at `path` (one testcase per item, and one per gate case in `gates`:
+    (classname, name, failure or None)); returns its totals."""
     path = Path(path)
     pass_score = DEFAULT_PASS_SCORE if pass_score is None else pass_score
     with db_context():
@@ -84,6 +85,7 @@ def write_junit_file(run_id, path, pass_score, as_json, quiet):
                     run_id=run.run_id,
                     pass_score=pass_score,
                     timestamp=run.started_at,
+                    gates=gates,
                 )
                 masked.flush()
         except OSError as exc:
@@ -102,10 +104,11 @@ def write_junit_file(run_id, path, pass_score, as_json, quiet):
     return totals
 
 
-def write_outputs(run_id, outputs, finished, as_json, quiet):
+def write_outputs(run_id, outputs, finished, as_json, quiet, gates=()):
     """Every file `outputs` asks for ({outDir, junit, passScore}); the reports only for a
-    finished run, the JUnit file always (unfinished items are skipped). Returns the paths; a
-    file that cannot be written is said on stderr (the run itself is kept)."""
+    finished run, the JUnit file always (unfinished items are skipped; `gates` are the gate
+    testcases it gets). Returns the paths; a file that cannot be written is said on stderr (the
+    run itself is kept)."""
     written = {}
     jobs = []
     if outputs.get("outDir") and finished:
@@ -114,7 +117,9 @@ def write_outputs(run_id, outputs, finished, as_json, quiet):
     if outputs.get("junit"):
 
         def junit():
-            write_junit_file(run_id, outputs["junit"], outputs.get("passScore"), as_json, quiet)
+            write_junit_file(
+                run_id, outputs["junit"], outputs.get("passScore"), as_json, quiet, gates
+            )
             written["junit"] = str(outputs["junit"])
 
         jobs.append(junit)

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import click
 
+from ..config import load
 from ..errors import LlmbenchError
 from ..results import compare
+from ..results.composite import settings_from
 from ..runs.queries import get_run
 from .open_database import open_db
 from .output import EXIT_CODES_HELP
@@ -73,6 +75,7 @@ def diff(run_a, run_b, as_json, limit, fail_on_regression):
                 get_run(run_a),
                 get_run(run_b),
                 limit=max(limit, 0) if not as_json else 1000,
+                composite_settings=settings_from(load()),
             )
         except LlmbenchError as exc:
             raise translate(exc, as_json) from None
@@ -95,14 +98,22 @@ def diff(run_a, run_b, as_json, limit, fail_on_regression):
 
 def _print(result, run_a, run_b, limit):
     click.echo(f"A = {run_a}   B = {run_b}")
-    click.echo(f"{'target':40} {'A':>6} {'B':>6} {'delta':>7} {'tasks':>5}  verdict")
+    click.echo(
+        f"{'target':40} {'A':>6} {'B':>6} {'delta':>7} {'comp A':>6} {'comp B':>6} "
+        f"{'delta':>7} {'tasks':>5}  verdict"
+    )
     for m in result["models"]:
         alert = "  REGRESSION" if m["regressionAlert"] else ""
+        change = m["compositeDelta"]
         click.echo(
             f"{m['label'][:40]:40} {num(m['a']['avgScore']):>6} "
             f"{num(m['b']['avgScore']):>6} {num(m['scoreDelta']):>7} "
+            f"{num(m['a']['compositeScore']):>6} {num(m['b']['compositeScore']):>6} "
+            f"{'-' if change is None else f'{change:+.1f}':>7} "
             f"{m['sharedTasks']:>5}  {m['verdict']}{alert}"
         )
+    if result["models"]:
+        click.echo(f"comp = composite score. {result['compositeNote']}")
     for warning in result["warnings"]:
         click.echo(f"warning: {warning}")
     for label, names in (("only in A", result["onlyInA"]), ("only in B", result["onlyInB"])):

@@ -86,6 +86,7 @@ def run(
     fail_under,
     max_failed_pct,
     max_auto_fail_pct,
+    min_composite,
     junit,
     pass_score,
 ):
@@ -99,7 +100,7 @@ def run(
     If another orchestrator (llmbench serve) holds the database, nothing is started: exit 1
     naming it.
     """
-    gates = gates_from(fail_under, max_failed_pct, max_auto_fail_pct)
+    gates = gates_from(fail_under, max_failed_pct, max_auto_fail_pct, min_composite)
     if (config_path is None) == (template_ref is None):
         raise CliError("give either -c CONFIG or --template NAME", EXIT_INVALID)
     if template_ref is not None:
@@ -196,6 +197,7 @@ def resume(
     fail_under,
     max_failed_pct,
     max_auto_fail_pct,
+    min_composite,
     junit,
     pass_score,
 ):
@@ -213,5 +215,5 @@ def resume(
     outputs.update(_outputs(None, junit, pass_score))
     out = make_output(as_json, quiet)
     code = run_in_foreground(run_id, cfg, out, resume=True, max_budget_usd=max_budget_usd)
-    gates = gates_from(fail_under, max_failed_pct, max_auto_fail_pct)
+    gates = gates_from(fail_under, max_failed_pct, max_auto_fail_pct, min_composite)
     sys.exit(conclude(run_id, out, code, outputs, gates))

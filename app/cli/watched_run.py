@@ -4,9 +4,13 @@ and the screen's `q` in the main thread; then the files, the quality gates and t
 import signal
 import threading
 
+from ..config import load as load_config
 from ..engine.foreground import run_foreground
 from ..errors import LlmbenchError
+from ..results.composite import settings_from
+from ..results.gates import MIN_COMPOSITE
 from ..results.gates import check_gates
+from ..results.gates import composite_cases
 from ..runs.dto import run_summary
 from ..runs.live import budget_halt
 from ..runs.queries import get_run
@@ -100,27 +104,45 @@ def conclude(run_id, out, code, outputs, gates):
     """After the run: its digest for Trends and the regression check (alerts, webhooks), its
     files, the gates (finished runs only) and the final exit code."""
     out.stop()  # the screen goes before anything else is printed
+    composite_settings = settings_from(load_config())
     with db_context():
-        after_run()
+        after_run(composite_settings=composite_settings)
         run = get_run(run_id)
         summary = run_summary(run)
         finished = summary["state"] == "finished"
         if code == EXIT_OK and not finished:
             code = EXIT_INTERRUPTED
+        wants_cases = gates and gates.min_composite is not None and (outputs or {}).get("junit")
+        gate_cases = (
+            junit_gate_cases(run, gates.min_composite, composite_settings)
+            if finished and wants_cases
+            else []
+        )
     # The summary screen lists the files itself; plain output says each as it is written.
     quiet = out.quiet or out.screen is not None
     outputs = outputs or {}
     artifacts = {}
     if outputs.get("outDir") or outputs.get("junit"):
-        artifacts = load(WRITE_OUTPUTS)(run_id, outputs, finished, out.as_json, quiet)
+        artifacts = load(WRITE_OUTPUTS)(
+            run_id, outputs, finished, out.as_json, quiet, gates=gate_cases
+        )
     with db_context():
-        failures = check_gates(run, gates) if finished and gates else []
+        failures = check_gates(run, gates, composite_settings) if finished and gates else []
         if failures:
             code = EXIT_GATE
         hint = resume_hint(run) if code == EXIT_INTERRUPTED else None
         rows = averages(run_id) if out.shows_results() else []
         out.finish(summary, rows, code, hint, artifacts, failures)
     return code
+
+
+def junit_gate_cases(run, limit, composite_settings):
+    """The composite gate as JUnit testcases: (target, "--min-composite N", failure or None)."""
+    name = f"{MIN_COMPOSITE} {limit:g}"
+    return [
+        (case["scope"], name, case["message"])
+        for case in composite_cases(run, limit, composite_settings)
+    ]
 
 
 def _raise_interrupt(signum, frame):

@@ -150,6 +150,22 @@ def testcase_xml(item, pass_score=50.0):
     return "".join(parts), element, ms
 
 
+GATES_SUITE = "quality gates"
+
+
+def gate_testcase_xml(classname, name, failure=None):
+    """(xml, element, ms): one quality gate's <testcase> (e.g. a target's composite score
+    against --min-composite); a <failure type="gate"> with `failure`'s text when it failed."""
+    parts = [f'<testcase classname="{_attr(classname)}" name="{_attr(name)}" time="0.000">']
+    if failure:
+        parts.append(
+            f'<failure type="gate" message="{_attr(_cut(failure, MESSAGE_CHARS))}">'
+            f"{_text(_cut(failure, TEXT_CHARS))}</failure>"
+        )
+    parts.append("</testcase>\n")
+    return "".join(parts), "failure" if failure else None, 0.0
+
+
 class _Suite:
     """One target's testcases on a spool, with the counts its opening tag needs."""
 
@@ -257,14 +273,22 @@ def write_junit(
     pass_score=50.0,
     timestamp=None,
     spool_chars=SPOOL_CHARS,
+    gates=(),
 ):
     """Write the JUnit XML of `items` to the text file `out`; arguments as junit_chunks.
 
-    Open `out` with encoding="utf-8" (the XML declaration says so). Returns the totals, for the
-    CLI to report: {"tests", "failures", "errors", "skipped", "suites"}.
+    `gates`: (classname, name, failure text or None) of quality gates checked on the run, as
+    one more suite after the targets'. Open `out` with encoding="utf-8" (the XML declaration
+    says so). Returns the totals, for the CLI to report: {"tests", "failures", "errors",
+    "skipped", "suites"}.
     """
     _check(pass_score)
     suites = _collect(items, pass_score, spool_chars)
+    if gates:
+        suite = _Suite(GATES_SUITE, spool_chars)
+        suites.append(suite)
+        for classname, name, failure in gates:
+            suite.add(*gate_testcase_xml(classname, name, failure))
     totals = {
         "tests": sum(s.tests for s in suites),
         "failures": sum(s.failures for s in suites),

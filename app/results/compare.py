@@ -9,6 +9,9 @@ from ..runs.outcomes import FAILED_STATUSES
 from ..runs.state import run_state
 from . import stats
 from .averages import model_averages
+from .composite import DEFAULT_SETTINGS
+from .composite import composite_rule
+from .composite_figures import target_composites
 
 METHOD = (
     "Paired over the tasks both runs scored for that model: the mean per-task difference "
@@ -23,6 +26,12 @@ REGRESSION_POINTS = 5.0
 # fewer than 6 non-zero pairs, and a percentile bootstrap of a handful of values under-covers.
 MIN_PAIRED_TASKS = 10
 ALPHA = 0.05
+# The composite score has no CI (it mixes a mean with a median time and a share), so compare
+# states its change and leaves the verdict to the paired score test.
+COMPOSITE_NOTE = (
+    "The composite score has no confidence interval: its change is stated, not tested; the "
+    "verdict comes from the paired score test."
+)
 
 
 def verdict(pairs, *, min_n=MIN_PAIRED_TASKS, alpha=ALPHA, regression_points=REGRESSION_POINTS):
@@ -92,8 +101,10 @@ def _outcome(status, error_stage):
     return "pending"
 
 
-def _side(row):
+def _side(row, composite=None):
     return {
+        "compositeScore": composite.score if composite else None,
+        "compositeFormula": composite.formula() if composite else None,
         "items": row["item_count"],
         "completed": row["completed"],
         "failedAnswer": row["failed_answer"],
@@ -108,6 +119,12 @@ def _side(row):
 
 def _delta(a, b):
     return None if a is None or b is None else b - a
+
+
+def _composite_delta(side_a, side_b):
+    # Both scores are rounded to 0.1; so is their change (no 0.30000000000000004).
+    change = _delta(side_a["compositeScore"], side_b["compositeScore"])
+    return None if change is None else round(change, 1)
 
 
 def _pairs(run_a, run_b):
@@ -150,10 +167,18 @@ def _pairs(run_a, run_b):
     )
 
 
-def compare_runs(run_a, run_b, limit=50):
-    """Per target (matched by provider name + label): deltas, significance, task-level changes."""
-    avg_a = {(r["provider_name"], r["target_label"]): r for r in model_averages(run_a)}
-    avg_b = {(r["provider_name"], r["target_label"]): r for r in model_averages(run_b)}
+def _keyed(run, composite_settings):
+    """({(provider, label): averages row}, {target id: Composite or None}) of one run."""
+    rows = model_averages(run)
+    composites = target_composites(run, composite_settings, rows)
+    return {(r["provider_name"], r["target_label"]): r for r in rows}, composites
+
+
+def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
+    """Per target (matched by provider name + label): deltas, significance, task-level changes,
+    and each run's composite score with its change (no verdict: it has no CI)."""
+    avg_a, comp_a = _keyed(run_a, composite_settings)
+    avg_b, comp_b = _keyed(run_b, composite_settings)
     shared_keys = [k for k in avg_a if k in avg_b]
     per_model = {
         k: {
@@ -231,6 +256,7 @@ def compare_runs(run_a, run_b, limit=50):
     models = []
     for key in shared_keys:
         a, b, bucket = avg_a[key], avg_b[key], per_model[key]
+        side_a, side_b = _side(a, comp_a.get(a["target_id"])), _side(b, comp_b.get(b["target_id"]))
         score = verdict(bucket["scores"])
         timing = verdict(bucket["times"])
         paired = {k: score[k] for k in ("n", "meanDiff", "ciLow", "ciHigh", "significant")}
@@ -240,9 +266,10 @@ def compare_runs(run_a, run_b, limit=50):
                 "providerName": key[0],
                 "model": a["model"],
                 "label": f"{key[0]}/{key[1]}",
-                "a": _side(a),
-                "b": _side(b),
+                "a": side_a,
+                "b": side_b,
                 "scoreDelta": _delta(a["avg_score"], b["avg_score"]),
+                "compositeDelta": _composite_delta(side_a, side_b),
                 "timeDeltaMs": _delta(a["avg_time_ms"], b["avg_time_ms"]),
                 "tokensPerSecondDelta": _delta(
                     a["avg_tokens_per_second"], b["avg_tokens_per_second"]
@@ -271,6 +298,8 @@ def compare_runs(run_a, run_b, limit=50):
         "b": _run_info(run_b),
         "method": METHOD,
         "regressionThreshold": REGRESSION_POINTS,
+        "compositeRule": composite_rule(composite_settings),
+        "compositeNote": COMPOSITE_NOTE,
         "models": models,
         "onlyInA": [f"{p}/{m}" for (p, m) in avg_a if (p, m) not in avg_b],
         "onlyInB": [f"{p}/{m}" for (p, m) in avg_b if (p, m) not in avg_a],

@@ -4,6 +4,7 @@ per model, and the order people expect (the older run is the baseline, newer one
 from ..db.models import Run
 from ..errors import NotFound
 from .compare import compare_runs
+from .composite import DEFAULT_SETTINGS
 
 
 def runs_in_order(run_ids):
@@ -35,10 +36,13 @@ def newer_default(run_id, choices):
     return others[0] if others else None
 
 
-def compare_baseline(base, others, limit=10):
+def compare_baseline(base, others, limit=10, composite_settings=DEFAULT_SETTINGS):
     """The baseline against each other run: the pairwise comparisons and, per model, the
     comparison's model row for each run (None where that run lacks the model)."""
-    comparisons = [compare_runs(base, other, limit=limit) for other in others]
+    comparisons = [
+        compare_runs(base, other, limit=limit, composite_settings=composite_settings)
+        for other in others
+    ]
     labels = []
     for comparison in comparisons:
         labels += [m["label"] for m in comparison["models"] if m["label"] not in labels]

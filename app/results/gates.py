@@ -1,13 +1,16 @@
 """Quality gates for CI (`llmbench run --fail-under 70 --max-failed-pct 5 ...`).
 
-Each gate is checked overall and per target; a gate that fails says which one, where and the
-figures. A gate that cannot be measured (no scored item for a score gate, no judged item for the
-auto-fail gate) fails too: CI must not pass on nothing.
+Each gate is checked overall and per target (the composite score per target only: it is a
+target's number); a gate that fails says which one, where and the figures. A gate that cannot be
+measured (no scored item for a score gate, no judged item for the auto-fail gate, no scored and
+timed answer for the composite) fails too: CI must not pass on nothing.
 """
 
 from dataclasses import dataclass
 
 from .averages import model_averages
+from .composite import DEFAULT_SETTINGS
+from .composite_figures import target_composites
 from .figures import overall_figures
 from .figures import target_figures
 
@@ -19,11 +22,33 @@ class Gates:
     fail_under: float | None = None
     max_failed_pct: float | None = None
     max_auto_fail_pct: float | None = None
+    min_composite: float | None = None
 
     def __bool__(self):
-        return any(
-            v is not None for v in (self.fail_under, self.max_failed_pct, self.max_auto_fail_pct)
-        )
+        limits = (self.fail_under, self.max_failed_pct, self.max_auto_fail_pct, self.min_composite)
+        return any(v is not None for v in limits)
+
+
+MIN_COMPOSITE = "--min-composite"
+
+
+def composite_cases(run, limit, composite_settings=DEFAULT_SETTINGS, averages=None):
+    """[{scope, value, message}] of the composite gate, one per target in the run's order:
+    message is None when the target's composite is at least `limit` (JUnit lists passes too)."""
+    averages = model_averages(run) if averages is None else averages
+    composites = target_composites(run, composite_settings, averages)
+    cases = []
+    for row in averages:
+        c = composites.get(row["target_id"])
+        scope = row["label"]
+        if c is None:
+            message = f"{scope}: no scored answer with a time, so the composite cannot be checked"
+        elif c.score < limit:
+            message = f"{scope}: composite {_fmt(c.score)} is under {_fmt(limit)}"
+        else:
+            message = None
+        cases.append({"scope": scope, "value": c.score if c else None, "message": message})
+    return cases
 
 
 def _fmt(value):
@@ -46,7 +71,7 @@ def _pct_failure(scope, what, pct, count, total, limit, unmeasured):
     return None
 
 
-def check_gates(run, gates):
+def check_gates(run, gates, composite_settings=DEFAULT_SETTINGS):
     """[{gate, limit, scope, value, message}] for every gate that fails ([] when all pass)."""
     if not gates:
         return []
@@ -110,4 +135,10 @@ def check_gates(run, gates):
                         "message": message,
                     }
                 )
+    if gates.min_composite is not None:
+        failures += [
+            {"gate": MIN_COMPOSITE, "limit": gates.min_composite, **case}
+            for case in composite_cases(run, gates.min_composite, composite_settings, averages)
+            if case["message"] is not None
+        ]
     return failures

@@ -5,6 +5,11 @@ judge key and task set, finished before it) and with the baseline of each of its
 (same judge key; the tasks both have with the same question). Each task counts once: its score
 is the mean over its repeats. regression.paired_drop decides; an alert is stored once per run,
 series and comparison, and queued for the template's webhook.
+
+The composite score is checked against the baselines too: it has no CI (a mean, a median time
+and a share), so its alert is its drop alone, at least the template's threshold (the same score
+points as the score alert's; the composite is 0-100 as well), and says so. It is stored as
+against "baseline-composite": an alert is unique per run, series and against.
 """
 
 from peewee import fn
@@ -23,11 +28,22 @@ from ..db.models import RunCollection
 from ..db.models import RunDigest
 from ..errors import NotFound
 from ..errors import ValidationError
+from ..results.composite import DEFAULT_SETTINGS
 from ..runlog import log_event
+from .baselines import metrics_by_run
 from .regression import THRESHOLD_POINTS
 from .regression import paired_drop
 
 STATES = (ALERT_OPEN, ALERT_DISMISSED)
+COMPOSITE_SUFFIX = "-composite"  # against "baseline-composite": the composite score's alert
+
+
+def alert_kind(against):
+    """(metric, compared with) of an alert's `against` column: ("composite", "baseline") for
+    "baseline-composite", ("score", against) otherwise."""
+    if against.endswith(COMPOSITE_SUFFIX):
+        return "composite", against[: -len(COMPOSITE_SUFFIX)]
+    return "score", against
 
 
 def task_means(run_pk, target_pk):
@@ -92,20 +108,22 @@ def baseline_aggregates(run, digest, series):
     )
 
 
-def evaluate_run(run, digest, overall, now=None):
+def evaluate_run(run, digest, overall, now=None, composite_settings=DEFAULT_SETTINGS):
     """Compare each series of a just-digested run with its previous comparable run and its
-    baselines; store an Alert for each significant drop. Returns the new alerts."""
+    baselines; store an Alert for each significant drop, and for each composite score drop
+    against a baseline. Returns the new alerts."""
     now = now or utcnow()
     template = run.template
     threshold = template.regression_threshold if template else THRESHOLD_POINTS
     created = []
+    baselines = {row["series"]: baseline_aggregates(run, digest, row["series"]) for row in overall}
     for row in overall:
         after = None
         against = []
         previous = previous_comparable(digest, row["series"])
         if previous is not None:
             against.append(("previous", previous))
-        for base in baseline_aggregates(run, digest, row["series"]):
+        for base in baselines[row["series"]]:
             if previous is None or base.run_id != previous.run_id:
                 against.append(("baseline", base))
         for kind, other in against:
@@ -117,7 +135,61 @@ def evaluate_run(run, digest, overall, now=None):
                 alert = _store(run, template, row, kind, other.run_id, result, threshold, now)
                 if alert is not None:
                     created.append(alert)
+    created += composite_alerts(
+        run, template, overall, baselines, threshold, composite_settings, now
+    )
     return created
+
+
+def composite_drop(run_pk, base_run_pk, series, composite_settings=DEFAULT_SETTINGS, metrics=None):
+    """(baseline composite, current composite) of one series, as the collection summary shows
+    them (from the stored aggregates); None where either cannot be computed."""
+    metrics = metrics or metrics_by_run({run_pk, base_run_pk}, composite_settings)
+    now = metrics[run_pk]["series"].get(series, {}).get("composite")
+    before = metrics[base_run_pk]["series"].get(series, {}).get("composite")
+    return None if now is None or before is None else (before, now)
+
+
+def composite_alerts(run, template, overall, baselines, threshold, composite_settings, now):
+    """An Alert for each series whose composite score fell by at least `threshold` points
+    against a baseline of the run (the change alone: the composite has no CI)."""
+    pks = {base.run_id for bases in baselines.values() for base in bases}
+    if not pks:
+        return []
+    metrics = metrics_by_run(pks | {run.id}, composite_settings)
+    created = []
+    for row in overall:
+        for base in baselines[row["series"]]:
+            found = composite_drop(run.id, base.run_id, row["series"], metrics=metrics)
+            if found is None or found[0] - found[1] < threshold:
+                continue
+            alert = _store_composite(run, template, row, base.run_id, found, threshold, now)
+            if alert is not None:
+                created.append(alert)
+    return created
+
+
+def _store_composite(run, template, row, base_run_pk, found, threshold, now):
+    before, after = found
+    other = Run.get_by_id(base_run_pk)
+    change = after - before
+    message = (
+        f"{row['series']} composite score dropped {-change:.1f} points against the baseline run "
+        f"{other.run_id} ({before:.1f} -> {after:.1f}; the composite has no CI, so this is the "
+        f"change alone; threshold {threshold:g} points)"
+    )
+    result = {
+        "n": row["n"] or 0,
+        "meanDiff": change,
+        "drop": -change,
+        # No interval: both ends are the change itself (the columns cannot be empty).
+        "ciLow": change,
+        "ciHigh": change,
+        "wilcoxonP": None,
+        "signP": None,
+    }
+    kind = "baseline" + COMPOSITE_SUFFIX
+    return _insert(run, template, row, kind, other, result, threshold, message, now)
 
 
 def _store(run, template, row, kind, other_run_pk, result, threshold, now):
@@ -130,6 +202,10 @@ def _store(run, template, row, kind, other_run_pk, result, threshold, now):
         f"{'–' if p is None else f'{p:.2g}'}, sign test p = {result['signP']:.2g}; "
         f"threshold {threshold:g} points)"
     )
+    return _insert(run, template, row, kind, other, result, threshold, message, now)
+
+
+def _insert(run, template, row, kind, other, result, threshold, message, now):
     webhook = "pending" if template is not None and template.webhook_url else None
     inserted = (
         Alert.insert(
@@ -191,7 +267,9 @@ def dismiss_alert(alert_id, now=None):
 def alert_to_dict(alert):
     """An alert as JSON (no webhook URL: only whether and how it was delivered)."""
     against = Run.get_or_none(Run.id == alert.against_run_id) if alert.against_run_id else None
+    metric, _compared = alert_kind(alert.against)
     return {
+        "metric": metric,
         "id": alert.id,
         "runId": alert.run.run_id,
         "templateId": alert.template_id,

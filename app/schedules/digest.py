@@ -21,6 +21,7 @@ from ..hashing import canonical_params
 from ..hashing import sha256_json
 from ..results.aggregates import OVERALL
 from ..results.aggregates import run_aggregates
+from ..results.composite import DEFAULT_SETTINGS
 from ..sysmetrics.series import peaks
 from ..sysmetrics.store import run_samples
 from .alerts import evaluate_run
@@ -54,9 +55,10 @@ def pending_runs(limit=BATCH):
     )
 
 
-def digest_run(run, now=None):
-    """Store one finished run's digest and aggregates, then raise its alerts; returns the
-    digest, or None when another process digested it first."""
+def digest_run(run, now=None, composite_settings=DEFAULT_SETTINGS):
+    """Store one finished run's digest and aggregates, then raise its alerts (the composite
+    score's with `composite_settings`); returns the digest, or None when another process
+    digested it first."""
     now = now or utcnow()
     aggregates = run_aggregates(run)
     samples = run_samples(run)
@@ -97,7 +99,7 @@ def digest_run(run, now=None):
     except IntegrityError:  # digested by another process meanwhile
         return None
     try:
-        evaluate_run(run, digest, overall, now)
+        evaluate_run(run, digest, overall, now, composite_settings)
     except Exception:  # the aggregates stay; Trends shows the run even without its check
         log.exception("regression check of run %s failed", run.run_id)
     return digest
@@ -118,12 +120,12 @@ AGGREGATE_FIELDS = (
 )
 
 
-def digest_finished(now=None, limit=BATCH):
+def digest_finished(now=None, limit=BATCH, composite_settings=DEFAULT_SETTINGS):
     """Digest every finished run that has no digest yet (at most `limit`); returns them."""
     done = []
     for run in pending_runs(limit):
         try:
-            digest = digest_run(run, now)
+            digest = digest_run(run, now, composite_settings)
         except Exception:  # one broken run must not block the others; logged, tried again
             log.exception("could not digest run %s", run.run_id)
             continue

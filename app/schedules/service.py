@@ -13,6 +13,7 @@ import time
 
 from ..clock import utcnow
 from ..db.connection import database
+from ..results.composite import settings_from
 from .digest import digest_finished
 from .firing import fire_due
 from .webhooks import deliver_due
@@ -33,7 +34,7 @@ def on_tick(config, now=None):
     if last is not None and time.monotonic() - last < DIGEST_SECONDS:
         return
     _state["digested"] = time.monotonic()
-    digest_finished(now)
+    digest_finished(now, composite_settings=settings_from(config))
     send_webhooks_in_background()
 
 

@@ -17,6 +17,7 @@ from ..db.connection import database
 from ..db.models import Alert
 from ..db.models import Run
 from ..db.models import Template
+from .alerts import alert_kind
 from .known_secrets import known_redactor
 from .template_start import webhook_url
 
@@ -42,6 +43,7 @@ def payload(alert):
         "model": alert.model,
         "providerName": alert.provider_name,
         "series": alert.series,
+        "metric": alert_kind(alert.against)[0],
         "against": alert.against,
         "againstRunId": against.run_id if against else None,
         "drop": round(alert.drop, 3),

@@ -3,6 +3,7 @@
 
 from flask import Blueprint
 from flask import Response
+from flask import current_app
 from flask import redirect
 from flask import render_template
 from flask import request
@@ -18,6 +19,7 @@ from ..results.compare_many import delta_series
 from ..results.compare_many import newer_default
 from ..results.compare_many import pick_baseline
 from ..results.compare_many import runs_in_order
+from ..results.composite import settings_from
 from ..runs.queries import get_run
 
 bp = Blueprint("compare", __name__)
@@ -52,7 +54,7 @@ def _many(picked, base_id):
     base, others = pick_baseline(runs, base_id)
     if len(others) == 1:
         return redirect(url_for("compare.show", a=base.run_id, b=others[0].run_id))
-    many = compare_baseline(base, others)
+    many = compare_baseline(base, others, composite_settings=settings_from(current_app.config))
     context = _context(many=many, picked=[r.run_id for r in runs], base=base.run_id)
     return render_template("compare/show.html", **context), 200
 
@@ -74,7 +76,9 @@ def show():
     elif a_id and b_id:
         try:
             run_a, run_b = get_run(a_id), get_run(b_id)
-            context["result"] = compare_runs(run_a, run_b, limit=25)
+            context["result"] = compare_runs(
+                run_a, run_b, limit=25, composite_settings=settings_from(current_app.config)
+            )
         except NotFound as exc:
             context["error"], status = exc.message, 404
         else:
