@@ -20,8 +20,9 @@ CREATE TABLE alert (
     n INTEGER NOT NULL,
     mean_diff REAL NOT NULL,
     drop REAL NOT NULL,
-    ci_low REAL NOT NULL,
-    ci_high REAL NOT NULL,
+    metric VARCHAR(20) NOT NULL,
+    ci_low REAL,
+    ci_high REAL,
     wilcoxon_p REAL,
     sign_p REAL,
     threshold REAL NOT NULL,
@@ -441,7 +442,7 @@ CREATE TABLE vote (
 
 CREATE INDEX alert_against_run_id ON alert (against_run_id);
 CREATE INDEX alert_run_id ON alert (run_id);
-CREATE UNIQUE INDEX alert_run_id_series_against ON alert (run_id, series, against);
+CREATE UNIQUE INDEX alert_run_id_series_against_metric ON alert (run_id, series, against, metric);
 CREATE INDEX alert_state ON alert (state);
 CREATE INDEX alert_template_id ON alert (template_id);
 CREATE UNIQUE INDEX baseline_collection_id ON baseline (collection_id);
@@ -568,8 +569,9 @@ CREATE TABLE alert (
     n BIGINT NOT NULL,
     mean_diff DOUBLE PRECISION NOT NULL,
     drop DOUBLE PRECISION NOT NULL,
-    ci_low DOUBLE PRECISION NOT NULL,
-    ci_high DOUBLE PRECISION NOT NULL,
+    metric CHARACTER VARYING(20) NOT NULL,
+    ci_low DOUBLE PRECISION,
+    ci_high DOUBLE PRECISION,
     wilcoxon_p DOUBLE PRECISION,
     sign_p DOUBLE PRECISION,
     threshold DOUBLE PRECISION NOT NULL,
@@ -1009,7 +1011,7 @@ CREATE UNIQUE INDEX _migrations_pkey ON _migrations USING btree (id);
 CREATE INDEX alert_against_run_id ON alert USING btree (against_run_id);
 CREATE UNIQUE INDEX alert_pkey ON alert USING btree (id);
 CREATE INDEX alert_run_id ON alert USING btree (run_id);
-CREATE UNIQUE INDEX alert_run_id_series_against ON alert USING btree (run_id, series, against);
+CREATE UNIQUE INDEX alert_run_id_series_against_metric ON alert USING btree (run_id, series, against, metric);
 CREATE INDEX alert_state ON alert USING btree (state);
 CREATE INDEX alert_template_id ON alert USING btree (template_id);
 CREATE UNIQUE INDEX baseline_collection_id ON baseline USING btree (collection_id);

@@ -33,13 +33,15 @@ def _baseline_then(settings_after, tmpl=None, scores_after=SCORES, composite_set
     )
     extra = {"composite_settings": composite_settings} if composite_settings else {}
     digest_finished(T0 + DAY, **extra)
-    return [a for a in Alert.select() if a.against.endswith("-composite")]
+    return [a for a in Alert.select() if a.metric == "composite"]
 
 
 def test_composite_drop_raises_alert(app):
     # Same scores, but a latency target no answer meets: on-target 0 of 15, composite 64.0.
     (alert,) = _baseline_then({"latencyTargetMs": 500})
-    assert alert.run.run_id == "later" and alert.against == "baseline-composite"
+    assert alert.run.run_id == "later" and alert.against == "baseline"
+    assert alert.metric == "composite"
+    assert alert.ci_low is None and alert.ci_high is None
     assert alert.series == "local/m1" and alert.drop == 15.0
     assert alert.message == (
         "local/m1 composite score dropped 15.0 points against the baseline run base "
@@ -77,8 +79,8 @@ def test_composite_alert_says_its_metric_in_the_api_and_the_webhook(app):
     (alert,) = _baseline_then({"latencyTargetMs": 500})
     assert alert_to_dict(alert)["metric"] == "composite"
     body = payload(alert)
-    assert body["metric"] == "composite" and body["against"] == "baseline-composite"
-    assert body["ci"] == [-15.0, -15.0] and body["p"] is None
+    assert body["metric"] == "composite" and body["against"] == "baseline"
+    assert body["ci"] is None and body["p"] is None  # the composite has no interval
 
 
 def test_score_alert_says_its_metric(app):

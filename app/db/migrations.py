@@ -485,6 +485,25 @@ def m036_checks_and_tools(db):
     )
 
 
+@migration
+def m037_alert_metric(db):
+    # An alert says which number dropped: "score" (a paired drop with its CI and tests) or
+    # "composite" (the change alone, no CI: its interval columns are empty). Unique per run,
+    # series, comparison and metric, so a run can have both against the same baseline.
+    _add_missing_columns(db, "alert", [("metric", CharField(max_length=20, default="score"))])
+    migrator = _migrator(db)
+    # Found by columns, not names: a database may already have the new shape.
+    unique = {tuple(i.columns): i.name for i in db.get_indexes("alert") if i.unique}
+    new = ("run_id", "series", "against", "metric")
+    old = unique.get(("run_id", "series", "against"))
+    migrate(
+        migrator.drop_not_null("alert", "ci_low"),
+        migrator.drop_not_null("alert", "ci_high"),
+        *([migrator.drop_index("alert", old)] if old else []),
+        *([] if new in unique else [migrator.add_index("alert", new, unique=True)]),
+    )
+
+
 def applied(db):
     """Names of the migrations already applied, in order."""
     return [row[0] for row in db.execute_sql("SELECT name FROM _migrations ORDER BY id")]

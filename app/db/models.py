@@ -569,8 +569,10 @@ class Alert(BaseModel):
     n = IntegerField()
     mean_diff = FloatField()
     drop = FloatField()
-    ci_low = FloatField()
-    ci_high = FloatField()
+    # "score": a paired drop (CI, tests); "composite": the change alone, no CI (both None).
+    metric = CharField(max_length=20, default="score")
+    ci_low = FloatField(null=True)
+    ci_high = FloatField(null=True)
     wilcoxon_p = FloatField(null=True)
     sign_p = FloatField(null=True)
     threshold = FloatField()
@@ -587,7 +589,7 @@ class Alert(BaseModel):
     webhook_sent_at = DateTimeField(null=True)
 
     class Meta:
-        indexes = ((("run", "series", "against"), True),)
+        indexes = ((("run", "series", "against", "metric"), True),)
 
 
 class SampleChunk(BaseModel):

@@ -8,8 +8,8 @@ series and comparison, and queued for the template's webhook.
 
 The composite score is checked against the baselines too: it has no CI (a mean, a median time
 and a share), so its alert is its drop alone, at least the template's threshold (the same score
-points as the score alert's; the composite is 0-100 as well), and says so. It is stored as
-against "baseline-composite": an alert is unique per run, series and against.
+points as the score alert's; the composite is 0-100 as well), and says so. It is stored with
+metric "composite" and no interval.
 """
 
 from peewee import fn
@@ -35,15 +35,8 @@ from .regression import THRESHOLD_POINTS
 from .regression import paired_drop
 
 STATES = (ALERT_OPEN, ALERT_DISMISSED)
-COMPOSITE_SUFFIX = "-composite"  # against "baseline-composite": the composite score's alert
-
-
-def alert_kind(against):
-    """(metric, compared with) of an alert's `against` column: ("composite", "baseline") for
-    "baseline-composite", ("score", against) otherwise."""
-    if against.endswith(COMPOSITE_SUFFIX):
-        return "composite", against[: -len(COMPOSITE_SUFFIX)]
-    return "score", against
+SCORE = "score"  # an alert's metric: the mean score, a paired drop with its CI
+COMPOSITE = "composite"  # the composite score: the change alone
 
 
 def task_means(run_pk, target_pk):
@@ -182,14 +175,14 @@ def _store_composite(run, template, row, base_run_pk, found, threshold, now):
         "n": row["n"] or 0,
         "meanDiff": change,
         "drop": -change,
-        # No interval: both ends are the change itself (the columns cannot be empty).
-        "ciLow": change,
-        "ciHigh": change,
+        "ciLow": None,  # the composite has no interval
+        "ciHigh": None,
         "wilcoxonP": None,
         "signP": None,
     }
-    kind = "baseline" + COMPOSITE_SUFFIX
-    return _insert(run, template, row, kind, other, result, threshold, message, now)
+    return _insert(
+        run, template, row, "baseline", other, result, threshold, message, now, COMPOSITE
+    )
 
 
 def _store(run, template, row, kind, other_run_pk, result, threshold, now):
@@ -205,7 +198,7 @@ def _store(run, template, row, kind, other_run_pk, result, threshold, now):
     return _insert(run, template, row, kind, other, result, threshold, message, now)
 
 
-def _insert(run, template, row, kind, other, result, threshold, message, now):
+def _insert(run, template, row, kind, other, result, threshold, message, now, metric=SCORE):
     webhook = "pending" if template is not None and template.webhook_url else None
     inserted = (
         Alert.insert(
@@ -215,6 +208,7 @@ def _insert(run, template, row, kind, other, result, threshold, message, now):
             provider_name=row["provider_name"],
             model=row["model"],
             against=kind,
+            metric=metric,
             against_run=other.id,
             n=result["n"],
             mean_diff=result["meanDiff"],
@@ -236,7 +230,10 @@ def _insert(run, template, row, kind, other, result, threshold, message, now):
         return None
     log_event(run, "regression_alert", f"Regression alert: {message}", level="WARNING", now=now)
     return Alert.get(
-        (Alert.run == run.id) & (Alert.series == row["series"]) & (Alert.against == kind)
+        (Alert.run == run.id)
+        & (Alert.series == row["series"])
+        & (Alert.against == kind)
+        & (Alert.metric == metric)
     )
 
 
@@ -267,9 +264,8 @@ def dismiss_alert(alert_id, now=None):
 def alert_to_dict(alert):
     """An alert as JSON (no webhook URL: only whether and how it was delivered)."""
     against = Run.get_or_none(Run.id == alert.against_run_id) if alert.against_run_id else None
-    metric, _compared = alert_kind(alert.against)
     return {
-        "metric": metric,
+        "metric": alert.metric,
         "id": alert.id,
         "runId": alert.run.run_id,
         "templateId": alert.template_id,

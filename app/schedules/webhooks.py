@@ -17,7 +17,6 @@ from ..db.connection import database
 from ..db.models import Alert
 from ..db.models import Run
 from ..db.models import Template
-from .alerts import alert_kind
 from .known_secrets import known_redactor
 from .template_start import webhook_url
 
@@ -43,12 +42,12 @@ def payload(alert):
         "model": alert.model,
         "providerName": alert.provider_name,
         "series": alert.series,
-        "metric": alert_kind(alert.against)[0],
+        "metric": alert.metric,
         "against": alert.against,
         "againstRunId": against.run_id if against else None,
         "drop": round(alert.drop, 3),
         "meanDiff": round(alert.mean_diff, 3),
-        "ci": [round(alert.ci_low, 3), round(alert.ci_high, 3)],
+        "ci": None if alert.ci_low is None else [round(alert.ci_low, 3), round(alert.ci_high, 3)],
         "p": alert.wilcoxon_p,
         "signTestP": alert.sign_p,
         "n": alert.n,
