@@ -25,13 +25,14 @@ def run(app):
             {"format": "CSV", "includeDetailed": True},
             "run-r-1-detailed.csv",
             "provider_name,model_name,task_id,task_name,task_status,spent_time_ms,tokens_generated,"
-            "tokens_per_second,score,judge_reason,llm_response_text,error_msg",
+            "tokens_per_second,score,judge_reason,llm_response_text,error_msg,"
+            "check_score,checks,auto_fail_reason,tool_calls",
         ),
         (
             {"format": "CSV", "includeDetailed": False},
             "run-r-1-average.csv",
             "provider_name,model_name,avg_time_per_task_ms,avg_tokens_per_second,avg_score,"
-            "tasks_count",
+            "tasks_count,composite_score",
         ),
         ({"format": "MD"}, "run-r-1.md", "# Run r-1"),
         ({"format": "HTML"}, "run-r-1-report.html", "<!doctype html>"),

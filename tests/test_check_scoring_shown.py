@@ -1,6 +1,6 @@
 """What checks found, shown and exported: the item detail lists each check's result beside the
 judge's score and the auto-fail reason; results.jsonl and results.csv carry checkScore,
-checkResults and autoFailReason after their old keys; a run without a judge shows "checks
+checkResults, autoFailReason and toolCalls after their old keys; a run without a judge shows "checks
 only" where a judge would be."""
 
 import csv
@@ -83,7 +83,7 @@ def test_the_item_detail_shows_the_checks_score_beside_the_judges(client, app, f
 
 def test_results_jsonl_carries_the_checks_after_the_old_keys(finished):
     (record,) = item_records(Run.get())
-    assert list(record)[-3:] == ["checkScore", "checkResults", "autoFailReason"]
+    assert list(record)[-4:] == ["checkScore", "checkResults", "autoFailReason", "toolCalls"]
     assert record["checkScore"] == 0.0 and record["checkResults"] == finished.check_results
     assert record["autoFailReason"] == finished.auto_fail_reason
 
@@ -91,8 +91,8 @@ def test_results_jsonl_carries_the_checks_after_the_old_keys(finished):
 def test_results_csv_carries_the_checks_as_json_text_in_its_last_columns(finished):
     rows = list(csv.reader(io.StringIO("".join(results_csv(Run.get())))))
     assert tuple(rows[0]) == CSV_COLUMNS
-    assert CSV_COLUMNS[-3:] == ("check_score", "check_results", "auto_fail_reason")
-    score, results, reason = rows[1][-3:]
+    assert CSV_COLUMNS[-4:] == ("check_score", "check_results", "auto_fail_reason", "tool_calls")
+    score, results, reason, _calls = rows[1][-4:]
     assert score == "0.0" and json.loads(results) == finished.check_results
     assert reason == finished.auto_fail_reason
 

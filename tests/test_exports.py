@@ -64,19 +64,22 @@ def golden_run(app):
 
 
 AVERAGE_GOLDEN = (
-    "provider_name,model_name,avg_time_per_task_ms,avg_tokens_per_second,avg_score,tasks_count\r\n"
-    "local,m1 · temperature 0.2,1067.25,40.5,80,2\r\n"
-    '"remote, inc",m|2,1000,50,72.5,1\r\n'
+    "provider_name,model_name,avg_time_per_task_ms,avg_tokens_per_second,avg_score,tasks_count,"
+    "composite_score\r\n"
+    "local,m1 · temperature 0.2,1067.25,40.5,80,2,86\r\n"
+    '"remote, inc",m|2,1000,50,72.5,1,80.8\r\n'
 )
 
 DETAILED_GOLDEN = (
     "provider_name,model_name,task_id,task_name,task_status,spent_time_ms,tokens_generated,"
-    "tokens_per_second,score,judge_reason,llm_response_text,error_msg\r\n"
+    "tokens_per_second,score,judge_reason,llm_response_text,error_msg,"
+    "check_score,checks,auto_fail_reason,tool_calls\r\n"
     'local,m1 · temperature 0.2,t1,"What is 2+2?\nExplain.",COMPLETED,1234.5,50,40.5,80,'
     '"has, comma ""quoted""\nsecond line",'
-    "ünïcødé ✓ | pipe,\r\n"
-    "local,m1 · temperature 0.2,t2,Name <three> colours,FAILED,900,,,,,red,judge: bad json\r\n"
-    '"remote, inc",m|2,t1,"What is 2+2?\nExplain.",COMPLETED,1000,50,50,72.5,right,4,\r\n'
+    "ünïcødé ✓ | pipe,,,,,\r\n"
+    "local,m1 · temperature 0.2,t2,Name <three> colours,FAILED,900,,,,,red,judge: bad json,,,,"
+    "\r\n"
+    '"remote, inc",m|2,t1,"What is 2+2?\nExplain.",COMPLETED,1000,50,50,72.5,right,4,,,,,\r\n'
 )
 
 MARKDOWN_GOLDEN = """# Run golden
@@ -94,24 +97,33 @@ MARKDOWN_GOLDEN = """# Run golden
 | local | m1 · temperature 0.2 | 1067.2 | 100 | 40.5 | 80 | 80–80 | 1 | 0 | 1 | 2 |
 | remote, inc | m\\|2 | 1000 | 100 | 50 | 72.5 | 72.5–72.5 | 1 | 0 | 0 | 1 |
 
+## Composite score per model
+
+| Provider | Model | Composite score | Checks passed | Formula |
+| --- | --- | ---: | --- | --- |
+| local | m1 · temperature 0.2 | 86.0 | — | composite = 0.70 × quality 80.0 + time 15.0 (median 1.2 s) + on-target 15.0 (no latency target) = 86.0 |
+| remote, inc | m\\|2 | 80.8 | — | composite = 0.70 × quality 72.5 + time 15.0 (median 1.0 s) + on-target 15.0 (no latency target) = 80.8 |
+
+composite = 0.70 × quality (average item score 0–100) + time (15 points when the median answer time is under 30 s, else 15 − 3 × minutes, at least 0) + on-target (15 × the share of answers within the run's latency target; 15 when it sets none).
+
 ## Detailed results
 
 <details>
 <summary>local/m1 · temperature 0.2 (2 tasks)</summary>
 
-| Task | Category | Difficulty | Status | Time (ms) | Tokens | Tokens/s | Score | Judge reason | Error |
-| --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |
-| t1 | general | easy | COMPLETED | 1234.5 | 50 | 40.5 | 80 | has, comma "quoted"<br>second line |  |
-| t2 | general | easy | FAILED (judge) | 900 |  |  |  |  | judge: bad json |
+| Task | Category | Difficulty | Status | Time (ms) | Tokens | Tokens/s | Score | Judge | Checks | Reason | Error |
+| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |
+| t1 | general | easy | COMPLETED | 1234.5 | 50 | 40.5 | 80 | 80 |  | has, comma "quoted"<br>second line |  |
+| t2 | general | easy | FAILED (judge) | 900 |  |  |  |  |  |  | judge: bad json |
 
 </details>
 
 <details>
 <summary>remote, inc/m\\|2 (1 task)</summary>
 
-| Task | Category | Difficulty | Status | Time (ms) | Tokens | Tokens/s | Score | Judge reason | Error |
-| --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |
-| t1 | general | easy | COMPLETED | 1000 | 50 | 50 | 72.5 | right |  |
+| Task | Category | Difficulty | Status | Time (ms) | Tokens | Tokens/s | Score | Judge | Checks | Reason | Error |
+| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |
+| t1 | general | easy | COMPLETED | 1000 | 50 | 50 | 72.5 | 72.5 |  | right |  |
 
 </details>
 """  # noqa: E501 - a golden file, kept verbatim
@@ -145,7 +157,7 @@ def test_detailed_csv_golden(golden_run):
     assert "".join(csv_detailed(golden_run)) == DETAILED_GOLDEN
 
 
-def test_csv_headers_are_exactly_seed_section_9():
+def test_csv_headers_start_with_the_service_columns_in_order_then_ours():
     assert AVERAGE_COLUMNS == (
         "provider_name",
         "model_name",
@@ -153,6 +165,7 @@ def test_csv_headers_are_exactly_seed_section_9():
         "avg_tokens_per_second",
         "avg_score",
         "tasks_count",
+        "composite_score",
     )
     assert DETAILED_COLUMNS == (
         "provider_name",
@@ -167,6 +180,10 @@ def test_csv_headers_are_exactly_seed_section_9():
         "judge_reason",
         "llm_response_text",
         "error_msg",
+        "check_score",
+        "checks",
+        "auto_fail_reason",
+        "tool_calls",
     )
 
 

@@ -1,4 +1,6 @@
-"""CSV exports with exactly the service's CSV columns: RFC 4180 quoting, CRLF, UTF-8, streamed.
+"""CSV exports: the service's CSV columns first and in their order (clients read them by
+position), then ours (the checks, the tool calls, the composite score). RFC 4180 quoting, CRLF,
+UTF-8, streamed.
 
 Every cell goes through files/csvcells.py's writer (OWASP): an answer, reason, task or name that
 starts like a formula gets a `'` in front, so a spreadsheet shows it instead of running it.
@@ -11,13 +13,18 @@ from itertools import islice
 from ..files.csvcells import SafeWriter
 from ..files.csvcells import fast_lines
 from ..results.averages import model_averages
+from ..results.composite import DEFAULT_SETTINGS
+from ..results.composite_figures import target_composites
+from .rows import check_line
 from .rows import error_text
 from .rows import item_cursor
+from .rows import json_value
 from .rows import number
 from .rows import targets
 from .rows import task_name
+from .rows import tool_calls_text
 
-AVERAGE_COLUMNS = (
+SERVICE_AVERAGE_COLUMNS = (
     "provider_name",
     "model_name",
     "avg_time_per_task_ms",
@@ -25,7 +32,8 @@ AVERAGE_COLUMNS = (
     "avg_score",
     "tasks_count",
 )
-DETAILED_COLUMNS = (
+AVERAGE_COLUMNS = (*SERVICE_AVERAGE_COLUMNS, "composite_score")
+SERVICE_DETAILED_COLUMNS = (
     "provider_name",
     "model_name",
     "task_id",
@@ -38,6 +46,15 @@ DETAILED_COLUMNS = (
     "judge_reason",
     "llm_response_text",
     "error_msg",
+)
+# After the service's columns: the checks' combined score, each check's result in words, why the
+# answer auto-failed, and the tool calls it made (compact JSON).
+DETAILED_COLUMNS = (
+    *SERVICE_DETAILED_COLUMNS,
+    "check_score",
+    "checks",
+    "auto_fail_reason",
+    "tool_calls",
 )
 CHUNK_ROWS = 500
 
@@ -77,8 +94,11 @@ def _fast_chunks(header, rows):
             return
 
 
-def csv_average(run):
-    """Average CSV: one line per model (tasks_count = the model's items)."""
+def csv_average(run, composite_settings=DEFAULT_SETTINGS):
+    """Average CSV: one line per model (tasks_count = the model's items), then its composite
+    score ('' when it has none)."""
+    averages = model_averages(run)
+    composites = target_composites(run, composite_settings, averages)
     rows = (
         (
             r["provider_name"],
@@ -87,8 +107,9 @@ def csv_average(run):
             number(r["avg_tokens_per_second"]),
             number(r["avg_score"]),
             r["item_count"],
+            number(c.score if (c := composites.get(r["target_id"])) else None),
         )
-        for r in model_averages(run)
+        for r in averages
     )
     yield from _chunks(AVERAGE_COLUMNS, rows)
 
@@ -109,6 +130,10 @@ def csv_detailed(run):
             reason or "",
             answer or "",
             error_text(stage, error),
+            number(check_score),
+            check_line(json_value(check_results)),
+            auto_fail_reason or "",
+            tool_calls_text(json_value(tool_calls)),
         )
         for (
             _id,
@@ -128,6 +153,11 @@ def csv_detailed(run):
             answer,
             error,
             _cost,
+            check_score,
+            check_results,
+            auto_fail_reason,
+            tool_calls,
+            _judge_scores,
         ) in item_cursor(run)
     )
     yield from _fast_chunks(DETAILED_COLUMNS, rows)

@@ -53,15 +53,20 @@ def download(run, kind, composite_settings=DEFAULT_SETTINGS):
     if kind == "detailed_csv":
         return csv_detailed(run), f"{name}-detailed.csv", "text/csv; charset=utf-8"
     if kind == "average_csv":
-        return csv_average(run), f"{name}-average.csv", "text/csv; charset=utf-8"
+        chunks = csv_average(run, composite_settings)
+        return chunks, f"{name}-average.csv", "text/csv; charset=utf-8"
     if kind == "markdown":
-        return markdown(run), f"{name}.md", "text/markdown; charset=utf-8"
+        chunks = markdown(run, composite_settings=composite_settings)
+        return chunks, f"{name}.md", "text/markdown; charset=utf-8"
     if kind == "markdown_averages":
-        return markdown(run, detailed=False), f"{name}-average.md", "text/markdown; charset=utf-8"
+        chunks = markdown(run, detailed=False, composite_settings=composite_settings)
+        return chunks, f"{name}-average.md", "text/markdown; charset=utf-8"
     if kind == "summary_json":
         return _json_chunks(run, composite_settings), f"{name}-summary.json", "application/json"
     if kind == "report_csv":
-        return report_csv_chunks(run), f"{name}-report.csv", "text/csv; charset=utf-8"
+        chunks = report_csv_chunks(run, composite_settings)
+        return chunks, f"{name}-report.csv", "text/csv; charset=utf-8"
     if kind == "report_html":
-        return report_html_chunks(run), f"{name}-report.html", "text/html; charset=utf-8"
+        chunks = report_html_chunks(run, composite_settings=composite_settings)
+        return chunks, f"{name}-report.html", "text/html; charset=utf-8"
     raise ValueError(f"unknown export kind {kind!r}")

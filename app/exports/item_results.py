@@ -1,6 +1,6 @@
 """results.jsonl and results.csv: one row per item for CI and scripts (task, target, answer,
-score, reason, rubric scores, auto-fail, metrics, cost, error, the checks' score and results and
-why it auto-failed), streamed from one cursor."""
+score, reason, rubric scores, auto-fail, metrics, cost, error, the checks' score and results,
+why it auto-failed and the tool calls the answer made), streamed from one cursor."""
 
 import io
 import json
@@ -34,6 +34,7 @@ CSV_COLUMNS = (
     "check_score",
     "check_results",
     "auto_fail_reason",
+    "tool_calls",
 )
 _COLUMNS = (
     Item.target,
@@ -61,6 +62,7 @@ _COLUMNS = (
     Item.check_score,
     Item.check_results,
     Item.auto_fail_reason,
+    Item.tool_calls,
 )
 CHUNK_ROWS = 200
 
@@ -100,6 +102,7 @@ def item_records(run):
         check_score,
         check_results,
         auto_fail_reason,
+        tool_calls,
     ) in database.execute(query):
         yield {
             "taskId": task_id,
@@ -129,6 +132,7 @@ def item_records(run):
             "checkScore": check_score,
             "checkResults": json.loads(check_results) if check_results else None,
             "autoFailReason": auto_fail_reason,
+            "toolCalls": json.loads(tool_calls) if tool_calls else None,
         }
 
 
@@ -185,6 +189,7 @@ def _csv_row(r):
             r["checkScore"],
             r["checkResults"],  # JSON text (_cell)
             r["autoFailReason"],
+            r["toolCalls"],  # JSON text (_cell)
         )
     ]
 

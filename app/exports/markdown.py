@@ -1,13 +1,21 @@
-"""Markdown export: the averages table, then each model's items inside <details> (streamed)."""
+"""Markdown export: the averages table, the composite score and checks per model, then each
+model's items inside <details> (streamed)."""
 
 import html
 
 from ..clock import isoformat
 from ..ratings.report import has_labels
 from ..results.averages import model_averages
+from ..results.check_figures import target_check_figures
+from ..results.composite import DEFAULT_SETTINGS
+from ..results.composite import NONE_TEXT
+from ..results.composite import composite_rule
+from ..results.composite_figures import target_composites
+from ..runs.dto import NO_JUDGE
 from ..runs.dto import judge_label
 from ..runs.state import run_state
 from .ratings import ratings_markdown
+from .rows import check_line
 from .rows import detail_rows
 from .rows import error_text
 from .rows import number
@@ -26,6 +34,7 @@ AVERAGE_HEADER = (
     "Failed (judge)",
     "Tasks",
 )
+COMPOSITE_HEADER = ("Provider", "Model", "Composite score", "Checks passed", "Formula")
 DETAIL_HEADER = (
     "Task",
     "Category",
@@ -35,7 +44,9 @@ DETAIL_HEADER = (
     "Tokens",
     "Tokens/s",
     "Score",
-    "Judge reason",
+    "Judge",
+    "Checks",
+    "Reason",
     "Error",
 )
 
@@ -60,7 +71,47 @@ def _tasks(count):
     return f"{count} task" if count == 1 else f"{count} tasks"
 
 
-def markdown(run, detailed=True):
+def _composites(run, averages, settings):
+    """The composite score per model with its formula, and how its answers fared on checks."""
+    composites = target_composites(run, settings, averages)
+    checks = target_check_figures(run)
+    yield "\n## Composite score per model\n\n"
+    yield _header(COMPOSITE_HEADER, (2,))
+    for r in averages:
+        c = composites.get(r["target_id"])
+        figures = checks.get(r["target_id"])
+        yield _row(
+            (
+                r["provider_name"],
+                r["target_label"],
+                f"{c.score:.1f}" if c else NONE_TEXT,
+                figures.text() if figures else NONE_TEXT,
+                c.formula() if c else "no scored answer with an answer time",
+            )
+        )
+    yield f"\n{cell(composite_rule(settings))}.\n"
+
+
+def _judge_cell(run, r):
+    """The judge's score of an item, or that the run has no judge (its checks score it)."""
+    if not run.judge_model:
+        return NO_JUDGE
+    return number(r.judge_score)
+
+
+def _checks_cell(r):
+    if r.check_results is None:
+        return ""
+    return f"{number(r.check_score)}: {check_line(r.check_results)}"
+
+
+def _reason_cell(r):
+    if r.auto_fail_reason:
+        return f"{r.judge_reason or ''}\nAuto-fail: {r.auto_fail_reason}".strip()
+    return r.judge_reason or ""
+
+
+def markdown(run, detailed=True, composite_settings=DEFAULT_SETTINGS):
     """The run as Markdown, yielded in pieces (one per line or table row)."""
     yield f"# Run {cell(run.run_id)}\n\n"
     judge = judge_label(cell(run.judge_provider_name), cell(run.judge_model), " / ")
@@ -92,6 +143,7 @@ def markdown(run, detailed=True):
                 r["item_count"],
             )
         )
+    yield from _composites(run, averages, composite_settings)
     if has_labels(run):
         yield from ratings_markdown(run, cell)
     if not detailed:
@@ -106,7 +158,7 @@ def markdown(run, detailed=True):
             current = r.target_id
             yield (
                 f"\n<details>\n<summary>{cell(labels.get(current, ''))}</summary>\n\n"
-                + _header(DETAIL_HEADER, range(4, 8))
+                + _header(DETAIL_HEADER, range(4, 9))
             )
         yield _row(
             (
@@ -118,7 +170,9 @@ def markdown(run, detailed=True):
                 number(r.tokens_generated),
                 number(r.tokens_per_second),
                 number(r.score),
-                r.judge_reason or "",
+                _judge_cell(run, r),
+                _checks_cell(r),
+                _reason_cell(r),
                 error_text(r.error_stage, r.error_msg),
             )
         )

@@ -11,6 +11,8 @@ from ..ratings.report import KPI_COLUMNS
 from ..ratings.report import kpi_csv_row
 from ..ratings.report import kpi_to_dict
 from ..ratings.report import run_report
+from ..results.composite import DEFAULT_SETTINGS
+from ..results.composite_figures import target_composites
 from .rows import number
 
 MARKDOWN_HEADER = (
@@ -26,13 +28,17 @@ MARKDOWN_HEADER = (
 )
 
 
-def report_csv_chunks(run):
-    """LLM Runner's report table, one line per target (KPI_COLUMNS), CRLF."""
+def report_csv_chunks(run, composite_settings=DEFAULT_SETTINGS):
+    """LLM Runner's report table, one line per target (KPI_COLUMNS first, in their order, then
+    the composite score), CRLF."""
+    composites = target_composites(run, composite_settings)
     buffer = io.StringIO()
     writer = SafeWriter(buffer)
-    writer.writerow(KPI_COLUMNS)
+    writer.writerow((*KPI_COLUMNS, "composite_score"))
     for row in run_report(run)["targets"]:
-        writer.writerow(["" if v is None else v for v in kpi_csv_row(row)])
+        c = composites.get(row["target_id"])
+        values = (*kpi_csv_row(row), number(c.score if c else None))
+        writer.writerow(["" if v is None else v for v in values])
     yield buffer.getvalue()
 
 

@@ -15,6 +15,10 @@ from ..db.models import RunCollection
 from ..results.averages import breakdown
 from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
+from ..results.check_figures import target_check_figures
+from ..results.composite import DEFAULT_SETTINGS
+from ..results.composite import composite_rule
+from ..results.composite_figures import target_composites
 from ..results.figures import target_figures
 from ..results.run_charts import CHARTS
 from ..results.run_charts import run_chart
@@ -25,6 +29,7 @@ from ..sysmetrics.store import run_peaks
 from .ratings_html import report_html_section
 from .rows import detail_rows
 from .rows import error_text
+from .rows import tool_calls_text
 
 DETAIL_LIMIT = 2000
 CHART_CAPTIONS = (
@@ -49,8 +54,9 @@ def environment():
         return _env
 
 
-def report_html_chunks(run, detail_limit=DETAIL_LIMIT):
-    """The report as a stream of HTML text chunks (the detail rows come from one cursor)."""
+def report_html_chunks(run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAULT_SETTINGS):
+    """The report as a stream of HTML text chunks (the detail rows come from one cursor);
+    composite_settings: the composite score's weights and time curve (the app's config)."""
     averages = model_averages(run)
     targets = targets_from_averages(averages)
     by_category = breakdown(run, "category", targets=targets)
@@ -69,6 +75,10 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT):
         "state_words": state_words(state, run.phase, completed, failed),
         "averages": averages,
         "figures": target_figures(run),
+        "composites": target_composites(run, composite_settings, averages),
+        "composite_rule": composite_rule(composite_settings),
+        "checks": target_check_figures(run),
+        "tool_calls_text": tool_calls_text,
         "collections": [
             c.collection_name for c in RunCollection.select().where(RunCollection.run == run)
         ],
@@ -90,6 +100,7 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT):
     return environment().get_template("results/report.html").generate(**context)
 
 
-def report_html(run, detail_limit=DETAIL_LIMIT):
+def report_html(run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAULT_SETTINGS):
     """The whole report as one string."""
-    return "".join(report_html_chunks(run, detail_limit=detail_limit))
+    chunks = report_html_chunks(run, detail_limit, composite_settings)
+    return "".join(chunks)

@@ -1,5 +1,6 @@
 """The row sources every export shares: targets in run order and a streamed item cursor."""
 
+import json
 from collections import namedtuple
 
 from ..db.connection import database
@@ -29,6 +30,11 @@ DetailRow = namedtuple(
         "answer",
         "error_msg",
         "cost_usd",
+        "check_score",
+        "check_results",  # [{type, score, passed, reason, gate}] or None
+        "auto_fail_reason",
+        "tool_calls",  # [{name, arguments}] or None
+        "judge_score",  # the judge's own score (beside checks the item's score is not its)
     ),
 )
 
@@ -58,7 +64,8 @@ def item_cursor(run, limit=None, with_answer=True):
 
     The order matches the (run, target, task_key) index, so SQLite streams without sorting, and
     the cursor is read row by row: memory stays flat whatever the run's size. The columns are
-    plain numbers and text, so rows skip peewee's per-value conversion (a third of the time).
+    plain numbers and text, so rows skip peewee's per-value conversion (a third of the time);
+    check_results and tool_calls are JSON text (`json_value` reads them).
     """
     query = (
         Item.select(
@@ -79,6 +86,11 @@ def item_cursor(run, limit=None, with_answer=True):
             Item.answer if with_answer else Item.id,
             Item.error_msg,
             Item.cost_usd,
+            Item.check_score,
+            Item.check_results,
+            Item.auto_fail_reason,
+            Item.tool_calls,
+            Item.judge_scores,
         )
         .where(Item.run == run)
         .order_by(Item.target, Item.task_key, Item.id)
@@ -109,6 +121,11 @@ def detail_rows(run, limit=None, with_answer=True):
         answer,
         error,
         cost,
+        check_score,
+        check_results,
+        auto_fail_reason,
+        tool_calls,
+        judge_scores,
     ) in item_cursor(run, limit, with_answer):
         provider, model = names.get(target_id, ("", ""))
         yield DetailRow(
@@ -131,7 +148,43 @@ def detail_rows(run, limit=None, with_answer=True):
             answer if with_answer else None,
             error,
             cost,
+            check_score,
+            json_value(check_results),
+            auto_fail_reason,
+            json_value(tool_calls),
+            judge_score(score, check_score, json_value(judge_scores)),
         )
+
+
+def json_value(text):
+    """A JSON column's value from the cursor's text (None stays None)."""
+    return None if text is None else json.loads(text)
+
+
+def judge_score(score, check_score, judge_scores):
+    """The judge's own score of an item: the first of judge_scores when it was kept beside the
+    checks or repeats, else the item's score when no check scored it (then it is the judge's),
+    else None (the checks took the whole score)."""
+    if judge_scores:
+        return judge_scores[0]
+    return score if check_score is None else None
+
+
+def check_line(results):
+    """Each check's result in one line a person reads: `contains ✓ contains "4" · regex (gate)
+    ✗ regex "\\b42\\b" not found`; '' when the answer had no checks."""
+    return " · ".join(
+        f"{r.get('type')}{' (gate)' if r.get('gate') else ''} "
+        f"{'✓' if r.get('passed') else '✗'} {r.get('reason') or ''}".rstrip()
+        for r in results or ()
+    )
+
+
+def tool_calls_text(calls):
+    """The tool calls an answer made as compact JSON ('' when none)."""
+    if not calls:
+        return ""
+    return json.dumps(calls, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
 def status_label(status, error_stage):

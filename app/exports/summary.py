@@ -9,6 +9,7 @@ from ..db.models import RunTarget
 from ..results.averages import breakdown
 from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
+from ..results.check_figures import target_check_figures
 from ..results.composite import DEFAULT_SETTINGS
 from ..results.composite import best
 from ..results.composite_figures import target_composites
@@ -125,7 +126,8 @@ def summary_json(run, composite_settings=DEFAULT_SETTINGS):
     """The run's summary as a JSON-ready dict (no secrets: provider headers are never read).
 
     Each model also carries the apocbench report's figures: auto-fail rate, rubric item means, judge
-    failures, p50/p90 answer time and TTFT (results/figures.py), and its composite score."""
+    failures, p50/p90 answer time and TTFT (results/figures.py), its composite score and its
+    checks' pass rate."""
     averages = model_averages(run)
     figures = target_figures(run)
     overall = overall_figures(figures)
@@ -214,11 +216,15 @@ def summary_json(run, composite_settings=DEFAULT_SETTINGS):
     }
     summary.update({k: v for k, v in results_dict(run, averages).items() if k != "runId"})
     composites = target_composites(run, composite_settings, averages)
+    checks = target_check_figures(run)
     for row, model in zip(averages, summary["models"], strict=True):
         model.update(figures_to_dict(figures.get(row["target_id"]) or empty_figures()))
         composite = composites.get(row["target_id"])
         model["compositeScore"] = composite.score if composite else None
         model["composite"] = composite.to_dict() if composite else None
+        # How its answers fared on their tasks' checks (null when none was checked).
+        checked = checks.get(row["target_id"])
+        model["checks"] = checked.to_dict() if checked else None
     summary.update(composite_to_dict(averages, composites, composite_settings))
     # System metrics sampled during the run (null when none were taken) and, with repeats,
     # how stable the scores were.

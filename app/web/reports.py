@@ -3,6 +3,7 @@
 from flask import Blueprint
 from flask import Response
 from flask import abort
+from flask import current_app
 from flask import flash
 from flask import redirect
 from flask import render_template
@@ -17,6 +18,8 @@ from ..ratings import charts
 from ..ratings import judge_check
 from ..ratings.report import report_with_latency
 from ..ratings.report import run_report
+from ..results.composite import settings_from
+from ..results.composite_figures import target_composites
 from ..runs.queries import get_run
 
 bp = Blueprint("reports", __name__)
@@ -25,10 +28,14 @@ bp = Blueprint("reports", __name__)
 @bp.get("/runs/<run_id>/report")
 def show(run_id):
     """KPI cards and a table per target (avg rating, win rate, cost per 1000 tasks, latency,
-    tokens, each with its n) and the four charts."""
+    tokens, each with its n; the composite score with its formula) and the four charts."""
     run = get_run(run_id)
     return render_template(
-        "reports/show.html", run=run, report=run_report(run), chart_names=charts.CHARTS
+        "reports/show.html",
+        run=run,
+        report=run_report(run),
+        composites=target_composites(run, settings_from(current_app.config)),
+        chart_names=charts.CHARTS,
     )
 
 
@@ -48,7 +55,8 @@ def chart(run_id, name):
 @bp.get("/runs/<run_id>/view/report.html")
 def view_html(run_id):
     """report.html shown in the browser (the same file as the download, inline)."""
-    chunks, filename, content_type = files.download(get_run(run_id), "report_html")
+    settings = settings_from(current_app.config)
+    chunks, filename, content_type = files.download(get_run(run_id), "report_html", settings)
     response = attachment(chunks, filename, content_type)
     response.headers["Content-Disposition"] = f'inline; filename="{filename}"'
     return response
@@ -57,7 +65,8 @@ def view_html(run_id):
 @bp.get("/runs/<run_id>/report.csv")
 def export_csv(run_id):
     """The report's table as CSV (one line per target)."""
-    return attachment(*files.download(get_run(run_id), "report_csv"))
+    settings = settings_from(current_app.config)
+    return attachment(*files.download(get_run(run_id), "report_csv", settings))
 
 
 @bp.post("/runs/<run_id>/judge-check")
