@@ -190,6 +190,7 @@ def _item_rows(run, rt, target, snapshots, repeats, now):
                     canonical_params(params),
                     messages,
                     snap["template_version"],
+                    tools=snap.get("tools"),
                 ),
                 "created_at": now,
                 "updated_at": now,
