@@ -26,7 +26,11 @@ override_options = _stack(
         "provider's max_concurrency).",
     ),
     click.option("--name", help="Run name (run.name; the run id is NAME-YYYYMMDD-HHMMSS)."),
-    click.option("--judge", help="Judge as PROVIDER/MODEL (judge.provider and judge.model)."),
+    click.option(
+        "--judge",
+        help="Judge as PROVIDER/MODEL (judge.provider and judge.model), or none: the "
+        "tasks' checks alone score the run.",
+    ),
     click.option(
         "--set",
         "sets",

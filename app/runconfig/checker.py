@@ -19,6 +19,7 @@ from .prices import check_prices
 from .prices import check_unpriced
 from .run_plan import ProviderPlan
 from .run_plan import RunPlan
+from .run_plan import is_no_judge
 from .run_plan import select_tasks
 
 TOP_KEYS = {"run", "providers", "judge", "targets", "prices"}
@@ -151,7 +152,7 @@ class ConfigChecker:
         for n, raw in enumerate(self.list_of(doc, "providers")):
             self.provider(raw, f"providers[{n}]")
         judge = None
-        if doc.get("judge") is not None or not self.judge_optional:
+        if not is_no_judge(doc.get("judge")):
             judge = self.model(doc.get("judge"), "judge", doc)
         targets = []
         seen = set()

@@ -14,6 +14,12 @@ from ..db.models import Task
 from ..runs.lifecycle import create_run
 
 
+def is_no_judge(value):
+    """Whether a config's judge says "no judge": left out, null, or the word none (the run is
+    scored by the tasks' checks; every task needs some)."""
+    return value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))
+
+
 @dataclass
 class ProviderPlan:
     """A provider the run uses: existing (pk) and/or defined in the config (data to save)."""
