@@ -2,6 +2,10 @@
 scored by the tasks' checks, `validate` says so, and tasks without checks are refused naming
 the field, as the API does."""
 
+import re
+import shutil
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -46,4 +50,34 @@ def test_a_judge_free_run_over_tasks_without_checks_is_refused_naming_the_field(
     result = cli("run", "-c", path, "--judge", "none", "--quiet")
     assert result.exit_code == 2, result.output
     assert "2 tasks have none" in result.output + result.stderr
-    assert "judgeModel: a run needs a judge unless every task has checks" in result.stderr
+    assert f"{path}: judge: a run needs a judge unless every task has checks" in result.stderr
+
+
+@pytest.fixture
+def apocbench(tmp_path, fake, monkeypatch):
+    """docs/examples' apocbench config with its judge section replaced by `judge: none`."""
+    examples = Path(__file__).resolve().parent.parent / "docs" / "examples"
+    fake.models = ["llama3.2:3b", "qwen/qwen-2.5-7b-instruct", "google/gemini-3-flash-preview"]
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-test")
+    for name in ("apocbench.yml", "question_bank_v7.jsonl"):
+        shutil.copy(examples / name, tmp_path / name)
+    path = tmp_path / "apocbench.yml"
+    text = path.read_text().replace("http://localhost:11434", fake.url)
+    text = text.replace("https://openrouter.ai/api/v1", fake.url + "/v1")
+    text = re.sub(r"\njudge:\n(  .*\n)+", "\njudge: none\n", text)
+    path.write_text(text)
+    return path
+
+
+def test_an_apocbench_config_with_judge_none_is_judge_free(cli, apocbench):
+    result = cli("validate", "-c", apocbench)
+    assert result.exit_code == 0, result.output
+    assert "Judge: none (the tasks' checks score every answer)" in result.output
+
+
+def test_an_apocbench_run_with_judge_none_over_tasks_without_checks_is_refused(cli, apocbench):
+    result = cli("run", "-c", apocbench, "--quiet")
+    assert result.exit_code == 2, result.output
+    assert f"{apocbench}: judge: a run needs a judge unless every task has checks" in (
+        result.stderr
+    )

@@ -110,6 +110,7 @@ def parse(text, file="config", base_dir=".", environ=None, overrides=None, allow
         # The config's problems in line order; a dataset's own follow, file by file.
         problems.entries.sort(key=lambda e: (e.get("file") != file, e.get("line") or 0))
         raise ValidationError(problems.entries, message=_message(problems.entries))
+    plan.config_file = file
     return plan
 
 

@@ -11,6 +11,7 @@ from ..datasets import importer
 from ..db.models import Collection
 from ..db.models import CollectionTask
 from ..db.models import Task
+from ..errors import ValidationError
 from ..runs.lifecycle import create_run
 
 
@@ -51,6 +52,7 @@ class RunPlan:
     prices: list = field(default_factory=list)  # [(provider, model, input/1M, output/1M)]
     resume: bool = False  # continue this name's latest unfinished run instead
     judge_check: bool = False  # the judge scores the tasks' references before answering
+    config_file: str | None = None  # the config it was read from (errors name it)
 
     @property
     def items(self):
@@ -142,7 +144,22 @@ def apply(plan, source="cli", reuse=False, outputs=None):
         "collectionIds": list(dict.fromkeys(by_name[n] for n in names)),
         "settings": plan.settings,
     }
-    return create_run(spec, source=source, reuse=reuse, outputs=outputs)
+    try:
+        return create_run(spec, source=source, reuse=reuse, outputs=outputs)
+    except ValidationError as exc:
+        if plan.judge:
+            raise
+        raise _named_in_config(exc, plan.config_file) from None
+
+
+def _named_in_config(exc, file):
+    """A run without a judge whose tasks lack checks, said of the config's `judge` key (the
+    run spec calls it judgeModel)."""
+    errors = [
+        {**e, "field": "judge", "file": file} if e.get("field") == "judgeModel" and file else e
+        for e in exc.errors
+    ]
+    return ValidationError(errors)
 
 
 def describe(plan):
