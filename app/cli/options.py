@@ -45,6 +45,12 @@ override_options = _stack(
         help="Accept a budget with targets or a judge that have no price (the server "
         "reports each call's cost, e.g. OpenRouter).",
     ),
+    click.option(
+        "--skip-unsupported",
+        is_flag=True,
+        help="Leave out what the dataset holds that llmbench cannot run (a promptfoo "
+        "javascript assert, ...), listing each (file, line, assert) before the run.",
+    ),
 )
 
 

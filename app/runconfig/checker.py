@@ -103,11 +103,13 @@ class ConfigChecker:
         allow_unpriced=False,
         reports_cost=frozenset(),
         judge_optional=False,
+        skip_unsupported=False,
     ):
         self.doc, self.problems, self.base_dir, self.environ = doc, problems, base_dir, environ
         self.allow_unpriced = allow_unpriced
         # A promptfoo suite runs without a judge when no task needs one (its reader says).
         self.judge_optional = judge_optional
+        self.skip_unsupported = skip_unsupported  # --skip-unsupported: leave out, listed
         self.reports_cost = set(reports_cost)  # provider names whose server reports the cost
         self.providers = {}
         self.attempted = set()  # provider names defined in the config, valid or not
@@ -434,8 +436,12 @@ class ConfigChecker:
         )
         try:
             plan.dataset = importer.survey(
-                str(path), plan.dataset_format, on_duplicate=plan.on_duplicate
+                str(path),
+                plan.dataset_format,
+                on_duplicate=plan.on_duplicate,
+                skip_unsupported=self.skip_unsupported,
             )
+            plan.skip_unsupported = self.skip_unsupported
         except ValidationError as exc:
             # The dataset's own file and line numbers are kept; the field says which file it was.
             for entry in exc.errors:

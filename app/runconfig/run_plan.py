@@ -53,6 +53,7 @@ class RunPlan:
     resume: bool = False  # continue this name's latest unfinished run instead
     judge_check: bool = False  # the judge scores the tasks' references before answering
     config_file: str | None = None  # the config it was read from (errors name it)
+    skip_unsupported: bool = False  # --skip-unsupported: the import leaves the same out
 
     @property
     def items(self):
@@ -117,6 +118,7 @@ def apply(plan, source="cli", reuse=False, outputs=None):
             plan.dataset_format,
             collection=plan.dataset_collection,
             on_duplicate=plan.on_duplicate,
+            skip_unsupported=plan.skip_unsupported,
         )
         names.append(plan.dataset_collection)
     by_name = {c.name: c.id for c in Collection.select().where(Collection.name.in_(names))}
@@ -162,6 +164,16 @@ def _named_in_config(exc, file):
     return ValidationError(errors)
 
 
+def left_out(plan):
+    """One line per part of the dataset --skip-unsupported leaves out (file, line, assert)."""
+    unsupported = plan.dataset.unsupported if plan.dataset is not None else []
+    lines = []
+    for entry in unsupported:
+        place = ":".join(str(p) for p in (entry.get("file"), entry.get("line")) if p)
+        lines.append(f"Left out {place}: {entry.get('field')}: {entry['message']}")
+    return lines
+
+
 def describe(plan):
     """The plan as plain lines for --dry-run (secrets masked, nothing looked up on a server)."""
     lines = [f"Run: {plan.run_id or plan.name + '-<YYYYMMDD>-<HHMMSS>'}"]
@@ -202,6 +214,7 @@ def describe(plan):
             f"{len(plan.dataset.tasks)} tasks ({new} new, {existing} already stored, "
             f"on duplicate: {plan.on_duplicate})"
         )
+        lines += left_out(plan)
     for provider_name, model, input_price, output_price in plan.prices:
         lines.append(
             f"Price {provider_name}/{model}: ${input_price:g} in, ${output_price:g} out "
@@ -257,6 +270,7 @@ def plan_to_dict(plan):
         "dataset": plan.dataset_path,
         "datasetCollection": plan.dataset_collection,
         "datasetTasks": len(plan.dataset.tasks) if plan.dataset is not None else 0,
+        "leftOut": plan.dataset.unsupported if plan.dataset is not None else [],
         "settings": plan.settings,
         "prices": [
             {"providerName": p, "model": m, "inputPer1m": i, "outputPer1m": o}
