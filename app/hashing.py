@@ -15,8 +15,9 @@ def canonical_params(params):
     return {k: params[k] for k in sorted(params or {}) if params[k] not in (None, "", [])}
 
 
-def context_hash(provider_name, base_url, model, params, messages, template_version):
-    """sha256 over provider, base URL, model, sorted params, messages and template version."""
+def context_hash(provider_name, base_url, model, params, messages, template_version, tools=None):
+    """sha256 over provider, base URL, model, sorted params (a target's response_format and
+    tool_choice among them), messages, template version and the tools offered."""
     payload = {
         "v": CONTEXT_HASH_VERSION,
         "provider": provider_name,
@@ -26,6 +27,10 @@ def context_hash(provider_name, base_url, model, params, messages, template_vers
         "messages": messages,
         "template_version": template_version,
     }
+    if tools:
+        # Only when set: an item without tools keeps the hash it had before tasks had tools
+        # (its earlier answers stay reusable); a changed tool set is another context.
+        payload["tools"] = tools
     return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
 
 

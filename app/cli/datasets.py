@@ -71,6 +71,7 @@ def validate(
     judge,
     sets,
     allow_unpriced,
+    skip_unsupported,
 ):
     """Check a run config or a dataset file/folder: nothing saved, no model called (2 if bad).
 
@@ -84,11 +85,18 @@ def validate(
         try:
             if is_config:
                 overrides = overrides_from(limit, categories, concurrency, name, judge, sets)
-                plan = reader.load(target, overrides=overrides, allow_unpriced=allow_unpriced)
+                plan = reader.load(
+                    target,
+                    overrides=overrides,
+                    allow_unpriced=allow_unpriced,
+                    skip_unsupported=skip_unsupported,
+                )
                 result = {**run_plan.plan_to_dict(plan), "event": "valid", "kind": "config"}
                 text = [f"{target}: valid run config"] + ["  " + x for x in run_plan.describe(plan)]
             else:
-                checked = importer.check(target, fmt, on_duplicate="skip")
+                checked = importer.check(
+                    target, fmt, on_duplicate="skip", skip_unsupported=skip_unsupported
+                )
                 existing = len(checked.existing)
                 result = {
                     "event": "valid",
@@ -101,6 +109,10 @@ def validate(
                 text = [
                     f"{target}: valid dataset, {len(checked.tasks)} tasks "
                     f"({len(checked.tasks) - existing} new, {existing} already stored)"
+                ] + [
+                    f"  Left out {':'.join(str(p) for p in (e['file'], e['line']) if p)}: "
+                    f"{e['field']}: {e['message']}"
+                    for e in checked.unsupported
                 ]
         except LlmbenchError as exc:
             # A dataset names no provider or collection: the database note is for configs.

@@ -26,7 +26,11 @@ override_options = _stack(
         "provider's max_concurrency).",
     ),
     click.option("--name", help="Run name (run.name; the run id is NAME-YYYYMMDD-HHMMSS)."),
-    click.option("--judge", help="Judge as PROVIDER/MODEL (judge.provider and judge.model)."),
+    click.option(
+        "--judge",
+        help="Judge as PROVIDER/MODEL (judge.provider and judge.model), or none: the "
+        "tasks' checks alone score the run.",
+    ),
     click.option(
         "--set",
         "sets",
@@ -40,6 +44,12 @@ override_options = _stack(
         is_flag=True,
         help="Accept a budget with targets or a judge that have no price (the server "
         "reports each call's cost, e.g. OpenRouter).",
+    ),
+    click.option(
+        "--skip-unsupported",
+        is_flag=True,
+        help="Leave out what the dataset holds that llmbench cannot run (a promptfoo "
+        "javascript assert, ...), listing each (file, line, assert) before the run.",
     ),
 )
 

@@ -83,6 +83,7 @@ def run(
     judge,
     sets,
     allow_unpriced,
+    skip_unsupported,
     fail_under,
     max_failed_pct,
     max_auto_fail_pct,
@@ -114,12 +115,20 @@ def run(
     overrides = overrides_from(limit, categories, concurrency, name, judge, sets)
     with db_context():
         try:
-            plan = reader.load(config_path, overrides=overrides, allow_unpriced=allow_unpriced)
+            plan = reader.load(
+                config_path,
+                overrides=overrides,
+                allow_unpriced=allow_unpriced,
+                skip_unsupported=skip_unsupported,
+            )
         except LlmbenchError as exc:
             raise translate(exc, as_json, note=missing_db_note(cfg)) from None
         if dry_run:
             _dry_run(plan, as_json, quiet)
             return
+        if not as_json:  # before the run starts: what --skip-unsupported left out
+            for line in run_plan.left_out(plan):
+                click.echo(line, err=True)
         check_lease(as_json)
         outputs = _outputs(plan.out_dir, junit, pass_score)
         earlier = latest_unfinished(plan.name) if plan.resume else None

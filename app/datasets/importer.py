@@ -79,6 +79,7 @@ class DatasetSurvey:
 
     tasks: list  # [(task_id, category)]
     existing: dict
+    unsupported: list = field(default_factory=list)  # left out (skip_unsupported): with lines
 
 
 @dataclass
@@ -334,7 +335,11 @@ def survey(path_or_bytes, fmt=None, on_duplicate="reject", skip_unsupported=Fals
                 [(t, category) for t, (_line, category) in tasks.items()], existing
             )
     checked = check(whole, fmt, filename, on_duplicate, skip_unsupported)
-    return DatasetSurvey([(d["task_id"], d["category"]) for d in checked.tasks], checked.existing)
+    return DatasetSurvey(
+        [(d["task_id"], d["category"]) for d in checked.tasks],
+        checked.existing,
+        checked.unsupported,
+    )
 
 
 @contextmanager

@@ -22,6 +22,7 @@ from our key paths back to the file's, so later errors still name the keys as wr
 
 from ..datasets.lines import LineDict
 from ..providers import registry
+from .run_plan import is_no_judge
 
 TOP_KEYS = {"run", "judge", "routers", "models", "prices"}
 ROUTER_KEYS = {
@@ -107,7 +108,7 @@ class ApocbenchConfig:
             _put(out, "run", self.run(doc["run"]), doc.line_of("run"))
         providers = self.routers_section(doc.get("routers"), doc)
         _put(out, "providers", providers, doc.line_of("routers"))
-        if "judge" in doc:
+        if "judge" in doc and not is_no_judge(doc["judge"]):
             _put(out, "judge", self.judge(doc["judge"]), doc.line_of("judge"))
         _put(out, "targets", self.models(doc.get("models"), doc), doc.line_of("models"))
         prices = doc.get("prices")

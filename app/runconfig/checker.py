@@ -19,6 +19,7 @@ from .prices import check_prices
 from .prices import check_unpriced
 from .run_plan import ProviderPlan
 from .run_plan import RunPlan
+from .run_plan import is_no_judge
 from .run_plan import select_tasks
 
 TOP_KEYS = {"run", "providers", "judge", "targets", "prices"}
@@ -102,11 +103,13 @@ class ConfigChecker:
         allow_unpriced=False,
         reports_cost=frozenset(),
         judge_optional=False,
+        skip_unsupported=False,
     ):
         self.doc, self.problems, self.base_dir, self.environ = doc, problems, base_dir, environ
         self.allow_unpriced = allow_unpriced
         # A promptfoo suite runs without a judge when no task needs one (its reader says).
         self.judge_optional = judge_optional
+        self.skip_unsupported = skip_unsupported  # --skip-unsupported: leave out, listed
         self.reports_cost = set(reports_cost)  # provider names whose server reports the cost
         self.providers = {}
         self.attempted = set()  # provider names defined in the config, valid or not
@@ -151,7 +154,7 @@ class ConfigChecker:
         for n, raw in enumerate(self.list_of(doc, "providers")):
             self.provider(raw, f"providers[{n}]")
         judge = None
-        if doc.get("judge") is not None or not self.judge_optional:
+        if not is_no_judge(doc.get("judge")):
             judge = self.model(doc.get("judge"), "judge", doc)
         targets = []
         seen = set()
@@ -433,8 +436,12 @@ class ConfigChecker:
         )
         try:
             plan.dataset = importer.survey(
-                str(path), plan.dataset_format, on_duplicate=plan.on_duplicate
+                str(path),
+                plan.dataset_format,
+                on_duplicate=plan.on_duplicate,
+                skip_unsupported=self.skip_unsupported,
             )
+            plan.skip_unsupported = self.skip_unsupported
         except ValidationError as exc:
             # The dataset's own file and line numbers are kept; the field says which file it was.
             for entry in exc.errors:

@@ -147,11 +147,18 @@ def apply_options(doc, overrides, problems):
             value if key in ("categories", "name") else _value(value),
         )
         tags.append((f"run.{key}", option))
-    if overrides.judge is not None:
+    if overrides.judge is not None and overrides.judge.strip().lower() == "none":
+        # No judge: the tasks' checks score the run (each task needs some).
+        _put(doc, "judge", None)
+        tags.append(("judge", "--judge"))
+    elif overrides.judge is not None:
         provider, sep, model = overrides.judge.partition("/")
         if not sep or not provider.strip() or not model.strip():
             problems.add(
-                None, "write PROVIDER/MODEL, e.g. openrouter/google/gemini-3-flash", None, "--judge"
+                None,
+                "write PROVIDER/MODEL (e.g. openrouter/google/gemini-3-flash) or none",
+                None,
+                "--judge",
             )
             return tags
         judge = doc.get("judge")

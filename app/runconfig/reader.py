@@ -32,11 +32,13 @@ from . import promptfoo
 from .checker import ConfigChecker
 
 
-def load(path, environ=None, overrides=None, allow_unpriced=False):
+def load(path, environ=None, overrides=None, allow_unpriced=False, skip_unsupported=False):
     """Read and validate a config file; RunPlan or ValidationError listing every problem.
 
     `overrides` (invocation.Overrides) change this invocation only; `allow_unpriced`
-    accepts a budget with targets or a judge that have no price."""
+    accepts a budget with targets or a judge that have no price; `skip_unsupported` leaves
+    out what the dataset holds that llmbench cannot run (a promptfoo javascript assert),
+    listed in plan.dataset.unsupported, instead of refusing it."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -58,10 +60,19 @@ def load(path, environ=None, overrides=None, allow_unpriced=False):
         environ=environ,
         overrides=overrides,
         allow_unpriced=allow_unpriced,
+        skip_unsupported=skip_unsupported,
     )
 
 
-def parse(text, file="config", base_dir=".", environ=None, overrides=None, allow_unpriced=False):
+def parse(
+    text,
+    file="config",
+    base_dir=".",
+    environ=None,
+    overrides=None,
+    allow_unpriced=False,
+    skip_unsupported=False,
+):
     """Validate config text (see the module docstring); RunPlan or ValidationError."""
     environ = os.environ if environ is None else environ
     problems = Problems(file)
@@ -97,6 +108,7 @@ def parse(text, file="config", base_dir=".", environ=None, overrides=None, allow
         allow_unpriced,
         reports_cost=reports_cost,
         judge_optional=rubric_tasks is not None,  # a missing judge is named above
+        skip_unsupported=skip_unsupported,
     )
     start = len(problems.entries)
     plan = checker.plan()
@@ -110,6 +122,7 @@ def parse(text, file="config", base_dir=".", environ=None, overrides=None, allow
         # The config's problems in line order; a dataset's own follow, file by file.
         problems.entries.sort(key=lambda e: (e.get("file") != file, e.get("line") or 0))
         raise ValidationError(problems.entries, message=_message(problems.entries))
+    plan.config_file = file
     return plan
 
 

@@ -11,7 +11,14 @@ from ..datasets import importer
 from ..db.models import Collection
 from ..db.models import CollectionTask
 from ..db.models import Task
+from ..errors import ValidationError
 from ..runs.lifecycle import create_run
+
+
+def is_no_judge(value):
+    """Whether a config's judge says "no judge": left out, null, or the word none (the run is
+    scored by the tasks' checks; every task needs some)."""
+    return value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))
 
 
 @dataclass
@@ -45,6 +52,8 @@ class RunPlan:
     prices: list = field(default_factory=list)  # [(provider, model, input/1M, output/1M)]
     resume: bool = False  # continue this name's latest unfinished run instead
     judge_check: bool = False  # the judge scores the tasks' references before answering
+    config_file: str | None = None  # the config it was read from (errors name it)
+    skip_unsupported: bool = False  # --skip-unsupported: the import leaves the same out
 
     @property
     def items(self):
@@ -109,6 +118,7 @@ def apply(plan, source="cli", reuse=False, outputs=None):
             plan.dataset_format,
             collection=plan.dataset_collection,
             on_duplicate=plan.on_duplicate,
+            skip_unsupported=plan.skip_unsupported,
         )
         names.append(plan.dataset_collection)
     by_name = {c.name: c.id for c in Collection.select().where(Collection.name.in_(names))}
@@ -136,7 +146,32 @@ def apply(plan, source="cli", reuse=False, outputs=None):
         "collectionIds": list(dict.fromkeys(by_name[n] for n in names)),
         "settings": plan.settings,
     }
-    return create_run(spec, source=source, reuse=reuse, outputs=outputs)
+    try:
+        return create_run(spec, source=source, reuse=reuse, outputs=outputs)
+    except ValidationError as exc:
+        if plan.judge:
+            raise
+        raise _named_in_config(exc, plan.config_file) from None
+
+
+def _named_in_config(exc, file):
+    """A run without a judge whose tasks lack checks, said of the config's `judge` key (the
+    run spec calls it judgeModel)."""
+    errors = [
+        {**e, "field": "judge", "file": file} if e.get("field") == "judgeModel" and file else e
+        for e in exc.errors
+    ]
+    return ValidationError(errors)
+
+
+def left_out(plan):
+    """One line per part of the dataset --skip-unsupported leaves out (file, line, assert)."""
+    unsupported = plan.dataset.unsupported if plan.dataset is not None else []
+    lines = []
+    for entry in unsupported:
+        place = ":".join(str(p) for p in (entry.get("file"), entry.get("line")) if p)
+        lines.append(f"Left out {place}: {entry.get('field')}: {entry['message']}")
+    return lines
 
 
 def describe(plan):
@@ -179,6 +214,7 @@ def describe(plan):
             f"{len(plan.dataset.tasks)} tasks ({new} new, {existing} already stored, "
             f"on duplicate: {plan.on_duplicate})"
         )
+        lines += left_out(plan)
     for provider_name, model, input_price, output_price in plan.prices:
         lines.append(
             f"Price {provider_name}/{model}: ${input_price:g} in, ${output_price:g} out "
@@ -234,6 +270,7 @@ def plan_to_dict(plan):
         "dataset": plan.dataset_path,
         "datasetCollection": plan.dataset_collection,
         "datasetTasks": len(plan.dataset.tasks) if plan.dataset is not None else 0,
+        "leftOut": plan.dataset.unsupported if plan.dataset is not None else [],
         "settings": plan.settings,
         "prices": [
             {"providerName": p, "model": m, "inputPer1m": i, "outputPer1m": o}

@@ -190,6 +190,7 @@ def _item_rows(run, rt, target, snapshots, repeats, now):
                     canonical_params(params),
                     messages,
                     snap["template_version"],
+                    tools=snap.get("tools"),
                 ),
                 "created_at": now,
                 "updated_at": now,
@@ -242,7 +243,8 @@ def _must_all_have_checks(pks):
         shown = ", ".join(missing[:5]) + more
         raise ValidationError.field(
             "judgeModel",
-            f"a run needs a judge unless every task has checks (without checks: {shown}); "
+            f"a run needs a judge unless every task has checks ({len(missing)} "
+            f"{'task has' if len(missing) == 1 else 'tasks have'} none: {shown}); "
             "pick a judge model, or give those tasks checks",
         )
 

@@ -128,9 +128,17 @@ def judgement_of(item, now):
 
 def rejudge_item(run_id, item_id, now=None):
     """Judge a completed item again, on purpose: its judgement moves to the item's history
-    (judge_history) and the item waits for the judge. A finished run runs again."""
+    (judge_history) and the item waits for the judge, whose new score the engine combines with
+    the item's checks by the run's scoreWeights (engine/rules.with_judgement, as the first
+    time). A finished run runs again; a run without a judge has nothing to re-judge."""
     now = now or utcnow()
     run, item = _run_item(run_id, item_id)
+    if not run.judge_model:
+        # Its checks scored it at the answer; with no judge model nothing could judge it again.
+        raise Conflict(
+            f"run {run_id} has no judge (checks only): its items are scored by their checks, "
+            "there is nothing to re-judge"
+        )
     if item.status != COMPLETED:
         raise ValidationError.field(
             "itemId",

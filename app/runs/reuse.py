@@ -2,10 +2,12 @@
 asking again. Off by default: a benchmark measures speed.
 
 - An answer is taken from the latest earlier item with the same context hash (provider, base
-  URL, model, params, messages, template version) that has one.
+  URL, model, params, messages, template version, tools offered) that has one.
+- Its checks are scored afresh against the item's own (a changed check never keeps the old
+  result); when they settle it (a gate failed, or no judge scores the task) it is completed.
 - A judgement too, when that earlier item was judged by the same judge (provider, model,
-  params, judge prompt) for the same rubric, auto-fail rules and references: the judge would
-  have seen exactly what it saw then.
+  params, judge prompt, scoreWeights) for the same rubric, auto-fail rules, references and
+  checks: the judge would have seen exactly what it saw then, weighed the same.
 
 A reused item is marked (`answer_reused_from`, `judgement_reused_from`: the earlier item's id),
 costs this run nothing and carries no speed figures (time, TTFT, tokens/s stay empty), so
@@ -21,6 +23,10 @@ from ..db.models import WAITING_FOR_JUDGE
 from ..db.models import Item
 from ..db.models import Run
 from ..hashing import canonical_params
+from ..scoring.item_score import check_columns
+from ..scoring.item_score import rule_scores
+from ..scoring.item_score import settled
+from ..scoring.score import FACTS
 
 ANSWER_FIELDS = (
     "answer",
@@ -30,6 +36,8 @@ ANSWER_FIELDS = (
     "prompt_tokens",
     "tokens_generated",
     "tokens_estimated",
+    "answer_cut",
+    "tool_calls",
 )
 JUDGEMENT_FIELDS = (
     "judge_request_json",
@@ -38,9 +46,20 @@ JUDGEMENT_FIELDS = (
     "evaluation_reason",
     "rubric_scores",
     "auto_fail",
+    "auto_fail_reason",
+    "judge_scores",
 )
-# What the judge sees besides the answer (the question is in the context hash).
-JUDGED_ON = ("rubric", "auto_fail_rules", "excellent", "good", "pass_answer", "incorrect_direction")
+# What the judge sees besides the answer (the question is in the context hash), and the checks
+# its score was combined with.
+JUDGED_ON = (
+    "rubric",
+    "auto_fail_rules",
+    "excellent",
+    "good",
+    "pass_answer",
+    "incorrect_direction",
+    "checks",
+)
 CHUNK = 500
 
 
@@ -50,7 +69,12 @@ def _judge_key(run):
         run.judge_model,
         tuple(sorted(canonical_params(run.judge_params).items(), key=str)),
         run.prompt_hash,
+        repr(_weights(run)),
     )
+
+
+def _weights(run):
+    return (run.settings or {}).get("scoreWeights")
 
 
 def _snapshot(item):
@@ -93,6 +117,7 @@ def reuse_earlier(run, now):
     found, judge_keys = _sources(run, hashes)
     mine = _judge_key(run)
     answers = judgements = 0
+    judge, weights = bool(run.judge_model), _weights(run)
     for item in items:
         candidates = found.get(item.context_hash)
         if not candidates:
@@ -102,6 +127,8 @@ def reuse_earlier(run, now):
                 c
                 for c in candidates
                 if c.status == COMPLETED
+                and judge
+                and c.judge_raw is not None
                 and judge_keys.get(c.run_id) == mine
                 and _snapshot(c) == _snapshot(item)
             ),
@@ -115,7 +142,22 @@ def reuse_earlier(run, now):
             answered_at=now,
             updated_at=now,
         )
-        if judged is not None:
+        # A reused answer carries no speed figures: its checks see only what it kept.
+        facts = {name: fields.get(name) for name in FACTS}
+        scores = rule_scores(item, source.answer, facts)
+        fields.update(check_columns(scores))
+        score = settled(scores, item, judge, weights)
+        if score is not None:
+            fields.update(
+                status=COMPLETED,
+                evaluation_score=score.score,
+                evaluation_reason=score.reason,
+                rubric_scores=score.rubric_scores,
+                auto_fail=score.auto_fail,
+                auto_fail_reason=score.auto_fail_reason if score.auto_fail else None,
+                judged_at=now,
+            )
+        elif judged is not None:
             fields.update({name: getattr(judged, name) for name in JUDGEMENT_FIELDS})
             fields.update(status=COMPLETED, judgement_reused_from=judged.id, judged_at=now)
             judgements += 1

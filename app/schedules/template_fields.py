@@ -26,14 +26,18 @@ def _error(errors, field, message):
 def stored_spec(cleaned):
     """A cleaned run spec (runs/spec.py) back in the API's shape, with ids, for storing."""
     spec = {
-        "judgeProviderId": cleaned["judge_provider"].id,
-        "judgeModel": cleaned["judge_model"],
         "targets": [
             {"providerId": t["provider"].id, "model": t["model"], "params": t["params"] or {}}
             for t in cleaned["targets"]
         ],
         "collectionIds": cleaned["collection_ids"],
     }
+    if cleaned["judge_model"]:  # else no judge: the tasks' checks score its runs
+        spec = {
+            "judgeProviderId": cleaned["judge_provider"].id,
+            "judgeModel": cleaned["judge_model"],
+            **spec,
+        }
     if cleaned["judge_params"]:
         spec["judgeParams"] = cleaned["judge_params"]
     if cleaned["task_ids"]:

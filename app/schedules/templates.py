@@ -124,9 +124,13 @@ def delete_template(template_id):
 def spec_from_run(run):
     """A run's spec in the API's shape: what "Save as template" starts from."""
     targets = RunTarget.select().where(RunTarget.run == run).order_by(RunTarget.position)
+    judge = (
+        {"judgeProviderId": run.judge_provider_id, "judgeModel": run.judge_model}
+        if run.judge_model
+        else {}  # a run without a judge: so are the template's
+    )
     spec = {
-        "judgeProviderId": run.judge_provider_id,
-        "judgeModel": run.judge_model,
+        **judge,
         "targets": [
             {"providerId": t.provider_id, "model": t.model, "params": t.params or {}}
             for t in targets

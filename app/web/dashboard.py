@@ -76,6 +76,8 @@ def parse_form(form):
     state = {
         "name": form.get("name", "").strip(),
         "judgeModel": form.get("judgeModel", "").strip(),
+        # "No judge": the checks alone score; the judge inputs are then ignored.
+        "noJudge": form.get("noJudge") == "1",
         "judgeProviderId": _int_or_none(form.get("judgeProviderId")),
         "targets": [],  # (provider id, model, copy), in form order
         "params": {},  # target key -> params
@@ -119,9 +121,10 @@ def parse_form(form):
         if state["labels"][key]:
             target["label"] = state["labels"][key]
         targets.append(target)
+    no_judge = state["noJudge"]
     spec = {
-        "judgeProviderId": state["judgeProviderId"],
-        "judgeModel": state["judgeModel"],
+        "judgeProviderId": None if no_judge else state["judgeProviderId"],
+        "judgeModel": None if no_judge else state["judgeModel"],
         "targets": targets,
         "collectionIds": sorted(state["collectionIds"]),
         "settings": {name: value for name, value in state["settings"].items() if value},
@@ -247,6 +250,8 @@ def form_errors(errors, state):
             field = path[1]
         elif path[0] in SPEC_FIELDS and (len(path) == 1 or path[0] == "targets"):
             field = path[0]
+            if state.get("noJudge") and field == "judgeModel":
+                field = "noJudge"  # tasks without checks: said beside the choice made
         if field and field not in by_field:
             by_field[field] = e["message"]
         else:

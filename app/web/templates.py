@@ -42,6 +42,17 @@ ZONES = (
 )
 
 
+# A run spec's judge, in every spelling runs/spec.py reads.
+JUDGE_KEYS = (
+    "judgeProviderId",
+    "judgeProviderConfigId",
+    "judgeModel",
+    "judgeModelName",
+    "judgeParams",
+    "judgeCheck",
+)
+
+
 def _pretty(spec):
     return json.dumps(spec, indent=2, ensure_ascii=False)
 
@@ -53,6 +64,7 @@ def form_state(template=None, spec=None, name=""):
             "name": template.name,
             "description": template.description,
             "spec": _pretty(template.spec),
+            "noJudge": not (template.spec or {}).get("judgeModel"),
             "cron": template.cron or "",
             "timezone": template.timezone or "UTC",
             "enabled": template.schedule_enabled or not template.cron,
@@ -63,6 +75,7 @@ def form_state(template=None, spec=None, name=""):
         "name": name,
         "description": "",
         "spec": _pretty(spec or {}),
+        "noJudge": bool(spec) and not spec.get("judgeModel"),
         "cron": "",
         "timezone": "UTC",
         "enabled": True,
@@ -77,6 +90,7 @@ def parse(form):
         "name": form.get("name", "").strip(),
         "description": form.get("description", "").strip(),
         "spec": form.get("spec", ""),
+        "noJudge": form.get("noJudge") == "on",
         "cron": form.get("cron", "").strip(),
         "timezone": form.get("timezone", "").strip() or "UTC",
         "enabled": form.get("enabled") == "on",
@@ -90,6 +104,9 @@ def parse(form):
         errors.append(
             {"field": "spec", "message": f"not valid JSON (line {exc.lineno}): {exc.msg}"}
         )
+    if state["noJudge"] and isinstance(spec, dict):
+        # "No judge": whatever judge the spec names is left out; the checks score its runs.
+        spec = {k: v for k, v in spec.items() if k not in JUDGE_KEYS}
     body = {
         "name": state["name"],
         "description": state["description"],

@@ -1,4 +1,4 @@
-// New-run form: enable "Start run" only when a judge, a target and a collection are picked.
+// New-run form: enable "Start run" only when a judge (or No judge), a target and a collection are picked.
 // Without JavaScript the button stays enabled and the server's validation answers instead.
 (function () {
   var form = document.getElementById("new-run-form");
@@ -16,7 +16,10 @@
     var out = [];
     var provider = document.getElementById("judgeProviderId");
     var model = document.getElementById("judgeModel");
-    if (!provider.value || !model.value.trim()) out.push("a judge model");
+    var noJudge = document.getElementById("noJudge");
+    if (!(noJudge && noJudge.checked) && (!provider.value || !model.value.trim())) {
+      out.push("a judge model (or No judge)");
+    }
     if (!anyChecked("target") && !anyExtra()) out.push("at least one target model");
     if (!anyChecked("collectionIds")) out.push("at least one collection");
     return out;
