@@ -118,3 +118,18 @@ def test_the_markdown_export_of_a_run_without_a_judge_says_checks_only(checks_on
 def test_a_run_without_a_judge_offers_no_judge_check(client, checks_only):
     assert 'id="judge-check"' not in client.get("/runs/r2/results").text
     assert client.post("/api/runs/r2/judge-check").status_code == 409
+
+
+def test_the_api_item_carries_each_checks_result_beside_the_judges_score(client, finished):
+    body = client.get(f"/api/runs/r1/items/{finished.id}").json
+    assert [r["type"] for r in body["checkResults"]] == ["icontains", "icontains"]
+    assert body["checkResults"][1]["passed"] is False and body["checkResults"][1]["reason"]
+    assert body["checkScore"] == finished.check_score
+    assert body["autoFailReason"] == finished.auto_fail_reason
+    assert "banana" in body["autoFailReason"]
+    assert body["checks"] == CHECKS and body["toolCalls"] is None
+
+
+def test_the_api_item_list_carries_the_check_score(client, checks_only):
+    (item,) = client.get("/api/runs/r2/items").json["items"]
+    assert item["checkScore"] == item["evaluationScore"] and item["judgeScores"] is None

@@ -102,13 +102,10 @@ class ConfigChecker:
         environ,
         allow_unpriced=False,
         reports_cost=frozenset(),
-        judge_optional=False,
         skip_unsupported=False,
     ):
         self.doc, self.problems, self.base_dir, self.environ = doc, problems, base_dir, environ
         self.allow_unpriced = allow_unpriced
-        # A promptfoo suite runs without a judge when no task needs one (its reader says).
-        self.judge_optional = judge_optional
         self.skip_unsupported = skip_unsupported  # --skip-unsupported: leave out, listed
         self.reports_cost = set(reports_cost)  # provider names whose server reports the cost
         self.providers = {}
@@ -294,9 +291,6 @@ class ConfigChecker:
         return rows, secret_keys
 
     def model(self, raw, path, doc, keys=MODEL_KEYS):
-        if raw is None and path == "judge":
-            self.add("judge", "is required: {provider, model}", doc)
-            return None
         if not isinstance(raw, LineDict):
             self.add(path, "must be a mapping {provider, model, params?}", doc)
             return None

@@ -107,7 +107,6 @@ def parse(
         environ,
         allow_unpriced,
         reports_cost=reports_cost,
-        judge_optional=rubric_tasks is not None,  # a missing judge is named above
         skip_unsupported=skip_unsupported,
     )
     start = len(problems.entries)

@@ -153,6 +153,8 @@ def item_to_dict(item, raw=True, human_rating=None):
         "incorrectDirection": item.incorrect_direction,
         "rubric": item.rubric,
         "autoFailRules": item.auto_fail_rules,
+        "checks": item.checks,
+        "tools": item.tools,
         "templateVersion": item.template_version,
         "targetId": item.target_id,
         "targetProviderConfigId": target.provider_id,
@@ -168,6 +170,13 @@ def item_to_dict(item, raw=True, human_rating=None):
         "evaluationReason": item.evaluation_reason,
         "rubricScores": item.rubric_scores,
         "autoFail": item.auto_fail,
+        "autoFailReason": item.auto_fail_reason,
+        # What the task's checks found ({type, passed, score, reason, ...} each) and their
+        # combined score; the judge's own score beside them is judgeScores[0].
+        "checkResults": item.check_results,
+        "checkScore": item.check_score,
+        "judgeScores": item.judge_scores,
+        "toolCalls": item.tool_calls,
         "errorMsg": item.error_msg,
         "errorStage": item.error_stage,
         "timeTakenMs": item.time_taken_ms,
