@@ -13,6 +13,8 @@ deterministic `jitter`, uniform in +-jitter, from `seed` and the request's numbe
 `message.thinking`), then `tokens` answer tokens. `one_chunk` sends everything in one event at
 `ttft` (a buffering proxy). The last event carries usage and the server's own timings
 (llama.cpp `timings`, Ollama's `*_duration` in ns) unless `timings=False`.
+`show_reasoning=False` makes the reasoning tokens' time pass and counts them in usage but
+never sends them, as OpenAI's hidden reasoning (its timings then cover the tokens sent).
 
 Pacing uses absolute deadlines on the monotonic clock (token k is due at start + ttft + the
 gaps before it), so sleeping late once does not push every later token back. Each event is
@@ -55,11 +57,13 @@ class PacedServer:
         slots=None,
         reasoning_tokens=0,
         timings=True,
+        show_reasoning=True,
         host="127.0.0.1",
     ):
         self.ttft, self.tokens, self.itl, self.jitter = ttft, tokens, itl, jitter
         self.seed, self.one_chunk, self.slots = seed, one_chunk, slots
         self.reasoning_tokens, self.timings = reasoning_tokens, timings
+        self.show_reasoning = show_reasoning
         self._host = host
         self._lock = threading.Lock()
         self._logged = threading.Condition(self._lock)
@@ -227,8 +231,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._event(wire, {"role": "assistant", "content": None})
         for k, (offset, channel) in enumerate(zip(offsets, channels, strict=True)):
             sleep_until(start + offset)
+            if channel == "reasoning" and not paced.show_reasoning:
+                continue  # made and counted in usage, never sent (OpenAI's hidden reasoning)
             if channel == "one_chunk":
-                reasoning = "".join(_token("reasoning", i) for i in range(paced.reasoning_tokens))
+                shown = paced.reasoning_tokens if paced.show_reasoning else 0
+                reasoning = "".join(_token("reasoning", i) for i in range(shown))
                 answer = "".join(_token("answer", i) for i in range(paced.tokens))
             else:
                 index = k if channel == "reasoning" else k - paced.reasoning_tokens

@@ -133,3 +133,27 @@ def test_an_unstreamed_answer_has_no_token_timing_but_keeps_its_reasoning(ask, w
     assert completion.ttft_ms is None and completion.first_answer_ms is None
     assert completion.gaps_ms == [] and completion.itl is None
     assert completion.sent_at is not None
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_a_tool_call_is_the_answer_so_its_first_piece_is_the_first_answer_token(fake, wire):
+    fake.enqueue(tool_calls=[{"name": "get_weather", "arguments": {"city": "Paris"}}])
+    adapter = adapter_for(fake, wire)
+    try:
+        completion = adapter.chat("m", HI)
+    finally:
+        adapter.close()
+    assert completion.tool_calls
+    assert completion.first_answer_ms == completion.ttft_ms
+
+
+def test_reasoning_counted_but_never_streamed_is_left_out_of_the_stream_rate(ask):
+    completion, entry = ask(
+        "openai", reasoning_tokens=16, tokens=16, itl=0.02, timings=False, show_reasoning=False
+    )
+    assert completion.reasoning_tokens == 16 and completion.reasoning_text is None
+    assert completion.chunks == 16
+    window_s = (completion.last_token_ms - completion.ttft_ms) / 1000
+    assert completion.tokens_per_second == pytest.approx(15 / window_s)
+    served = 15 / (entry["last_sent"] - entry["first_sent"])
+    assert served / 1.5 < completion.tokens_per_second < served * 1.5

@@ -857,18 +857,21 @@ def integer(value):
     return int(num) if num is not None else None
 
 
-def estimate_from_stream(completion, pieces, clock):
+def estimate_from_stream(completion, pieces, clock, unseen=0):
     """Fill what the server did not count: one streamed piece (answer or reasoning) is about
     one token; the decode rate from our own clock over every generated token, from the first
     token on any channel to the last, when there is enough of the stream to measure
     (stream_rate). Reasoning counts: timing only the answer would divide the reasoning tokens
-    too by the answer's window (twice the rate with as many reasoning tokens as answer ones)."""
+    too by the answer's window (twice the rate with as many reasoning tokens as answer ones).
+    `unseen`: tokens the server counted but did not stream (hidden reasoning, made before the
+    first token we saw), so not in the window."""
     if completion.completion_tokens is None and pieces:
         completion.completion_tokens = pieces
         completion.tokens_estimated = True
     if completion.tokens_per_second is None and clock.first is not None:
         window_ms = (clock.last - clock.first) * 1000
-        rate = stream_rate(completion.completion_tokens, window_ms)
+        tokens = completion.completion_tokens
+        rate = stream_rate(tokens - unseen if tokens and unseen else tokens, window_ms)
         if rate is not None:
             completion.decode_ms = completion.decode_ms or window_ms
             completion.tokens_per_second = rate

@@ -284,9 +284,12 @@ class OpenAIAdapter(HttpAdapter):
             tool_calls=tool_calls,
         )
         clock.apply(completion, start)
-        reasoning.apply(completion, reasoning_count(usage))
+        hidden = reasoning_count(usage)
+        reasoning.apply(completion, hidden)
         apply_usage(completion, usage, timings)
-        estimate_from_stream(completion, got.count + reasoning.pieces, clock)
+        # Reasoning the server counted but never streamed (OpenAI's) was made before the window.
+        unseen = hidden if hidden and not reasoning.pieces else 0
+        estimate_from_stream(completion, got.count + reasoning.pieces, clock, unseen)
         return completion
 
 
