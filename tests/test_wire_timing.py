@@ -55,7 +55,11 @@ def served_ms(entry, at):
 def test_ttft_is_the_first_reasoning_token_and_the_answer_starts_after_it(ask, wire):
     completion, entry = ask(wire, reasoning_tokens=4, tokens=4, itl=0.005)
     first_answer_sent = entry["sent"][entry["channels"].index("answer")]
-    assert completion.ttft_ms < completion.first_answer_ms < completion.last_token_ms
+    # The first answer token is the fifth token event: four reasoning gaps after the first.
+    assert completion.first_answer_ms == pytest.approx(
+        completion.ttft_ms + sum(completion.gaps_ms[:4]), abs=1e-6
+    )
+    assert completion.ttft_ms <= completion.first_answer_ms <= completion.last_token_ms
     # A token cannot arrive before the server sent it.
     assert completion.ttft_ms >= served_ms(entry, entry["first_sent"])
     assert completion.first_answer_ms >= served_ms(entry, first_answer_sent)
