@@ -15,6 +15,7 @@ import requests
 import urllib3
 
 from ..jsontext import loads
+from ..latency import gaps
 from .interface import Cancelled
 from .interface import ProviderError
 from .interface import WireFormat
@@ -856,15 +857,21 @@ def integer(value):
     return int(num) if num is not None else None
 
 
-def estimate_from_stream(completion, chunks, first, end):
-    """Fill what the server did not count: one content chunk is about one token; the decode
-    rate from our own clock when there is enough of the stream to measure (stream_rate)."""
-    if completion.completion_tokens is None and chunks:
-        completion.completion_tokens = chunks
+def estimate_from_stream(completion, pieces, clock, unseen=0):
+    """Fill what the server did not count: one streamed piece (answer or reasoning) is about
+    one token; the decode rate from our own clock over every generated token, from the first
+    token on any channel to the last, when there is enough of the stream to measure
+    (stream_rate). Reasoning counts: timing only the answer would divide the reasoning tokens
+    too by the answer's window (twice the rate with as many reasoning tokens as answer ones).
+    `unseen`: tokens the server counted but did not stream (hidden reasoning, made before the
+    first token we saw), so not in the window."""
+    if completion.completion_tokens is None and pieces:
+        completion.completion_tokens = pieces
         completion.tokens_estimated = True
-    if completion.tokens_per_second is None and first is not None:
-        window_ms = (end - first) * 1000
-        rate = stream_rate(completion.completion_tokens, window_ms)
+    if completion.tokens_per_second is None and clock.first is not None:
+        window_ms = (clock.last - clock.first) * 1000
+        tokens = completion.completion_tokens
+        rate = stream_rate(tokens - unseen if tokens and unseen else tokens, window_ms)
         if rate is not None:
             completion.decode_ms = completion.decode_ms or window_ms
             completion.tokens_per_second = rate
@@ -873,3 +880,63 @@ def estimate_from_stream(completion, chunks, first, end):
             completion.tps_source = (
                 "stream.estimate" if completion.tokens_estimated else "stream.timing"
             )
+
+
+class TokenClock:
+    """When a stream's token-bearing events arrived (time.perf_counter), and which was the
+    first answer event: one clock read and one append per event, the rest worked out at the
+    end. Events with no token (a role, a finish reason, usage) are never ticked."""
+
+    __slots__ = ("first", "first_answer", "last", "times")
+
+    def __init__(self):
+        self.first = self.first_answer = self.last = None
+        self.times = []
+
+    def tick(self, answer):
+        """One event that carried tokens arrived now; `answer`: some of them are the answer
+        (content or a tool call), not reasoning."""
+        now = time.perf_counter()
+        if self.first is None:
+            self.first = now
+        if answer and self.first_answer is None:
+            self.first_answer = now
+        self.last = now
+        self.times.append(now)
+
+    def apply(self, completion, start):
+        """Put the stream's timing on a Completion, each time from `start` (the request sent)."""
+        if self.first is None:
+            return
+        completion.ttft_ms = (self.first - start) * 1000
+        if self.first_answer is not None:
+            completion.first_answer_ms = (self.first_answer - start) * 1000
+        completion.last_token_ms = (self.last - start) * 1000
+        completion.chunks = len(self.times)
+        completion.gaps_ms = gaps(self.times)
+
+
+class Reasoning:
+    """A stream's reasoning, kept apart from the answer: its text within the answer's cap (the
+    rest is dropped, never the answer: reading goes on) and how many pieces came."""
+
+    def __init__(self, max_chars):
+        self.text = StreamBody(max_chars)
+        self.pieces = 0
+
+    def add(self, text):
+        """Take one reasoning piece; True when it held text (a token-bearing event)."""
+        if not text:
+            return False
+        self.pieces += 1
+        self.text.add(text)
+        return True
+
+    def apply(self, completion, server_count=None):
+        """Reasoning text and tokens (the server's count when it gives one) on a Completion."""
+        if self.pieces:
+            completion.reasoning_text = self.text.text
+        if server_count is not None:
+            completion.reasoning_tokens = server_count
+        elif self.pieces:
+            completion.reasoning_tokens = self.pieces

@@ -17,6 +17,8 @@ the app asks the adapter instead of comparing type strings; registry.py maps a t
 from dataclasses import dataclass
 from dataclasses import field
 
+from ..latency import summary
+
 MAX_ANSWER_CHARS = 1024 * 1024  # answer text kept per call (1 MiB); the rest is cut and flagged
 
 
@@ -67,9 +69,19 @@ class Completion:
     model: str | None = None  # the model the server says answered
     finish_reason: str | None = None
     wall_ms: float = 0.0  # request sent -> last byte
-    ttft_ms: float | None = None  # request sent -> first content token (streamed)
+    # Streamed answers only (None when not streamed), each from when the request was sent:
+    ttft_ms: float | None = None  # -> the first token on any channel (reasoning, answer, tool)
+    first_answer_ms: float | None = None  # -> the first answer token (content or a tool call)
+    last_token_ms: float | None = None  # -> the last token on any channel
+    sent_at: float | None = None  # wall clock (time.time()) when the request was sent
+    chunks: int | None = None  # stream events that carried tokens
+    # The gaps in ms between consecutive token-bearing events (inter-token latency); empty when
+    # the stream sent everything in one event or was not streamed.
+    gaps_ms: list = field(default_factory=list)
+    reasoning_text: str | None = None  # the reasoning apart from the answer (never in `text`)
+    reasoning_tokens: int | None = None  # the server's count, else the reasoning pieces counted
     prompt_tokens: int | None = None
-    completion_tokens: int | None = None
+    completion_tokens: int | None = None  # every generated token, reasoning included
     tokens_per_second: float | None = None  # decode speed only, never total/latency
     tps_source: str | None = None  # ollama.eval | llamacpp.timings | stream.estimate | ...
     tokens_estimated: bool = False  # token counts guessed (no server counter)
@@ -84,6 +96,12 @@ class Completion:
     # The tools the answer called, [{"name", "arguments"}] (arguments a dict when they are
     # JSON, else the text as sent), or None when it called none.
     tool_calls: list | None = None
+
+    @property
+    def itl(self):
+        """Inter-token latency {"mean", "p50", "p90", "p99", "max"} in ms, or None when it is
+        not measurable (a one-chunk or unstreamed answer has no gaps)."""
+        return summary(self.gaps_ms)
 
 
 class ProviderError(Exception):

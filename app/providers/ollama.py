@@ -4,7 +4,9 @@ import time
 
 from .base import Cut
 from .base import HttpAdapter
+from .base import Reasoning
 from .base import StreamBody
+from .base import TokenClock
 from .base import answer_prefix
 from .base import as_dict
 from .base import content_text
@@ -185,7 +187,7 @@ class OllamaAdapter(HttpAdapter):
             body["keep_alive"] = keep_alive
         url = self.url(self.inference_endpoint)
         deadline = self.deadline(params)
-        start = time.perf_counter()
+        sent_at, start = time.time(), time.perf_counter()
         resp = self.request("POST", self.inference_endpoint, json_body=body, cancel=cancel)
         if not stream:
             raw = self.read_answer(resp, url, deadline=deadline, cancel=cancel)
@@ -193,8 +195,9 @@ class OllamaAdapter(HttpAdapter):
             if isinstance(raw, Cut):  # bigger than llmbench reads: the answer's start, cut
                 text = self.cut_answer(raw, ANSWER_KEYS, url, raw.start())
                 final = {"model": answer_prefix(raw.data, ("model",), 200)}
-                completion = self._completion(body, text, final, raw.start(), start, None, end, 0)
+                completion = self._completion(body, text, final, raw.start(), start, end)
                 completion.answer_cut = True
+                completion.sent_at = sent_at
                 return self.finish(completion)
             final = self.parse_json(raw, url)
             if isinstance(final, dict):
@@ -204,18 +207,23 @@ class OllamaAdapter(HttpAdapter):
             text = self._content(final, raw, url)
             cut = len(text) > self.max_answer_chars
             completion = self._completion(
-                body, text[: self.max_answer_chars], final, raw, start, None, end, 0
+                body, text[: self.max_answer_chars], final, raw, start, end
             )
             completion.answer_cut = cut
+            completion.sent_at = sent_at
             _with_calls(completion, called(final.get("message")))
+            reasoning = Reasoning(self.max_answer_chars)
+            reasoning.add(thinking(final))
+            reasoning.apply(completion)
             return self.finish(completion)
-        got, final, first = StreamBody(self.max_answer_chars), None, None
+        got, final = StreamBody(self.max_answer_chars), None
+        clock, reasoning = TokenClock(), Reasoning(self.max_answer_chars)
         calls = []  # Ollama sends each call whole, in the line that makes it
         for line in self.iter_lines(resp, url, cancel, deadline):
             if isinstance(line, Cut):  # one line bigger than the cap: its answer is cut
                 got.line(line.start())
                 got.add_cut(self.cut_answer(line, ANSWER_KEYS, url, got.raw, resp))
-                first = first if first is not None else time.perf_counter()
+                clock.tick(answer=True)
                 final = {"model": answer_prefix(line.data, ("model",), 200)}
                 resp.close()
                 break
@@ -228,12 +236,11 @@ class OllamaAdapter(HttpAdapter):
             self._raise_if_error(obj, got.raw, resp)
             content = self._content(obj, got.raw, url, resp)
             made = called(obj.get("message"))
-            if made and first is None:
-                first = time.perf_counter()
             calls.extend(made)
+            thought = reasoning.add(thinking(obj))
+            if made or content or thought:
+                clock.tick(bool(made or content))
             if content:
-                if first is None:
-                    first = time.perf_counter()
                 if not got.add(content):
                     resp.close()  # the rest of the answer is not read: the cap is reached
                     final = {k: v for k, v in obj.items() if k not in ("message", "response")}
@@ -250,8 +257,12 @@ class OllamaAdapter(HttpAdapter):
                 kind="connection",
                 raw=got.raw,
             )
-        completion = self._completion(body, got.text, final, got.raw, start, first, end, got.count)
+        completion = self._completion(body, got.text, final, got.raw, start, end)
         completion.answer_cut = got.cut
+        completion.sent_at = sent_at
+        clock.apply(completion, start)
+        reasoning.apply(completion)
+        estimate_from_stream(completion, got.count + reasoning.pieces, clock)
         _with_calls(completion, calls)
         return self.finish(completion)
 
@@ -277,8 +288,8 @@ class OllamaAdapter(HttpAdapter):
             error = obj["error"]
             raise self.mid_answer_error(as_dict(error).get("message") or error, raw)
 
-    def _completion(self, body, text, final, raw, start, first, end, chunks):
-        """A Completion from the done line's counters, our clock as the fallback."""
+    def _completion(self, body, text, final, raw, start, end):
+        """A Completion from the done line's counters (a stream's timing is added after)."""
         assembled = {k: v for k, v in final.items() if k not in ("message", "response")}
         assembled["message"] = {"role": "assistant", "content": text}
         completion = Completion(
@@ -288,7 +299,6 @@ class OllamaAdapter(HttpAdapter):
                 final.get("done_reason") if isinstance(final.get("done_reason"), str) else None
             ),
             wall_ms=(end - start) * 1000,
-            ttft_ms=(first - start) * 1000 if first is not None else None,
             prompt_tokens=integer(final.get("prompt_eval_count")),
             completion_tokens=integer(final.get("eval_count")),
             prompt_ms=ns_to_ms(final.get("prompt_eval_duration")),
@@ -302,6 +312,12 @@ class OllamaAdapter(HttpAdapter):
         if completion.completion_tokens and eval_s > 0:
             completion.tokens_per_second = completion.completion_tokens / eval_s
             completion.tps_source = "ollama.eval"
-        else:
-            estimate_from_stream(completion, chunks, first, end)
         return completion
+
+
+def thinking(obj):
+    """The reasoning text of one reply object (/api/chat's message.thinking, /api/generate's
+    thinking), "" when it has none."""
+    message = obj.get("message")
+    value = message.get("thinking") if isinstance(message, dict) else obj.get("thinking")
+    return value if isinstance(value, str) else ""

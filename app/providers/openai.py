@@ -4,7 +4,9 @@ import time
 
 from .base import Cut
 from .base import HttpAdapter
+from .base import Reasoning
 from .base import StreamBody
+from .base import TokenClock
 from .base import answer_prefix
 from .base import as_dict
 from .base import content_text
@@ -16,6 +18,9 @@ from .interface import Completion
 
 DEFAULT_MODELS_ENDPOINT = "/v1/models"
 DEFAULT_INFERENCE_ENDPOINT = "/v1/chat/completions"
+# Where servers put a delta's or a message's reasoning: llama.cpp, vLLM and DeepSeek say
+# reasoning_content, OpenRouter and newer vLLM say reasoning.
+REASONING_KEYS = ("reasoning_content", "reasoning")
 # Friendly spellings of generation params -> the OpenAI names.
 PARAM_ALIASES = {
     "maxTokens": "max_tokens",
@@ -140,16 +145,20 @@ class OpenAIAdapter(HttpAdapter):
             body["stream_options"] = {"include_usage": True}
         url = self.url(self.inference_endpoint)
         deadline = self.deadline(params)
-        start = time.perf_counter()
+        sent_at, start = time.time(), time.perf_counter()
         resp = self.request("POST", self.inference_endpoint, json_body=body, cancel=cancel)
         content_type = resp.headers.get("Content-Type", "")
         if stream and "event-stream" in content_type:
-            return self.finish(self._read_stream(resp, url, body, start, cancel, deadline))
+            completion = self._read_stream(resp, url, body, start, cancel, deadline)
+            completion.sent_at = sent_at
+            return self.finish(completion)
         # Not streamed (asked so, or the server ignored stream: true).
         text = self.read_answer(resp, url, deadline=deadline, cancel=cancel)
         end = time.perf_counter()
         if isinstance(text, Cut):  # bigger than llmbench reads: the answer's start, cut
-            return self.finish(self._cut_reply(text, url, body, start, end))
+            completion = self._cut_reply(text, url, body, start, end)
+            completion.sent_at = sent_at
+            return self.finish(completion)
         data = self.parse_json(text, url)
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list):
@@ -168,6 +177,7 @@ class OpenAIAdapter(HttpAdapter):
             model=_text(data.get("model")),
             finish_reason=_text(choice.get("finish_reason")),
             wall_ms=(end - start) * 1000,
+            sent_at=sent_at,
             request=body,
             raw=text,
             raw_json=data,
@@ -175,6 +185,9 @@ class OpenAIAdapter(HttpAdapter):
             tool_calls=called(calls if isinstance(calls, list) else []),
         )
         apply_usage(completion, data.get("usage"), data.get("timings"))
+        reasoning = Reasoning(self.max_answer_chars)
+        reasoning.add(reasoning_of(as_dict(message)))
+        reasoning.apply(completion, reasoning_count(data.get("usage")))
         return self.finish(completion)
 
     def _cut_reply(self, cut, url, body, start, end):
@@ -195,14 +208,15 @@ class OpenAIAdapter(HttpAdapter):
         got = StreamBody(self.max_answer_chars)
         model = finish = usage = timings = None
         pieces = ToolCallPieces()
-        first = None
+        clock = TokenClock()
+        reasoning = Reasoning(self.max_answer_chars)
         events = 0
         for line in self.iter_lines(resp, url, cancel, deadline):
             if isinstance(line, Cut):  # one event bigger than the cap: its answer is cut
                 got.line(line.start())
                 got.add_cut(self.cut_answer(line, ("content",), url, got.raw, resp))
                 model = model or _text(answer_prefix(line.data, ("model",), 200))
-                first = first if first is not None else time.perf_counter()
+                clock.tick(answer=True)
                 events += 1
                 resp.close()
                 break
@@ -224,11 +238,12 @@ class OpenAIAdapter(HttpAdapter):
                 raise self.mid_answer_error(detail, got.raw)
             model = _text(obj.get("model")) or model
             choices = obj.get("choices")
+            thought = answered = False  # this event carried reasoning / answer tokens
             for choice in choices if isinstance(choices, list) else ():
                 choice = as_dict(choice)
                 delta = as_dict(choice.get("delta"))
-                if pieces.add(delta.get("tool_calls")) and first is None:
-                    first = time.perf_counter()
+                answered = pieces.add(delta.get("tool_calls")) or answered
+                thought = reasoning.add(reasoning_of(delta)) or thought
                 content = content_text(delta.get("content"))
                 if content is None:
                     resp.close()
@@ -236,11 +251,12 @@ class OpenAIAdapter(HttpAdapter):
                         f"Server sent a stream event from {url} whose content is not text", got.raw
                     )
                 if content:
-                    if first is None:
-                        first = time.perf_counter()
+                    answered = True
                     if not got.add(content):
                         break
                 finish = _text(choice.get("finish_reason")) or finish
+            if thought or answered:
+                clock.tick(answered)
             if got.cut:
                 resp.close()  # the rest of the answer is not read: the cap is reached
                 break
@@ -261,16 +277,34 @@ class OpenAIAdapter(HttpAdapter):
             model=model,
             finish_reason=finish,
             wall_ms=(end - start) * 1000,
-            ttft_ms=(first - start) * 1000 if first is not None else None,
             request=body,
             raw=got.raw,
             raw_json=assembled,
             answer_cut=got.cut,
             tool_calls=tool_calls,
         )
+        clock.apply(completion, start)
+        hidden = reasoning_count(usage)
+        reasoning.apply(completion, hidden)
         apply_usage(completion, usage, timings)
-        estimate_from_stream(completion, got.count, first, end)
+        # Reasoning the server counted but never streamed (OpenAI's) was made before the window.
+        unseen = hidden if hidden and not reasoning.pieces else 0
+        estimate_from_stream(completion, got.count + reasoning.pieces, clock, unseen)
         return completion
+
+
+def reasoning_of(delta):
+    """The reasoning text of a delta or message ("" when it has none or it is not text)."""
+    for key in REASONING_KEYS:
+        value = delta.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def reasoning_count(usage):
+    """The server's count of reasoning tokens (usage.completion_tokens_details), else None."""
+    return integer(as_dict(as_dict(usage).get("completion_tokens_details")).get("reasoning_tokens"))
 
 
 def _assembled(model, finish, text, tool_calls=None):
