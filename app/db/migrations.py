@@ -15,6 +15,7 @@ import logging
 import sqlite3
 from pathlib import Path
 
+from peewee import BlobField
 from peewee import BooleanField
 from peewee import CharField
 from peewee import DatabaseError
@@ -501,6 +502,26 @@ def m037_alert_metric(db):
         migrator.drop_not_null("alert", "ci_high"),
         *([migrator.drop_index("alert", old)] if old else []),
         *([] if new in unique else [migrator.add_index("alert", new, unique=True)]),
+    )
+
+
+@migration
+def m038_answer_timing(db):
+    # A streamed answer's timing as a load tester reports it: first answer token, last token,
+    # when it was sent, token events, reasoning tokens, the token gaps (a packed histogram) and
+    # the queue estimate.
+    _add_missing_columns(
+        db,
+        "item",
+        [
+            ("first_answer_ms", FloatField(null=True)),
+            ("last_token_ms", FloatField(null=True)),
+            ("sent_ts", FloatField(null=True)),
+            ("chunks", IntegerField(null=True)),
+            ("reasoning_tokens", IntegerField(null=True)),
+            ("itl_hist", BlobField(null=True)),
+            ("queue_ms", FloatField(null=True)),
+        ],
     )
 
 

@@ -4,6 +4,7 @@
 import json
 
 from peewee import SQL
+from peewee import BlobField
 from peewee import BooleanField
 from peewee import CharField
 from peewee import DateTimeField
@@ -262,7 +263,19 @@ class Item(BaseModel):
     # The answer passed the size cap (MAX_ANSWER_CHARS); the rest was not read or kept.
     answer_cut = BooleanField(default=False)
     time_taken_ms = FloatField(null=True)
-    ttft_ms = FloatField(null=True)
+    ttft_ms = FloatField(null=True)  # sent -> the first token on any channel (streamed)
+    # The stream's timing beside it (streamed answers only): sent -> the first answer token and
+    # -> the last token; when it was sent (Unix seconds, for a run's throughput and timeline);
+    # the events that carried tokens; reasoning tokens apart from the answer's; the gaps between
+    # tokens as a packed histogram (app/latency.py; None: one chunk, ITL not measurable); and
+    # the time the request waited before the server worked on it, where the server says.
+    first_answer_ms = FloatField(null=True)
+    last_token_ms = FloatField(null=True)
+    sent_ts = FloatField(null=True)
+    chunks = IntegerField(null=True)
+    reasoning_tokens = IntegerField(null=True)
+    itl_hist = BlobField(null=True)
+    queue_ms = FloatField(null=True)
     prompt_ms = FloatField(null=True)
     decode_ms = FloatField(null=True)
     load_ms = FloatField(null=True)
