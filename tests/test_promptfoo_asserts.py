@@ -46,9 +46,12 @@ def test_a_number_value_becomes_text():
     assert mapped(type="contains", value=42)["value"] == "42"
 
 
-@pytest.mark.parametrize("kind", ["is-json", "contains-json"])
-def test_a_json_assert_is_a_json_check(kind):
-    assert mapped(type=kind) == {"type": "json"}
+def test_is_json_is_a_json_check():
+    assert mapped(type="is-json") == {"type": "json"}
+
+
+def test_contains_json_is_a_json_check_that_finds_the_json_among_words():
+    assert mapped(type="contains-json") == {"type": "json", "anywhere": True}
 
 
 def test_a_json_assert_with_a_schema_is_a_json_schema_check():

@@ -60,6 +60,8 @@ def to_check(item):
     if kind in _LISTS:
         return "check", {"type": kind, "value": _as_list(value), **check}
     if kind in ("is-json", "contains-json"):
+        if kind == "contains-json":
+            check["anywhere"] = True  # the JSON may stand among words
         if value is None:
             return "check", {"type": "json", **check}
         return "check", {"type": "json-schema", "value": value, **check}

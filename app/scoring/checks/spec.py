@@ -33,6 +33,9 @@ COMMON = {"type", "value", "weight", "threshold", "gate"}
 OPTIONS = {
     "equals": {"normalize": ()},
     "regex": {"flags": ""},
+    # anywhere: a JSON object among the answer's words will do (promptfoo's contains-json).
+    "json": {"anywhere": False},
+    "json-schema": {"anywhere": False},
     "number": {"tolerance": 0},
     "length": {"min": None, "max": None, "unit": "words"},
     "tool-call": {"match": "exact", "tolerance": 0},
@@ -195,13 +198,20 @@ def _check_tolerance(options, fail):
 def _json_value(kind, item, options, fail, has_reference):
     if "value" in item:
         fail("value", "a json check takes no value (use json-schema to check the content)")
+    _check_anywhere(options, fail)
     return None, None
+
+
+def _check_anywhere(options, fail):
+    if not isinstance(options["anywhere"], bool):
+        fail("anywhere", "must be true or false")
 
 
 def _schema_value(kind, item, options, fail, has_reference):
     schema = item.get("value")
     if not isinstance(schema, dict | bool):
         fail("value", "must be a JSON schema (an object)")
+    _check_anywhere(options, fail)
     try:
         return schema, bounded_validator(schema)
     except jsonschema.SchemaError as exc:
