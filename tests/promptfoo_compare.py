@@ -28,6 +28,7 @@ ANSWERS = {
     "Ada Lovelace": '{"name": "Ada Lovelace", "age": 36}',
     "prime number": "I cannot say: 4",  # fails not-icontains "I cannot" and the regex
     "capital of France": "Paris.",  # fails equals "Paris"; within 2 edits of it
+    "planet is the largest": "The largest planet is Jupiter.",  # more than 5 edits from it
     "quick brown fox": "The quick brown fox jumps over the lazy dog.",
     "service is up": 'The service is up: {"up": true}',  # JSON inside words
 }

@@ -69,9 +69,18 @@ def test_a_tools_call_assert_without_an_expected_call_is_unsupported():
     assert kind == "unsupported" and "expected call" in why
 
 
-def test_levenshtein_is_similarity_with_the_distance_as_a_share_of_the_text():
+def test_levenshtein_is_similarity_with_its_threshold_as_the_largest_edit_count():
     check = mapped(type="levenshtein", value="0123456789", threshold=2)
-    assert (check["type"], check["threshold"]) == ("similarity", 80.0)
+    assert check == {"type": "similarity", "value": "0123456789", "max_edits": 2}
+
+
+def test_levenshtein_allows_five_edits_by_default_as_promptfoo_does():
+    assert mapped(type="levenshtein", value="Paris")["max_edits"] == 5
+
+
+def test_a_fractional_levenshtein_threshold_is_refused():
+    kind, why = to_check({"type": "levenshtein", "value": "abc", "threshold": 1.5})
+    assert kind == "unsupported" and "whole number of edits" in why
 
 
 @pytest.mark.parametrize(

@@ -49,7 +49,7 @@ def _answer(call):
 def test_importing_the_example_stores_its_tasks_checks_and_collection(cli, suite):
     result = cli("import", suite)
     assert result.exit_code == 0, result.output
-    assert "Imported 7 tasks into collection 'promptfoo'" in result.output
+    assert "Imported 8 tasks into collection 'promptfoo'" in result.output
     tasks = {t.task_id: t for t in rows(Task)}
     assert list(tasks) == [
         "adds-two-numbers",
@@ -57,6 +57,7 @@ def test_importing_the_example_stores_its_tasks_checks_and_collection(cli, suite
         "extracts-a-person-as-json",
         "refuses-nothing-harmless",
         "names-a-capital",
+        "names-the-largest-planet",
         "restates-a-sentence",
         "returns-a-status-as-json",
     ]
@@ -82,7 +83,7 @@ def test_running_the_example_scores_every_answer_by_its_checks(cli, suite, fake)
         f"openai-{host}": "OPENAI",
     }
     items = rows(Item)
-    assert len(items) == 14 and {i.status for i in items} == {COMPLETED}
+    assert len(items) == 16 and {i.status for i in items} == {COMPLETED}
     by_task = {}
     for item in items:
         by_task.setdefault(item.task_key, set()).add(item.check_score)

@@ -2,8 +2,8 @@
 ("rubric", text for the judge) or ("unsupported", why).
 
 promptfoo's thresholds are 0-1 scores (ours 0-100), a levenshtein threshold is a largest edit
-distance (ours a similarity ratio: 1 - distance / the expected text's length), and latency and
-cost take their largest value as the threshold. `weight` is carried over as it is."""
+distance (a similarity check's max_edits), and latency and cost take their largest value as
+the threshold. `weight` is carried over as it is."""
 
 from .common import as_text
 from .common import plain
@@ -77,8 +77,10 @@ def to_check(item):
         if not isinstance(value, str) or not value:
             return "unsupported", f"{label}: the expected text must be given as value"
         distance = item.get("threshold", 5)
-        share = max(0.0, 1 - float(distance) / len(value))
-        return "check", {"type": "similarity", "value": value, "threshold": _pct(share), **check}
+        if distance < 0 or distance != int(distance):
+            return "unsupported", f"{label}: threshold must be a whole number of edits"
+        # promptfoo passes when the Levenshtein distance is at most the threshold.
+        return "check", {"type": "similarity", "value": value, "max_edits": int(distance), **check}
     if kind in _METRICS:
         ours, default = _METRICS[kind]
         threshold = _pct(float(item.get("threshold", default)))

@@ -36,6 +36,9 @@ OPTIONS = {
     # anywhere: a JSON object among the answer's words will do (promptfoo's contains-json).
     "json": {"anywhere": False},
     "json-schema": {"anywhere": False},
+    # max_edits: yes/no, the answer is at most this many Levenshtein edits from the text
+    # (promptfoo's levenshtein); unset, the score is the edit-distance ratio.
+    "similarity": {"max_edits": None},
     "number": {"tolerance": 0},
     "length": {"min": None, "max": None, "unit": "words"},
     "tool-call": {"match": "exact", "tolerance": 0},
@@ -239,6 +242,9 @@ def _length_value(kind, item, options, fail, has_reference):
 
 
 def _reference_value(kind, item, options, fail, has_reference):
+    edits = options.get("max_edits")
+    if edits is not None and (not isinstance(edits, int) or isinstance(edits, bool) or edits < 0):
+        fail("max_edits", "must be a whole number, 0 or more")
     value = item.get("value")
     if value is None:
         if not has_reference:
