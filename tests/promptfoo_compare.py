@@ -74,7 +74,14 @@ def copy_suite(folder, url):
 
 def suite_tests(path):
     """The suite's test descriptions, in order."""
-    return [t["description"] for t in yaml.safe_load(Path(path).read_text())["tests"]]
+    return list(suite_asserts(path))
+
+
+def suite_asserts(path):
+    """{test description: how many asserts it has, defaultTest's included}."""
+    doc = yaml.safe_load(Path(path).read_text())
+    common = len((doc.get("defaultTest") or {}).get("assert") or [])
+    return {t["description"]: common + len(t.get("assert") or []) for t in doc["tests"]}
 
 
 def run_promptfoo(executable, suite, url, workdir):

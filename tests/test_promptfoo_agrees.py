@@ -38,9 +38,11 @@ def compared(promptfoo, tmp_path, fake, monkeypatch):
 
 
 def test_every_test_case_is_compared_and_both_passes_and_failures_occur(compared):
-    tests = pf.suite_tests(pf.EXAMPLE / "promptfooconfig.yaml")
-    assert len(compared) == len(tests) * len(pf.MODELS)
-    assert all(theirs is not None and ours is not None for _, _, theirs, ours in compared)
+    asserts = pf.suite_asserts(pf.EXAMPLE / "promptfooconfig.yaml")
+    assert len(compared) == len(asserts) * len(pf.MODELS)
+    for test, _, theirs, ours in compared:
+        assert theirs is not None and ours is not None, test
+        assert len(theirs) == len(ours) == asserts[test], test  # each assert, in order
     outcomes = {all(theirs) for _, _, theirs, _ in compared}
     assert outcomes == {True, False}
 

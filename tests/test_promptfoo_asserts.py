@@ -59,6 +59,11 @@ def test_a_json_assert_with_a_schema_is_a_json_schema_check():
     assert mapped(type="is-json", value=schema) == {"type": "json-schema", "value": schema}
 
 
+def test_a_json_schema_given_as_yaml_text_is_read_as_the_schema():
+    check = mapped(type="is-json", value="type: object\nrequired: [name]\n")
+    assert check == {"type": "json-schema", "value": {"type": "object", "required": ["name"]}}
+
+
 def test_a_tools_call_assert_with_the_expected_call_is_a_tool_call_check():
     call = {"name": "get_weather", "arguments": {"city": "Paris"}}
     assert mapped(type="is-valid-openai-tools-call", value=call)["value"] == call
@@ -126,3 +131,15 @@ def test_an_assert_llmbench_cannot_run_is_unsupported(item):
 def test_a_threshold_that_is_not_a_number_is_refused():
     kind, why = to_check({"type": "levenshtein", "value": "abc", "threshold": "two"})
     assert kind == "unsupported" and "threshold must be a number" in why
+
+
+def test_a_comma_separated_list_keeps_a_quoted_field_whole_without_its_quotes():
+    check = mapped(type="contains-all", value='"4", "x, y", z')
+    assert check["value"] == ["4", "x, y", "z"]
+
+
+def test_a_quoted_field_may_hold_a_doubled_or_escaped_quote():
+    assert mapped(type="contains-any", value='"say ""hi""", "a\\"b"')["value"] == [
+        'say "hi"',
+        'a"b',
+    ]

@@ -63,7 +63,7 @@ def test_importing_the_example_stores_its_tasks_checks_and_collection(cli, suite
     ]
     adds = tasks["adds-two-numbers"]
     assert adds.question == "Answer plainly and briefly.\n\nWhat is 17 + 25? Give the number."
-    assert [c["type"] for c in adds.checks] == ["icontains", "contains", "regex"]
+    assert [c["type"] for c in adds.checks] == ["icontains", "contains", "regex", "equals"]
     assert adds.checks[0]["negate"] is True  # defaultTest's not-icontains comes first
     assert adds.checks[2]["weight"] == 2
     assert [c["type"] for c in tasks["extracts-a-person-as-json"].checks][1] == "json"
