@@ -154,3 +154,8 @@ def test_a_schema_anywhere_names_the_first_objects_mismatch():
 def test_anywhere_must_be_true_or_false():
     with pytest.raises(CheckError, match=r"anywhere"):
         check("{}", type="json", anywhere="yes")
+
+
+def test_json_anywhere_counts_objects_only_even_inside_a_list():
+    assert not check("[1, 2]", type="json", anywhere=True).passed
+    assert check('[{"up": true}]', type="json", anywhere=True).passed

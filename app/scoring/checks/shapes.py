@@ -83,14 +83,13 @@ def objects_within(answer):
 def _candidates(check, answer):
     """([the JSON values the check may judge], why there are none)."""
     data, why = read_json(answer)
-    if not why:
+    if not check.options.get("anywhere"):
+        return ([data], None) if not why else ([], why)
+    if not why and isinstance(data, dict):
         return [data], None
-    if check.options.get("anywhere"):
-        found = objects_within(answer)
-        if found:
-            return found, None
-        return [], "no JSON object in the answer"
-    return [], why
+    # Only objects count, as in promptfoo: a bare number or list of numbers is not "JSON in it".
+    found = objects_within(answer)
+    return (found, None) if found else ([], "no JSON object in the answer")
 
 
 def json_shape(check, answer, context):
