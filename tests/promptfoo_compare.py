@@ -55,18 +55,18 @@ def find_promptfoo(environ=os.environ):
     return shutil.which("promptfoo")
 
 
-def answer(call):
+def answer(call, answers=None):
     """The fake server's reply to a chat call: the fixed answer its prompt asks for."""
     text = " ".join(str(m.get("content")) for m in call["body"].get("messages") or [])
-    for key, reply in ANSWERS.items():
+    for key, reply in (answers or ANSWERS).items():
         if key in text:
             return {"text": reply}
     return None
 
 
-def copy_suite(folder, url):
+def copy_suite(folder, url, source=EXAMPLE):
     """The example suite copied to `folder`, both providers on the fake server at `url`."""
-    shutil.copytree(EXAMPLE, folder)
+    shutil.copytree(source, folder)
     path = Path(folder) / "promptfooconfig.yaml"
     path.write_text(path.read_text().replace("http://localhost:8080", url))
     return path
