@@ -10,6 +10,7 @@ from rouge_score import rouge_scorer
 
 from app.scoring.checks import references
 from app.scoring.checks.evaluate import run_check
+from app.scoring.checks.spec import CheckError
 from app.scoring.checks.spec import parse_checks
 
 
@@ -125,3 +126,20 @@ def test_texts_past_the_cap_are_scored_on_their_start_and_the_reason_says_so():
     (check,) = parse_checks([{"type": "rouge-1", "value": "word " * 10}])
     result = run_check(check, "word " * 30_000)
     assert result.reason.endswith(f"(first {references.MAX_CHARS} characters)")
+
+
+def test_similarity_with_max_edits_passes_within_that_many_levenshtein_edits():
+    (check,) = parse_checks([{"type": "similarity", "value": "Paris", "max_edits": 1}])
+    result = run_check(check, "Paris.")
+    assert (result.passed, result.reason) == (True, "1 edit ≤ 1")
+
+
+def test_similarity_with_max_edits_fails_past_them_however_short_the_text():
+    (check,) = parse_checks([{"type": "similarity", "value": "Paris", "max_edits": 5}])
+    result = run_check(check, "The capital of France is Paris.")
+    assert (result.passed, result.reason) == (False, "26 edits > 5")
+
+
+def test_max_edits_must_be_a_whole_number():
+    with pytest.raises(CheckError, match=r"max_edits"):
+        parse_checks([{"type": "similarity", "value": "Paris", "max_edits": 1.5}])

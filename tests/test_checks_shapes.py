@@ -4,6 +4,7 @@ matches a schema, and the answer's length."""
 import pytest
 
 from app.scoring.checks.evaluate import run_check
+from app.scoring.checks.spec import CheckError
 from app.scoring.checks.spec import parse_checks
 
 
@@ -125,3 +126,36 @@ def test_a_schema_pattern_is_used_and_a_runaway_one_times_out():
 def test_a_schema_pattern_that_does_not_match_says_so():
     result = check('"abc"', type="json-schema", value={"type": "string", "pattern": "^x"})
     assert result.reason == "JSON does not match the schema at $: `'abc' does not match '^x'`"
+
+
+def test_json_among_words_fails_unless_anywhere_is_set():
+    answer = 'The service is up: {"up": true} (checked just now)'
+    assert not check(answer, type="json").passed
+    assert check(answer, type="json", anywhere=True).passed
+
+
+def test_json_anywhere_fails_when_no_object_stands_in_the_answer():
+    result = check("up {maybe} [1, 2]", type="json", anywhere=True)
+    assert (result.passed, result.reason) == (False, "no JSON object in the answer")
+
+
+def test_a_schema_anywhere_passes_when_any_object_in_the_answer_matches():
+    schema = {"type": "object", "required": ["up"]}
+    answer = 'First {"down": 1}, then {"up": false}.'
+    assert check(answer, type="json-schema", value=schema, anywhere=True).passed
+
+
+def test_a_schema_anywhere_names_the_first_objects_mismatch():
+    schema = {"type": "object", "required": ["up"]}
+    result = check('Got {"down": 1}.', type="json-schema", value=schema, anywhere=True)
+    assert not result.passed and "'up' is a required property" in result.reason
+
+
+def test_anywhere_must_be_true_or_false():
+    with pytest.raises(CheckError, match=r"anywhere"):
+        check("{}", type="json", anywhere="yes")
+
+
+def test_json_anywhere_counts_objects_only_even_inside_a_list():
+    assert not check("[1, 2]", type="json", anywhere=True).passed
+    assert check('[{"up": true}]', type="json", anywhere=True).passed

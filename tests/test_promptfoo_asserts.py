@@ -46,14 +46,22 @@ def test_a_number_value_becomes_text():
     assert mapped(type="contains", value=42)["value"] == "42"
 
 
-@pytest.mark.parametrize("kind", ["is-json", "contains-json"])
-def test_a_json_assert_is_a_json_check(kind):
-    assert mapped(type=kind) == {"type": "json"}
+def test_is_json_is_a_json_check():
+    assert mapped(type="is-json") == {"type": "json"}
+
+
+def test_contains_json_is_a_json_check_that_finds_the_json_among_words():
+    assert mapped(type="contains-json") == {"type": "json", "anywhere": True}
 
 
 def test_a_json_assert_with_a_schema_is_a_json_schema_check():
     schema = {"type": "object", "required": ["name"]}
     assert mapped(type="is-json", value=schema) == {"type": "json-schema", "value": schema}
+
+
+def test_a_json_schema_given_as_yaml_text_is_read_as_the_schema():
+    check = mapped(type="is-json", value="type: object\nrequired: [name]\n")
+    assert check == {"type": "json-schema", "value": {"type": "object", "required": ["name"]}}
 
 
 def test_a_tools_call_assert_with_the_expected_call_is_a_tool_call_check():
@@ -66,9 +74,18 @@ def test_a_tools_call_assert_without_an_expected_call_is_unsupported():
     assert kind == "unsupported" and "expected call" in why
 
 
-def test_levenshtein_is_similarity_with_the_distance_as_a_share_of_the_text():
+def test_levenshtein_is_similarity_with_its_threshold_as_the_largest_edit_count():
     check = mapped(type="levenshtein", value="0123456789", threshold=2)
-    assert (check["type"], check["threshold"]) == ("similarity", 80.0)
+    assert check == {"type": "similarity", "value": "0123456789", "max_edits": 2}
+
+
+def test_levenshtein_allows_five_edits_by_default_as_promptfoo_does():
+    assert mapped(type="levenshtein", value="Paris")["max_edits"] == 5
+
+
+def test_a_fractional_levenshtein_threshold_is_refused():
+    kind, why = to_check({"type": "levenshtein", "value": "abc", "threshold": 1.5})
+    assert kind == "unsupported" and "whole number of edits" in why
 
 
 @pytest.mark.parametrize(
@@ -114,3 +131,15 @@ def test_an_assert_llmbench_cannot_run_is_unsupported(item):
 def test_a_threshold_that_is_not_a_number_is_refused():
     kind, why = to_check({"type": "levenshtein", "value": "abc", "threshold": "two"})
     assert kind == "unsupported" and "threshold must be a number" in why
+
+
+def test_a_comma_separated_list_keeps_a_quoted_field_whole_without_its_quotes():
+    check = mapped(type="contains-all", value='"4", "x, y", z')
+    assert check["value"] == ["4", "x, y", "z"]
+
+
+def test_a_quoted_field_may_hold_a_doubled_or_escaped_quote():
+    assert mapped(type="contains-any", value='"say ""hi""", "a\\"b"')["value"] == [
+        'say "hi"',
+        'a"b',
+    ]

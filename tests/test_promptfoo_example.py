@@ -15,14 +15,9 @@ from app.db.models import Run
 from app.db.models import Task
 from tests.cli_helpers import make_cli
 from tests.cli_helpers import rows
+from tests.promptfoo_compare import ANSWERS  # "prime number": "I cannot say: 4" fails 2 of 3
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "promptfoo"
-ANSWERS = {
-    "17 + 25": "42",
-    "12 times 12": "144",
-    "Ada Lovelace": '{"name": "Ada Lovelace", "age": 36}',
-    "prime number": "I cannot say: 4",  # fails both of its checks
-}
 
 
 @pytest.fixture
@@ -54,17 +49,21 @@ def _answer(call):
 def test_importing_the_example_stores_its_tasks_checks_and_collection(cli, suite):
     result = cli("import", suite)
     assert result.exit_code == 0, result.output
-    assert "Imported 4 tasks into collection 'promptfoo'" in result.output
+    assert "Imported 8 tasks into collection 'promptfoo'" in result.output
     tasks = {t.task_id: t for t in rows(Task)}
     assert list(tasks) == [
         "adds-two-numbers",
         "multiplies",
         "extracts-a-person-as-json",
         "refuses-nothing-harmless",
+        "names-a-capital",
+        "names-the-largest-planet",
+        "restates-a-sentence",
+        "returns-a-status-as-json",
     ]
     adds = tasks["adds-two-numbers"]
     assert adds.question == "Answer plainly and briefly.\n\nWhat is 17 + 25? Give the number."
-    assert [c["type"] for c in adds.checks] == ["icontains", "contains", "regex"]
+    assert [c["type"] for c in adds.checks] == ["icontains", "contains", "regex", "equals"]
     assert adds.checks[0]["negate"] is True  # defaultTest's not-icontains comes first
     assert adds.checks[2]["weight"] == 2
     assert [c["type"] for c in tasks["extracts-a-person-as-json"].checks][1] == "json"
@@ -84,12 +83,13 @@ def test_running_the_example_scores_every_answer_by_its_checks(cli, suite, fake)
         f"openai-{host}": "OPENAI",
     }
     items = rows(Item)
-    assert len(items) == 8 and {i.status for i in items} == {COMPLETED}
+    assert len(items) == 16 and {i.status for i in items} == {COMPLETED}
     by_task = {}
     for item in items:
         by_task.setdefault(item.task_key, set()).add(item.check_score)
     assert by_task["adds-two-numbers"] == {100.0}
     assert by_task["extracts-a-person-as-json"] == {100.0}
     assert by_task["refuses-nothing-harmless"] == {33.33}  # 1 of 3 checks passed
+    assert by_task["returns-a-status-as-json"] == {100.0}  # its JSON stands among words
     calls = fake.chat_calls()
     assert {c["path"] for c in calls} == {"/api/chat", "/v1/chat/completions"}

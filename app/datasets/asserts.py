@@ -2,11 +2,13 @@
 ("rubric", text for the judge) or ("unsupported", why).
 
 promptfoo's thresholds are 0-1 scores (ours 0-100), a levenshtein threshold is a largest edit
-distance (ours a similarity ratio: 1 - distance / the expected text's length), and latency and
-cost take their largest value as the threshold. `weight` is carried over as it is."""
+distance (a similarity check's max_edits), and latency and cost take their largest value as
+the threshold. `weight` is carried over as it is."""
 
 from .common import as_text
 from .common import plain
+from .lines import YamlSyntaxError
+from .lines import load_yaml
 
 _TEXT = ("equals", "contains", "icontains", "starts-with", "regex")
 _LISTS = ("contains-any", "contains-all")
@@ -60,8 +62,15 @@ def to_check(item):
     if kind in _LISTS:
         return "check", {"type": kind, "value": _as_list(value), **check}
     if kind in ("is-json", "contains-json"):
+        if kind == "contains-json":
+            check["anywhere"] = True  # the JSON may stand among words
         if value is None:
             return "check", {"type": "json", **check}
+        if isinstance(value, str):  # promptfoo also takes the schema as YAML (or JSON) text
+            try:
+                value = plain(load_yaml(value))
+            except YamlSyntaxError as exc:
+                return "unsupported", f"{label}: the schema is not YAML or JSON: {exc}"
         return "check", {"type": "json-schema", "value": value, **check}
     if kind == "is-valid-openai-tools-call":
         calls = value if isinstance(value, list) else [value]
@@ -75,8 +84,10 @@ def to_check(item):
         if not isinstance(value, str) or not value:
             return "unsupported", f"{label}: the expected text must be given as value"
         distance = item.get("threshold", 5)
-        share = max(0.0, 1 - float(distance) / len(value))
-        return "check", {"type": "similarity", "value": value, "threshold": _pct(share), **check}
+        if distance < 0 or distance != int(distance):
+            return "unsupported", f"{label}: threshold must be a whole number of edits"
+        # promptfoo passes when the Levenshtein distance is at most the threshold.
+        return "check", {"type": "similarity", "value": value, "max_edits": int(distance), **check}
     if kind in _METRICS:
         ours, default = _METRICS[kind]
         threshold = _pct(float(item.get("threshold", default)))
@@ -91,8 +102,36 @@ def to_check(item):
 def _as_list(value):
     """promptfoo also takes a comma-separated text for contains-any/-all."""
     if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
+        return comma_separated(value)
     return [as_text(v) for v in value] if isinstance(value, list) else value
+
+
+def comma_separated(text):
+    """The fields of a comma-separated text as promptfoo reads them: each trimmed, empty ones
+    dropped, a "quoted" field kept as it is (commas too; \\" or "" is a quote)."""
+    fields, i = [], 0
+    while i < len(text):
+        while i < len(text) and (text[i].isspace() or text[i] == ","):
+            i += 1
+        if i >= len(text):
+            break
+        if text[i] != '"':
+            end = text.find(",", i)
+            end = len(text) if end == -1 else end
+            fields.append(text[i:end].strip())
+            i = end
+            continue
+        i, field = i + 1, []
+        while i < len(text) and text[i] != '"' or text[i : i + 2] == '""':
+            if text[i] == "\\" and text[i + 1 : i + 2] in ('"', "\\"):
+                i += 1
+            elif text[i] == '"':  # a doubled quote
+                i += 1
+            field.append(text[i])
+            i += 1
+        fields.append("".join(field))
+        i += 1  # past the closing quote (an unclosed field ends the text)
+    return [f for f in fields if f]
 
 
 def _pct(share):

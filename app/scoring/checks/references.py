@@ -13,6 +13,7 @@ import re
 from collections import Counter
 
 from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
 
 from .reasons import metric
 from .reasons import num
@@ -184,6 +185,12 @@ def compare(check, answer, context):
         return 0.0, "no reference to compare with (the task has no excellent answer)"
     name, measure = METRICS[check.type]
     cut = f" (first {MAX_CHARS} characters)" if max(len(answer), len(reference)) > MAX_CHARS else ""
+    most = check.options.get("max_edits")
+    if most is not None:
+        edits = Levenshtein.distance(answer[:MAX_CHARS], reference[:MAX_CHARS])
+        sign = "≤" if edits <= most else ">"
+        unit = "edit" if edits == 1 else "edits"
+        return (100.0 if edits <= most else 0.0), f"{edits} {unit} {sign} {most}{cut}"
     score = measure(answer[:MAX_CHARS], reference[:MAX_CHARS])
     sign = "≥" if score >= check.threshold else "<"
     return score, f"{name} {metric(score)} {sign} {num(check.threshold)}{cut}"

@@ -6,6 +6,7 @@ import re
 
 import jsonschema
 
+from ...jsontext import depth_over
 from ...jsontext import loads
 from .picks import pick_choice
 from .picks import pick_number
@@ -16,6 +17,9 @@ from .spec import allowed_gap
 
 # A JSON answer may come in a fenced block (```json … ```), often with words around it.
 _FENCED = re.compile(r"```(?:[ \t]*(?:json|JSON))?[ \t]*\r?\n(.*?)```", re.DOTALL)
+# `anywhere` tries at most this many "{" of an answer as the start of a JSON object: a bound on
+# the work a long answer full of braces can cause.
+MAX_OBJECT_STARTS = 200
 # Two floats that print alike are equal: a parsed 0.3 and an expected 0.1 + 0.2.
 _EPSILON = 1e-9
 
@@ -58,26 +62,62 @@ def read_json(answer):
     return None, f"not JSON: {error}"
 
 
-def json_shape(check, answer, context):
+def objects_within(answer):
+    """The JSON objects that stand anywhere in the answer, in order (each found from a "{" and
+    read to its end; a found object's inside is not searched again). Strict JSON only:
+    promptfoo's contains-json also reads YAML-ish objects (unquoted keys, comments)."""
+    found, decoder, start, tries = [], json.JSONDecoder(), answer.find("{"), 0
+    while start != -1 and tries < MAX_OBJECT_STARTS:
+        tries += 1
+        try:
+            data, end = decoder.raw_decode(answer, start)
+        except (ValueError, RecursionError):
+            start = answer.find("{", start + 1)
+            continue
+        if isinstance(data, dict) and not depth_over(data):
+            found.append(data)
+        start = answer.find("{", end)
+    return found
+
+
+def _candidates(check, answer):
+    """([the JSON values the check may judge], why there are none)."""
     data, why = read_json(answer)
+    if not check.options.get("anywhere"):
+        return ([data], None) if not why else ([], why)
+    if not why and isinstance(data, dict):
+        return [data], None
+    # Only objects count, as in promptfoo: a bare number or list of numbers is not "JSON in it".
+    found = objects_within(answer)
+    return (found, None) if found else ([], "no JSON object in the answer")
+
+
+def json_shape(check, answer, context):
+    found, why = _candidates(check, answer)
     if why:
         return 0.0, why
+    data = found[0]
     return 100.0, f"JSON {type(data).__name__.replace('dict', 'object').replace('list', 'array')}"
 
 
 def json_schema(check, answer, context):
-    data, why = read_json(answer)
+    found, why = _candidates(check, answer)
     if why:
         return 0.0, why
-    try:
-        error = jsonschema.exceptions.best_match(check.compiled.iter_errors(data))
-    except PatternTimeout as exc:
-        return 0.0, str(exc)
-    except Exception as exc:  # e.g. a $ref that resolves nowhere: the schema, not the answer
-        return 0.0, f"the schema could not be applied: {show(exc, 120)}"
-    if error is None:
-        return 100.0, "JSON matches the schema"
-    return 0.0, f"JSON does not match the schema at {error.json_path}: {show(error.message, 120)}"
+    first = None  # the first value's error, which the reason names
+    for data in found:  # any one that matches will do (promptfoo's contains-json)
+        try:
+            error = jsonschema.exceptions.best_match(check.compiled.iter_errors(data))
+        except PatternTimeout as exc:
+            return 0.0, str(exc)
+        except Exception as exc:  # e.g. a $ref that resolves nowhere: the schema, not the answer
+            return 0.0, f"the schema could not be applied: {show(exc, 120)}"
+        if error is None:
+            return 100.0, "JSON matches the schema"
+        if first is None:
+            first = error
+    where = first.json_path
+    return 0.0, f"JSON does not match the schema at {where}: {show(first.message, 120)}"
 
 
 def length(check, answer, context):

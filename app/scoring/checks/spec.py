@@ -33,6 +33,12 @@ COMMON = {"type", "value", "weight", "threshold", "gate"}
 OPTIONS = {
     "equals": {"normalize": ()},
     "regex": {"flags": ""},
+    # anywhere: a JSON object among the answer's words will do (promptfoo's contains-json).
+    "json": {"anywhere": False},
+    "json-schema": {"anywhere": False},
+    # max_edits: yes/no, the answer is at most this many Levenshtein edits from the text
+    # (promptfoo's levenshtein); unset, the score is the edit-distance ratio.
+    "similarity": {"max_edits": None},
     "number": {"tolerance": 0},
     "length": {"min": None, "max": None, "unit": "words"},
     "tool-call": {"match": "exact", "tolerance": 0},
@@ -195,13 +201,20 @@ def _check_tolerance(options, fail):
 def _json_value(kind, item, options, fail, has_reference):
     if "value" in item:
         fail("value", "a json check takes no value (use json-schema to check the content)")
+    _check_anywhere(options, fail)
     return None, None
+
+
+def _check_anywhere(options, fail):
+    if not isinstance(options["anywhere"], bool):
+        fail("anywhere", "must be true or false")
 
 
 def _schema_value(kind, item, options, fail, has_reference):
     schema = item.get("value")
     if not isinstance(schema, dict | bool):
         fail("value", "must be a JSON schema (an object)")
+    _check_anywhere(options, fail)
     try:
         return schema, bounded_validator(schema)
     except jsonschema.SchemaError as exc:
@@ -229,6 +242,9 @@ def _length_value(kind, item, options, fail, has_reference):
 
 
 def _reference_value(kind, item, options, fail, has_reference):
+    edits = options.get("max_edits")
+    if edits is not None and (not isinstance(edits, int) or isinstance(edits, bool) or edits < 0):
+        fail("max_edits", "must be a whole number, 0 or more")
     value = item.get("value")
     if value is None:
         if not has_reference:
