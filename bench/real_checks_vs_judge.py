@@ -111,7 +111,8 @@ def main():
     for task, cp, js, jp, score in rows:
         judge_text = "-" if js is None else f"{js:6.1f}"
         jp_text = "-" if jp is None else ("pass" if jp else "fail")
-        print(f"{task:<22} {'pass' if cp else 'fail':<7} {judge_text:>6} {jp_text:<10} {score!s:>10}")
+        checks_text = "pass" if cp else "fail"
+        print(f"{task:<22} {checks_text:<7} {judge_text:>6} {jp_text:<10} {score!s:>10}")
     agree = sum(a == b for a, b in pairs)
     k = kappa(pairs)
     print(
