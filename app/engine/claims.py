@@ -53,6 +53,7 @@ ANSWERING = (
     "answer",
     "first_attempt_at",
     "target_id",
+    "seed",
 )
 JUDGING = (
     "id",
@@ -188,6 +189,7 @@ class Claimed:
         "answer",
         "first_attempt_at",
         "target_id",
+        "seed",
     )
 
     def __init__(self, row):
@@ -200,6 +202,7 @@ class Claimed:
             self.answer,
             first,
             self.target_id,
+            self.seed,
         ) = row
         self.first_attempt_at = stored_time(first)
 
