@@ -10,8 +10,9 @@ kinds alternate; medians of --runs. Issue 28's goal: judge-free / with judge <= 
     PYTHONPATH=$PWD .venv/bin/python bench/bench_judge_free.py [--tasks 60] [--targets 5]
         [--repeats 20] [--runs 3] [--profile out.prof]
 
---profile runs one judge-free run in this process under cProfile, writes the stats there and
-prints the 30 functions with the most cumulative time. Kept out of the test suite.
+--profile runs one judge-free run under py-spy (every thread; cProfile sees only the main one),
+keeps its raw samples there and prints the functions with the most self and inclusive time
+(--filter app/ for ours only). Kept out of the test suite.
 """
 
 import argparse
@@ -134,8 +135,8 @@ def child(args):
     print(json.dumps({"state": state, "wall": wall, "cpu": cpu, "completed": done}))
 
 
-def one(kind, fake, args):
-    command = [
+def child_command(kind, fake, args):
+    return [
         sys.executable,
         __file__,
         "--child",
@@ -149,7 +150,11 @@ def one(kind, fake, args):
         "--repeats",
         str(args.repeats),
     ]
+
+
+def one(kind, fake, args):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = child_command(kind, fake, args)
     out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
     if out.returncode:
         raise SystemExit(f"{kind} run exited {out.returncode}:\n{out.stderr[-3000:]}")
@@ -160,19 +165,18 @@ def one(kind, fake, args):
 
 
 def profile(fake, args):
-    import cProfile
-    import pstats
+    """One judge-free run in a child under py-spy (every thread, idle samples left out): the
+    functions with the most self and inclusive time (profile_run.report)."""
+    import shutil
 
-    from app.engine.foreground import run_foreground
+    import profile_run
 
-    with tempfile.TemporaryDirectory() as folder:
-        run = make_run(folder, fake.url, args.tasks, args.targets, args.repeats, False)
-        profiler = cProfile.Profile()
-        profiler.enable()
-        run_foreground(run.run_id, CONFIG, holder="bench")
-        profiler.disable()
-    profiler.dump_stats(args.profile)
-    pstats.Stats(args.profile).sort_stats("cumulative").print_stats(30)
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    command = [spy, "record", "-r", "200", "-f", "raw", "--threads", "-o", args.profile, "--"]
+    command += child_command("free", fake, args)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run(command, env=env, cwd=ROOT, check=True, capture_output=True)
+    profile_run.report(args.profile, 40, args.filter)
 
 
 def main():
@@ -181,7 +185,8 @@ def main():
     parser.add_argument("--targets", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--profile", help="profile one judge-free run in-process into this file")
+    parser.add_argument("--profile", help="profile one judge-free run (py-spy raw output here)")
+    parser.add_argument("--filter", help="with --profile: only functions whose file has this")
     parser.add_argument("--child", choices=("free", "judge"), help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
