@@ -310,7 +310,7 @@ class ItemWorker:
         scores, extra = self._judge_again(scorer, item, adapter, ctx.judge_repeats - 1)
         if ctx.cancel.is_set():
             return
-        score, stored = with_judgement(item, judged, ctx.run)
+        score, stored = with_judgement(item, judged, ctx.run, ctx.memory.tasks)
         now = ctx.now()
         judge_cost = self._judge_cost(result["completions"] + extra)
         fields = dict(

@@ -110,10 +110,11 @@ def settled_by_rules(task, answer, fields, run):
     return None, stored
 
 
-def with_judgement(item, judged, run):
+def with_judgement(item, judged, run, tasks):
     """(the item's score: its rule scores, the judge's `judged` among them weighed by the
-    run's scoreWeights, the columns the rule scores fill). `item` is the claimed answer."""
-    scores = beside_judgement(item.id)
+    run's scoreWeights, the columns the rule scores fill). `item` is the claimed answer,
+    `tasks` the run's RunTasks."""
+    scores = beside_judgement(item, tasks)
     _, weights = run_scoring(run)
     share = checks_weight(item, weights, judge=True)
     score = combine([*scores, judged], weights_of([*scores, judged], share))
@@ -124,9 +125,10 @@ def with_judgement(item, judged, run):
     return score, stored
 
 
-def beside_judgement(item_id):
-    """The rule scores of a stored answer, to combine with its judgement ([] without rules)."""
+def beside_judgement(item, tasks):
+    """The rule scores of a claimed answer (claims.ClaimedAnswer: its text and task), to
+    combine with its judgement ([] without rules); only its call's facts are read."""
     if not registry.has_rules():
         return []
-    row = _row(item_id, ("task_key", *TASK_FIELDS, *FACTS, "answer"))
-    return _scores(row, row.answer, {name: getattr(row, name) for name in FACTS})
+    row = _row(item.id, FACTS)
+    return _scores(tasks.of(item), item.answer, vars(row))
