@@ -8,6 +8,7 @@ import pytest
 from app.scoring.checks.evaluate import evaluate
 from app.scoring.checks.spec import parse_checks
 from app.scoring.checks.text import REGEX_TIMEOUT
+from app.scoring.checks.text import concurrent
 
 ONE_OF_EACH = [
     {"type": "equals", "value": "x", "normalize": ["trim", "case", "whitespace", "punctuation"]},
@@ -86,3 +87,8 @@ def test_every_check_scores_a_1_mib_answer():
     answer = " ".join(rng.choice(words) for _ in range(200_000))[: 1 << 20]
     evaluation = evaluate(CHECKS, answer, reference=answer[:5000], facts={})
     assert len(evaluation.results) == len(CHECKS)
+
+
+def test_a_regex_keeps_the_gil_on_a_short_answer_and_lets_it_go_on_a_long_one():
+    # Letting it go on a short answer made the engine's threads queue to take it back.
+    assert not concurrent("The answer is 42.") and concurrent("x" * 1_000_000)

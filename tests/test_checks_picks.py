@@ -98,6 +98,25 @@ NUMBERS = [
     ("", None),
     ("1/0", 1),
     ("v2 of the answer is 9", 9),
+    # Worked answers: the result, not a figure of the working before or after it.
+    ("3 × 4 = 12, plus 5 is 17. **17**", 17),
+    ("3 × 4 = 12, plus 5 is 17.", 17),
+    ("Step 1: 120/4 = 30 ... The answer is 30.", 30),
+    ("**Step 1:** 120 / 4 = 30\n**Step 2:** 30 + 5 = 35\n\nSo she has 35 left.", 35),
+    ("The count is **4! × 2 = 48** arrangements.", 48),
+    ("The average speed is 80 km/h (180 km ÷ 2.25 h).", 80),
+    ("80 km/h. 2 hours 15 minutes is 2.25 hours, and 180 ÷ 2.25 = 80.", 80),
+    ("48. (Without the constraint it would be 120.)", 48),
+    ("36, because 10% of 240 is 24 and 5% is 12.", 36),
+    ("5 lamps are left unsold; the other 7 were sold.", 5),
+    (
+        "Multiples of 4 total 1200, of 6 total 816, of 12 total 432. So 1200 + 816 − 432 = 1584.",
+        1584,
+    ),
+    ("1. 17 × 20 = 340\n2. 17 × 4 = 68\n3. 340 + 68 = 408", 408),
+    ("17 × 24 = 408 (check: 408 / 24 = 17)", 408),
+    ("6 times 7 is 42, not 41.", 42),
+    ("Total: 1584 (1200 + 816 - 432)", 1584),
 ]
 
 

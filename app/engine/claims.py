@@ -43,7 +43,8 @@ CLAIM_SQL = (
     "RETURNING {returning}"
 )
 # What a claim returns: what answering needs (Claimed), or what judging reads (ClaimedAnswer:
-# the answer, the task's references and rubric), so a judgement reads no row of its own.
+# the answer and its tool calls, the task's references, rubric and tools), so a judgement reads
+# no row of its own.
 ANSWERING = (
     "id",
     "attempts",
@@ -53,6 +54,7 @@ ANSWERING = (
     "answer",
     "first_attempt_at",
     "target_id",
+    "seed",
 )
 JUDGING = (
     "id",
@@ -61,6 +63,8 @@ JUDGING = (
     "target_id",
     "first_attempt_at",
     "answer",
+    "tool_calls",  # the judge reads the calls the answer made
+    "tools",  # and which tools the task offered
     *TASK_FIELDS,
 )
 RETURNING = {NEW: ANSWERING, WAITING_FOR_JUDGE: JUDGING}
@@ -188,6 +192,7 @@ class Claimed:
         "answer",
         "first_attempt_at",
         "target_id",
+        "seed",
     )
 
     def __init__(self, row):
@@ -200,6 +205,7 @@ class Claimed:
             self.answer,
             first,
             self.target_id,
+            self.seed,
         ) = row
         self.first_attempt_at = stored_time(first)
 

@@ -9,7 +9,6 @@ from ..db.models import COMPLETED
 from ..db.models import FAILED
 from ..db.models import NEW
 from ..db.models import WAITING_FOR_JUDGE
-from ..db.models import Item
 from ..providers.interface import ProviderError
 from ..runs.lifecycle import item_messages
 from ..scoring.judge_calls import JudgeError
@@ -64,6 +63,8 @@ class ItemWorker:
         ctx = self.ctx
         attempts = item.attempts
         messages = item_messages(item.system_prompt, item.question)
+        # The task's snapshot (its tools, checks, references), read once per task in the run.
+        task = ctx.memory.tasks.of(item)
         try:
             completion = adapter.chat(
                 target.model,
@@ -72,7 +73,7 @@ class ItemWorker:
                 stream=True,
                 keep_alive=ctx.keep_alive(target.provider),
                 cancel=ctx.cancel,
-                tools=self._tools(item),
+                tools=task.tools or None,
             )
         except ProviderError as exc:
             if ctx.cancel.is_set():  # a stop abandoned it: the supervisor released the claim
@@ -127,7 +128,7 @@ class ItemWorker:
             answered_at=now,
             updated_at=now,
         )
-        score, stored = settled_by_rules(item.id, completion.text, fields, ctx.run)
+        score, stored = settled_by_rules(task, completion.text, fields, ctx.run)
         fields.update(stored)
         if score is not None:
             fields.update(
@@ -173,17 +174,10 @@ class ItemWorker:
     def _params(self, item, target):
         """The target's params, with the item's own seed when the run repeats tasks."""
         params = target.params or {}
-        if self.ctx.repeats > 1:
-            # Read here, not claimed: only repeated runs need it, and the claim stays lean.
-            seed = Item.select(Item.seed).where(Item.id == item.id).scalar()
-            if seed is not None:
-                params = {**params, "seed": seed}
+        # The seed comes with the claim (claims.ANSWERING); only repeated runs use it.
+        if self.ctx.repeats > 1 and item.seed is not None:
+            params = {**params, "seed": item.seed}
         return params
-
-    def _tools(self, item):
-        """The tools the item's task offers (its snapshot), or None."""
-        # Read here, not claimed: few tasks offer tools, and the claim stays lean.
-        return Item.select(Item.tools).where(Item.id == item.id).scalar() or None
 
     def _empty_answer(self, item, attempts, completion):
         # An empty answer is retried once as a glitch (a dropped stream, a server hiccup); a
@@ -316,7 +310,7 @@ class ItemWorker:
         scores, extra = self._judge_again(scorer, item, adapter, ctx.judge_repeats - 1)
         if ctx.cancel.is_set():
             return
-        score, stored = with_judgement(item, judged, ctx.run)
+        score, stored = with_judgement(item, judged, ctx.run, ctx.memory.tasks)
         now = ctx.now()
         judge_cost = self._judge_cost(result["completions"] + extra)
         fields = dict(

@@ -9,6 +9,7 @@ import threading
 
 from ..catalog.providers import provider_config
 from ..providers.registry import get_adapter
+from .rules import RunTasks
 
 _lock = threading.Lock()
 _memories = {}  # holder -> HolderMemory
@@ -50,6 +51,7 @@ class HolderMemory:
         self.unusable_judgements = 0  # judgements in a row whose output fit no schema
         self.sampler = None  # the run's system-metrics sampler (engine/sampling.py)
         self.room_at = None  # when to try writing again after the database was full
+        self.tasks = RunTasks()  # the run's task snapshots, read once per task (rules.py)
 
     def no_room(self, now):
         """The database was full: no claims before ROOM_WAIT_SECONDS from `now`."""

@@ -5,6 +5,7 @@ With no rule scorer registered they read nothing and score nothing.
 The run decides the judge's part: a run without a judge model asks no scorer that needs a
 call, and its scoreWeights say how much the task's checks weigh beside the judgement."""
 
+import threading
 from types import SimpleNamespace
 
 from ..db.models import Item
@@ -14,7 +15,43 @@ from ..scoring.score import FACTS
 from ..scoring.score import TASK_FIELDS
 from ..scoring.score import combine
 from ..scoring.task_checks import checks_weight
+from ..scoring.task_checks import has_checks
+from ..scoring.task_checks import parsed_checks
 from ..scoring.task_checks import weights_of
+
+# What an answer's rule scorers and its call read of its task: the item's snapshot of it.
+SNAPSHOT = ("task_key", *TASK_FIELDS, "tools")
+# Tasks kept per run: a run of more tasks reads a task's snapshot again once it was dropped
+# (one query, as every answer did before), and its memory stays bounded.
+MAX_TASKS = 2000
+
+
+class RunTasks:
+    """The run's tasks as its items snapshot them, by task key, each read once (from the first
+    item of it answered) with its checks parsed once: every item of a task in a run has the
+    same snapshot (runs/lifecycle.create_run makes them in one transaction), so an answer's
+    scoring and its call read no row of their own. Kept in the holder's memory of the run
+    (engine/memory.py), shared by its worker threads."""
+
+    def __init__(self, limit=MAX_TASKS):
+        self.limit = limit
+        self._tasks = {}
+        self._lock = threading.Lock()
+
+    def of(self, item):
+        """The task of a claimed item (its id and task_key): SNAPSHOT's fields and, where it
+        has checks, `parsed_checks` (scoring/task_checks.parsed_checks)."""
+        task = self._tasks.get(item.task_key)
+        if task is not None:
+            return task
+        task = _row(item.id, SNAPSHOT)
+        if has_checks(task):
+            task.parsed_checks = parsed_checks(task)
+        with self._lock:
+            if len(self._tasks) >= self.limit:
+                self._tasks.pop(next(iter(self._tasks)))  # the one read first
+            self._tasks[item.task_key] = task
+        return task
 
 
 def _row(item_id, columns):
@@ -54,14 +91,14 @@ def _check_score(scores):
     return next((s.score for s in scores if s.by == CHECKS), None)
 
 
-def settled_by_rules(item_id, answer, fields, run):
+def settled_by_rules(task, answer, fields, run):
     """(the item's score when rules alone settle it, else None; the columns its rule scores
     fill): rules settle it when no scorer that needs a call scores the task in this run, or a
-    rule failed hard (a judge cannot lift an auto-fail's 0, so it is not asked). `fields` are
-    the answer's columns about to be stored (its facts among them)."""
+    rule failed hard (a judge cannot lift an auto-fail's 0, so it is not asked). `task` is the
+    item's (RunTasks.of), `fields` the answer's columns about to be stored (its facts among
+    them)."""
     if not registry.has_rules():
         return None, {}
-    task = _row(item_id, ("task_key", *TASK_FIELDS))
     scores = _scores(task, answer, {name: fields.get(name) for name in FACTS})
     stored = {}
     check_score = _check_score(scores)
@@ -73,10 +110,11 @@ def settled_by_rules(item_id, answer, fields, run):
     return None, stored
 
 
-def with_judgement(item, judged, run):
+def with_judgement(item, judged, run, tasks):
     """(the item's score: its rule scores, the judge's `judged` among them weighed by the
-    run's scoreWeights, the columns the rule scores fill). `item` is the claimed answer."""
-    scores = beside_judgement(item.id)
+    run's scoreWeights, the columns the rule scores fill). `item` is the claimed answer,
+    `tasks` the run's RunTasks."""
+    scores = beside_judgement(item, tasks)
     _, weights = run_scoring(run)
     share = checks_weight(item, weights, judge=True)
     score = combine([*scores, judged], weights_of([*scores, judged], share))
@@ -87,9 +125,10 @@ def with_judgement(item, judged, run):
     return score, stored
 
 
-def beside_judgement(item_id):
-    """The rule scores of a stored answer, to combine with its judgement ([] without rules)."""
+def beside_judgement(item, tasks):
+    """The rule scores of a claimed answer (claims.ClaimedAnswer: its text and task), to
+    combine with its judgement ([] without rules); only its call's facts are read."""
     if not registry.has_rules():
         return []
-    row = _row(item_id, ("task_key", *TASK_FIELDS, *FACTS, "answer"))
-    return _scores(row, row.answer, {name: getattr(row, name) for name in FACTS})
+    row = _row(item.id, FACTS)
+    return _scores(tasks.of(item), item.answer, vars(row))

@@ -1,6 +1,8 @@
 """The rubric judge, the scorer that needs a call: prompt, JSON schema, strict validation, one
 repair request, our own rubric score."""
 
+import json
+
 from ..hashing import sha256_json
 from .judge_calls import ask
 from .replies import JudgeOutputError
@@ -59,8 +61,48 @@ def _or_dash(text):
     return text.strip() if text and text.strip() else "(none given)"
 
 
+def _tool_name(tool):
+    """A tool's name and description from its OpenAI function schema (or a bare function)."""
+    function = tool.get("function", tool) if isinstance(tool, dict) else {}
+    function = function if isinstance(function, dict) else {}
+    name = str(function.get("name") or "?")
+    description = " ".join(str(function.get("description") or "").split())
+    return f"{name}: {description}" if description else name
+
+
+def with_tools_offered(question, tools):
+    """The question as the judge reads it: with the tools the task offered the model, by name
+    (and description), so a call to one of them reads as an answer."""
+    if not tools or not isinstance(tools, list):
+        return question
+    lines = "\n".join(f"- {_tool_name(t)}" for t in tools)
+    return f"{question}\n\nTools offered to the model (it may answer by calling them):\n{lines}"
+
+
+def with_tool_calls(answer, tool_calls):
+    """The answer as the judge reads it: its text, then each tool call it made as compact
+    JSON ({name, arguments}; stored masked, as the answer is, by the target's adapter)."""
+    if not tool_calls or not isinstance(tool_calls, list):
+        return answer
+    calls = "\n".join(
+        json.dumps(_name_first(call), ensure_ascii=False, separators=(",", ":"))
+        for call in tool_calls
+    )
+    text = answer.rstrip()
+    return f"{text}\n\nTool calls:\n{calls}" if text else f"Tool calls:\n{calls}"
+
+
+def _name_first(call):
+    # The stored JSON sorts its keys; the judge reads the name before the arguments.
+    if not isinstance(call, dict):
+        return call
+    return {"name": call.get("name"), "arguments": call.get("arguments"), **call}
+
+
 def build_judge_messages(item):
-    """The judge's chat messages for one item (question, references, rubric, rules, answer)."""
+    """The judge's chat messages for one item (question and the tools it offered, references,
+    rubric, rules, the answer and the tool calls it made). The template is the same for every
+    item, so the prompt's hash is too: an item without tools gets the very prompt it had."""
     rubric_section = ""
     rubric_key = ""
     if item.rubric:
@@ -81,14 +123,14 @@ def build_judge_messages(item):
             "\n## Auto-fail rules (if the answer breaks any, set auto_fail true)\n" + rules + "\n"
         )
     user = JUDGE_TEMPLATE.format(
-        question=item.question.strip(),
+        question=with_tools_offered(item.question.strip(), getattr(item, "tools", None)),
         excellent=_or_dash(item.excellent),
         good=_or_dash(item.good),
         pass_answer=_or_dash(item.pass_answer),
         incorrect_direction=_or_dash(item.incorrect_direction),
         rubric_section=rubric_section,
         auto_fail_section=auto_fail_section,
-        answer=item.answer or "",
+        answer=with_tool_calls(item.answer or "", getattr(item, "tool_calls", None)),
         reason_max=REASON_MAX_LENGTH,
         rubric_key=rubric_key,
         auto_fail_key=(

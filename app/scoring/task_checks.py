@@ -27,6 +27,24 @@ def has_references(task):
     return bool(getattr(task, "rubric", None)) or bool(excellent.strip())
 
 
+def reference_of(task):
+    """The reference the checks compare with: the task's excellent answer, or None."""
+    return (getattr(task, "excellent", "") or "").strip() or None
+
+
+def parsed_checks(task):
+    """The task's checks parsed against its reference, or the error saying why they cannot be
+    read. A task that carries them parsed already (`parsed_checks`: the engine parses each
+    task's once per run, engine/rules.py) is not parsed again."""
+    parsed = getattr(task, "parsed_checks", None)
+    if parsed is not None:
+        return parsed
+    try:
+        return parse_checks(task.checks, has_reference=reference_of(task) is not None)
+    except (CheckError, TypeError, ValueError) as exc:
+        return exc
+
+
 def checks_weight(task, weights=None, *, judge=True):
     """The checks' share (0-1) of the task's score: 0 without checks, 1 without a judge;
     else the run's scoreWeights, by default 1 where the judge has no rubric nor excellent answer
@@ -60,15 +78,13 @@ class TaskChecks(Scorer):
         return has_checks(task)
 
     def score(self, task, answer, facts):
-        reference = (getattr(task, "excellent", "") or "").strip() or None
-        try:
-            checks = parse_checks(task.checks, has_reference=reference is not None)
-        except (CheckError, TypeError, ValueError) as exc:
+        checks = parsed_checks(task)
+        if isinstance(checks, Exception):
             # Checked when the task was saved; a snapshot that no longer parses (an older
             # format, a hand-edited row) is this item's problem, said in its reason, not a
             # failure that stops it.
-            problem = str(exc)
-            return Score.of(0, f"the task's checks cannot be read ({problem})", by=self.name)
+            return Score.of(0, f"the task's checks cannot be read ({checks})", by=self.name)
+        reference = reference_of(task)
         facts = dict(facts or {})
         evaluation = evaluate(
             checks,

@@ -13,12 +13,16 @@ A lower-case letter counts only right after an explicit answer, as the whole ans
 think"), not options. None when no rule
 finds one, or only ambiguous ones.
 
-The number (`pick_number`): inside \\boxed{…}, else the last one after "answer"/"result"/
-"total"/"solution" (is, =, :), else the last in bold, else the last in the answer. Read as a
-person would: "1,234.5" 1234.5, "-3e2" -300, "−7" -7, "$1,000" 1000, "42%" 42 (the percent
-sign is dropped: write the expected value in the same unit), "x = 3/4" 0.75 (a fraction is its
-value), "The result is 7." 7; letters after a number are units ("5kg" 5), letters before it
-make it a name ("x3", "H2O" are not numbers)."""
+The number (`pick_number`), read as a worked answer gives it: inside \\boxed{…}; else the last
+after "answer" (is, =, :); else the last in bold (headings such as "**Step 1:**" left out;
+"**4! × 2 = 48**" 48); else the number the answer opens with as a sentence of its own ("80
+km/h. 2 hours 15 minutes is 2.25 hours…" 80); else the result stated last, after "=", "is",
+"equals", "makes", "gives" or "result"/"total"/"solution"/"sum" ("3 × 4 = 12, plus 5 is 17"
+17); else the last number in the answer. Figures in brackets (a check, an aside) count only
+when no other does. Read as a person would: "1,234.5" 1234.5, "-3e2" -300, "−7" -7, "$1,000"
+1000, "42%" 42 (the percent sign is dropped: write the expected value in the same unit),
+"x = 3/4" 0.75 (a fraction is its value), "The result is 7." 7; letters after a number are
+units ("5kg" 5), letters before it make it a name ("x3", "H2O" are not numbers)."""
 
 import re
 
@@ -87,11 +91,32 @@ _NUMBER = (
 )
 _ANY = re.compile(_NUMBER)
 _BOXED = re.compile(r"\\boxed\{\s*" + _NUMBER)
-_AFTER_WORD = re.compile(
-    r"(?i:\b(?:answer|result|total|solution)\b(?:\s*(?:is|=|:|equals))?(?:\s*:)?"
-    r"(?:\s*(?:approximately|about|around|roughly|~|≈))?)(?:\s*\*\*)?\s*" + _NUMBER
+_APPROX = r"(?:\s*(?:approximately|about|around|roughly|~|≈))?"
+_ANSWER = re.compile(
+    r"(?i:\banswer\b(?:\s*(?:is|=|:|equals))?(?:\s*:)?" + _APPROX + r")(?:\s*\*\*)?\s*" + _NUMBER
 )
-_BOLD = re.compile(r"\*\*\s*" + _NUMBER + r"[^*\n]{0,12}\*\*")
+# A bold span (at most 80 characters); its number is the last one in it ("**4! × 2 = 48**").
+_BOLD = re.compile(r"\*\*([^*\n]{1,80})\*\*")
+# A bold heading or list marker is no result: "**Step 1:**", "**2.**", "**Part 3**".
+_BOLD_LABEL = re.compile(r"(?i:^\s*(?:step|part|case|question|method|option)\b)|[:.)]\s*$")
+# The answer opens with its number as a sentence of its own: "80 km/h. 2 hours 15 minutes is…",
+# "408 (17 × 24 = …)", "5 lamps are left.", "1584.\n…" (up to 4 words of units after it).
+_OPENS_WITH = re.compile(
+    r"\A\s*"
+    + _NUMBER
+    # Words apart by spaces only ("5kg" one word): no long run of letters splits two ways.
+    + r"(?:[ \t]*[A-Za-z%°/][A-Za-z%°/'’-]*(?:[ \t]+[A-Za-z%°/][A-Za-z%°/'’-]*){0,3})?[ \t]*"
+    + r"(?:[.!;](?:\s|\Z)|\Z|\n|\(|,\s+(?i:because|since|as|from|which)\b)"
+)
+_BRACKETED = re.compile(r"\([^()\n]{0,200}\)")
+_NUMBERED_LIST = re.compile(r"^\s*2[.)]\s", re.MULTILINE)
+# A result stated: after "result"/"total"/"solution"/"sum" (is, =, :) or after "=", "is",
+# "equals", "makes", "gives"; the one stated last is the result the working arrived at
+# ("3 × 4 = 12, plus 5 is 17" 17; "total 432. So 1200 + 816 − 432 = 1584" 1584).
+_STATED = re.compile(
+    r"(?i:(?:\b(?:result|total|solution|sum)\b(?:\s*(?:is|=|:|equals))?(?:\s*:)?"
+    r"|=|\b(?:is|equals|makes|gives)\b)" + _APPROX + r")(?:\s*\*\*)?\s*" + _NUMBER
+)
 
 
 def _value(match, first_group=1):
@@ -102,12 +127,48 @@ def _value(match, first_group=1):
     return -number if sign in ("-", "−") else number
 
 
+def _last(pattern, text):
+    last = None
+    for last in pattern.finditer(text):  # noqa: B007 - the last match is the pick
+        pass
+    return last
+
+
+def _bold(answer):
+    """The number of the last bold span that holds one and is no heading or list marker."""
+    for span in reversed(_BOLD.findall(answer)):
+        if _BOLD_LABEL.search(span):
+            continue
+        last = _last(_ANY, span)
+        if last is not None:
+            return _value(last)
+    return None
+
+
+def _leading(answer):
+    """The number the answer opens with as a sentence of its own (not a list's "1.")."""
+    found = _OPENS_WITH.match(answer)
+    if found is None:
+        return None
+    if float(found.group(2).replace(",", "") or 0) == 1 and _NUMBERED_LIST.search(answer):
+        return None
+    return _value(found)
+
+
 def pick_number(answer):
     """The number the answer gives as its result (a float), or None."""
-    for pattern in (_BOXED, _AFTER_WORD, _BOLD, _ANY):
-        last = None
-        for last in pattern.finditer(answer):  # noqa: B007 - the last match is the pick
-            pass
+    for pattern in (_BOXED, _ANSWER):
+        last = _last(pattern, answer)
+        if last is not None:
+            return _value(last)
+    for pick in (_bold, _leading):
+        found = pick(answer)
+        if found is not None:
+            return found
+    # A check or an aside in brackets comes after the result: "408 (check: 408 / 24 = 17)".
+    outside = _BRACKETED.sub(" ", answer)
+    for pattern, text in ((_STATED, outside), (_ANY, outside), (_STATED, answer), (_ANY, answer)):
+        last = _last(pattern, text)
         if last is not None:
             return _value(last)
     return None

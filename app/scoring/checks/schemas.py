@@ -6,6 +6,7 @@ import regex
 from jsonschema.exceptions import ValidationError
 
 from .text import REGEX_TIMEOUT
+from .text import concurrent
 
 
 class PatternTimeout(Exception):
@@ -16,7 +17,9 @@ def _pattern(validator, pattern, instance, schema):
     if not validator.is_type(instance, "string"):
         return
     try:
-        found = regex.search(pattern, instance, timeout=REGEX_TIMEOUT)
+        found = regex.search(
+            pattern, instance, timeout=REGEX_TIMEOUT, concurrent=concurrent(instance)
+        )
     except TimeoutError:
         raise PatternTimeout(
             f"the schema's pattern `{pattern}` timed out after {REGEX_TIMEOUT} s"
