@@ -4,6 +4,8 @@ results.jsonl and results.csv after their older keys."""
 import csv
 import io
 
+from bs4 import BeautifulSoup
+
 from app import latency
 from app.exports.item_results import CSV_COLUMNS
 from app.exports.item_results import item_records
@@ -106,3 +108,25 @@ def test_results_csv_carries_the_timing_in_its_last_columns(app):
     assert (streamed["itl_p50_ms"], streamed["itl_measurable"]) == ("20.0", "true")
     assert (streamed["sent_at"], streamed["tpot_ms"]) == ("2025-01-02T03:04:05.250Z", "20.0")
     assert (one_chunk["itl_p50_ms"], one_chunk["itl_measurable"]) == ("", "false")
+
+
+def _speed_block(client, item):
+    page = BeautifulSoup(client.get(f"/runs/run-1/items/{item.id}").data, "html.parser")
+    return page.select_one(f"#item-speed-{item.id}")
+
+
+def test_the_item_page_shows_the_answers_speed(app, client):
+    run, (target,) = make_run()
+    item = add_item(run, target, "t1", score=80, **STREAMED)
+    text = _speed_block(client, item).get_text(" ", strip=True)
+    assert "TPOT 20.0 ms (stream)" in text
+    assert "mean 20.0 · p50 20.0 · p90 20.0 · p99 20.0 · max 20.0 ms" in text
+    assert "Queue time 12 ms (estimate" in text
+    assert "Reasoning tokens 10" in text
+
+
+def test_the_item_page_says_itl_is_not_measurable_for_a_one_chunk_answer(app, client):
+    run, (target,) = make_run()
+    item = add_item(run, target, "t1", score=80, **{**STREAMED, "chunks": 1, "itl_hist": None})
+    itl = _speed_block(client, item).select_one(f"#item-itl-{item.id}")
+    assert itl.get_text(" ", strip=True) == "ITL not measurable (one chunk)"

@@ -29,6 +29,8 @@ from ..results.composite import settings_from
 from ..results.composite_figures import target_composites
 from ..results.stability import has_repeats
 from ..results.stability import stability
+from ..runs.item_speed import columns_of
+from ..runs.item_speed import item_speed
 from ..results.system import system_view
 from ..results.table import DEFAULT_PER_PAGE
 from ..results.table import DEFAULT_SORT
@@ -269,9 +271,11 @@ def chart(run_id, name):
 def item(run_id, item_id):
     """One item: the row expansion for htmx, or a full page (links work without JavaScript)."""
     run = get_run(run_id)
+    found = get_item(run, item_id)
     context = {
         "run": run,
-        "item": get_item(run, item_id),
+        "item": found,
+        "speed": item_speed(columns_of(found)),
         "next_url": request.referrer if _safe_next(request.referrer, run_id) else None,
     }
     if htmx and not htmx.history_restore_request:
