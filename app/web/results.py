@@ -29,8 +29,6 @@ from ..results.composite import settings_from
 from ..results.composite_figures import target_composites
 from ..results.stability import has_repeats
 from ..results.stability import stability
-from ..runs.item_speed import columns_of
-from ..runs.item_speed import item_speed
 from ..results.system import system_view
 from ..results.table import DEFAULT_PER_PAGE
 from ..results.table import DEFAULT_SORT
@@ -39,6 +37,8 @@ from ..results.table import STATUS_FILTERS
 from ..results.table import parse_table_args
 from ..results.table import results_page
 from ..runs import retries
+from ..runs.item_speed import columns_of
+from ..runs.item_speed import item_speed
 from ..runs.lifecycle import delete_run
 from ..runs.queries import get_run
 from ..runs.retries import retry_failed_answers
