@@ -121,7 +121,7 @@ def test_the_item_page_shows_the_answers_speed(app, client):
     text = _speed_block(client, item).get_text(" ", strip=True)
     assert "TPOT 20.0 ms (stream)" in text
     assert "mean 20.0 · p50 20.0 · p90 20.0 · p99 20.0 · max 20.0 ms" in text
-    assert "Queue time 12 ms (estimate" in text
+    assert "Queue time 12 ms (estimate)" in text
     assert "Reasoning tokens 10" in text
 
 
