@@ -2,15 +2,22 @@
 results.jsonl and results.csv after their older keys."""
 
 import csv
+import datetime as dt
 import io
+import random
 
+import pytest
 from bs4 import BeautifulSoup
 
 from app import latency
+from app.clock import isoformat
 from app.exports.item_results import CSV_COLUMNS
 from app.exports.item_results import item_records
 from app.exports.item_results import results_csv
+from app.runs.item_speed import ITL_FIGURES
 from app.runs.item_speed import item_speed
+from app.runs.item_speed import itl
+from app.runs.item_speed import sent_at
 from app.runs.item_speed import tpot_ms
 from tests.factories import add_item
 from tests.factories import make_run
@@ -130,3 +137,21 @@ def test_the_item_page_says_itl_is_not_measurable_for_a_one_chunk_answer(app, cl
     item = add_item(run, target, "t1", score=80, **{**STREAMED, "chunks": 1, "itl_hist": None})
     itl = _speed_block(client, item).select_one(f"#item-itl-{item.id}")
     assert itl.get_text(" ", strip=True) == "ITL not measurable (one chunk)"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_an_answers_itl_is_the_histograms_own_summary(seed):
+    rng = random.Random(seed)
+    itl_ms = rng.uniform(2.0, 90.0)
+    # Wide and stalled gaps too, so some buckets and counts take two-byte varints.
+    gaps = [max(0.0, rng.gauss(itl_ms, itl_ms * rng.choice((0.05, 0.5)))) for _ in range(300)]
+    gaps += [rng.uniform(150.0, 3000.0) for _ in range(seed)]
+    packed = latency.pack(latency.histogram(gaps))
+    expected = latency.histogram_summary(latency.unpack(packed))
+    assert itl(packed) == {name: round(expected[name], 2) for name in ITL_FIGURES}
+
+
+@pytest.mark.parametrize("sent_ts", [1735787045.25, 1764000000.123, 1764000000.9999, 0.0])
+def test_the_sent_time_reads_as_the_clocks_iso_text(sent_ts):
+    as_datetime = dt.datetime.fromtimestamp(sent_ts, dt.UTC).replace(tzinfo=None)
+    assert sent_at(sent_ts) == isoformat(as_datetime)

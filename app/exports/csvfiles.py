@@ -127,7 +127,7 @@ def csv_average(run, composite_settings=DEFAULT_SETTINGS):
 
 def _timing_cells(time_ms, ttft_ms, tokens, first_answer_ms, itl_hist, queue_ms, sent_ts):
     """The detailed CSV's timing cells of one item (DETAILED_COLUMNS' last six)."""
-    gaps = itl(itl_hist) or {}
+    gaps = itl(itl_hist, ("p50", "p90")) or {}
     return (
         number(first_answer_ms),
         number(gaps.get("p50")),
