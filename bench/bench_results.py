@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from app import latency
 from app.db.connection import database
 from app.db.models import COMPLETED
 from app.db.models import FAILED
@@ -86,6 +87,12 @@ def seed_run(run_id, models, per_model, rng):
     ]
     payload = [_text(rng, 90) for _ in range(50)]
     reasons = [_text(rng, 35) for _ in range(50)]
+    # Each answer's token gaps as the engine keeps them (a packed histogram of 255 gaps at
+    # its own rate, jittered), so the CSV reads ITL percentiles as it does for a real run.
+    gap_histograms = [
+        latency.pack(latency.histogram([max(0.0, rng.gauss(itl, itl * 0.15)) for _ in range(255)]))
+        for itl in (rng.uniform(8.0, 60.0) for _ in range(50))
+    ]
     fields = [
         Item.run,
         Item.target,
@@ -107,6 +114,9 @@ def seed_run(run_id, models, per_model, rng):
         Item.cost_usd,
         Item.evaluation_score,
         Item.evaluation_reason,
+        Item.first_answer_ms,
+        Item.sent_ts,
+        Item.itl_hist,
     ]
     with database.atomic():
         for target in targets:
@@ -136,6 +146,9 @@ def seed_run(run_id, models, per_model, rng):
                         rng.uniform(0, 0.002),
                         None if judge_failed else float(rng.randint(0, 100)),
                         reasons[n % 50],
+                        rng.uniform(20, 400),
+                        1_764_000_000.0 + n,
+                        gap_histograms[n % 50],
                     )
                 )
                 if len(rows) == 2000:

@@ -8,6 +8,7 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
+from app import latency
 from app.db.models import FAILED
 from app.exports import files
 from app.exports.csvfiles import AVERAGE_COLUMNS
@@ -39,6 +40,10 @@ def golden_run(app):
         time_taken_ms=1234.5,
         tokens_generated=50,
         tokens_per_second=40.5,
+        first_answer_ms=150.0,
+        itl_hist=latency.pack(latency.histogram([20.0] * 40 + [30.0] * 9)),
+        queue_ms=35.5,
+        sent_ts=1735787045.25,
     )
     add_item(
         run,
@@ -73,13 +78,15 @@ AVERAGE_GOLDEN = (
 DETAILED_GOLDEN = (
     "provider_name,model_name,task_id,task_name,task_status,spent_time_ms,tokens_generated,"
     "tokens_per_second,score,judge_reason,llm_response_text,error_msg,"
-    "check_score,checks,auto_fail_reason,tool_calls\r\n"
+    "check_score,checks,auto_fail_reason,tool_calls,"
+    "first_answer_ms,itl_p50_ms,itl_p90_ms,tpot_ms,queue_ms,sent_at\r\n"
     'local,m1 · temperature 0.2,t1,"What is 2+2?\nExplain.",COMPLETED,1234.5,50,40.5,80,'
     '"has, comma ""quoted""\nsecond line",'
-    "ünïcødé ✓ | pipe,,,,,\r\n"
+    "ünïcødé ✓ | pipe,,,,,,150,20,30,23.15,35.5,2025-01-02T03:04:05.250Z\r\n"
     "local,m1 · temperature 0.2,t2,Name <three> colours,FAILED,900,,,,,red,judge: bad json,,,,"
-    "\r\n"
-    '"remote, inc",m|2,t1,"What is 2+2?\nExplain.",COMPLETED,1000,50,50,72.5,right,4,,,,,\r\n'
+    ",,,,,,\r\n"
+    '"remote, inc",m|2,t1,"What is 2+2?\nExplain.",COMPLETED,1000,50,50,72.5,right,4,,,,,'
+    ",,,,18.37,,\r\n"
 )
 
 MARKDOWN_GOLDEN = """# Run golden
@@ -184,6 +191,12 @@ def test_csv_headers_start_with_the_service_columns_in_order_then_ours():
         "checks",
         "auto_fail_reason",
         "tool_calls",
+        "first_answer_ms",
+        "itl_p50_ms",
+        "itl_p90_ms",
+        "tpot_ms",
+        "queue_ms",
+        "sent_at",
     )
 
 

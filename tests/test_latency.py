@@ -94,3 +94,11 @@ def test_a_gap_lands_in_the_bucket_whose_middle_is_nearest_below_128_ms():
     assert bucket_value(bucket(20.1)) == 20.0
     assert bucket_value(bucket(20.3)) == 20.5
     assert bucket(-3) == 0
+
+
+def test_a_histogram_counts_each_gap_in_the_bucket_bucket_gives_it():
+    edges = [0, 0.2499, 0.25, 0.75, 127.74, 127.75, 127.999, 128.0, 129.3, 5000.0, -3.0, 7]
+    counted = {}
+    for gap in edges:
+        counted[bucket(gap)] = counted.get(bucket(gap), 0) + 1
+    assert histogram(edges) == counted

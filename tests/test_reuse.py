@@ -131,3 +131,37 @@ def test_an_answer_waiting_for_its_judge_is_reused_and_judged_in_the_new_run(app
     assert reuse_counts(second) == {"answers": 1, "judgements": 0}
     log = [entry for entry in second.logs if entry.event == "reused"]
     assert json.loads(json.dumps(log[0].data)) == {"answers": 1, "judgements": 0}
+
+
+def test_a_reused_answer_keeps_its_reasoning_tokens_but_none_of_its_timing(app, fake):
+    from app import latency
+    from app.runs.lifecycle import create_run
+    from tests.engine_helpers import make_provider
+    from tests.engine_helpers import make_tasks
+
+    p = make_provider(fake)
+    spec = {
+        "judgeProviderId": p.id,
+        "judgeModel": "judge",
+        "collectionIds": [make_tasks(1).id],
+        "targets": [{"providerId": p.id, "model": "m1"}],
+    }
+    first = create_run(spec)
+    Item.update(
+        status=WAITING_FOR_JUDGE,
+        answer="kept",
+        reasoning_tokens=7,
+        first_answer_ms=120.0,
+        last_token_ms=400.0,
+        sent_ts=1735787045.25,
+        chunks=16,
+        itl_hist=latency.pack(latency.histogram([20.0] * 15)),
+        queue_ms=3.0,
+    ).execute()
+    Run.update(status="FINISHED").where(Run.id == first.id).execute()
+    second = create_run(spec, reuse=True)
+    (item,) = Item.select().where(Item.run == second)
+    assert item.answer == "kept" and item.reasoning_tokens == 7
+    # Its old timing would sit in this run's percentiles and stretch its throughput window.
+    timing = ("first_answer_ms", "last_token_ms", "sent_ts", "chunks", "itl_hist", "queue_ms")
+    assert [getattr(item, name) for name in timing] == [None] * len(timing)

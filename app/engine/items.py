@@ -121,6 +121,7 @@ class ItemWorker:
             tokens_per_second=tps,
             tps_source=tps_source,
             tokens_estimated=bool(completion.tokens_estimated),
+            **metrics.timing(completion),
             cost_usd=cost_usd,
             cost_source=cost_source,
             finish_reason=completion.finish_reason,

@@ -1,5 +1,6 @@
 """Per-item metrics: context hash, cost, and honest decode speed (never total tokens / latency)."""
 
+from .. import latency
 from ..db.models import Price
 from ..providers.base import stream_rate
 
@@ -44,3 +45,28 @@ def speed(completion):
         return None, None, decode_ms
     source = "stream.estimate" if completion.tokens_estimated else "stream.timing"
     return tps, source, decode_ms
+
+
+def queue_ms(completion):
+    """The part of TTFT the server did not spend on this request (waiting for a slot, the
+    network): TTFT minus the server's own load and prompt time, or None when the server gave no
+    prompt time (llama.cpp timings.prompt_ms, Ollama prompt_eval_duration) or its times exceed
+    ours (clocks apart, a cached prompt counted oddly): no guess passed off as a measurement."""
+    if completion.ttft_ms is None or completion.prompt_ms is None:
+        return None
+    queue = completion.ttft_ms - (completion.load_ms or 0.0) - completion.prompt_ms
+    return queue if queue >= 0 else None
+
+
+def timing(completion):
+    """An answer's stream timing as Item columns: the token gaps kept as a packed histogram
+    (None when the stream came in one chunk: ITL not measurable)."""
+    return dict(
+        first_answer_ms=completion.first_answer_ms,
+        last_token_ms=completion.last_token_ms,
+        sent_ts=completion.sent_at,
+        chunks=completion.chunks,
+        reasoning_tokens=completion.reasoning_tokens,
+        itl_hist=latency.pack(latency.histogram(completion.gaps_ms or ())),
+        queue_ms=queue_ms(completion),
+    )

@@ -15,6 +15,9 @@ from ..files.csvcells import fast_lines
 from ..results.averages import model_averages
 from ..results.composite import DEFAULT_SETTINGS
 from ..results.composite_figures import target_composites
+from ..runs.item_speed import itl
+from ..runs.item_speed import sent_at
+from ..runs.item_speed import tpot_ms
 from .rows import check_line
 from .rows import error_text
 from .rows import item_cursor
@@ -55,6 +58,14 @@ DETAILED_COLUMNS = (
     "checks",
     "auto_fail_reason",
     "tool_calls",
+    # The stream's timing (runs/item_speed.py): ITL from the answer's token gaps ('' when it
+    # came in one chunk), TPOT, the queue estimate, and when the request was sent.
+    "first_answer_ms",
+    "itl_p50_ms",
+    "itl_p90_ms",
+    "tpot_ms",
+    "queue_ms",
+    "sent_at",
 )
 CHUNK_ROWS = 500
 
@@ -114,6 +125,19 @@ def csv_average(run, composite_settings=DEFAULT_SETTINGS):
     yield from _chunks(AVERAGE_COLUMNS, rows)
 
 
+def _timing_cells(time_ms, ttft_ms, tokens, first_answer_ms, itl_hist, queue_ms, sent_ts):
+    """The detailed CSV's timing cells of one item (DETAILED_COLUMNS' last six)."""
+    gaps = itl(itl_hist, ("p50", "p90")) or {}
+    return (
+        number(first_answer_ms),
+        number(gaps.get("p50")),
+        number(gaps.get("p90")),
+        number(tpot_ms(time_ms, ttft_ms, tokens)),
+        number(queue_ms),
+        sent_at(sent_ts) or "",
+    )
+
+
 def csv_detailed(run):
     """Detailed CSV: one line per item, streamed from one cursor."""
     names = {tid: (provider, model) for tid, provider, model in targets(run)}
@@ -134,6 +158,7 @@ def csv_detailed(run):
             check_line(json_value(check_results)),
             auto_fail_reason or "",
             tool_calls_text(json_value(tool_calls)),
+            *_timing_cells(time_ms, ttft_ms, tokens, first_answer_ms, itl_hist, queue_ms, sent_ts),
         )
         for (
             _id,
@@ -145,7 +170,7 @@ def csv_detailed(run):
             status,
             stage,
             time_ms,
-            _ttft,
+            ttft_ms,
             tokens,
             tps,
             score,
@@ -158,6 +183,10 @@ def csv_detailed(run):
             auto_fail_reason,
             tool_calls,
             _judge_scores,
-        ) in item_cursor(run)
+            first_answer_ms,
+            itl_hist,
+            queue_ms,
+            sent_ts,
+        ) in item_cursor(run, timing=True)
     )
     yield from _fast_chunks(DETAILED_COLUMNS, rows)

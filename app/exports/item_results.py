@@ -8,6 +8,9 @@ import json
 from ..db.connection import database
 from ..db.models import Item
 from ..files.csvcells import SafeWriter
+from ..runs.item_speed import ITL_FIGURES
+from ..runs.item_speed import api_fields
+from ..runs.item_speed import item_speed
 from .rows import targets
 
 CSV_COLUMNS = (
@@ -35,6 +38,20 @@ CSV_COLUMNS = (
     "check_results",
     "auto_fail_reason",
     "tool_calls",
+    # The stream's timing (runs/item_speed.py), after the older columns so their order holds.
+    "first_answer_ms",
+    "last_token_ms",
+    "sent_at",
+    "chunks",
+    "reasoning_tokens",
+    "itl_mean_ms",
+    "itl_p50_ms",
+    "itl_p90_ms",
+    "itl_p99_ms",
+    "itl_max_ms",
+    "itl_measurable",
+    "tpot_ms",
+    "queue_ms",
 )
 _COLUMNS = (
     Item.target,
@@ -63,6 +80,14 @@ _COLUMNS = (
     Item.check_results,
     Item.auto_fail_reason,
     Item.tool_calls,
+    Item.tokens_estimated,
+    Item.first_answer_ms,
+    Item.last_token_ms,
+    Item.sent_ts,
+    Item.chunks,
+    Item.reasoning_tokens,
+    Item.itl_hist,
+    Item.queue_ms,
 )
 CHUNK_ROWS = 200
 
@@ -103,7 +128,32 @@ def item_records(run):
         check_results,
         auto_fail_reason,
         tool_calls,
+        tokens_estimated,
+        first_answer_ms,
+        last_token_ms,
+        sent_ts,
+        chunks,
+        reasoning_tokens,
+        itl_hist,
+        queue_ms,
     ) in database.execute(query):
+        speed = item_speed(
+            {
+                "time_taken_ms": time_ms,
+                "ttft_ms": ttft_ms,
+                "first_answer_ms": first_answer_ms,
+                "last_token_ms": last_token_ms,
+                "sent_ts": sent_ts,
+                "chunks": chunks,
+                "tokens_generated": tokens,
+                "tokens_estimated": tokens_estimated,
+                "tokens_per_second": tps,
+                "tps_source": tps_source,
+                "reasoning_tokens": reasoning_tokens,
+                "itl_hist": itl_hist,
+                "queue_ms": queue_ms,
+            }
+        )
         yield {
             "taskId": task_id,
             "category": category,
@@ -122,6 +172,7 @@ def item_records(run):
                 "tokensGenerated": tokens,
                 "tokensPerSecond": tps,
                 "tpsSource": tps_source,
+                **api_fields(speed),
             },
             "costUsd": cost,
             "judgeCostUsd": judge_cost,
@@ -160,6 +211,7 @@ def _cell(value):
 
 def _csv_row(r):
     metrics, error, reused = r["metrics"], r["error"] or {}, r["reused"] or {}
+    itl = metrics["itl"] or {}
     kinds = [
         k for k, v in (("answer", "answerFrom"), ("judgement", "judgementFrom")) if reused.get(v)
     ]
@@ -190,6 +242,15 @@ def _csv_row(r):
             r["checkResults"],  # JSON text (_cell)
             r["autoFailReason"],
             r["toolCalls"],  # JSON text (_cell)
+            metrics["firstAnswerMs"],
+            metrics["lastTokenMs"],
+            metrics["sentAt"],
+            metrics["chunks"],
+            metrics["reasoningTokens"],
+            *(itl.get(name) for name in ITL_FIGURES),
+            metrics["itlMeasurable"],
+            metrics["tpotMs"],
+            metrics["queueMs"],
         )
     ]
 

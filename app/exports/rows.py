@@ -59,13 +59,23 @@ def task_name(question):
     return (question or "").strip()
 
 
-def item_cursor(run, limit=None, with_answer=True):
+# The stream's timing, after item_cursor's columns when it is asked for them (the detailed CSV).
+TIMING_COLUMNS = (
+    Item.first_answer_ms,
+    Item.itl_hist,
+    Item.queue_ms,
+    Item.sent_ts,
+)
+
+
+def item_cursor(run, limit=None, with_answer=True, timing=False):
     """Raw item tuples from one SQLite cursor, ordered by target, task id, id.
 
     The order matches the (run, target, task_key) index, so SQLite streams without sorting, and
     the cursor is read row by row: memory stays flat whatever the run's size. The columns are
     plain numbers and text, so rows skip peewee's per-value conversion (a third of the time);
-    check_results and tool_calls are JSON text (`json_value` reads them).
+    check_results and tool_calls are JSON text (`json_value` reads them). With `timing`, the
+    TIMING_COLUMNS follow (itl_hist as bytes).
     """
     query = (
         Item.select(
@@ -91,6 +101,7 @@ def item_cursor(run, limit=None, with_answer=True):
             Item.auto_fail_reason,
             Item.tool_calls,
             Item.judge_scores,
+            *(TIMING_COLUMNS if timing else ()),
         )
         .where(Item.run == run)
         .order_by(Item.target, Item.task_key, Item.id)

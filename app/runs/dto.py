@@ -8,6 +8,9 @@ from ..db.models import NEW
 from ..db.models import RunCollection
 from ..db.models import RunTarget
 from .counts import tally
+from .item_speed import api_fields
+from .item_speed import columns_of
+from .item_speed import item_speed
 from .outages import waiting_for
 from .progress import progress_fraction
 from .state import control_reason
@@ -207,6 +210,9 @@ def item_to_dict(item, raw=True, human_rating=None):
         "judgedAt": isoformat(item.judged_at),
         "createdAt": isoformat(item.created_at),
         "updatedAt": isoformat(item.updated_at),
+        # The stream's timing (runs/item_speed.py): itl is null and itlMeasurable false for
+        # a stream that came in one chunk.
+        **api_fields(item_speed(columns_of(item))),
     }
     if raw:
         data.update(

@@ -10,8 +10,9 @@ asking again. Off by default: a benchmark measures speed.
   checks: the judge would have seen exactly what it saw then, weighed the same.
 
 A reused item is marked (`answer_reused_from`, `judgement_reused_from`: the earlier item's id),
-costs this run nothing and carries no speed figures (time, TTFT, tokens/s stay empty), so
-averages and percentiles only hold what this run measured.
+costs this run nothing and carries no speed figures (time, TTFT, tokens/s, the stream's timing
+and its sent time stay empty), so averages, percentiles and the run's throughput window only
+hold what this run measured.
 """
 
 from peewee import fn
@@ -38,6 +39,9 @@ ANSWER_FIELDS = (
     "tokens_estimated",
     "answer_cut",
     "tool_calls",
+    # A count of the answer's tokens like tokens_generated; its stream timing (first answer
+    # token, last token, sent, events, gaps, queue) stays behind with the speed figures.
+    "reasoning_tokens",
 )
 JUDGEMENT_FIELDS = (
     "judge_request_json",

@@ -37,6 +37,8 @@ from ..results.table import STATUS_FILTERS
 from ..results.table import parse_table_args
 from ..results.table import results_page
 from ..runs import retries
+from ..runs.item_speed import columns_of
+from ..runs.item_speed import item_speed
 from ..runs.lifecycle import delete_run
 from ..runs.queries import get_run
 from ..runs.retries import retry_failed_answers
@@ -269,9 +271,11 @@ def chart(run_id, name):
 def item(run_id, item_id):
     """One item: the row expansion for htmx, or a full page (links work without JavaScript)."""
     run = get_run(run_id)
+    found = get_item(run, item_id)
     context = {
         "run": run,
-        "item": get_item(run, item_id),
+        "item": found,
+        "speed": item_speed(columns_of(found)),
         "next_url": request.referrer if _safe_next(request.referrer, run_id) else None,
     }
     if htmx and not htmx.history_restore_request:
