@@ -10,7 +10,10 @@ from types import SimpleNamespace
 
 from ..db.models import Item
 from ..scoring import registry
-from ..scoring.checks.evaluate import BY as CHECKS
+from ..scoring.item_score import call_scorer
+from ..scoring.item_score import check_columns
+from ..scoring.item_score import rule_scores
+from ..scoring.item_score import settled
 from ..scoring.score import FACTS
 from ..scoring.score import TASK_FIELDS
 from ..scoring.score import combine
@@ -60,10 +63,6 @@ def _row(item_id, columns):
     return SimpleNamespace(**query.dicts().get())
 
 
-def _scores(task, answer, facts):
-    return [s.score(task, answer, facts) for s in registry.rule_scorers(task)]
-
-
 def run_scoring(run):
     """(whether the run has a judge, its scoreWeights or None): what the engine passes on."""
     return bool(run.judge_model), (run.settings or {}).get("scoreWeights")
@@ -72,10 +71,7 @@ def run_scoring(run):
 def judge_scorer(task, run):
     """The scorer that needs a call for this task in this run, or None: none without a judge
     model, nor where the task's checks take the whole score."""
-    judge, weights = run_scoring(run)
-    if checks_weight(task, weights, judge=judge) >= 1.0:
-        return None
-    return registry.call_scorer(task, judge)
+    return call_scorer(task, *run_scoring(run))
 
 
 def check_fields(score):
@@ -87,10 +83,6 @@ def check_fields(score):
     return fields
 
 
-def _check_score(scores):
-    return next((s.score for s in scores if s.by == CHECKS), None)
-
-
 def settled_by_rules(task, answer, fields, run):
     """(the item's score when rules alone settle it, else None; the columns its rule scores
     fill): rules settle it when no scorer that needs a call scores the task in this run, or a
@@ -99,15 +91,10 @@ def settled_by_rules(task, answer, fields, run):
     them)."""
     if not registry.has_rules():
         return None, {}
-    scores = _scores(task, answer, {name: fields.get(name) for name in FACTS})
-    stored = {}
-    check_score = _check_score(scores)
-    if check_score is not None:
-        combined = combine(scores)
-        stored = {**check_fields(combined), "check_score": check_score}
-    if scores and (any(s.auto_fail for s in scores) or judge_scorer(task, run) is None):
-        return combine(scores), stored
-    return None, stored
+    scores = rule_scores(task, answer, {name: fields.get(name) for name in FACTS})
+    checks = check_columns(scores)
+    stored = {**check_fields(combine(scores)), **checks} if checks else {}
+    return settled(scores, task, *run_scoring(run)), stored
 
 
 def with_judgement(item, judged, run, tasks):
@@ -119,9 +106,8 @@ def with_judgement(item, judged, run, tasks):
     share = checks_weight(item, weights, judge=True)
     score = combine([*scores, judged], weights_of([*scores, judged], share))
     stored = check_fields(score)
-    check_score = _check_score(scores)
-    if check_score is not None:
-        stored["check_score"] = check_score
+    if checks := check_columns(scores):
+        stored["check_score"] = checks["check_score"]
     return score, stored
 
 
@@ -131,4 +117,4 @@ def beside_judgement(item, tasks):
     if not registry.has_rules():
         return []
     row = _row(item.id, FACTS)
-    return _scores(tasks.of(item), item.answer, vars(row))
+    return rule_scores(tasks.of(item), item.answer, vars(row))

@@ -1,6 +1,6 @@
-"""An item's score made outside the engine's answer step (an earlier answer reused): its rule
-scores and whether they settle it, with the same sums the engine uses (combine, checks_weight,
-the registry's call scorer), so a reused answer scores as a fresh one would."""
+"""An item's rule scores and whether they settle it (combine, checks_weight, the registry's call
+scorer): one rule for the engine's answer step (engine/rules.py) and for an earlier answer
+reused (runs/reuse.py), so a reused answer scores as a fresh one would."""
 
 from . import registry
 from .checks.evaluate import BY as CHECKS
@@ -13,12 +13,17 @@ def rule_scores(task, answer, facts):
     return [s.score(task, answer, facts) for s in registry.rule_scorers(task)]
 
 
-def judge_needed(task, judge, weights):
-    """Whether a scorer that needs a call scores the task in a run with (`judge`) or without a
-    judge model and these scoreWeights: not where the checks take the whole score."""
+def call_scorer(task, judge, weights):
+    """The scorer that needs a call for the task in a run with (`judge`) or without a judge
+    model and these scoreWeights, or None: none where the checks take the whole score."""
     if checks_weight(task, weights, judge=judge) >= 1.0:
-        return False
-    return registry.call_scorer(task, judge) is not None
+        return None
+    return registry.call_scorer(task, judge)
+
+
+def judge_needed(task, judge, weights):
+    """Whether a scorer that needs a call scores the task (call_scorer is not None)."""
+    return call_scorer(task, judge, weights) is not None
 
 
 def settled(scores, task, judge, weights):
