@@ -13,7 +13,6 @@ answer on average at 256 tokens, <= 0.1 ms of CPU per answer).
 (b) CPU per answer (process time: other processes on the machine do not count): the 257
     token instants -> gaps (app.latency.gaps) -> histogram -> pack, the median of --runs runs
     over the same 1 000 answers.
-The last column estimates (a) with 1 ms buckets below 128 ms, for choosing the bucket width.
 
     .venv/bin/python bench/bench_timing_cost.py [--answers 1000] [--runs 7]
 """
@@ -86,19 +85,6 @@ def bytes_per_answer(all_gaps):
     return statistics.fmean(sizes), max(sizes)
 
 
-def coarse_bytes_per_answer(all_gaps):
-    """What (a) would be with 1 ms buckets below 128 ms instead of 0.5 ms (a value off by at
-    most 0.5 ms, still inside the issue's 1 ms): an estimate for choosing, not what is stored."""
-    sizes = []
-    for g in all_gaps:
-        hist = {}
-        for gap in g:
-            b = int(gap + 0.5) if gap < 128.0 else 128 + latency.bucket(gap) - 256
-            hist[b] = hist.get(b, 0) + 1
-        sizes.append(len(latency.pack(hist)))
-    return statistics.fmean(sizes)
-
-
 def cpu_per_answer_ms(all_times, runs):
     per_run = []
     for _ in range(runs):
@@ -130,7 +116,6 @@ def main():
     print(
         f"{'shape':<10} {'gaps B avg':>10} {'gaps B max':>10} {'+ columns':>10} "
         f"{'total B':>8} {'p90 err ms':>10} {'CPU ms/answer (median, min-max)':>34}"
-        f" {'gaps B @1 ms':>12}"
     )
     for shape in SHAPES:
         all_gaps = answers(shape, args.answers)
@@ -139,7 +124,6 @@ def main():
         print(
             f"{shape:<10} {mean:>10.1f} {biggest:>10d} {others:>10d} {mean + others:>8.1f} "
             f"{p90_error_ms(all_gaps):>10.2f} {median:>17.4f} ({low:.4f}-{high:.4f})"
-            f" {coarse_bytes_per_answer(all_gaps):>12.1f}"
         )
     print()
     print("goals: gaps <= 64 B per answer on average; CPU <= 0.1 ms per answer")

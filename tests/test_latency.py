@@ -66,15 +66,15 @@ def test_a_histograms_summary_is_within_a_bucket_of_the_exact_one(seed):
     kept = histogram_summary(unpack(pack(histogram(values))))
     assert kept["count"] == len(values)
     for name in ("mean", "p50", "p90", "p99", "max"):
-        # 0.25 ms under 128 ms; 0.5 % above (buckets 1 % wide)
-        assert kept[name] == pytest.approx(exact[name], abs=0.25, rel=0.005), name
+        # 0.5 ms under 128 ms; 0.5 % above (buckets 1 % wide)
+        assert kept[name] == pytest.approx(exact[name], abs=0.5, rel=0.005), name
 
 
 def test_merged_histograms_give_the_percentiles_of_all_their_gaps():
     a, b = _random_gaps(1, 500), _random_gaps(2, 700)
     merged = histogram_summary(merge([histogram(a), histogram(b)]))
     exact = summary(a + b)
-    assert merged["p90"] == pytest.approx(exact["p90"], abs=0.25, rel=0.005)
+    assert merged["p90"] == pytest.approx(exact["p90"], abs=0.5, rel=0.005)
     assert merged["count"] == 1200
 
 
@@ -91,9 +91,34 @@ def test_no_gaps_pack_to_nothing_and_summarise_to_none():
 
 
 def test_a_gap_lands_in_the_bucket_whose_middle_is_nearest_below_128_ms():
-    assert bucket_value(bucket(20.1)) == 20.0
-    assert bucket_value(bucket(20.3)) == 20.5
+    assert bucket_value(bucket(20.4)) == 20.0
+    assert bucket_value(bucket(20.6)) == 21.0
     assert bucket(-3) == 0
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_histogram_packs_and_unpacks_to_itself_whichever_layout_is_shorter(seed):
+    rng = random.Random(seed)
+    itl = rng.uniform(5, 90)
+    gaps_ms = [max(0.0, rng.gauss(itl, itl * rng.uniform(0.01, 0.4))) for _ in range(255)]
+    gaps_ms += [rng.uniform(0, 5000) for _ in range(rng.randrange(0, 8))]  # stalls, bursts
+    hist = histogram(gaps_ms)
+    assert unpack(pack(hist)) == hist
+
+
+def test_a_core_count_above_15_keeps_what_it_left_over():
+    hist = {10: 1, 11: 40, 12: 200, 13: 16, 14: 15, 15: 1, 400: 3}
+    assert unpack(pack(hist)) == hist
+
+
+def test_jittered_256_token_answers_pack_under_64_bytes_on_average():
+    rng = random.Random(7)
+    sizes = []
+    for _ in range(200):
+        itl = rng.uniform(8, 60)
+        gaps_ms = [max(0.0, rng.gauss(itl, itl * 0.15)) for _ in range(255)]
+        sizes.append(len(pack(histogram(gaps_ms))))
+    assert sum(sizes) / len(sizes) <= 64
 
 
 def test_a_histogram_counts_each_gap_in_the_bucket_bucket_gives_it():

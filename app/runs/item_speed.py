@@ -6,18 +6,9 @@ below results.
 """
 
 import time
-from bisect import bisect_right
-from itertools import accumulate
-from math import ceil
-from math import floor
-from math import fsum
-from operator import mul
 
-from ..latency import BUCKET_MS
-from ..latency import LINEAR_BUCKETS
-from ..latency import QUANTILES
-from ..latency import bucket_value
-from ..latency import unpack
+from ..latency import figures
+from ..latency import unpack_lists
 
 # The Item columns item_speed() reads.
 COLUMNS = (
@@ -36,7 +27,6 @@ COLUMNS = (
     "queue_ms",
 )
 ITL_FIGURES = ("mean", "p50", "p90", "p99", "max")
-QUANTILE_OF = dict(QUANTILES)
 
 # Where a figure came from, as a person reads it.
 STREAM = "stream"
@@ -73,49 +63,11 @@ def tpot_ms(e2e_ms, ttft_ms, tokens):
     return max(e2e_ms - ttft_ms, 0.0) / (tokens - 1)
 
 
-def itl(itl_hist, figures=ITL_FIGURES):
-    """{mean, p50, p90, p99, max} in ms (or those of them `figures` names) of an answer's token
-    gaps, or None when it has none: latency.histogram_summary's figures, read faster.
-
-    An export reads it for every row (the detailed CSV's goal is 50 000 rows/s), and
-    unpack() + histogram_summary() take ~75 us a row: nearly every packed byte is a one-byte
-    varint (bucket steps and counts under 128), so those histograms are read with C-speed
-    slicing and the percentiles found by bisecting the running counts."""
-    if not itl_hist:
-        return None
-    data = bytes(itl_hist)
-    if max(data) < 0x80:
-        buckets, counts = list(accumulate(data[0::2])), data[1::2]
-    else:
-        hist = unpack(data)
-        buckets = sorted(hist)
-        counts = [hist[b] for b in buckets]
-    running = list(accumulate(counts))
-    total = running[-1] if running else 0
-    if not total:
-        return None
-    out = {}
-    for name in figures:
-        if name == "mean" and buckets[-1] <= LINEAR_BUCKETS:  # b * BUCKET_MS: sums exactly
-            value = sum(map(mul, buckets, counts)) * BUCKET_MS / total
-        elif name == "mean":
-            value = fsum(bucket_value(b) * n for b, n in zip(buckets, counts, strict=True)) / total
-        elif name == "max":
-            value = bucket_value(buckets[-1])
-        else:
-            value = _percentile(buckets, running, total, QUANTILE_OF[name])
-        out[name] = round(value, 2)
-    return out
-
-
-def _percentile(buckets, running, total, q):
-    # histogram_summary's interpolation: the values at ranks floor(pos) and ceil(pos).
-    pos = (total - 1) * q
-    lo, hi = floor(pos), ceil(pos)
-    low, high = buckets[bisect_right(running, lo)], buckets[bisect_right(running, hi)]
-    low = low * BUCKET_MS if low <= LINEAR_BUCKETS else bucket_value(low)
-    high = high * BUCKET_MS if high <= LINEAR_BUCKETS else bucket_value(high)
-    return low + (high - low) * (pos - lo)
+def itl(itl_hist, names=ITL_FIGURES):
+    """{mean, p50, p90, p99, max} in ms (or those of them `names` names), rounded to 0.01, of an
+    answer's token gaps, or None when it has none (latency.figures of its packed histogram)."""
+    found = figures(*unpack_lists(itl_hist), names) if itl_hist else None
+    return None if found is None else {name: round(found[name], 2) for name in names}
 
 
 def item_speed(columns):
