@@ -8,20 +8,25 @@ when each token went out. For each concurrency (1 and 8) a fresh server answers,
             a check so no judge is needed, the run's concurrency 1 or 8, run_foreground); the
             figures come from the items (ttft_ms, time_taken_ms, tokens_generated, answered_at,
             sent_ts and itl_hist when the engine stores them);
-  peer      NVIDIA aiperf at the same concurrency and request count, its own JSON figures.
+  peers     NVIDIA aiperf and/or guidellm at the same concurrency and request count, each on
+            a fresh server, their own JSON figures.
 
-and prints figure | truth | llmbench | peer | llmbench vs peer (%), with the truth of the peer's
-own requests beside it (they are different requests; on a busy machine they differ a little).
+and prints figure | truth | llmbench | then per peer: its figure, llmbench vs it (%), and the
+truth of its own requests (different requests from ours: the server's log says what the peer's
+load really was, so a peer's client overhead shows as peer minus its truth).
 
-Install the peer in a throwaway venv OUTSIDE the repository (never a dependency of llmbench):
+Install a peer in a throwaway venv OUTSIDE the repository (never a dependency of llmbench):
 
-    python3 -m venv /tmp/peer-venv && /tmp/peer-venv/bin/pip install aiperf   # 0.13.0 here
-    .venv/bin/python bench/peer_speed.py --peer /tmp/peer-venv/bin/aiperf [--requests 16 48]
+    python3 -m venv /tmp/peer-venv && /tmp/peer-venv/bin/pip install aiperf      # 0.13.0
+    python3 -m venv /tmp/peer-venv-g && /tmp/peer-venv-g/bin/pip install guidellm  # 0.8.1; 6 GB
+    .venv/bin/python bench/peer_speed.py --peer /tmp/peer-venv/bin/aiperf \
+        [--peer /tmp/peer-venv-g/bin/guidellm] [--requests 16 48]
 
-aiperf wants a Hugging Face tokenizer (or tiktoken's, which it also downloads); neither host is
-reachable offline, so this script writes a whitespace word-level tokenizer into a temporary
-folder with the peer venv's own `tokenizers`/`transformers` and passes it as --tokenizer, with
---use-server-token-count: output tokens are the server's usage (64 a request), as ours are.
+Both want a Hugging Face tokenizer (aiperf's "builtin" one downloads tiktoken's file); no such
+host is reachable offline, so this script writes a whitespace word-level tokenizer into a
+temporary folder with the peer venv's own `tokenizers`/`transformers` and passes it (aiperf
+--tokenizer with --use-server-token-count; guidellm --tokenizer kind=hf_auto,model=PATH).
+Output tokens are the server's usage (64 a request) for all three.
 
 Where the engine does not yet store itl_hist / sent_ts (on a branch before that change), the
 ITL comes from the very Completions the engine's adapter returned during the run (this script
@@ -73,6 +78,7 @@ FIGURES = [
     ("latency p50 (ms)", "e2e_p50"),
     ("output tok/s", "tok_s"),
     ("requests/s", "req_s"),
+    ("in flight (mean)", "in_flight"),
 ]
 
 # ---- what the engine's adapter saw (only where the items do not keep it yet) ------------------
@@ -112,6 +118,7 @@ def truth(server, n):
         "e2e_p50": latency.percentile(e2e, 0.5),
         "tok_s": sum(len(e["sent"]) for e in log) / window,
         "req_s": len(log) / window,
+        "in_flight": sum(e["last_sent"] - e["received"] for e in log) / window,
         "in_service_max": max(e["in_service"] for e in log),
     }
 
@@ -188,6 +195,7 @@ def llmbench(url, n, concurrency):
         "e2e_p50": latency.percentile(sorted(i.time_taken_ms for i in items), 0.5),
         "tok_s": sum(i.tokens_generated or 0 for i in items) / window,
         "req_s": len(items) / window,
+        "in_flight": sum(i.time_taken_ms for i in items) / 1000 / window,
         "sources": f"ITL from {itl_source}; window from "
         + ("sent_ts" if stored_sent else "answered_at - time_taken_ms"),
     }
@@ -211,7 +219,7 @@ PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD
 
 def local_tokenizer(peer, folder):
     """A whitespace word-level tokenizer made with the peer venv's own libraries (no download)."""
-    path = Path(folder) / "tokenizer"
+    path = Path(folder) / f"tokenizer-{Path(peer).name}"
     python = Path(peer).parent / "python"
     subprocess.run([str(python), "-c", TOKENIZER, str(path)], check=True, capture_output=True)
     return path
@@ -270,9 +278,56 @@ def aiperf(peer, url, n, concurrency, folder, tokenizer):
         "e2e_p50": data["request_latency"]["p50"],
         "tok_s": data["output_token_throughput"]["avg"],
         "req_s": data["request_throughput"]["avg"],
+        "in_flight": data.get("effective_concurrency", {}).get("avg"),
         "count": data["request_count"]["avg"],
         "chunk_gap_p50": latency.percentile(sorted(gaps), 0.5),
     }
+
+
+def guidellm(peer, url, n, concurrency, folder, tokenizer):
+    """guidellm run, concurrent profile at this concurrency, n requests; its own JSON figures."""
+    out = Path(folder) / f"guidellm-c{concurrency}.json"
+    command = [
+        str(peer),
+        "run",
+        "--backend",
+        f"kind=openai_http,target={url},model=paced,api_key=dummy",
+        "--profile",
+        f"kind=concurrent,streams={concurrency}",
+        "--constraint",
+        f"kind=max_requests,count={n}",
+        "--tokenizer",
+        f"kind=hf_auto,model={tokenizer}",
+        "--data",
+        f"kind=synthetic_text,prompt_tokens=12,output_tokens={TOKENS}",
+        "--output",
+        f"kind=json,path={out}",
+        "--disable-console",
+    ]
+    env = {**os.environ, "NO_COLOR": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+    if done.returncode or not out.exists():
+        sys.stderr.write(done.stdout[-3000:] + done.stderr[-3000:])
+        raise SystemExit(f"guidellm failed (exit {done.returncode})")
+    metrics = json.loads(out.read_text())["benchmarks"][0]["metrics"]
+
+    def ok(name):
+        return metrics[name]["successful"]
+
+    # Its tok/s and req/s "mean" are rates over the benchmark's time (what its table prints).
+    return {
+        "ttft_p50": ok("time_to_first_token_ms")["median"],
+        "ttft_mean": ok("time_to_first_token_ms")["mean"],
+        "itl_mean": ok("inter_token_latency_ms")["mean"],
+        "itl_p50": ok("inter_token_latency_ms")["median"],
+        "e2e_p50": ok("request_latency")["median"] * 1000,
+        "tok_s": ok("output_tokens_per_second")["mean"],
+        "req_s": ok("requests_per_second")["mean"],
+        "in_flight": ok("request_concurrency")["mean"],
+    }
+
+
+PEERS = {"aiperf": aiperf, "guidellm": guidellm}
 
 
 # ---- the table --------------------------------------------------------------------------------
@@ -280,51 +335,65 @@ def _cell(value):
     return f"{'-':>8}" if value is None else f"{value:8.2f}"
 
 
-def table(concurrency, n, ours, ours_truth, peer, peer_truth):
+def table(concurrency, n, ours, ours_truth, peers):
+    """figure | truth | llmbench | per peer: its figure, llmbench vs it, its requests' truth."""
     print(f"\nconcurrency {concurrency}, {n} requests  ({ours['sources']})")
-    head = (
-        f"{'figure':18} | {'truth':>8} | {'llmbench':>8} | {'peer':>8} | "
-        f"{'vs peer':>8} | {'truth(peer reqs)':>16}"
-    )
+    head = f"{'figure':18} | {'truth':>8} | {'llmbench':>8}"
+    for name in peers:
+        head += f" | {name:>8} | {'vs ' + name[:5]:>8} | {'its truth':>9}"
     print(head)
     print("-" * len(head))
     for label, key in FIGURES:
-        a, b = ours.get(key), peer.get(key) if peer else None
-        diff = f"{(a - b) / b * 100:+7.1f}%" if a is not None and b else "       -"
-        row = f"{label:18} | {_cell(ours_truth[key])} | {_cell(a)} | {_cell(b)} | {diff} | "
-        print(row + f"{_cell(peer_truth[key]) if peer_truth else '-':>16}")
-    if peer:
-        print(f"peer: p50 of its raw chunk gaps {_cell(peer['chunk_gap_p50']).strip()} ms")
-    print(
-        f"server: most requests in service at once {ours_truth['in_service_max']} (llmbench)"
-        + (f", {peer_truth['in_service_max']} (peer)" if peer_truth else "")
-    )
+        a = ours.get(key)
+        row = f"{label:18} | {_cell(ours_truth[key])} | {_cell(a)}"
+        for figures, truths in peers.values():
+            b = figures.get(key)
+            diff = f"{(a - b) / b * 100:+7.1f}%" if a is not None and b else f"{'-':>8}"
+            row += f" | {_cell(b)} | {diff} | {_cell(truths[key]):>9}"
+        print(row)
+    for name, (figures, _) in peers.items():
+        if figures.get("chunk_gap_p50") is not None:  # gap-level, as ours and the truth's
+            print(f"{name}: p50 of its raw chunk gaps {figures['chunk_gap_p50']:.2f} ms")
+    most = [f"{ours_truth['in_service_max']} (llmbench)"]
+    most += [f"{t['in_service_max']} ({name})" for name, (_, t) in peers.items()]
+    print("server: most requests in service at once " + ", ".join(most))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--peer", help="path to the aiperf executable (see the docstring)")
+    parser.add_argument(
+        "--peer",
+        action="append",
+        default=[],
+        help="path to an aiperf or guidellm executable; give it twice for both",
+    )
     parser.add_argument(
         "--requests", type=int, nargs=2, default=[16, 48], metavar=("C1", "C8"),
         help="requests at concurrency 1 and at 8",
     )  # fmt: skip
     args = parser.parse_args()
+    unknown = [p for p in args.peer if Path(p).name not in PEERS]
+    if unknown:
+        parser.error(f"--peer must be an aiperf or guidellm executable, not {unknown}")
     counts = [min(max(n, 2), MAX_REQUESTS) for n in args.requests]
     print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} (start)")
     with tempfile.TemporaryDirectory() as folder:
-        tokenizer = local_tokenizer(args.peer, folder) if args.peer else None
+        tokenizers = {peer: local_tokenizer(peer, folder) for peer in args.peer}
         for concurrency, n in zip((1, 8), counts, strict=True):
             with PacedServer(ttft=TTFT_S, tokens=TOKENS, itl=ITL_S, slots=SLOTS) as server:
                 ours = llmbench(server.url, n, concurrency)
                 ours_truth = truth(server, n)
-            peer = peer_truth = None
-            if args.peer:
+            peers = {}
+            for peer in args.peer:
+                name = Path(peer).name
                 with PacedServer(ttft=TTFT_S, tokens=TOKENS, itl=ITL_S, slots=SLOTS) as server:
                     started = time.perf_counter()
-                    peer = aiperf(args.peer, server.url, n, concurrency, folder, tokenizer)
-                    peer_truth = truth(server, n)
-                    print(f"(aiperf took {time.perf_counter() - started:.1f} s wall)")
-            table(concurrency, n, ours, ours_truth, peer, peer_truth)
+                    measure = PEERS[name]
+                    figures = measure(peer, server.url, n, concurrency, folder, tokenizers[peer])
+                    peers[name] = (figures, truth(server, n))
+                    print(f"({name} at concurrency {concurrency} took "
+                          f"{time.perf_counter() - started:.1f} s wall)")  # fmt: skip
+            table(concurrency, n, ours, ours_truth, peers)
     print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} (end)")
 
 
