@@ -31,6 +31,11 @@ Output tokens are the server's usage (64 a request) for all three.
 Where the engine does not yet store itl_hist / sent_ts (on a branch before that change), the
 ITL comes from the very Completions the engine's adapter returned during the run (this script
 wraps OpenAIAdapter.chat to keep their gaps_ms and sent_at), and the output says so.
+
+Reading it: on a busy 2-core machine aiperf's own processes (a controller, workers, record
+processors over ZMQ) can send requests late, so its "in flight" falls below the concurrency and
+its tok/s and req/s with it; its truth column falls the same way, so that is a lighter load, not
+a different measurement. A peer's TTFT above its truth is its client's own delay.
 """
 
 import argparse
