@@ -138,6 +138,7 @@ CREATE TABLE item (
     reasoning_tokens INTEGER,
     itl_hist BLOB,
     queue_ms REAL,
+    step INTEGER NOT NULL DEFAULT 0,
     FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE,
     FOREIGN KEY (target_id) REFERENCES runtarget(id) ON DELETE CASCADE,
     FOREIGN KEY (task_id) REFERENCES task(id) ON DELETE SET NULL
@@ -694,6 +695,7 @@ CREATE TABLE item (
     reasoning_tokens BIGINT,
     itl_hist BYTEA,
     queue_ms DOUBLE PRECISION,
+    step BIGINT NOT NULL DEFAULT 0,
     FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE,
     FOREIGN KEY (target_id) REFERENCES runtarget(id) ON DELETE CASCADE,
     FOREIGN KEY (task_id) REFERENCES task(id) ON DELETE SET NULL

@@ -525,6 +525,16 @@ def m038_answer_timing(db):
     )
 
 
+@migration
+def m039_load_steps(db):
+    # Load steps: an item's step (0 when the run has none). One ALTER with its default, not the
+    # migrator's add-then-set-NOT-NULL: on SQLite that rebuilds the table, and a rebuilt item
+    # table loses the triggers that keep item_count.
+    if "step" not in _columns(db, "item"):
+        kind = "BIGINT" if getattr(db, "is_postgres", False) else "INTEGER"
+        db.execute_sql(f"ALTER TABLE item ADD COLUMN step {kind} NOT NULL DEFAULT 0")
+
+
 def applied(db):
     """Names of the migrations already applied, in order."""
     return [row[0] for row in db.execute_sql("SELECT name FROM _migrations ORDER BY id")]

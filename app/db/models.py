@@ -240,6 +240,9 @@ class Item(BaseModel):
     # Repeats (settings.repeats): the K-th answer to the same task and target, with its
     # own seed when K > 1; judge_scores holds every score of settings.judgeRepeats judgements.
     repeat = IntegerField(default=0)
+    # Load steps (settings.load): the step this answer belongs to, 0 for the first (or only)
+    # one; each step re-asks the same tasks at its own load and keeps its answers apart.
+    step = IntegerField(default=0)
     seed = IntegerField(null=True)
     judge_scores = JSONField(null=True)
     # Claiming: no IN_PROGRESS status, these columns instead.
