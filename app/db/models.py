@@ -242,7 +242,7 @@ class Item(BaseModel):
     repeat = IntegerField(default=0)
     # Load steps (settings.load): the step this answer belongs to, 0 for the first (or only)
     # one; each step re-asks the same tasks at its own load and keeps its answers apart.
-    step = IntegerField(default=0)
+    step = IntegerField(default=0, constraints=[SQL("DEFAULT 0")])  # as m039 added it
     seed = IntegerField(null=True)
     judge_scores = JSONField(null=True)
     # Claiming: no IN_PROGRESS status, these columns instead.
