@@ -1,13 +1,16 @@
 """Speed as a load tester reports it (results/speed.py): per target and per category, on the API,
 in summary.json, on the results page, in report.html and in the CLI's summary."""
 
+import datetime as dt
 import json
 import random
 
+import numpy as np
 import pytest
 from bs4 import BeautifulSoup
 
 from app.db.models import FAILED
+from app.db.models import Item
 from app.exports.report import report_html
 from app.exports.summary import summary_json
 from app.latency import histogram
@@ -16,9 +19,11 @@ from app.latency import pack
 from app.latency import unpack
 from app.results.speed import BOOTSTRAP_MAX
 from app.results.speed import NO_SEND_TIMES
-from app.results.speed import _merged_histogram
+from app.results.speed import _group_histograms
+from app.results.speed import _sum_histograms
 from app.results.speed import distribution
 from app.results.speed import run_speed
+from tests.factories import T0
 from tests.factories import add_item
 from tests.factories import make_run
 
@@ -183,13 +188,28 @@ def test_large_samples_get_the_bootstraps_large_sample_interval():
     )
 
 
-def test_merged_histograms_equal_the_latency_modules_merge():
+def test_merged_histograms_equal_the_latency_modules_merge_per_group():
     rng = random.Random(7)
     blobs = [
         pack(histogram([rng.expovariate(1 / 30) * rng.choice([1, 300]) for _ in range(n)]))
-        for n in range(1, 200)
+        for n in range(0, 200)
     ]
-    assert _merged_histogram(blobs) == merge([unpack(b) for b in blobs])
+    groups = np.array([n % 3 for n in range(len(blobs))])
+    merged = _group_histograms(blobs, groups, 3)
+    for g in range(3):
+        expected = merge([unpack(b) for b, n in zip(blobs, groups, strict=True) if n == g])
+        assert _sum_histograms(merged, [g]) == expected
+
+
+def test_a_changed_item_is_read_again_not_taken_from_the_cache(app):
+    run, (t,) = make_run("sp-cache")
+    tried = {"last_attempt_at": T0, "updated_at": T0}
+    item = timed(run, t, "a", 1000, 100, 11, 100.0, **tried)
+    assert run_speed(run) == run_speed(run)
+    Item.update(time_taken_ms=3000.0, updated_at=T0 + dt.timedelta(seconds=1)).where(
+        Item.id == item.id
+    ).execute()
+    assert first(run)["e2eMs"]["p50"] == 3000.0
 
 
 def test_api_speed_lists_each_target(client, run):

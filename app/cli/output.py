@@ -113,7 +113,7 @@ def averages(run_id):
     run = get_run(run_id)
     averages_rows = model_averages(run)
     figures = target_figures(run)
-    speed = {t["targetId"]: t for t in run_speed(run)["targets"]}
+    speed = {t["targetId"]: t for t in run_speed(run, averages_rows)["targets"]}
     rows = []
     for raw in averages_rows:
         r = averages_to_dict(raw)

@@ -76,7 +76,7 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAUL
         "state_words": state_words(state, run.phase, completed, failed),
         "averages": averages,
         "figures": target_figures(run),
-        "speed": run_speed(run),
+        "speed": run_speed(run, averages),
         "composites": target_composites(run, composite_settings, averages),
         "composite_rule": composite_rule(composite_settings),
         "checks": target_check_figures(run),

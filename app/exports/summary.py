@@ -218,7 +218,7 @@ def summary_json(run, composite_settings=DEFAULT_SETTINGS):
     summary.update({k: v for k, v in results_dict(run, averages).items() if k != "runId"})
     composites = target_composites(run, composite_settings, averages)
     checks = target_check_figures(run)
-    speed = {t["targetId"]: t for t in run_speed(run)["targets"]}
+    speed = {t["targetId"]: t for t in run_speed(run, averages)["targets"]}
     for row, model in zip(averages, summary["models"], strict=True):
         model.update(figures_to_dict(figures.get(row["target_id"]) or empty_figures()))
         composite = composites.get(row["target_id"])

@@ -10,8 +10,10 @@ what they have; the window figures need send times and say so when there are non
 """
 
 import math
+import threading
 
 import numpy as np
+from peewee import Case
 from peewee import fn
 
 from ..db.connection import database
@@ -20,7 +22,6 @@ from ..latency import bucket_value
 from ..latency import histogram_summary
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import I
-from ..runs.outcomes import count_where
 from .clustered import percentile_ci
 from .stats import CONFIDENCE
 from .stats import RESAMPLES
@@ -61,111 +62,160 @@ _COLUMNS = (
 )
 
 
-def run_speed(run):
+def run_speed(run, averages=None):
     """{"runId", "targets": [...]}: every target's speed figures, in the run's order, each with
-    the same figures per category ("categories")."""
-    targets = list(
-        RunTarget.select(RunTarget.id, RunTarget.provider_name, RunTarget.model, RunTarget.label)
-        .where(RunTarget.run == run)
-        .order_by(RunTarget.position, RunTarget.id)
-        .tuples()
+    the same figures per category ("categories"). `averages` (model_averages rows), when a
+    caller has them, name the targets without reading them again.
+
+    A run whose items have not changed since the last call (the latest change to a tried item,
+    found by index) is not read again: its figures come from a small cache."""
+    stamp = _stamp(run)
+    cached = _cache.get((run.id, run.run_id, stamp)) if stamp is not None else None
+    if cached is not None:
+        return cached
+    targets = _targets(run, averages)
+    answers, failures = _read(run)
+    columns = _columns(answers)
+    groups = {}  # (target id, category) -> group number, in first-seen order
+    group_of = np.array(
+        [
+            groups.setdefault(key, len(groups))
+            for key in zip(columns["target"], columns["category"], strict=True)
+        ],
+        dtype=np.int64,
     )
-    answers = _answer_rows(run)
-    failures = _failure_counts(run)
-    by_target = {}
-    for row in answers:
-        by_target.setdefault(row[0], []).append(row)
+    for key in failures:
+        groups.setdefault(key, len(groups))
+    hists = _group_histograms(columns["itl"], group_of, len(groups))
     out = []
     for target_id, provider_name, model, label in targets:
-        columns = _columns(by_target.get(target_id, []))
-        fails = {cat: counts for (tid, cat), counts in failures.items() if tid == target_id}
+        keys = sorted(k for k in groups if k[0] == target_id)
+        numbers = [groups[k] for k in keys]
         figures = {
             "targetId": target_id,
             "label": f"{provider_name}/{label or model}",
             "providerName": provider_name,
             "model": model,
         }
-        everything = np.ones(columns["e2e"].size, dtype=bool)
-        figures.update(_figures(columns, everything, _sum_counts(fails.values())))
-        categories = columns["category"]
+        mask = np.isin(group_of, numbers)
+        itl = _sum_histograms(hists, numbers)
+        fails = [failures.get(k, (0, 0)) for k in keys]
+        figures.update(
+            _figures(columns, mask, (sum(f[0] for f in fails), sum(f[1] for f in fails)), itl)
+        )
         figures["categories"] = [
-            {"category": c, **_figures(columns, categories == c, fails.get(c))}
-            for c in sorted(set(categories.tolist()) | set(fails))
+            {
+                "category": key[1],
+                **_figures(
+                    columns, group_of == number, failures.get(key), _sum_histograms(hists, [number])
+                ),
+            }
+            for key, number in zip(keys, numbers, strict=True)
         ]
         out.append(figures)
-    return {"runId": run.run_id, "targets": out}
+    result = {"runId": run.run_id, "targets": out}
+    if stamp is not None:
+        _remember((run.id, run.run_id, stamp), result)
+    return result
 
 
-def _answer_rows(run):
-    """The answers' timing columns as tuples (an answer: not failed, with an answer time)."""
-    query = I.select(*_COLUMNS).where(
-        (I.run == run) & I.time_taken_ms.is_null(False) & ~IS_ANSWER_FAILED
+# The latest figures of a few runs, by (run, latest item change): a finished run's page and its
+# exports read 100 000 items once, not on every view.
+_CACHE_SIZE = 16
+_cache = {}
+_cache_lock = threading.Lock()
+
+
+def _stamp(run):
+    """(database, latest updated_at of a tried item): an index seek (item_run_id_updated_at_
+    tried); None when no item was tried (nothing worth keeping)."""
+    latest = (
+        I.select(fn.MAX(I.updated_at))
+        .where((I.run == run) & I.last_attempt_at.is_null(False))
+        .scalar()
     )
-    return database.execute(query).fetchall()
+    return None if latest is None else (database.database, str(latest))
 
 
-def _failure_counts(run):
-    """{(target id, category): (answer attempts, failed, timed out)}, counted in SQL."""
-    timed_out = IS_ANSWER_FAILED & (
+def _remember(key, value):
+    with _cache_lock:
+        _cache.pop(key, None)
+        _cache[key] = value
+        while len(_cache) > _CACHE_SIZE:
+            _cache.pop(next(iter(_cache)))
+
+
+def _targets(run, averages):
+    """(id, provider name, model, label) of the run's targets in the run's order."""
+    if averages is None:
+        return list(
+            RunTarget.select(
+                RunTarget.id, RunTarget.provider_name, RunTarget.model, RunTarget.label
+            )
+            .where(RunTarget.run == run)
+            .order_by(RunTarget.position, RunTarget.id)
+            .tuples()
+        )
+    ordered = sorted(averages, key=lambda r: (r["position"], r["target_id"]))
+    return [(r["target_id"], r["provider_name"], r["model"], r["target_label"]) for r in ordered]
+
+
+def _read(run):
+    """One query: the answers' tuples (an answer: not failed, with an answer time) and
+    {(target id, category): (failed, timed out)} of the answer attempts that failed."""
+    failed = IS_ANSWER_FAILED
+    timed_out = failed & (
         fn.LOWER(I.error_msg).contains(TIMEOUT_WORDS[0])
         | fn.LOWER(I.error_msg).contains(TIMEOUT_WORDS[1])
     )
-    attempted = IS_ANSWER_FAILED | I.time_taken_ms.is_null(False)
-    query = (
-        I.select(
-            I.target,
-            I.category,
-            count_where(attempted),
-            count_where(IS_ANSWER_FAILED),
-            count_where(timed_out),
-        )
-        .where(I.run == run)
-        .group_by(I.target, I.category)
-    )
-    return {
-        (tid, category or ""): (int(a), int(f), int(t))
-        for tid, category, a, f, t in database.execute(query).fetchall()
-    }
+    query = I.select(
+        *_COLUMNS, Case(None, [(failed, 1)], 0), Case(None, [(timed_out, 1)], 0)
+    ).where((I.run == run) & (I.time_taken_ms.is_null(False) | failed))
+    rows = database.execute(query).fetchall()
+    failures = {}
+    for row in rows:
+        if row[-2]:
+            key = (row[0], row[1] or "")
+            was = failures.get(key, (0, 0))
+            failures[key] = (was[0] + 1, was[1] + row[-1])
+    if failures:
+        rows = [row for row in rows if not row[-2]]
+    return rows, failures
 
 
-def _sum_counts(counts):
-    counts = list(counts)
-    return tuple(sum(c[i] for c in counts) for i in range(3)) if counts else None
+_NAMES = ("target", "category", "e2e", "ttft", "ttfot", "tokens", "decode", "estimated")
+_NAMES += ("sent", "chunks", "itl", "queue", "failed", "timed_out")
+_FLOATS = ("e2e", "ttft", "ttfot", "tokens", "decode", "sent", "chunks", "queue")
 
 
 def _columns(rows):
-    """A target's answers as numpy columns (None as NaN), transposed in one go."""
-    names = ("target", "category", "e2e", "ttft", "first_answer", "tokens", "decode")
-    names += ("estimated", "sent", "chunks", "itl", "queue")
+    """The answers as columns, transposed in one go: numpy floats (None as NaN) for the
+    figures, plain tuples for the target, category and ITL blobs."""
     if not rows:
-        columns = {name: np.array([], dtype=float) for name in names}
-        columns["category"] = np.array([], dtype=object)
+        columns = {name: () for name in _NAMES}
+        columns.update({name: np.array([], dtype=float) for name in _FLOATS})
         columns["estimated"] = np.array([], dtype=bool)
-        columns["itl"] = np.array([], dtype=object)
         return columns
-    raw = dict(zip(names, zip(*rows, strict=True), strict=True))
-    columns = {name: np.array(raw[name], dtype=float) for name in names[2:7] + ("sent", "queue")}
-    columns["chunks"] = np.array(raw["chunks"], dtype=float)
-    columns["category"] = np.array([c or "" for c in raw["category"]], dtype=object)
-    columns["estimated"] = np.array([bool(e) for e in raw["estimated"]], dtype=bool)
-    itl = np.empty(len(rows), dtype=object)
-    itl[:] = raw["itl"]
-    columns["itl"] = itl
+    columns = dict(zip(_NAMES, zip(*rows, strict=True), strict=True))
+    for name in _FLOATS:
+        columns[name] = np.array(columns[name], dtype=float)
+    columns["category"] = tuple(c or "" for c in columns["category"])
+    columns["estimated"] = np.array(columns["estimated"], dtype=bool)
     return columns
 
 
-def _figures(columns, mask, failures):
+def _figures(columns, mask, failures, itl):
     """The speed figures of the answers `mask` picks (one target, or one category of it);
-    `failures`: (attempts, failed, timed out) counted for them."""
+    `failures`: (failed, timed out) among their answer attempts; `itl`: their merged gaps."""
     answers = int(mask.sum())
-    attempts, failed, timeouts = failures or (answers, 0, 0)
+    failed, timeouts = failures or (0, 0)
+    attempts = answers + failed
     e2e, ttft, tokens = columns["e2e"][mask], columns["ttft"][mask], columns["tokens"][mask]
     # TPOT: the time after the first token, shared by the tokens after it.
     with np.errstate(invalid="ignore", divide="ignore"):
         tpot = np.where(tokens > 1, (e2e - ttft) / (tokens - 1), np.nan)
     # Estimated rates (a token count guessed from the stream) stay out, as in the averages.
     decode = np.where(columns["estimated"][mask], np.nan, columns["decode"][mask])
-    hists = columns["itl"][mask].tolist()
     return {
         "answers": answers,
         "attempts": attempts,
@@ -174,14 +224,25 @@ def _figures(columns, mask, failures):
         "errorRate": failed / attempts if attempts else None,
         "timeoutRate": timeouts / attempts if attempts else None,
         "ttftMs": distribution(ttft),
-        "ttfotMs": distribution(columns["first_answer"][mask]),
-        "itlMs": histogram_distribution(_merged_histogram([h for h in hists if h])),
+        "ttfotMs": distribution(columns["ttfot"][mask]),
+        "itlMs": histogram_distribution(itl),
         "tpotMs": distribution(tpot),
         "e2eMs": distribution(e2e),
         "decodeTokensPerSecond": distribution(decode),
         "window": window(columns["sent"][mask], e2e, tokens),
-        "flags": flags(ttft, columns["queue"][mask], columns["chunks"][mask], hists),
+        "flags": flags(
+            ttft, columns["queue"][mask], columns["chunks"][mask], itl_missing(columns)[mask]
+        ),
     }
+
+
+def itl_missing(columns):
+    """Whether each answer has no ITL histogram (one chunk, or not streamed)."""
+    missing = columns.get("_itl_missing")
+    if missing is None:
+        missing = np.array([not h for h in columns["itl"]], dtype=bool)
+        columns["_itl_missing"] = missing
+    return missing
 
 
 def distribution(values):
@@ -197,10 +258,19 @@ def distribution(values):
         return out
     out["mean"] = float(values.mean())
     for name, q in SPEED_QUANTILES:
-        out[name] = float(np.quantile(values, q))
+        out[name] = _quantile(values, q)
     out["max"] = float(values[-1])
     out["p50Ci"], out["meanCi"] = _cis(values)
     return out
+
+
+def _quantile(ordered, q):
+    """app.latency.percentile on a sorted numpy array (np.quantile's default, without its
+    per-call overhead)."""
+    pos = (ordered.size - 1) * q
+    lo, hi = math.floor(pos), math.ceil(pos)
+    low, high = float(ordered[lo]), float(ordered[hi])
+    return low if lo == hi else low + (high - low) * (pos - lo)
 
 
 def _cis(values):
@@ -220,8 +290,8 @@ def _cis(values):
     half = _Z * float(values.std()) / math.sqrt(n)
     # The median of a resample sits at rank fraction 0.5 +- z * 0.5 / sqrt(n).
     spread = _Z * 0.5 / math.sqrt(n)
-    low = float(np.quantile(values, max(0.0, 0.5 - spread)))
-    high = float(np.quantile(values, min(1.0, 0.5 + spread)))
+    low = _quantile(values, max(0.0, 0.5 - spread))
+    high = _quantile(values, min(1.0, 0.5 + spread))
     return [low, high], [mean - half, mean + half]
 
 
@@ -254,13 +324,13 @@ def window(sent, e2e, tokens):
     return out
 
 
-def flags(ttft, queue, chunks, hists):
+def flags(ttft, queue, chunks, no_itl):
     """{"queueDominatedTtft", "streamBuffered"}: True, False, or None when it cannot be told.
 
     Queue-dominated: the median wait before the server started (queue_ms, where it says) is more
     than half the median TTFT of those answers, so TTFT measures the queue, not the model.
-    Buffered: most streamed answers came in one chunk, so their TTFT is the whole answer and
-    their ITL is not measurable (a proxy or server that buffers the stream)."""
+    Buffered: most streamed answers came in one chunk (no ITL histogram), so their TTFT is the
+    whole answer and their ITL is not measurable (a proxy or server that buffers the stream)."""
     both = ~np.isnan(queue) & ~np.isnan(ttft)
     queued = None
     if both.any():
@@ -268,9 +338,7 @@ def flags(ttft, queue, chunks, hists):
     streamed = ~np.isnan(chunks)
     buffered = None
     if streamed.any():
-        one_chunk = sum(
-            1 for c, h in zip(chunks.tolist(), hists, strict=True) if c == 1 and h is None
-        )
+        one_chunk = int(((chunks == 1) & no_itl).sum())
         buffered = one_chunk * 2 > int(streamed.sum())
     return {"queueDominatedTtft": queued, "streamBuffered": buffered}
 
@@ -294,6 +362,18 @@ def histogram_distribution(hist):
         one = float(values[0])
         out["p50Ci"], out["meanCi"] = [one, one], [one, one]
         return out
+    if n > BOOTSTRAP_MAX:
+        # The bootstrap's large-sample limits, as distribution() gives them.
+        mean = float(counts @ values / n)
+        half = _Z * math.sqrt(float(counts @ (values - mean) ** 2) / n) / math.sqrt(n)
+        spread = _Z * 0.5 / math.sqrt(n)
+        running = np.cumsum(counts)
+        low, high = (
+            float(values[np.searchsorted(running, (n - 1) * q, side="right")])
+            for q in (max(0.0, 0.5 - spread), min(1.0, 0.5 + spread))
+        )
+        out["p50Ci"], out["meanCi"] = [low, high], [mean - half, mean + half]
+        return out
     rng = np.random.default_rng(SEED)
     drawn = rng.multinomial(n, counts / n, size=RESAMPLES)
     means = drawn @ values / n
@@ -305,31 +385,48 @@ def histogram_distribution(hist):
     return out
 
 
-def _merged_histogram(blobs):
-    """app.latency.merge(unpack(b) for b in blobs), decoded as one numpy array: the blobs are
-    varint (bucket delta, count) pairs, and 100 000 answers' worth decode in milliseconds."""
-    if not blobs:
-        return {}
-    parts = [bytes(b) for b in blobs]
+def _group_histograms(blobs, group_of, groups):
+    """One merged gap histogram per group (a 2-D array, groups x buckets) of every answer's
+    packed histogram (app.latency.pack; None = no gaps): the same counts as app.latency's
+    merge(unpack(b) ...) per group, decoded as one numpy array in a few passes."""
+    chosen = [i for i, b in enumerate(blobs) if b]
+    if not chosen:
+        return np.zeros((groups, 1), dtype=np.int64)
+    parts = [bytes(blobs[i]) for i in chosen]
     data = np.frombuffer(b"".join(parts), dtype=np.uint8)
-    ends = (data & 0x80) == 0  # the last byte of each varint
-    if ends.all():
-        values = data.astype(np.int64)  # every varint one byte: the usual case
-    else:
-        index = np.cumsum(ends) - ends  # which varint each byte belongs to
-        starts = np.flatnonzero(np.concatenate(([True], ends[:-1])))
-        shift = 7 * (np.arange(data.size) - starts[index])
-        values = np.bincount(
-            index, weights=(data & 0x7F).astype(np.int64) << shift, minlength=int(ends.sum())
-        ).astype(np.int64)
-    # Values per blob: its count of varint ends; each blob's bucket deltas restart from 0.
-    sizes = np.array([len(p) for p in parts])
-    per_blob = np.add.reduceat(ends, np.concatenate(([0], np.cumsum(sizes)[:-1]))).astype(np.int64)
-    deltas, counts = values[0::2], values[1::2]
-    running = np.cumsum(deltas)
+    more = data >= 0x80  # a continuation byte: the varint goes on in the next byte
+    values = data.astype(np.int32)
+    # Little-endian base-128, the value kept at its last byte. Most values fit one byte; two
+    # bytes (a far bucket) are folded as arrays, longer ones (a count past 16 383) one by one.
+    where = np.flatnonzero(more)
+    firsts = where[~more[where - 1]] if where.size else where
+    if firsts.size:
+        longer = more[firsts + 1]
+        two = firsts[~longer]
+        values[two + 1] = (values[two + 1] << 7) | (values[two] & 0x7F)
+        for start in firsts[longer].tolist():
+            value, shift, at = 0, 0, start
+            while more[at]:
+                value |= int(data[at] & 0x7F) << shift
+                shift, at = shift + 7, at + 1
+            values[at] = value | (int(data[at]) << shift)
+    values = values[~more]
+    # Values per blob, then (bucket delta, count) pairs whose deltas restart in every blob.
+    sizes = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
+    last_byte = np.cumsum(sizes) - 1
+    per_blob = sizes - np.diff(np.searchsorted(where, last_byte, side="right"), prepend=0)
     pairs = per_blob // 2
-    first = np.concatenate(([0], np.cumsum(pairs)[:-1]))
-    base = np.where(first > 0, running[np.maximum(first - 1, 0)], 0)
-    buckets = running - np.repeat(base, pairs)
-    merged = np.bincount(buckets, weights=counts)
-    return {int(b): int(merged[b]) for b in np.flatnonzero(merged)}
+    deltas, counts = values[0::2], values[1::2]
+    running = np.cumsum(deltas, dtype=np.int64)
+    before = np.concatenate(([0], running))[np.cumsum(pairs) - pairs]
+    buckets = running - np.repeat(before, pairs)
+    pair_group = np.repeat(group_of[np.array(chosen, dtype=np.int64)], pairs)
+    width = int(buckets.max()) + 1
+    flat = np.bincount(pair_group * width + buckets, weights=counts, minlength=groups * width)
+    return flat.reshape(groups, width).astype(np.int64)
+
+
+def _sum_histograms(hists, numbers):
+    """{bucket: count} of the groups `numbers` together."""
+    total = hists[numbers].sum(axis=0) if numbers else np.zeros(0, dtype=np.int64)
+    return {int(b): int(total[b]) for b in np.flatnonzero(total)}

@@ -223,7 +223,7 @@ def show(run_id):
             "chart_names": run_charts.CHARTS,
             "retryable_answers": retryable_answer_failures(run),
             "sys": system_view(run),
-            "speed": run_speed(run),
+            "speed": run_speed(run, context["averages"]),
             "stability": stability(run) if has_repeats(run) else None,
             "check": judge_check(run_id),
             "composites": target_composites(
