@@ -172,7 +172,7 @@ def test_an_older_run_without_send_times_gives_what_it_has_and_says_why(run):
 
 
 def test_cis_are_stable_and_hold_the_estimate():
-    values = [random.Random(n).uniform(100, 900) for n in range(200)]
+    values = [random.Random(n).uniform(100, 900) for n in range(BOOTSTRAP_MAX)]
     once, again = distribution(values), distribution(list(reversed(values)))
     assert once == again
     assert once["p50Ci"][0] <= once["p50"] <= once["p50Ci"][1]

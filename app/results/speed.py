@@ -32,8 +32,9 @@ SPEED_QUANTILES = (("p50", 0.50), ("p90", 0.90), ("p95", 0.95), ("p99", 0.99))
 # Up to this many values, the CIs come from the project's seeded bootstrap (RESAMPLES draws);
 # past it the bootstrap's large-sample limits (the mean's normal interval, the median's order-
 # statistic interval), which it matches within its own resampling noise there and which cost
-# nothing: bootstrapping 50 000 answers 1000 times takes half a second per figure.
-BOOTSTRAP_MAX = 500
+# nothing: bootstrapping 50 000 answers 1000 times takes half a second per figure, 500 answers
+# ~25 ms, and a run has 6 figures per target and per category.
+BOOTSTRAP_MAX = 100
 _Z = 1.959963984540054  # the normal quantile of a 95 % two-sided interval
 
 # What an answer-failure's error text says when it timed out (providers/base.py network_error
