@@ -3,10 +3,12 @@ TTFT, time to the first answer token, ITL, TPOT, end-to-end time and decode rate
 percentiles and 95 % CIs), throughput over the answering window, error and timeout rates, and
 two flags that say when a figure means something else than it seems.
 
-Read from the database in two queries per run (the answers' timing columns as plain tuples, the
-failures counted in SQL), then worked out with numpy: a 100 000-item run stays well under a
-second. Items from before the timing columns (or answers that were not streamed) still give
-what they have; the window figures need send times and say so when there are none.
+Read in one query per run (the answers' timing columns as plain tuples, each failure's kind
+worked out in SQL) plus an index seek that says whether a cached result still holds, then
+worked out with numpy, every answer's ITL histogram decoded in one pass: a 100 000-item run
+takes ~1.2 s cold (most of it SQLite reading the rows) and a few ms once cached. Items from
+before the timing columns (or answers that were not streamed) still give what they have; the
+window figures need send times and say so when there are none.
 """
 
 import math
