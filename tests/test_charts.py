@@ -71,7 +71,7 @@ def test_one_far_faster_model_puts_the_speed_chart_on_a_log_scale(app):
         {"label": "local/llama", "avg_tokens_per_second": 30.0},
     ]
     svg = charts.speed_chart(averages)
-    assert "Tokens per second (log scale)" in svg
+    assert "Decode speed per answer (tokens/s, log scale)" in svg
     axis = re.search(r'class="axis x always_show">(.*?)</g></g>', svg).group(1)
     assert re.findall(r"<text[^>]*>([^<]*)</text>", axis) == ["10", "100", "1k", "10k", "100k"]
 

@@ -76,6 +76,13 @@ def test_show_json_has_the_run_and_its_targets(cli, two_runs):
     assert [m["target"] for m in data["models"]] == ["fake/m1", "fake/m2"]
 
 
+def test_show_gives_a_speed_line_per_target(cli, two_runs):
+    result = cli("show", two_runs[0])
+    assert result.stdout.count("TTFT p50") == 2 and "req/s" in result.stdout
+    data = json.loads(cli("show", two_runs[0], "--json").stdout)
+    assert "ttftP50Ms" in data["models"][0]["speed"]
+
+
 def test_stop_ends_a_budget_paused_run_so_a_new_run_can_start(cli, tmp_path, fake, two_runs):
     fake.responder = judge_scores({})
     blocked = cli("run", "-c", write_config(tmp_path, fake), "--quiet")

@@ -267,3 +267,23 @@ def test_the_summary_panel_names_gates_and_the_resume_command():
     text = console.export_text()
     assert "10.0 %" in text and "JUnit XML: /x/j.xml" in text
     assert "gate --fail-under failed: p/m1: score 72.5 is under 80.0" in text
+
+
+def test_the_summary_panel_gives_a_speed_line_per_target():
+    console = Console(record=True, width=160)
+    summary = {**SUMMARY, "state": "finished", "completedItems": 9, "failedItems": 0}
+    summary["counts"] = {"NEW": 0}
+    speed = {
+        "ttftP50Ms": 120.0,
+        "ttftP90Ms": 340.0,
+        "itlP50Ms": 21.0,
+        "e2eP90Ms": 4100.0,
+        "outputTokensPerSecond": 310.2,
+        "requestsPerSecond": 2.1,
+        "achievedConcurrency": 3.9,
+    }
+    row = {"target": "p/m1", "avgScore": 72.5, "completed": 9, "failed": 0, "speed": speed}
+    console.print(summary_panel(summary, [row], {}, [], None))
+    text = console.export_text()
+    assert "p/m1: TTFT p50 120 / p90 340 ms · ITL p50 21.0 ms · e2e p90 4100 ms" in text
+    assert "310.2 out tok/s · 2.10 req/s · concurrency 3.90" in text

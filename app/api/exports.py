@@ -10,6 +10,7 @@ from ..exports import files
 from ..exports.summary import results_dict
 from ..results import compare
 from ..results.composite import settings_from
+from ..results.speed import run_speed
 from ..runs.queries import get_run
 from .replies import attachment
 
@@ -44,6 +45,13 @@ def run_results(run_id):
     lets estimated token rates into the tokens/s averages."""
     estimates = request.args.get("estimates") in ("1", "true", "yes")
     return jsonify(results_dict(get_run(run_id), estimates=estimates))
+
+
+@bp.get("/runs/<run_id>/speed")
+def run_speed_figures(run_id):
+    """Per target (and per category within it): TTFT, ITL, TPOT, end-to-end time and decode
+    rate percentiles with CIs, throughput over the answering window, error rates and flags."""
+    return jsonify(run_speed(get_run(run_id)))
 
 
 @bp.get("/compare")

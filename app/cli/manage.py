@@ -23,6 +23,7 @@ from .output import averages
 from .output import db_context
 from .output import emit
 from .output import num
+from .output import speed_line
 from .output import translate
 from .watched_run import resume_hint
 
@@ -147,6 +148,7 @@ def show(run_id, as_json):
             f"  {row['target']}: score {num(row['avgScore'])}, {row['completed']} completed, "
             f"{row['failed']} failed, auto-fail {'-' if rate is None else f'{rate:.1f} %'}"
         )
+        click.echo(f"    {speed_line(row.get('speed'))}")
     for message in errors:
         click.echo(f"  error: {message}")
     if hint:

@@ -19,6 +19,7 @@ from ..errors import format_error
 from ..exports.summary import averages_to_dict
 from ..results.averages import model_averages
 from ..results.figures import target_figures
+from ..results.speed import run_speed
 from ..runs.queries import get_run
 
 EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_INTERRUPTED, EXIT_GATE = 0, 1, 2, 3, 4
@@ -108,10 +109,11 @@ def check_lease(as_json):
 
 def averages(run_id):
     """Per-target rows for the end of a run: averages (summary.json's shape) plus the
-    auto-fail rate and the median answer time."""
+    auto-fail rate, the median answer time and the compact speed figures (speed_line)."""
     run = get_run(run_id)
     averages_rows = model_averages(run)
     figures = target_figures(run)
+    speed = {t["targetId"]: t for t in run_speed(run, averages_rows)["targets"]}
     rows = []
     for raw in averages_rows:
         r = averages_to_dict(raw)
@@ -127,6 +129,37 @@ def averages(run_id):
                 "costUsd": r.get("costUsd"),
                 "autoFailRate": fig.get("auto_fail_rate"),
                 "p50Ms": (fig.get("latency_ms") or {}).get("p50"),
+                "speed": compact_speed(speed.get(raw["target_id"])),
             }
         )
     return rows
+
+
+def compact_speed(figures):
+    """The few speed figures the CLI prints per target (None when it has none)."""
+    if not figures:
+        return None
+    window = figures["window"]
+    return {
+        "ttftP50Ms": figures["ttftMs"]["p50"],
+        "ttftP90Ms": figures["ttftMs"]["p90"],
+        "itlP50Ms": figures["itlMs"]["p50"],
+        "e2eP90Ms": figures["e2eMs"]["p90"],
+        "outputTokensPerSecond": window["outputTokensPerSecond"],
+        "requestsPerSecond": window["requestsPerSecond"],
+        "achievedConcurrency": window["achievedConcurrency"],
+    }
+
+
+def speed_line(speed):
+    """'TTFT p50 120 / p90 340 ms · ITL p50 21.0 ms · e2e p90 4100 ms · 310.2 out tok/s ·
+    2.10 req/s · concurrency 3.9' ('-' for a figure it does not have)."""
+    if not speed:
+        return "speed: -"
+    return (
+        f"TTFT p50 {num(speed['ttftP50Ms'], 0)} / p90 {num(speed['ttftP90Ms'], 0)} ms · "
+        f"ITL p50 {num(speed['itlP50Ms'])} ms · e2e p90 {num(speed['e2eP90Ms'], 0)} ms · "
+        f"{num(speed['outputTokensPerSecond'])} out tok/s · "
+        f"{num(speed['requestsPerSecond'], 2)} req/s · "
+        f"concurrency {num(speed['achievedConcurrency'], 2)}"
+    )

@@ -9,6 +9,7 @@ from .lazy import load
 from .output import EXIT_GATE
 from .output import emit
 from .output import num
+from .output import speed_line
 
 # The output for people, with the live screen, is loaded (with rich) only when people may
 # watch: --json and --quiet show no screen, and a run's start-up spent ~40 ms importing rich.
@@ -180,3 +181,4 @@ class Output:
                 f"{num(row['avgTimeMs'], 0):>8} {num(row['avgTokensPerSecond']):>7} "
                 f"{('-' if rate is None else f'{rate:.1f}%'):>8}"
             )
+            click.echo(f"  {speed_line(row.get('speed'))}")

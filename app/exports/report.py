@@ -22,6 +22,7 @@ from ..results.composite_figures import target_composites
 from ..results.figures import target_figures
 from ..results.run_charts import CHARTS
 from ..results.run_charts import run_chart
+from ..results.speed import run_speed
 from ..runs.state import run_state
 from ..runs.state import state_label
 from ..runs.state import state_words
@@ -34,7 +35,7 @@ from .rows import tool_calls_text
 DETAIL_LIMIT = 2000
 CHART_CAPTIONS = (
     ("score", "Average score per model with its 95 % bootstrap confidence interval."),
-    ("speed", "Average tokens per second per model."),
+    ("speed", "Decode speed per answer (tokens/s), averaged per model."),
     ("latency", "Answer time per model: minimum, quartiles and maximum."),
     ("category", "Average score per category per model."),
 )
@@ -75,6 +76,7 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAUL
         "state_words": state_words(state, run.phase, completed, failed),
         "averages": averages,
         "figures": target_figures(run),
+        "speed": run_speed(run, averages),
         "composites": target_composites(run, composite_settings, averages),
         "composite_rule": composite_rule(composite_settings),
         "checks": target_check_figures(run),

@@ -17,6 +17,7 @@ from ..results.figures import empty_figures
 from ..results.figures import figures_to_dict
 from ..results.figures import overall_figures
 from ..results.figures import target_figures
+from ..results.speed import run_speed
 from ..results.stability import has_repeats
 from ..results.stability import stability
 from ..runs.reuse import reuse_counts
@@ -217,6 +218,7 @@ def summary_json(run, composite_settings=DEFAULT_SETTINGS):
     summary.update({k: v for k, v in results_dict(run, averages).items() if k != "runId"})
     composites = target_composites(run, composite_settings, averages)
     checks = target_check_figures(run)
+    speed = {t["targetId"]: t for t in run_speed(run, averages)["targets"]}
     for row, model in zip(averages, summary["models"], strict=True):
         model.update(figures_to_dict(figures.get(row["target_id"]) or empty_figures()))
         composite = composites.get(row["target_id"])
@@ -225,6 +227,8 @@ def summary_json(run, composite_settings=DEFAULT_SETTINGS):
         # How its answers fared on their tasks' checks (null when none was checked).
         checked = checks.get(row["target_id"])
         model["checks"] = checked.to_dict() if checked else None
+        # Speed as a load tester reports it (results/speed.py; GET /api/runs/<id>/speed).
+        model["speed"] = speed.get(row["target_id"])
     summary.update(composite_to_dict(averages, composites, composite_settings))
     # System metrics sampled during the run (null when none were taken) and, with repeats,
     # how stable the scores were.

@@ -52,8 +52,9 @@ def score_chart(averages, narrow=False, empty=NOT_YET):
 
 
 def speed_chart(averages, narrow=False, empty=NOT_YET):
-    """Average tokens per second per model; on a log scale when one model is far faster (a
-    fake server at 25 000 tok/s would flatten every other bar)."""
+    """Decode speed per answer (each answer's own tokens/s, averaged) per model, not the
+    throughput over the run (the speed table has that); on a log scale when one model is far
+    faster (a fake server at 25 000 tok/s would flatten every other bar)."""
     values = [
         None if row["avg_tokens_per_second"] is None else round(row["avg_tokens_per_second"], 1)
         for row in averages
@@ -61,9 +62,9 @@ def speed_chart(averages, narrow=False, empty=NOT_YET):
     known = [v for v in values if v is not None and v > 0]
     top = max(known, default=0)
     if known and top / min(known) >= LOG_RATIO:
-        axis, title = log_axis(min(known), top), "Tokens per second (log scale)"
+        axis, title = log_axis(min(known), top), "Decode speed per answer (tokens/s, log scale)"
     else:
-        axis, title = value_axis(top, narrow), "Tokens per second"
+        axis, title = value_axis(top, narrow), "Decode speed per answer (tokens/s)"
     chart = pygal.HorizontalBar(**config(narrow, title=title, no_data_text=empty, **axis))
     chart.x_labels = _labels(averages, narrow)[::-1]
     chart.add("tokens/s", values[::-1])

@@ -27,6 +27,7 @@ from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
 from ..results.composite import settings_from
 from ..results.composite_figures import target_composites
+from ..results.speed import run_speed
 from ..results.stability import has_repeats
 from ..results.stability import stability
 from ..results.system import system_view
@@ -224,6 +225,7 @@ def show(run_id):
             "chart_names": run_charts.CHARTS,
             "retryable_answers": retryable_answer_failures(run),
             "sys": system_view(run),
+            "speed": run_speed(run, context["averages"]),
             "stability": stability(run) if has_repeats(run) else None,
             "check": judge_check(run_id),
             "composites": target_composites(

@@ -1,0 +1,435 @@
+"""A run's speed as a load tester reports it, per target and per category within a target:
+TTFT, time to the first answer token, ITL, TPOT, end-to-end time and decode rate (each with its
+percentiles and 95 % CIs), throughput over the answering window, error and timeout rates, and
+two flags that say when a figure means something else than it seems.
+
+Read in one query per run (the answers' timing columns as plain tuples, each failure's kind
+worked out in SQL) plus an index seek that says whether a cached result still holds, then
+worked out with numpy, every answer's ITL histogram decoded in one pass: a 100 000-item run
+takes ~1.2 s cold (most of it SQLite reading the rows) and a few ms once cached. Items from
+before the timing columns (or answers that were not streamed) still give what they have; the
+window figures need send times and say so when there are none.
+"""
+
+import math
+import threading
+
+import numpy as np
+from peewee import Case
+from peewee import fn
+
+from ..db.connection import database
+from ..db.models import RunTarget
+from ..latency import bucket_value
+from ..latency import histogram_summary
+from ..runs.outcomes import IS_ANSWER_FAILED
+from ..runs.outcomes import I
+from .clustered import percentile_ci
+from .stats import CONFIDENCE
+from .stats import RESAMPLES
+from .stats import SEED
+
+# The figures each distribution reports besides n, mean and max.
+SPEED_QUANTILES = (("p50", 0.50), ("p90", 0.90), ("p95", 0.95), ("p99", 0.99))
+# Up to this many values, the CIs come from the project's seeded bootstrap (RESAMPLES draws);
+# past it the bootstrap's large-sample limits (the mean's normal interval, the median's order-
+# statistic interval), which it matches within its own resampling noise there and which cost
+# nothing: bootstrapping 50 000 answers 1000 times takes half a second per figure, 500 answers
+# ~25 ms, and a run has 6 figures per target and per category.
+BOOTSTRAP_MAX = 100
+_Z = 1.959963984540054  # the normal quantile of a 95 % two-sided interval
+
+# What an answer-failure's error text says when it timed out (providers/base.py network_error
+# and check_deadline: "Timed out connecting…", "…(read timeout)", "…raise it [the timeout]…").
+TIMEOUT_WORDS = ("timed out", "timeout")
+
+NO_SEND_TIMES = (
+    "no answer has a send time (a run from before send times were stored, or answers that "
+    "were not streamed): the answering window is unknown"
+)
+
+# The answers' columns, in this order: one tuple per answer, no model objects.
+_COLUMNS = (
+    I.target,
+    I.category,
+    I.time_taken_ms,
+    I.ttft_ms,
+    I.first_answer_ms,
+    I.tokens_generated,
+    I.tokens_per_second,
+    I.tokens_estimated,
+    I.sent_ts,
+    I.chunks,
+    I.itl_hist,
+    I.queue_ms,
+)
+
+
+def run_speed(run, averages=None):
+    """{"runId", "targets": [...]}: every target's speed figures, in the run's order, each with
+    the same figures per category ("categories"). `averages` (model_averages rows), when a
+    caller has them, name the targets without reading them again.
+
+    A run whose items have not changed since the last call (the latest change to a tried item,
+    found by index) is not read again: its figures come from a small cache."""
+    stamp = _stamp(run)
+    cached = _cache.get((run.id, run.run_id, stamp)) if stamp is not None else None
+    if cached is not None:
+        return cached
+    targets = _targets(run, averages)
+    answers, failures = _read(run)
+    columns = _columns(answers)
+    groups = {}  # (target id, category) -> group number, in first-seen order
+    group_of = np.array(
+        [
+            groups.setdefault(key, len(groups))
+            for key in zip(columns["target"], columns["category"], strict=True)
+        ],
+        dtype=np.int64,
+    )
+    for key in failures:
+        groups.setdefault(key, len(groups))
+    hists = _group_histograms(columns["itl"], group_of, len(groups))
+    out = []
+    for target_id, provider_name, model, label in targets:
+        keys = sorted(k for k in groups if k[0] == target_id)
+        numbers = [groups[k] for k in keys]
+        figures = {
+            "targetId": target_id,
+            "label": f"{provider_name}/{label or model}",
+            "providerName": provider_name,
+            "model": model,
+        }
+        mask = np.isin(group_of, numbers)
+        itl = _sum_histograms(hists, numbers)
+        fails = [failures.get(k, (0, 0)) for k in keys]
+        figures.update(
+            _figures(columns, mask, (sum(f[0] for f in fails), sum(f[1] for f in fails)), itl)
+        )
+        figures["categories"] = [
+            {
+                "category": key[1],
+                **_figures(
+                    columns, group_of == number, failures.get(key), _sum_histograms(hists, [number])
+                ),
+            }
+            for key, number in zip(keys, numbers, strict=True)
+        ]
+        out.append(figures)
+    result = {"runId": run.run_id, "targets": out}
+    if stamp is not None:
+        _remember((run.id, run.run_id, stamp), result)
+    return result
+
+
+# The latest figures of a few runs, by (run, latest item change): a finished run's page and its
+# exports read 100 000 items once, not on every view.
+_CACHE_SIZE = 16
+_cache = {}
+_cache_lock = threading.Lock()
+
+
+def _stamp(run):
+    """(database, latest updated_at of a tried item): an index seek (item_run_id_updated_at_
+    tried); None when no item was tried (nothing worth keeping)."""
+    latest = (
+        I.select(fn.MAX(I.updated_at))
+        .where((I.run == run) & I.last_attempt_at.is_null(False))
+        .scalar()
+    )
+    return None if latest is None else (database.database, str(latest))
+
+
+def _remember(key, value):
+    with _cache_lock:
+        _cache.pop(key, None)
+        _cache[key] = value
+        while len(_cache) > _CACHE_SIZE:
+            _cache.pop(next(iter(_cache)))
+
+
+def _targets(run, averages):
+    """(id, provider name, model, label) of the run's targets in the run's order."""
+    if averages is None:
+        return list(
+            RunTarget.select(
+                RunTarget.id, RunTarget.provider_name, RunTarget.model, RunTarget.label
+            )
+            .where(RunTarget.run == run)
+            .order_by(RunTarget.position, RunTarget.id)
+            .tuples()
+        )
+    ordered = sorted(averages, key=lambda r: (r["position"], r["target_id"]))
+    return [(r["target_id"], r["provider_name"], r["model"], r["target_label"]) for r in ordered]
+
+
+def _read(run):
+    """One query: the answers' tuples (an answer: not failed, with an answer time) and
+    {(target id, category): (failed, timed out)} of the answer attempts that failed."""
+    failed = IS_ANSWER_FAILED
+    timed_out = failed & (
+        fn.LOWER(I.error_msg).contains(TIMEOUT_WORDS[0])
+        | fn.LOWER(I.error_msg).contains(TIMEOUT_WORDS[1])
+    )
+    query = I.select(
+        *_COLUMNS, Case(None, [(failed, 1)], 0), Case(None, [(timed_out, 1)], 0)
+    ).where((I.run == run) & (I.time_taken_ms.is_null(False) | failed))
+    rows = database.execute(query).fetchall()
+    failures = {}
+    for row in rows:
+        if row[-2]:
+            key = (row[0], row[1] or "")
+            was = failures.get(key, (0, 0))
+            failures[key] = (was[0] + 1, was[1] + row[-1])
+    if failures:
+        rows = [row for row in rows if not row[-2]]
+    return rows, failures
+
+
+_NAMES = ("target", "category", "e2e", "ttft", "ttfot", "tokens", "decode", "estimated")
+_NAMES += ("sent", "chunks", "itl", "queue", "failed", "timed_out")
+_FLOATS = ("e2e", "ttft", "ttfot", "tokens", "decode", "sent", "chunks", "queue")
+
+
+def _columns(rows):
+    """The answers as columns, transposed in one go: numpy floats (None as NaN) for the
+    figures, plain tuples for the target, category and ITL blobs."""
+    if not rows:
+        columns = {name: () for name in _NAMES}
+        columns.update({name: np.array([], dtype=float) for name in _FLOATS})
+        columns["estimated"] = np.array([], dtype=bool)
+        return columns
+    columns = dict(zip(_NAMES, zip(*rows, strict=True), strict=True))
+    for name in _FLOATS:
+        columns[name] = np.array(columns[name], dtype=float)
+    columns["category"] = tuple(c or "" for c in columns["category"])
+    columns["estimated"] = np.array(columns["estimated"], dtype=bool)
+    return columns
+
+
+def _figures(columns, mask, failures, itl):
+    """The speed figures of the answers `mask` picks (one target, or one category of it);
+    `failures`: (failed, timed out) among their answer attempts; `itl`: their merged gaps."""
+    answers = int(mask.sum())
+    failed, timeouts = failures or (0, 0)
+    attempts = answers + failed
+    e2e, ttft, tokens = columns["e2e"][mask], columns["ttft"][mask], columns["tokens"][mask]
+    # TPOT: the time after the first token, shared by the tokens after it.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpot = np.where(tokens > 1, (e2e - ttft) / (tokens - 1), np.nan)
+    # Estimated rates (a token count guessed from the stream) stay out, as in the averages.
+    decode = np.where(columns["estimated"][mask], np.nan, columns["decode"][mask])
+    return {
+        "answers": answers,
+        "attempts": attempts,
+        "failed": failed,
+        "timeouts": timeouts,
+        "errorRate": failed / attempts if attempts else None,
+        "timeoutRate": timeouts / attempts if attempts else None,
+        "ttftMs": distribution(ttft),
+        "ttfotMs": distribution(columns["ttfot"][mask]),
+        "itlMs": histogram_distribution(itl),
+        "tpotMs": distribution(tpot),
+        "e2eMs": distribution(e2e),
+        "decodeTokensPerSecond": distribution(decode),
+        "window": window(columns["sent"][mask], e2e, tokens),
+        "flags": flags(
+            ttft, columns["queue"][mask], columns["chunks"][mask], itl_missing(columns)[mask]
+        ),
+    }
+
+
+def itl_missing(columns):
+    """Whether each answer has no ITL histogram (one chunk, or not streamed)."""
+    missing = columns.get("_itl_missing")
+    if missing is None:
+        missing = np.array([not h for h in columns["itl"]], dtype=bool)
+        columns["_itl_missing"] = missing
+    return missing
+
+
+def distribution(values):
+    """{n, mean, p50, p90, p95, p99, max, p50Ci, meanCi} of the known (not NaN) values; n = 0
+    and None figures when there are none."""
+    values = np.asarray(values, dtype=float)
+    values = np.sort(values[~np.isnan(values)])
+    n = int(values.size)
+    out = {"n": n, "mean": None}
+    out.update({name: None for name, _ in SPEED_QUANTILES})
+    out.update({"max": None, "p50Ci": None, "meanCi": None})
+    if not n:
+        return out
+    out["mean"] = float(values.mean())
+    for name, q in SPEED_QUANTILES:
+        out[name] = _quantile(values, q)
+    out["max"] = float(values[-1])
+    out["p50Ci"], out["meanCi"] = _cis(values)
+    return out
+
+
+def _quantile(ordered, q):
+    """app.latency.percentile on a sorted numpy array (np.quantile's default, without its
+    per-call overhead)."""
+    pos = (ordered.size - 1) * q
+    lo, hi = math.floor(pos), math.ceil(pos)
+    low, high = float(ordered[lo]), float(ordered[hi])
+    return low if lo == hi else low + (high - low) * (pos - lo)
+
+
+def _cis(values):
+    """([low, high] of the median, [low, high] of the mean) of sorted values."""
+    n = values.size
+    if n == 1 or values[0] == values[-1]:
+        one = float(values[0])
+        return [one, one], [one, one]
+    if n <= BOOTSTRAP_MAX:
+        rng = np.random.default_rng(SEED)
+        draws = np.sort(values[rng.integers(0, n, size=(RESAMPLES, n))], axis=1)
+        medians = draws[:, (n - 1) // 2] if n % 2 else draws[:, n // 2 - 1 : n // 2 + 1].mean(1)
+        return list(percentile_ci(medians, CONFIDENCE)), list(
+            percentile_ci(draws.mean(axis=1), CONFIDENCE)
+        )
+    mean = float(values.mean())
+    half = _Z * float(values.std()) / math.sqrt(n)
+    # The median of a resample sits at rank fraction 0.5 +- z * 0.5 / sqrt(n).
+    spread = _Z * 0.5 / math.sqrt(n)
+    low = _quantile(values, max(0.0, 0.5 - spread))
+    high = _quantile(values, min(1.0, 0.5 + spread))
+    return [low, high], [mean - half, mean + half]
+
+
+def window(sent, e2e, tokens):
+    """Throughput over the answering window (first send -> last answer's end) of the answers
+    with a send time: output tokens/s, requests/s and achieved concurrency (busy time over the
+    window); None figures with a reason when no answer has a send time."""
+    known = ~np.isnan(sent) & ~np.isnan(e2e)
+    out = {
+        "answers": int(known.sum()),
+        "seconds": None,
+        "outputTokensPerSecond": None,
+        "requestsPerSecond": None,
+        "achievedConcurrency": None,
+        "reason": None,
+    }
+    if not known.any():
+        out["reason"] = NO_SEND_TIMES
+        return out
+    start = float(sent[known].min())
+    end = float((sent[known] + e2e[known] / 1000.0).max())
+    seconds = end - start
+    if seconds <= 0:
+        out["reason"] = "the answering window is empty"
+        return out
+    out["seconds"] = seconds
+    out["outputTokensPerSecond"] = float(np.nansum(tokens[known])) / seconds
+    out["requestsPerSecond"] = float(known.sum()) / seconds
+    out["achievedConcurrency"] = float(e2e[known].sum()) / 1000.0 / seconds
+    return out
+
+
+def flags(ttft, queue, chunks, no_itl):
+    """{"queueDominatedTtft", "streamBuffered"}: True, False, or None when it cannot be told.
+
+    Queue-dominated: the median wait before the server started (queue_ms, where it says) is more
+    than half the median TTFT of those answers, so TTFT measures the queue, not the model.
+    Buffered: most streamed answers came in one chunk (no ITL histogram), so their TTFT is the
+    whole answer and their ITL is not measurable (a proxy or server that buffers the stream)."""
+    both = ~np.isnan(queue) & ~np.isnan(ttft)
+    queued = None
+    if both.any():
+        queued = bool(np.median(queue[both]) > 0.5 * np.median(ttft[both]))
+    streamed = ~np.isnan(chunks)
+    buffered = None
+    if streamed.any():
+        one_chunk = int(((chunks == 1) & no_itl).sum())
+        buffered = one_chunk * 2 > int(streamed.sum())
+    return {"queueDominatedTtft": queued, "streamBuffered": buffered}
+
+
+def histogram_distribution(hist):
+    """distribution()'s keys for merged token gaps (app.latency histograms); the CIs from a
+    seeded bootstrap of the gaps (multinomial draws over the buckets)."""
+    out = {"n": 0, "mean": None}
+    out.update({name: None for name, _ in SPEED_QUANTILES})
+    out.update({"max": None, "p50Ci": None, "meanCi": None})
+    summary = histogram_summary(hist, SPEED_QUANTILES) if hist else None
+    if summary is None:
+        return out
+    out.update({k: v for k, v in summary.items() if k != "count"})
+    out["n"] = summary["count"]
+    buckets = sorted(hist)
+    values = np.array([bucket_value(b) for b in buckets])
+    counts = np.array([hist[b] for b in buckets], dtype=float)
+    n = int(counts.sum())
+    if len(buckets) == 1:
+        one = float(values[0])
+        out["p50Ci"], out["meanCi"] = [one, one], [one, one]
+        return out
+    if n > BOOTSTRAP_MAX:
+        # The bootstrap's large-sample limits, as distribution() gives them.
+        mean = float(counts @ values / n)
+        half = _Z * math.sqrt(float(counts @ (values - mean) ** 2) / n) / math.sqrt(n)
+        spread = _Z * 0.5 / math.sqrt(n)
+        running = np.cumsum(counts)
+        low, high = (
+            float(values[np.searchsorted(running, (n - 1) * q, side="right")])
+            for q in (max(0.0, 0.5 - spread), min(1.0, 0.5 + spread))
+        )
+        out["p50Ci"], out["meanCi"] = [low, high], [mean - half, mean + half]
+        return out
+    rng = np.random.default_rng(SEED)
+    drawn = rng.multinomial(n, counts / n, size=RESAMPLES)
+    means = drawn @ values / n
+    # The lower median of each draw: the first bucket whose running count passes half.
+    cumulative = drawn.cumsum(axis=1)
+    medians = values[(cumulative >= (n + 1) // 2).argmax(axis=1)]
+    out["p50Ci"] = list(percentile_ci(medians, CONFIDENCE))
+    out["meanCi"] = list(percentile_ci(means, CONFIDENCE))
+    return out
+
+
+def _group_histograms(blobs, group_of, groups):
+    """One merged gap histogram per group (a 2-D array, groups x buckets) of every answer's
+    packed histogram (app.latency.pack; None = no gaps): the same counts as app.latency's
+    merge(unpack(b) ...) per group, decoded as one numpy array in a few passes."""
+    chosen = [i for i, b in enumerate(blobs) if b]
+    if not chosen:
+        return np.zeros((groups, 1), dtype=np.int64)
+    parts = [bytes(blobs[i]) for i in chosen]
+    data = np.frombuffer(b"".join(parts), dtype=np.uint8)
+    more = data >= 0x80  # a continuation byte: the varint goes on in the next byte
+    values = data.astype(np.int32)
+    # Little-endian base-128, the value kept at its last byte. Most values fit one byte; two
+    # bytes (a far bucket) are folded as arrays, longer ones (a count past 16 383) one by one.
+    where = np.flatnonzero(more)
+    firsts = where[~more[where - 1]] if where.size else where
+    if firsts.size:
+        longer = more[firsts + 1]
+        two = firsts[~longer]
+        values[two + 1] = (values[two + 1] << 7) | (values[two] & 0x7F)
+        for start in firsts[longer].tolist():
+            value, shift, at = 0, 0, start
+            while more[at]:
+                value |= int(data[at] & 0x7F) << shift
+                shift, at = shift + 7, at + 1
+            values[at] = value | (int(data[at]) << shift)
+    values = values[~more]
+    # Values per blob, then (bucket delta, count) pairs whose deltas restart in every blob.
+    sizes = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
+    last_byte = np.cumsum(sizes) - 1
+    per_blob = sizes - np.diff(np.searchsorted(where, last_byte, side="right"), prepend=0)
+    pairs = per_blob // 2
+    deltas, counts = values[0::2], values[1::2]
+    running = np.cumsum(deltas, dtype=np.int64)
+    before = np.concatenate(([0], running))[np.cumsum(pairs) - pairs]
+    buckets = running - np.repeat(before, pairs)
+    pair_group = np.repeat(group_of[np.array(chosen, dtype=np.int64)], pairs)
+    width = int(buckets.max()) + 1
+    flat = np.bincount(pair_group * width + buckets, weights=counts, minlength=groups * width)
+    return flat.reshape(groups, width).astype(np.int64)
+
+
+def _sum_histograms(hists, numbers):
+    """{bucket: count} of the groups `numbers` together."""
+    total = hists[numbers].sum(axis=0) if numbers else np.zeros(0, dtype=np.int64)
+    return {int(b): int(total[b]) for b in np.flatnonzero(total)}
