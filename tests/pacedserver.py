@@ -241,8 +241,10 @@ class _Handler(BaseHTTPRequestHandler):
                 index = k if channel == "reasoning" else k - paced.reasoning_tokens
                 reasoning = _token("reasoning", index) if channel == "reasoning" else ""
                 answer = _token("answer", index) if channel == "answer" else ""
-            self._event(wire, _delta(wire, reasoning, answer))
+            # Stamped just before the bytes go out: a client may read them before this thread
+            # runs again, so a stamp taken after the write could come after the client's.
             self._sent(entry, channel)
+            self._event(wire, _delta(wire, reasoning, answer))
         if not offsets:
             sleep_until(start + paced.ttft)
         self._event(wire, self._final(paced, entry, wire), last=True)
