@@ -2,6 +2,7 @@
 with the Pareto frontier, TTFT and ITL distributions, the per-request timeline, the load charts;
 on the results page and in report.html, and an empty state that says what is missing."""
 
+import pytest
 from lxml import etree
 
 from app.charts.key import wrap
@@ -27,6 +28,9 @@ from app.results.speed_charts import quality_speed_chart
 from app.results.speed_charts import timeline_bars
 from tests.factories import add_item
 from tests.factories import make_run
+from tests.pacedserver import PacedServer
+from tests.test_item_timing import answers_logged
+from tests.test_item_timing import run_on
 
 LONG = "a-provider-with-a-long-name/an-organisation/a-model-name-far-too-long-for-any-axis-Q4_K_M"
 
@@ -254,3 +258,22 @@ def test_report_html_inlines_the_speed_charts(app):
     html = report_html(run)
     assert "Score against p90 answer time" in html and "Requests over time" in html
     assert "<script" not in html
+
+
+@pytest.fixture
+def one_slot():
+    server = PacedServer(ttft=0.02, tokens=12, itl=0.01, slots=1).start()
+    yield server
+    server.stop()
+
+
+def test_on_a_one_slot_server_the_timeline_shows_the_second_answer_queued(app, client, one_slot):
+    # Two requests at once on one slot: the second waits for the first, and its bar says so.
+    server = one_slot
+    items = run_on(app, client, server, tasks=2, max_concurrency=2)
+    wait = max(e["slot_wait"] for e in answers_logged(server))
+    bars = timeline_bars([(i.sent_ts, i.queue_ms, i.ttft_ms, i.time_taken_ms) for i in items])
+    queued = max(b["queueEnd"] - b["start"] for b in bars)
+    assert queued >= wait - 0.001
+    svg = speed_chart(items[0].run, "timeline", target=items[0].target_id)
+    assert "waiting in the server's queue" in " ".join(texts(svg))
