@@ -277,3 +277,17 @@ def test_on_a_one_slot_server_the_timeline_shows_the_second_answer_queued(app, c
     assert queued >= wait - 0.001
     svg = speed_chart(items[0].run, "timeline", target=items[0].target_id)
     assert "waiting in the server's queue" in " ".join(texts(svg))
+
+
+def test_the_load_ttft_chart_reads_each_steps_p90_and_the_runs_slo(app):
+    run, (t,) = make_run(
+        "spc-load",
+        targets=[("local", "m1")],
+        settings={"slo": {"ttftP90Ms": 400}, "load": {"mode": "concurrency", "steps": [1, 8]}},
+    )
+    add_item(run, t, "k1", score=80)
+    speed = run_speed(run)
+    steps = [{"load": 1, "ttftMs": {"p90": 120.0}}, {"load": 8, "ttftMs": {"p90": 900.0}}]
+    speed = {**speed, "targets": [{**speed["targets"][0], "steps": steps}]}
+    drawn = " ".join(texts(speed_chart(run, "load-ttft", speed=speed)))
+    assert "local/m1" in drawn and "SLO p90 TTFT: 400 ms" in drawn and "concurrency" in drawn

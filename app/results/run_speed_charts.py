@@ -193,13 +193,22 @@ def _figure(step, *path):
     return step
 
 
+# What a step's load is, by the run's load mode (settings.load.mode).
+LOAD_AXIS = {"concurrency": "concurrency", "rate": "requests/s"}
+
+
 def _load(run, name, speed, narrow):
-    slo = (run.settings or {}).get("slo") or {}
+    settings = run.settings or {}
+    slo = settings.get("slo") or {}
+    load = settings.get("load") if isinstance(settings.get("load"), dict) else {}
+    axis = LOAD_AXIS.get(load.get("mode"), "load")
     if name == "load-throughput":
         series = load_points(
             speed["targets"], lambda s: _figure(s, "window", "outputTokensPerSecond")
         )
-        return load_chart(series, title="Throughput against load", unit="tokens/s", narrow=narrow)
+        return load_chart(
+            series, title="Throughput against load", unit="tokens/s", narrow=narrow, load=axis
+        )
     if name == "load-ttft":
         series = load_points(speed["targets"], lambda s: _figure(s, "ttftMs", "p90"))
         return load_chart(
@@ -209,11 +218,14 @@ def _load(run, name, speed, narrow):
             narrow=narrow,
             slo=slo.get("ttftP90Ms"),
             slo_label="SLO p90 TTFT",
+            load=axis,
         )
     goodput = run_goodput(run, speed=speed) if run_goodput is not None and slo else None
     targets = list((goodput or {}).get("targets", {}).values())
     series = load_points(targets, lambda s: s.get("goodput"))
-    return load_chart(series, title="Goodput against load", unit="answers/s", narrow=narrow)
+    return load_chart(
+        series, title="Goodput against load", unit="answers/s", narrow=narrow, load=axis
+    )
 
 
 def speed_figures(run, narrow=True, *, averages=None, speed=None):

@@ -85,20 +85,25 @@ def quality_speed_points(speed, averages):
 
 def empty_svg(title, sentence, narrow=False):
     """A chart's place when it has nothing to draw: its title and a sentence saying what is
-    missing, wrapped to the width."""
+    missing, both wrapped to the width."""
     font = _font(narrow)
     width = 480 if narrow else 640
+    row = round(font * 1.35)
+    heads = wrap(title, int((width - 24) / ((font + 2) * 0.6)))
     lines = wrap(sentence, int((width - 24) / (font * 0.56)))
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} '
-        f'{font * 3 + len(lines) * round(font * 1.35) + 10}" class="chart-empty" role="img" '
+        f'{font + (len(heads) + len(lines)) * row + 16}" class="chart-empty" role="img" '
         f'aria-label="{escape(title)}: {escape(sentence)}" font-family="{escape(FONT)}" '
         f'font-size="{font}"><title>{escape(title)}</title>',
-        f'<text x="12" y="{font + 6}" font-size="{font + 2}" font-weight="600" '
-        f'fill="{INK}">{escape(title)}</text>',
     ]
+    for n, line in enumerate(heads):
+        out.append(
+            f'<text x="12" y="{font + 6 + n * row}" font-size="{font + 2}" font-weight="600" '
+            f'fill="{INK}">{escape(line)}</text>'
+        )
     for n, line in enumerate(lines):
-        y = font * 2 + 16 + n * round(font * 1.35)
+        y = font + 10 + (len(heads) + n) * row
         out.append(f'<text x="12" y="{y}" fill="{MUTED}">{escape(line)}</text>')
     out.append("</svg>")
     return "".join(out)
@@ -348,9 +353,10 @@ def request_timeline(label, bars, total, narrow=False):
     return timeline_chart(bars, title=title, narrow=narrow, note=note, chart_id=chart_id)
 
 
-def load_chart(series, *, title, unit, narrow=False, slo=None, slo_label="SLO"):
+def load_chart(series, *, title, unit, narrow=False, slo=None, slo_label="SLO", load="load"):
     """A figure against load, one line per target: `series` [{"label", "points": [(load,
-    value)]}]; `slo`: a horizontal line at that value (a p90 TTFT limit)."""
+    value)]}]; `slo`: a horizontal line at that value (a p90 TTFT limit); `load`: what the load
+    is ("concurrency", "requests/s")."""
     drawn = [(n, s) for n, s in enumerate(series) if any(v is not None for _, v in s["points"])]
     if not drawn:
         return empty_svg(title, "no load steps with this figure", narrow)
@@ -369,14 +375,18 @@ def load_chart(series, *, title, unit, narrow=False, slo=None, slo_label="SLO"):
             y_labels=nice_ticks(top, 4 if narrow else 5),
             xrange=(0, loads[-1] * 1.05 or 1),
             x_labels=loads if len(loads) <= (5 if narrow else 10) else None,
-            x_title="load",
+            x_title=load,
             y_title=unit,
             value_formatter=short_number,
             x_value_formatter=short_number,
         )
     )
     for _n, s in drawn:
-        chart.add(s["label"], [(x, v) for x, v in s["points"] if v is not None])
+        chart.add(
+            s["label"],
+            [(x, v) for x, v in s["points"] if v is not None],
+            stroke_style={"width": 3},
+        )
     entries = [{"label": s["label"], "color": _color(n)} for n, s in enumerate(series)]
     if slo:
         chart.add(
