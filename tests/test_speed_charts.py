@@ -2,10 +2,13 @@
 with the Pareto frontier, TTFT and ITL distributions, the per-request timeline, the load charts;
 on the results page and in report.html, and an empty state that says what is missing."""
 
+import datetime as dt
+
 import pytest
 from lxml import etree
 
 from app.charts.key import wrap
+from app.db.models import Item
 from app.exports.report import report_html
 from app.latency import bucket
 from app.latency import histogram
@@ -26,6 +29,7 @@ from app.results.speed_charts import log_bin_edges
 from app.results.speed_charts import pareto_frontier
 from app.results.speed_charts import quality_speed_chart
 from app.results.speed_charts import timeline_bars
+from tests.factories import T0
 from tests.factories import add_item
 from tests.factories import make_run
 from tests.pacedserver import PacedServer
@@ -291,3 +295,15 @@ def test_the_load_ttft_chart_reads_each_steps_p90_and_the_runs_slo(app):
     speed = {**speed, "targets": [{**speed["targets"][0], "steps": steps}]}
     drawn = " ".join(texts(speed_chart(run, "load-ttft", speed=speed)))
     assert "local/m1" in drawn and "SLO p90 TTFT: 400 ms" in drawn and "concurrency" in drawn
+
+
+def test_a_chart_is_drawn_again_once_an_answer_changed(app):
+    run, (t,) = make_run("spc-cache", targets=[("local", "m1")])
+    tried = {"last_attempt_at": T0, "updated_at": T0, "sent_ts": 100.0}
+    item = add_item(run, t, "k1", score=80, **tried)
+    before = speed_chart(run, "timeline", target=t.id)
+    Item.update(time_taken_ms=20.0, updated_at=T0 + dt.timedelta(seconds=1)).where(
+        Item.id == item.id
+    ).execute()
+    after = speed_chart(run, "timeline", target=t.id)
+    assert after != before

@@ -2,12 +2,15 @@
 figures, which are cached, or one query on the answers' timing columns) and is drawn by
 app.results.speed_charts."""
 
+import threading
+
 from ..db.connection import database
 from ..latency import bucket_value
 from ..latency import unpack_lists
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import I
 from .averages import model_averages
+from .speed import _stamp
 from .speed import run_speed
 from .speed_charts import TIMELINE_MAX
 from .speed_charts import bin_counts
@@ -64,12 +67,35 @@ def speed_chart_names(run, speed):
     return names
 
 
+# The latest charts drawn, by (run, its latest item change, chart, width, target): a page shows
+# up to a dozen of them, and the distributions decode every answer's gaps (seconds on a
+# 100 000-item run), so a finished run's charts are drawn once, not on every view.
+_CACHE_SIZE = 64
+_cache = {}
+_cache_lock = threading.Lock()
+
+
 def speed_chart(run, name, narrow=False, *, target=None, averages=None, speed=None):
     """Speed chart `name` (one of SPEED_CHARTS) of `run` as SVG; "timeline" needs `target` (a
     target id of the run). `averages` and `speed`, when a caller has them, are not read again.
     ValueError for an unknown name or target."""
     if name not in SPEED_CHARTS:
         raise ValueError(f"unknown chart {name!r}")
+    stamp = _stamp(run)
+    key = (run.id, run.run_id, stamp, name, narrow, target)
+    with _cache_lock:
+        svg = _cache.get(key) if stamp is not None else None
+    if svg is None:
+        svg = _draw(run, name, narrow, target, averages, speed)
+        if stamp is not None:
+            with _cache_lock:
+                _cache[key] = svg
+                while len(_cache) > _CACHE_SIZE:
+                    _cache.pop(next(iter(_cache)))
+    return svg
+
+
+def _draw(run, name, narrow, target, averages, speed):
     if name == "quality-speed":
         averages = model_averages(run) if averages is None else averages
         speed = run_speed(run, averages) if speed is None else speed
@@ -238,6 +264,6 @@ def speed_figures(run, narrow=True, *, averages=None, speed=None):
         for name in speed_chart_names(run, speed)
     ]
     for t in speed["targets"]:
-        svg = timeline(run, t["targetId"], t["label"], narrow)
+        svg = speed_chart(run, "timeline", narrow, target=t["targetId"], speed=speed)
         out.append(("timeline", CAPTIONS["timeline"], svg))
     return out
