@@ -292,7 +292,8 @@ def test_report_html_is_self_contained(golden_run):
     assert html.startswith("<!doctype html>")
     for forbidden in ('src="http', "src='http", "<link", "<script", "@import", "url(http"):
         assert forbidden not in html
-    assert html.count("<svg") == 4
+    # The run's four charts, three speed charts and a request timeline per target (two).
+    assert html.count("<svg") == 4 + 3 + 2
 
 
 def test_report_html_escapes_judge_reasons_and_answers(app):

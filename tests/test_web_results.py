@@ -47,7 +47,7 @@ def test_results_page_renders_every_region(client, run_with_items):
     for region in ("#averages", "#results-table", "#results-filters"):
         assert page.select_one(region) is not None
     assert len(page.select("#averages tbody tr")) == 2
-    assert len(page.select(".rs-charts img")) == 4
+    assert len(page.select(".rs-charts:not(.sp-charts) img")) == 4
     assert page.select_one("#results-table").get("hx-target") == "this"
 
 

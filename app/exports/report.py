@@ -22,6 +22,7 @@ from ..results.composite_figures import target_composites
 from ..results.figures import target_figures
 from ..results.run_charts import CHARTS
 from ..results.run_charts import run_chart
+from ..results.run_speed_charts import speed_figures
 from ..results.speed import run_speed
 from ..runs.state import run_state
 from ..runs.state import state_label
@@ -66,6 +67,7 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAUL
         name: run_chart(run, name, narrow=True, averages=averages, by_category=by_category)
         for name in CHARTS
     }
+    speed = run_speed(run, averages)
     state = run_state(run)
     completed = sum(r["completed"] for r in averages)
     failed = sum(r["failed"] for r in averages)
@@ -76,7 +78,14 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAUL
         "state_words": state_words(state, run.phase, completed, failed),
         "averages": averages,
         "figures": target_figures(run),
-        "speed": run_speed(run, averages),
+        "speed": speed,
+        # Drawn by us or by pygal (which escapes every label): safe to inline.
+        "speed_charts": [
+            (name, caption, Markup(svg))
+            for name, caption, svg in speed_figures(
+                run, narrow=True, averages=averages, speed=speed
+            )
+        ],
         "composites": target_composites(run, composite_settings, averages),
         "composite_rule": composite_rule(composite_settings),
         "checks": target_check_figures(run),

@@ -20,6 +20,7 @@ from ..errors import ValidationError
 from ..exports import files
 from ..ratings.judge_check import judge_check
 from ..results import run_charts
+from ..results import run_speed_charts
 from ..results.averages import AVERAGE_SORTS
 from ..results.averages import breakdown
 from ..results.averages import get_item
@@ -213,6 +214,7 @@ def show(run_id):
     state = run_state(run)
     completed = sum(r["completed"] for r in context["averages"])
     failed = sum(r["failed"] for r in context["averages"])
+    speed = run_speed(run, context["averages"])
     context.update(
         {
             "models": sorted(context["averages"], key=lambda r: (r["position"], r["target_id"])),
@@ -225,7 +227,9 @@ def show(run_id):
             "chart_names": run_charts.CHARTS,
             "retryable_answers": retryable_answer_failures(run),
             "sys": system_view(run),
-            "speed": run_speed(run, context["averages"]),
+            "speed": speed,
+            "speed_chart_names": run_speed_charts.speed_chart_names(run, speed),
+            "speed_captions": run_speed_charts.CAPTIONS,
             "stability": stability(run) if has_repeats(run) else None,
             "check": judge_check(run_id),
             "composites": target_composites(
@@ -264,6 +268,25 @@ def chart(run_id, name):
         narrow=request.args.get("size") == "narrow",
         estimates=request.args.get("estimates") in ("1", "true", "yes"),
     )
+    response = Response(svg, mimetype="image/svg+xml")
+    response.headers["Cache-Control"] = "no-cache"
+    return response
+
+
+@bp.get("/runs/<run_id>/speed-charts/<name>.svg")
+def speed_chart(run_id, name):
+    """One speed chart as SVG (`?size=narrow` for phone widths; the timeline's `?target=` is a
+    target id of the run)."""
+    if name not in run_speed_charts.SPEED_CHARTS:
+        abort(404)
+    run = get_run(run_id)
+    target = request.args.get("target", type=int)
+    try:
+        svg = run_speed_charts.speed_chart(
+            run, name, narrow=request.args.get("size") == "narrow", target=target
+        )
+    except ValueError:
+        abort(404)
     response = Response(svg, mimetype="image/svg+xml")
     response.headers["Cache-Control"] = "no-cache"
     return response
