@@ -9,20 +9,27 @@ import pytest
 
 from app.db.models import COMPLETED
 from app.db.models import Item
+from app.db.models import Run
 from app.db.models import RunLog
 from app.engine import lease
+from app.engine.items import NOT_JUDGED
+from app.engine.load_steps import Arrivals
 from app.errors import ValidationError
+from app.exports.summary import summary_json
 from app.runconfig import reader
 from app.runs.spec import clean_load
 from tests.cli_helpers import write_config
 from tests.engine_helpers import FakeClock
+from tests.engine_helpers import calls
 from tests.engine_helpers import drive
 from tests.engine_helpers import make_provider
+from tests.engine_helpers import make_tasks
+from tests.engine_helpers import start_run
 from tests.pacedserver import MODEL
 from tests.pacedserver import PacedServer
 
-# Scored by a check alone: the run needs no judge.
-TASK = {"category": "Speed", "question": "Count?", "checks": [{"type": "contains", "value": "a"}]}
+# Scored by a check alone (the paced server's answer is "t0 t1 ..."): the run needs no judge.
+TASK = {"category": "Speed", "question": "Count?", "checks": [{"type": "contains", "value": "t0"}]}
 
 
 @pytest.fixture
@@ -39,7 +46,7 @@ def paced():
         server.stop()
 
 
-def post_run(client, server, load, tasks=4, task=None, **extra):
+def post_run(client, server, load, tasks=4, task=None, extra_settings=None, **extra):
     """POST a run of `tasks` tasks on the paced server with this load; the response."""
     lease.acquire("test-holder", 15.0)
     provider = make_provider(None, url=server.url, max_concurrency=1)
@@ -52,7 +59,7 @@ def post_run(client, server, load, tasks=4, task=None, **extra):
         "runId": "loaded",
         "taskIds": ids,
         "targets": [{"providerId": provider.id, "model": MODEL}],
-        "settings": {"load": load},
+        "settings": {"load": load, **(extra_settings or {})},
         **extra,
     }
     return client.post("/api/runs", json=body)
@@ -122,7 +129,9 @@ def test_a_run_config_takes_a_load_in_its_own_spelling(app, tmp_path, fake):
 
 def test_a_run_config_refuses_a_bad_load_naming_its_key(app, tmp_path, fake):
     with pytest.raises(ValidationError) as info:
-        reader.load(write_config(tmp_path, fake, load={"steps": [1, 2, 65]}), environ={"FAKE_KEY": "k"})
+        reader.load(
+            write_config(tmp_path, fake, load={"steps": [1, 2, 65]}), environ={"FAKE_KEY": "k"}
+        )
     assert [e["field"] for e in info.value.errors] == ["run.load.steps[2]"]
 
 
@@ -153,3 +162,160 @@ def test_requests_per_step_past_the_tasks_asks_them_again_as_repeats(app, client
         ("t0", 2),
     ]
     assert len({i.seed for i in items if i.task_key == "t0"}) == 3  # each drawn anew
+
+
+# ---- the engine: concurrency steps -----------------------------------------------------------
+def test_a_steps_answers_are_all_in_before_the_next_step_is_asked(app, client, paced):
+    server = paced()
+    post_run(client, server, {"steps": [1, 2, 4]}, tasks=4)
+    items = finish(app)
+    steps = answers_by_step(server, items)
+    for before, after in zip(steps, steps[1:], strict=False):
+        assert max(e["last_sent"] for e in before) < min(e["received"] for e in after)
+
+
+def test_each_step_puts_its_own_concurrency_on_the_server(app, client, paced):
+    server = paced(ttft=0.05)
+    post_run(client, server, {"steps": [1, 2, 4]}, tasks=8)
+    items = finish(app)
+    assert all(i.status == COMPLETED for i in items)
+    seen = [max(e["in_service"] for e in step) for step in answers_by_step(server, items)]
+    assert seen == [1, 2, 4]
+
+
+def test_each_step_start_is_a_line_in_the_run_log(app, client, paced):
+    post_run(client, paced(), {"steps": [1, 2, 4]}, tasks=2)
+    finish(app)
+    lines = [r.message for r in RunLog.select().where(RunLog.event == "load_step")]
+    assert [line.split(": ", 1)[1] for line in lines] == [
+        "step 1 of 3: concurrency 1",
+        "step 2 of 3: concurrency 2",
+        "step 3 of 3: concurrency 4",
+    ]
+
+
+def test_warm_up_requests_are_sent_per_step_and_not_kept(app, client, paced):
+    server = paced()
+    post_run(client, server, {"steps": [1, 2], "warmup": 3}, tasks=2)
+    items = finish(app)
+    streamed = [e for e in server.log if e["completed"] and e["channels"] != ["whole"]]
+    assert len(items) == 4
+    assert len(streamed) == 4 + 2 * 3
+
+
+def test_a_run_continued_after_a_stop_goes_on_in_the_step_it_was_in(app, client, paced):
+    server = paced()
+    post_run(client, server, {"steps": [1, 2, 4]}, tasks=2)
+    # Steps 0 and 1 answered before the stop (or crash): the items alone say where it was.
+    Item.update(status=COMPLETED, answer="a").where(Item.step < 2).execute()
+    items = finish(app)
+    streamed = [e for e in server.log if e["completed"] and e["channels"] != ["whole"]]
+    assert len(streamed) == sum(1 for i in items if i.step == 2)
+    (line,) = [r.message for r in RunLog.select().where(RunLog.event == "load_step")]
+    assert line.endswith("step 3 of 3: concurrency 4")
+
+
+# ---- judging the steps -----------------------------------------------------------------------
+def test_judge_steps_first_sends_no_judge_call_for_later_steps(app, fake):
+    p = make_provider(fake)
+    lease.acquire("test-holder", 15.0)
+    start_run(
+        p,
+        [(p, "m1")],
+        make_tasks(2),
+        settings={"load": {"steps": [1, 2, 3], "judgeSteps": "first"}},
+    )
+    assert drive(dict(app.config), FakeClock())["state"] == "finished"
+    assert len(calls(fake, "judge")) == 2  # step 0's two answers
+    later = list(Item.select().where(Item.step > 0))
+    assert len(later) == 4
+    assert all(i.status == COMPLETED and i.evaluation_score is None for i in later)
+    assert all(i.evaluation_reason == NOT_JUDGED for i in later)
+
+
+def test_judge_steps_first_still_scores_later_steps_by_their_checks(app, fake):
+    p = make_provider(fake)
+    lease.acquire("test-holder", 15.0)
+    coll = make_tasks(2, checks=[{"type": "icontains", "value": "answer"}])
+    start_run(p, [(p, "m1")], coll, settings={"load": {"steps": [1, 2], "judgeSteps": "first"}})
+    assert drive(dict(app.config), FakeClock())["state"] == "finished"
+    assert len(calls(fake, "judge")) == 2
+    later = list(Item.select().where(Item.step == 1))
+    assert [i.evaluation_score for i in later] == [100.0, 100.0]
+
+
+def test_judge_steps_all_judges_every_step(app, fake):
+    p = make_provider(fake)
+    lease.acquire("test-holder", 15.0)
+    start_run(p, [(p, "m1")], make_tasks(2), settings={"load": {"steps": [1, 2]}})
+    assert drive(dict(app.config), FakeClock())["state"] == "finished"
+    assert len(calls(fake, "judge")) == 4
+
+
+# ---- the engine: rate steps ------------------------------------------------------------------
+def test_poisson_arrivals_are_the_same_for_the_same_run_target_and_step():
+    one, two = Arrivals(4.0, "poisson", "run:1:0"), Arrivals(4.0, "poisson", "run:1:0")
+    gaps = [one.rng.expovariate(4.0) for _ in range(5)]
+    assert gaps == [two.rng.expovariate(4.0) for _ in range(5)]
+    assert len(set(gaps)) == 5  # exponential gaps, not a fixed beat
+
+
+def test_constant_arrivals_are_one_over_the_rate_apart():
+    arrivals = Arrivals(4.0, "constant", "run:1:0")
+    due = [arrivals.take() for _ in range(3)]
+    assert [round(b - a, 9) for a, b in zip(due, due[1:], strict=False)] == [0.25, 0.25]
+
+
+def test_a_rate_step_sends_without_waiting_for_answers(app, client, paced):
+    # Answers take far longer than the gap between arrivals: an open loop has several in
+    # service at once although no concurrency was asked for.
+    server = paced(ttft=0.4)
+    post_run(client, server, {"mode": "rate", "steps": [40], "arrivals": "constant"}, tasks=4)
+    items = finish(app)
+    assert all(i.status == COMPLETED for i in items)
+    (step,) = answers_by_step(server, items)
+    assert max(e["in_service"] for e in step) > 1
+
+
+def test_a_rate_steps_in_flight_stay_under_the_runs_concurrency_cap(app, client, paced):
+    server = paced(ttft=0.3)
+    load = {"mode": "rate", "steps": [100], "arrivals": "constant"}
+    post_run(client, server, load, tasks=6, extra_settings={"concurrency": 2})
+    items = finish(app)
+    (step,) = answers_by_step(server, items)
+    assert max(e["in_service"] for e in step) <= 2
+
+
+# ---- per-step figures ------------------------------------------------------------------------
+def test_the_speed_api_gives_each_steps_figures_and_score(app, client, paced):
+    server = paced(ttft=0.05)
+    post_run(client, server, {"steps": [1, 2, 4]}, tasks=8)
+    finish(app)
+    (target,) = client.get("/api/runs/loaded/speed").json["targets"]
+    steps = target["steps"]
+    assert [(s["step"], s["load"], s["answers"]) for s in steps] == [
+        (0, 1, 8),
+        (1, 2, 8),
+        (2, 4, 8),
+    ]
+    assert all(s["meanScore"] == 100.0 and s["scored"] == 8 for s in steps)
+    assert all(s["ttftMs"]["n"] == 8 and s["window"]["achievedConcurrency"] for s in steps)
+    assert target["answers"] == 24  # the target's own figures are over every step
+
+
+def test_a_run_without_load_steps_has_no_steps_in_its_speed(app, client, paced):
+    server = paced()
+    post_run(client, server, None, tasks=2)
+    finish(app)
+    (target,) = client.get("/api/runs/loaded/speed").json["targets"]
+    assert "steps" not in target
+
+
+def test_summary_json_and_the_results_page_show_the_steps(app, client, paced):
+    post_run(client, paced(), {"steps": [1, 2]}, tasks=2)
+    finish(app)
+    (model,) = summary_json(Run.get(Run.run_id == "loaded"))["models"]
+    assert [s["load"] for s in model["speed"]["steps"]] == [1, 2]
+    page = client.get("/runs/loaded/results").get_data(as_text=True)
+    assert 'id="speed-steps-1"' in page
+    assert "Concurrency asked" in page

@@ -225,9 +225,7 @@ def _target_rows(run, rt, target, pks, repeats, load, now):
         for cycle in range(cycles):
             chunk = pks[: min(len(pks), wanted - cycle * len(pks))]
             snapshots = map(_snapshot, _tasks_by_id(chunk))
-            yield _item_rows(
-                run, rt, target, snapshots, repeats, now, step, cycle * repeats, seeds
-            )
+            yield _item_rows(run, rt, target, snapshots, repeats, now, step, cycle * repeats, seeds)
 
 
 def _load_text(load):
@@ -419,7 +417,9 @@ def create_run(
         if spec["judge_check"]:
             # Before any answer: the judge scores the tasks' own references first.
             queue_reference_check(run, now, reopen_run=False)
-        _log_unrenderable(run, bad, len(spec["targets"]) * repeats * len(load["steps"] if load else [0]), now)
+        _log_unrenderable(
+            run, bad, len(spec["targets"]) * repeats * len(load["steps"] if load else [0]), now
+        )
         if reuse:
             hits = reuse_earlier(run, now)
             log_event(

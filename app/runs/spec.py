@@ -356,7 +356,7 @@ def _load_steps(raw, mode, path, errors):
             ok = False
         if not ok:
             message = (
-                f"must be a whole number of requests in flight from 1 to {SETTINGS['concurrency'][2]}"
+                f"must be whole requests in flight from 1 to {SETTINGS['concurrency'][2]}"
                 if mode == "concurrency"
                 else f"must be requests per second above 0, at most {LOAD_MAX_RATE:g}"
             )
