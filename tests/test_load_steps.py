@@ -5,6 +5,9 @@ Runs go to the paced server (tests/pacedserver.py, real HTTP); what load each st
 is read from the server's own log (how many requests it was serving when each one started),
 never from wall-clock times."""
 
+import threading
+from types import SimpleNamespace
+
 import pytest
 
 from app.db.models import COMPLETED
@@ -14,9 +17,11 @@ from app.db.models import RunLog
 from app.engine import lease
 from app.engine.items import NOT_JUDGED
 from app.engine.load_steps import Arrivals
+from app.engine.load_steps import wait_for_arrival
 from app.errors import ValidationError
 from app.exports.summary import summary_json
 from app.runconfig import reader
+from app.runs.lifecycle import create_run
 from app.runs.spec import clean_load
 from tests.cli_helpers import write_config
 from tests.engine_helpers import FakeClock
@@ -164,6 +169,24 @@ def test_requests_per_step_past_the_tasks_asks_them_again_as_repeats(app, client
     assert len({i.seed for i in items if i.task_key == "t0"}) == 3  # each drawn anew
 
 
+def test_a_run_with_load_steps_does_not_reuse_earlier_answers(app, fake):
+    p = make_provider(fake)
+    lease.acquire("test-holder", 15.0)
+    with pytest.raises(ValidationError) as info:
+        create_run(
+            {
+                "targets": [{"providerId": p.id, "model": "m1"}],
+                "judgeProviderId": p.id,
+                "judgeModel": "judge",
+                "collectionIds": [make_tasks(1).id],
+                "settings": {"load": {"steps": [1, 2]}},
+            },
+            reuse=True,
+        )
+    assert info.value.errors[0]["field"] == "settings.load"
+    assert Item.select().count() == 0
+
+
 # ---- the engine: concurrency steps -----------------------------------------------------------
 def test_a_steps_answers_are_all_in_before_the_next_step_is_asked(app, client, paced):
     server = paced()
@@ -264,6 +287,15 @@ def test_constant_arrivals_are_one_over_the_rate_apart():
     arrivals = Arrivals(4.0, "constant", "run:1:0")
     due = [arrivals.take() for _ in range(3)]
     assert [round(b - a, 9) for a, b in zip(due, due[1:], strict=False)] == [0.25, 0.25]
+
+
+def test_a_request_waiting_for_its_arrival_is_not_sent_once_the_pool_halts():
+    ctx = SimpleNamespace(halt=threading.Event())
+    arrivals = Arrivals(0.001, "constant", "run:1:0")  # the second request due in 1000 s
+    assert wait_for_arrival(ctx, arrivals)  # the first is due at once
+    ctx.halt.set()
+    assert not wait_for_arrival(ctx, arrivals)
+    assert arrivals.next is None  # the schedule starts again when the step goes on
 
 
 def test_a_rate_step_sends_without_waiting_for_answers(app, client, paced):

@@ -21,6 +21,9 @@ from ..db.models import Item
 from ..runs.lifecycle import item_messages
 from .items import call_params
 
+# How long one slice may work on a load step (slice.py ends a slice after 5 s, which drains
+# the requests in flight to none before the next slice starts: no load to measure).
+STEP_SLICE_SECONDS = 3600.0
 # Rate steps: the most requests in flight at once (a server slower than the rate would
 # otherwise gather threads without end), unless settings.concurrency says another number.
 RATE_MAX_IN_FLIGHT = 64
@@ -88,6 +91,11 @@ class Arrivals:
             gap = self.rng.expovariate(self.rate) if self.poisson else 1.0 / self.rate
             self.next += gap
             return due
+
+    def restart(self):
+        """Start the schedule again from the next request taken (the step went on hold)."""
+        with self._lock:
+            self.next = None
 
 
 class StepState:
@@ -188,7 +196,12 @@ def arrivals_for(ctx, target, load, step):
 
 
 def wait_for_arrival(ctx, arrivals):
-    """Wait until the rate step's next request is due; False when the run was stopped."""
+    """Wait until the rate step's next request is due; False when the pool halted meanwhile
+    (a stop, a pause, the slice's end: the request is not sent, and the schedule starts again
+    from then on the next slice, not in a burst of the requests missed)."""
     due = arrivals.take()
     left = due - time.monotonic()
-    return left <= 0 or not ctx.cancel.wait(left)
+    if left <= 0 or not ctx.halt.wait(left):
+        return True
+    arrivals.restart()
+    return False

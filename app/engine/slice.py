@@ -181,6 +181,11 @@ class Slice:
             limit = load_steps.limit_of(ctx.run, load, step)
             load_steps.begin(ctx, target, adapter, load, step)
             answer = self._step_answer(load, step, target)
+            # The slice's end would drain the step to nothing in flight every few seconds (a
+            # load test must hold its load); pause and stop are still watched every 0.1 s.
+            self.pool.deadline = max(
+                self.pool.deadline, time.monotonic() + load_steps.STEP_SLICE_SECONDS
+            )
         feed = ClaimFeed(
             self.pool,
             lambda now, until, k: claims.claim_batch(
@@ -223,7 +228,11 @@ class Slice:
 
         def answer(row, target, adapter):
             if arrivals is not None and not load_steps.wait_for_arrival(ctx, arrivals):
-                return  # stopped while waiting: the supervisor gives the claim back
+                # Halted before its time came: unsent, so the claim goes back uncounted (on a
+                # stop the supervisor gives it back itself).
+                if not ctx.cancel.is_set():
+                    claims.release(row.id, row.attempts)
+                return
             self.worker.answer(row, target, adapter, judged=judged)
 
         return answer

@@ -338,6 +338,12 @@ def create_run(
         raise ValidationError([{"field": f"task {key}", "message": why} for key, why in bad])
     repeats = int(spec["settings"].get("repeats") or 1)
     load = spec["settings"].get("load")
+    if load and reuse:
+        # Every step asks the same tasks: earlier answers would fill every step, load unseen.
+        raise ValidationError.field(
+            "settings.load",
+            "a run with load steps asks every answer anew; start it without reusing answers",
+        )
     with database.atomic("IMMEDIATE"):
         queued = _must_queue(queue)
         run_id = spec["run_id"] or _new_run_id(spec["name"] or "run", now)
