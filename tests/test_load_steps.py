@@ -18,6 +18,7 @@ from app.engine import lease
 from app.engine.items import NOT_JUDGED
 from app.engine.load_steps import Arrivals
 from app.engine.load_steps import wait_for_arrival
+from app.engine.remote import RemoteWorker
 from app.errors import ValidationError
 from app.exports.summary import summary_json
 from app.runconfig import reader
@@ -351,3 +352,33 @@ def test_summary_json_and_the_results_page_show_the_steps(app, client, paced):
     page = client.get("/runs/loaded/results").get_data(as_text=True)
     assert 'id="speed-steps-1"' in page
     assert "Concurrency asked" in page
+
+
+def test_an_items_load_step_is_in_the_api(app, client, paced):
+    post_run(client, paced(), {"steps": [1, 2]}, tasks=1)
+    items = finish(app)
+    assert [client.get(f"/api/runs/loaded/items/{i.id}").json["loadStep"] for i in items] == [0, 1]
+
+
+def test_the_item_page_says_its_load_step_and_why_it_was_not_judged(app, fake, client):
+    p = make_provider(fake)
+    lease.acquire("test-holder", 15.0)
+    load = {"steps": [1, 4], "judgeSteps": "first"}
+    run = start_run(p, [(p, "m1")], make_tasks(1), settings={"load": load})
+    assert drive(dict(app.config), FakeClock())["state"] == "finished"
+    later = Item.get(Item.step == 1)
+    page = client.get(f"/runs/{run.run_id}/items/{later.id}").get_data(as_text=True)
+    assert "Load step 2 of 2 (4 in flight)" in page
+    assert "only the first load step" in page
+
+
+def test_a_worker_process_takes_only_the_current_steps_items(app, fake):
+    p = make_provider(fake, max_concurrency=8)
+    lease.acquire("test-holder", 3600.0)
+    start_run(p, [(p, "m1")], make_tasks(3), settings={"load": {"steps": [2, 1]}})
+    worker = RemoteWorker(dict(app.config), threading.Event(), concurrency=8)
+    assert worker.round()
+    assert {(i.step, i.status) for i in Item.select()} == {(0, "WAITING_FOR_JUDGE"), (1, "NEW")}
+    assert fake.max_active <= 2  # the step's concurrency, not the provider's 8
+    assert worker.round()
+    assert {i.status for i in Item.select()} == {"WAITING_FOR_JUDGE"}
