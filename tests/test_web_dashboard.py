@@ -405,3 +405,20 @@ def test_recent_runs_show_their_targets_not_the_judge(client, app):
     cell = soup(client.get("/")).select_one("#results-title").find_parent("section")
     text = cell.get_text(" ", strip=True)
     assert "alpha-7b, beta-3b" in text and "judge-x" not in text
+
+
+def test_a_bad_load_step_is_named_beside_the_load_steps_input(client, setup):
+    response = client.post("/runs", data=start_form(setup, loadSteps="1, 2, 0"))
+    assert response.status_code == 400
+    page = soup(response)
+    assert "from 1 to 64" in page.find(id="loadSteps-error").text
+    assert page.find("input", attrs={"name": "loadSteps"})["value"] == "1, 2, 0"
+    assert Run.select().count() == 0
+
+
+def test_load_steps_typed_in_the_form_make_a_run_with_steps(client, setup):
+    response = client.post(
+        "/runs", data=start_form(setup, loadSteps="1, 2", loadMode="concurrency")
+    )
+    assert response.status_code in (200, 302, 303)
+    assert Run.get().settings["load"]["steps"] == [1, 2]

@@ -107,27 +107,28 @@ IN_FLIGHT_SQL = (
 _WRITER = threading.RLock()
 
 
-def claim_sql(status, by_target, postgres=None):
+def claim_sql(status, by_target, postgres=None, by_step=False):
     """The claim statement for items in `status` (NEW or WAITING_FOR_JUDGE), of one target or
-    of the whole run, in the dialect of the bound database (or of `postgres` when given)."""
+    of the whole run, in the dialect of the bound database (or of `postgres` when given);
+    `by_step`: only the items of one load step of the target (load_steps.py)."""
     if postgres is None:
         postgres = database.is_postgres
-    key = (status, bool(by_target), postgres)
+    key = (status, bool(by_target), postgres, bool(by_step))
     sql = _CLAIM_SQL.get(key)
     if sql is None:
-        sql = _CLAIM_SQL[key] = _claim_sql(status, by_target, postgres)
+        sql = _CLAIM_SQL[key] = _claim_sql(status, by_target, postgres, by_step)
     return sql
 
 
-_CLAIM_SQL = {}  # (status, by target, postgres) -> the statement: built once, used per claim
+_CLAIM_SQL = {}  # (status, by target, postgres, by step) -> the statement: built once
 
 
-def _claim_sql(status, by_target, postgres):
+def _claim_sql(status, by_target, postgres, by_step=False):
     return CLAIM_SQL.format(
         returning=", ".join(RETURNING[status]),
         hint="" if postgres else f" INDEXED BY {CLAIM_INDEX[status]}",
         status=status,
-        target="AND target_id = ?" if by_target else "",
+        target=("AND target_id = ? " if by_target else "") + ("AND step = ?" if by_step else ""),
         lock=PG_LOCK if postgres else "",
         recheck=PG_RECHECK.format(status=status) if postgres else "",
         pick=(PG_PICK if postgres else SQLITE_PICK)[0],
@@ -234,11 +235,14 @@ def claimable(run, status, now):
     )
 
 
-def any_claimable(run, status, now, target_id=None):
-    """True when an item of the run (optionally of one target) can be claimed now."""
+def any_claimable(run, status, now, target_id=None, step=None):
+    """True when an item of the run (optionally of one target, and of one load step) can be
+    claimed now."""
     query = Item.select().where(claimable(run, status, now))
     if target_id is not None:
         query = query.where(Item.target == target_id)
+    if step is not None:
+        query = query.where(Item.step == step)
     return query.exists()
 
 
@@ -267,7 +271,16 @@ def claim(run_id, status, now, deadline, target_id=None, holder=None):
 
 
 def claim_batch(
-    run_id, status, now, deadline, target_id=None, k=1, holder=None, provider_id=None, limit=None
+    run_id,
+    status,
+    now,
+    deadline,
+    target_id=None,
+    k=1,
+    holder=None,
+    provider_id=None,
+    limit=None,
+    step=None,
 ):
     """Claim up to `k` claimable items of a run (optionally of one target) in one short
     transaction, for `holder` (who may release them all if it dies): a Batch of Claimed (NEW)
@@ -275,12 +288,16 @@ def claim_batch(
 
     With `provider_id` and `limit` on PostgreSQL, at most the provider's free slots are kept
     (fit_to_limit above); the Batch is `full` when none was. SQLite has one process claiming,
-    whose threads are the provider's concurrency: it needs no count.
+    whose threads are the provider's concurrency: it needs no count. `step` (with a target):
+    only the items of that load step.
     """
-    sql = claim_sql(status, target_id is not None)
+    by_step = target_id is not None and step is not None
+    sql = claim_sql(status, target_id is not None, by_step=by_step)
     params = [db_text(now), db_text(now), db_text(deadline), holder, run_id]
     if target_id is not None:
         params.append(target_id)
+    if by_step:
+        params.append(int(step))
     params += [db_text(now), db_text(now)]
     if not database.is_postgres:
         params += [int(k), run_id]

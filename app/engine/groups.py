@@ -12,6 +12,8 @@ from ..db.models import Item
 from ..db.models import RunTarget
 from .claims import any_claimable
 from .claims import next_wake
+from .load_steps import current_step
+from .load_steps import load_of
 
 STICKY_SECONDS = 30.0  # wait this long for a group's backoffs before switching model groups
 
@@ -24,7 +26,7 @@ def pick_group(ctx):
     if current is not None and ctx.breaker.waiting(ctx.targets[current].provider_id, now):
         current = ctx.memory.group = None  # its server is down: another group may go on
     if current is not None:
-        if any_claimable(ctx.run, NEW, now, current):
+        if claimable_now(ctx, current, now):
             return ctx.targets[current]
         wake = next_wake(ctx.run, current)
         if wake is not None and (wake - now).total_seconds() <= STICKY_SECONDS:
@@ -34,9 +36,16 @@ def pick_group(ctx):
             target.provider_id, now
         ):
             continue
-        if any_claimable(ctx.run, NEW, now, target.id):
+        if claimable_now(ctx, target.id, now):
             return target
     return None
+
+
+def claimable_now(ctx, target_id, now):
+    """True when the target has an item to claim now: of its current load step in a run with
+    load steps (a later step's items wait for the step before them to be answered)."""
+    step = current_step(ctx.run, target_id) if load_of(ctx.run) else None
+    return any_claimable(ctx.run, NEW, now, target_id, step)
 
 
 def leave_group(ctx):

@@ -28,6 +28,12 @@ log = logging.getLogger(__name__)
 JUDGE_RAW_SEPARATOR = "\n\n----- repair request -----\n\n"
 DEFAULT_MAX_TOKENS = 2048
 JUDGE_UNUSABLE_TO_PAUSE = 5  # unusable judgements in a row before the run pauses
+# An answer of a load step the judge does not score (settings.load.judgeSteps "first") whose
+# task has no checks: settled unscored, and the item's page says why.
+NOT_JUDGED = (
+    "not judged: only the first load step's answers are judged (settings.load.judgeSteps "
+    '"first"); this task has no checks to score it by'
+)
 MAX_TOKENS_NAMES = ("max_tokens", "maxTokens", "max_completion_tokens", "num_predict")
 
 
@@ -58,8 +64,12 @@ class ItemWorker:
         self._lock = threading.Lock()
 
     # ---- answers ---------------------------------------------------------------------------
-    def answer(self, item, target, adapter):
-        """Send one claimed item to its target and record the answer, a retry or the failure."""
+    def answer(self, item, target, adapter, judged=True):
+        """Send one claimed item to its target and record the answer, a retry or the failure.
+
+        `judged` False (a load step the judge does not score, settings.load.judgeSteps): the
+        answer is settled by its rules alone, or left unscored with the reason when it has none.
+        """
         ctx = self.ctx
         attempts = item.attempts
         messages = item_messages(item.system_prompt, item.question)
@@ -129,8 +139,10 @@ class ItemWorker:
             answered_at=now,
             updated_at=now,
         )
-        score, stored = settled_by_rules(task, completion.text, fields, ctx.run)
+        score, stored = settled_by_rules(task, completion.text, fields, ctx.run, judge=judged)
         fields.update(stored)
+        if score is None and not judged:
+            fields.update(status=COMPLETED, evaluation_reason=NOT_JUDGED, judged_at=now)
         if score is not None:
             fields.update(
                 status=COMPLETED,
@@ -175,8 +187,9 @@ class ItemWorker:
     def _params(self, item, target):
         """The target's params, with the item's own seed when the run repeats tasks."""
         params = target.params or {}
-        # The seed comes with the claim (claims.ANSWERING); only repeated runs use it.
-        if self.ctx.repeats > 1 and item.seed is not None:
+        # The seed comes with the claim (claims.ANSWERING); only repeated runs have one (a load
+        # step asking its tasks again too: runs/lifecycle.py _target_rows).
+        if item.seed is not None:
             params = {**params, "seed": item.seed}
         return params
 

@@ -33,6 +33,7 @@ from ..db.models import Provider
 from ..db.models import Run
 from . import claims
 from . import lease
+from . import load_steps
 from .context import RunContext
 from .items import ItemWorker
 from .memory import memory_for
@@ -131,7 +132,19 @@ class RemoteWorker:
                 continue
             if ctx.breaker.waiting(target.provider_id, now):
                 continue
-            if not claims.any_claimable(ctx.run, NEW, now, target.id):
+            load, step, limit, judged = load_steps.load_of(ctx.run), None, None, True
+            if load:
+                # Concurrency steps: the current step's items, at its concurrency (counted
+                # across processes like a provider's). A rate step keeps one schedule: the
+                # orchestrator's alone.
+                if load["mode"] == "rate":
+                    continue
+                step = load_steps.current_step(ctx.run, target.id)
+                if step is None:
+                    continue
+                limit = load_steps.limit_of(ctx.run, load, step)
+                judged = load_steps.judged(load, step)
+            if not claims.any_claimable(ctx.run, NEW, now, target.id, step):
                 continue
             provider = target.provider
             adapter = self._adapter(ctx, provider)
@@ -144,11 +157,12 @@ class RemoteWorker:
                 provider,
                 NEW,
                 target.id,
-                ctx.concurrency(provider),
+                limit or ctx.concurrency(provider),
                 1,
                 lambda row, label=label: f"{row.task_key} on {label}",
-                lambda row, w=worker, t=target, a=adapter: w.answer(row, t, a),
+                lambda row, w=worker, t=target, a=adapter, j=judged: w.answer(row, t, a, j),
                 worker,
+                step,
             )
             return True
         return False
@@ -188,9 +202,12 @@ class RemoteWorker:
             log.error("provider %s cannot be used on this worker: %r", provider.name, exc)
             return None
 
-    def _work(self, ctx, provider, status, target_id, limit, calls, label_of, process, worker):
-        """One round: up to `concurrency` threads claim and work items of `status` until none is
-        left, the round's time is up, the run pauses or stops, or this worker stops."""
+    def _work(
+        self, ctx, provider, status, target_id, limit, calls, label_of, process, worker, step=None
+    ):
+        """One round: up to `concurrency` threads claim and work items of `status` (of one load
+        `step`, when given) until none is left, the round's time is up, the run pauses or stops,
+        or this worker stops."""
         run_id = ctx.run.id
         pool = WorkerPool(
             ctx,
@@ -204,7 +221,7 @@ class RemoteWorker:
         feed = ClaimFeed(
             pool,
             lambda now, until, k: claims.claim_batch(
-                run_id, status, now, until, target_id, k, self.holder, provider.id, limit
+                run_id, status, now, until, target_id, k, self.holder, provider.id, limit, step
             ),
             k=count,
         )

@@ -83,18 +83,20 @@ def check_fields(score):
     return fields
 
 
-def settled_by_rules(task, answer, fields, run):
+def settled_by_rules(task, answer, fields, run, judge=True):
     """(the item's score when rules alone settle it, else None; the columns its rule scores
     fill): rules settle it when no scorer that needs a call scores the task in this run, or a
     rule failed hard (a judge cannot lift an auto-fail's 0, so it is not asked). `task` is the
     item's (RunTasks.of), `fields` the answer's columns about to be stored (its facts among
-    them)."""
+    them). `judge` False: scored as in a run without a judge (a load step the judge does not
+    score)."""
     if not registry.has_rules():
         return None, {}
     scores = rule_scores(task, answer, {name: fields.get(name) for name in FACTS})
     checks = check_columns(scores)
     stored = {**check_fields(combine(scores)), **checks} if checks else {}
-    return settled(scores, task, *run_scoring(run)), stored
+    has_judge, weights = run_scoring(run)
+    return settled(scores, task, has_judge and judge, weights), stored
 
 
 def with_judgement(item, judged, run, tasks):

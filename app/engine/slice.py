@@ -37,6 +37,7 @@ from . import call_claims
 from . import claims
 from . import groups
 from . import lease
+from . import load_steps
 from . import warmup
 from .calls import CallWorker
 from .calls import cant_finish_job
@@ -171,10 +172,33 @@ class Slice:
         seconds = self.pool.claim_seconds(target.provider)
         label = ctx.target_label(target.id)
         limit = ctx.concurrency(target.provider)
+        load, step, answer = load_steps.load_of(ctx.run), None, self.worker.answer
+        if load:
+            # One load step at a time, at the step's own load (load_steps.py).
+            step = load_steps.current_step(ctx.run, target.id)
+            if step is None:
+                return None
+            limit = load_steps.limit_of(ctx.run, load, step)
+            load_steps.begin(ctx, target, adapter, load, step)
+            answer = self._step_answer(load, step, target)
+            # The slice's end would drain the step to nothing in flight every few seconds (a
+            # load test must hold its load); pause and stop are still watched every 0.1 s.
+            self.pool.deadline = max(
+                self.pool.deadline, time.monotonic() + load_steps.STEP_SLICE_SECONDS
+            )
         feed = ClaimFeed(
             self.pool,
             lambda now, until, k: claims.claim_batch(
-                ctx.run.id, NEW, now, until, target.id, k, self.holder, target.provider_id, limit
+                ctx.run.id,
+                NEW,
+                now,
+                until,
+                target.id,
+                k,
+                self.holder,
+                target.provider_id,
+                limit,
+                step,
             ),
             k=limit,
             ahead=not database.is_postgres,
@@ -189,10 +213,29 @@ class Slice:
                     None if ctx.breaker.waiting(target.provider_id, now) else feed(now, until)
                 ),
                 lambda row: f"{row.task_key} on {label}",
-                lambda row: self.worker.answer(row, target, adapter),
+                lambda row: answer(row, target, adapter),
                 self.worker.internal_failure,
             ),
         )
+
+    def _step_answer(self, load, step, target):
+        """ItemWorker.answer for one load step: a rate step's request waits for its arrival
+        first, and a step the judge does not score (judgeSteps "first") is settled by its
+        rules alone."""
+        ctx = self.ctx
+        arrivals = load_steps.arrivals_for(ctx, target, load, step)
+        judged = load_steps.judged(load, step)
+
+        def answer(row, target, adapter):
+            if arrivals is not None and not load_steps.wait_for_arrival(ctx, arrivals):
+                # Halted before its time came: unsent, so the claim goes back uncounted (on a
+                # stop the supervisor gives it back itself).
+                if not ctx.cancel.is_set():
+                    claims.release(row.id, row.attempts)
+                return
+            self.worker.answer(row, target, adapter, judged=judged)
+
+        return answer
 
     def _judge(self):
         ctx = self.ctx

@@ -117,6 +117,9 @@ def run_speed(run, averages=None):
             for key, number in zip(keys, numbers, strict=True)
         ]
         out.append(figures)
+    load = (run.settings or {}).get("load")
+    if load:
+        _add_steps(run, load, out)
     result = {"runId": run.run_id, "targets": out}
     if stamp is not None:
         _remember((run.id, run.run_id, stamp), result)
@@ -411,3 +414,60 @@ def _sum_histograms(hists, numbers):
     """{bucket: count} of the groups `numbers` together."""
     total = hists[numbers].sum(axis=0) if numbers else np.zeros(0, dtype=np.int64)
     return {int(b): int(total[b]) for b in np.flatnonzero(total)}
+
+
+def _add_steps(run, load, targets):
+    """Each target's figures per load step (settings.load): its "steps", in step order, each
+    with the step's load (requests in flight, or requests/s), the figures _figures gives a
+    target, and the average score of the step's answers with how many were scored: whether
+    quality holds under load, beside the speed. One query for the answers and failures, one for
+    the scores."""
+    failed = IS_ANSWER_FAILED
+    timed_out = failed & (
+        fn.LOWER(I.error_msg).contains(TIMEOUT_WORDS[0])
+        | fn.LOWER(I.error_msg).contains(TIMEOUT_WORDS[1])
+    )
+    query = I.select(
+        *_COLUMNS, I.step, Case(None, [(failed, 1)], 0), Case(None, [(timed_out, 1)], 0)
+    ).where((I.run == run) & (I.time_taken_ms.is_null(False) | failed))
+    answers, steps, failures = [], [], {}
+    at = len(_COLUMNS)
+    for row in database.execute(query).fetchall():
+        key = (row[0], row[at] or 0)
+        if row[-2]:
+            was = failures.get(key, (0, 0))
+            failures[key] = (was[0] + 1, was[1] + row[-1])
+        else:
+            answers.append((*row[:at], *row[-2:]))
+            steps.append(key)
+    scores = {
+        (target, step or 0): (mean, n)
+        for target, step, mean, n in I.select(
+            I.target, I.step, fn.AVG(I.evaluation_score), fn.COUNT(I.evaluation_score)
+        )
+        .where((I.run == run) & I.evaluation_score.is_null(False))
+        .group_by(I.target, I.step)
+        .tuples()
+    }
+    columns = _columns(answers)
+    groups = {key: number for number, key in enumerate(dict.fromkeys(steps))}
+    group_of = np.array([groups[key] for key in steps], dtype=np.int64)
+    hists = _group_histograms(columns["itl"], group_of, len(groups))
+    for figures in targets:
+        figures["steps"] = []
+        for step, value in enumerate(load["steps"]):
+            key = (figures["targetId"], step)
+            number = groups.get(key)
+            mask = group_of == number if number is not None else np.zeros(len(steps), bool)
+            itl = _sum_histograms(hists, [number]) if number is not None else {}
+            mean, scored = scores.get(key, (None, 0))
+            figures["steps"].append(
+                {
+                    "step": step,
+                    "mode": load["mode"],
+                    "load": value,
+                    **_figures(columns, mask, failures.get(key), itl),
+                    "meanScore": float(mean) if mean is not None else None,
+                    "scored": int(scored),
+                }
+            )

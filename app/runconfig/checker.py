@@ -13,6 +13,7 @@ from ..db.models import Collection
 from ..db.models import Provider
 from ..errors import ValidationError
 from ..runs.spec import SETTINGS
+from ..runs.spec import clean_load
 from ..runs.spec import clean_params
 from ..runs.spec import setting
 from .prices import check_prices
@@ -43,6 +44,7 @@ RUN_KEYS = {
     "latency_target_ms",
     "out_dir",
     "judge_check",
+    "load",
 }
 # apocbench spellings accepted beside ours
 RUN_ALIASES = {
@@ -68,6 +70,8 @@ RUN_SETTINGS = (
     ("judge_repeats", "judgeRepeats"),
     ("latency_target_ms", "latencyTargetMs"),
 )
+# run.load's snake_case spellings beside the spec's
+LOAD_ALIASES = {"requests_per_step": "requestsPerStep", "judge_steps": "judgeSteps"}
 PROVIDER_KEYS = {
     "name",
     "type",
@@ -381,6 +385,16 @@ class ConfigChecker:
                 self.add("run.categories", "must be a list of category names", run, "categories")
             else:
                 settings["categories"] = [c.strip() for c in categories if c.strip()]
+        if run.get("load") is not None:
+            # The spec's own rules (runs/spec.py clean_load), named as the file names them.
+            found, raw = [], run["load"]
+            if isinstance(raw, dict):
+                raw = {LOAD_ALIASES.get(k, k): v for k, v in raw.items()}
+            load = clean_load(raw, found, ("run", "load"))
+            for problem in found:
+                self.add(problem["field"], problem["message"], run, "load")
+            if load and not found:
+                settings["load"] = load
         plan.settings = settings
         judge_check = run.get("judge_check", False)
         if not isinstance(judge_check, bool):

@@ -164,6 +164,8 @@ def item_to_dict(item, raw=True, human_rating=None):
         "targetProviderName": target.provider_name,
         "targetModelName": target.model,
         "targetLabel": target.label,
+        # The load step the answer belongs to (settings.load; 0 without load steps).
+        "loadStep": item.step,
         "status": item.status,
         "answer": item.answer,
         "llmResponseJson": {"text": item.answer} if item.answer is not None else None,

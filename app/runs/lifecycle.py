@@ -168,13 +168,16 @@ def _dataset_hash(keys):
     return digest, [cant_by_pk[pk] for pk in keys if pk in cant_by_pk]
 
 
-def _item_rows(run, rt, target, snapshots, repeats, now):
-    """The item rows of one target: one per task (x repeats), each with its context hash."""
+def _item_rows(run, rt, target, snapshots, repeats, now, step=0, first_repeat=0, seeds=None):
+    """The item rows of one target: one per task (x repeats), each with its context hash;
+    `step` the load step they belong to, `first_repeat` the repeat index of the first of them
+    and `seeds` every repeat's seed (a load step cycling through its tasks again)."""
     provider = target["provider"]
+    seeds = seeds or repeat_seeds(target["params"], repeats)
     for snap, cant in snapshots:
         messages = item_messages(snap["system_prompt"], snap["question"])
-        seeds = repeat_seeds(target["params"], repeats)
-        for repeat, seed in enumerate(seeds):
+        for repeat in range(first_repeat, first_repeat + repeats):
+            seed = seeds[repeat]
             params = target["params"] if seed is None else {**target["params"], "seed": seed}
             row = {
                 **snap,
@@ -182,6 +185,7 @@ def _item_rows(run, rt, target, snapshots, repeats, now):
                 "target": rt.id,
                 "status": NEW,
                 "repeat": repeat,
+                "step": step,
                 "seed": seed,
                 "context_hash": context_hash(
                     provider.name,
@@ -205,6 +209,29 @@ def _item_rows(run, rt, target, snapshots, repeats, now):
                     error_msg=f"can't be finished: the task cannot be rendered: {cant}",
                 )
             yield row
+
+
+def _target_rows(run, rt, target, pks, repeats, load, now):
+    """The item rows of one target, one iterator per load step (a single step without a load):
+    step by step, so the claims (in id order) meet a step's items together. A load step asks
+    `requestsPerStep` tasks: the first N, or all of them again as further repeats past them."""
+    if not load:
+        yield _item_rows(run, rt, target, map(_snapshot, _tasks_by_id(pks)), repeats, now)
+        return
+    wanted = load.get("requestsPerStep") or len(pks)
+    cycles = -(-wanted // len(pks))  # rounds through the tasks
+    seeds = repeat_seeds(target["params"], repeats * cycles)
+    for step in range(len(load["steps"])):
+        for cycle in range(cycles):
+            chunk = pks[: min(len(pks), wanted - cycle * len(pks))]
+            snapshots = map(_snapshot, _tasks_by_id(chunk))
+            yield _item_rows(run, rt, target, snapshots, repeats, now, step, cycle * repeats, seeds)
+
+
+def _load_text(load):
+    """'concurrency 1, 2, 4' or 'rate 0.5, 1 requests/s': a load's steps as the log says them."""
+    steps = ", ".join(f"{s:g}" for s in load["steps"])
+    return f"rate {steps} requests/s" if load["mode"] == "rate" else f"concurrency {steps}"
 
 
 def _log_unrenderable(run, bad, per_target, now):
@@ -310,6 +337,13 @@ def create_run(
     if len(bad) == len(pks):
         raise ValidationError([{"field": f"task {key}", "message": why} for key, why in bad])
     repeats = int(spec["settings"].get("repeats") or 1)
+    load = spec["settings"].get("load")
+    if load and reuse:
+        # Every step asks the same tasks: earlier answers would fill every step, load unseen.
+        raise ValidationError.field(
+            "settings.load",
+            "a run with load steps asks every answer anew; start it without reusing answers",
+        )
     with database.atomic("IMMEDIATE"):
         queued = _must_queue(queue)
         run_id = spec["run_id"] or _new_run_id(spec["name"] or "run", now)
@@ -358,13 +392,14 @@ def create_run(
             )
             # Inserted as they are made, a batch at a time: a list of every item's row first
             # held the whole run in memory (the CLI's peak RSS grew with the run's size).
-            snapshots = map(_snapshot, _tasks_by_id(pks))
-            rows = _item_rows(run, rt, target, snapshots, repeats, now)
-            while batch := list(islice(rows, INSERT_BATCH)):
-                insert_rows(Item, batch)
-                items += len(batch)
+            for rows in _target_rows(run, rt, target, pks, repeats, load, now):
+                while batch := list(islice(rows, INSERT_BATCH)):
+                    insert_rows(Item, batch)
+                    items += len(batch)
         targets = ", ".join(f"{t['provider'].name}/{t['label']}" for t in spec["targets"])
         times = f" x {repeats} repeats" if repeats > 1 else ""
+        if load:
+            times += f" x {len(load['steps'])} load steps ({_load_text(load)})"
         origin = f" ({triggered_by}{': ' + trigger_note if trigger_note else ''})"
         log_event(
             run,
@@ -378,6 +413,7 @@ def create_run(
                 "tasks": len(pks),
                 "source": source,
                 "repeats": repeats,
+                **({"loadSteps": load["steps"]} if load else {}),
                 "triggeredBy": triggered_by or "manual",
             },
             now=now,
@@ -387,7 +423,9 @@ def create_run(
         if spec["judge_check"]:
             # Before any answer: the judge scores the tasks' own references first.
             queue_reference_check(run, now, reopen_run=False)
-        _log_unrenderable(run, bad, len(spec["targets"]) * repeats, now)
+        _log_unrenderable(
+            run, bad, len(spec["targets"]) * repeats * len(load["steps"] if load else [0]), now
+        )
         if reuse:
             hits = reuse_earlier(run, now)
             log_event(

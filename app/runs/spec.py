@@ -54,6 +54,16 @@ SETTINGS = {
     # The answer time (ms) an answer should meet: its share is part of the composite score.
     "latencyTargetMs": (int, 1, 3_600_000, "must be whole milliseconds from 1 to 3600000"),
 }
+# Load steps (settings.load): the same tasks asked again at each step's load, one step after
+# another, each step's answers kept apart (Item.step). Concurrency steps are requests in flight
+# (as settings.concurrency); rate steps are requests started per second, not waiting for answers.
+LOAD_MODES = ("concurrency", "rate")
+LOAD_ARRIVALS = ("poisson", "constant")
+LOAD_JUDGE_STEPS = ("all", "first")
+LOAD_KEYS = ("mode", "steps", "arrivals", "warmup", "requestsPerStep", "judgeSteps")
+LOAD_MAX_STEPS = 12
+LOAD_MAX_RATE = 1000.0  # requests/s
+LOAD_MAX_WARMUP = 64
 LABEL_MAX = 300  # a target's label (RunTarget.label)
 MODEL_CHECK_TIMEOUT = 5.0  # seconds: a server that cannot list its models this fast is skipped
 MODELS_SHOWN = 20  # how many served models a "not served" message names
@@ -273,7 +283,87 @@ def clean_settings(raw, errors):
             _error(errors, ("settings", "categories"), "must be a list of names")
         else:
             settings["categories"] = [c for c in categories if c]
+    load = clean_load(raw.get("load"), errors)
+    if load:
+        settings["load"] = load
     return settings
+
+
+def clean_load(raw, errors, path=("settings", "load")):
+    """settings.load: {mode, steps, arrivals (rate), warmup, requestsPerStep, judgeSteps}, or
+    {} when not given. `steps` may be text ("1, 2, 4, 8", a form's field)."""
+    path = tuple(path)
+    if raw in (None, "", {}):
+        return {}
+    if not isinstance(raw, dict):
+        _error(errors, path, 'must be an object like {"mode": "concurrency", "steps": [1, 2, 4]}')
+        return {}
+    for key in raw:
+        if key not in LOAD_KEYS:
+            _error(errors, (*path, key), "unknown key; use " + ", ".join(LOAD_KEYS))
+    mode = raw.get("mode") or "concurrency"
+    if mode not in LOAD_MODES:
+        _error(errors, (*path, "mode"), "must be " + " or ".join(LOAD_MODES))
+        return {}
+    load = {"mode": mode, "steps": _load_steps(raw.get("steps"), mode, path, errors)}
+    if mode == "rate":
+        arrivals = raw.get("arrivals") or "poisson"
+        if arrivals not in LOAD_ARRIVALS:
+            _error(errors, (*path, "arrivals"), "must be " + " or ".join(LOAD_ARRIVALS))
+        load["arrivals"] = arrivals
+    elif raw.get("arrivals") not in (None, ""):
+        _error(errors, (*path, "arrivals"), 'is for mode "rate" only')
+    for key, low, high in (("warmup", 0, LOAD_MAX_WARMUP), ("requestsPerStep", 1, 1_000_000)):
+        value = raw.get(key)
+        if value in (None, ""):
+            continue
+        try:
+            number = _int(value)
+        except (TypeError, ValueError, OverflowError):
+            number = low - 1
+        if not low <= number <= high:
+            _error(errors, (*path, key), f"must be a whole number from {low} to {high}")
+            continue
+        load[key] = number
+    judge_steps = raw.get("judgeSteps") or "all"
+    if judge_steps not in LOAD_JUDGE_STEPS:
+        _error(errors, (*path, "judgeSteps"), 'must be "all" or "first"')
+    load["judgeSteps"] = judge_steps
+    return load
+
+
+def _load_steps(raw, mode, path, errors):
+    """The steps of a load: whole numbers from 1 to 64 (concurrency) or requests/s above 0
+    (rate), at least one, at most LOAD_MAX_STEPS; text is split at commas."""
+    if isinstance(raw, str):
+        raw = [part.strip() for part in raw.replace(";", ",").split(",") if part.strip()]
+    if not isinstance(raw, list) or not raw:
+        _error(errors, (*path, "steps"), "give at least one step, like [1, 2, 4, 8]")
+        return []
+    if len(raw) > LOAD_MAX_STEPS:
+        _error(errors, (*path, "steps"), f"at most {LOAD_MAX_STEPS} steps")
+        return []
+    steps = []
+    for i, value in enumerate(raw):
+        try:
+            if mode == "concurrency":
+                number = _int(value)
+                ok = 1 <= number <= SETTINGS["concurrency"][2]
+            else:
+                number = _number(value)
+                ok = 0 < number <= LOAD_MAX_RATE
+        except (TypeError, ValueError, OverflowError):
+            ok = False
+        if not ok:
+            message = (
+                f"must be whole requests in flight from 1 to {SETTINGS['concurrency'][2]}"
+                if mode == "concurrency"
+                else f"must be requests per second above 0, at most {LOAD_MAX_RATE:g}"
+            )
+            _error(errors, (*path, "steps", i), message)
+            continue
+        steps.append(number)
+    return steps
 
 
 def _targets(raw_targets, errors):

@@ -87,6 +87,11 @@ def parse_form(form):
         "extra_params": {},
         "collectionIds": {c for c in map(_int_or_none, form.getlist("collectionIds")) if c},
         "settings": {name: form.get(name, "").strip() for name in SETTINGS},
+        # Load steps: "1, 2, 4, 8" and their mode; runs/spec.py clean_load reads the text.
+        "load": {
+            "steps": form.get("loadSteps", "").strip(),
+            "mode": form.get("loadMode", "").strip() or "concurrency",
+        },
     }
     # (target key, name prefix of its param inputs): a listed model has its own params row;
     # the models typed by name share their provider's "params for typed models" row.
@@ -129,6 +134,8 @@ def parse_form(form):
         "collectionIds": sorted(state["collectionIds"]),
         "settings": {name: value for name, value in state["settings"].items() if value},
     }
+    if state["load"]["steps"]:
+        spec["settings"]["load"] = dict(state["load"])
     if state["name"]:
         spec["name"] = state["name"]
     return state, spec
@@ -248,6 +255,8 @@ def form_errors(errors, state):
             field = f"{target_key(*state['targets'][path[1]])}#label"
         elif path[0] == "settings" and len(path) == 2 and path[1] in SETTINGS:
             field = path[1]
+        elif path[:2] == ["settings", "load"]:
+            field = "loadSteps"
         elif path[0] in SPEC_FIELDS and (len(path) == 1 or path[0] == "targets"):
             field = path[0]
             if state.get("noJudge") and field == "judgeModel":
