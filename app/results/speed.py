@@ -4,31 +4,46 @@ percentiles and 95 % CIs), throughput over the answering window, error and timeo
 two flags that say when a figure means something else than it seems.
 
 Read in one query per run (the answers' timing columns as plain tuples, each failure's kind
-worked out in SQL) plus an index seek that says whether a cached result still holds, then
-worked out with numpy: a 100 000-item run takes over a second cold (SQLite reading the rows,
-then each answer's gap histogram decoded) and a few ms once cached. Items from
-before the timing columns (or answers that were not streamed) still give what they have; the
-window figures need send times and say so when there are none.
+worked out in SQL), every answer's gap histogram decoded at once (app/latency_arrays.py), then
+worked out with numpy: a 100 000-item run takes a second or more, most of it SQLite reading
+the wide item rows. So the figures are kept: per process (a small cache) and in the database
+(RunSpeed, one row per run, stored when a finished run is digested or first viewed), each
+under a stamp that an index seek and the kept item counts give; a view whose stamp still holds
+reads one row (bench/bench_speed_page.py). Items from before the timing columns (or answers
+that were not streamed) still give what they have; the window figures need send times and say
+so when there are none.
 """
 
+import hashlib
+import json
+import logging
 import math
 import threading
 
 import numpy as np
 from peewee import Case
+from peewee import IntegrityError
+from peewee import OperationalError
 from peewee import fn
 
+from ..clock import utcnow
 from ..db.connection import database
+from ..db.models import CONTROL_RUNNING
+from ..db.models import FINISHED
+from ..db.models import RunSpeed
 from ..db.models import RunTarget
 from ..latency import bucket_value
 from ..latency import histogram_summary
-from ..latency import unpack_lists
+from ..latency_arrays import merged_by_group
+from ..runs.counts import kept
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import I
 from .clustered import percentile_ci
 from .stats import CONFIDENCE
 from .stats import RESAMPLES
 from .stats import SEED
+
+log = logging.getLogger(__name__)
 
 # The figures each distribution reports besides n, mean and max.
 SPEED_QUANTILES = (("p50", 0.50), ("p90", 0.90), ("p95", 0.95), ("p99", 0.99))
@@ -71,12 +86,35 @@ def run_speed(run, averages=None):
     the same figures per category ("categories"). `averages` (model_averages rows), when a
     caller has them, name the targets without reading them again.
 
-    A run whose items have not changed since the last call (the latest change to a tried item,
-    found by index) is not read again: its figures come from a small cache."""
+    A run whose items have not changed since its figures were last worked out (the stamp: its
+    latest item change, found by index, and its kept item counts) is not read again: the
+    figures come from a small per-process cache, else from the run's RunSpeed row (one row, for
+    every process). Otherwise they are worked out, and kept unless the run is still working."""
     stamp = _stamp(run)
-    cached = _cache.get((run.id, run.run_id, stamp)) if stamp is not None else None
-    if cached is not None:
-        return cached
+    if stamp is None:
+        return compute_speed(run, averages)
+    key = (database.database, run.id, run.run_id, stamp)
+    figures = _cache.get(key)
+    if figures is None:
+        figures = _stored(run, stamp)
+    if figures is None:
+        figures = compute_speed(run, averages)
+        if not _working(run):
+            _store(run, stamp, figures)
+    _remember(key, figures)
+    return figures
+
+
+def keep_speed(run):
+    """Work out and store a run's speed figures unless its stored ones still hold (a finished
+    run, when it is digested: its first view is then one row)."""
+    stamp = _stamp(run)
+    if stamp is not None and _stored(run, stamp) is None:
+        _store(run, stamp, compute_speed(run))
+
+
+def compute_speed(run, averages=None):
+    """run_speed's figures worked out from the run's items (no cache, nothing stored)."""
     targets = _targets(run, averages)
     answers, failures = _read(run)
     columns = _columns(answers)
@@ -120,28 +158,73 @@ def run_speed(run, averages=None):
     load = (run.settings or {}).get("load")
     if load:
         _add_steps(run, load, out)
-    result = {"runId": run.run_id, "targets": out}
-    if stamp is not None:
-        _remember((run.id, run.run_id, stamp), result)
-    return result
+    return {"runId": run.run_id, "targets": out}
 
 
-# The latest figures of a few runs, by (run, latest item change): a finished run's page and its
-# exports read 100 000 items once, not on every view.
+# The latest figures of a few runs, by (database, run, stamp): a page and its exports in this
+# process read the RunSpeed row (or the items) once, not on every view.
 _CACHE_SIZE = 16
 _cache = {}
 _cache_lock = threading.Lock()
 
 
 def _stamp(run):
-    """(database, latest updated_at of a tried item): an index seek (item_run_id_updated_at_
-    tried); None when no item was tried (nothing worth keeping)."""
+    """What the figures were worked out from, as a hash: the latest updated_at of a tried item
+    (an index seek: item_run_id_updated_at_tried) and the run's kept item counts per target,
+    status and stage with their answer-time and token counts (a few rows), so a change that
+    left updated_at behind (another machine's clock, a retry in the same instant) is seen too.
+    None when no item was tried (nothing worth keeping)."""
     latest = (
         I.select(fn.MAX(I.updated_at))
         .where((I.run == run) & I.last_attempt_at.is_null(False))
         .scalar()
     )
-    return None if latest is None else (database.database, str(latest))
+    if latest is None:
+        return None
+    parts = [str(latest)]
+    for (target, status, stage), sums in sorted(kept(run).items()):
+        parts.append(f"{target}:{status}:{stage}:{sums['n']}:{sums['answer_ms_n']}")
+        parts.append(str(sums["tokens_generated"]))
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+def _working(run):
+    """Whether the run is answering or judging now: its items change every second, so figures
+    kept for them would be stale by the next view (the per-process cache still serves views
+    in between)."""
+    return run.status != FINISHED and run.control == CONTROL_RUNNING
+
+
+def _stored(run, stamp):
+    """The run's stored figures if they were worked out for `stamp`, else None."""
+    row = (
+        RunSpeed.select(RunSpeed.figures)
+        .where((RunSpeed.run == run) & (RunSpeed.stamp == stamp))
+        .tuples()
+        .first()
+    )
+    return None if row is None else json.loads(row[0])
+
+
+def _store(run, stamp, figures):
+    """Keep `figures` as the run's, for `stamp` (replacing older ones). A database that takes
+    no write now (read-only, locked past its wait) only costs the next view a computation."""
+    text, now = json.dumps(figures, default=_plain), utcnow()
+    try:
+        with database.atomic():
+            RunSpeed.insert(run=run.id, stamp=stamp, figures=text, computed_at=now).on_conflict(
+                conflict_target=[RunSpeed.run],
+                update={RunSpeed.stamp: stamp, RunSpeed.figures: text, RunSpeed.computed_at: now},
+            ).execute()
+    except (OperationalError, IntegrityError):
+        log.warning("speed figures of run %s not stored", run.run_id, exc_info=True)
+
+
+def _plain(value):
+    """A numpy number as the plain one JSON writes (figures worked out with numpy)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON: {type(value).__name__}")
 
 
 def _remember(key, value):
@@ -394,20 +477,9 @@ def histogram_distribution(hist):
 
 def _group_histograms(blobs, group_of, groups):
     """One merged gap histogram per group (a 2-D array, groups x buckets) of every answer's
-    packed histogram (app.latency.pack; None = no gaps): merge(unpack(b) ...) per group."""
-    merged = [{} for _ in range(groups)]
-    for blob, group in zip(blobs, group_of.tolist(), strict=True):
-        if not blob:
-            continue
-        into = merged[group]
-        for b, n in zip(*unpack_lists(blob), strict=True):
-            into[b] = into.get(b, 0) + n
-    width = 1 + max((max(h) for h in merged if h), default=0)
-    hists = np.zeros((groups, width), dtype=np.int64)
-    for group, hist in enumerate(merged):
-        if hist:
-            hists[group, list(hist)] = list(hist.values())
-    return hists
+    packed histogram (app.latency.pack; None = no gaps): merge(unpack(b) ...) per group, all
+    decoded at once (app/latency_arrays.py)."""
+    return merged_by_group(blobs, group_of, groups)
 
 
 def _sum_histograms(hists, numbers):
