@@ -19,6 +19,7 @@ import json
 import logging
 import math
 import threading
+from pathlib import Path
 
 import numpy as np
 from peewee import Case
@@ -161,6 +162,12 @@ def compute_speed(run, averages=None):
     return {"runId": run.run_id, "targets": out}
 
 
+# Which code worked the stored figures out: this module's source and a version to bump when
+# figure code elsewhere changes what run_speed gives. Part of the stamp, so figures stored by
+# an older version are worked out again on their next view, not shown in an older shape.
+FIGURES_VERSION = 1
+_CODE = f"{FIGURES_VERSION}:{hashlib.sha256(Path(__file__).read_bytes()).hexdigest()}"
+
 # The latest figures of a few runs, by (database, run, stamp): a page and its exports in this
 # process read the RunSpeed row (or the items) once, not on every view.
 _CACHE_SIZE = 16
@@ -169,11 +176,11 @@ _cache_lock = threading.Lock()
 
 
 def _stamp(run):
-    """What the figures were worked out from, as a hash: the latest updated_at of a tried item
-    (an index seek: item_run_id_updated_at_tried) and the run's kept item counts per target,
-    status and stage with their answer-time and token counts (a few rows), so a change that
-    left updated_at behind (another machine's clock, a retry in the same instant) is seen too.
-    None when no item was tried (nothing worth keeping)."""
+    """What the figures were worked out from, as a hash: the code (_CODE), the latest updated_at
+    of a tried item (an index seek: item_run_id_updated_at_tried) and the run's kept item
+    counts per target, status and stage with their answer-time and token counts (a few rows),
+    so a change that left updated_at behind (another machine's clock, a retry in the same
+    instant) is seen too. None when no item was tried (nothing worth keeping)."""
     latest = (
         I.select(fn.MAX(I.updated_at))
         .where((I.run == run) & I.last_attempt_at.is_null(False))
@@ -181,7 +188,7 @@ def _stamp(run):
     )
     if latest is None:
         return None
-    parts = [str(latest)]
+    parts = [_CODE, str(latest)]
     for (target, status, stage), sums in sorted(kept(run).items()):
         parts.append(f"{target}:{status}:{stage}:{sums['n']}:{sums['answer_ms_n']}")
         parts.append(str(sums["tokens_generated"]))
