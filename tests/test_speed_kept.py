@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from app.db.connection import database
 from app.db.models import COMPLETED
 from app.db.models import CONTROL_RUNNING
 from app.db.models import FAILED
@@ -233,3 +234,23 @@ def test_figures_stored_by_other_figure_code_are_worked_out_again(app, monkeypat
     RunSpeed.update(figures=json.dumps(marked)).where(RunSpeed.run == run).execute()
     monkeypatch.setattr(speed, "_CODE", "another version")
     assert run_speed(run)["runId"] == "kept-code"
+
+
+def test_a_database_that_takes_no_write_still_shows_the_figures(app):
+    run = random_run(70, "kept-readonly")
+    on, off = (
+        (
+            "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",
+            "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+        )
+        if database.is_postgres
+        else ("PRAGMA query_only = ON", "PRAGMA query_only = OFF")
+    )
+    with database.connection_context():
+        database.execute_sql(on)
+        try:
+            figures = run_speed(run)
+        finally:
+            database.execute_sql(off)
+    assert json.dumps(figures) == json.dumps(compute_speed(run))
+    assert stored(run) is None

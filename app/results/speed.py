@@ -24,8 +24,7 @@ from pathlib import Path
 import numpy as np
 from peewee import SQL
 from peewee import Case
-from peewee import IntegrityError
-from peewee import OperationalError
+from peewee import DatabaseError
 from peewee import fn
 
 from ..clock import utcnow
@@ -219,7 +218,8 @@ def _stored(run, stamp):
 
 def _store(run, stamp, figures):
     """Keep `figures` as the run's, for `stamp` (replacing older ones). A database that takes
-    no write now (read-only, locked past its wait) only costs the next view a computation."""
+    no write now (read-only, locked past its wait, a full disk, the run deleted meanwhile) only
+    costs the next view a computation: the figures are shown all the same."""
     text, now = json.dumps(figures, default=_plain), utcnow()
     try:
         with database.atomic():
@@ -227,7 +227,7 @@ def _store(run, stamp, figures):
                 conflict_target=[RunSpeed.run],
                 update={RunSpeed.stamp: stamp, RunSpeed.figures: text, RunSpeed.computed_at: now},
             ).execute()
-    except (OperationalError, IntegrityError):
+    except DatabaseError:
         log.warning("speed figures of run %s not stored", run.run_id, exc_info=True)
 
 
