@@ -97,7 +97,7 @@ def run_speed(run, averages=None):
     stamp = _stamp(run)
     if stamp is None:
         return compute_speed(run, averages)
-    key = (database.database, run.id, run.run_id, stamp)
+    key = (run.id, run.run_id, stamp)
     figures = _cache.get(key)
     if figures is None:
         figures = _stored(run, stamp)
@@ -171,19 +171,20 @@ def compute_speed(run, averages=None):
 FIGURES_VERSION = 1
 _CODE = f"{FIGURES_VERSION}:{hashlib.sha256(Path(__file__).read_bytes()).hexdigest()}"
 
-# The latest figures of a few runs, by (database, run, stamp): a page and its exports in this
-# process read the RunSpeed row (or the items) once, not on every view.
+# The latest figures of a few runs, by (run, stamp with its database): a page and its exports
+# in this process read the RunSpeed row (or the items) once, not on every view.
 _CACHE_SIZE = 16
 _cache = {}
 _cache_lock = threading.Lock()
 
 
 def _stamp(run):
-    """What the figures were worked out from, as a hash: the code (_CODE), the latest updated_at
-    of a tried item (an index seek: item_run_id_updated_at_tried) and the run's kept item
-    counts per target, status and stage with their answer-time and token counts (a few rows),
-    so a change that left updated_at behind (another machine's clock, a retry in the same
-    instant) is seen too. None when no item was tried (nothing worth keeping)."""
+    """(database, what the figures were worked out from as a hash): the code (_CODE), the
+    latest updated_at of a tried item (an index seek: item_run_id_updated_at_tried) and the
+    run's kept item counts per target, status and stage with their answer-time, token and score
+    counts (a few rows), so a change that left updated_at behind (another machine's clock, a
+    retry in the same instant) is seen too. None when no item was tried (nothing worth
+    keeping). The hash is what RunSpeed keeps; the database tells one process's caches apart."""
     latest = (
         I.select(fn.MAX(I.updated_at))
         .where((I.run == run) & I.last_attempt_at.is_null(False))
@@ -194,8 +195,11 @@ def _stamp(run):
     parts = [_CODE, str(latest)]
     for (target, status, stage), sums in sorted(kept(run).items()):
         parts.append(f"{target}:{status}:{stage}:{sums['n']}:{sums['answer_ms_n']}")
-        parts.append(str(sums["tokens_generated"]))
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+        # Sums of floats as PostgreSQL folds them may differ in the last digits: rounded.
+        parts.append(
+            f"{sums['tokens_generated']}:{sums['score_n']}:{float(sums['score'] or 0):.6g}"
+        )
+    return (database.database, hashlib.sha256("|".join(parts).encode()).hexdigest())
 
 
 def _working(run):
@@ -209,7 +213,7 @@ def _stored(run, stamp):
     """The run's stored figures if they were worked out for `stamp`, else None."""
     row = (
         RunSpeed.select(RunSpeed.figures)
-        .where((RunSpeed.run == run) & (RunSpeed.stamp == stamp))
+        .where((RunSpeed.run == run) & (RunSpeed.stamp == stamp[1]))
         .tuples()
         .first()
     )
@@ -220,7 +224,7 @@ def _store(run, stamp, figures):
     """Keep `figures` as the run's, for `stamp` (replacing older ones). A database that takes
     no write now (read-only, locked past its wait, a full disk, the run deleted meanwhile) only
     costs the next view a computation: the figures are shown all the same."""
-    text, now = json.dumps(figures, default=_plain), utcnow()
+    text, now, stamp = json.dumps(figures, default=_plain), utcnow(), stamp[1]
     try:
         with database.atomic():
             RunSpeed.insert(run=run.id, stamp=stamp, figures=text, computed_at=now).on_conflict(
