@@ -360,6 +360,14 @@ CREATE TABLE runlog (
     data TEXT,
     FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE
 );
+CREATE TABLE runspeed (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL,
+    stamp VARCHAR(64) NOT NULL,
+    figures TEXT NOT NULL,
+    computed_at DATETIME NOT NULL,
+    FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE
+);
 CREATE TABLE runtarget (
     id INTEGER PRIMARY KEY,
     run_id INTEGER NOT NULL,
@@ -525,6 +533,7 @@ CREATE INDEX runcollection_run_id ON runcollection (run_id);
 CREATE INDEX rundigest_finished_at ON rundigest (finished_at);
 CREATE UNIQUE INDEX rundigest_run_id ON rundigest (run_id);
 CREATE INDEX runlog_run_id_id ON runlog (run_id, id);
+CREATE UNIQUE INDEX runspeed_run_id ON runspeed (run_id);
 CREATE INDEX runtarget_provider_id ON runtarget (provider_id);
 CREATE INDEX runtarget_run_id ON runtarget (run_id);
 CREATE UNIQUE INDEX runtarget_run_id_label ON runtarget (run_id, label);
@@ -934,6 +943,14 @@ CREATE TABLE runlog (
     data TEXT,
     FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE
 );
+CREATE TABLE runspeed (
+    id BIGINT PRIMARY KEY DEFAULT nextval('runspeed_id_seq'::regclass),
+    run_id BIGINT NOT NULL,
+    stamp CHARACTER VARYING(64) NOT NULL,
+    figures TEXT NOT NULL,
+    computed_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+    FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE
+);
 CREATE TABLE runtarget (
     id BIGINT PRIMARY KEY DEFAULT nextval('runtarget_id_seq'::regclass),
     run_id BIGINT NOT NULL,
@@ -1122,6 +1139,8 @@ CREATE UNIQUE INDEX rundigest_pkey ON rundigest USING btree (id);
 CREATE UNIQUE INDEX rundigest_run_id ON rundigest USING btree (run_id);
 CREATE UNIQUE INDEX runlog_pkey ON runlog USING btree (id);
 CREATE INDEX runlog_run_id_id ON runlog USING btree (run_id, id);
+CREATE UNIQUE INDEX runspeed_pkey ON runspeed USING btree (id);
+CREATE UNIQUE INDEX runspeed_run_id ON runspeed USING btree (run_id);
 CREATE UNIQUE INDEX runtarget_pkey ON runtarget USING btree (id);
 CREATE INDEX runtarget_provider_id ON runtarget USING btree (provider_id);
 CREATE INDEX runtarget_run_id ON runtarget USING btree (run_id);

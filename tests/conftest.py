@@ -63,6 +63,7 @@ ALSO_ON_POSTGRES = {
     "test_postgres",
     "test_indexes",
     "test_item_counts",
+    "test_speed_kept",
 }
 PG_TEMPLATE = "llmbench_migrated"
 DB_CHOICES = ("sqlite", "postgres", "both")

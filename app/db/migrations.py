@@ -44,6 +44,7 @@ from .models import Rating
 from .models import RatingTag
 from .models import RunAggregate
 from .models import RunDigest
+from .models import RunSpeed
 from .models import RunTarget
 from .models import SampleChunk
 from .models import Template
@@ -533,6 +534,14 @@ def m039_load_steps(db):
     if "step" not in _columns(db, "item"):
         kind = "BIGINT" if getattr(db, "is_postgres", False) else "INTEGER"
         db.execute_sql(f"ALTER TABLE item ADD COLUMN step {kind} NOT NULL DEFAULT 0")
+
+
+@migration
+def m040_run_speed(db):
+    # A run's speed figures kept with the stamp of the items they came from (results/speed.py):
+    # a 100 000-item run's speed page reads one row, not every item. A new table only; runs
+    # from before get theirs on their next view (or digest).
+    db.create_tables([RunSpeed], safe=True)
 
 
 def applied(db):

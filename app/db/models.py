@@ -568,6 +568,19 @@ class RunAggregate(BaseModel):
         indexes = ((("category", "finished_at"), False), (("run", "category"), False))
 
 
+class RunSpeed(BaseModel):
+    """A run's speed figures (results/speed.run_speed) as last worked out, with the stamp of the
+    items they were worked out from: read back while the stamp holds, so a finished run's speed
+    page reads one row instead of every item, in any process. Derived: dropping a row costs one
+    computation, nothing else."""
+
+    run = ForeignKeyField(Run, unique=True, on_delete="CASCADE")
+    # results/speed._stamp: a hash of the run's latest item change and its kept item counts.
+    stamp = CharField(max_length=64)
+    figures = TextField()  # run_speed's JSON, keys in the order it gives them
+    computed_at = DateTimeField(default=utcnow)
+
+
 ALERT_OPEN = "open"
 ALERT_DISMISSED = "dismissed"
 
@@ -759,6 +772,7 @@ ALL_MODELS = [
     Baseline,
     RunDigest,
     RunAggregate,
+    RunSpeed,
     Alert,
     SampleChunk,
     Rating,

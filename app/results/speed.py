@@ -4,31 +4,47 @@ percentiles and 95 % CIs), throughput over the answering window, error and timeo
 two flags that say when a figure means something else than it seems.
 
 Read in one query per run (the answers' timing columns as plain tuples, each failure's kind
-worked out in SQL) plus an index seek that says whether a cached result still holds, then
-worked out with numpy: a 100 000-item run takes over a second cold (SQLite reading the rows,
-then each answer's gap histogram decoded) and a few ms once cached. Items from
-before the timing columns (or answers that were not streamed) still give what they have; the
-window figures need send times and say so when there are none.
+worked out in SQL), every answer's gap histogram decoded at once (app/latency_arrays.py), then
+worked out with numpy: a 100 000-item run takes a second or more, most of it SQLite reading
+the wide item rows. So the figures are kept: per process (a small cache) and in the database
+(RunSpeed, one row per run, stored when a finished run is digested or first viewed), each
+under a stamp that an index seek and the kept item counts give; a view whose stamp still holds
+reads one row (bench/bench_speed_page.py). Items from before the timing columns (or answers
+that were not streamed) still give what they have; the window figures need send times and say
+so when there are none.
 """
 
+import hashlib
+import json
+import logging
 import math
 import threading
+from pathlib import Path
 
 import numpy as np
+from peewee import SQL
 from peewee import Case
+from peewee import DatabaseError
 from peewee import fn
 
+from ..clock import utcnow
 from ..db.connection import database
+from ..db.models import CONTROL_RUNNING
+from ..db.models import FINISHED
+from ..db.models import RunSpeed
 from ..db.models import RunTarget
 from ..latency import bucket_value
 from ..latency import histogram_summary
-from ..latency import unpack_lists
+from ..latency_arrays import merged_by_group
+from ..runs.counts import kept
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import I
 from .clustered import percentile_ci
 from .stats import CONFIDENCE
 from .stats import RESAMPLES
 from .stats import SEED
+
+log = logging.getLogger(__name__)
 
 # The figures each distribution reports besides n, mean and max.
 SPEED_QUANTILES = (("p50", 0.50), ("p90", 0.90), ("p95", 0.95), ("p99", 0.99))
@@ -43,6 +59,9 @@ _Z = 1.959963984540054  # the normal quantile of a 95 % two-sided interval
 # What an answer-failure's error text says when it timed out (providers/base.py network_error
 # and check_deadline: "Timed out connecting…", "…(read timeout)", "…raise it [the timeout]…").
 TIMEOUT_WORDS = ("timed out", "timeout")
+
+# The index of a run's items, in rowid order on SQLite (models.Item.run's own).
+RUN_INDEX = "item_run_id"
 
 NO_SEND_TIMES = (
     "no answer has a send time (a run from before send times were stored, or answers that "
@@ -71,12 +90,35 @@ def run_speed(run, averages=None):
     the same figures per category ("categories"). `averages` (model_averages rows), when a
     caller has them, name the targets without reading them again.
 
-    A run whose items have not changed since the last call (the latest change to a tried item,
-    found by index) is not read again: its figures come from a small cache."""
+    A run whose items have not changed since its figures were last worked out (the stamp: its
+    latest item change, found by index, and its kept item counts) is not read again: the
+    figures come from a small per-process cache, else from the run's RunSpeed row (one row, for
+    every process). Otherwise they are worked out, and kept unless the run is still working."""
     stamp = _stamp(run)
-    cached = _cache.get((run.id, run.run_id, stamp)) if stamp is not None else None
-    if cached is not None:
-        return cached
+    if stamp is None:
+        return compute_speed(run, averages)
+    key = (run.id, run.run_id, stamp)
+    figures = _cache.get(key)
+    if figures is None:
+        figures = _stored(run, stamp)
+    if figures is None:
+        figures = compute_speed(run, averages)
+        if not _working(run):
+            _store(run, stamp, figures)
+    _remember(key, figures)
+    return figures
+
+
+def keep_speed(run):
+    """Work out and store a run's speed figures unless its stored ones still hold (a finished
+    run, when it is digested: its first view is then one row)."""
+    stamp = _stamp(run)
+    if stamp is not None and _stored(run, stamp) is None:
+        _store(run, stamp, compute_speed(run))
+
+
+def compute_speed(run, averages=None):
+    """run_speed's figures worked out from the run's items (no cache, nothing stored)."""
     targets = _targets(run, averages)
     answers, failures = _read(run)
     columns = _columns(answers)
@@ -120,28 +162,84 @@ def run_speed(run, averages=None):
     load = (run.settings or {}).get("load")
     if load:
         _add_steps(run, load, out)
-    result = {"runId": run.run_id, "targets": out}
-    if stamp is not None:
-        _remember((run.id, run.run_id, stamp), result)
-    return result
+    return {"runId": run.run_id, "targets": out}
 
 
-# The latest figures of a few runs, by (run, latest item change): a finished run's page and its
-# exports read 100 000 items once, not on every view.
+# Which code worked the stored figures out: this module's source and a version to bump when
+# figure code elsewhere changes what run_speed gives. Part of the stamp, so figures stored by
+# an older version are worked out again on their next view, not shown in an older shape.
+FIGURES_VERSION = 1
+_CODE = f"{FIGURES_VERSION}:{hashlib.sha256(Path(__file__).read_bytes()).hexdigest()}"
+
+# The latest figures of a few runs, by (run, stamp with its database): a page and its exports
+# in this process read the RunSpeed row (or the items) once, not on every view.
 _CACHE_SIZE = 16
 _cache = {}
 _cache_lock = threading.Lock()
 
 
 def _stamp(run):
-    """(database, latest updated_at of a tried item): an index seek (item_run_id_updated_at_
-    tried); None when no item was tried (nothing worth keeping)."""
+    """(database, what the figures were worked out from as a hash): the code (_CODE), the
+    latest updated_at of a tried item (an index seek: item_run_id_updated_at_tried) and the
+    run's kept item counts per target, status and stage with their answer-time, token and score
+    counts (a few rows), so a change that left updated_at behind (another machine's clock, a
+    retry in the same instant) is seen too. None when no item was tried (nothing worth
+    keeping). The hash is what RunSpeed keeps; the database tells one process's caches apart."""
     latest = (
         I.select(fn.MAX(I.updated_at))
         .where((I.run == run) & I.last_attempt_at.is_null(False))
         .scalar()
     )
-    return None if latest is None else (database.database, str(latest))
+    if latest is None:
+        return None
+    parts = [_CODE, str(latest)]
+    for (target, status, stage), sums in sorted(kept(run).items()):
+        parts.append(f"{target}:{status}:{stage}:{sums['n']}:{sums['answer_ms_n']}")
+        # Sums of floats as PostgreSQL folds them may differ in the last digits: rounded.
+        parts.append(
+            f"{sums['tokens_generated']}:{sums['score_n']}:{float(sums['score'] or 0):.6g}"
+        )
+    return (database.database, hashlib.sha256("|".join(parts).encode()).hexdigest())
+
+
+def _working(run):
+    """Whether the run is answering or judging now: its items change every second, so figures
+    kept for them would be stale by the next view (the per-process cache still serves views
+    in between)."""
+    return run.status != FINISHED and run.control == CONTROL_RUNNING
+
+
+def _stored(run, stamp):
+    """The run's stored figures if they were worked out for `stamp`, else None."""
+    row = (
+        RunSpeed.select(RunSpeed.figures)
+        .where((RunSpeed.run == run) & (RunSpeed.stamp == stamp[1]))
+        .tuples()
+        .first()
+    )
+    return None if row is None else json.loads(row[0])
+
+
+def _store(run, stamp, figures):
+    """Keep `figures` as the run's, for `stamp` (replacing older ones). A database that takes
+    no write now (read-only, locked past its wait, a full disk, the run deleted meanwhile) only
+    costs the next view a computation: the figures are shown all the same."""
+    text, now, stamp = json.dumps(figures, default=_plain), utcnow(), stamp[1]
+    try:
+        with database.atomic():
+            RunSpeed.insert(run=run.id, stamp=stamp, figures=text, computed_at=now).on_conflict(
+                conflict_target=[RunSpeed.run],
+                update={RunSpeed.stamp: stamp, RunSpeed.figures: text, RunSpeed.computed_at: now},
+            ).execute()
+    except DatabaseError:
+        log.warning("speed figures of run %s not stored", run.run_id, exc_info=True)
+
+
+def _plain(value):
+    """A numpy number as the plain one JSON writes (figures worked out with numpy)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON: {type(value).__name__}")
 
 
 def _remember(key, value):
@@ -178,6 +276,11 @@ def _read(run):
     query = I.select(
         *_COLUMNS, Case(None, [(failed, 1)], 0), Case(None, [(timed_out, 1)], 0)
     ).where((I.run == run) & (I.time_taken_ms.is_null(False) | failed))
+    if not database.is_postgres:
+        # The run's items in rowid order, the table's own: SQLite otherwise picked an index
+        # ordered by score and read the rows in its order, a page here and there (a quarter
+        # more CPU at 100 000 items, bench/bench_speed_page.py).
+        query = query.from_(SQL(f'"item" AS "t1" INDEXED BY "{RUN_INDEX}"'))
     rows = database.execute(query).fetchall()
     failures = {}
     for row in rows:
@@ -394,20 +497,9 @@ def histogram_distribution(hist):
 
 def _group_histograms(blobs, group_of, groups):
     """One merged gap histogram per group (a 2-D array, groups x buckets) of every answer's
-    packed histogram (app.latency.pack; None = no gaps): merge(unpack(b) ...) per group."""
-    merged = [{} for _ in range(groups)]
-    for blob, group in zip(blobs, group_of.tolist(), strict=True):
-        if not blob:
-            continue
-        into = merged[group]
-        for b, n in zip(*unpack_lists(blob), strict=True):
-            into[b] = into.get(b, 0) + n
-    width = 1 + max((max(h) for h in merged if h), default=0)
-    hists = np.zeros((groups, width), dtype=np.int64)
-    for group, hist in enumerate(merged):
-        if hist:
-            hists[group, list(hist)] = list(hist.values())
-    return hists
+    packed histogram (app.latency.pack; None = no gaps): merge(unpack(b) ...) per group, all
+    decoded at once (app/latency_arrays.py)."""
+    return merged_by_group(blobs, group_of, groups)
 
 
 def _sum_histograms(hists, numbers):

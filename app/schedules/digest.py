@@ -1,4 +1,5 @@
-"""When a run finishes: store what Trends reads (per-run aggregates) and check for regressions.
+"""When a run finishes: store what Trends reads (per-run aggregates), check for regressions and
+keep its speed figures (results/speed.py).
 
 The scheduler thread runs digest_finished between ticks (and `llmbench run` after its run), so
 a finished run is digested once, by whichever process sees it first: the RunDigest row is unique
@@ -22,6 +23,7 @@ from ..hashing import sha256_json
 from ..results.aggregates import OVERALL
 from ..results.aggregates import run_aggregates
 from ..results.composite import DEFAULT_SETTINGS
+from ..results.speed import keep_speed
 from ..sysmetrics.series import peaks
 from ..sysmetrics.store import run_samples
 from .alerts import evaluate_run
@@ -102,6 +104,12 @@ def digest_run(run, now=None, composite_settings=DEFAULT_SETTINGS):
         evaluate_run(run, digest, overall, now, composite_settings)
     except Exception:  # the aggregates stay; Trends shows the run even without its check
         log.exception("regression check of run %s failed", run.run_id)
+    try:
+        # Its speed figures, worked out now so that the first view of its speed page (any
+        # process's) reads one row, not every item.
+        keep_speed(run)
+    except Exception:  # the page works them out itself then
+        log.exception("speed figures of run %s not stored", run.run_id)
     return digest
 
 
