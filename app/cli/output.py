@@ -29,7 +29,8 @@ EXIT_CODES_HELP = (
     "unexpected error; another orchestrator holds the database), 2 invalid config or dataset "
     "(also an unknown run), 3 interrupted (Ctrl-C, q, a pause, the budget spent: resumable "
     "with `llmbench resume RUN_ID`), 4 a quality gate failed (--fail-under, --max-failed-pct, "
-    "--max-auto-fail-pct, --min-composite, diff --fail-on-regression)."
+    "--max-auto-fail-pct, --min-composite, --max-ttft-p90, --max-itl-p90, --min-goodput, "
+    "diff --fail-on-regression)."
 )
 FORMATS = ("yaml", "jsonl", "csv", "runner-jsonl", "json")
 IMPORT_FORMATS = (*FORMATS, "promptfoo")  # read only: a promptfoo suite is not exported

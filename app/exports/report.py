@@ -20,6 +20,7 @@ from ..results.composite import DEFAULT_SETTINGS
 from ..results.composite import composite_rule
 from ..results.composite_figures import target_composites
 from ..results.figures import target_figures
+from ..results.goodput import run_goodput
 from ..results.run_charts import CHARTS
 from ..results.run_charts import run_chart
 from ..results.speed import run_speed
@@ -69,6 +70,7 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAUL
     state = run_state(run)
     completed = sum(r["completed"] for r in averages)
     failed = sum(r["failed"] for r in averages)
+    speed = run_speed(run, averages)
     context = {
         "run": run,
         "state": state,
@@ -76,7 +78,8 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAUL
         "state_words": state_words(state, run.phase, completed, failed),
         "averages": averages,
         "figures": target_figures(run),
-        "speed": run_speed(run, averages),
+        "speed": speed,
+        "goodput": run_goodput(run, speed=speed),
         "composites": target_composites(run, composite_settings, averages),
         "composite_rule": composite_rule(composite_settings),
         "checks": target_check_figures(run),

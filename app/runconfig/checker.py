@@ -14,6 +14,7 @@ from ..db.models import Provider
 from ..errors import ValidationError
 from ..runs.spec import SETTINGS
 from ..runs.spec import clean_params
+from ..runs.spec import clean_slo
 from ..runs.spec import setting
 from .prices import check_prices
 from .prices import check_unpriced
@@ -41,6 +42,7 @@ RUN_KEYS = {
     "repeats",
     "judge_repeats",
     "latency_target_ms",
+    "slo",
     "out_dir",
     "judge_check",
 }
@@ -68,6 +70,14 @@ RUN_SETTINGS = (
     ("judge_repeats", "judgeRepeats"),
     ("latency_target_ms", "latencyTargetMs"),
 )
+# run.slo's keys as a config spells them -> the run spec's (runs/spec.py SLO_KEYS)
+SLO_NAMES = {
+    "ttft_p90_ms": "ttftP90Ms",
+    "itl_p90_ms": "itlP90Ms",
+    "e2e_p95_ms": "e2eP95Ms",
+    "min_score": "minScore",
+}
+SLO_ALIASES = {camel: snake for snake, camel in SLO_NAMES.items()}  # the run spec's spellings
 PROVIDER_KEYS = {
     "name",
     "type",
@@ -381,6 +391,9 @@ class ConfigChecker:
                 self.add("run.categories", "must be a list of category names", run, "categories")
             else:
                 settings["categories"] = [c.strip() for c in categories if c.strip()]
+        slo = self.slo(run)
+        if slo:
+            settings["slo"] = slo
         plan.settings = settings
         judge_check = run.get("judge_check", False)
         if not isinstance(judge_check, bool):
@@ -388,6 +401,25 @@ class ConfigChecker:
         plan.judge_check = judge_check is True
         if not self.problems:
             plan.task_ids = select_tasks(plan)
+
+    def slo(self, run):
+        """run.slo: the service level the answers should meet, checked by the run spec's
+        rules (runs/spec.py clean_slo), each problem at its key's line."""
+        raw = run.get("slo")
+        if raw is None:
+            return {}
+        if not isinstance(raw, LineDict):
+            self.add(
+                "run.slo", "must be a mapping like {ttft_p90_ms: 500, min_score: 70}", run, "slo"
+            )
+            return {}
+        mapping = self.keys(raw, set(SLO_NAMES), "run.slo.", SLO_ALIASES)
+        errors = []
+        slo = clean_slo({SLO_NAMES[key]: value for key, value in mapping.items()}, ("slo",), errors)
+        for error in errors:
+            key = SLO_ALIASES[error["path"][-1]]
+            self.add(f"run.slo.{key}", error["message"], mapping, key)
+        return slo
 
     def collections(self, run, plan):
         names = run.get("collections")

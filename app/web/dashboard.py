@@ -28,6 +28,9 @@ bp = Blueprint("dashboard", __name__)
 
 # The form's settings inputs are named as the spec's settings (runs/spec.py SETTINGS).
 SETTINGS = tuple(spec.SETTINGS)
+# The few SLO inputs the form offers (settings.slo; the API and run configs take all four),
+# named "slo.<key>".
+SLO_FIELDS = ("ttftP90Ms", "e2eP95Ms", "minScore")
 PARAMS = spec.PARAM_NAMES
 # Form fields that carry the spec's own names: an error on one is shown beside it.
 SPEC_FIELDS = ("name", "judgeProviderId", "judgeModel", "targets", "collectionIds")
@@ -87,6 +90,7 @@ def parse_form(form):
         "extra_params": {},
         "collectionIds": {c for c in map(_int_or_none, form.getlist("collectionIds")) if c},
         "settings": {name: form.get(name, "").strip() for name in SETTINGS},
+        "slo": {name: form.get(f"slo.{name}", "").strip() for name in SLO_FIELDS},
     }
     # (target key, name prefix of its param inputs): a listed model has its own params row;
     # the models typed by name share their provider's "params for typed models" row.
@@ -129,6 +133,9 @@ def parse_form(form):
         "collectionIds": sorted(state["collectionIds"]),
         "settings": {name: value for name, value in state["settings"].items() if value},
     }
+    slo = {name: value for name, value in state["slo"].items() if value}
+    if slo:
+        spec["settings"]["slo"] = slo
     if state["name"]:
         spec["name"] = state["name"]
     return state, spec
@@ -225,6 +232,7 @@ def render_dashboard(
         "judge_unreachable": judge_unreachable,
         "params_names": PARAMS,
         "settings_fields": SETTINGS,
+        "slo_fields": SLO_FIELDS,
         "key": target_key,
         "extra_prefix": extra_params_prefix,
         "continue_runs": continuable_runs(),
@@ -248,6 +256,8 @@ def form_errors(errors, state):
             field = f"{target_key(*state['targets'][path[1]])}#label"
         elif path[0] == "settings" and len(path) == 2 and path[1] in SETTINGS:
             field = path[1]
+        elif path[:2] == ["settings", "slo"] and len(path) == 3 and path[2] in SLO_FIELDS:
+            field = f"slo.{path[2]}"
         elif path[0] in SPEC_FIELDS and (len(path) == 1 or path[0] == "targets"):
             field = path[0]
             if state.get("noJudge") and field == "judgeModel":

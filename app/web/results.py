@@ -27,6 +27,7 @@ from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
 from ..results.composite import settings_from
 from ..results.composite_figures import target_composites
+from ..results.goodput import run_goodput
 from ..results.speed import run_speed
 from ..results.stability import has_repeats
 from ..results.stability import stability
@@ -213,6 +214,7 @@ def show(run_id):
     state = run_state(run)
     completed = sum(r["completed"] for r in context["averages"])
     failed = sum(r["failed"] for r in context["averages"])
+    speed = run_speed(run, context["averages"])
     context.update(
         {
             "models": sorted(context["averages"], key=lambda r: (r["position"], r["target_id"])),
@@ -225,7 +227,8 @@ def show(run_id):
             "chart_names": run_charts.CHARTS,
             "retryable_answers": retryable_answer_failures(run),
             "sys": system_view(run),
-            "speed": run_speed(run, context["averages"]),
+            "speed": speed,
+            "goodput": run_goodput(run, speed=speed),
             "stability": stability(run) if has_repeats(run) else None,
             "check": judge_check(run_id),
             "composites": target_composites(
