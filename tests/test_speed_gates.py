@@ -90,9 +90,7 @@ def test_min_goodput_without_an_slo_uses_the_latency_gates_bounds(cli, tmp_path,
     # Each answer's own gaps are over 5 ms: none is good, whatever the rate.
     result = run_with(cli, tmp_path, fake, "--min-goodput", 0.001, "--max-itl-p90", 5)
     assert result.exit_code == 4
-    assert "fake/m1: goodput 0.00 answers/s is under 0.001 (SLO: p90 ITL ≤ 5 ms)" in (
-        result.stderr
-    )
+    assert "fake/m1: goodput 0.00 answers/s is under 0.001 (SLO: p90 ITL ≤ 5 ms)" in (result.stderr)
 
 
 def test_speed_gates_are_junit_testcases_per_target(cli, tmp_path, fake):

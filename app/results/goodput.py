@@ -22,7 +22,10 @@ One query per run (the answers' timing columns, score and auto-fail as tuples); 
 target's latency figures are run_speed's, so they match the speed table.
 """
 
+import threading
+
 import numpy as np
+from peewee import fn
 
 from ..db.connection import database
 from ..latency import figures
@@ -63,49 +66,92 @@ def slo_words(slo):
 def run_goodput(run, slo=None, speed=None):
     """{"slo", "words", "loadMode", "targets": [figures per target, in the run's order]} of
     `run` against `slo` (default: the run's own; None when it has none; {} counts every answer
-    that did not auto-fail).
-    `speed`: run_speed(run), when a caller has it.
+    that did not auto-fail). `speed`: run_speed(run), when a caller has it.
 
     A target's figures: its answers, good answers, their share and goodput, the SLO's
     attainment (each bound against run_speed's percentile, the average score against
     minScore, and whether all hold), its steps with the same figures each, the highest load
-    step that meets the SLO and a sentence saying so."""
+    step that meets the SLO and a sentence saying so.
+
+    A run whose items have not changed since the last call with the same SLO is not read
+    again (a small cache, as run_speed's)."""
     if slo is None:
         slo = run_slo(run)
         if not slo:
             return None
     slo = dict(slo)
-    speed = run_speed(run) if speed is None else speed
-    load = (run.settings or {}).get("load")
-    load = load if isinstance(load, dict) else {}
-    mode = load.get("mode") if load.get("steps") else None
+    stamp = _stamp(run)
+    settings = run.settings or {}
+    key = (run.id, run.run_id, stamp, repr(sorted(slo.items())), repr(settings.get("load")))
+    key += (repr(settings.get("concurrency")),)
+    cached = _cache.get(key) if stamp is not None else None
+    if cached is not None:
+        return cached
+    result = _work_out(run, slo, run_speed(run) if speed is None else speed)
+    if stamp is not None:
+        _remember(key, result)
+    return result
+
+
+# The latest figures of a few runs and SLOs, by (run, latest item change, SLO, load): a
+# finished run's page and its exports decode 100 000 answers' gaps once, not on every view.
+_CACHE_SIZE = 16
+_cache = {}
+_cache_lock = threading.Lock()
+
+
+def _stamp(run):
+    """(database, latest updated_at of a tried item): an index seek (item_run_id_updated_at_
+    tried), as run_speed's cache uses; None when no item was tried."""
+    latest = (
+        I.select(fn.MAX(I.updated_at))
+        .where((I.run == run) & I.last_attempt_at.is_null(False))
+        .scalar()
+    )
+    return None if latest is None else (database.database, str(latest))
+
+
+def _remember(key, value):
+    with _cache_lock:
+        _cache.pop(key, None)
+        _cache[key] = value
+        while len(_cache) > _CACHE_SIZE:
+            _cache.pop(next(iter(_cache)))
+
+
+def _work_out(run, slo, speed):
+    settings = run.settings or {}
+    load = settings.get("load") if isinstance(settings.get("load"), dict) else {}
     steps_load = load.get("steps") if isinstance(load.get("steps"), list) else []
+    mode = load.get("mode") if steps_load else None
     need_itl = "itlP90Ms" in slo
-    by_target = {}
-    for row in _read(run, need_itl):
-        by_target.setdefault(row[0], []).append(_answer(slo, row, need_itl))
+    answers = _columns(_read(run, need_itl), slo, need_itl)
     out = []
     for target in speed["targets"]:
         tid = target["targetId"]
-        answers = by_target.get(tid, [])
-        whole = _group(answers)
-        del whole["percentiles"]  # run_speed's stand for the whole target
-        whole["attainment"] = _attainment(
-            slo, {key: target[fig][name] for key, fig, name, _ in BOUNDS}, whole["avgScore"]
-        )
+        mask = answers["target"] == tid
+        # The whole target's percentiles are run_speed's (they match the speed table).
+        whole = _group(answers, mask)
+        spoken = {key: target[fig][name] for key, fig, name, _ in BOUNDS}
+        whole["attainment"] = _attainment(slo, spoken, whole["avgScore"])
         whole["met"] = all(a["met"] for a in whole["attainment"].values())
+        numbers = sorted(set(answers["step"][mask].tolist()))
         steps = []
-        for step in sorted({a["step"] for a in answers}):
-            one = _group([a for a in answers if a["step"] == step])
-            one["attainment"] = _attainment(slo, one.pop("percentiles"), one["avgScore"])
-            one["met"] = all(a["met"] for a in one["attainment"].values())
-            value = _step_load(run, steps_load, step)
+        for step in numbers:
+            if len(numbers) == 1:  # one step: the whole target, percentiles and all
+                one = dict(whole)
+            else:
+                one = _group(answers, mask & (answers["step"] == step), percentiles=True)
+                one["attainment"] = _attainment(slo, one.pop("percentiles"), one["avgScore"])
+                one["met"] = all(a["met"] for a in one["attainment"].values())
+            value = _step_load(settings, steps_load, step)
             steps.append({"step": step, "load": value, "loadText": load_text(mode, value), **one})
         best = max(
             (s for s in steps if s["met"]),
             key=lambda s: (s["load"] is not None, s["load"] or 0, s["step"]),
             default=None,
         )
+        highest = None if best is None else {"step": best["step"], "load": best["load"]}
         out.append(
             {
                 "targetId": tid,
@@ -113,22 +159,20 @@ def run_goodput(run, slo=None, speed=None):
                 "slo": slo,
                 **whole,
                 "steps": steps,
-                "highestLoad": None
-                if best is None
-                else {"step": best["step"], "load": best["load"]},
+                "highestLoad": highest,
                 "sentence": _sentence(target["label"], slo, mode, best),
             }
         )
     return {"slo": slo, "words": slo_words(slo), "loadMode": mode, "targets": out}
 
 
-def _step_load(run, steps_load, step):
+def _step_load(settings, steps_load, step):
     """A step's load: settings.load.steps[step], or the run's concurrency for a run without
     steps; None when neither says."""
     if steps_load:
         value = steps_load[step] if 0 <= step < len(steps_load) else None
     else:
-        value = (run.settings or {}).get("concurrency") if step == 0 else None
+        value = settings.get("concurrency") if step == 0 else None
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
@@ -165,71 +209,84 @@ def _read(run, need_itl):
     return database.execute(query).fetchall()
 
 
-def is_good(slo, ttft, e2e, itl_p90, score, auto_failed):
-    """Whether one answer meets the SLO (see the module docstring)."""
-    if auto_failed:
-        return False
-    if "ttftP90Ms" in slo and (ttft is None or ttft > slo["ttftP90Ms"]):
-        return False
-    if "itlP90Ms" in slo and itl_p90 is not None and itl_p90 > slo["itlP90Ms"]:
-        return False
-    if "e2eP95Ms" in slo and (e2e is None or e2e > slo["e2eP95Ms"]):
-        return False
-    return "minScore" not in slo or (score is not None and score >= slo["minScore"])
+def _columns(rows, slo, need_itl):
+    """The answers as numpy columns (None as NaN), each answer's gaps decoded (when the SLO
+    bounds ITL) and whether it is good: the time and score bounds at once over the columns,
+    the ITL bound per answer from its own gaps."""
+    n = len(rows)
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 9
 
+    def floats(i):
+        return np.array([np.nan if v is None else v for v in cols[i]], dtype=float).reshape(n)
 
-def _answer(slo, row, need_itl):
-    """One answer's row as what its group needs: its gaps decoded once (when the SLO bounds
-    ITL) and whether it is good."""
-    _, step, e2e, ttft, sent, tokens, blob, score, auto_failed = row
-    gaps = unpack_lists(blob) if need_itl and blob else None
-    own = figures(*gaps, names=("p90",)) if gaps else None
-    itl_p90 = None if own is None else own["p90"]
-    return {
-        "step": step or 0,
-        "e2e": e2e,
-        "ttft": ttft,
-        "sent": sent,
-        "tokens": tokens,
-        "gaps": gaps,
-        "score": score,
-        "good": is_good(slo, ttft, e2e, itl_p90, score, auto_failed),
+    out = {
+        "target": np.array(cols[0], dtype=np.int64).reshape(n),
+        "step": np.array([v or 0 for v in cols[1]], dtype=np.int64).reshape(n),
+        "e2e": floats(2),
+        "ttft": floats(3),
+        "sent": floats(4),
+        "tokens": floats(5),
+        "score": floats(7),
     }
+    good = ~np.array([bool(v) for v in cols[8]], dtype=bool).reshape(n)
+    with np.errstate(invalid="ignore"):  # NaN compares False: an unknown figure misses
+        if "ttftP90Ms" in slo:
+            good &= out["ttft"] <= slo["ttftP90Ms"]
+        if "e2eP95Ms" in slo:
+            good &= out["e2e"] <= slo["e2eP95Ms"]
+        if "minScore" in slo:
+            good &= out["score"] >= slo["minScore"]
+    gaps = [None] * n
+    if need_itl:
+        decoded = {}  # many answers share a histogram (same length, same pace)
+        for i, blob in enumerate(cols[6]):
+            if blob:
+                blob = bytes(blob)
+                if blob not in decoded:
+                    lists = unpack_lists(blob)
+                    own = figures(*lists, names=("p90",))
+                    decoded[blob] = (lists, None if own is None else own["p90"])
+                gaps[i], itl_p90 = decoded[blob]
+                if itl_p90 is not None and itl_p90 > slo["itlP90Ms"]:
+                    good[i] = False
+    out["gaps"] = gaps
+    out["good"] = good
+    return out
 
 
-def _group(answers):
-    """The goodput figures of some answers (a target, or one step of it), with their own
-    latency percentiles (the caller pops them where run_speed's stand instead)."""
-    good = sum(a["good"] for a in answers)
-    scores = [a["score"] for a in answers if a["score"] is not None]
-    merged = {}
-    for a in answers:
-        if a["gaps"]:
-            for b, n in zip(*a["gaps"], strict=True):
-                merged[b] = merged.get(b, 0) + n
-    span = window(
-        np.array([np.nan if a["sent"] is None else a["sent"] for a in answers], dtype=float),
-        np.array([a["e2e"] for a in answers], dtype=float),
-        np.array([np.nan if a["tokens"] is None else a["tokens"] for a in answers], dtype=float),
-    )
+def _group(answers, mask, percentiles=False):
+    """The goodput figures of the answers `mask` picks (a target, or one step of it); with
+    `percentiles`, their own p90 TTFT, p90 ITL (gaps merged) and p95 e2e too."""
+    count = int(mask.sum())
+    good = int(answers["good"][mask].sum())
+    scores = answers["score"][mask]
+    scores = scores[~np.isnan(scores)]
+    span = window(answers["sent"][mask], answers["e2e"][mask], answers["tokens"][mask])
     seconds = span["seconds"]
-    ordered = sorted(merged.items())
-    itl = figures([b for b, _ in ordered], [n for _, n in ordered], ("p90",)) if merged else None
-    ttfts = sorted(a["ttft"] for a in answers if a["ttft"] is not None)
-    return {
-        "answers": len(answers),
+    out = {
+        "answers": count,
         "good": good,
-        "goodShare": good / len(answers) if answers else None,
+        "goodShare": good / count if count else None,
         "goodput": good / seconds if seconds else None,
         "windowSeconds": seconds,
         "reason": span["reason"],
-        "avgScore": sum(scores) / len(scores) if scores else None,
-        "percentiles": {
-            "ttftP90Ms": percentile(ttfts, 0.90),
-            "itlP90Ms": None if itl is None else itl["p90"],
-            "e2eP95Ms": percentile(sorted(a["e2e"] for a in answers), 0.95),
-        },
+        "avgScore": float(scores.mean()) if scores.size else None,
     }
+    if percentiles:
+        merged = {}
+        for i in np.flatnonzero(mask).tolist():
+            if answers["gaps"][i]:
+                for b, n in zip(*answers["gaps"][i], strict=True):
+                    merged[b] = merged.get(b, 0) + n
+        ordered = sorted(merged.items())
+        itl = figures([b for b, _ in ordered], [n for _, n in ordered], ("p90",))
+        ttft = answers["ttft"][mask]
+        out["percentiles"] = {
+            "ttftP90Ms": percentile(np.sort(ttft[~np.isnan(ttft)]).tolist(), 0.90),
+            "itlP90Ms": None if itl is None else itl["p90"],
+            "e2eP95Ms": percentile(np.sort(answers["e2e"][mask]).tolist(), 0.95),
+        }
+    return out
 
 
 def _attainment(slo, values, avg_score):
