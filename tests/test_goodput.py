@@ -88,19 +88,19 @@ def test_attainment_holds_each_bound_against_the_targets_percentiles(fixed):
     assert only(fixed)["met"] is True
 
 
-def step_run(app, ttfts, load=None):
+def step_run(run_id, ttfts, load=None):
     """A run with one answer per load step, each with the given TTFT and score 80."""
     settings = {"slo": {"ttftP90Ms": 500, "minScore": 70}}
     if load is not None:
         settings["load"] = load
-    run, (t1,) = make_run("gp-steps", settings=settings)
+    run, (t1,) = make_run(run_id, settings=settings)
     for step, ttft in enumerate(ttfts):
         answer(run, t1, f"s{step}", ttft, 1000, 80, 100.0 + 10 * step, step=step)
     return run
 
 
 def test_the_highest_load_step_that_meets_the_slo_is_named(app):
-    run = step_run(app, [100, 300, 900], {"mode": "concurrency", "steps": [1, 2, 4]})
+    run = step_run("gp-steps-1", [100, 300, 900], {"mode": "concurrency", "steps": [1, 2, 4]})
     figures = only(run)
     assert [s["met"] for s in figures["steps"]] == [True, True, False]
     assert figures["highestLoad"] == {"step": 1, "load": 2.0}
@@ -110,12 +110,12 @@ def test_the_highest_load_step_that_meets_the_slo_is_named(app):
 
 
 def test_a_rate_step_is_named_in_requests_per_second(app):
-    run = step_run(app, [100, 300], {"mode": "rate", "steps": [0.5, 2]})
+    run = step_run("gp-steps-2", [100, 300], {"mode": "rate", "steps": [0.5, 2]})
     assert only(run)["sentence"].startswith("serves local/m1 at 2 requests/s with")
 
 
 def test_no_step_meeting_the_slo_is_said(app):
-    run = step_run(app, [900, 1200], {"mode": "concurrency", "steps": [1, 2]})
+    run = step_run("gp-steps-3", [900, 1200], {"mode": "concurrency", "steps": [1, 2]})
     figures = only(run)
     assert figures["highestLoad"] is None
     assert figures["sentence"] == (
