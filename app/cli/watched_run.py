@@ -10,6 +10,7 @@ from ..errors import LlmbenchError
 from ..results.composite import settings_from
 from ..results.gates import check_gates
 from ..results.gates import gate_cases
+from ..results.goodput import number
 from ..runs.dto import run_summary
 from ..runs.live import budget_halt
 from ..runs.queries import get_run
@@ -137,7 +138,7 @@ def junit_gate_cases(run, gates, composite_settings):
     """The per-target gates as JUnit testcases: (target, "--min-composite N" or
     "--max-ttft-p90 MS" ..., failure or None)."""
     return [
-        (case["scope"], f"{case['gate']} {case['limit']:g}", case["message"])
+        (case["scope"], f"{case['gate']} {number(case['limit'])}", case["message"])
         for case in gate_cases(run, gates, composite_settings)
     ]
 

@@ -18,6 +18,7 @@ from .composite import DEFAULT_SETTINGS
 from .composite_figures import target_composites
 from .figures import overall_figures
 from .figures import target_figures
+from .goodput import number
 from .goodput import run_goodput
 from .goodput import run_slo
 from .goodput import slo_words
@@ -94,7 +95,8 @@ def speed_cases(run, gates, averages=None):
             if value is None:
                 message = f"{scope}: {lacking}, so the {words} cannot be checked"
             elif value > limit:
-                message = f"{scope}: {words} {value:.0f} ms is over {limit:g} ms"
+                shown = f"{value:.0f}" if value >= 10 else f"{value:.2f}"
+                message = f"{scope}: {words} {shown} ms is over {number(limit)} ms"
             else:
                 message = None
             cases.append(
@@ -129,7 +131,7 @@ def _goodput_cases(run, gates, averages, speed):
         if value is None:
             message = f"{scope}: no answer with a send time, so the goodput cannot be checked"
         elif value < limit:
-            message = f"{scope}: goodput {value:.2f} answers/s is under {limit:g}{against}"
+            message = f"{scope}: goodput {value:.2f} answers/s is under {number(limit)}{against}"
         else:
             message = None
         cases.append(

@@ -18,8 +18,10 @@ A run's SLO is its `settings.slo` (runs/spec.py clean_slo): latency bounds in ms
   `settings.load.steps[step]` (concurrency or requests/s, `settings.load.mode`). A run without
   steps is one step, its load the run's `concurrency` setting where it has one.
 
-One query per run (the answers' timing columns, score and auto-fail as tuples); the whole
-target's latency figures are run_speed's, so they match the speed table.
+One query per run (the answers' timing columns, score and auto-fail as tuples), worked out over
+numpy columns and kept in a small cache until an item of the run changes (an index seek says
+so, as for run_speed); the whole target's latency figures are run_speed's, so they match the
+speed table.
 """
 
 import threading
@@ -43,7 +45,7 @@ BOUNDS = (
     ("itlP90Ms", "itlMs", "p90", "p90 ITL"),
     ("e2eP95Ms", "e2eMs", "p95", "p95 e2e"),
 )
-LOAD_WORDS = {"concurrency": "concurrency {load:g}", "rate": "{load:g} requests/s"}
+LOAD_WORDS = {"concurrency": "concurrency {load}", "rate": "{load} requests/s"}
 NO_STEP = "no step met the SLO"
 
 
@@ -53,11 +55,17 @@ def run_slo(run):
     return dict(slo) if isinstance(slo, dict) else {}
 
 
+def number(value):
+    """A bound or a load as people write it: 500, 0.5, 3600000 (never 3.6e+06)."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() else f"{value:.4g}"
+
+
 def slo_words(slo):
     """The SLO in words: "p90 TTFT ≤ 500 ms and score ≥ 70" ("" for an empty one)."""
-    parts = [f"{words} ≤ {slo[key]:g} ms" for key, _, _, words in BOUNDS if key in slo]
+    parts = [f"{words} ≤ {number(slo[key])} ms" for key, _, _, words in BOUNDS if key in slo]
     if "minScore" in slo:
-        parts.append(f"score ≥ {slo['minScore']:g}")
+        parts.append(f"score ≥ {number(slo['minScore'])}")
     if len(parts) > 1:
         return ", ".join(parts[:-1]) + " and " + parts[-1]
     return "".join(parts)
@@ -180,7 +188,8 @@ def load_text(mode, load):
     """A step's load in words ("concurrency 4", "2 requests/s"); None when it is unknown."""
     if load is None:
         return None
-    return LOAD_WORDS.get(mode or "concurrency", LOAD_WORDS["concurrency"]).format(load=load)
+    words = LOAD_WORDS.get(mode or "concurrency", LOAD_WORDS["concurrency"])
+    return words.format(load=number(load))
 
 
 def _sentence(label, slo, mode, best):
