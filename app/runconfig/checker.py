@@ -59,6 +59,14 @@ RUN_ALIASES = {
     "judgeCheck": "judge_check",
     "latencyTargetMs": "latency_target_ms",
 }
+# run.slo's keys as a config spells them -> the run spec's (runs/spec.py SLO_KEYS)
+SLO_NAMES = {
+    "ttft_p90_ms": "ttftP90Ms",
+    "itl_p90_ms": "itlP90Ms",
+    "e2e_p95_ms": "e2eP95Ms",
+    "min_score": "minScore",
+}
+SLO_ALIASES = {camel: snake for snake, camel in SLO_NAMES.items()}  # the run spec's spellings
 # run section number keys -> the run setting they set (runs/spec.py SETTINGS)
 RUN_SETTINGS = (
     ("question_limit", "questionLimit"),
@@ -70,14 +78,6 @@ RUN_SETTINGS = (
     ("judge_repeats", "judgeRepeats"),
     ("latency_target_ms", "latencyTargetMs"),
 )
-# run.slo's keys as a config spells them -> the run spec's (runs/spec.py SLO_KEYS)
-SLO_NAMES = {
-    "ttft_p90_ms": "ttftP90Ms",
-    "itl_p90_ms": "itlP90Ms",
-    "e2e_p95_ms": "e2eP95Ms",
-    "min_score": "minScore",
-}
-SLO_ALIASES = {camel: snake for snake, camel in SLO_NAMES.items()}  # the run spec's spellings
 PROVIDER_KEYS = {
     "name",
     "type",
@@ -383,6 +383,9 @@ class ConfigChecker:
                 settings[name] = setting(name, value)
             except ValueError as exc:
                 self.add(f"run.{key}", str(exc), run, key)
+        slo = self.slo(run)
+        if slo:
+            settings["slo"] = slo
         categories = run.get("categories")
         if categories is not None:
             if isinstance(categories, str):
@@ -391,9 +394,6 @@ class ConfigChecker:
                 self.add("run.categories", "must be a list of category names", run, "categories")
             else:
                 settings["categories"] = [c.strip() for c in categories if c.strip()]
-        slo = self.slo(run)
-        if slo:
-            settings["slo"] = slo
         plan.settings = settings
         judge_check = run.get("judge_check", False)
         if not isinstance(judge_check, bool):

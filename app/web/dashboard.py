@@ -82,6 +82,7 @@ def parse_form(form):
         # "No judge": the checks alone score; the judge inputs are then ignored.
         "noJudge": form.get("noJudge") == "1",
         "judgeProviderId": _int_or_none(form.get("judgeProviderId")),
+        "slo": {name: form.get(f"slo.{name}", "").strip() for name in SLO_FIELDS},
         "targets": [],  # (provider id, model, copy), in form order
         "params": {},  # target key -> params
         "labels": {},  # target key -> label typed
@@ -90,7 +91,6 @@ def parse_form(form):
         "extra_params": {},
         "collectionIds": {c for c in map(_int_or_none, form.getlist("collectionIds")) if c},
         "settings": {name: form.get(name, "").strip() for name in SETTINGS},
-        "slo": {name: form.get(f"slo.{name}", "").strip() for name in SLO_FIELDS},
     }
     # (target key, name prefix of its param inputs): a listed model has its own params row;
     # the models typed by name share their provider's "params for typed models" row.
@@ -133,11 +133,11 @@ def parse_form(form):
         "collectionIds": sorted(state["collectionIds"]),
         "settings": {name: value for name, value in state["settings"].items() if value},
     }
+    if state["name"]:
+        spec["name"] = state["name"]
     slo = {name: value for name, value in state["slo"].items() if value}
     if slo:
         spec["settings"]["slo"] = slo
-    if state["name"]:
-        spec["name"] = state["name"]
     return state, spec
 
 
@@ -256,12 +256,12 @@ def form_errors(errors, state):
             field = f"{target_key(*state['targets'][path[1]])}#label"
         elif path[0] == "settings" and len(path) == 2 and path[1] in SETTINGS:
             field = path[1]
-        elif path[:2] == ["settings", "slo"] and len(path) == 3 and path[2] in SLO_FIELDS:
-            field = f"slo.{path[2]}"
         elif path[0] in SPEC_FIELDS and (len(path) == 1 or path[0] == "targets"):
             field = path[0]
             if state.get("noJudge") and field == "judgeModel":
                 field = "noJudge"  # tasks without checks: said beside the choice made
+        elif path[:2] == ["settings", "slo"] and len(path) == 3 and path[2] in SLO_FIELDS:
+            field = f"slo.{path[2]}"
         if field and field not in by_field:
             by_field[field] = e["message"]
         else:
