@@ -1,13 +1,17 @@
 """`llmbench run --max-ttft-p90 MS --max-itl-p90 MS --min-goodput R`: exit 4 naming the target and
 its figure when a target misses one, 0 when every target meets them; with --junit one testcase per
 target per gate. The fake server answers at once (TTFT of a few ms, gaps near 0 ms) unless told
-to pause between its chunks."""
+to pause between its chunks. With an SLO in the run, the CLI says each target's goodput."""
+
+import json
 
 import pytest
 import xmlschema
 from junitparser import Failure
 from junitparser import JUnitXml
+from rich.console import Console
 
+from app.cli.screen import summary_panel
 from app.results.gates import Gates
 from app.results.gates import check_gates
 from tests.cli_helpers import judge_scores
@@ -16,6 +20,7 @@ from tests.cli_helpers import write_config
 from tests.factories import add_item
 from tests.factories import make_run
 from tests.test_cli_outputs import XSD
+from tests.test_cli_screen import SUMMARY
 
 
 @pytest.fixture
@@ -131,3 +136,34 @@ def test_a_target_without_send_times_fails_the_goodput_gate(app):
     assert failure["message"] == (
         "local/m1: no answer with a send time, so the goodput cannot be checked"
     )
+
+
+def test_the_end_of_a_run_says_each_targets_goodput_and_slo(cli, tmp_path, fake):
+    fake.responder = judge_scores({"m1": 80, "m2": 40})
+    result = run_with(cli, tmp_path, fake, slo={"min_score": 70})
+    assert result.exit_code == 0, result.output
+    assert "SLO: 4 of 4 answers good, goodput" in result.stdout
+    assert "serves fake/m1 at this run's load with score ≥ 70" in result.stdout
+    assert "fake/m2: no step met the SLO (score ≥ 70)" in result.stdout
+
+
+def test_show_json_has_each_targets_slo(cli, tmp_path, fake):
+    fake.responder = judge_scores({"m1": 80, "m2": 40})
+    assert run_with(cli, tmp_path, fake, "--quiet", slo={"min_score": 70}).exit_code == 0
+    run_id = json.loads(cli("runs", "--json").stdout.splitlines()[0])["runId"]
+    models = json.loads(cli("show", run_id, "--json").stdout)["models"]
+    assert [(m["slo"]["good"], m["slo"]["met"]) for m in models] == [(4, True), (0, False)]
+
+
+def test_the_summary_panel_gives_an_slo_line_per_target():
+    console = Console(record=True, width=200)
+    summary = {**SUMMARY, "state": "finished", "completedItems": 4, "failedItems": 0}
+    summary["counts"] = {"NEW": 0}
+    slo = {"good": 3, "answers": 4, "goodput": 1.5, "met": True, "highestLoad": None}
+    slo["sentence"] = "serves p/m1 at concurrency 2 with p90 TTFT ≤ 500 ms"
+    row = {"target": "p/m1", "avgScore": 72.5, "completed": 4, "failed": 0, "slo": slo}
+    console.print(summary_panel(summary, [row], {}, [], None))
+    assert (
+        "p/m1: SLO: 3 of 4 answers good, goodput 1.50 answers/s; serves p/m1 at concurrency 2 "
+        "with p90 TTFT ≤ 500 ms"
+    ) in console.export_text()

@@ -19,6 +19,7 @@ from ..errors import format_error
 from ..exports.summary import averages_to_dict
 from ..results.averages import model_averages
 from ..results.figures import target_figures
+from ..results.goodput import run_goodput
 from ..results.speed import run_speed
 from ..runs.queries import get_run
 
@@ -114,7 +115,10 @@ def averages(run_id):
     run = get_run(run_id)
     averages_rows = model_averages(run)
     figures = target_figures(run)
-    speed = {t["targetId"]: t for t in run_speed(run, averages_rows)["targets"]}
+    speeds = run_speed(run, averages_rows)
+    speed = {t["targetId"]: t for t in speeds["targets"]}
+    goodput = run_goodput(run, speed=speeds) or {"targets": []}
+    slo = {t["targetId"]: t for t in goodput["targets"]}
     rows = []
     for raw in averages_rows:
         r = averages_to_dict(raw)
@@ -131,6 +135,7 @@ def averages(run_id):
                 "autoFailRate": fig.get("auto_fail_rate"),
                 "p50Ms": (fig.get("latency_ms") or {}).get("p50"),
                 "speed": compact_speed(speed.get(raw["target_id"])),
+                "slo": compact_slo(slo.get(raw["target_id"])),
             }
         )
     return rows
@@ -150,6 +155,31 @@ def compact_speed(figures):
         "requestsPerSecond": window["requestsPerSecond"],
         "achievedConcurrency": window["achievedConcurrency"],
     }
+
+
+def compact_slo(figures):
+    """The SLO figures the CLI prints per target (None without an SLO in the run)."""
+    if not figures:
+        return None
+    return {
+        "good": figures["good"],
+        "answers": figures["answers"],
+        "goodput": figures["goodput"],
+        "met": figures["met"],
+        "highestLoad": figures["highestLoad"],
+        "sentence": figures["sentence"],
+    }
+
+
+def slo_line(slo):
+    """'SLO: 9 of 24 answers good, goodput 0.09 answers/s; serves fake/m1 at concurrency 2
+    with p90 TTFT ≤ 500 ms' (None without an SLO)."""
+    if not slo:
+        return None
+    return (
+        f"SLO: {slo['good']} of {slo['answers']} answers good, goodput "
+        f"{num(slo['goodput'], 2)} answers/s; {slo['sentence']}"
+    )
 
 
 def speed_line(speed):
