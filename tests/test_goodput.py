@@ -7,6 +7,7 @@ import json
 import pytest
 from bs4 import BeautifulSoup
 
+from app.db.models import FAILED
 from app.exports.report import report_html
 from app.exports.summary import summary_json
 from app.latency import histogram
@@ -176,3 +177,14 @@ def test_report_html_shows_goodput(fixed):
     html = report_html(fixed)
     page = BeautifulSoup(html, "html.parser")
     assert "0.50" in page.select_one("#goodput-table").text
+
+
+def test_a_target_without_answers_has_no_goodput_and_meets_no_slo(app):
+    run, (t1, t2) = make_run("gp-empty", targets=[("local", "m1"), ("local", "m2")])
+    run.settings = {"slo": SLO}
+    run.save()
+    answer(run, t1, "a", 100, 1000, 80, 100.0)
+    add_item(run, t2, "a", status=FAILED, error_stage="answer", error_msg="refused")
+    second = run_goodput(run)["targets"][1]
+    assert (second["answers"], second["goodput"], second["met"]) == (0, None, False)
+    assert second["steps"] == [] and second["highestLoad"] is None
