@@ -10,6 +10,7 @@ from ..exports import files
 from ..exports.summary import results_dict
 from ..results import compare
 from ..results.composite import settings_from
+from ..results.goodput import run_goodput
 from ..results.speed import run_speed
 from ..runs.queries import get_run
 from .replies import attachment
@@ -50,8 +51,11 @@ def run_results(run_id):
 @bp.get("/runs/<run_id>/speed")
 def run_speed_figures(run_id):
     """Per target (and per category within it): TTFT, ITL, TPOT, end-to-end time and decode
-    rate percentiles with CIs, throughput over the answering window, error rates and flags."""
-    return jsonify(run_speed(get_run(run_id)))
+    rate percentiles with CIs, throughput over the answering window, error rates and flags;
+    `slo`: the run's SLO attainment and goodput per target and load step (null without one)."""
+    run = get_run(run_id)
+    speed = run_speed(run)
+    return jsonify({**speed, "slo": run_goodput(run, speed=speed)})
 
 
 @bp.get("/compare")

@@ -23,6 +23,7 @@ from .output import averages
 from .output import db_context
 from .output import emit
 from .output import num
+from .output import slo_line
 from .output import speed_line
 from .output import translate
 from .watched_run import resume_hint
@@ -149,6 +150,8 @@ def show(run_id, as_json):
             f"{row['failed']} failed, auto-fail {'-' if rate is None else f'{rate:.1f} %'}"
         )
         click.echo(f"    {speed_line(row.get('speed'))}")
+        if row.get("slo"):
+            click.echo(f"    {slo_line(row['slo'])}")
     for message in errors:
         click.echo(f"  error: {message}")
     if hint:

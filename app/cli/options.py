@@ -87,6 +87,28 @@ gate_options = _stack(
         "target with --junit).",
     ),
     click.option(
+        "--max-ttft-p90",
+        type=click.FloatRange(0, min_open=True),
+        metavar="MS",
+        help="Exit 4 when any target's p90 time to first token is over MS milliseconds (a "
+        "JUnit testcase per target with --junit).",
+    ),
+    click.option(
+        "--max-itl-p90",
+        type=click.FloatRange(0, min_open=True),
+        metavar="MS",
+        help="Exit 4 when any target's p90 gap between tokens is over MS milliseconds (a "
+        "JUnit testcase per target with --junit).",
+    ),
+    click.option(
+        "--min-goodput",
+        type=click.FloatRange(0),
+        metavar="R",
+        help="Exit 4 when any target gives fewer than R good answers per second: answers "
+        "meeting the run's SLO (settings.slo), or without one these gates' latency bounds, "
+        "and not auto-failed (a JUnit testcase per target with --junit).",
+    ),
+    click.option(
         "--junit",
         type=click.Path(dir_okay=False),
         metavar="PATH",
@@ -103,6 +125,22 @@ gate_options = _stack(
 )
 
 
-def gates_from(fail_under, max_failed_pct, max_auto_fail_pct, min_composite=None):
-    """The quality gates asked for (all off when none is given)."""
-    return Gates(fail_under, max_failed_pct, max_auto_fail_pct, min_composite)
+def gates_from(
+    fail_under,
+    max_failed_pct,
+    max_auto_fail_pct,
+    min_composite=None,
+    max_ttft_p90=None,
+    max_itl_p90=None,
+    min_goodput=None,
+):
+    """The quality and speed gates asked for (all off when none is given)."""
+    return Gates(
+        fail_under,
+        max_failed_pct,
+        max_auto_fail_pct,
+        min_composite,
+        max_ttft_p90,
+        max_itl_p90,
+        min_goodput,
+    )

@@ -19,6 +19,7 @@ from ..errors import format_error
 from ..exports.summary import averages_to_dict
 from ..results.averages import model_averages
 from ..results.figures import target_figures
+from ..results.goodput import run_goodput
 from ..results.speed import run_speed
 from ..runs.queries import get_run
 
@@ -29,7 +30,8 @@ EXIT_CODES_HELP = (
     "unexpected error; another orchestrator holds the database), 2 invalid config or dataset "
     "(also an unknown run), 3 interrupted (Ctrl-C, q, a pause, the budget spent: resumable "
     "with `llmbench resume RUN_ID`), 4 a quality gate failed (--fail-under, --max-failed-pct, "
-    "--max-auto-fail-pct, --min-composite, diff --fail-on-regression)."
+    "--max-auto-fail-pct, --min-composite, --max-ttft-p90, --max-itl-p90, --min-goodput, "
+    "diff --fail-on-regression)."
 )
 FORMATS = ("yaml", "jsonl", "csv", "runner-jsonl", "json")
 IMPORT_FORMATS = (*FORMATS, "promptfoo")  # read only: a promptfoo suite is not exported
@@ -113,7 +115,10 @@ def averages(run_id):
     run = get_run(run_id)
     averages_rows = model_averages(run)
     figures = target_figures(run)
-    speed = {t["targetId"]: t for t in run_speed(run, averages_rows)["targets"]}
+    speeds = run_speed(run, averages_rows)
+    speed = {t["targetId"]: t for t in speeds["targets"]}
+    goodput = run_goodput(run, speed=speeds) or {"targets": []}
+    slo = {t["targetId"]: t for t in goodput["targets"]}
     rows = []
     for raw in averages_rows:
         r = averages_to_dict(raw)
@@ -130,6 +135,7 @@ def averages(run_id):
                 "autoFailRate": fig.get("auto_fail_rate"),
                 "p50Ms": (fig.get("latency_ms") or {}).get("p50"),
                 "speed": compact_speed(speed.get(raw["target_id"])),
+                "slo": compact_slo(slo.get(raw["target_id"])),
             }
         )
     return rows
@@ -149,6 +155,31 @@ def compact_speed(figures):
         "requestsPerSecond": window["requestsPerSecond"],
         "achievedConcurrency": window["achievedConcurrency"],
     }
+
+
+def compact_slo(figures):
+    """The SLO figures the CLI prints per target (None without an SLO in the run)."""
+    if not figures:
+        return None
+    return {
+        "good": figures["good"],
+        "answers": figures["answers"],
+        "goodput": figures["goodput"],
+        "met": figures["met"],
+        "highestLoad": figures["highestLoad"],
+        "sentence": figures["sentence"],
+    }
+
+
+def slo_line(slo):
+    """'SLO: 9 of 24 answers good, goodput 0.09 answers/s; serves fake/m1 at concurrency 2
+    with p90 TTFT ≤ 500 ms' (None without an SLO)."""
+    if not slo:
+        return None
+    return (
+        f"SLO: {slo['good']} of {slo['answers']} answers good, goodput "
+        f"{num(slo['goodput'], 2)} answers/s; {slo['sentence']}"
+    )
 
 
 def speed_line(speed):

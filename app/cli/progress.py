@@ -9,6 +9,7 @@ from .lazy import load
 from .output import EXIT_GATE
 from .output import emit
 from .output import num
+from .output import slo_line
 from .output import speed_line
 
 # The output for people, with the live screen, is loaded (with rich) only when people may
@@ -182,3 +183,5 @@ class Output:
                 f"{('-' if rate is None else f'{rate:.1f}%'):>8}"
             )
             click.echo(f"  {speed_line(row.get('speed'))}")
+            if row.get("slo"):
+                click.echo(f"  {slo_line(row['slo'])}")

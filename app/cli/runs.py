@@ -88,6 +88,9 @@ def run(
     max_failed_pct,
     max_auto_fail_pct,
     min_composite,
+    max_ttft_p90,
+    max_itl_p90,
+    min_goodput,
     junit,
     pass_score,
 ):
@@ -101,7 +104,15 @@ def run(
     If another orchestrator (llmbench serve) holds the database, nothing is started: exit 1
     naming it.
     """
-    gates = gates_from(fail_under, max_failed_pct, max_auto_fail_pct, min_composite)
+    gates = gates_from(
+        fail_under,
+        max_failed_pct,
+        max_auto_fail_pct,
+        min_composite,
+        max_ttft_p90,
+        max_itl_p90,
+        min_goodput,
+    )
     if (config_path is None) == (template_ref is None):
         raise CliError("give either -c CONFIG or --template NAME", EXIT_INVALID)
     if template_ref is not None:
@@ -207,6 +218,9 @@ def resume(
     max_failed_pct,
     max_auto_fail_pct,
     min_composite,
+    max_ttft_p90,
+    max_itl_p90,
+    min_goodput,
     junit,
     pass_score,
 ):
@@ -224,5 +238,13 @@ def resume(
     outputs.update(_outputs(None, junit, pass_score))
     out = make_output(as_json, quiet)
     code = run_in_foreground(run_id, cfg, out, resume=True, max_budget_usd=max_budget_usd)
-    gates = gates_from(fail_under, max_failed_pct, max_auto_fail_pct, min_composite)
+    gates = gates_from(
+        fail_under,
+        max_failed_pct,
+        max_auto_fail_pct,
+        min_composite,
+        max_ttft_p90,
+        max_itl_p90,
+        min_goodput,
+    )
     sys.exit(conclude(run_id, out, code, outputs, gates))

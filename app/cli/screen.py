@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..runs.dto import judge_label
+from .output import slo_line
 from .output import speed_line
 
 try:
@@ -314,6 +315,8 @@ def summary_panel(summary, rows, artifacts, gate_failures, hint):
     # Speed as a load tester reports it, one compact line per target (results/speed.py).
     for row in rows:
         parts.append(Text.assemble((f"{row['target']}: ", "dim"), speed_line(row.get("speed"))))
+        if row.get("slo"):  # with an SLO in the run: its goodput and the highest load meeting it
+            parts.append(Text.assemble((f"{row['target']}: ", "dim"), slo_line(row["slo"])))
     for key, path in artifacts.items():
         parts.append(Text.assemble((f"{FILE_LABELS.get(key, key)}: ", "dim"), str(path)))
     for failure in gate_failures:

@@ -8,9 +8,9 @@ from ..config import load as load_config
 from ..engine.foreground import run_foreground
 from ..errors import LlmbenchError
 from ..results.composite import settings_from
-from ..results.gates import MIN_COMPOSITE
 from ..results.gates import check_gates
-from ..results.gates import composite_cases
+from ..results.gates import gate_cases
+from ..results.goodput import number
 from ..runs.dto import run_summary
 from ..runs.live import budget_halt
 from ..runs.queries import get_run
@@ -112,11 +112,9 @@ def conclude(run_id, out, code, outputs, gates):
         finished = summary["state"] == "finished"
         if code == EXIT_OK and not finished:
             code = EXIT_INTERRUPTED
-        wants_cases = gates and gates.min_composite is not None and (outputs or {}).get("junit")
-        gate_cases = (
-            junit_gate_cases(run, gates.min_composite, composite_settings)
-            if finished and wants_cases
-            else []
+        wants_cases = gates and gates.per_target() and (outputs or {}).get("junit")
+        junit_cases = (
+            junit_gate_cases(run, gates, composite_settings) if finished and wants_cases else []
         )
     # The summary screen lists the files itself; plain output says each as it is written.
     quiet = out.quiet or out.screen is not None
@@ -124,7 +122,7 @@ def conclude(run_id, out, code, outputs, gates):
     artifacts = {}
     if outputs.get("outDir") or outputs.get("junit"):
         artifacts = load(WRITE_OUTPUTS)(
-            run_id, outputs, finished, out.as_json, quiet, gates=gate_cases
+            run_id, outputs, finished, out.as_json, quiet, gates=junit_cases
         )
     with db_context():
         failures = check_gates(run, gates, composite_settings) if finished and gates else []
@@ -136,12 +134,12 @@ def conclude(run_id, out, code, outputs, gates):
     return code
 
 
-def junit_gate_cases(run, limit, composite_settings):
-    """The composite gate as JUnit testcases: (target, "--min-composite N", failure or None)."""
-    name = f"{MIN_COMPOSITE} {limit:g}"
+def junit_gate_cases(run, gates, composite_settings):
+    """The per-target gates as JUnit testcases: (target, "--min-composite N" or
+    "--max-ttft-p90 MS" ..., failure or None)."""
     return [
-        (case["scope"], name, case["message"])
-        for case in composite_cases(run, limit, composite_settings)
+        (case["scope"], f"{case['gate']} {number(case['limit'])}", case["message"])
+        for case in gate_cases(run, gates, composite_settings)
     ]
 
 

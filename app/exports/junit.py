@@ -155,7 +155,8 @@ GATES_SUITE = "quality gates"
 
 def gate_testcase_xml(classname, name, failure=None):
     """(xml, element, ms): one quality gate's <testcase> (e.g. a target's composite score
-    against --min-composite); a <failure type="gate"> with `failure`'s text when it failed."""
+    against --min-composite, its p90 TTFT against --max-ttft-p90, its goodput against
+    --min-goodput); a <failure type="gate"> with `failure`'s text when it failed."""
     parts = [f'<testcase classname="{_attr(classname)}" name="{_attr(name)}" time="0.000">']
     if failure:
         parts.append(

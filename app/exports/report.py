@@ -20,6 +20,7 @@ from ..results.composite import DEFAULT_SETTINGS
 from ..results.composite import composite_rule
 from ..results.composite_figures import target_composites
 from ..results.figures import target_figures
+from ..results.goodput import run_goodput
 from ..results.run_charts import CHARTS
 from ..results.run_charts import run_chart
 from ..results.run_speed_charts import speed_figures
@@ -71,6 +72,7 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAUL
     state = run_state(run)
     completed = sum(r["completed"] for r in averages)
     failed = sum(r["failed"] for r in averages)
+    speed = run_speed(run, averages)
     context = {
         "run": run,
         "state": state,
@@ -86,6 +88,7 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAUL
                 run, narrow=True, averages=averages, speed=speed
             )
         ],
+        "goodput": run_goodput(run, speed=speed),
         "composites": target_composites(run, composite_settings, averages),
         "composite_rule": composite_rule(composite_settings),
         "checks": target_check_figures(run),

@@ -17,6 +17,7 @@ from ..results.figures import empty_figures
 from ..results.figures import figures_to_dict
 from ..results.figures import overall_figures
 from ..results.figures import target_figures
+from ..results.goodput import run_goodput
 from ..results.speed import run_speed
 from ..results.stability import has_repeats
 from ..results.stability import stability
@@ -218,7 +219,10 @@ def summary_json(run, composite_settings=DEFAULT_SETTINGS):
     summary.update({k: v for k, v in results_dict(run, averages).items() if k != "runId"})
     composites = target_composites(run, composite_settings, averages)
     checks = target_check_figures(run)
-    speed = {t["targetId"]: t for t in run_speed(run, averages)["targets"]}
+    speeds = run_speed(run, averages)
+    speed = {t["targetId"]: t for t in speeds["targets"]}
+    goodput = run_goodput(run, speed=speeds) or {"targets": []}
+    slo = {t["targetId"]: t for t in goodput["targets"]}
     for row, model in zip(averages, summary["models"], strict=True):
         model.update(figures_to_dict(figures.get(row["target_id"]) or empty_figures()))
         composite = composites.get(row["target_id"])
@@ -229,6 +233,9 @@ def summary_json(run, composite_settings=DEFAULT_SETTINGS):
         model["checks"] = checked.to_dict() if checked else None
         # Speed as a load tester reports it (results/speed.py; GET /api/runs/<id>/speed).
         model["speed"] = speed.get(row["target_id"])
+        # Its SLO attainment and goodput, per load step (results/goodput.py; null without an
+        # SLO in the run's settings).
+        model["slo"] = slo.get(row["target_id"])
     summary.update(composite_to_dict(averages, composites, composite_settings))
     # System metrics sampled during the run (null when none were taken) and, with repeats,
     # how stable the scores were.

@@ -10,6 +10,7 @@ from ..latency import unpack_lists
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import I
 from .averages import model_averages
+from .goodput import run_goodput
 from .speed import _stamp
 from .speed import run_speed
 from .speed_charts import TIMELINE_MAX
@@ -22,11 +23,6 @@ from .speed_charts import quality_speed_chart
 from .speed_charts import quality_speed_points
 from .speed_charts import request_timeline
 from .speed_charts import timeline_bars
-
-try:  # SLO goodput comes with issue 29's goodput module; without it there is no goodput chart.
-    from .goodput import run_goodput
-except ImportError:  # pragma: no cover - until app/results/goodput.py is there
-    run_goodput = None
 
 # Every speed chart but the timeline, which is one per target. The load charts are drawn only
 # for a run with load steps (speed_chart_names says which a run has).
@@ -62,7 +58,7 @@ def speed_chart_names(run, speed):
     names = list(RUN_WIDE)
     if has_load_steps(speed):
         names += ["load-throughput", "load-ttft"]
-        if run_goodput is not None and (run.settings or {}).get("slo"):
+        if (run.settings or {}).get("slo"):
             names.append("goodput")
     return names
 
@@ -246,8 +242,8 @@ def _load(run, name, speed, narrow):
             slo_label="SLO p90 TTFT",
             load=axis,
         )
-    goodput = run_goodput(run, speed=speed) if run_goodput is not None and slo else None
-    targets = list((goodput or {}).get("targets", {}).values())
+    goodput = run_goodput(run, speed=speed) if slo else None
+    targets = (goodput or {}).get("targets", [])
     series = load_points(targets, lambda s: s.get("goodput"))
     return load_chart(
         series, title="Goodput against load", unit="answers/s", narrow=narrow, load=axis

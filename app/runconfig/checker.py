@@ -15,6 +15,7 @@ from ..errors import ValidationError
 from ..runs.spec import SETTINGS
 from ..runs.spec import clean_load
 from ..runs.spec import clean_params
+from ..runs.spec import clean_slo
 from ..runs.spec import setting
 from .prices import check_prices
 from .prices import check_unpriced
@@ -42,6 +43,7 @@ RUN_KEYS = {
     "repeats",
     "judge_repeats",
     "latency_target_ms",
+    "slo",
     "out_dir",
     "judge_check",
     "load",
@@ -59,6 +61,14 @@ RUN_ALIASES = {
     "judgeCheck": "judge_check",
     "latencyTargetMs": "latency_target_ms",
 }
+# run.slo's keys as a config spells them -> the run spec's (runs/spec.py SLO_KEYS)
+SLO_NAMES = {
+    "ttft_p90_ms": "ttftP90Ms",
+    "itl_p90_ms": "itlP90Ms",
+    "e2e_p95_ms": "e2eP95Ms",
+    "min_score": "minScore",
+}
+SLO_ALIASES = {camel: snake for snake, camel in SLO_NAMES.items()}  # the run spec's spellings
 # run section number keys -> the run setting they set (runs/spec.py SETTINGS)
 RUN_SETTINGS = (
     ("question_limit", "questionLimit"),
@@ -377,6 +387,9 @@ class ConfigChecker:
                 settings[name] = setting(name, value)
             except ValueError as exc:
                 self.add(f"run.{key}", str(exc), run, key)
+        slo = self.slo(run)
+        if slo:
+            settings["slo"] = slo
         categories = run.get("categories")
         if categories is not None:
             if isinstance(categories, str):
@@ -402,6 +415,25 @@ class ConfigChecker:
         plan.judge_check = judge_check is True
         if not self.problems:
             plan.task_ids = select_tasks(plan)
+
+    def slo(self, run):
+        """run.slo: the service level the answers should meet, checked by the run spec's
+        rules (runs/spec.py clean_slo), each problem at its key's line."""
+        raw = run.get("slo")
+        if raw is None:
+            return {}
+        if not isinstance(raw, LineDict):
+            self.add(
+                "run.slo", "must be a mapping like {ttft_p90_ms: 500, min_score: 70}", run, "slo"
+            )
+            return {}
+        mapping = self.keys(raw, set(SLO_NAMES), "run.slo.", SLO_ALIASES)
+        errors = []
+        slo = clean_slo({SLO_NAMES[key]: value for key, value in mapping.items()}, ("slo",), errors)
+        for error in errors:
+            key = SLO_ALIASES[error["path"][-1]]
+            self.add(f"run.slo.{key}", error["message"], mapping, key)
+        return slo
 
     def collections(self, run, plan):
         names = run.get("collections")

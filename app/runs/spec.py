@@ -67,6 +67,11 @@ LOAD_MAX_WARMUP = 64
 LABEL_MAX = 300  # a target's label (RunTarget.label)
 MODEL_CHECK_TIMEOUT = 5.0  # seconds: a server that cannot list its models this fast is skipped
 MODELS_SHOWN = 20  # how many served models a "not served" message names
+# settings.slo, the service level a run's answers should meet (results/goodput.py): latency
+# bounds in ms on a target's percentiles and on each answer, and the score a good answer needs.
+SLO_BOUNDS = ("ttftP90Ms", "itlP90Ms", "e2eP95Ms")
+SLO_KEYS = (*SLO_BOUNDS, "minScore")
+SLO_MAX_MS = 3_600_000
 
 
 def field_name(path):
@@ -275,6 +280,9 @@ def clean_settings(raw, errors):
             settings[name] = setting(name, value)
         except ValueError as exc:
             _error(errors, ("settings", name), str(exc))
+    slo = clean_slo(raw.get("slo"), ("settings", "slo"), errors)
+    if slo:
+        settings["slo"] = slo
     categories = raw.get("categories")
     if isinstance(categories, str):
         categories = [c.strip() for c in categories.split(",")]
@@ -550,6 +558,37 @@ def clean_score_weights(raw, errors):
             continue
         weights[key] = number
     return weights
+
+
+def clean_slo(raw, path, errors):
+    """settings.slo: {ttftP90Ms, itlP90Ms, e2eP95Ms (ms above 0), minScore (0-100)}, each
+    optional; {} when none is given. Errors name the field (settings.slo.ttftP90Ms)."""
+    path = tuple(path)
+    if raw in (None, "", {}):
+        return {}
+    if not isinstance(raw, dict):
+        _error(errors, path, 'must be an object like {"ttftP90Ms": 500, "minScore": 70}')
+        return {}
+    slo = {}
+    for key, value in raw.items():
+        if key not in SLO_KEYS:
+            _error(errors, (*path, key), "unknown SLO; use " + ", ".join(SLO_KEYS))
+            continue
+        if value in (None, ""):
+            continue  # a blank form field: no bound
+        try:
+            number = _number(value)
+        except (TypeError, ValueError, OverflowError):
+            number = None
+        if key == "minScore":
+            if number is None or not 0.0 <= number <= 100.0:
+                _error(errors, (*path, key), "must be a number from 0 to 100")
+                continue
+        elif number is None or not 0.0 < number <= SLO_MAX_MS:
+            _error(errors, (*path, key), f"must be a positive number of ms (at most {SLO_MAX_MS})")
+            continue
+        slo[key] = number
+    return slo
 
 
 def _served(provider, refresh=False):

@@ -28,6 +28,9 @@ bp = Blueprint("dashboard", __name__)
 
 # The form's settings inputs are named as the spec's settings (runs/spec.py SETTINGS).
 SETTINGS = tuple(spec.SETTINGS)
+# The few SLO inputs the form offers (settings.slo; the API and run configs take all four),
+# named "slo.<key>".
+SLO_FIELDS = ("ttftP90Ms", "e2eP95Ms", "minScore")
 PARAMS = spec.PARAM_NAMES
 # Form fields that carry the spec's own names: an error on one is shown beside it.
 SPEC_FIELDS = ("name", "judgeProviderId", "judgeModel", "targets", "collectionIds")
@@ -79,6 +82,7 @@ def parse_form(form):
         # "No judge": the checks alone score; the judge inputs are then ignored.
         "noJudge": form.get("noJudge") == "1",
         "judgeProviderId": _int_or_none(form.get("judgeProviderId")),
+        "slo": {name: form.get(f"slo.{name}", "").strip() for name in SLO_FIELDS},
         "targets": [],  # (provider id, model, copy), in form order
         "params": {},  # target key -> params
         "labels": {},  # target key -> label typed
@@ -138,6 +142,9 @@ def parse_form(form):
         spec["settings"]["load"] = dict(state["load"])
     if state["name"]:
         spec["name"] = state["name"]
+    slo = {name: value for name, value in state["slo"].items() if value}
+    if slo:
+        spec["settings"]["slo"] = slo
     return state, spec
 
 
@@ -232,6 +239,7 @@ def render_dashboard(
         "judge_unreachable": judge_unreachable,
         "params_names": PARAMS,
         "settings_fields": SETTINGS,
+        "slo_fields": SLO_FIELDS,
         "key": target_key,
         "extra_prefix": extra_params_prefix,
         "continue_runs": continuable_runs(),
@@ -261,6 +269,8 @@ def form_errors(errors, state):
             field = path[0]
             if state.get("noJudge") and field == "judgeModel":
                 field = "noJudge"  # tasks without checks: said beside the choice made
+        elif path[:2] == ["settings", "slo"] and len(path) == 3 and path[2] in SLO_FIELDS:
+            field = f"slo.{path[2]}"
         if field and field not in by_field:
             by_field[field] = e["message"]
         else:
