@@ -58,3 +58,20 @@ def test_json_schema_chat_returns_valid_json(adapter, llm_model):
     data = json.loads(result.text)
     assert set(data) == {"score", "reason"} and 0 <= data["score"] <= 100
     assert result.tps_source == "llamacpp.timings"
+
+
+def test_a_streamed_answer_keeps_its_token_timing_beside_llamacpps_own(adapter, llm_model):
+    result = adapter.chat(
+        llm_model,
+        [{"role": "user", "content": "Count from one to twenty in words."}],
+        {"max_tokens": 40, "temperature": 0},
+    )
+    assert result.chunks and result.chunks > 2
+    assert len(result.gaps_ms) == result.chunks - 1
+    assert result.ttft_ms <= result.first_answer_ms <= result.last_token_ms <= result.wall_ms
+    assert result.sent_at is not None and result.itl["p50"] is not None
+    # llama.cpp says how long decoding took; our stream saw the same tokens arrive. Loose: a
+    # shared machine can delay our reading, never the server's own clock.
+    ours = (result.chunks - 1) / ((result.last_token_ms - result.ttft_ms) / 1000)
+    theirs = result.raw_json["timings"]["predicted_per_second"]
+    assert 0.5 * theirs <= ours <= 2.0 * theirs
