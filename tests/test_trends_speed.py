@@ -60,3 +60,15 @@ def test_the_api_and_page_carry_the_speed_figures(two_runs, client):
     assert points(body)[0]["ttftP90Ms"] == 100.0
     page = client.get("/trends").get_data(as_text=True)
     assert "TTFT p90" in page and "e2e p90" in page and TABLE_POINTS >= 2
+
+
+def test_a_category_point_carries_that_categorys_speed_without_goodput(app):
+    # Tasks alternate math / code; one math answer is slow: math's p90 is its own, not the
+    # target's (100, 100, 300, 100 ms: 240).
+    scores = {"local/m1": [60, 80, 70, 90]}
+    run = finished_run("r1", scores, settings=SLO, category_of=lambda t: ("math", "code")[t % 2])
+    Item.update(ttft_ms=300.0).where((Item.run == run) & (Item.task_key == "t0002")).execute()
+    digest_finished(T0 + DAY)
+    (point,) = points(trends({"category": "math"}))
+    assert point["ttftP90Ms"] == pytest.approx(280.0)  # 100 and 300 ms: p90 by interpolation
+    assert point["goodput"] is None
