@@ -114,6 +114,9 @@ def _print(result, run_a, run_b, limit):
         )
     if result["models"]:
         click.echo(f"comp = composite score. {result['compositeNote']}")
+        click.echo("speed A -> B:")
+        for m in result["models"]:
+            click.echo(f"  {m['label']}: {speed_line(m['speed'])}")
     for warning in result["warnings"]:
         click.echo(f"warning: {warning}")
     for label, names in (("only in A", result["onlyInA"]), ("only in B", result["onlyInB"])):
@@ -128,3 +131,26 @@ def _print(result, run_a, run_b, limit):
                     f"  {c['label']} {c['taskKey']}: {num(c['scoreA'])} -> "
                     f"{num(c['scoreB'])} ({c['delta']:+.1f})"
                 )
+
+
+# The speed figures' short names on one line (ms figures whole, rates with decimals).
+SPEED_SHORT = {
+    "ttftP50Ms": ("ttft p50", 0),
+    "ttftP90Ms": ("p90", 0),
+    "itlP50Ms": ("itl p50", 0),
+    "e2eP90Ms": ("e2e p90", 0),
+    "outputTokensPerSecond": ("tok/s", 1),
+    "goodput": ("goodput", 2),
+}
+
+
+def speed_line(speed):
+    """One target's speed A -> B on one line: each figure, then the verdict (or why there is
+    none)."""
+    if not speed["figures"]:
+        return speed["why"]
+    parts = []
+    for f in speed["figures"]:
+        name, digits = SPEED_SHORT[f["key"]]
+        parts.append(f"{name} {num(f['a'], digits)}->{num(f['b'], digits)}")
+    return f"{', '.join(parts)}; {speed['verdict']}"

@@ -9,6 +9,8 @@ from ..runs.outcomes import FAILED_STATUSES
 from ..runs.state import run_state
 from . import stats
 from .averages import model_averages
+from .compare_speed import compare_speed
+from .compare_speed import speed_by_target
 from .composite import DEFAULT_SETTINGS
 from .composite import composite_rule
 from .composite_figures import target_composites
@@ -176,7 +178,8 @@ def _keyed(run, composite_settings):
 
 def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
     """Per target (matched by provider name + label): deltas, significance, task-level changes,
-    and each run's composite score with its change (no verdict: it has no CI)."""
+    each run's composite score with its change (no verdict: it has no CI) and its speed A -> B
+    ("speed": compare_speed's figures, faster/slower only from non-overlapping p50 CIs)."""
     avg_a, comp_a = _keyed(run_a, composite_settings)
     avg_b, comp_b = _keyed(run_b, composite_settings)
     shared_keys = [k for k in avg_a if k in avg_b]
@@ -253,9 +256,12 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
                         "delta": score_b - score_a,
                     }
                 )
+    speed_a, goodput_a = speed_by_target(run_a)
+    speed_b, goodput_b = speed_by_target(run_b)
     models = []
     for key in shared_keys:
         a, b, bucket = avg_a[key], avg_b[key], per_model[key]
+        ta, tb = a["target_id"], b["target_id"]
         side_a, side_b = _side(a, comp_a.get(a["target_id"])), _side(b, comp_b.get(b["target_id"]))
         score = verdict(bucket["scores"])
         timing = verdict(bucket["times"])
@@ -284,6 +290,9 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
                 "verdictWhy": score["why"],
                 "regressionAlert": score["regression"],
                 "askedDifferently": bucket["changed"],
+                "speed": compare_speed(
+                    speed_a.get(ta), speed_b.get(tb), goodput_a.get(ta), goodput_b.get(tb)
+                ),
             }
         )
     regressions = sorted(

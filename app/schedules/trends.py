@@ -1,8 +1,10 @@
 """Trends: score and speed over time per series (provider/model), from per-run aggregates.
 
-Reads RunAggregate rows only (a few per run), never the items: 200 runs x 5 models is a
-thousand rows whatever the runs' sizes. Only comparable runs join a line: a change of judge
-(provider, model, params or prompt) or of the task set (the run's dataset hash) breaks it,
+Scores come from RunAggregate rows (a few per run), never the items: 200 runs x 5 models is a
+thousand rows whatever the runs' sizes. The speed percentiles and goodput of the points shown
+come from run_speed / run_goodput, once per run shown (run_speed's figures are kept per run once
+worked out, so that is one row). Only comparable runs join a line: a change of judge (provider,
+model, params or prompt) or of the task set (the run's dataset hash) breaks it,
 and the point where it breaks says why.
 """
 
@@ -18,6 +20,9 @@ from ..ids import is_db_id
 from ..results.composite import DEFAULT_SETTINGS
 from ..results.composite_figures import aggregate_composite
 from ..results.composite_figures import on_target_counts
+from ..results.goodput import run_goodput
+from ..results.goodput import run_slo
+from ..results.speed import run_speed
 
 A = RunAggregate
 
@@ -140,13 +145,15 @@ def _target_ms(row):
     return float(value) if value is not None else None
 
 
-def trends(filters=None, composite_settings=DEFAULT_SETTINGS):
+def trends(filters=None, composite_settings=DEFAULT_SETTINGS, speed_points=None):
     """{"series": [{target, model, providerName, points: [{runId, finishedAt, score, ciLow,
     ciHigh, n, tokensPerSecond, ttftMs, comparable, breakReason, composite, compositeFormula,
-    triggeredBy, triggerNote, ...}]}]} for the filters collection, judge, model, category,
-    from, to (all optional)."""
+    triggeredBy, triggerNote, ttftP50Ms, ttftP90Ms, e2eP90Ms, outputTokensPerSecond,
+    goodput, ...}]}]} for the filters collection, judge, model, category, from, to (all
+    optional). The speed figures (run_speed's, goodput with the run's SLO) come on the latest
+    `speed_points` points of each series (every point when None); the others have None."""
     filters = filters or {}
-    series, last = {}, {}
+    series, last, refs = {}, {}, {}
     rows = list(_filtered(filters))
     # The on-target part needs the items of the runs that set a latency target, and only those.
     counts = on_target_counts({r.run_pk: _target_ms(r) for r in rows if _target_ms(r)})
@@ -169,8 +176,48 @@ def trends(filters=None, composite_settings=DEFAULT_SETTINGS):
         before = last.get(row.series)
         reason = break_reason(before, row) if before else None
         entry["points"].append(_point(row, reason, composite))
+        refs.setdefault(row.series, []).append((row.run_pk, row.target_pk))
         last[row.series] = row
+    _add_speed(series, refs, filters.get("category") or "", speed_points)
     return {"series": list(series.values()), "category": filters.get("category") or None}
+
+
+SPEED_KEYS = ("ttftP50Ms", "ttftP90Ms", "e2eP90Ms", "outputTokensPerSecond", "goodput")
+
+
+def _add_speed(series, refs, category, latest):
+    """Give the latest `latest` points of each series (all when None) their run's speed figures
+    for the point's target (and category); one run_speed per run shown, read from its kept
+    figures once worked out. Goodput is a whole target's, so a category's points have none."""
+    wanted = {}
+    for name, entry in series.items():
+        start = 0 if latest is None else max(0, len(entry["points"]) - latest)
+        for point in entry["points"]:
+            point.update(dict.fromkeys(SPEED_KEYS))
+        for point, ref in list(zip(entry["points"], refs[name], strict=True))[start:]:
+            wanted.setdefault(ref[0], []).append((point, ref[1]))
+    if not wanted:
+        return
+    for run in Run.select().where(Run.id.in_(list(wanted))):
+        speed = run_speed(run)
+        goodput = run_goodput(run, speed=speed) if run_slo(run) and not category else None
+        targets = {t["targetId"]: t for t in speed["targets"]}
+        good = {t["targetId"]: t["goodput"] for t in goodput["targets"]} if goodput else {}
+        for point, target_pk in wanted[run.id]:
+            figures = targets.get(target_pk)
+            if figures is not None and category:
+                figures = next(
+                    (c for c in figures["categories"] if c["category"] == category), None
+                )
+            if figures is None:
+                continue
+            point.update(
+                ttftP50Ms=figures["ttftMs"]["p50"],
+                ttftP90Ms=figures["ttftMs"]["p90"],
+                e2eP90Ms=figures["e2eMs"]["p90"],
+                outputTokensPerSecond=figures["window"]["outputTokensPerSecond"],
+                goodput=good.get(target_pk),
+            )
 
 
 def filter_choices():

@@ -58,7 +58,8 @@ def _baseline_line(summary):
 def trends_view(filters, link, composite_settings=DEFAULT_SETTINGS):
     """The page's context; `link(run_id)` is a run's URL (this package knows no URLs)."""
     filters = {k: (filters.get(k) or "").strip() for k in FILTERS}
-    data = trends(filters, composite_settings)
+    # Speed figures only for the runs the table shows (the charts use the aggregates).
+    data = trends(filters, composite_settings, speed_points=TABLE_POINTS)
     cache = PointCache(link)
     collection = collection_of(filters["collection"])
     summary = collection_summary(collection.id, composite_settings) if collection else None
