@@ -6,12 +6,12 @@ from peewee import fn
 
 from ..db.connection import database
 from ..db.models import COMPLETED
+from ..latency import percentile
 from ..runs.outcomes import FAILED_STATUSES
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import IS_JUDGE_FAILED
 from ..runs.outcomes import I
 from ..runs.outcomes import count_where
-from .stats import percentile
 
 
 def empty_figures():

@@ -24,10 +24,7 @@ so, as for run_speed); the whole target's latency figures are run_speed's, so th
 speed table.
 """
 
-import threading
-
 import numpy as np
-from peewee import fn
 
 from ..db.connection import database
 from ..latency import figures
@@ -36,7 +33,9 @@ from ..latency import unpack_lists
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import SCORE
 from ..runs.outcomes import I
+from .recent import Recent
 from .speed import run_speed
+from .speed import stamp as speed_stamp
 from .speed import window
 
 # (SLO key, speed figure, percentile name, words): the latency bounds, in the order shown.
@@ -88,7 +87,7 @@ def run_goodput(run, slo=None, speed=None):
         if not slo:
             return None
     slo = dict(slo)
-    stamp = _stamp(run)
+    stamp = speed_stamp(run)
     settings = run.settings or {}
     key = (run.id, run.run_id, stamp, repr(sorted(slo.items())), repr(settings.get("load")))
     key += (repr(settings.get("concurrency")),)
@@ -97,34 +96,13 @@ def run_goodput(run, slo=None, speed=None):
         return cached
     result = _work_out(run, slo, run_speed(run) if speed is None else speed)
     if stamp is not None:
-        _remember(key, result)
+        _cache.put(key, result)
     return result
 
 
 # The latest figures of a few runs and SLOs, by (run, latest item change, SLO, load): a
 # finished run's page and its exports decode 100 000 answers' gaps once, not on every view.
-_CACHE_SIZE = 16
-_cache = {}
-_cache_lock = threading.Lock()
-
-
-def _stamp(run):
-    """(database, latest updated_at of a tried item): an index seek (item_run_id_updated_at_
-    tried), as run_speed's cache uses; None when no item was tried."""
-    latest = (
-        I.select(fn.MAX(I.updated_at))
-        .where((I.run == run) & I.last_attempt_at.is_null(False))
-        .scalar()
-    )
-    return None if latest is None else (database.database, str(latest))
-
-
-def _remember(key, value):
-    with _cache_lock:
-        _cache.pop(key, None)
-        _cache[key] = value
-        while len(_cache) > _CACHE_SIZE:
-            _cache.pop(next(iter(_cache)))
+_cache = Recent(16)
 
 
 def _work_out(run, slo, speed):

@@ -2,8 +2,6 @@
 figures, which are cached, or one query on the answers' timing columns) and is drawn by
 app.results.speed_charts."""
 
-import threading
-
 from ..db.connection import database
 from ..latency import bucket_value
 from ..latency import unpack_lists
@@ -11,8 +9,9 @@ from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import I
 from .averages import model_averages
 from .goodput import run_goodput
-from .speed import _stamp
+from .recent import Recent
 from .speed import run_speed
+from .speed import stamp
 from .speed_charts import TIMELINE_MAX
 from .speed_charts import bin_counts
 from .speed_charts import bin_histogram
@@ -66,9 +65,7 @@ def speed_chart_names(run, speed):
 # The latest charts drawn, by (run, its latest item change, chart, width, target): a page shows
 # up to a dozen of them, and the distributions decode every answer's gaps (seconds on a
 # 100 000-item run), so a finished run's charts are drawn once, not on every view.
-_CACHE_SIZE = 64
-_cache = {}
-_cache_lock = threading.Lock()
+_cache = Recent(64)
 
 
 def speed_chart(run, name, narrow=False, *, target=None, averages=None, speed=None):
@@ -77,17 +74,13 @@ def speed_chart(run, name, narrow=False, *, target=None, averages=None, speed=No
     ValueError for an unknown name or target."""
     if name not in SPEED_CHARTS:
         raise ValueError(f"unknown chart {name!r}")
-    stamp = _stamp(run)
-    key = (run.id, run.run_id, stamp, name, narrow, target)
-    with _cache_lock:
-        svg = _cache.get(key) if stamp is not None else None
+    run_stamp = stamp(run)
+    key = (run.id, run.run_id, run_stamp, name, narrow, target)
+    svg = _cache.get(key) if run_stamp is not None else None
     if svg is None:
         svg = _draw(run, name, narrow, target, averages, speed)
-        if stamp is not None:
-            with _cache_lock:
-                _cache[key] = svg
-                while len(_cache) > _CACHE_SIZE:
-                    _cache.pop(next(iter(_cache)))
+        if run_stamp is not None:
+            _cache.put(key, svg)
     return svg
 
 

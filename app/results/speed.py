@@ -18,7 +18,6 @@ import hashlib
 import json
 import logging
 import math
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +39,7 @@ from ..runs.counts import kept
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import I
 from .clustered import percentile_ci
+from .recent import Recent
 from .stats import CONFIDENCE
 from .stats import RESAMPLES
 from .stats import SEED
@@ -94,33 +94,33 @@ def run_speed(run, averages=None):
     latest item change, found by index, and its kept item counts) is not read again: the
     figures come from a small per-process cache, else from the run's RunSpeed row (one row, for
     every process). Otherwise they are worked out, and kept unless the run is still working."""
-    stamp = _stamp(run)
-    if stamp is None:
+    run_stamp = stamp(run)
+    if run_stamp is None:
         return compute_speed(run, averages)
-    key = (run.id, run.run_id, stamp)
+    key = (run.id, run.run_id, run_stamp)
     figures = _cache.get(key)
     if figures is None:
-        figures = _stored(run, stamp)
+        figures = _stored(run, run_stamp)
     if figures is None:
         figures = compute_speed(run, averages)
         if not _working(run):
-            _store(run, stamp, figures)
-    _remember(key, figures)
+            _store(run, run_stamp, figures)
+    _cache.put(key, figures)
     return figures
 
 
 def keep_speed(run):
     """Work out and store a run's speed figures unless its stored ones still hold (a finished
     run, when it is digested: its first view is then one row)."""
-    stamp = _stamp(run)
-    if stamp is not None and _stored(run, stamp) is None:
-        _store(run, stamp, compute_speed(run))
+    run_stamp = stamp(run)
+    if run_stamp is not None and _stored(run, run_stamp) is None:
+        _store(run, run_stamp, compute_speed(run))
 
 
 def compute_speed(run, averages=None):
     """run_speed's figures worked out from the run's items (no cache, nothing stored)."""
     targets = _targets(run, averages)
-    answers, failures = _read(run)
+    answers, steps, failures, step_failures = _read(run)
     columns = _columns(answers)
     groups = {}  # (target id, category) -> group number, in first-seen order
     group_of = np.array(
@@ -161,7 +161,7 @@ def compute_speed(run, averages=None):
         out.append(figures)
     load = (run.settings or {}).get("load")
     if load:
-        _add_steps(run, load, out)
+        _add_steps(run, load, out, columns, steps, step_failures)
     return {"runId": run.run_id, "targets": out}
 
 
@@ -173,12 +173,10 @@ _CODE = f"{FIGURES_VERSION}:{hashlib.sha256(Path(__file__).read_bytes()).hexdige
 
 # The latest figures of a few runs, by (run, stamp with its database): a page and its exports
 # in this process read the RunSpeed row (or the items) once, not on every view.
-_CACHE_SIZE = 16
-_cache = {}
-_cache_lock = threading.Lock()
+_cache = Recent(16)
 
 
-def _stamp(run):
+def stamp(run):
     """(database, what the figures were worked out from as a hash): the code (_CODE), the
     latest updated_at of a tried item (an index seek: item_run_id_updated_at_tried) and the
     run's kept item counts per target, status and stage with their answer-time, token and score
@@ -242,14 +240,6 @@ def _plain(value):
     raise TypeError(f"not JSON: {type(value).__name__}")
 
 
-def _remember(key, value):
-    with _cache_lock:
-        _cache.pop(key, None)
-        _cache[key] = value
-        while len(_cache) > _CACHE_SIZE:
-            _cache.pop(next(iter(_cache)))
-
-
 def _targets(run, averages):
     """(id, provider name, model, label) of the run's targets in the run's order."""
     if averages is None:
@@ -266,31 +256,34 @@ def _targets(run, averages):
 
 
 def _read(run):
-    """One query: the answers' tuples (an answer: not failed, with an answer time) and
-    {(target id, category): (failed, timed out)} of the answer attempts that failed."""
+    """One query: the answers' tuples (an answer: not failed, with an answer time), each
+    answer's (target id, load step) beside them, and the answer attempts that failed as
+    {(target id, category): (failed, timed out)} and {(target id, step): (failed, timed out)}."""
     failed = IS_ANSWER_FAILED
     timed_out = failed & (
         fn.LOWER(I.error_msg).contains(TIMEOUT_WORDS[0])
         | fn.LOWER(I.error_msg).contains(TIMEOUT_WORDS[1])
     )
     query = I.select(
-        *_COLUMNS, Case(None, [(failed, 1)], 0), Case(None, [(timed_out, 1)], 0)
+        *_COLUMNS, I.step, Case(None, [(failed, 1)], 0), Case(None, [(timed_out, 1)], 0)
     ).where((I.run == run) & (I.time_taken_ms.is_null(False) | failed))
     if not database.is_postgres:
         # The run's items in rowid order, the table's own: SQLite otherwise picked an index
         # ordered by score and read the rows in its order, a page here and there (a quarter
         # more CPU at 100 000 items, bench/bench_speed_page.py).
         query = query.from_(SQL(f'"item" AS "t1" INDEXED BY "{RUN_INDEX}"'))
-    rows = database.execute(query).fetchall()
-    failures = {}
-    for row in rows:
+    at = len(_COLUMNS)
+    answers, steps, failures, step_failures = [], [], {}, {}
+    for row in database.execute(query).fetchall():
+        step = (row[0], row[at] or 0)
         if row[-2]:
-            key = (row[0], row[1] or "")
-            was = failures.get(key, (0, 0))
-            failures[key] = (was[0] + 1, was[1] + row[-1])
-    if failures:
-        rows = [row for row in rows if not row[-2]]
-    return rows, failures
+            for counts, key in ((failures, (row[0], row[1] or "")), (step_failures, step)):
+                was = counts.get(key, (0, 0))
+                counts[key] = (was[0] + 1, was[1] + row[-1])
+        else:
+            answers.append((*row[:at], *row[-2:]))
+            steps.append(step)
+    return answers, steps, failures, step_failures
 
 
 _NAMES = ("target", "category", "e2e", "ttft", "ttfot", "tokens", "decode", "estimated")
@@ -508,30 +501,12 @@ def _sum_histograms(hists, numbers):
     return {int(b): int(total[b]) for b in np.flatnonzero(total)}
 
 
-def _add_steps(run, load, targets):
+def _add_steps(run, load, targets, columns, steps, failures):
     """Each target's figures per load step (settings.load): its "steps", in step order, each
     with the step's load (requests in flight, or requests/s), the figures _figures gives a
     target, and the average score of the step's answers with how many were scored: whether
-    quality holds under load, beside the speed. One query for the answers and failures, one for
-    the scores."""
-    failed = IS_ANSWER_FAILED
-    timed_out = failed & (
-        fn.LOWER(I.error_msg).contains(TIMEOUT_WORDS[0])
-        | fn.LOWER(I.error_msg).contains(TIMEOUT_WORDS[1])
-    )
-    query = I.select(
-        *_COLUMNS, I.step, Case(None, [(failed, 1)], 0), Case(None, [(timed_out, 1)], 0)
-    ).where((I.run == run) & (I.time_taken_ms.is_null(False) | failed))
-    answers, steps, failures = [], [], {}
-    at = len(_COLUMNS)
-    for row in database.execute(query).fetchall():
-        key = (row[0], row[at] or 0)
-        if row[-2]:
-            was = failures.get(key, (0, 0))
-            failures[key] = (was[0] + 1, was[1] + row[-1])
-        else:
-            answers.append((*row[:at], *row[-2:]))
-            steps.append(key)
+    quality holds under load, beside the speed. `columns`, `steps` and `failures` are what
+    compute_speed read (_read); one more query, for the scores."""
     scores = {
         (target, step or 0): (mean, n)
         for target, step, mean, n in I.select(
@@ -541,7 +516,6 @@ def _add_steps(run, load, targets):
         .group_by(I.target, I.step)
         .tuples()
     }
-    columns = _columns(answers)
     groups = {key: number for number, key in enumerate(dict.fromkeys(steps))}
     group_of = np.array([groups[key] for key in steps], dtype=np.int64)
     hists = _group_histograms(columns["itl"], group_of, len(groups))

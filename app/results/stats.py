@@ -8,24 +8,14 @@ import math
 import random
 from collections import Counter
 
+from ..latency import percentile
+
 RESAMPLES = 1000
 CONFIDENCE = 0.95
 SEED = 20240601
 # Past this many values per distinct value, resampling the histogram (one binomial draw per
 # distinct value) is cheaper than drawing n indices; both sample the same bootstrap distribution.
 _HISTOGRAM_RATIO = 15
-
-
-def percentile(sorted_values, q):
-    """Linear-interpolated percentile (q in 0..1) of an already sorted sequence."""
-    if not sorted_values:
-        return None
-    pos = (len(sorted_values) - 1) * q
-    lo = math.floor(pos)
-    hi = math.ceil(pos)
-    if lo == hi:
-        return sorted_values[lo]
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
 def bootstrap_means(values, *, resamples=RESAMPLES, seed=SEED):
