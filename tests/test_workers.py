@@ -282,9 +282,15 @@ def test_a_stop_abandons_the_requests_in_flight_of_every_worker(pg_app, workers,
     procs = [pool.start("--concurrency", "2") for _ in range(2)]
     wait_until(lambda: fake.active == 4 and claims_in_flight(run) == 4, "4 requests", procs)
     stop_run(run.run_id)
-    wait_until(lambda: claims_in_flight(run) == 0, "the claims given back", procs, timeout=60)
-    assert set(Item.select(Item.status, Item.attempts).tuples()) == {(NEW, 0)}
     abandoned = RunLog.select().where((RunLog.run == run) & (RunLog.event == "abandoned"))
+    # Each worker releases a claim, then logs it: wait for both, or the count races the log line.
+    wait_until(
+        lambda: claims_in_flight(run) == 0 and abandoned.count() >= 4,
+        "the claims given back and logged",
+        procs,
+        timeout=60,
+    )
+    assert set(Item.select(Item.status, Item.attempts).tuples()) == {(NEW, 0)}
     assert abandoned.count() == 4
     assert all(p.poll() is None for p in procs)  # the workers wait for the next run
 
