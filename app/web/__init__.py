@@ -18,7 +18,10 @@ from ..errors import LlmbenchError
 from ..errors import StorageFull
 from ..runs.queries import active_run
 from . import ab
+from . import access
 from . import alerts
+from . import audit
+from . import auth
 from . import collections
 from . import compare
 from . import dashboard
@@ -57,6 +60,7 @@ def init_app(app):
     csrf.init_app(app)
     security.init_app(app)
     masking.init_app(app)
+    auth.init_app(app)
 
     # The JSON API takes application/json only, which a cross-site form cannot send
     # without a CORS preflight we never grant; CSRF tokens guard the HTML forms.
@@ -68,7 +72,7 @@ def init_app(app):
         app.register_blueprint(module.bp)
     for module in (templates, trends, alerts, queue, evaluate, ab, leaderboard, reports, labels):
         app.register_blueprint(module.bp)
-    for module in (compare,):
+    for module in (compare, auth, audit):
         app.register_blueprint(module.bp)
     if app.debug or app.config.get("TESTING"):
         app.register_blueprint(patterns.bp)
@@ -92,6 +96,9 @@ def init_app(app):
                     "http://127.0.0.1, or add the name to LLMBENCH_ALLOWED_HOSTS."
                 ),
             )
+
+    # After the host check: a request to an unknown host is refused before anyone is looked up.
+    access.init_app(app)
 
     @app.context_processor
     def _globals():
