@@ -256,3 +256,37 @@ def test_the_audit_page_and_export_are_for_admins(public, client):
     assert "run.stop" in client.get("/audit").text
     lines = client.get("/api/audit?format=jsonl").text.splitlines()
     assert '"action": "run.stop"' in lines[0]
+
+
+def test_a_stop_is_recorded_with_who_stopped_it(public, client):
+    make_run("run-1", status="PENDING")
+    sign_in(client, "rita", "runner")
+    assert client.post("/api/runs/run-1/stop").status_code < 400
+    entry = AuditEntry.select().order_by(AuditEntry.id.desc()).first()
+    assert (entry.actor, entry.action, entry.subject) == ("account:rita", "run.stop", "run run-1")
+
+
+def test_a_provider_change_is_recorded_without_the_secrets_value(public, client, fake):
+    provider = make_provider(fake)
+    sign_in(client, "root", "admin")
+    secret = "sk-never-in-the-log-1234"
+    body = {"headers": [{"key": "Authorization", "value": secret, "isSecret": True}]}
+    assert client.put(f"/api/providers/{provider.id}", json=body).status_code == 200
+    entry = AuditEntry.get(AuditEntry.action == "provider.change")
+    assert entry.subject == f"provider {provider.id}" and entry.details == {"fields": ["headers"]}
+    exported = client.get("/api/audit?format=jsonl").text
+    assert secret not in exported and "provider.change" in exported
+
+
+def test_a_refused_request_is_not_recorded(public, client):
+    make_run("run-1", status="PENDING")
+    sign_in(client, "val", "viewer")
+    client.post("/api/runs/run-1/stop")
+    assert not AuditEntry.select().where(AuditEntry.action == "run.stop").exists()
+
+
+def test_on_loopback_with_no_account_a_stop_is_recorded_as_local(app, client):
+    make_run("run-1", status="PENDING")
+    client.post("/api/runs/run-1/stop")
+    entry = AuditEntry.get(AuditEntry.action == "run.stop")
+    assert entry.actor == "local"

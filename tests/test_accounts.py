@@ -10,6 +10,8 @@ from app.accounts import audit
 from app.accounts.passwords import hash_password
 from app.accounts.passwords import verify_password
 from app.accounts.roles import allows
+from app.accounts.store import RECHECK_SECONDS
+from app.accounts.store import accounts_exist
 from app.accounts.store import add_account
 from app.accounts.store import authenticate
 from app.accounts.store import remove_account
@@ -20,6 +22,7 @@ from app.accounts.throttle import LoginThrottle
 from app.accounts.tokens import create_token
 from app.accounts.tokens import revoke_token
 from app.accounts.tokens import token_principal
+from app.db.models import Account
 from app.db.models import ApiToken
 from app.errors import Conflict
 from app.errors import ValidationError
@@ -186,3 +189,20 @@ def test_the_admin_password_setting_creates_the_first_admin(app, caplog, tmp_pat
     access.prepare_start({"ADMIN_PASSWORD_FILE": str(secret)}, "0.0.0.0")
     assert authenticate("admin", "from a file, long").role == "admin"
     assert "Created the first admin" in caplog.text and "from a file" not in caplog.text
+
+
+def test_an_account_made_by_another_process_is_seen_within_the_recheck_time(app):
+    now = [0.0]
+    assert accounts_exist(clock=lambda: now[0]) is False
+    Account.create(name="other", role="viewer", password_hash="!")  # as another process would
+    now[0] = RECHECK_SECONDS - 1
+    assert accounts_exist(clock=lambda: now[0]) is False
+    assert accounts_exist(fresh=True, clock=lambda: now[0]) is True
+
+
+def test_no_account_is_read_again_after_the_recheck_time(app):
+    now = [0.0]
+    accounts_exist(clock=lambda: now[0])
+    Account.create(name="other", role="viewer", password_hash="!")
+    now[0] = RECHECK_SECONDS
+    assert accounts_exist(clock=lambda: now[0]) is True

@@ -11,6 +11,7 @@ from pathlib import Path
 from ..errors import LlmbenchError
 from . import audit
 from .roles import ADMIN
+from .store import accounts_exist
 from .store import add_account
 from .store import any_account
 
@@ -37,12 +38,12 @@ def auth_off(config):
     return str(config.get("AUTH") or "").strip().lower() == "off"
 
 
-def login_needed(config):
+def login_needed(config, fresh=False):
     """Whether requests must sign in: an account exists or the bind is beyond loopback, and
-    LLMBENCH_AUTH is not off."""
+    LLMBENCH_AUTH is not off. `fresh`: look for accounts now (a request that changes things)."""
     if auth_off(config):
         return False
-    return not is_loopback(config.get("HOST")) or any_account()
+    return not is_loopback(config.get("HOST")) or accounts_exist(fresh)
 
 
 def trusted_networks(text):

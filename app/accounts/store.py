@@ -3,6 +3,8 @@
 A signed-in person is a `Principal` (name, role): the web sets `flask.g.account` to one."""
 
 import re
+import threading
+import time
 from dataclasses import dataclass
 
 from ..clock import utcnow
@@ -62,6 +64,33 @@ def any_account():
     return Account.select().exists()
 
 
+# Whether each database has an account, as last read: a page costs no query for it. Once
+# there is one, it stays so (the safe side); "none" is read again after RECHECK_SECONDS, on
+# every request that changes something, and whenever this process adds or removes one, so an
+# account made by `llmbench users add` beside a running server holds within RECHECK_SECONDS.
+RECHECK_SECONDS = 10.0
+_seen = {}
+_seen_lock = threading.Lock()
+
+
+def accounts_exist(fresh=False, clock=time.monotonic):
+    """any_account(), remembered per database (see RECHECK_SECONDS); `fresh` reads it now."""
+    key = str(database.database)
+    now = clock()
+    with _seen_lock:
+        found, read_at = _seen.get(key, (None, None))
+    if found or (found is False and not fresh and now - read_at < RECHECK_SECONDS):
+        return found
+    return _remember(clock)
+
+
+def _remember(clock=time.monotonic):
+    found = any_account()
+    with _seen_lock:
+        _seen[str(database.database)] = (found, clock())
+    return found
+
+
 def get_account(name):
     """The account called `name`, or NotFound."""
     account = Account.get_or_none(Account.name == name)
@@ -92,7 +121,8 @@ def add_proxy_account(name, role):
         account = Account.get_or_none(Account.name == name)
         if account is None:
             account = Account.create(name=name, role=role, password_hash=passwords.NO_PASSWORD)
-        return account
+    _remember()
+    return account
 
 
 def _last_admin(account):
@@ -107,6 +137,7 @@ def remove_account(name):
         if _last_admin(account):
             raise Conflict(f"{name!r} is the last admin; make another admin first.")
         account.delete_instance()
+    _remember()
 
 
 def set_role(name, role):

@@ -21,6 +21,7 @@ from . import ab
 from . import access
 from . import alerts
 from . import audit
+from . import audit_trail
 from . import auth
 from . import collections
 from . import compare
@@ -99,6 +100,7 @@ def init_app(app):
 
     # After the host check: a request to an unknown host is refused before anyone is looked up.
     access.init_app(app)
+    audit_trail.init_app(app)
 
     @app.context_processor
     def _globals():

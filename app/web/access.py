@@ -27,6 +27,7 @@ from ..accounts.tokens import token_principal
 from ..db.models import ROLES
 from ..db.models import Account
 
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 PUBLIC = "public"  # reachable without a login: the login page and the static files
 
 # What each endpoint needs. Reading is viewer; rating and voting rater; runs, tasks,
@@ -305,7 +306,7 @@ def check_request():
     """Set g.account and refuse what the role does not allow (None: go on)."""
     g.account = None
     config = current_app.config
-    g.login_needed = access.login_needed(config)
+    g.login_needed = access.login_needed(config, fresh=request.method not in SAFE_METHODS)
     if not g.login_needed or request.endpoint is None:
         return None  # open (loopback, no account), or a 404/405 werkzeug answers itself
     account, bearer = _bearer()
