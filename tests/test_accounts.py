@@ -206,3 +206,13 @@ def test_no_account_is_read_again_after_the_recheck_time(app):
     Account.create(name="other", role="viewer", password_hash="!")
     now[0] = RECHECK_SECONDS
     assert accounts_exist(clock=lambda: now[0]) is True
+
+
+def test_a_bad_trusted_proxy_entry_stops_the_start_naming_the_setting(app):
+    with pytest.raises(access.StartRefused, match="LLMBENCH_TRUSTED_PROXIES"):
+        access.prepare_start({"TRUSTED_PROXIES": "10.0.0.300"}, "127.0.0.1")
+
+
+def test_an_unknown_role_for_proxy_accounts_stops_the_start(app):
+    with pytest.raises(access.StartRefused, match="LLMBENCH_AUTH_PROXY_CREATE"):
+        access.prepare_start({"AUTH_PROXY_CREATE": "yes"}, "127.0.0.1")

@@ -8,6 +8,7 @@ import ipaddress
 import logging
 from pathlib import Path
 
+from ..db.models import ROLES
 from ..errors import LlmbenchError
 from . import audit
 from .roles import ADMIN
@@ -89,6 +90,12 @@ def prepare_start(config, host):
 
     Logs what it did (never the password); raises StartRefused when it listens beyond loopback
     with no account and neither LLMBENCH_AUTH=off nor a first admin password."""
+    trusted_networks(config.get("TRUSTED_PROXIES"))  # a bad entry stops the start, named
+    create = str(config.get("AUTH_PROXY_CREATE") or "").strip().lower()
+    if create and create not in ROLES:
+        raise StartRefused(
+            f"LLMBENCH_AUTH_PROXY_CREATE: {create!r} is not a role; use one of {', '.join(ROLES)}"
+        )
     password = _admin_password(config)
     if password and not any_account():
         add_account("admin", ADMIN, password)

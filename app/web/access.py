@@ -329,6 +329,8 @@ def check_request():
 
 def init_app(app):
     """Check every request before its route; give templates `can` and `current_account`."""
+    # The session cookie is not sent with another site's requests (forms still carry CSRF).
+    app.config.setdefault("SESSION_COOKIE_SAMESITE", "Lax")
     app.before_request(check_request)
 
     @app.context_processor
