@@ -290,3 +290,15 @@ def test_on_loopback_with_no_account_a_stop_is_recorded_as_local(app, client):
     client.post("/api/runs/run-1/stop")
     entry = AuditEntry.get(AuditEntry.action == "run.stop")
     assert entry.actor == "local"
+
+
+def test_an_htmx_request_without_a_login_is_sent_to_the_login_page(public, client):
+    reply = client.get("/runs/", headers={"HX-Request": "true"})
+    assert reply.status_code == 401
+    assert reply.headers["HX-Redirect"].startswith("/login?next=")
+
+
+def test_a_viewer_sees_the_prices_but_no_form_to_change_them(public, client):
+    sign_in(client, "val", "viewer")
+    page = client.get("/settings/prices").text
+    assert "Prices" in page and "Save price" not in page
