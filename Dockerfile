@@ -14,8 +14,8 @@ ENV LLMBENCH_HOST=0.0.0.0 \
     LLMBENCH_ALLOWED_HOSTS=localhost,127.0.0.1
 VOLUME /data
 EXPOSE 8080
-# /login: the one page that answers without an account (the container always needs one).
+# /api/status answers without a login (with {"status": "ok"} only).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-  CMD python -c "import os, sys, urllib.request; port = os.environ.get('LLMBENCH_PORT', '8080'); sys.exit(0 if urllib.request.urlopen(f'http://127.0.0.1:{port}/login', timeout=4).status == 200 else 1)"
+  CMD python -c "import os, sys, urllib.request; port = os.environ.get('LLMBENCH_PORT', '8080'); sys.exit(0 if urllib.request.urlopen(f'http://127.0.0.1:{port}/api/status', timeout=4).status == 200 else 1)"
 # Uses LLMBENCH_MASTER_KEY_PATH or _BASE64 when given, else /data/master.key (created once).
 ENTRYPOINT ["/app/docker/entrypoint.sh"]

@@ -302,3 +302,16 @@ def test_a_viewer_sees_the_prices_but_no_form_to_change_them(public, client):
     sign_in(client, "val", "viewer")
     page = client.get("/settings/prices").text
     assert "Prices" in page and "Save price" not in page
+
+
+def test_the_audit_export_refuses_a_page_that_is_no_number_naming_it(app, client):
+    for page in ("0", "x", "9" * 30):
+        reply = client.get(f"/api/audit?page={page}")
+        assert reply.status_code == 400 and reply.json["errors"][0]["field"] == "page"
+
+
+def test_the_health_check_answers_without_a_login_and_tells_nothing_else(public, client):
+    make_run("run-1", status="PENDING")
+    assert client.get("/api/status").json == {"status": "ok"}
+    sign_in(client, "val", "viewer")
+    assert client.get("/api/status").json["activeRun"] == "run-1"

@@ -22,9 +22,9 @@ def audit_export():
             mimetype="application/jsonl",
             headers={"Content-Disposition": 'attachment; filename="audit.jsonl"'},
         )
-    try:
-        number = int(request.args.get("page") or 1)
-    except ValueError:
-        raise ValidationError.field("page", "a page number (1, 2, ...)") from None
+    text = request.args.get("page") or "1"
+    if not (text.isascii() and text.isdigit() and 1 <= len(text) <= 6 and int(text) >= 1):
+        raise ValidationError.field("page", "a page number: 1, 2, ... up to 999999")
+    number = int(text)
     entries, more = page(number)
     return jsonify({"entries": [entry_dict(e) for e in entries], "page": number, "more": more})

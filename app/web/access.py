@@ -28,7 +28,7 @@ from ..db.models import ROLES
 from ..db.models import Account
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
-PUBLIC = "public"  # reachable without a login: the login page and the static files
+PUBLIC = "public"  # reachable without a login: the login page, static files, the health check
 
 # What each endpoint needs. Reading is viewer; rating and voting rater; runs, tasks,
 # collections, templates, schedules and task files runner; providers (their secrets), prices,
@@ -144,7 +144,7 @@ ENDPOINT_ROLES = {
     "datasets.export": VIEWER,
     "patterns.index": VIEWER,
     # the JSON API
-    "api.status.status": VIEWER,
+    "api.status.status": PUBLIC,  # the health check: {"status": "ok"} only, without a login
     "api.system.metrics_now": VIEWER,
     "api.system.run_metrics": VIEWER,
     "api.system.run_stability": VIEWER,

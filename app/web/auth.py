@@ -43,6 +43,8 @@ def login():
 @bp.post("/login")
 def login_post():
     """Check the name and password; too many failures answer 429 with when to retry."""
+    if not login_needed(current_app.config):
+        return redirect(url_for("dashboard.index"), code=303)  # nothing to sign in to
     name = (request.form.get("name") or "").strip()
     password = request.form.get("password") or ""
     next_path = local_path(request.form.get("next"))
