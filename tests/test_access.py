@@ -65,7 +65,20 @@ def test_anonymous_beyond_loopback_gets_401_or_the_login_page_on_every_route(pub
             assert "Sign in" in reply.json["error"]
         else:
             assert reply.status_code == 303, (method, url, reply.status_code)
-            assert reply.headers["Location"].startswith("/login?next="), (method, url)
+            assert reply.headers["Location"].startswith("/login"), (method, url)
+
+
+def test_a_page_without_a_login_goes_to_the_login_page_and_back_after(public, client):
+    add_account("val", "viewer", PASSWORD)
+    reply = client.get("/runs/?page=2")
+    assert reply.headers["Location"] == "/login?next=/runs/?page%3D2"
+    form = {"name": "val", "password": PASSWORD, "next": "/runs/?page=2"}
+    assert client.post("/login", data=form).headers["Location"] == "/runs/?page=2"
+
+
+def test_the_session_cookie_stays_on_this_site(public, client):
+    sign_in(client, "val", "viewer")
+    assert client.get_cookie("session").same_site == "Lax"
 
 
 def test_anonymous_on_loopback_with_an_account_must_sign_in(app, client):

@@ -284,7 +284,9 @@ def _unauthorized(message):
         reply.status_code = 401
         reply.headers["WWW-Authenticate"] = 'Bearer realm="llmbench"'
         return reply
-    target = url_for("auth.login", next=request.full_path.rstrip("?"))
+    # Back to the page after signing in; a form's POST cannot be repeated by a redirect.
+    back = request.full_path.rstrip("?") if request.method == "GET" else None
+    target = url_for("auth.login", next=back)
     if request.headers.get("HX-Request"):
         reply = current_app.response_class("", status=401)
         reply.headers["HX-Redirect"] = target
@@ -330,7 +332,8 @@ def check_request():
 def init_app(app):
     """Check every request before its route; give templates `can` and `current_account`."""
     # The session cookie is not sent with another site's requests (forms still carry CSRF).
-    app.config.setdefault("SESSION_COOKIE_SAMESITE", "Lax")
+    if app.config.get("SESSION_COOKIE_SAMESITE") is None:
+        app.config["SESSION_COOKIE_SAMESITE"] = "Lax"
     app.before_request(check_request)
 
     @app.context_processor

@@ -2,10 +2,10 @@
 changed something and succeeded, recorded after it from one map (endpoint -> action), so no
 route can forget. Details name the fields sent, never their values (a secret's included)."""
 
-from flask import g
 from flask import request
 
 from ..accounts import audit
+from .access import actor
 
 # endpoint -> action; the subject is the action's noun and the route's ids ("run r1").
 AUDITED = {
@@ -100,9 +100,7 @@ def init_app(app):
         action = AUDITED.get(request.endpoint)
         if action is None or response.status_code >= 400:
             return response
-        account = g.get("account")
-        actor = account.actor if account is not None else audit.LOCAL
         fields = _fields()
         details = {"fields": fields} if fields else None
-        audit.record(actor, action, subject(action, request.view_args, response), details)
+        audit.record(actor(), action, subject(action, request.view_args, response), details)
         return response
