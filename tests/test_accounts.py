@@ -216,3 +216,12 @@ def test_a_bad_trusted_proxy_entry_stops_the_start_naming_the_setting(app):
 def test_an_unknown_role_for_proxy_accounts_stops_the_start(app):
     with pytest.raises(access.StartRefused, match="LLMBENCH_AUTH_PROXY_CREATE"):
         access.prepare_start({"AUTH_PROXY_CREATE": "yes"}, "127.0.0.1")
+
+
+def test_a_token_and_an_account_cannot_share_a_name(app):
+    add_account("ci", "viewer", "long enough")
+    with pytest.raises(Conflict):
+        create_token("ci", "runner")
+    create_token("robot", "runner")
+    with pytest.raises(Conflict):
+        add_account("robot", "viewer", "long enough")

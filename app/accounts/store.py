@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from ..clock import utcnow
 from ..db.connection import database
 from ..db.models import Account
+from ..db.models import ApiToken
 from ..errors import Conflict
 from ..errors import NotFound
 from ..errors import ValidationError
@@ -111,6 +112,9 @@ def add_account(name, role, password):
     with database.atomic():
         if Account.select().where(Account.name == name).exists():
             raise Conflict(f"An account called {name!r} exists already.")
+        # One namespace: a token's labels are recorded under its name, as an account's are.
+        if ApiToken.select().where(ApiToken.name == name).exists():
+            raise Conflict(f"A token is called {name!r}; give the account another name.")
         return Account.create(name=name, role=role, password_hash=passwords.hash_password(password))
 
 

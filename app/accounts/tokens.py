@@ -5,6 +5,7 @@ import secrets
 
 from ..clock import utcnow
 from ..db.connection import database
+from ..db.models import Account
 from ..db.models import ApiToken
 from ..errors import Conflict
 from ..errors import NotFound
@@ -27,6 +28,9 @@ def create_token(name, role):
     with database.atomic():
         if ApiToken.select().where(ApiToken.name == name).exists():
             raise Conflict(f"A token called {name!r} exists already; revoke it first.")
+        # One namespace: a token's labels are recorded under its name, as an account's are.
+        if Account.select().where(Account.name == name).exists():
+            raise Conflict(f"An account is called {name!r}; give the token another name.")
         row = ApiToken.create(name=name, role=role, token_hash=token_hash(token))
     return row, token
 
