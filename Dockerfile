@@ -14,6 +14,7 @@ ENV LLMBENCH_HOST=0.0.0.0 \
     LLMBENCH_ALLOWED_HOSTS=localhost,127.0.0.1
 VOLUME /data
 EXPOSE 8080
+# /api/status answers without a login (with {"status": "ok"} only).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
   CMD python -c "import os, sys, urllib.request; port = os.environ.get('LLMBENCH_PORT', '8080'); sys.exit(0 if urllib.request.urlopen(f'http://127.0.0.1:{port}/api/status', timeout=4).status == 200 else 1)"
 # Uses LLMBENCH_MASTER_KEY_PATH or _BASE64 when given, else /data/master.key (created once).

@@ -53,6 +53,15 @@ DEFAULTS = {
     "COMPOSITE_QUALITY_WEIGHT": 0.70,
     "COMPOSITE_FULL_TIME_SECONDS": 30.0,
     "COMPOSITE_POINTS_PER_MINUTE": 3.0,
+    # Accounts (app/accounts): "off" runs open even beyond loopback (logged); the first admin
+    # of a container deploy; a company proxy's header naming the person, trusted only from
+    # these addresses/networks, and the role of a name it gives first ("" makes none).
+    "AUTH": "",
+    "ADMIN_PASSWORD": None,
+    "ADMIN_PASSWORD_FILE": None,
+    "AUTH_PROXY_HEADER": "",
+    "TRUSTED_PROXIES": "",
+    "AUTH_PROXY_CREATE": "",
 }
 
 # Documented environment variables (README is tested against this list).
@@ -77,6 +86,12 @@ ENV_NAMES = [
     "LLMBENCH_COMPOSITE_QUALITY_WEIGHT",
     "LLMBENCH_COMPOSITE_FULL_TIME_SECONDS",
     "LLMBENCH_COMPOSITE_POINTS_PER_MINUTE",
+    "LLMBENCH_AUTH",
+    "LLMBENCH_ADMIN_PASSWORD",
+    "LLMBENCH_ADMIN_PASSWORD_FILE",
+    "LLMBENCH_AUTH_PROXY_HEADER",
+    "LLMBENCH_TRUSTED_PROXIES",
+    "LLMBENCH_AUTH_PROXY_CREATE",
 ]
 
 

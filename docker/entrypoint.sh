@@ -15,6 +15,16 @@ if [ -n "$LLMBENCH_DB_PASSWORD_FILE" ] && [ -z "$LLMBENCH_DB_PASSWORD" ]; then
   LLMBENCH_DB_PASSWORD="$(cat "$LLMBENCH_DB_PASSWORD_FILE")"
   export LLMBENCH_DB_PASSWORD
 fi
+# The container listens on every address, so `serve` needs an account: with none given, the
+# first admin's password is made once into the /data volume (account "admin"; read it there).
+if [ "$1" != "worker" ] && [ -z "$LLMBENCH_ADMIN_PASSWORD" ] && [ -z "$LLMBENCH_ADMIN_PASSWORD_FILE" ] \
+   && [ "$LLMBENCH_AUTH" != "off" ]; then
+  export LLMBENCH_ADMIN_PASSWORD_FILE=/data/admin_password
+  if [ ! -f "$LLMBENCH_ADMIN_PASSWORD_FILE" ]; then
+    (umask 077 && python -c 'import secrets; print(secrets.token_urlsafe(18))' > "$LLMBENCH_ADMIN_PASSWORD_FILE")
+    echo "the first admin account is 'admin'; its password is in $LLMBENCH_ADMIN_PASSWORD_FILE" >&2
+  fi
+fi
 # `worker ...` runs a `llmbench worker` (docker-compose.postgres.yml); anything else is serve's.
 if [ "$1" = "worker" ]; then
   exec llmbench "$@"

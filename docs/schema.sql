@@ -8,6 +8,15 @@ CREATE TABLE _migrations (
     name TEXT NOT NULL,
     applied_at TEXT NOT NULL
 );
+CREATE TABLE account (
+    id INTEGER PRIMARY KEY,
+    name VARCHAR(100) NOT NULL,
+    role VARCHAR(10) NOT NULL,
+    password_hash VARCHAR(300) NOT NULL,
+    session_version INTEGER NOT NULL,
+    created_at DATETIME NOT NULL,
+    updated_at DATETIME NOT NULL
+);
 CREATE TABLE alert (
     id INTEGER PRIMARY KEY,
     run_id INTEGER NOT NULL,
@@ -39,6 +48,22 @@ CREATE TABLE alert (
     FOREIGN KEY (against_run_id) REFERENCES run(id) ON DELETE SET NULL,
     FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE,
     FOREIGN KEY (template_id) REFERENCES template(id) ON DELETE SET NULL
+);
+CREATE TABLE apitoken (
+    id INTEGER PRIMARY KEY,
+    name VARCHAR(100) NOT NULL,
+    role VARCHAR(10) NOT NULL,
+    token_hash VARCHAR(64) NOT NULL,
+    created_at DATETIME NOT NULL,
+    last_used_at DATETIME
+);
+CREATE TABLE auditentry (
+    id INTEGER PRIMARY KEY,
+    at DATETIME NOT NULL,
+    actor VARCHAR(200) NOT NULL,
+    action VARCHAR(50) NOT NULL,
+    subject VARCHAR(300) NOT NULL,
+    details TEXT
 );
 CREATE TABLE baseline (
     id INTEGER PRIMARY KEY,
@@ -456,11 +481,15 @@ CREATE TABLE vote (
     FOREIGN KEY (winner_target_id) REFERENCES runtarget(id) ON DELETE CASCADE
 );
 
+CREATE UNIQUE INDEX account_name ON account (name);
 CREATE INDEX alert_against_run_id ON alert (against_run_id);
 CREATE INDEX alert_run_id ON alert (run_id);
 CREATE UNIQUE INDEX alert_run_id_series_against_metric ON alert (run_id, series, against, metric);
 CREATE INDEX alert_state ON alert (state);
 CREATE INDEX alert_template_id ON alert (template_id);
+CREATE UNIQUE INDEX apitoken_name ON apitoken (name);
+CREATE UNIQUE INDEX apitoken_token_hash ON apitoken (token_hash);
+CREATE INDEX auditentry_at ON auditentry (at);
 CREATE UNIQUE INDEX baseline_collection_id ON baseline (collection_id);
 CREATE INDEX baseline_run_id ON baseline (run_id);
 CREATE UNIQUE INDEX collection_name ON collection (name);
@@ -574,6 +603,15 @@ CREATE TABLE _migrations (
     name TEXT NOT NULL,
     applied_at TEXT NOT NULL
 );
+CREATE TABLE account (
+    id BIGINT PRIMARY KEY DEFAULT nextval('account_id_seq'::regclass),
+    name CHARACTER VARYING(100) NOT NULL,
+    role CHARACTER VARYING(10) NOT NULL,
+    password_hash CHARACTER VARYING(300) NOT NULL,
+    session_version BIGINT NOT NULL,
+    created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+    updated_at TIMESTAMP WITHOUT TIME ZONE NOT NULL
+);
 CREATE TABLE alert (
     id BIGINT PRIMARY KEY DEFAULT nextval('alert_id_seq'::regclass),
     run_id BIGINT NOT NULL,
@@ -605,6 +643,22 @@ CREATE TABLE alert (
     FOREIGN KEY (against_run_id) REFERENCES run(id) ON DELETE SET NULL,
     FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE,
     FOREIGN KEY (template_id) REFERENCES template(id) ON DELETE SET NULL
+);
+CREATE TABLE apitoken (
+    id BIGINT PRIMARY KEY DEFAULT nextval('apitoken_id_seq'::regclass),
+    name CHARACTER VARYING(100) NOT NULL,
+    role CHARACTER VARYING(10) NOT NULL,
+    token_hash CHARACTER VARYING(64) NOT NULL,
+    created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+    last_used_at TIMESTAMP WITHOUT TIME ZONE
+);
+CREATE TABLE auditentry (
+    id BIGINT PRIMARY KEY DEFAULT nextval('auditentry_id_seq'::regclass),
+    at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+    actor CHARACTER VARYING(200) NOT NULL,
+    action CHARACTER VARYING(50) NOT NULL,
+    subject CHARACTER VARYING(300) NOT NULL,
+    details TEXT
 );
 CREATE TABLE baseline (
     id BIGINT PRIMARY KEY DEFAULT nextval('baseline_id_seq'::regclass),
@@ -1041,12 +1095,19 @@ CREATE TABLE vote (
 
 CREATE UNIQUE INDEX _migrations_name_key ON _migrations USING btree (name);
 CREATE UNIQUE INDEX _migrations_pkey ON _migrations USING btree (id);
+CREATE UNIQUE INDEX account_name ON account USING btree (name);
+CREATE UNIQUE INDEX account_pkey ON account USING btree (id);
 CREATE INDEX alert_against_run_id ON alert USING btree (against_run_id);
 CREATE UNIQUE INDEX alert_pkey ON alert USING btree (id);
 CREATE INDEX alert_run_id ON alert USING btree (run_id);
 CREATE UNIQUE INDEX alert_run_id_series_against_metric ON alert USING btree (run_id, series, against, metric);
 CREATE INDEX alert_state ON alert USING btree (state);
 CREATE INDEX alert_template_id ON alert USING btree (template_id);
+CREATE UNIQUE INDEX apitoken_name ON apitoken USING btree (name);
+CREATE UNIQUE INDEX apitoken_pkey ON apitoken USING btree (id);
+CREATE UNIQUE INDEX apitoken_token_hash ON apitoken USING btree (token_hash);
+CREATE INDEX auditentry_at ON auditentry USING btree (at);
+CREATE UNIQUE INDEX auditentry_pkey ON auditentry USING btree (id);
 CREATE UNIQUE INDEX baseline_collection_id ON baseline USING btree (collection_id);
 CREATE UNIQUE INDEX baseline_pkey ON baseline USING btree (id);
 CREATE INDEX baseline_run_id ON baseline USING btree (run_id);

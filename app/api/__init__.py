@@ -6,6 +6,7 @@ from flask import Blueprint
 from flask import jsonify
 from flask import request
 
+from . import audit
 from . import datasets
 from . import exports
 from . import pairwise
@@ -63,6 +64,7 @@ def _sound_json():
 
 
 AREAS = (
+    audit,
     datasets,
     exports,
     pairwise,

@@ -37,6 +37,8 @@ COMMANDS = {
     "export": "app.cli.datasets:export",
     "db": "app.cli.database:db_group",
     "worker": "app.cli.worker:worker",
+    "users": "app.cli.accounts:users",
+    "tokens": "app.cli.accounts:tokens",
 }
 
 

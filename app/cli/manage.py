@@ -17,6 +17,7 @@ from ..runs.queries import RUN_STATES
 from ..runs.queries import get_run
 from ..runs.queries import list_logs
 from ..runs.state import run_state
+from . import remote
 from .open_database import open_db
 from .output import EXIT_CODES_HELP
 from .output import averages
@@ -50,8 +51,11 @@ def _date(value, option):
 )
 @click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run (JSONL).")
-def runs_cmd(state, judge, since, until, sort, limit, as_json):
+@remote.server_options
+def runs_cmd(state, judge, since, until, sort, limit, as_json, server=None, token=None):
     """List runs, newest first: state, targets, score and date."""
+    if server:
+        return remote.runs(server, token, state, limit, as_json)
     open_db()
     with db_context():
         page = history(
@@ -98,8 +102,11 @@ def runs_cmd(state, judge, since, until, sort, limit, as_json):
 @click.command(epilog=EXIT_CODES_HELP)
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True, help="Print the run as one JSON object.")
-def show(run_id, as_json):
+@remote.server_options
+def show(run_id, as_json, server=None, token=None):
     """One run: state, judge, targets, counts, per-target results, why it stopped."""
+    if server:
+        return remote.show(server, token, run_id, as_json)
     open_db()
     with db_context():
         try:
@@ -175,16 +182,22 @@ def _control(action, run_id, as_json, **kwargs):
 @click.command(epilog=EXIT_CODES_HELP)
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
-def pause(run_id, as_json):
+@remote.server_options
+def pause(run_id, as_json, server=None, token=None):
     """Pause a running run: the item in flight finishes, then it halts (resumable)."""
+    if server:
+        return remote.control(server, token, run_id, "pause", as_json)
     _control(lifecycle.pause_run, run_id, as_json, reason="paused from the command line")
 
 
 @click.command(epilog=EXIT_CODES_HELP)
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
-def stop(run_id, as_json):
+@remote.server_options
+def stop(run_id, as_json, server=None, token=None):
     """Stop a running or paused run now (e.g. one paused by its budget); resumable."""
+    if server:
+        return remote.control(server, token, run_id, "stop", as_json)
     _control(lifecycle.stop_run, run_id, as_json, reason="stopped from the command line")
 
 

@@ -9,6 +9,8 @@ import click
 from gunicorn.app.base import BaseApplication
 
 from .. import config
+from ..accounts.access import StartRefused
+from ..accounts.access import prepare_start
 from ..db import connection as db
 from ..db.urls import DatabaseUrlError
 from ..db.urls import parse
@@ -44,6 +46,13 @@ def serve(host, port):
     except CliError as exc:
         exc.exit_code = EXIT_NO_START
         raise
+    # Beyond loopback with no account: refuse, unless the config makes the first admin or
+    # turns the login off (both logged).
+    try:
+        with db.database.connection_context():
+            prepare_start(cfg, host or cfg["HOST"])
+    except StartRefused as exc:
+        raise CliError(exc.message, EXIT_NO_START) from None
     db.close_idle()
     bind = f"{host or cfg['HOST']}:{port or cfg['PORT']}"
 

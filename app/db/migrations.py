@@ -33,7 +33,10 @@ from . import baseline
 from . import ddl
 from .connection import database
 from .connection import init_db
+from .models import Account
 from .models import Alert
+from .models import ApiToken
+from .models import AuditEntry
 from .models import Baseline
 from .models import ItemCount
 from .models import JSONField
@@ -542,6 +545,13 @@ def m040_run_speed(db):
     # a 100 000-item run's speed page reads one row, not every item. A new table only; runs
     # from before get theirs on their next view (or digest).
     db.create_tables([RunSpeed], safe=True)
+
+
+@migration
+def m041_accounts(db):
+    # Accounts, tokens for machines and the audit log (issue 30): new tables only; a database
+    # with none of them stays open to loopback as before.
+    db.create_tables([Account, ApiToken, AuditEntry], safe=True)
 
 
 def applied(db):

@@ -753,6 +753,46 @@ class Vote(BaseModel):
         )
 
 
+# An account's role, least to most (PRODUCT: Account): each can do all the ones before it can.
+ROLES = ("viewer", "rater", "runner", "admin")
+
+
+class Account(BaseModel):
+    """A person who signs in: a unique name, a role and a password hash (app/accounts)."""
+
+    name = CharField(max_length=100, unique=True)
+    role = CharField(max_length=10)
+    # "scrypt$n$r$p$salt$hash" (accounts/passwords.py); "!" for an account that cannot sign in
+    # with a password (one a company proxy created).
+    password_hash = CharField(max_length=300)
+    # Each session carries the version it began under: bumped on logout and password change,
+    # it ends every session made before.
+    session_version = IntegerField(default=1)
+    created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(default=utcnow)
+
+
+class ApiToken(BaseModel):
+    """A token for machines: a name, a role and the sha256 of the token (shown once)."""
+
+    name = CharField(max_length=100, unique=True)
+    role = CharField(max_length=10)
+    token_hash = CharField(max_length=64, unique=True)
+    created_at = DateTimeField(default=utcnow)
+    last_used_at = DateTimeField(null=True)
+
+
+class AuditEntry(BaseModel):
+    """Who did what to what: started, paused, stopped, deleted or changed (never a secret's
+    value). `actor` is "account:<name>", "token:<name>", "cli" or "local"."""
+
+    at = DateTimeField(default=utcnow, index=True)
+    actor = CharField(max_length=200)
+    action = CharField(max_length=50)
+    subject = CharField(max_length=300)
+    details = JSONField(null=True)
+
+
 ALL_MODELS = [
     Provider,
     ProviderHeader,
@@ -780,4 +820,7 @@ ALL_MODELS = [
     JudgeJob,
     JudgeCall,
     Vote,
+    Account,
+    ApiToken,
+    AuditEntry,
 ]

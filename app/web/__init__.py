@@ -18,7 +18,11 @@ from ..errors import LlmbenchError
 from ..errors import StorageFull
 from ..runs.queries import active_run
 from . import ab
+from . import access
 from . import alerts
+from . import audit
+from . import audit_trail
+from . import auth
 from . import collections
 from . import compare
 from . import dashboard
@@ -57,6 +61,7 @@ def init_app(app):
     csrf.init_app(app)
     security.init_app(app)
     masking.init_app(app)
+    auth.init_app(app)
 
     # The JSON API takes application/json only, which a cross-site form cannot send
     # without a CORS preflight we never grant; CSRF tokens guard the HTML forms.
@@ -68,7 +73,7 @@ def init_app(app):
         app.register_blueprint(module.bp)
     for module in (templates, trends, alerts, queue, evaluate, ab, leaderboard, reports, labels):
         app.register_blueprint(module.bp)
-    for module in (compare,):
+    for module in (compare, auth, audit):
         app.register_blueprint(module.bp)
     if app.debug or app.config.get("TESTING"):
         app.register_blueprint(patterns.bp)
@@ -92,6 +97,10 @@ def init_app(app):
                     "http://127.0.0.1, or add the name to LLMBENCH_ALLOWED_HOSTS."
                 ),
             )
+
+    # After the host check: a request to an unknown host is refused before anyone is looked up.
+    access.init_app(app)
+    audit_trail.init_app(app)
 
     @app.context_processor
     def _globals():
