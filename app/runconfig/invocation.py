@@ -7,6 +7,7 @@ run.question_limit=abc: run.question_limit: must be a whole number ...`). `--set
 file's own keys (`run.questionLimit` in an apocbench-style file); the other options name our keys.
 """
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -42,12 +43,37 @@ class Overrides:
         )
 
 
+# Paths a `--set` may give: relative to the working folder (where the command was typed), not
+# to the config file as the same key written in the file is (docs/CLI.md says both).
+PATH_KEYS = ("out_dir", "outDir", "dataset", "datasetPath")
+
+
 def _value(text):
-    """A typed value as YAML reads it (`3`, `0.5`, `[a, b]`, `true`), else the text itself."""
+    """A typed value as YAML reads it (`3`, `0.5`, `[a, b]`, `{provider: p, model: m}`,
+    `true`), else the text itself; its mappings are the config's own kind (LineDict)."""
     try:
-        return yaml.safe_load(text) if text.strip() else text
+        return _lined(yaml.safe_load(text)) if text.strip() else text
     except (yaml.YAMLError, RecursionError, ValueError):  # too deep, or a number too long
         return text
+
+
+def _lined(value):
+    """Mappings as LineDict (with no lines: their errors name the option) all the way down."""
+    if isinstance(value, dict):
+        mapping = LineDict()
+        for key, item in value.items():
+            _put(mapping, key, _lined(item))
+        return mapping
+    if isinstance(value, list):
+        return [_lined(item) for item in value]
+    return value
+
+
+def _from_here(key, value):
+    """A path given on the command line, made absolute from the working folder."""
+    if key in PATH_KEYS and isinstance(value, str) and value and not os.path.isabs(value):
+        return os.path.abspath(value)
+    return value
 
 
 def _steps(path):
@@ -114,7 +140,7 @@ def apply_sets(doc, overrides, problems):
         if isinstance(key, int):
             node[key] = _value(text)
         else:
-            _put(node, key, _value(text))
+            _put(node, key, _from_here(key, _value(text)))
         tags.append((path.strip(), label))
     return tags
 
