@@ -144,3 +144,41 @@ def gates_from(
         max_itl_p90,
         min_goodput,
     )
+
+
+# -o FILE: the format from the extension (cli/reports.py OUTPUT_KINDS says the same).
+OUTPUT_EXTENSIONS = (".jsonl", ".json", ".csv", ".xml", ".md", ".html")
+
+
+def _check_outputs(ctx, param, values):
+    for value in values:
+        suffix = value[value.rfind(".") :].lower() if "." in value else ""
+        if suffix not in OUTPUT_EXTENSIONS:
+            raise click.BadParameter(
+                f"{value}: the extension says the format; use one of "
+                f"{', '.join(OUTPUT_EXTENSIONS)}",
+                param_hint="-o/--output",
+            )
+    return values
+
+
+file_options = _stack(
+    click.option(
+        "-o",
+        "--output",
+        "output_files",
+        multiple=True,
+        metavar="FILE",
+        callback=_check_outputs,
+        help="Write a file of the run, its format from the extension: .jsonl (results per "
+        "item), .json (summary), .csv (results per item), .xml (JUnit), .md (Markdown), .html "
+        "(report). Relative to the working folder. Repeatable.",
+    ),
+    click.option(
+        "--summary-md",
+        type=click.Path(dir_okay=False),
+        metavar="FILE",
+        help="Write a Markdown summary (targets, scores, gates, files) to FILE; it is also "
+        "appended to $GITHUB_STEP_SUMMARY when that is set.",
+    ),
+)
