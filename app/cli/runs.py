@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from ..errors import LlmbenchError
-from ..runconfig import reader
 from ..runconfig import run_plan
 from ..runs.queries import get_run
 from ..runs.queries import latest_unfinished
@@ -21,6 +20,8 @@ from .options import gate_options
 from .options import gates_from
 from .options import override_options
 from .options import overrides_from
+from .options import read_plan
+from .options import selection_options
 from .output import EXIT_CODES_HELP
 from .output import EXIT_INVALID
 from .output import CliError
@@ -79,6 +80,7 @@ def _outputs(out_dir, junit, pass_score, files=(), summary_md=None):
     "default: a benchmark measures speed.",
 )
 @override_options
+@selection_options
 @gate_options
 @file_options
 def run(
@@ -107,6 +109,7 @@ def run(
     pass_score,
     output_files,
     summary_md,
+    **selection,
 ):
     """Run a benchmark from a config file (or a saved template) in the foreground.
 
@@ -146,9 +149,10 @@ def run(
     overrides = overrides_from(limit, categories, concurrency, name, judge, sets)
     with db_context():
         try:
-            plan = reader.load(
+            plan = read_plan(
                 config_path,
-                overrides=overrides,
+                overrides,
+                {**selection, "pass_score": pass_score},
                 allow_unpriced=allow_unpriced,
                 skip_unsupported=skip_unsupported,
             )

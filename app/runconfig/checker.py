@@ -17,6 +17,7 @@ from ..runs.spec import clean_load
 from ..runs.spec import clean_params
 from ..runs.spec import clean_slo
 from ..runs.spec import setting
+from .filters import TaskFilters
 from .prices import check_prices
 from .prices import check_unpriced
 from .run_plan import ProviderPlan
@@ -117,8 +118,10 @@ class ConfigChecker:
         allow_unpriced=False,
         reports_cost=frozenset(),
         skip_unsupported=False,
+        filters=None,
     ):
         self.doc, self.problems, self.base_dir, self.environ = doc, problems, base_dir, environ
+        self.filters = filters or TaskFilters()  # the command line's --filter-*, --sample
         self.allow_unpriced = allow_unpriced
         self.skip_unsupported = skip_unsupported  # --skip-unsupported: leave out, listed
         self.reports_cost = set(reports_cost)  # provider names whose server reports the cost
@@ -413,6 +416,7 @@ class ConfigChecker:
         if not isinstance(judge_check, bool):
             self.add("run.judge_check", "must be true or false", run, "judge_check")
         plan.judge_check = judge_check is True
+        plan.filters = self.filters
         if not self.problems:
             plan.task_ids = select_tasks(plan)
 
@@ -480,6 +484,7 @@ class ConfigChecker:
                 plan.dataset_format,
                 on_duplicate=plan.on_duplicate,
                 skip_unsupported=self.skip_unsupported,
+                pattern=self.filters.regex(),
             )
             plan.skip_unsupported = self.skip_unsupported
         except ValidationError as exc:

@@ -28,6 +28,8 @@ class Overrides:
     name: str | None = None
     judge: str | None = None
     sets: tuple = ()
+    models: tuple = ()  # --model PROVIDER/MODEL[:LABEL], replacing the config's targets
+    repeat: str | None = None  # --repeat N: run.repeats
 
     def __bool__(self):
         return any(
@@ -39,6 +41,8 @@ class Overrides:
                 self.name,
                 self.judge,
                 self.sets,
+                self.models,
+                self.repeat,
             )
         )
 
@@ -159,6 +163,7 @@ def apply_options(doc, overrides, problems):
         ("--concurrency", "concurrency", overrides.concurrency),
         ("--name", "name", overrides.name),
         ("--categories", "categories", overrides.categories),
+        ("--repeat", "repeats", overrides.repeat),
     ):
         if text is None:
             continue
@@ -173,6 +178,8 @@ def apply_options(doc, overrides, problems):
             value if key in ("categories", "name") else _value(value),
         )
         tags.append((f"run.{key}", option))
+    if overrides.models:
+        tags += _apply_models(doc, overrides.models, problems)
     if overrides.judge is not None and overrides.judge.strip().lower() == "none":
         # No judge: the tasks' checks score the run (each task needs some).
         _put(doc, "judge", None)
@@ -195,6 +202,45 @@ def apply_options(doc, overrides, problems):
         _put(judge, "model", model.strip())
         tags += [("judge.provider", "--judge"), ("judge.model", "--judge")]
     return tags
+
+
+def parse_model(text):
+    """`provider/model[:label]` -> (provider, model, label or None), or None when malformed.
+    The label follows the last `:`; a model whose name holds one (an Ollama tag, llama3:8b)
+    gives a label to keep its tag: `ollama/llama3:8b:llama3`."""
+    provider, sep, rest = text.partition("/")
+    if not sep or not provider.strip() or not rest.strip():
+        return None
+    model, colon, label = rest.rpartition(":")
+    if not colon:
+        model, label = rest, ""
+    if not model.strip():
+        return None
+    return provider.strip(), model.strip(), label.strip() or None
+
+
+def _apply_models(doc, models, problems):
+    """--model (repeatable): the targets of this invocation, in place of the config's."""
+    targets = []
+    for text in models:
+        parsed = parse_model(text)
+        if parsed is None:
+            problems.add(
+                None,
+                f"write PROVIDER/MODEL or PROVIDER/MODEL:LABEL, not {text!r}",
+                None,
+                "--model",
+            )
+            continue
+        provider, model, label = parsed
+        target = LineDict()
+        _put(target, "provider", provider)
+        _put(target, "model", model)
+        if label:
+            _put(target, "label", label)
+        targets.append(target)
+    _put(doc, "targets", targets)
+    return [("targets", "--model")]
 
 
 def _snake(key):
