@@ -34,7 +34,7 @@ except ImportError:  # not a POSIX system: the screen works without keys
 SNAPSHOT_SECONDS = 1.0  # how often the screen asks the database for fresh figures
 LOG_LINES = 12
 ERROR_LINES = 5
-KEYS_HINT = "q quit (resume later) · l log · s scores"
+KEYS_HINT = "q quit (resume later) · p pause · l log · s scores"
 BAR_WIDTH = 40
 # Events naming the item the engine is on: its answer, judgement, retry or failure.
 FOCUS_EVENTS = ("item_done", "item_judged", "retry_scheduled", "item_failed")
@@ -106,9 +106,12 @@ class KeyReader:
 class RunScreen:
     """The live run screen; `on_event` may be called from any thread, the rest from one."""
 
-    def __init__(self, console, snapshot, keys=True):
+    def __init__(self, console, snapshot, keys=True, pause=None):
         self.console = console
         self.snapshot = snapshot  # (item_id) -> runs.watch.snapshot dict, or None
+        self.pause = pause  # () -> None: pause the run (p), on the main thread
+        self.pause_wanted = threading.Event()
+        self._paused = False
         self.use_keys = keys
         self.summary = None
         self.data = None
@@ -143,10 +146,13 @@ class RunScreen:
             self._live = None
 
     def on_key(self, key):
-        """q quits (stopping the run, resumable); l and s toggle the lower panel."""
+        """q quits (stopping the run, resumable); p pauses it (the item in flight finishes,
+        then the command ends with exit 3: resumable); l and s toggle the lower panel."""
         key = key.lower()
         if key == "q":
             self.quit.set()
+        elif key == "p":
+            self.pause_wanted.set()
         elif key in ("l", "s"):
             wanted = "log" if key == "l" else "scores"
             with self._lock:
@@ -170,6 +176,10 @@ class RunScreen:
         """Redraw; ask the database for fresh figures at most every SNAPSHOT_SECONDS."""
         if self._live is None:
             return
+        if self.pause_wanted.is_set() and not self._paused and self.pause is not None:
+            self._paused = True
+            message = self.pause()
+            self.on_event({"event": "note", "message": message, "level": "WARNING"})
         now = time.monotonic()
         if force or now - self._fetched >= SNAPSHOT_SECONDS or self.data is None:
             self._fetched = now
