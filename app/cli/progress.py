@@ -17,6 +17,7 @@ from .output import emit
 from .output import num
 from .output import slo_line
 from .output import speed_line
+from .output import step_table
 
 # The output for people, with the live screen, is loaded (with rich) only when people may
 # watch: --json and --quiet show no screen, and a run's start-up spent ~40 ms importing rich.
@@ -221,6 +222,8 @@ class Output:
             click.echo(f"  {speed_line(row.get('speed'))}")
             if row.get("slo"):
                 click.echo(f"  {slo_line(row['slo'])}")
+            for line in step_table(row.get("steps")):
+                click.echo(f"  {line}")
 
 
 def _now():

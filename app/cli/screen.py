@@ -24,6 +24,7 @@ from rich.text import Text
 from ..runs.dto import judge_label
 from .output import slo_line
 from .output import speed_line
+from .output import step_table
 
 try:
     import termios
@@ -327,6 +328,10 @@ def summary_panel(summary, rows, artifacts, gate_failures, hint):
         parts.append(Text.assemble((f"{row['target']}: ", "dim"), speed_line(row.get("speed"))))
         if row.get("slo"):  # with an SLO in the run: its goodput and the highest load meeting it
             parts.append(Text.assemble((f"{row['target']}: ", "dim"), slo_line(row["slo"])))
+        lines = step_table(row.get("steps"))
+        if lines:  # a run with load steps: the figures of each step
+            parts.append(Text(f"{row['target']} per load step:", style="dim"))
+            parts.append(Text("\n".join(lines)))
     for key, path in artifacts.items():
         parts.append(Text.assemble((f"{FILE_LABELS.get(key, key)}: ", "dim"), str(path)))
     for failure in gate_failures:
