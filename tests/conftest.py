@@ -133,6 +133,7 @@ PROCESS_MODULES = {
     "test_cli_startup",
     "test_cli_database_errors",
     "test_ci_script",
+    "test_ci_example",
     "test_workers",
 }
 # Modules whose tests are many seconds each or minutes in all.

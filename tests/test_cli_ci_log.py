@@ -25,7 +25,7 @@ def _summary(counts, judge="judge"):
         "phase": "BENCHMARKING",
         "totalItems": sum(counts.values()),
         "counts": counts,
-        "targets": [{"providerName": "fake", "model": "m1", "label": "fake/m1 · fast"}],
+        "targets": [{"providerName": "fake", "model": "m1", "label": "m1 · fast"}],
         "judgeProviderName": "fake",
         "judgeModel": judge,
     }

@@ -66,8 +66,9 @@ class Output:
 
     def start(self, summary, event):
         """The run is about to work: say what it holds (and show the screen on a terminal)."""
+        # provider/label: two profiles of one model differ in their labels
         targets = [
-            t.get("label") or f"{t['providerName']}/{t['model']}" for t in summary["targets"]
+            f"{t['providerName']}/{t.get('label') or t['model']}" for t in summary["targets"]
         ]
         judge = judge_label(summary["judgeProviderName"], summary["judgeModel"])
         self.run_id = summary["runId"]
