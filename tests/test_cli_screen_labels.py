@@ -61,3 +61,13 @@ def test_p_on_a_run_that_is_not_running_says_why(tmp_path, fake):
     assert cli("run", "-c", write_config(tmp_path, fake, tasks=1), "--quiet").exit_code == 0
     (run,) = rows(Run)
     assert _pause(run.run_id)().startswith("Cannot pause: run ")
+
+
+def test_the_plain_end_of_run_table_prints_long_labels_whole(tmp_path, fake):
+    cli = make_cli(tmp_path)
+    fake.responder = judge_scores({})
+    long_model = "smollm2-135m-instruct-with-a-long-name"
+    config = write_config(tmp_path, fake, tasks=1, targets=(long_model,))
+    result = cli("run", "-c", config, "--set", "targets[0].params={max_tokens: 200}")
+    assert result.exit_code == 0, result.output
+    assert f"fake/{long_model} · max_tokens 200 " in result.stdout

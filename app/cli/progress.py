@@ -208,14 +208,16 @@ class Output:
             f"{summary['completedItems']} completed, {summary['failedItems']} failed, "
             f"{summary['counts']['NEW']} not answered"
         )
+        # Labels whole: two profiles of one model differ only at their labels' ends.
+        width = max([40, *(len(str(row["target"])) for row in rows)])
         click.echo(
-            f"{'target':40} {'score':>6} {'done':>5} {'failed':>6} {'avg ms':>8} "
+            f"{'target':{width}} {'score':>6} {'done':>5} {'failed':>6} {'avg ms':>8} "
             f"{'tok/s':>7} {'autofail':>8}"
         )
         for row in rows:
             rate = row.get("autoFailRate")
             click.echo(
-                f"{row['target'][:40]:40} {num(row['avgScore']):>6} "
+                f"{row['target']:{width}} {num(row['avgScore']):>6} "
                 f"{row['completed']:>5} {row['failed']:>6} "
                 f"{num(row['avgTimeMs'], 0):>8} {num(row['avgTokensPerSecond']):>7} "
                 f"{('-' if rate is None else f'{rate:.1f}%'):>8}"
