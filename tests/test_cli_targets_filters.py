@@ -67,7 +67,9 @@ def test_filter_pattern_keeps_the_tasks_whose_id_or_question_it_finds(cli, tmp_p
 
 def test_a_bad_filter_pattern_is_named(cli, tmp_path, fake):
     result = cli("validate", write_config(tmp_path, fake), "--filter-pattern", "q[")
-    assert result.exit_code == 2 and "--filter-pattern" in result.output
+    assert result.exit_code == 2
+    assert "--filter-pattern: not a regular expression" in result.output
+    assert "bank.jsonl" not in result.output
 
 
 def _failing_q1(call):

@@ -1,5 +1,5 @@
 """validate and --dry-run use the checks `run` uses and say the same errors in the option's own
-words: categories that leave no task, an existing run id; seed-004 difficulty words map."""
+words: categories that leave no task, an existing run id; other benches' difficulty words map."""
 
 import json
 

@@ -109,6 +109,7 @@ def read_plan(config_path, overrides, selection, *, allow_unpriced, skip_unsuppo
         sample=selection.get("sample"),
         seed=selection.get("seed"),
     )
+    filters.regex()  # a bad pattern is the option's error, before any file is read
     overrides = replace(
         overrides, models=tuple(selection.get("models") or ()), repeat=selection.get("repeat")
     )

@@ -139,7 +139,8 @@ def as_text(value):
     return value  # lists/dicts: left for the validator to reject with its field name
 
 
-# Other benches' words for a difficulty (seed 004's "Expert"), as the three llmbench keeps.
+# Other benches' words for a difficulty (an apocbench bank's "Expert"), as the three llmbench
+# keeps.
 DIFFICULTY_WORDS = {
     "beginner": "easy",
     "basic": "easy",
