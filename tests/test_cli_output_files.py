@@ -89,3 +89,13 @@ def test_github_step_summary_is_appended_to(cli, tmp_path, fake, workdir, monkey
     text = step.read_text()
     assert text.startswith("earlier step\n### llmbench run `ci-")
     assert "**Gates: passed** (--fail-under 50)" in text
+
+
+def test_report_writes_only_the_files_asked_for(cli, tmp_path, fake, workdir):
+    fake.responder = judge_scores({})
+    assert cli("run", "-c", write_config(tmp_path, fake), "--quiet").exit_code == 0
+    (run_id,) = [line.split()[0] for line in cli("runs").stdout.splitlines()[1:2]]
+    result = cli("report", run_id, "-o", "a/results.jsonl", "-o", "a/junit.xml")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (workdir / "a").iterdir()) == ["junit.xml", "results.jsonl"]
+    assert not (workdir / "runs").exists()  # no folder of reports besides

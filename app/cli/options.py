@@ -9,6 +9,7 @@ from ..runconfig import reader
 from ..runconfig.filters import TaskFilters
 from ..runconfig.filters import failing_tasks
 from ..runconfig.invocation import Overrides
+from .output import check_outputs
 
 PERCENT = click.FloatRange(0, 100)
 
@@ -209,22 +210,6 @@ def gates_from(
     )
 
 
-# -o FILE: the format from the extension (cli/reports.py OUTPUT_KINDS says the same).
-OUTPUT_EXTENSIONS = (".jsonl", ".json", ".csv", ".xml", ".md", ".html")
-
-
-def _check_outputs(ctx, param, values):
-    for value in values:
-        suffix = value[value.rfind(".") :].lower() if "." in value else ""
-        if suffix not in OUTPUT_EXTENSIONS:
-            raise click.BadParameter(
-                f"{value}: the extension says the format; use one of "
-                f"{', '.join(OUTPUT_EXTENSIONS)}",
-                param_hint="-o/--output",
-            )
-    return values
-
-
 file_options = _stack(
     click.option(
         "-o",
@@ -232,7 +217,7 @@ file_options = _stack(
         "output_files",
         multiple=True,
         metavar="FILE",
-        callback=_check_outputs,
+        callback=check_outputs,
         help="Write a file of the run, its format from the extension: .jsonl (results per "
         "item), .json (summary), .csv (results per item), .xml (JUnit), .md (Markdown), .html "
         "(report). Relative to the working folder. Repeatable.",

@@ -82,6 +82,23 @@ def translate(exc, as_json=False, note=None):
     return CliError(message, EXIT_INVALID if invalid else EXIT_ERROR, errors)
 
 
+# -o FILE: the format from the extension (cli/reports.py OUTPUT_KINDS says the same).
+OUTPUT_EXTENSIONS = (".jsonl", ".json", ".csv", ".xml", ".md", ".html")
+
+
+def check_outputs(ctx, param, values):
+    """-o FILE: refused (exit 2, naming the option) unless its extension names a format."""
+    for value in values:
+        suffix = value[value.rfind(".") :].lower() if "." in value else ""
+        if suffix not in OUTPUT_EXTENSIONS:
+            raise click.BadParameter(
+                f"{value}: the extension says the format; use one of "
+                f"{', '.join(OUTPUT_EXTENSIONS)}",
+                param_hint="-o/--output",
+            )
+    return values
+
+
 _emit_lock = threading.Lock()
 
 

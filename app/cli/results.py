@@ -17,10 +17,13 @@ from .output import EXIT_CODES_HELP
 from .output import EXIT_GATE
 from .output import EXIT_INVALID
 from .output import CliError
+from .output import check_outputs
 from .output import db_context
 from .output import num
 from .output import translate
+from .reports import OUTPUT_KINDS
 from .reports import write_junit_file
+from .reports import write_one
 from .reports import write_reports
 
 WORSE = compare_files.WORSE  # compare.py's verdict for a target significantly worse in B
@@ -44,14 +47,35 @@ WORSE = compare_files.WORSE  # compare.py's verdict for a target significantly w
     help="The score a JUnit testcase needs to pass (default 50).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON event instead of text.")
-def report(run_id, out_dir, junit, pass_score, as_json):
-    """Write summary.json, report.html, results.jsonl and results.csv for a run."""
+@click.option(
+    "-o",
+    "--output",
+    "output_files",
+    multiple=True,
+    metavar="FILE",
+    callback=check_outputs,
+    help="Write only this file, its format from the extension (.jsonl, .json, .csv, .xml, "
+    ".md, .html), instead of the folder. Repeatable.",
+)
+def report(run_id, out_dir, junit, pass_score, as_json, output_files):
+    """Write summary.json, report.html, results.jsonl and results.csv for a run (or, with -o,
+    just the files asked for)."""
     open_db()
     with db_context():
         try:
             get_run(run_id)
         except LlmbenchError as exc:
             raise translate(exc, as_json) from None
+    for path in output_files:
+        kind = OUTPUT_KINDS[Path(path).suffix.lower()]
+        if kind == "junit":
+            write_junit_file(run_id, path, pass_score, as_json, False)
+        else:
+            write_one(run_id, path, kind, as_json, False)
+    if output_files and not out_dir:
+        if junit:
+            write_junit_file(run_id, junit, pass_score, as_json, False)
+        return
     write_reports(run_id, Path(out_dir or Path("runs") / run_id), as_json, False)
     if junit:
         write_junit_file(run_id, junit, pass_score, as_json, False)
