@@ -53,6 +53,12 @@ def _outputs(out_dir, junit, pass_score, files=(), summary_md=None):
     return {k: v for k, v in outputs.items() if v is not None}
 
 
+def _kept(outputs):
+    """A run's stored outputs for another invocation: its own job summary file (another CI
+    job's, long gone) is not one of them."""
+    return {k: v for k, v in (outputs or {}).items() if k != "stepSummary"}
+
+
 @click.command(epilog=EXIT_CODES_HELP)
 @click.option(
     "-c",
@@ -170,7 +176,7 @@ def run(
         try:
             if earlier is not None:
                 run_id = earlier.run_id
-                outputs = {**(earlier.outputs or {}), **outputs}
+                outputs = {**_kept(earlier.outputs), **outputs}
             else:
                 run_id = run_plan.apply(plan, reuse=reuse, outputs=outputs).run_id
         except LlmbenchError as exc:
@@ -259,7 +265,7 @@ def resume(
     cfg = open_db()
     with db_context():
         try:
-            outputs = dict(get_run(run_id).outputs or {})
+            outputs = _kept(get_run(run_id).outputs)
         except LlmbenchError as exc:
             raise translate(exc, as_json) from None
     outputs.update(_outputs(None, junit, pass_score, output_files, summary_md))
