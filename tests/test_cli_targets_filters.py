@@ -138,3 +138,9 @@ def test_the_plan_counts_load_steps_and_their_warm_ups(cli, tmp_path, fake):
     assert cli("run", "-c", config, "--set", load, "--quiet").exit_code == 0
     assert plan["items"] == len(rows(Item)) == 4
     assert plan["estimatedCalls"] == len(_chat_calls(fake))
+
+
+def test_the_dry_run_says_which_filters_chose_the_tasks(cli, tmp_path, fake):
+    config = write_config(tmp_path, fake, tasks=6, targets=("m1",))
+    result = cli("run", "-c", config, "--dry-run", "--filter-pattern", "q0[12]", "--sample", 1)
+    assert "Filters: --filter-pattern q0[12], --sample 1 --seed 0: 1 tasks" in result.stdout

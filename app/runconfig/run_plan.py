@@ -286,6 +286,8 @@ def describe(plan):
         )
     if plan.settings:
         lines.append("Settings: " + ", ".join(f"{k}={v}" for k, v in plan.settings.items()))
+    if plan.filters:
+        lines.append(f"Filters: {_filters_text(plan.filters)}: {len(plan.task_ids)} tasks")
     lines.append(f"Items: {_items_text(plan)} = {plan.items}")
     lines.append(
         f"Estimated calls: {plan.estimated_calls} ({plan.warmups} warm-ups "
@@ -298,6 +300,18 @@ def describe(plan):
     if plan.out_dir:
         lines.append(f"Reports: {plan.out_dir}/<run_id>/summary.json, report.html")
     return lines
+
+
+def _filters_text(filters):
+    """'--filter-pattern fire, --filter-failing RUN (2 tasks), --sample 3 --seed 7'."""
+    parts = []
+    if filters.pattern is not None:
+        parts.append(f"--filter-pattern {filters.pattern}")
+    if filters.failing is not None:
+        parts.append(f"--filter-failing {filters.failing_from} ({len(filters.failing)} tasks)")
+    if filters.sample is not None:
+        parts.append(f"--sample {filters.sample} --seed {filters.seed}")
+    return ", ".join(parts)
 
 
 def _items_text(plan):
