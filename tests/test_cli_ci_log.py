@@ -111,3 +111,19 @@ def test_a_dead_model_server_at_the_start_is_said_at_each_try(capsys):
         }
     )
     assert "Warm-up of fake/m1: try 2" in capsys.readouterr().err
+
+
+def test_an_outage_is_said_once_at_its_start_and_at_its_end(capsys):
+    out, _ = _output(capsys, HALF_DONE)
+    waiting = {
+        "event": "provider_waiting",
+        "providerId": 1,
+        "error": "refused",
+        "message": "fake: connection refused; its items wait",
+        "level": "WARNING",
+    }
+    out.event(waiting)
+    out.event(waiting)  # the same probe failing again is not said twice
+    out.event({"event": "provider_back", "providerId": 1, "message": "fake is back"})
+    err = capsys.readouterr().err
+    assert err.count("connection refused") == 1 and "fake is back" in err
