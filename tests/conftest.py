@@ -46,9 +46,10 @@ if not os.environ.get("TMPDIR") and ram_folder():
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
-    """No LLMBENCH_* from the developer's shell leaks into a test."""
+    """No LLMBENCH_* from the developer's shell leaks into a test (nor a CI runner's job
+    summary file: a run appends to $GITHUB_STEP_SUMMARY)."""
     for name in list(os.environ):
-        if name.startswith("LLMBENCH_"):
+        if name.startswith("LLMBENCH_") or name == "GITHUB_STEP_SUMMARY":
             monkeypatch.delenv(name)
 
 
@@ -132,6 +133,7 @@ PROCESS_MODULES = {
     "test_cli_startup",
     "test_cli_database_errors",
     "test_ci_script",
+    "test_ci_example",
     "test_workers",
 }
 # Modules whose tests are many seconds each or minutes in all.

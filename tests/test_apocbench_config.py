@@ -43,6 +43,11 @@ def example(tmp_path, fake):
     return path
 
 
+# The fake server stands in for OpenRouter but reports no cost, so the example's budget is
+# taken as the user's word (a router on 127.0.0.1 is no cost-reporting OpenRouter).
+UNPRICED = "--allow-unpriced"
+
+
 def _env(monkeypatch):
     monkeypatch.setenv("OPENROUTER_API_KEY", SECRET)
 
@@ -61,7 +66,7 @@ def rubric_judge(call):
 
 def test_the_seed_004_example_config_validates_as_is(cli, example, monkeypatch):
     _env(monkeypatch)
-    result = cli("validate", "-c", example)
+    result = cli("validate", "-c", example, UNPRICED)
     assert result.exit_code == 0, result.output
     assert "Items: 3 tasks x 2 targets = 6" in result.stdout
 
@@ -69,7 +74,7 @@ def test_the_seed_004_example_config_validates_as_is(cli, example, monkeypatch):
 def test_the_seed_004_example_config_runs_against_the_fake_server(cli, example, monkeypatch, fake):
     _env(monkeypatch)
     fake.responder = rubric_judge
-    result = cli("run", "-c", example)
+    result = cli("run", "-c", example, UNPRICED)
     assert result.exit_code == 0, result.output
     (run,) = rows(Run)
     assert run.run_id.startswith("mbp-small-pack-")
@@ -119,7 +124,7 @@ def test_resume_true_continues_the_latest_unfinished_run_of_that_name(
         {"status": 400} if call["body"]["model"] == MODELS[1] else rubric_judge(call)
     )
     example.write_text(example.read_text().replace("resume: false", "resume: true"))
-    cli("run", "-c", example, "--quiet")
+    cli("run", "-c", example, "--quiet", UNPRICED)
     (first,) = rows(Run)
     assert cli("stop", first.run_id).exit_code == 2  # finished already: nothing to continue
     # An unfinished one is continued instead of starting a new run.
@@ -129,7 +134,7 @@ def test_resume_true_continues_the_latest_unfinished_run_of_that_name(
         Run.update(status="PENDING", control="stopped").execute()
         Item.update(status="NEW").where(Item.status == "FAILED").execute()
     fake.responder = rubric_judge
-    result = cli("run", "-c", example)
+    result = cli("run", "-c", example, UNPRICED)
     assert result.exit_code == 0, result.output
     assert f"continuing {first.run_id}" in result.stderr
     assert [r.run_id for r in rows(Run)] == [first.run_id]
@@ -202,3 +207,34 @@ def test_routing_on_an_ollama_model_is_an_error(app, tmp_path):
     text = _example(**{"models.0.routing": {"sort": "price"}})
     fields = [f for _l, f, _m in _errors(text, tmp_path, {"OPENROUTER_API_KEY": "k"})]
     assert fields == ["models[0].routing"]
+
+
+def test_a_router_named_openrouter_on_127_0_0_1_reports_no_cost(cli, example, monkeypatch):
+    """Its name is not its server: the budget needs prices (or --allow-unpriced)."""
+    _env(monkeypatch)
+    result = cli("validate", "-c", example)
+    assert result.exit_code == 2
+    assert "run.maxBudgetUsd: the budget cannot count what these cost" in result.output
+
+
+def test_a_router_at_openrouter_ai_reports_its_cost_whatever_its_name(cli, tmp_path):
+    text = (EXAMPLES / "apocbench.yml").read_text().replace("openrouter:", "cloud:", 1)
+    text = text.replace("router: openrouter", "router: cloud")
+    path = tmp_path / "apocbench.yml"
+    path.write_text(text)
+    shutil.copy(EXAMPLES / "question_bank_v7.jsonl", tmp_path / "question_bank_v7.jsonl")
+    result = cli("validate", "-c", path)
+    assert "maxBudgetUsd" not in result.output
+
+
+def test_a_null_judge_temperature_stays_unset(cli, example, monkeypatch):
+    _env(monkeypatch)
+    text = example.read_text()
+    judge = text.index("\njudge:")
+    example.write_text(
+        text[:judge] + text[judge:].replace("  temperature: 0\n", "  temperature: null\n", 1)
+    )
+    result = cli("run", "-c", example, "--dry-run", "--json", UNPRICED)
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.stdout)
+    assert "temperature" not in (plan["judge"]["params"] or {})

@@ -42,8 +42,8 @@ def test_junit_has_one_testcase_per_item_and_validates(cli, tmp_path, fake):
     assert set(suites) == {"fake/m1", "fake/m2"}
     cases = {(c.classname, c.name): c for s in suites.values() for c in s}
     assert len(cases) == 8
-    assert cases[("fake/m1", "q00")].is_passed
-    low = cases[("fake/m2", "q00")].result
+    assert cases[("llmbench.fake.m1", "q00")].is_passed
+    low = cases[("llmbench.fake.m2", "q00")].result
     assert isinstance(low[0], Failure) and low[0].type == "low_score"
     assert (suites["fake/m2"].failures, suites["fake/m1"].failures) == (4, 0)
 
@@ -68,7 +68,7 @@ def test_failed_and_auto_failed_items_are_junit_failures(cli, tmp_path, fake):
         for r in c.result
         if isinstance(r, Failure)
     }
-    assert kinds == {("fake/m1", "auto_fail"), ("fake/m2", "failed")}
+    assert kinds == {("llmbench.fake.m1", "auto_fail"), ("llmbench.fake.m2", "failed")}
 
 
 def test_an_interrupted_run_still_writes_junit_with_skipped_items(cli, tmp_path, fake):

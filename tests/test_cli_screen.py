@@ -94,7 +94,7 @@ def test_the_run_screen_in_tmux_shows_the_run_and_answers_its_keys(tmp_path, fak
         assert "llmbench run ci-" in screen and "judge fake/judge" in screen
         for part in ("target", "state", "mean score", "median ms", "fake/m1", "fake/m2"):
             assert part in screen
-        assert "q quit (resume later) · l log · s scores" in screen
+        assert "q quit (resume later) · p pause · l log · s scores" in screen
         # Progress moves, read from the run's own counts.
         screen = pane.wait_for(re.compile(r"answered [1-9][0-9]*/80"))
         assert "elapsed" in screen and "ETA" in screen and "retries" in screen

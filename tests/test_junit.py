@@ -3,6 +3,7 @@
 import datetime as dt
 import io
 import math
+import re
 import tracemalloc
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -117,16 +118,16 @@ def test_a_run_validates_with_one_suite_per_target_and_its_counts(schema):
     ]
     assert [s.time for s in suites] == [pytest.approx(4.75), pytest.approx(2.0)]
     assert [(c.classname, c.name) for c in cases(parsed)] == [
-        ("local/m1", "t1"),
-        ("local/m1", "t2"),
-        ("local/m1", "t3"),
-        ("local/m1", "t4"),
-        ("remote, inc/m|2", "t1"),
-        ("remote, inc/m|2", "t2"),
-        ("remote, inc/m|2", "t3"),
+        ("llmbench.local.m1", "t1"),
+        ("llmbench.local.m1", "t2"),
+        ("llmbench.local.m1", "t3"),
+        ("llmbench.local.m1", "t4"),
+        ("llmbench.remote,_inc.m|2", "t1"),
+        ("llmbench.remote,_inc.m|2", "t2"),
+        ("llmbench.remote,_inc.m|2", "t3"),
     ]
     props = {p.name: p.value for p in suites[0].properties()}
-    assert props == {"run_id": "run-1", "pass_score": "50"}
+    assert props == {"run_id": "run-1", "pass_score": "50", "target": "local/m1"}
 
 
 @pytest.mark.parametrize(
@@ -253,7 +254,7 @@ def test_hostile_text_stays_valid_xml(schema, tmp_path):
     )
     case = root.find("testsuite/testcase")
     assert case.get("name") == expected
-    assert case.get("classname") == expected + "/m<1>"
+    assert case.get("classname") == "llmbench." + re.sub(r"[.\s]+", "_", expected) + ".m<1>"
     assert root.get("name") == expected
     assert root.find("testsuite").get("name") == expected + "/m<1>"
     failure = case.find("failure")
@@ -380,3 +381,21 @@ def test_run_items_reads_a_run_from_the_database(app, schema):
     assert isinstance(second.result[0], Failure) and second.result[0].type == "auto_fail"
     assert third.result[0].message == "judge: bad json"
     assert isinstance(fourth.result[0], Skipped)
+
+
+def test_a_classname_is_llmbench_provider_model_with_dots_and_spaces_replaced(schema):
+    out = io.StringIO()
+    one = item(provider="my lab", model="qwen2.5 7b", targetLabel="qwen2.5 7b · temperature 0.2")
+    write_junit([one], out, run_id="r")
+    case = ET.fromstring(out.getvalue()).find("testsuite/testcase")
+    assert case.get("classname") == "llmbench.my_lab.qwen2_5_7b"
+
+
+def test_two_profiles_of_one_model_are_told_apart_by_their_suite_and_its_target_property():
+    out = io.StringIO()
+    fast = item(model="m1", targetLabel="m1 · temperature 0")
+    warm = item(model="m1", targetLabel="m1 · temperature 1")
+    write_junit([fast, warm], out, run_id="r")
+    suites = ET.fromstring(out.getvalue()).findall("testsuite")
+    targets = [s.find("properties/property[@name='target']").get("value") for s in suites]
+    assert targets == ["local/m1 · temperature 0", "local/m1 · temperature 1"]

@@ -70,13 +70,13 @@ def apocbench(tmp_path, fake, monkeypatch):
 
 
 def test_an_apocbench_config_with_judge_none_is_judge_free(cli, apocbench):
-    result = cli("validate", "-c", apocbench)
+    result = cli("validate", "-c", apocbench, "--allow-unpriced")  # the fake reports no cost
     assert result.exit_code == 0, result.output
     assert "Judge: none (the tasks' checks score every answer)" in result.output
 
 
 def test_an_apocbench_run_with_judge_none_over_tasks_without_checks_is_refused(cli, apocbench):
-    result = cli("run", "-c", apocbench, "--quiet")
+    result = cli("run", "-c", apocbench, "--quiet", "--allow-unpriced")
     assert result.exit_code == 2, result.output
     assert f"{apocbench}: judge: a run needs a judge unless every task has checks" in (
         result.stderr

@@ -124,7 +124,7 @@ def clean_task(data, *, line=None, file=None, require_reference=True):
     if difficulty is None:
         err("difficulty", "must be text (easy, medium or hard)")
     elif (difficulty := difficulty.strip().lower() or "medium") not in DIFFICULTIES:
-        err("difficulty", "easy, medium or hard")
+        err("difficulty", f"must be easy, medium or hard, not {difficulty!r}")
     else:
         out["difficulty"] = difficulty
     text("question", required=True)

@@ -9,12 +9,13 @@ from ..datasets import exporter
 from ..datasets import importer
 from ..errors import LlmbenchError
 from ..files.private import open_private
-from ..runconfig import reader
 from ..runconfig import run_plan
 from .open_database import missing_db_note
 from .open_database import open_db
 from .options import override_options
 from .options import overrides_from
+from .options import read_plan
+from .options import selection_options
 from .output import FORMATS
 from .output import IMPORT_FORMATS
 from .output import CliError
@@ -59,6 +60,7 @@ def _is_config(path):
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
 @override_options
+@selection_options
 def validate(
     path,
     config_path,
@@ -72,6 +74,7 @@ def validate(
     sets,
     allow_unpriced,
     skip_unsupported,
+    **selection,
 ):
     """Check a run config or a dataset file/folder: nothing saved, no model called (2 if bad).
 
@@ -85,9 +88,10 @@ def validate(
         try:
             if is_config:
                 overrides = overrides_from(limit, categories, concurrency, name, judge, sets)
-                plan = reader.load(
+                plan = read_plan(
                     target,
-                    overrides=overrides,
+                    overrides,
+                    selection,
                     allow_unpriced=allow_unpriced,
                     skip_unsupported=skip_unsupported,
                 )

@@ -26,6 +26,7 @@ from .output import emit
 from .output import num
 from .output import slo_line
 from .output import speed_line
+from .output import step_table
 from .output import translate
 from .watched_run import resume_hint
 
@@ -159,6 +160,8 @@ def show(run_id, as_json, server=None, token=None):
         click.echo(f"    {speed_line(row.get('speed'))}")
         if row.get("slo"):
             click.echo(f"    {slo_line(row['slo'])}")
+        for line in step_table(row.get("steps")):
+            click.echo(f"    {line}")
     for message in errors:
         click.echo(f"  error: {message}")
     if hint:

@@ -1,9 +1,15 @@
 """Options shared by `run`, `resume` and `validate`: overrides, quality gates, CI outputs."""
 
+from dataclasses import replace
+
 import click
 
 from ..results.gates import Gates
+from ..runconfig import reader
+from ..runconfig.filters import TaskFilters
+from ..runconfig.filters import failing_tasks
 from ..runconfig.invocation import Overrides
+from .output import check_outputs
 
 PERCENT = click.FloatRange(0, 100)
 
@@ -57,6 +63,64 @@ override_options = _stack(
 def overrides_from(limit, categories, concurrency, name, judge, sets):
     """The command line's overrides for reader.load."""
     return Overrides(limit, categories, concurrency, name, judge, tuple(sets))
+
+
+selection_options = _stack(
+    click.option(
+        "--model",
+        "models",
+        multiple=True,
+        metavar="PROVIDER/MODEL[:LABEL]",
+        help="A target for this invocation, in place of the config's targets (the provider "
+        "by its name in the config or the database). Repeatable; the label follows the last "
+        "':' (an Ollama tag keeps its own with a label: ollama/llama3:8b:llama3).",
+    ),
+    click.option("--repeat", metavar="N", help="Ask each task N times (run.repeats)."),
+    click.option(
+        "--filter-pattern",
+        metavar="REGEX",
+        help="Only the tasks whose id or question the regular expression finds.",
+    ),
+    click.option(
+        "--filter-failing",
+        metavar="RUN",
+        help="Only the tasks that failed, auto-failed or scored under the pass score "
+        "(--pass-score, default 50) in RUN: a run id, or a results.jsonl kept from it.",
+    ),
+    click.option(
+        "--sample",
+        type=click.IntRange(1),
+        metavar="N",
+        help="Only N of the selected tasks, picked at random (the same N for the same --seed).",
+    ),
+    click.option("--seed", type=int, default=0, show_default=True, help="The --sample's pick."),
+)
+
+
+def read_plan(config_path, overrides, selection, *, allow_unpriced, skip_unsupported):
+    """The plan `run`, `--dry-run` and `validate` all read (the same checks, the same counts);
+    `selection`: the selection_options' values (and pass_score, where the command has it)."""
+    failing = None
+    if selection.get("filter_failing"):
+        failing = failing_tasks(selection["filter_failing"], selection.get("pass_score"))
+    filters = TaskFilters(
+        pattern=selection.get("filter_pattern"),
+        failing=failing,
+        failing_from=selection.get("filter_failing"),
+        sample=selection.get("sample"),
+        seed=selection.get("seed"),
+    )
+    filters.regex()  # a bad pattern is the option's error, before any file is read
+    overrides = replace(
+        overrides, models=tuple(selection.get("models") or ()), repeat=selection.get("repeat")
+    )
+    return reader.load(
+        config_path,
+        overrides=overrides,
+        allow_unpriced=allow_unpriced,
+        skip_unsupported=skip_unsupported,
+        filters=filters,
+    )
 
 
 gate_options = _stack(
@@ -144,3 +208,25 @@ def gates_from(
         max_itl_p90,
         min_goodput,
     )
+
+
+file_options = _stack(
+    click.option(
+        "-o",
+        "--output",
+        "output_files",
+        multiple=True,
+        metavar="FILE",
+        callback=check_outputs,
+        help="Write a file of the run, its format from the extension: .jsonl (results per "
+        "item), .json (summary), .csv (results per item), .xml (JUnit), .md (Markdown), .html "
+        "(report). Relative to the working folder. Repeatable.",
+    ),
+    click.option(
+        "--summary-md",
+        type=click.Path(dir_okay=False),
+        metavar="FILE",
+        help="Write a Markdown summary (targets, scores, gates, files) to FILE; it is also "
+        "appended to $GITHUB_STEP_SUMMARY when that is set.",
+    ),
+)

@@ -82,6 +82,23 @@ def translate(exc, as_json=False, note=None):
     return CliError(message, EXIT_INVALID if invalid else EXIT_ERROR, errors)
 
 
+# -o FILE: the format from the extension (cli/reports.py OUTPUT_KINDS says the same).
+OUTPUT_EXTENSIONS = (".jsonl", ".json", ".csv", ".xml", ".md", ".html")
+
+
+def check_outputs(ctx, param, values):
+    """-o FILE: refused (exit 2, naming the option) unless its extension names a format."""
+    for value in values:
+        suffix = value[value.rfind(".") :].lower() if "." in value else ""
+        if suffix not in OUTPUT_EXTENSIONS:
+            raise click.BadParameter(
+                f"{value}: the extension says the format; use one of "
+                f"{', '.join(OUTPUT_EXTENSIONS)}",
+                param_hint="-o/--output",
+            )
+    return values
+
+
 _emit_lock = threading.Lock()
 
 
@@ -136,9 +153,58 @@ def averages(run_id):
                 "p50Ms": (fig.get("latency_ms") or {}).get("p50"),
                 "speed": compact_speed(speed.get(raw["target_id"])),
                 "slo": compact_slo(slo.get(raw["target_id"])),
+                "steps": step_rows(speed.get(raw["target_id"]), slo.get(raw["target_id"])),
             }
         )
     return rows
+
+
+def step_rows(speed, slo=None):
+    """A target's figures per load step (results/speed.py's steps, with goodput.py's SLO
+    attainment and goodput where the run has an SLO); [] for a run without load steps."""
+    steps = (speed or {}).get("steps") or []
+    good = {s["step"]: s for s in (slo or {}).get("steps") or []}
+    rows = []
+    for s in steps:
+        g = good.get(s["step"]) or {}
+        rows.append(
+            {
+                "step": s["step"] + 1,
+                "mode": s["mode"],
+                "load": s["load"],
+                "requests": s["answers"],
+                "outputTokensPerSecond": s["window"].get("outputTokensPerSecond"),
+                "ttftP90Ms": s["ttftMs"].get("p90"),
+                "itlP90Ms": (s["itlMs"] or {}).get("p90"),
+                "good": g.get("good"),
+                "sloMet": g.get("met"),
+                "goodput": g.get("goodput"),
+                "score": s["meanScore"],
+            }
+        )
+    return rows
+
+
+def step_table(steps):
+    """The per-load-step table under a target: its lines (none without steps)."""
+    if not steps:
+        return []
+    load = "rate/s" if steps[0]["mode"] == "rate" else "concurrency"
+    lines = [
+        f"{'step':>4} {load:>11} {'requests':>8} {'out tok/s':>9} {'p90 TTFT ms':>11} "
+        f"{'p90 ITL ms':>10} {'SLO met':>9} {'goodput':>7} {'score':>6}"
+    ]
+    for s in steps:
+        if s["sloMet"] is None:
+            met = "-"
+        else:
+            met = f"{s['good']}/{s['requests']} {'yes' if s['sloMet'] else 'no'}"
+        lines.append(
+            f"{s['step']:>4} {s['load']:>11g} {s['requests']:>8} "
+            f"{num(s['outputTokensPerSecond']):>9} {num(s['ttftP90Ms'], 0):>11} "
+            f"{num(s['itlP90Ms']):>10} {met:>9} {num(s['goodput'], 2):>7} {num(s['score']):>6}"
+        )
+    return lines
 
 
 def compact_speed(figures):

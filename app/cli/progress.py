@@ -4,13 +4,20 @@ results (the per-target table or the summary screen) to stdout."""
 
 import click
 
+from ..clock import isoformat
+from ..clock import utcnow
 from ..runs.dto import judge_label
+from ..runs.dto import status_counts
+from ..runs.queries import get_run
+from .ci_log import Ticker
 from .lazy import load
 from .output import EXIT_GATE
+from .output import db_context
 from .output import emit
 from .output import num
 from .output import slo_line
 from .output import speed_line
+from .output import step_table
 
 # The output for people, with the live screen, is loaded (with rich) only when people may
 # watch: --json and --quiet show no screen, and a run's start-up spent ~40 ms importing rich.
@@ -28,12 +35,27 @@ class Output:
     """One run's output; `event` is called from the engine's thread, the rest from the main.
     Plain lines (no screen) unless a subclass opens one (screen_output.ScreenOutput)."""
 
-    SHOWN = {"phase_changed", "warmup_failed", "budget_reached", "run_finished", "abandoned"}
+    SHOWN = {
+        "phase_changed",
+        "warmup_failed",
+        "budget_reached",
+        "run_finished",
+        "abandoned",
+        # A CI log says at once what changed the run's pace: a load step, a pause, a stop.
+        "load_step",
+        "run_paused",
+        "run_stopped",
+        "warmup_retry",  # a dead model server at the start: each try said, not 600 s of silence
+    }
 
-    def __init__(self, as_json, quiet):
+    def __init__(self, as_json, quiet, ticker=None, read_counts=None):
         self.as_json, self.quiet = as_json, quiet
         self.screen = None
         self.waits = {}  # provider id -> why it waits, as last said (its probes repeat it)
+        # Without a screen, a progress line every 10 s (ci_log.py); tests give their clock.
+        self.ticker = ticker or Ticker()
+        self.read_counts = read_counts or _read_counts
+        self.run_id = None
 
     def open_screen(self, summary):
         """The live screen for this run, or None for plain lines."""
@@ -44,12 +66,18 @@ class Output:
 
     def start(self, summary, event):
         """The run is about to work: say what it holds (and show the screen on a terminal)."""
-        targets = [f"{t['providerName']}/{t['model']}" for t in summary["targets"]]
+        # provider/label: two profiles of one model differ in their labels
+        targets = [
+            f"{t['providerName']}/{t.get('label') or t['model']}" for t in summary["targets"]
+        ]
         judge = judge_label(summary["judgeProviderName"], summary["judgeModel"])
+        self.run_id = summary["runId"]
+        self.ticker.begin(summary["counts"], judged=summary["judgeModel"] is not None)
         if self.as_json:
             emit(
                 {
                     "event": event,
+                    "at": _now(),
                     "runId": summary["runId"],
                     "state": summary["state"],
                     "phase": summary["phase"],
@@ -77,7 +105,7 @@ class Output:
             self.start(event["run"], name)
             return
         if self.as_json:
-            emit(event)
+            emit({**event, "at": _now()})
         elif self.screen is not None:
             self.screen.on_event(event)
         elif event.get("level") == "ERROR":
@@ -97,9 +125,18 @@ class Output:
         return True
 
     def refresh(self):
-        """Redraw the screen (a no-op without one)."""
+        """Redraw the screen; without one, the progress line (or --json event) when due."""
         if self.screen is not None:
             self.screen.refresh()
+            return
+        if self.quiet or not self.ticker.due():
+            return
+        counts = self.read_counts(self.run_id)
+        if self.as_json:
+            figures = self.ticker.figures(counts)
+            emit({"event": "progress", "runId": self.run_id, "at": _now(), **figures})
+        else:
+            click.echo(f"Run {self.run_id} {self.ticker.line(counts)}", err=True)
 
     def quit_requested(self):
         """True once `q` was pressed on the screen."""
@@ -132,6 +169,7 @@ class Output:
             emit(
                 {
                     "event": "run_summary",
+                    "at": _now(),
                     "runId": run_id,
                     "state": summary["state"],
                     "counts": summary["counts"],
@@ -170,14 +208,16 @@ class Output:
             f"{summary['completedItems']} completed, {summary['failedItems']} failed, "
             f"{summary['counts']['NEW']} not answered"
         )
+        # Labels whole: two profiles of one model differ only at their labels' ends.
+        width = max([40, *(len(str(row["target"])) for row in rows)])
         click.echo(
-            f"{'target':40} {'score':>6} {'done':>5} {'failed':>6} {'avg ms':>8} "
+            f"{'target':{width}} {'score':>6} {'done':>5} {'failed':>6} {'avg ms':>8} "
             f"{'tok/s':>7} {'autofail':>8}"
         )
         for row in rows:
             rate = row.get("autoFailRate")
             click.echo(
-                f"{row['target'][:40]:40} {num(row['avgScore']):>6} "
+                f"{row['target']:{width}} {num(row['avgScore']):>6} "
                 f"{row['completed']:>5} {row['failed']:>6} "
                 f"{num(row['avgTimeMs'], 0):>8} {num(row['avgTokensPerSecond']):>7} "
                 f"{('-' if rate is None else f'{rate:.1f}%'):>8}"
@@ -185,3 +225,16 @@ class Output:
             click.echo(f"  {speed_line(row.get('speed'))}")
             if row.get("slo"):
                 click.echo(f"  {slo_line(row['slo'])}")
+            for line in step_table(row.get("steps")):
+                click.echo(f"  {line}")
+
+
+def _now():
+    """The wall time a --json event carries (UTC, ISO 8601)."""
+    return isoformat(utcnow())
+
+
+def _read_counts(run_id):
+    """The run's items per status, read on the main thread with its own connection."""
+    with db_context():
+        return status_counts(get_run(run_id))

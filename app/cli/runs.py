@@ -1,12 +1,12 @@
 """`llmbench run` and `resume`: a run in the foreground, its files, its quality gates."""
 
+import os
 import sys
 from pathlib import Path
 
 import click
 
 from ..errors import LlmbenchError
-from ..runconfig import reader
 from ..runconfig import run_plan
 from ..runs.queries import get_run
 from ..runs.queries import latest_unfinished
@@ -15,10 +15,13 @@ from ..schedules.template_start import find_template
 from ..schedules.template_start import start_template
 from .open_database import missing_db_note
 from .open_database import open_db
+from .options import file_options
 from .options import gate_options
 from .options import gates_from
 from .options import override_options
 from .options import overrides_from
+from .options import read_plan
+from .options import selection_options
 from .output import EXIT_CODES_HELP
 from .output import EXIT_INVALID
 from .output import CliError
@@ -35,10 +38,25 @@ def _absolute(path):
     return str(Path(path).resolve()) if path else None
 
 
-def _outputs(out_dir, junit, pass_score):
-    """Where this run's files go (kept with the run, so `resume` writes them too)."""
-    outputs = {"outDir": _absolute(out_dir), "junit": _absolute(junit), "passScore": pass_score}
+def _outputs(out_dir, junit, pass_score, files=(), summary_md=None):
+    """Where this run's files go (kept with the run, so `resume` writes them too); every
+    path given on the command line is relative to the working folder."""
+    outputs = {
+        "outDir": _absolute(out_dir),
+        "junit": _absolute(junit),
+        "passScore": pass_score,
+        "files": [_absolute(f) for f in files] or None,
+        "summaryMd": _absolute(summary_md),
+        # GitHub Actions' job summary: each step appends its part.
+        "stepSummary": os.environ.get("GITHUB_STEP_SUMMARY") or None,
+    }
     return {k: v for k, v in outputs.items() if v is not None}
+
+
+def _kept(outputs):
+    """A run's stored outputs for another invocation: its own job summary file (another CI
+    job's, long gone) is not one of them."""
+    return {k: v for k, v in (outputs or {}).items() if k != "stepSummary"}
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -68,7 +86,9 @@ def _outputs(out_dir, junit, pass_score):
     "default: a benchmark measures speed.",
 )
 @override_options
+@selection_options
 @gate_options
+@file_options
 def run(
     config_path,
     template_ref,
@@ -93,6 +113,9 @@ def run(
     min_goodput,
     junit,
     pass_score,
+    output_files,
+    summary_md,
+    **selection,
 ):
     """Run a benchmark from a config file (or a saved template) in the foreground.
 
@@ -121,14 +144,21 @@ def run(
                 "--dry-run checks a config file (-c); a template is checked when saved",
                 EXIT_INVALID,
             )
-        _run_template(template_ref, as_json, quiet, _outputs(None, junit, pass_score), gates)
+        _run_template(
+            template_ref,
+            as_json,
+            quiet,
+            _outputs(None, junit, pass_score, output_files, summary_md),
+            gates,
+        )
     cfg = open_db(check_only=dry_run)
     overrides = overrides_from(limit, categories, concurrency, name, judge, sets)
     with db_context():
         try:
-            plan = reader.load(
+            plan = read_plan(
                 config_path,
-                overrides=overrides,
+                overrides,
+                {**selection, "pass_score": pass_score},
                 allow_unpriced=allow_unpriced,
                 skip_unsupported=skip_unsupported,
             )
@@ -141,12 +171,12 @@ def run(
             for line in run_plan.left_out(plan):
                 click.echo(line, err=True)
         check_lease(as_json)
-        outputs = _outputs(plan.out_dir, junit, pass_score)
+        outputs = _outputs(plan.out_dir, junit, pass_score, output_files, summary_md)
         earlier = latest_unfinished(plan.name) if plan.resume else None
         try:
             if earlier is not None:
                 run_id = earlier.run_id
-                outputs = {**(earlier.outputs or {}), **outputs}
+                outputs = {**_kept(earlier.outputs), **outputs}
             else:
                 run_id = run_plan.apply(plan, reuse=reuse, outputs=outputs).run_id
         except LlmbenchError as exc:
@@ -209,6 +239,7 @@ def _say_reused(run_id, as_json, quiet):
     help="Raise (or set) the run's budget before continuing.",
 )
 @gate_options
+@file_options
 def resume(
     run_id,
     as_json,
@@ -223,6 +254,8 @@ def resume(
     min_goodput,
     junit,
     pass_score,
+    output_files,
+    summary_md,
 ):
     """Continue a stopped, paused or interrupted run where it left off.
 
@@ -232,10 +265,10 @@ def resume(
     cfg = open_db()
     with db_context():
         try:
-            outputs = dict(get_run(run_id).outputs or {})
+            outputs = _kept(get_run(run_id).outputs)
         except LlmbenchError as exc:
             raise translate(exc, as_json) from None
-    outputs.update(_outputs(None, junit, pass_score))
+    outputs.update(_outputs(None, junit, pass_score, output_files, summary_md))
     out = make_output(as_json, quiet)
     code = run_in_foreground(run_id, cfg, out, resume=True, max_budget_usd=max_budget_usd)
     gates = gates_from(

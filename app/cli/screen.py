@@ -24,6 +24,7 @@ from rich.text import Text
 from ..runs.dto import judge_label
 from .output import slo_line
 from .output import speed_line
+from .output import step_table
 
 try:
     import termios
@@ -34,7 +35,7 @@ except ImportError:  # not a POSIX system: the screen works without keys
 SNAPSHOT_SECONDS = 1.0  # how often the screen asks the database for fresh figures
 LOG_LINES = 12
 ERROR_LINES = 5
-KEYS_HINT = "q quit (resume later) · l log · s scores"
+KEYS_HINT = "q quit (resume later) · p pause · l log · s scores"
 BAR_WIDTH = 40
 # Events naming the item the engine is on: its answer, judgement, retry or failure.
 FOCUS_EVENTS = ("item_done", "item_judged", "retry_scheduled", "item_failed")
@@ -106,9 +107,12 @@ class KeyReader:
 class RunScreen:
     """The live run screen; `on_event` may be called from any thread, the rest from one."""
 
-    def __init__(self, console, snapshot, keys=True):
+    def __init__(self, console, snapshot, keys=True, pause=None):
         self.console = console
         self.snapshot = snapshot  # (item_id) -> runs.watch.snapshot dict, or None
+        self.pause = pause  # () -> None: pause the run (p), on the main thread
+        self.pause_wanted = threading.Event()
+        self._paused = False
         self.use_keys = keys
         self.summary = None
         self.data = None
@@ -143,10 +147,13 @@ class RunScreen:
             self._live = None
 
     def on_key(self, key):
-        """q quits (stopping the run, resumable); l and s toggle the lower panel."""
+        """q quits (stopping the run, resumable); p pauses it (the item in flight finishes,
+        then the command ends with exit 3: resumable); l and s toggle the lower panel."""
         key = key.lower()
         if key == "q":
             self.quit.set()
+        elif key == "p":
+            self.pause_wanted.set()
         elif key in ("l", "s"):
             wanted = "log" if key == "l" else "scores"
             with self._lock:
@@ -170,6 +177,10 @@ class RunScreen:
         """Redraw; ask the database for fresh figures at most every SNAPSHOT_SECONDS."""
         if self._live is None:
             return
+        if self.pause_wanted.is_set() and not self._paused and self.pause is not None:
+            self._paused = True
+            message = self.pause()
+            self.on_event({"event": "note", "message": message, "level": "WARNING"})
         now = time.monotonic()
         if force or now - self._fetched >= SNAPSHOT_SECONDS or self.data is None:
             self._fetched = now
@@ -317,6 +328,10 @@ def summary_panel(summary, rows, artifacts, gate_failures, hint):
         parts.append(Text.assemble((f"{row['target']}: ", "dim"), speed_line(row.get("speed"))))
         if row.get("slo"):  # with an SLO in the run: its goodput and the highest load meeting it
             parts.append(Text.assemble((f"{row['target']}: ", "dim"), slo_line(row["slo"])))
+        lines = step_table(row.get("steps"))
+        if lines:  # a run with load steps: the figures of each step
+            parts.append(Text(f"{row['target']} per load step:", style="dim"))
+            parts.append(Text("\n".join(lines)))
     for key, path in artifacts.items():
         parts.append(Text.assemble((f"{FILE_LABELS.get(key, key)}: ", "dim"), str(path)))
     for failure in gate_failures:

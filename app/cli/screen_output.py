@@ -5,6 +5,8 @@ import sys
 
 from rich.console import Console
 
+from ..errors import LlmbenchError
+from ..runs.lifecycle import pause_run
 from ..runs.queries import get_run
 from ..runs.watch import snapshot
 from .output import db_context
@@ -23,6 +25,21 @@ def _snapshot(run_id):
     return read
 
 
+def _pause(run_id):
+    """The screen's `p`: pause the run as `llmbench pause` does; what happened, as a line."""
+
+    def pause():
+        with db_context():
+            try:
+                pause_run(run_id, reason="paused from the run screen (p)")
+            except LlmbenchError as exc:
+                errors = getattr(exc, "errors", None)
+                return f"Cannot pause: {errors[0]['message'] if errors else exc.message}"
+        return f"Pausing: the items in flight finish, then continue with llmbench resume {run_id}"
+
+    return pause
+
+
 class ScreenOutput(Output):
     """Output with the live screen when stderr is a terminal (CI logs are none: plain lines)."""
 
@@ -35,7 +52,8 @@ class ScreenOutput(Output):
     def open_screen(self, summary):
         if not self.terminal:
             return None
-        return RunScreen(self.console, _snapshot(summary["runId"]))
+        run_id = summary["runId"]
+        return RunScreen(self.console, _snapshot(run_id), pause=_pause(run_id))
 
     def print_summary(self, summary, rows, artifacts, gate_failures, hint):
         Console(file=sys.stdout).print(summary_panel(summary, rows, artifacts, gate_failures, hint))

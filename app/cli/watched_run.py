@@ -27,6 +27,7 @@ from .output import translate
 # The files' writers (report.html's Jinja templates and pygal charts among them) are imported
 # only when the run has files to write: most runs write none.
 WRITE_OUTPUTS = "app.cli.reports:write_outputs"
+WRITE_SUMMARY_MD = "app.cli.reports:write_summary_md"
 
 
 def run_in_foreground(run_id, cfg, out, *, resume=False, max_budget_usd=None):
@@ -112,7 +113,7 @@ def conclude(run_id, out, code, outputs, gates):
         finished = summary["state"] == "finished"
         if code == EXIT_OK and not finished:
             code = EXIT_INTERRUPTED
-        wants_cases = gates and gates.per_target() and (outputs or {}).get("junit")
+        wants_cases = gates and gates.per_target() and _wants_junit(outputs or {})
         junit_cases = (
             junit_gate_cases(run, gates, composite_settings) if finished and wants_cases else []
         )
@@ -120,7 +121,7 @@ def conclude(run_id, out, code, outputs, gates):
     quiet = out.quiet or out.screen is not None
     outputs = outputs or {}
     artifacts = {}
-    if outputs.get("outDir") or outputs.get("junit"):
+    if outputs.get("outDir") or outputs.get("junit") or outputs.get("files"):
         artifacts = load(WRITE_OUTPUTS)(
             run_id, outputs, finished, out.as_json, quiet, gates=junit_cases
         )
@@ -128,6 +129,8 @@ def conclude(run_id, out, code, outputs, gates):
         failures = check_gates(run, gates, composite_settings) if finished and gates else []
         if failures:
             code = EXIT_GATE
+        if outputs.get("summaryMd") or outputs.get("stepSummary"):
+            load(WRITE_SUMMARY_MD)(run_id, outputs, artifacts, failures, gates, out.as_json, quiet)
         hint = resume_hint(run) if code == EXIT_INTERRUPTED else None
         rows = averages(run_id) if out.shows_results() else []
         out.finish(summary, rows, code, hint, artifacts, failures)
@@ -141,6 +144,13 @@ def junit_gate_cases(run, gates, composite_settings):
         (case["scope"], f"{case['gate']} {number(case['limit'])}", case["message"])
         for case in gate_cases(run, gates, composite_settings)
     ]
+
+
+def _wants_junit(outputs):
+    """A JUnit file asked for: --junit, or -o with a .xml file."""
+    return outputs.get("junit") or any(
+        str(f).lower().endswith(".xml") for f in outputs.get("files") or ()
+    )
 
 
 def _raise_interrupt(signum, frame):

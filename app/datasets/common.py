@@ -139,12 +139,31 @@ def as_text(value):
     return value  # lists/dicts: left for the validator to reject with its field name
 
 
+# Other benches' words for a difficulty (an apocbench bank's "Expert"), as the three llmbench
+# keeps.
+DIFFICULTY_WORDS = {
+    "beginner": "easy",
+    "basic": "easy",
+    "simple": "easy",
+    "trivial": "easy",
+    "intermediate": "medium",
+    "moderate": "medium",
+    "normal": "medium",
+    "advanced": "hard",
+    "difficult": "hard",
+    "expert": "hard",
+    "very hard": "hard",
+}
+
+
 def norm_difficulty(value):
-    """'Easy' / 'MEDIUM' / ' hard ' -> 'easy' / 'medium' / 'hard' (other values pass through)."""
+    """'Easy' / 'MEDIUM' / ' hard ' -> 'easy' / 'medium' / 'hard', and other benches' words
+    ('Expert' -> 'hard', DIFFICULTY_WORDS); other values pass through (the check names them)."""
     if isinstance(value, str):
-        lowered = value.strip().lower()
+        lowered = " ".join(value.strip().lower().split())
         if lowered in DIFFICULTIES:
             return lowered
+        return DIFFICULTY_WORDS.get(lowered, value)
     return value
 
 

@@ -80,6 +80,7 @@ class DatasetSurvey:
     tasks: list  # [(task_id, category)]
     existing: dict
     unsupported: list = field(default_factory=list)  # left out (skip_unsupported): with lines
+    matching: set = field(default_factory=set)  # task_ids whose id or question the pattern finds
 
 
 @dataclass
@@ -322,23 +323,36 @@ def import_tasks(
     return result
 
 
-def survey(path_or_bytes, fmt=None, on_duplicate="reject", skip_unsupported=False):
+def survey(path_or_bytes, fmt=None, on_duplicate="reject", skip_unsupported=False, pattern=None):
     """Check a dataset as import_tasks would and keep only what a run config needs of it
     (DatasetSurvey); ValidationError as check() raises. One line-format file is read as a
-    stream: a run's config must not hold its whole dataset in memory for the whole run."""
+    stream: a run's config must not hold its whole dataset in memory for the whole run.
+    `pattern` (a compiled regex): the task ids whose id or question it finds are kept in
+    `matching` (llmbench run --filter-pattern)."""
     fmt = _options(fmt, on_duplicate)
+    matching = set()
+
+    def match(data):
+        if pattern is not None and (
+            pattern.search(str(data["task_id"])) or pattern.search(str(data.get("question") or ""))
+        ):
+            matching.add(data["task_id"])
+
     with _line_stream(path_or_bytes, fmt, None) as (stream, whole, filename):
         if stream is not None:
-            tasks = _check_stream(*stream, on_duplicate)
+            tasks = _check_stream(*stream, on_duplicate, seen=match)
             existing = _existing_ids(list(tasks))
             return DatasetSurvey(
-                [(t, category) for t, (_line, category) in tasks.items()], existing
+                [(t, category) for t, (_line, category) in tasks.items()], existing, [], matching
             )
     checked = check(whole, fmt, filename, on_duplicate, skip_unsupported)
+    for data in checked.tasks:
+        match(data)
     return DatasetSurvey(
         [(d["task_id"], d["category"]) for d in checked.tasks],
         checked.existing,
         checked.unsupported,
+        matching,
     )
 
 
@@ -363,7 +377,7 @@ def _line_stream(path_or_bytes, fmt, filename):
             handle.close()
 
 
-def _check_stream(handle, fmt, label, on_duplicate, saver=None):
+def _check_stream(handle, fmt, label, on_duplicate, saver=None, seen=None):
     """Check every task of a line-format stream without keeping the tasks: {task_id: (line,
     category)} in file order, or ValidationError listing the problems (capped).
 
@@ -381,6 +395,8 @@ def _check_stream(handle, fmt, label, on_duplicate, saver=None):
             )
         else:
             lines[data["task_id"]] = (task.line, data["category"])
+            if seen is not None:  # what survey's pattern looks at, task by task
+                seen(data)
             if saver is not None:
                 saver.add(data)
     if saver is not None:

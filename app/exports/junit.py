@@ -3,8 +3,10 @@
 The file validates against the Jenkins xunit plugin's junit-10.xsd (tests/data/junit.xsd), the
 format Jenkins, GitLab and the common CI reporters read. Per item:
 
-- classname = the target as `provider/label` (the label is the model, with its params when it
-  has any), name = the task id;
+- classname = `llmbench.<provider>.<model>` with each run of dots and spaces in the names
+  as `_` (reporters split a classname at its dots into packages), name = the task id; the
+  suite is the target, named and with a `target` property as `provider/label` (the label is
+  the model, with its params when it has any: two profiles of one model differ there);
 - COMPLETED with a score >= pass_score passes; under it: <failure type="low_score">; a judge's
   auto-fail: <failure type="auto_fail"> (whatever the score);
 - FAILED: <failure type="failed"> with the stage and error;
@@ -35,6 +37,7 @@ from ..db.models import FAILED
 from ..db.models import NEW
 from ..db.models import WAITING_FOR_JUDGE
 from ..db.models import Item
+from ..db.models import RunTarget
 from .rows import error_text
 from .rows import number
 from .rows import targets
@@ -82,6 +85,17 @@ def target_label(item):
     """The item's target as `provider/label` (the testcase classname and the suite name)."""
     name = item.get("targetLabel") or item.get("targetModelName") or ""
     return f"{item.get('targetProviderName') or ''}/{name}"
+
+
+_SPLITS = re.compile(r"[.\s]+")
+
+
+def classname(item):
+    """`llmbench.<provider>.<model>` (dots and spaces in either as `_`): CI reporters read the
+    dots as packages, so the target's own dots (`qwen2.5`) must not split it."""
+    model = item.get("targetModelName") or item.get("targetLabel") or ""
+    parts = [_SPLITS.sub("_", str(p).strip()) for p in (item.get("targetProviderName"), model)]
+    return "llmbench." + ".".join(p or "_" for p in parts)
 
 
 def outcome(item, pass_score=50.0):
@@ -134,7 +148,7 @@ def testcase_xml(item, pass_score=50.0):
     element, kind, message = outcome(item, pass_score)
     ms = (item.get("timeTakenMs") or 0.0) + (item.get("judgeMs") or 0.0)
     parts = [
-        f'<testcase classname="{_attr(target_label(item))}" name="{_attr(item.get("taskId"))}"'
+        f'<testcase classname="{_attr(classname(item))}" name="{_attr(item.get("taskId"))}"'
         f' time="{_seconds(ms)}">'
     ]
     if element == "failure":
@@ -229,7 +243,12 @@ def _render(suites, run_id, suite_name, pass_score, timestamp):
                 + ">\n<properties>"
                 f'<property name="run_id" value="{_attr(run_id)}"/>'
                 f'<property name="pass_score" value="{number(pass_score)}"/>'
-                "</properties>\n"
+                + (
+                    ""
+                    if suite.label == GATES_SUITE
+                    else f'<property name="target" value="{_attr(suite.label)}"/>'
+                )
+                + "</properties>\n"
             )
             suite.spool.seek(0)
             while chunk := suite.spool.read(READ_CHARS):
@@ -311,7 +330,10 @@ def run_items(run):
     answer's first TEXT_CHARS + 1 characters leave the database, with its length as
     `answerChars`, so a run of long answers reads fast and memory stays flat.
     """
-    names = {tid: (provider, model) for tid, provider, model in targets(run)}
+    names = {tid: (provider, label) for tid, provider, label in targets(run)}
+    models = dict(
+        RunTarget.select(RunTarget.id, RunTarget.model).where(RunTarget.run == run).tuples()
+    )
     query = (
         Item.select(
             Item.target,
@@ -352,6 +374,7 @@ def run_items(run):
             "targetId": target_id,
             "targetProviderName": provider,
             "targetLabel": label,
+            "targetModelName": models.get(target_id, label),
             "category": category,
             "status": status,
             "errorStage": stage,

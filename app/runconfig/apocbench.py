@@ -20,6 +20,8 @@ The file's keys are checked here with their lines; the document returned is ours
 from our key paths back to the file's, so later errors still name the keys as written.
 """
 
+from urllib.parse import urlsplit
+
 from ..datasets.lines import LineDict
 from ..providers import registry
 from .run_plan import is_no_judge
@@ -86,6 +88,7 @@ class ApocbenchConfig:
         self.doc, self.problems = doc, problems
         self.renames = {}
         self.routers = {}  # name -> (type, default params LineDict)
+        self.urls = {}  # name -> its baseUrl as given (whether it reports costs)
         self.local = []  # (router, model) served by the ollama router: free, priced 0
 
     def add(self, path, message, mapping=None, key=None):
@@ -215,6 +218,7 @@ class ApocbenchConfig:
                 self.add(f"{path}.default", "must be a mapping of request params", raw, "default")
                 default = None
             self.routers[str(name)] = (kind, default or LineDict())
+            self.urls[str(name)] = raw.get("baseUrl")
             providers.append(provider)
         return providers
 
@@ -280,8 +284,10 @@ class ApocbenchConfig:
             self.local.append((router, model.strip()))
 
     def reports_cost(self):
-        """Providers whose server reports each call's cost (apocbench's `openrouter` router)."""
-        return {name for name in self.routers if name == "openrouter"}
+        """Providers whose server reports each call's cost: a router whose baseUrl is
+        OpenRouter's (openrouter.ai), whatever its name; a router named `openrouter` that
+        points elsewhere (a local server on 127.0.0.1) reports none, so a budget needs prices."""
+        return {name for name in self.routers if _is_openrouter(self.urls.get(name))}
 
     def params(self, router, own, extra, line):
         """The router's default params, then the entry's own, then `extra` (judge fields)."""
@@ -316,16 +322,20 @@ class ApocbenchConfig:
         _put(out, "model", raw.get("model"), raw.line_of("model"))
         self._local(router, raw.get("model"))
         self.renames["judge.provider"] = "judge.router"
-        extra = {}
+        extra, unset = {}, []
         for key, ours in (("temperature", "temperature"), ("maxTokens", "max_tokens")):
             if raw.get(key) is not None:
                 extra[ours] = raw[key]
                 self.renames[f"judge.params.{ours}"] = f"judge.{key}"
+            elif key in raw:
+                unset.append(ours)  # `temperature: null`: left to the model, not the router's
         prefs = self.routing(raw, "routing", "judge", router, raw.get("provider"))
         if prefs:
             extra["provider"] = prefs
             self.renames["judge.params.provider"] = "judge.routing"
         params = self.params(router, raw.get("params"), extra, raw.line)
+        for key in unset:
+            params.pop(key, None)
         _put(out, "params", params, raw.line_of("params"))
         return out
 
@@ -391,6 +401,17 @@ def _strip(url, kind):
     trimmed = url.rstrip("/")
     suffix = registry.wire_format(kind).api_prefix
     return trimmed[: -len(suffix)] if suffix and trimmed.endswith(suffix) else trimmed
+
+
+def _is_openrouter(url):
+    """Whether a router's baseUrl is OpenRouter's own (its replies carry each call's cost)."""
+    if not isinstance(url, str):
+        return False
+    try:
+        host = (urlsplit(url.strip()).hostname or "").lower()
+    except ValueError:
+        return False
+    return host == "openrouter.ai" or host.endswith(".openrouter.ai")
 
 
 def convert(doc, problems):

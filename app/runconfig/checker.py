@@ -2,6 +2,7 @@
 config into a RunPlan, collecting every problem with its key path and line (see reader.py)."""
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -11,12 +12,15 @@ from ..datasets.common import folder_problem
 from ..datasets.lines import LineDict
 from ..db.models import Collection
 from ..db.models import Provider
+from ..db.models import Run
+from ..db.models import Task
 from ..errors import ValidationError
 from ..runs.spec import SETTINGS
 from ..runs.spec import clean_load
 from ..runs.spec import clean_params
 from ..runs.spec import clean_slo
 from ..runs.spec import setting
+from .filters import TaskFilters
 from .prices import check_prices
 from .prices import check_unpriced
 from .run_plan import ProviderPlan
@@ -117,8 +121,10 @@ class ConfigChecker:
         allow_unpriced=False,
         reports_cost=frozenset(),
         skip_unsupported=False,
+        filters=None,
     ):
         self.doc, self.problems, self.base_dir, self.environ = doc, problems, base_dir, environ
+        self.filters = filters or TaskFilters()  # the command line's --filter-*, --sample
         self.allow_unpriced = allow_unpriced
         self.skip_unsupported = skip_unsupported  # --skip-unsupported: leave out, listed
         self.reports_cost = set(reports_cost)  # provider names whose server reports the cost
@@ -413,8 +419,47 @@ class ConfigChecker:
         if not isinstance(judge_check, bool):
             self.add("run.judge_check", "must be true or false", run, "judge_check")
         plan.judge_check = judge_check is True
+        plan.filters = self.filters
         if not self.problems:
             plan.task_ids = select_tasks(plan)
+            if not plan.task_ids:
+                self.no_tasks(run, plan)
+        if (
+            plan.run_id
+            and not plan.resume
+            and Run.select().where(Run.run_id == plan.run_id).exists()
+        ):
+            # What `run` would refuse when it creates the run, said here (validate = run).
+            self.add(
+                "run.id",
+                f"a run named {plan.run_id!r} exists; pick another id or leave run.id out",
+                run,
+                "id",
+            )
+
+    def no_tasks(self, run, plan):
+        """The run would hold no task: say which choice left none, as the file (or the option)
+        names it, with the categories there are."""
+        categories = plan.settings.get("categories")
+        if categories:
+            unfiltered = select_tasks(replace(plan, settings={**plan.settings, "categories": None}))
+            there = sorted(_categories(plan, unfiltered))
+            self.add(
+                "run.categories",
+                f"no chosen task is in {', '.join(categories)}; their categories: "
+                f"{', '.join(there) or 'none'}",
+                run,
+                "categories",
+            )
+        elif plan.filters:
+            self.problems.add(
+                None,
+                "no chosen task is left by the filters (--filter-pattern, --filter-failing)",
+                None,
+                "--filter-pattern" if plan.filters.pattern is not None else "--filter-failing",
+            )
+        else:
+            self.add("run", "the chosen collections and dataset hold no task", run)
 
     def slo(self, run):
         """run.slo: the service level the answers should meet, checked by the run spec's
@@ -480,9 +525,22 @@ class ConfigChecker:
                 plan.dataset_format,
                 on_duplicate=plan.on_duplicate,
                 skip_unsupported=self.skip_unsupported,
+                pattern=self.filters.regex(),
             )
             plan.skip_unsupported = self.skip_unsupported
         except ValidationError as exc:
             # The dataset's own file and line numbers are kept; the field says which file it was.
             for entry in exc.errors:
                 self.problems.entries.append({**entry, "file": entry.get("file") or str(path)})
+
+
+def _categories(plan, task_ids):
+    """The categories of these tasks (a dataset's as its file gives them)."""
+    ids = set(task_ids)
+    from_file = dict(plan.dataset.tasks) if plan.dataset is not None else {}
+    found = {c for t, c in from_file.items() if t in ids}
+    stored = [t for t in ids if t not in from_file]
+    for start in range(0, len(stored), 500):
+        query = Task.select(Task.category).where(Task.task_id.in_(stored[start : start + 500]))
+        found.update(c for (c,) in query.tuples())
+    return found

@@ -7,6 +7,7 @@ run.question_limit=abc: run.question_limit: must be a whole number ...`). `--set
 file's own keys (`run.questionLimit` in an apocbench-style file); the other options name our keys.
 """
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -27,6 +28,8 @@ class Overrides:
     name: str | None = None
     judge: str | None = None
     sets: tuple = ()
+    models: tuple = ()  # --model PROVIDER/MODEL[:LABEL], replacing the config's targets
+    repeat: str | None = None  # --repeat N: run.repeats
 
     def __bool__(self):
         return any(
@@ -38,16 +41,43 @@ class Overrides:
                 self.name,
                 self.judge,
                 self.sets,
+                self.models,
+                self.repeat,
             )
         )
 
 
+# Paths a `--set` may give: relative to the working folder (where the command was typed), not
+# to the config file as the same key written in the file is (docs/CLI.md says both).
+PATH_KEYS = ("out_dir", "outDir", "dataset", "datasetPath")
+
+
 def _value(text):
-    """A typed value as YAML reads it (`3`, `0.5`, `[a, b]`, `true`), else the text itself."""
+    """A typed value as YAML reads it (`3`, `0.5`, `[a, b]`, `{provider: p, model: m}`,
+    `true`), else the text itself; its mappings are the config's own kind (LineDict)."""
     try:
-        return yaml.safe_load(text) if text.strip() else text
+        return _lined(yaml.safe_load(text)) if text.strip() else text
     except (yaml.YAMLError, RecursionError, ValueError):  # too deep, or a number too long
         return text
+
+
+def _lined(value):
+    """Mappings as LineDict (with no lines: their errors name the option) all the way down."""
+    if isinstance(value, dict):
+        mapping = LineDict()
+        for key, item in value.items():
+            _put(mapping, key, _lined(item))
+        return mapping
+    if isinstance(value, list):
+        return [_lined(item) for item in value]
+    return value
+
+
+def _from_here(key, value):
+    """A path given on the command line, made absolute from the working folder."""
+    if key in PATH_KEYS and isinstance(value, str) and value and not os.path.isabs(value):
+        return os.path.abspath(value)
+    return value
 
 
 def _steps(path):
@@ -114,7 +144,7 @@ def apply_sets(doc, overrides, problems):
         if isinstance(key, int):
             node[key] = _value(text)
         else:
-            _put(node, key, _value(text))
+            _put(node, key, _from_here(key, _value(text)))
         tags.append((path.strip(), label))
     return tags
 
@@ -133,6 +163,7 @@ def apply_options(doc, overrides, problems):
         ("--concurrency", "concurrency", overrides.concurrency),
         ("--name", "name", overrides.name),
         ("--categories", "categories", overrides.categories),
+        ("--repeat", "repeats", overrides.repeat),
     ):
         if text is None:
             continue
@@ -147,6 +178,8 @@ def apply_options(doc, overrides, problems):
             value if key in ("categories", "name") else _value(value),
         )
         tags.append((f"run.{key}", option))
+    if overrides.models:
+        tags += _apply_models(doc, overrides.models, problems)
     if overrides.judge is not None and overrides.judge.strip().lower() == "none":
         # No judge: the tasks' checks score the run (each task needs some).
         _put(doc, "judge", None)
@@ -169,6 +202,45 @@ def apply_options(doc, overrides, problems):
         _put(judge, "model", model.strip())
         tags += [("judge.provider", "--judge"), ("judge.model", "--judge")]
     return tags
+
+
+def parse_model(text):
+    """`provider/model[:label]` -> (provider, model, label or None), or None when malformed.
+    The label follows the last `:`; a model whose name holds one (an Ollama tag, llama3:8b)
+    gives a label to keep its tag: `ollama/llama3:8b:llama3`."""
+    provider, sep, rest = text.partition("/")
+    if not sep or not provider.strip() or not rest.strip():
+        return None
+    model, colon, label = rest.rpartition(":")
+    if not colon:
+        model, label = rest, ""
+    if not model.strip():
+        return None
+    return provider.strip(), model.strip(), label.strip() or None
+
+
+def _apply_models(doc, models, problems):
+    """--model (repeatable): the targets of this invocation, in place of the config's."""
+    targets = []
+    for text in models:
+        parsed = parse_model(text)
+        if parsed is None:
+            problems.add(
+                None,
+                f"write PROVIDER/MODEL or PROVIDER/MODEL:LABEL, not {text!r}",
+                None,
+                "--model",
+            )
+            continue
+        provider, model, label = parsed
+        target = LineDict()
+        _put(target, "provider", provider)
+        _put(target, "model", model)
+        if label:
+            _put(target, "label", label)
+        targets.append(target)
+    _put(doc, "targets", targets)
+    return [("targets", "--model")]
 
 
 def _snake(key):

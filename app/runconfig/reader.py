@@ -32,13 +32,21 @@ from . import promptfoo
 from .checker import ConfigChecker
 
 
-def load(path, environ=None, overrides=None, allow_unpriced=False, skip_unsupported=False):
+def load(
+    path,
+    environ=None,
+    overrides=None,
+    allow_unpriced=False,
+    skip_unsupported=False,
+    filters=None,
+):
     """Read and validate a config file; RunPlan or ValidationError listing every problem.
 
     `overrides` (invocation.Overrides) change this invocation only; `allow_unpriced`
     accepts a budget with targets or a judge that have no price; `skip_unsupported` leaves
     out what the dataset holds that llmbench cannot run (a promptfoo javascript assert),
-    listed in plan.dataset.unsupported, instead of refusing it."""
+    listed in plan.dataset.unsupported, instead of refusing it; `filters`
+    (filters.TaskFilters) narrow the tasks the plan selects."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -61,6 +69,7 @@ def load(path, environ=None, overrides=None, allow_unpriced=False, skip_unsuppor
         overrides=overrides,
         allow_unpriced=allow_unpriced,
         skip_unsupported=skip_unsupported,
+        filters=filters,
     )
 
 
@@ -72,6 +81,7 @@ def parse(
     overrides=None,
     allow_unpriced=False,
     skip_unsupported=False,
+    filters=None,
 ):
     """Validate config text (see the module docstring); RunPlan or ValidationError."""
     environ = os.environ if environ is None else environ
@@ -108,6 +118,7 @@ def parse(
         allow_unpriced,
         reports_cost=reports_cost,
         skip_unsupported=skip_unsupported,
+        filters=filters,
     )
     start = len(problems.entries)
     plan = checker.plan()

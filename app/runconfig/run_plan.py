@@ -13,6 +13,7 @@ from ..db.models import CollectionTask
 from ..db.models import Task
 from ..errors import ValidationError
 from ..runs.lifecycle import create_run
+from .filters import TaskFilters
 
 
 def is_no_judge(value):
@@ -54,17 +55,49 @@ class RunPlan:
     judge_check: bool = False  # the judge scores the tasks' references before answering
     config_file: str | None = None  # the config it was read from (errors name it)
     skip_unsupported: bool = False  # --skip-unsupported: the import leaves the same out
+    filters: TaskFilters = field(default_factory=TaskFilters)  # --filter-*, --sample
+
+    @property
+    def per_target(self):
+        """Items per target as the run makes them (runs/lifecycle.py): each task `repeats`
+        times; with load steps, `requestsPerStep` requests (default: every task) per step."""
+        repeats = int(self.settings.get("repeats") or 1)
+        load = self.settings.get("load")
+        if not load or not self.task_ids:
+            return len(self.task_ids) * repeats
+        wanted = load.get("requestsPerStep") or len(self.task_ids)
+        return len(load["steps"]) * repeats * wanted
 
     @property
     def items(self):
-        return len(self.task_ids) * len(self.targets)
+        return self.per_target * len(self.targets)
+
+    @property
+    def judged_items(self):
+        """The items the judge scores: all, or the first load step's (judgeSteps "first")."""
+        load = self.settings.get("load")
+        if load and load.get("judgeSteps") == "first":
+            return self.items // len(load["steps"])
+        return self.items
+
+    @property
+    def warmups(self):
+        """Warm-up calls: one per target and one for the judge, plus a load's own warm-up
+        requests (not kept) before each step of each target."""
+        load = self.settings.get("load") or {}
+        per_step = int(load.get("warmup") or 0) * len(load.get("steps") or [])
+        return len(self.targets) * (1 + per_step) + (1 if self.judge else 0)
+
+    @property
+    def judgements(self):
+        if not self.judge:
+            return 0
+        return self.judged_items * int(self.settings.get("judgeRepeats") or 1)
 
     @property
     def estimated_calls(self):
-        """A warm-up per target and one for the judge, an answer and a judgement per item."""
-        if not self.judge:
-            return len(self.targets) + self.items
-        return len(self.targets) + 1 + 2 * self.items
+        """The warm-ups, an answer per item and the judgements (retries not counted)."""
+        return self.warmups + self.items + self.judgements
 
 
 def select_tasks(plan):
@@ -89,8 +122,29 @@ def select_tasks(plan):
     ids = [
         task_id for task_id, (_, category) in ordered if not categories or category in categories
     ]
+    if plan.filters:
+        ids = plan.filters.keep(ids, _matching(plan, ids))
     limit = plan.settings.get("questionLimit")
     return ids[:limit] if limit else ids
+
+
+def _matching(plan, ids):
+    """The task ids --filter-pattern finds (in the id or the question): a dataset's tasks as
+    its file gives them, the collections' others as stored."""
+    regex = plan.filters.regex()
+    if regex is None:
+        return set()
+    found = set(plan.dataset.matching) if plan.dataset is not None else set()
+    from_file = {t for t, _ in plan.dataset.tasks} if plan.dataset is not None else set()
+    stored = [t for t in ids if t not in from_file]
+    for start in range(0, len(stored), 500):
+        query = Task.select(Task.task_id, Task.question).where(
+            Task.task_id.in_(stored[start : start + 500])
+        )
+        for task_id, question in query.tuples():
+            if regex.search(task_id) or regex.search(question or ""):
+                found.add(task_id)
+    return found
 
 
 def apply(plan, source="cli", reuse=False, outputs=None):
@@ -144,6 +198,8 @@ def apply(plan, source="cli", reuse=False, outputs=None):
         ],
         "judgeCheck": plan.judge_check,
         "collectionIds": list(dict.fromkeys(by_name[n] for n in names)),
+        # The filters' choice: only these of the collections' tasks (None: all of them).
+        "onlyTaskIds": _task_pks(plan.task_ids) if plan.filters else None,
         "settings": plan.settings,
     }
     try:
@@ -152,6 +208,14 @@ def apply(plan, source="cli", reuse=False, outputs=None):
         if plan.judge:
             raise
         raise _named_in_config(exc, plan.config_file) from None
+
+
+def _task_pks(task_ids):
+    pks = []
+    for start in range(0, len(task_ids), 500):
+        chunk = task_ids[start : start + 500]
+        pks += [pk for (pk,) in Task.select(Task.id).where(Task.task_id.in_(chunk)).tuples()]
+    return pks
 
 
 def _named_in_config(exc, file):
@@ -222,17 +286,44 @@ def describe(plan):
         )
     if plan.settings:
         lines.append("Settings: " + ", ".join(f"{k}={v}" for k, v in plan.settings.items()))
-    lines.append(f"Items: {len(plan.task_ids)} tasks x {len(plan.targets)} targets = {plan.items}")
+    if plan.filters:
+        lines.append(f"Filters: {_filters_text(plan.filters)}: {len(plan.task_ids)} tasks")
+    lines.append(f"Items: {_items_text(plan)} = {plan.items}")
     lines.append(
-        f"Estimated calls: {plan.estimated_calls} ({len(plan.targets) + 1} warm-ups "
-        f"incl. the judge, {plan.items} answers, {plan.items} judgements; retries not counted)"
+        f"Estimated calls: {plan.estimated_calls} ({plan.warmups} warm-ups "
+        f"incl. the judge, {plan.items} answers, {plan.judgements} judgements; retries not "
+        "counted)"
         if plan.judge
-        else f"Estimated calls: {plan.estimated_calls} ({len(plan.targets)} warm-ups, "
+        else f"Estimated calls: {plan.estimated_calls} ({plan.warmups} warm-ups, "
         f"{plan.items} answers; retries not counted)"
     )
     if plan.out_dir:
         lines.append(f"Reports: {plan.out_dir}/<run_id>/summary.json, report.html")
     return lines
+
+
+def _filters_text(filters):
+    """'--filter-pattern fire, --filter-failing RUN (2 tasks), --sample 3 --seed 7'."""
+    parts = []
+    if filters.pattern is not None:
+        parts.append(f"--filter-pattern {filters.pattern}")
+    if filters.failing is not None:
+        parts.append(f"--filter-failing {filters.failing_from} ({len(filters.failing)} tasks)")
+    if filters.sample is not None:
+        parts.append(f"--sample {filters.sample} --seed {filters.seed}")
+    return ", ".join(parts)
+
+
+def _items_text(plan):
+    """'4 tasks x 2 targets x 3 repeats' (and the load steps), as the run makes them."""
+    repeats = int(plan.settings.get("repeats") or 1)
+    load = plan.settings.get("load")
+    if load:
+        wanted = load.get("requestsPerStep") or len(plan.task_ids)
+        text = f"{len(load['steps'])} load steps x {wanted} requests x {len(plan.targets)} targets"
+    else:
+        text = f"{len(plan.task_ids)} tasks x {len(plan.targets)} targets"
+    return text + (f" x {repeats} repeats" if repeats > 1 else "")
 
 
 def plan_to_dict(plan):
@@ -278,5 +369,7 @@ def plan_to_dict(plan):
         ],
         "tasks": len(plan.task_ids),
         "items": plan.items,
+        "warmups": plan.warmups,
+        "judgements": plan.judgements,
         "estimatedCalls": plan.estimated_calls,
     }

@@ -111,6 +111,8 @@ def _select_tasks(spec):
             .where(CollectionTask.collection.in_(spec["collection_ids"]))
             .tuples()
         )
+    if spec.get("only_task_ids") is not None:
+        pks &= set(spec["only_task_ids"])
     query = Task.select(Task.id, Task.task_id).where(Task.id.in_(list(pks))).order_by(Task.id)
     categories = spec["settings"].get("categories")
     if categories:

@@ -524,6 +524,8 @@ def clean_spec(spec):
         "targets": targets,
         "collection_ids": collection_ids,
         "task_ids": task_ids,
+        # Only these of the chosen tasks (pks; a CLI run's --filter-* options), None for all.
+        "only_task_ids": spec.get("onlyTaskIds"),
         "settings": settings,
         "judge_check": judge_check is True,
         "notes": notes,

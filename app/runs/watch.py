@@ -71,7 +71,7 @@ def target_rows(run):
         rows.append(
             {
                 "targetId": target.id,
-                "label": f"{target.provider_name}/{target.model}",
+                "label": _name(target),
                 "state": state,
                 "total": total,
                 "answered": total - new,
@@ -102,7 +102,7 @@ def focus(run, item_id):
     return {
         "taskId": row.task_key,
         "category": row.category,
-        "target": f"{row.target.provider_name}/{row.target.model}",
+        "target": _name(row.target),
         "status": row.status,
         "question": question,
     }
@@ -121,7 +121,7 @@ def latest_scores(run, limit=10):
     return [
         {
             "taskId": i.task_key,
-            "target": f"{i.target.provider_name}/{i.target.model}",
+            "target": _name(i.target),
             "score": i.evaluation_score,
             "autoFail": bool(i.auto_fail),
         }
@@ -138,3 +138,8 @@ def snapshot(run, item_id=None, scores=10):
         "focus": focus(run, item_id),
         "scores": latest_scores(run, scores),
     }
+
+
+def _name(target):
+    """A target as `provider/label`: two profiles of one model differ in their labels."""
+    return f"{target.provider_name}/{target.label or target.model}"
