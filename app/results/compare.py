@@ -5,6 +5,7 @@ from ..db.models import COMPLETED
 from ..db.models import Item
 from ..db.models import Run
 from ..db.models import RunTarget
+from ..db.target_name import target_name
 from ..runs.outcomes import FAILED_STATUSES
 from ..runs.state import run_state
 from . import stats
@@ -229,7 +230,7 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
         if "judge_failed" in (out_a, out_b):
             judge_failures.append(
                 {
-                    "label": f"{provider}/{label}",
+                    "label": target_name(provider, label),
                     "taskKey": task_key,
                     "itemA": id_a,
                     "itemB": id_b,
@@ -244,7 +245,7 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
             if score_a != score_b:
                 changes.append(
                     {
-                        "label": f"{provider}/{label}",
+                        "label": target_name(provider, label),
                         "providerName": provider,
                         "model": avg_a[(provider, label)]["model"],
                         "taskKey": task_key,
@@ -271,7 +272,7 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
             {
                 "providerName": key[0],
                 "model": a["model"],
-                "label": f"{key[0]}/{key[1]}",
+                "label": target_name(*key),
                 "a": side_a,
                 "b": side_b,
                 "scoreDelta": _delta(a["avg_score"], b["avg_score"]),

@@ -2,6 +2,7 @@
 needs) and drawn by app.results.charts."""
 
 from ..db.models import FINISHED
+from ..db.target_name import target_name
 from .averages import breakdown
 from .averages import latency_samples
 from .averages import model_averages
@@ -33,7 +34,7 @@ def run_chart(run, name, narrow=False, *, averages=None, by_category=None, estim
         if averages is None:
             # Only ids and labels: no need for the averages' aggregate query.
             averages = [
-                {"target_id": tid, "label": f"{provider}/{label}", "target_label": label}
+                {"target_id": tid, "label": target_name(provider, label), "target_label": label}
                 for tid, provider, _model, label in run_targets(run)
             ]
         return latency_chart(averages, latency_samples(run), narrow, empty)
