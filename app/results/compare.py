@@ -10,6 +10,7 @@ from ..runs.outcomes import FAILED_STATUSES
 from ..runs.state import run_state
 from . import stats
 from .averages import model_averages
+from .compare_speed import RULE as SPEED_RULE
 from .compare_speed import compare_speed
 from .compare_speed import speed_by_target
 from .composite import DEFAULT_SETTINGS
@@ -321,6 +322,7 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
         "regressions": regressions[:limit],
         "improvements": improvements[:limit],
         "listRule": LIST_RULE,
+        "speedRule": SPEED_RULE,
         "belowThresholdCount": len(below),
         "belowThreshold": below[:limit],
         "judgeFailuresCount": len(judge_failures),
