@@ -87,3 +87,13 @@ def test_the_page_and_the_api_list_what_the_compare_function_lists(client, reque
 
 def test_the_page_states_the_list_rule(client, small_drop):
     assert "more than 5 points" in _page(client).select_one("#cmp-list-rule").get_text()
+
+
+@pytest.mark.parametrize("case", ["small_drop", "big_drop"])
+def test_the_markdown_lists_what_the_compare_function_lists(client, request, case):
+    result = compare_runs(*request.getfixturevalue(case), limit=25)
+    text = client.get("/compare.md?a=cmp-a&b=cmp-b").get_data(as_text=True)
+    assert f"## Regressions ({result['regressionsCount']})" in text
+    assert f"## Improvements ({result['improvementsCount']})" in text
+    assert f"## Changes below the threshold ({result['belowThresholdCount']})" in text
+    assert result["models"][0]["verdict"] in text and result["listRule"] in text
