@@ -10,8 +10,8 @@ from flask import request
 from flask import url_for
 
 from ..errors import NotFound
-from ..exports.compare_markdown import compare_markdown
 from ..errors import ValidationError
+from ..exports.compare_markdown import compare_markdown
 from ..results.compare import compare_runs
 from ..results.compare import run_choices
 from ..results.compare_chart import delta_chart
