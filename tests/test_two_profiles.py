@@ -2,6 +2,7 @@
 is shown: every page, every chart, every export and `llmbench show` names each in full, the one
 way `target_name` does."""
 
+import datetime as dt
 import html
 import json
 import re
@@ -15,6 +16,8 @@ from app.db.target_name import target_name
 from app.ratings import charts as report_charts
 from app.results.run_charts import CHARTS
 from app.results.run_speed_charts import RUN_WIDE
+from app.schedules.digest import digest_finished
+from tests.factories import T0
 from tests.factories import add_item
 from tests.factories import make_run
 from tests.keys import TEST_KEY_B64
@@ -48,6 +51,7 @@ def names(app):
     for position, target in enumerate(RunTarget.select().where(RunTarget.run_id != run.id)):
         for n in range(4):
             add_item(target.run, target, f"t{n}", score=50 + 10 * position + n, category="coding")
+    digest_finished(T0 + dt.timedelta(days=1))  # the aggregates Trends draws
     return [target_name(t.provider_name, t.label) for t in targets]
 
 
@@ -67,6 +71,8 @@ PAGES = (
     "/runs/profiles/report.html",
     "/compare?a=profiles-b&b=profiles",
     "/runs/profiles",
+    "/compare.md?a=profiles-b&b=profiles",
+    "/trends",
 )
 
 
@@ -81,13 +87,14 @@ CHART_PATHS = (
     [f"/runs/profiles/charts/{name}.svg" for name in CHARTS]
     + [f"/runs/profiles/speed-charts/{name}.svg" for name in RUN_WIDE]
     + [f"/runs/profiles/report/{name}.svg" for name in report_charts.CHARTS]
+    + ["/compare/chart.svg?base=profiles-b&run=profiles"]
 )
 
 
 @pytest.mark.parametrize("size", ["wide", "narrow"])
 @pytest.mark.parametrize("path", CHART_PATHS)
 def test_every_chart_that_names_a_profile_names_both_whole(client, names, path, size):
-    svg = client.get(path, query_string={"size": size}).get_data(as_text=True)
+    svg = client.get(path + ("&" if "?" in path else "?") + f"size={size}").get_data(as_text=True)
     text = _visible(svg)
     if "SmolLM2" not in text and "…" not in text:
         return  # a chart with nothing to draw names no model
