@@ -121,9 +121,12 @@ def tokens_chart(rows, narrow=False):
     values = [None if r["avg_tokens"] is None else round(r["avg_tokens"], 1) for r in rows]
     top = max((v for v in values if v is not None), default=0)
     ticks = nice_ticks(top, 4 if narrow else 8)
+    answered = any(r["answered"] for r in rows)
     settings = config(
         narrow,
         title="Average tokens per answer",
+        # Answers came back but with no token counts: say so, not "no data yet".
+        no_data_text="No token counts from this server" if answered else "No answers yet",
         range=(0, ticks[-1]),
         y_labels=ticks,
         value_formatter=short_number,

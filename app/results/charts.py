@@ -24,6 +24,8 @@ CLIP_FACTOR = 3.0
 # What an empty chart says: "yet" only while the run may still bring answers.
 NOT_YET = "No data yet"
 NONE_FINISHED = "No completed answers to draw"
+# Answers completed but the server sent no token counts (some servers never do).
+NO_TOKENS = "No token counts from this server"
 
 
 def _names(averages, narrow):

@@ -8,6 +8,7 @@ from .averages import latency_samples
 from .averages import model_averages
 from .averages import run_targets
 from .charts import NONE_FINISHED
+from .charts import NO_TOKENS
 from .charts import NOT_YET
 from .charts import category_chart
 from .charts import latency_chart
@@ -29,7 +30,7 @@ def run_chart(run, name, narrow=False, *, averages=None, by_category=None, estim
     if name in ("score", "speed"):
         averages = model_averages(run, estimates=estimates) if averages is None else averages
         draw = score_chart if name == "score" else speed_chart
-        return draw(averages, narrow, empty)
+        return draw(averages, narrow, _empty(name, averages, empty))
     if name == "latency":
         if averages is None:
             # Only ids and labels: no need for the averages' aggregate query.
@@ -43,3 +44,15 @@ def run_chart(run, name, narrow=False, *, averages=None, by_category=None, estim
             by_category = breakdown(run, "category")
         return category_chart(by_category, narrow, empty)
     raise ValueError(f"unknown chart {name!r}")
+
+
+def _empty(name, averages, empty):
+    """What an empty chart says: what is missing when answers did complete (a server that sends
+    no token counts), else that there is nothing yet."""
+    if not any(row.get("completed") for row in averages):
+        return empty
+    if name == "speed" and all(row.get("avg_tokens_per_second") is None for row in averages):
+        return NO_TOKENS
+    if name == "score" and all(row.get("avg_score") is None for row in averages):
+        return "No scores yet: no answer has been judged"
+    return empty

@@ -1,0 +1,32 @@
+"""An empty chart says what is missing: answers that completed without token counts read "No
+token counts from this server", not "No completed answers"."""
+
+from app.ratings.charts import tokens_chart
+from app.ratings.report import run_report
+from app.results.run_charts import run_chart
+from tests.factories import add_item
+from tests.factories import make_run
+
+
+def _no_tokens_run():
+    run, (target,) = make_run("quiet")
+    for n in range(3):
+        add_item(run, target, f"t{n}", score=70, tokens_generated=None, tokens_per_second=None)
+    return run
+
+
+def test_the_speed_chart_of_answers_without_token_counts_says_so(app):
+    svg = run_chart(_no_tokens_run(), "speed")
+    assert "No token counts from this server" in svg
+    assert "No completed answers" not in svg
+
+
+def test_the_reports_tokens_chart_says_the_server_sent_no_token_counts(app):
+    assert "No token counts from this server" in tokens_chart(
+        run_report(_no_tokens_run())["targets"]
+    )
+
+
+def test_a_run_with_no_answers_still_says_nothing_is_finished(app):
+    run, _ = make_run("none")
+    assert "No completed answers to draw" in run_chart(run, "speed")
