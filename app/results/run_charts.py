@@ -7,8 +7,8 @@ from .averages import breakdown
 from .averages import latency_samples
 from .averages import model_averages
 from .averages import run_targets
-from .charts import NONE_FINISHED
 from .charts import NO_TOKENS
+from .charts import NONE_FINISHED
 from .charts import NOT_YET
 from .charts import category_chart
 from .charts import latency_chart
