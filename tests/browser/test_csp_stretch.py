@@ -21,7 +21,8 @@ WAIT = 20_000
 # Before any script of the page: every refusal the browser makes, kept on window.
 WATCH = """window.__csp = [];
 document.addEventListener('securitypolicyviolation',
-  e => window.__csp.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));"""
+  e => window.__csp.push(
+    `${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));"""
 
 
 @pytest.fixture(scope="module")
