@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from app.charts.labels import model_label
+from app.charts.labels import axis_names
 from app.charts.labels import short
 from app.charts.ticks import nice_ticks
 from app.results import charts
@@ -58,12 +58,22 @@ def test_narrow_charts_are_drawn_for_phone_widths(data):
     assert 'viewBox="0 0 480 ' in narrow
 
 
-def test_long_model_labels_keep_the_models_name(data):
+def test_long_target_names_are_named_whole_in_the_key(data):
     svg = charts.score_chart(data["averages"])
     assert short("openrouter/vendor/a-very-long-model-name", 16) == "openrou…del-name"
-    # The provider and the organisation go first; the model's own name stays.
-    assert model_label("HuggingFaceTB/SmolLM2-135M-Instruct", 22) == ("SmolLM2-135M-Instruct")
-    assert "a-very-long-model-name" in svg
+    # Too long for the axis: a letter there, the whole name in the key under the chart.
+    key = svg[svg.index('class="chart-key"') :]
+    assert "openrouter/vendor/a-very-long-model-name" in key
+
+
+def test_axis_names_keep_names_that_fit_and_letter_the_rest():
+    assert axis_names(["local/m1", "local/m2"], narrow=False) == (
+        ["local/m1", "local/m2"],
+        [],
+        None,
+    )
+    labels, key, _note = axis_names(["local/" + "x" * 40, "local/m2"], narrow=False)
+    assert labels == ["A", "B"] and [k["label"] for k in key] == ["local/" + "x" * 40, "local/m2"]
 
 
 def test_one_far_faster_model_puts_the_speed_chart_on_a_log_scale(app):

@@ -1,4 +1,6 @@
-"""Axis and legend labels cut to fit: pygal does not truncate y-axis labels."""
+"""Axis labels that fit. A target is never cut (two profiles of one model differ only at the
+end): it is named whole, or by a letter with its whole name in the key under the chart
+(axis_names). Other labels (a category) may be cut in the middle (short)."""
 
 
 def short(label, limit):
@@ -7,26 +9,6 @@ def short(label, limit):
         return label
     head = (limit - 1) // 2
     return label[:head] + "…" + label[-(limit - 1 - head) :]
-
-
-def model_label(name, limit):
-    """A model's name that fits `limit` characters and still says which model it is: the part
-    before the last "/" (an organisation, "HuggingFaceTB/") goes first, then the middle."""
-    if len(name) > limit and "/" in name:
-        name = name.rsplit("/", 1)[1]
-    return short(name, limit)
-
-
-def chart_labels(rows, limit):
-    """Axis labels for rows with a provider-qualified "label" ("provider/model"): the model's
-    name alone, the provider kept only where two rows would otherwise read the same."""
-    names = [row.get("target_label") or row["label"].split("/", 1)[-1] for row in rows]
-    out = []
-    for row, name in zip(rows, names, strict=True):
-        if names.count(name) > 1:
-            name = row["label"]
-        out.append(model_label(name, limit))
-    return out
 
 
 # How many characters an axis label may take: a wide chart's y axis, a phone's.
