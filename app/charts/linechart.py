@@ -11,7 +11,6 @@ import calendar
 import datetime as dt
 from html import escape
 
-from .key import CHAR_WIDTH
 from .key import key_svg
 from .key import wrap
 from .palette import FONT
@@ -145,9 +144,11 @@ def line_chart(
     if t1 - t0 < 60:  # a single moment: a minute around it
         middle = (t0 + t1) / 2
         t0, t1 = middle - 30, middle + 30
-    heads = wrap(title, int((width - 24) / ((font + 2) * CHAR_WIDTH)))
+    left = 56 if narrow else 46
+    # A bold title is wider than the key's text: ~0.62 of its size a character.
+    heads = wrap(title, int((width - left - 12) / ((font + 2) * 0.62)))
     extra = (len(heads) - 1) * (font + 6)
-    frame = _Frame(width, height + extra, 56 if narrow else 46, 0, t0, t1, 0, ticks[-1], font)
+    frame = _Frame(width, height + extra, left, 0, t0, t1, 0, ticks[-1], font)
     frame.top += extra
     out = [
         f'<title id="{chart_id}-title">{escape(title)}</title>',
@@ -209,11 +210,14 @@ def _clipped_svg(s, color, frame, cap, font):
         if p.get("y") is None or p["y"] <= cap:
             continue
         x, y = frame.x(epoch(p["t"])), frame.top
+        # The value beside its triangle, on the side with room (the last run is at the edge).
+        right = x > (frame.left + frame.right) / 2
+        anchor, tx = ("end", x - 8) if right else ("start", x + 8)
         out.append(
             f'<path d="M{x - 6:.1f} {y + 4:.1f} L{x + 6:.1f} {y + 4:.1f} L{x:.1f} {y - 6:.1f} Z" '
             f'fill="{color}"><title>{escape(p.get("title") or short_number(p["y"]))}</title></path>'
-            f'<text x="{x + 8:.1f}" y="{y + 4:.1f}" fill="{INK}" font-size="{font - 2}">'
-            f"{short_number(p['y'])}</text>"
+            f'<text x="{tx:.1f}" y="{y + 4:.1f}" text-anchor="{anchor}" fill="{INK}" '
+            f'font-size="{font - 2}">{short_number(p["y"])}</text>'
         )
     return out
 
