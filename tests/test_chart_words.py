@@ -4,6 +4,7 @@ token counts from this server", not "No completed answers"."""
 from app.ratings.charts import tokens_chart
 from app.ratings.report import run_report
 from app.results.run_charts import run_chart
+from app.results.speed_charts import seconds_text
 from tests.factories import add_item
 from tests.factories import make_run
 
@@ -30,3 +31,7 @@ def test_the_reports_tokens_chart_says_the_server_sent_no_token_counts(app):
 def test_a_run_with_no_answers_still_says_nothing_is_finished(app):
     run, _ = make_run("none")
     assert "No completed answers to draw" in run_chart(run, "speed")
+
+
+def test_an_answer_time_just_under_a_second_reads_in_seconds_not_an_exponent():
+    assert seconds_text(0.9996) == "1 s" and seconds_text(0.85) == "850 ms"
