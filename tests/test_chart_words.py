@@ -35,3 +35,18 @@ def test_a_run_with_no_answers_still_says_nothing_is_finished(app):
 
 def test_an_answer_time_just_under_a_second_reads_in_seconds_not_an_exponent():
     assert seconds_text(0.9996) == "1 s" and seconds_text(0.85) == "850 ms"
+
+
+def test_without_a_price_the_reports_quality_chart_plots_score_against_answer_time(app, client):
+    _no_tokens_run()  # local answers: no cost
+    svg = client.get("/runs/quiet/report/cost_quality.svg").get_data(as_text=True)
+    assert "Score against p90 answer time" in svg and "Cost per 1000 tasks" not in svg
+    page = client.get("/runs/quiet/report").get_data(as_text=True)
+    assert "against p90 answer time per target (no target has a price)" in page
+
+
+def test_the_report_table_headers_are_words(client, app):
+    _no_tokens_run()
+    page = client.get("/runs/quiet/report").get_data(as_text=True)
+    assert "Average rating" in page and "Cost per 1000 tasks (USD)" in page
+    assert "avg_rating" not in page and "cost_per_1k_tasks" not in page
