@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from app.charts.labels import model_label
+from app.charts.labels import axis_names
 from app.charts.labels import short
 from app.charts.ticks import nice_ticks
 from app.results import charts
@@ -53,16 +53,27 @@ def test_charts_are_inline_svg_without_scripts_or_external_references(data, narr
 def test_narrow_charts_are_drawn_for_phone_widths(data):
     wide = charts.score_chart(data["averages"])
     narrow = charts.score_chart(data["averages"], narrow=True)
-    assert 'viewBox="0 0 640 360"' in wide
-    assert 'viewBox="0 0 480 420"' in narrow
+    # The width is the chart's; a key under it naming long names whole adds to the height.
+    assert 'viewBox="0 0 640 ' in wide
+    assert 'viewBox="0 0 480 ' in narrow
 
 
-def test_long_model_labels_keep_the_models_name(data):
+def test_long_target_names_are_named_whole_in_the_key(data):
     svg = charts.score_chart(data["averages"])
     assert short("openrouter/vendor/a-very-long-model-name", 16) == "openrou…del-name"
-    # The provider and the organisation go first; the model's own name stays.
-    assert model_label("HuggingFaceTB/SmolLM2-135M-Instruct", 22) == ("SmolLM2-135M-Instruct")
-    assert "a-very-long-model-name" in svg
+    # Too long for the axis: a letter there, the whole name in the key under the chart.
+    key = svg[svg.index('class="chart-key"') :]
+    assert "openrouter/vendor/a-very-long-model-name" in key
+
+
+def test_axis_names_keep_names_that_fit_and_letter_the_rest():
+    assert axis_names(["local/m1", "local/m2"], narrow=False) == (
+        ["local/m1", "local/m2"],
+        [],
+        None,
+    )
+    labels, key, _note = axis_names(["local/" + "x" * 40, "local/m2"], narrow=False)
+    assert labels == ["A", "B"] and [k["label"] for k in key] == ["local/" + "x" * 40, "local/m2"]
 
 
 def test_one_far_faster_model_puts_the_speed_chart_on_a_log_scale(app):
@@ -118,23 +129,16 @@ def test_category_chart_draws_no_bar_for_a_model_without_a_score(data):
 
 
 def _legend_bottom(svg):
-    """(bottom of the last legend row, height of the picture)."""
+    """(bottom of the key's last line under the chart, height of the picture)."""
     height = float(re.search(r'viewBox="0 0 [\d.]+ ([\d.]+)"', svg).group(1))
-    top = float(re.search(r'translate\([\d.]+, ([\d.]+)\)" class="legends"', svg).group(1))
-    rows = [
-        float(y)
-        for y in re.findall(
-            r'<g id="activate-serie-\d+" class="legend[^>]*><rect '
-            r'x="[\d.]+" y="([\d.]+)"',
-            svg,
-        )
-    ]
-    return top + max(rows) + 12, height
+    key = svg[svg.index('class="chart-key"') :]
+    rows = [float(y) for y in re.findall(r'<text x="[\d.]+" y="([\d.]+)"', key)]
+    return max(rows), height
 
 
 @pytest.mark.parametrize("narrow", [False, True])
 @pytest.mark.parametrize("models", [1, 2, 4, 5, 10])
-def test_legends_fit_inside_the_chart(app, narrow, models):
+def test_keys_fit_inside_the_chart(app, narrow, models):
     run, targets = make_run(
         targets=[("local", f"model-with-a-long-name-{n}") for n in range(models)]
     )

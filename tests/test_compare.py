@@ -84,9 +84,11 @@ def test_regressions_and_improvements_biggest_first(pair):
     assert deltas == sorted(deltas)
     assert result["regressions"][0]["taskKey"] == "t07"
     assert result["regressions"][0]["delta"] == -15
-    gains = [c["delta"] for c in result["improvements"]]
-    assert gains == sorted(gains, reverse=True)
-    assert result["improvementsCount"] == 15
+    # m2's +10 / -10 moves balance out (no significant change): below the threshold, not
+    # improvements nor regressions (the lists follow the verdict's rule).
+    assert result["improvementsCount"] == 0
+    below = [c for c in result["belowThreshold"] if c["label"] == "local/m2"]
+    assert len(below) == 30 and all(abs(c["delta"]) == 10 for c in below)
 
 
 def test_compare_is_deterministic(pair):

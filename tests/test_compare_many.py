@@ -85,7 +85,7 @@ def test_the_chart_draws_one_bar_series_per_compared_run(client, history):
     assert response.status_code == 200 and response.mimetype == "image/svg+xml"
     svg = response.get_data(as_text=True)
     assert "Score change vs the baseline" in svg
-    assert "day1" in svg and "day2" in svg and ">m1<" in svg  # one provider: model names only
+    assert "day1" in svg and "day2" in svg and ">local/m1<" in svg  # each target by its one name
 
 
 def test_the_pair_view_shows_the_chart_of_changes(client, history):

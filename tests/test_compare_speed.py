@@ -8,6 +8,7 @@ from app.results.compare import compare_runs
 from app.results.compare_speed import FASTER
 from app.results.compare_speed import NO_CLEAR_CHANGE
 from app.results.compare_speed import SLOWER
+from app.results.compare_speed import p50_change
 from tests.factories import add_item
 from tests.factories import make_run
 
@@ -122,3 +123,29 @@ def test_diff_prints_one_speed_line_per_target(app, capsys):
     lines = [line for line in out.splitlines() if line.startswith("  local/m1: ")]
     assert len(lines) == 1
     assert "ttft p50 110->310" in lines[0] and lines[0].endswith("; slower")
+
+
+def _p50(value, half_width=0.1):
+    return {"p50": value, "p50Ci": [value - half_width, value + half_width]}
+
+
+def test_a_1_ms_shift_with_tight_cis_is_no_clear_change():
+    # A huge run: CIs a tenth of a millisecond wide, so they do not overlap; 1 ms of 1000 is
+    # no change anyone would notice.
+    assert p50_change(_p50(1000.0), _p50(1001.0)) == NO_CLEAR_CHANGE
+
+
+def test_a_move_past_5_percent_and_2_ms_with_separate_cis_is_called():
+    assert p50_change(_p50(1000.0), _p50(1100.0)) == SLOWER
+    assert p50_change(_p50(1100.0), _p50(1000.0)) == FASTER
+
+
+def test_a_large_share_of_a_tiny_time_is_not_enough_without_2_ms():
+    # 10 ms -> 11.5 ms is 15 % but 1.5 ms.
+    assert p50_change(_p50(10.0), _p50(11.5)) == NO_CLEAR_CHANGE
+
+
+def test_the_speed_rule_is_stated_on_the_compare_page(client, app):
+    timed_run("a", 100, 1000), timed_run("b", 300, 1500)
+    page = client.get("/compare?a=a&b=b").get_data(as_text=True)
+    assert "at least 5% and 2 ms" in page

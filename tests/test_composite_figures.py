@@ -72,7 +72,7 @@ def test_summary_json_best_is_null_when_no_target_has_a_composite(app):
 def test_api_run_has_composite_scores(client, run):
     data = client.get("/api/runs/c-1").get_json()
     assert [r["compositeScore"] for r in data["compositeScores"]] == [67.5, None]
-    assert data["bestCompositeScore"]["label"] == "m1"
+    assert data["bestCompositeScore"]["label"] == "local/m1"  # the one name: provider/label
 
 
 @pytest.mark.parametrize("value", [0, -5, "soon", 1.5, 3_600_001])

@@ -316,7 +316,8 @@ def test_report_html_caps_the_detail_table_with_a_note(app):
     bulk_items(run, target, 30)
     html = report_html(run, detail_limit=10)
     assert "Showing the first 10 of 30 items" in html
-    assert len(re.findall(r"<td>local/m1</td>", html)) == 10
+    detail = html[html.index('id="detail-h"') :]
+    assert len(re.findall(r'<th scope="row">local/m1</th>', detail)) == 10
 
 
 def test_exports_never_contain_provider_header_values(app):

@@ -75,9 +75,15 @@ def run_create():
 
 @bp.get("/runs")
 def run_list():
-    """Runs newest first; ?status=PENDING|FINISHED, ?state=running|paused|stopped|finished."""
-    args = _args("status", "state")
-    found = list_runs(status=args.get("status"), state=args.get("state"))
+    """Runs newest first; ?status=PENDING|FINISHED, ?state=running|paused|stopped|finished,
+    ?limit=&offset= for a page (the dashboard client asks for ?limit=1)."""
+    args = _args("status", "state", "limit", "offset")
+    found = list_runs(
+        status=args.get("status"),
+        state=args.get("state"),
+        limit=args.get("limit"),
+        offset=args.get("offset"),
+    )
     return jsonify(summaries(found))
 
 

@@ -139,3 +139,11 @@ def key_svg(entries, x, y, width, font):
         last = index
         out.append(f'<text x="{x + font * 1.6 + 6:.1f}" y="{y}" fill="{INK}">{escape(line)}</text>')
     return "".join(out), y - top
+
+
+def add_names_key(chart, entries, note, narrow):
+    """The key of charts.labels.axis_names under `chart` when the axis could not hold the names
+    whole (nothing when it could)."""
+    if entries or note:
+        add_key(chart, entries, 22 if narrow else 14, note=note)
+    return chart

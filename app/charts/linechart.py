@@ -11,6 +11,8 @@ import calendar
 import datetime as dt
 from html import escape
 
+from .key import key_svg
+from .key import wrap
 from .palette import FONT
 from .palette import GUIDE
 from .palette import INK
@@ -20,6 +22,20 @@ from .ticks import nice_ticks
 from .ticks import short_number
 
 DOTS_MAX = 60  # points per series drawn as dots when they link nowhere
+# With `clip_outliers`, the axis stops at this many times the values' upper quartile when a
+# value goes past it: one run at 25 000 tok/s (a fake server) would flatten every other line.
+CLIP_FACTOR = 3.0
+CLIP_MIN_VALUES = 4  # fewer values than this: no quartile worth trusting, nothing is clipped
+
+
+def clip_top(values):
+    """The axis top that keeps one outlier from flattening the rest: CLIP_FACTOR times the upper
+    quartile when some value is past it, else None (draw everything)."""
+    ordered = sorted(v for v in values if v is not None)
+    if len(ordered) < CLIP_MIN_VALUES:
+        return None
+    cap = CLIP_FACTOR * ordered[(3 * len(ordered)) // 4]
+    return cap if cap > 0 and ordered[-1] > cap else None
 
 
 def epoch(t):
@@ -94,11 +110,14 @@ def line_chart(
     chart_id="chart",
     columns=(),
     t_range=None,
+    clip_outliers=False,
 ):
     """SVG of `series`: [{"name", "points": [{"t", "y", "low"?, "high"?, "title"?, "break"?:
     reason}]}]; y from 0 to y_max (default: a round number above the data). `columns`:
     [{"t", "href", "title"}], one linked column per run. `t_range` (epoch s or datetimes)
-    fixes the time axis, so charts drawn side by side share it."""
+    fixes the time axis, so charts drawn side by side share it. `clip_outliers`: the axis stops
+    short of a far outlier (clip_top), drawn at the top edge as a marked triangle, and the title
+    says how many points went past and how far."""
     font = 20 if narrow else 12
     width, height = (480, height + 60) if narrow else (width, height)
     named = [s for s in series if any(p.get("y") is not None for p in s["points"])]
@@ -106,21 +125,38 @@ def line_chart(
     values = [
         v for s in named for p in s["points"] for v in (p.get("y"), p.get("high")) if v is not None
     ]
-    ticks = nice_ticks(y_max if y_max is not None else max(values, default=1), 4 if narrow else 5)
+    cap = clip_top([p.get("y") for s in named for p in s["points"]]) if clip_outliers else None
+    if cap is not None:
+        past = [v for v in (p.get("y") for s in named for p in s["points"]) if v and v > cap]
+        title = (
+            f"{title} — axis cut at {short_number(cap)}{unit}: {len(past)} "
+            f"{'point' if len(past) == 1 else 'points'} above (▲), up to {short_number(max(past))}"
+            f"{unit}"
+        )
+        values = [min(v, cap) for v in values]
+    top = cap if cap is not None else y_max if y_max is not None else max(values, default=1)
+    ticks = nice_ticks(top, 4 if narrow else 5)
+    if cap is not None:
+        ticks = [t for t in ticks if t <= cap] + ([cap] if ticks[-1] > cap else [])
     t0, t1 = (min(times), max(times)) if times else (0.0, 1.0)
     if t_range is not None:
         t0, t1 = epoch(t_range[0]), epoch(t_range[1])
     if t1 - t0 < 60:  # a single moment: a minute around it
         middle = (t0 + t1) / 2
         t0, t1 = middle - 30, middle + 30
-    frame = _Frame(width, height, 56 if narrow else 46, len(named), t0, t1, 0, ticks[-1], font)
+    left = 56 if narrow else 46
+    # A bold title is wider than the key's text: ~0.62 of its size a character.
+    heads = wrap(title, int((width - left - 12) / ((font + 2) * 0.62)))
+    extra = (len(heads) - 1) * (font + 6)
+    frame = _Frame(width, height + extra, left, 0, t0, t1, 0, ticks[-1], font)
+    frame.top += extra
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {frame.height}" '
-        f'class="linechart" role="group" aria-labelledby="{chart_id}-title" '
-        f'font-family="{escape(FONT)}" font-size="{font}">',
         f'<title id="{chart_id}-title">{escape(title)}</title>',
-        f'<text x="{frame.left}" y="{font + 6}" font-size="{font + 2}" font-weight="600" '
-        f'fill="{INK}">{escape(title)}</text>',
+        *(
+            f'<text x="{frame.left}" y="{font + 6 + n * (font + 6)}" font-size="{font + 2}" '
+            f'font-weight="600" fill="{INK}">{escape(line)}</text>'
+            for n, line in enumerate(heads)
+        ),
     ]
     for tick in ticks:
         y = frame.y(tick)
@@ -135,7 +171,7 @@ def line_chart(
             f'<text x="{width / 2}" y="{(frame.top + frame.bottom) / 2}" text-anchor="middle" '
             f'fill="{MUTED}">No data to draw</text></svg>'
         )
-        return "".join(out)
+        return _header(width, frame.height, chart_id, font) + "".join(out)
     count = 3 if narrow else 6
     for i in range(count):
         t = t0 + (t1 - t0) * i / (count - 1)
@@ -146,17 +182,44 @@ def line_chart(
         )
     for index, s in enumerate(named):
         out += _series_svg(s, PALETTE[index % len(PALETTE)], frame, narrow)
+        if cap is not None:
+            out += _clipped_svg(s, PALETTE[index % len(PALETTE)], frame, cap, font)
     out += _columns_svg(columns, frame)
-    for index, s in enumerate(named):
-        y = frame.legend_top + (index + 1) * frame.row - 4
-        color = PALETTE[index % len(PALETTE)]
+    # Each series' whole name under the plot, wrapped to the width: never cut.
+    entries = [
+        {"label": s["name"], "color": PALETTE[index % len(PALETTE)]}
+        for index, s in enumerate(named)
+    ]
+    key, key_height = key_svg(entries, frame.left, frame.legend_top, width - frame.left, font)
+    out.append(f'<g class="chart-key">{key}</g></svg>')
+    return _header(width, frame.legend_top + key_height + 10, chart_id, font) + "".join(out)
+
+
+def _header(width, height, chart_id, font):
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height:g}" '
+        f'class="linechart" role="group" aria-labelledby="{chart_id}-title" '
+        f'font-family="{escape(FONT)}" font-size="{font}">'
+    )
+
+
+def _clipped_svg(s, color, frame, cap, font):
+    """A triangle at the top edge for each point past the cut axis, its value beside it."""
+    out = []
+    for p in s["points"]:
+        if p.get("y") is None or p["y"] <= cap:
+            continue
+        x, y = frame.x(epoch(p["t"])), frame.top
+        # The value beside its triangle, on the side with room (the last run is at the edge).
+        right = x > (frame.left + frame.right) / 2
+        anchor, tx = ("end", x - 8) if right else ("start", x + 8)
         out.append(
-            f'<rect x="{frame.left}" y="{y - font + 2}" width="{font}" height="{font}" '
-            f'fill="{color}"/><text x="{frame.left + font + 6}" y="{y}" '
-            f'fill="{INK}">{escape(s["name"])}</text>'
+            f'<path d="M{x - 6:.1f} {y + 4:.1f} L{x + 6:.1f} {y + 4:.1f} L{x:.1f} {y - 6:.1f} Z" '
+            f'fill="{color}"><title>{escape(p.get("title") or short_number(p["y"]))}</title></path>'
+            f'<text x="{tx:.1f}" y="{y + 4:.1f}" text-anchor="{anchor}" fill="{INK}" '
+            f'font-size="{font - 2}">{short_number(p["y"])}</text>'
         )
-    out.append("</svg>")
-    return "".join(out)
+    return out
 
 
 def _series_svg(s, color, frame, narrow):

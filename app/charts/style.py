@@ -71,7 +71,7 @@ def config(narrow, legend=None, **extra):
         "print_values": False,
         "show_legend": False,
         "margin": 10,
-        "margin_right": 24,
+        "margin_right": 36,  # room for the last x label, centred on the edge ("100k")
         "no_data_text": "No data yet",
         "max_scale": 5 if narrow else 10,
     }

@@ -12,6 +12,7 @@ from ..db.models import CONTROL_RUNNING
 from ..db.models import PENDING
 from ..db.models import Run
 from ..db.models import RunTarget
+from ..db.target_name import target_name
 from ..providers import registry
 from ..runlog import log_event
 from ..runs.queries import spent_usd
@@ -131,7 +132,7 @@ class RunContext:
     def target_label(self, target_id):
         """'provider/label' of one of the run's targets (the label names its params too)."""
         t = self.targets.get(target_id)
-        return f"{t.provider_name}/{t.label}" if t else f"target {target_id}"
+        return target_name(t.provider_name, t.label) if t else f"target {target_id}"
 
     def adapter_for(self, provider):
         """The provider's adapter, or None after pausing the run with why it cannot be built

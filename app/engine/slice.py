@@ -402,9 +402,14 @@ class Slice:
             .group_by(Item.status)
             .tuples()
         )
-        Run.update(status=FINISHED, finished_at=now, control_reason=None, updated_at=now).where(
-            Run.id == ctx.run.id
-        ).execute()
+        # A run reopened for a judge check or a pairwise job kept its finished time: that work
+        # has its own times (runs/judge_jobs.job_progress), the run's stay its own.
+        Run.update(
+            status=FINISHED,
+            finished_at=fn.COALESCE(Run.finished_at, now),
+            control_reason=None,
+            updated_at=now,
+        ).where(Run.id == ctx.run.id).execute()
         judge = ctx.run.judge_provider
         if ctx.keeps_loaded(judge):
             try:

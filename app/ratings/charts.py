@@ -4,20 +4,31 @@ out."""
 
 import pygal
 
-from ..charts.labels import chart_labels
-from ..charts.labels import short
+from ..charts.key import add_key
+from ..charts.key import add_names_key
+from ..charts.labels import axis_names
+from ..charts.labels import series_key
+from ..charts.palette import PALETTE
 from ..charts.render import render
 from ..charts.style import config
 from ..charts.ticks import nice_ticks
 from ..charts.ticks import short_number
+from ..db.target_name import target_name
+from ..results.speed_charts import quality_speed_chart
 from .agreement import LIKERT
 
 CHARTS = ("ratings", "latency", "cost_quality", "tokens")
 HISTOGRAM_BINS = 10
 
 
-def _label(row, narrow):
-    return short(row["label"], 16 if narrow else 30)
+def _font(narrow):
+    return 22 if narrow else 14
+
+
+def _keyed(chart, rows, narrow):
+    """`chart` with a key naming each series (one per row) in full beside its colour: pygal's
+    legend would cut a target's name to the width."""
+    return add_key(chart, series_key([r["label"] for r in rows], PALETTE), _font(narrow))
 
 
 def rating_chart(rows, narrow=False):
@@ -26,7 +37,6 @@ def rating_chart(rows, narrow=False):
     ticks = nice_ticks(max(top, 1), 4 if narrow else 6)
     settings = config(
         narrow,
-        len(rows) or None,
         title="People's ratings (count per rating)",
         range=(0, ticks[-1]),
         y_labels=ticks,
@@ -37,8 +47,8 @@ def rating_chart(rows, narrow=False):
     for row in rows:
         # None, not 0, for a target nobody rated: with no rating at all the chart says so.
         counts = [row["rating_counts"][k] for k in LIKERT] if row["ratings"] else [None] * 5
-        chart.add(_label(row, narrow), counts)
-    return render(chart)
+        chart.add(row["label"], counts)
+    return render(_keyed(chart, rows, narrow))
 
 
 def latency_chart(rows, samples, narrow=False, bins=HISTOGRAM_BINS):
@@ -60,7 +70,6 @@ def latency_chart(rows, samples, narrow=False, bins=HISTOGRAM_BINS):
     ticks = nice_ticks(max(peak, 1), 4 if narrow else 6)
     settings = config(
         narrow,
-        len(series) or None,
         title="Answer time histogram (answers per bin, ms)",
         range=(0, ticks[-1]),
         y_labels=ticks,
@@ -72,8 +81,8 @@ def latency_chart(rows, samples, narrow=False, bins=HISTOGRAM_BINS):
         f"{short_number(a)}–{short_number(b)}" for a, b in zip(edges, edges[1:], strict=False)
     ]
     for (row, _values), per_bin in zip(series, counts, strict=True):
-        chart.add(_label(row, narrow), per_bin)
-    return render(chart)
+        chart.add(row["label"], per_bin)
+    return render(_keyed(chart, [row for row, _values in series], narrow))
 
 
 def cost_quality_chart(rows, narrow=False):
@@ -112,17 +121,21 @@ def tokens_chart(rows, narrow=False):
     values = [None if r["avg_tokens"] is None else round(r["avg_tokens"], 1) for r in rows]
     top = max((v for v in values if v is not None), default=0)
     ticks = nice_ticks(top, 4 if narrow else 8)
+    answered = any(r["answered"] for r in rows)
     settings = config(
         narrow,
         title="Average tokens per answer",
+        # Answers came back but with no token counts: say so, not "no data yet".
+        no_data_text="No token counts from this server" if answered else "No answers yet",
         range=(0, ticks[-1]),
         y_labels=ticks,
         value_formatter=short_number,
     )
-    chart = pygal.HorizontalBar(**settings)
-    chart.x_labels = [_label(r, narrow) for r in rows][::-1]
+    chart = pygal.HorizontalBar(**{**settings, "truncate_label": -1})
+    labels, key, note = axis_names([r["label"] for r in rows], narrow)
+    chart.x_labels = labels[::-1]
     chart.add("tokens", values[::-1])
-    return render(chart)
+    return render(add_names_key(chart, key, note, narrow))
 
 
 def report_chart(report, name, narrow=False):
@@ -133,10 +146,25 @@ def report_chart(report, name, narrow=False):
     if name == "latency":
         return latency_chart(rows, report["latency"], narrow)
     if name == "cost_quality":
+        if all(r["cost_per_1k_tasks"] is None for r in rows):
+            # Local models have no price: score against answer time says more than an empty
+            # cost chart.
+            return quality_speed_chart(speed_points(rows, report["latency"]), narrow)
         return cost_quality_chart(rows, narrow)
     if name == "tokens":
         return tokens_chart(rows, narrow)
     raise ValueError(f"unknown chart {name!r}")
+
+
+def speed_points(rows, samples):
+    """[{"label", "x": p90 answer time in s, "y": judge score}] per target for the score against
+    answer time chart (speed_charts.quality_speed_chart); x from the report's answer times."""
+    points = []
+    for row in rows:
+        times = sorted(samples.get(row["target_id"]) or [])
+        p90 = times[min(len(times) - 1, int(0.9 * len(times)))] / 1000.0 if times else None
+        points.append({"label": row["label"], "x": p90, "y": row["avg_score"]})
+    return points
 
 
 def leaderboard_chart(rows, narrow=False):
@@ -153,11 +181,9 @@ def leaderboard_chart(rows, narrow=False):
         value_formatter=lambda v: f"{v:.0f}",
         height=max(260, 70 + 34 * len(rated)),
     )
-    chart = pygal.HorizontalBar(**settings)
-    labelled = [
-        {"label": f"{r['provider']}/{r['target']}", "target_label": r["target"]} for r in rated
-    ]
-    chart.x_labels = chart_labels(labelled, 20 if narrow else 34)[::-1]
+    chart = pygal.HorizontalBar(**{**settings, "truncate_label": -1})
+    labels, key, note = axis_names([target_name(r["provider"], r["target"]) for r in rated], narrow)
+    chart.x_labels = labels[::-1]
     values = []
     for r in reversed(rated):
         value = {"value": round(r["rating"], 1)}
@@ -165,4 +191,4 @@ def leaderboard_chart(rows, narrow=False):
             value["ci"] = {"low": r["ciLow"], "high": r["ciHigh"]}
         values.append(value)
     chart.add("rating", values)
-    return render(chart)
+    return render(add_names_key(chart, key, note, narrow))

@@ -7,6 +7,7 @@ Three grouped queries (items, ratings, votes), whatever the run's size.
 from ..db.connection import database
 from ..db.models import COMPLETED
 from ..db.models import RunTarget
+from ..db.target_name import target_name
 from ..results.averages import latency_samples
 from .agreement import LIKERT
 
@@ -98,7 +99,7 @@ def run_report(run, source="all"):
                 "provider": t.provider_name,
                 "target": t.label,
                 "model": t.model,
-                "label": f"{t.provider_name}/{t.label}",
+                "label": target_name(t.provider_name, t.label),
                 "avg_rating": (
                     sum(k * v for k, v in dist.items()) / n_ratings if n_ratings else None
                 ),

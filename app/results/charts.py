@@ -3,8 +3,12 @@ score, tokens per second, answer times and score per category, as inlinable SVG.
 
 import pygal
 
-from ..charts.labels import chart_labels
+from ..charts.key import add_key
+from ..charts.key import add_names_key
+from ..charts.labels import axis_names
+from ..charts.labels import series_key
 from ..charts.labels import short
+from ..charts.palette import PALETTE
 from ..charts.render import render
 from ..charts.style import config
 from ..charts.ticks import log_axis
@@ -20,10 +24,17 @@ CLIP_FACTOR = 3.0
 # What an empty chart says: "yet" only while the run may still bring answers.
 NOT_YET = "No data yet"
 NONE_FINISHED = "No completed answers to draw"
+# Answers completed but the server sent no token counts (some servers never do).
+NO_TOKENS = "No token counts from this server"
 
 
-def _labels(averages, narrow):
-    return chart_labels(averages, 20 if narrow else 34)
+def _names(averages, narrow):
+    """(axis labels, key, note): each target by its one name, never cut (charts.labels)."""
+    return axis_names([row["label"] for row in averages], narrow)
+
+
+def _font(narrow):
+    return 22 if narrow else 14
 
 
 def score_chart(averages, narrow=False, empty=NOT_YET):
@@ -33,11 +44,13 @@ def score_chart(averages, narrow=False, empty=NOT_YET):
             narrow,
             title="Average score (95 % CI)",
             no_data_text=empty,
+            truncate_label=-1,
             **value_axis(100, narrow),
         )
     )
+    labels, key, note = _names(averages, narrow)
     # pygal draws horizontal bars bottom-up: reversed, the first model is on top as in the table.
-    chart.x_labels = _labels(averages, narrow)[::-1]
+    chart.x_labels = labels[::-1]
     values = []
     for row in reversed(averages):
         if row["avg_score"] is None:
@@ -48,7 +61,7 @@ def score_chart(averages, narrow=False, empty=NOT_YET):
             value["ci"] = {"low": row["ci_low"], "high": row["ci_high"]}
         values.append(value)
     chart.add("Score", values)
-    return render(chart)
+    return render(add_names_key(chart, key, note, narrow))
 
 
 def speed_chart(averages, narrow=False, empty=NOT_YET):
@@ -65,10 +78,13 @@ def speed_chart(averages, narrow=False, empty=NOT_YET):
         axis, title = log_axis(min(known), top), "Decode speed per answer (tokens/s, log scale)"
     else:
         axis, title = value_axis(top, narrow), "Decode speed per answer (tokens/s)"
-    chart = pygal.HorizontalBar(**config(narrow, title=title, no_data_text=empty, **axis))
-    chart.x_labels = _labels(averages, narrow)[::-1]
+    chart = pygal.HorizontalBar(
+        **config(narrow, title=title, no_data_text=empty, truncate_label=-1, **axis)
+    )
+    labels, key, note = _names(averages, narrow)
+    chart.x_labels = labels[::-1]
     chart.add("tokens/s", values[::-1])
-    return render(chart)
+    return render(add_names_key(chart, key, note, narrow))
 
 
 def latency_chart(averages, samples, narrow=False, empty=NOT_YET):
@@ -92,7 +108,6 @@ def latency_chart(averages, samples, narrow=False, empty=NOT_YET):
     ticks = [t for t in nice_ticks(top, 4 if narrow else 8) if t <= top * 1.05]
     settings = config(
         narrow,
-        len(series),
         title=title,
         box_mode="tukey",
         range=(0, top * 1.05 if top else 1),
@@ -103,7 +118,8 @@ def latency_chart(averages, samples, narrow=False, empty=NOT_YET):
     chart = pygal.Box(**settings)
     for label, values in series:
         chart.add(label, values)
-    return render(chart)
+    # Each box's colour and its target's whole name in a key (pygal's legend cuts names).
+    return render(add_key(chart, series_key([s[0] for s in series], PALETTE), _font(narrow)))
 
 
 def _upper_quartile(values):
@@ -124,7 +140,6 @@ def category_chart(table, narrow=False, empty=NOT_YET):
     height = max(base, 90 + len(keys) * max(1, len(models)) * bar + 12 * len(keys))
     settings = config(
         narrow,
-        len(models),
         title=f"Score per {table['by']}",
         height=height,
         no_data_text=empty,
@@ -145,4 +160,5 @@ def category_chart(table, narrow=False, empty=NOT_YET):
             ],
             formatter=lambda v: f"{v:.1f}",
         )
-    return render(chart)
+    key = series_key([m["label"] for m in models], PALETTE)
+    return render(add_key(chart, key, _font(narrow)))

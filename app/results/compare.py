@@ -5,10 +5,12 @@ from ..db.models import COMPLETED
 from ..db.models import Item
 from ..db.models import Run
 from ..db.models import RunTarget
+from ..db.target_name import target_name
 from ..runs.outcomes import FAILED_STATUSES
 from ..runs.state import run_state
 from . import stats
 from .averages import model_averages
+from .compare_speed import RULE as SPEED_RULE
 from .compare_speed import compare_speed
 from .compare_speed import speed_by_target
 from .composite import DEFAULT_SETTINGS
@@ -24,6 +26,14 @@ METHOD = (
 )
 # The dashboard's regression alert: a drop of more than 5 points on the shared tasks.
 REGRESSION_POINTS = 5.0
+# What puts a task under "Regressions" or "Improvements": the verdict's own rule, evidence and
+# size, so the lists never contradict it (a 2-point drop under "no significant change" is not a
+# regression).
+LIST_RULE = (
+    "A task is listed as a regression or an improvement only when its model's verdict says so "
+    "(worse or better: the paired test above) and its own score moved more than 5 points that "
+    "way; every other change is a change below the threshold."
+)
 # Below this many paired tasks no verdict is given: the sign test cannot reach p < 0.05 with
 # fewer than 6 non-zero pairs, and a percentile bootstrap of a handful of values under-covers.
 MIN_PAIRED_TASKS = 10
@@ -229,7 +239,7 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
         if "judge_failed" in (out_a, out_b):
             judge_failures.append(
                 {
-                    "label": f"{provider}/{label}",
+                    "label": target_name(provider, label),
                     "taskKey": task_key,
                     "itemA": id_a,
                     "itemB": id_b,
@@ -244,7 +254,7 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
             if score_a != score_b:
                 changes.append(
                     {
-                        "label": f"{provider}/{label}",
+                        "label": target_name(provider, label),
                         "providerName": provider,
                         "model": avg_a[(provider, label)]["model"],
                         "taskKey": task_key,
@@ -271,7 +281,7 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
             {
                 "providerName": key[0],
                 "model": a["model"],
-                "label": f"{key[0]}/{key[1]}",
+                "label": target_name(*key),
                 "a": side_a,
                 "b": side_b,
                 "scoreDelta": _delta(a["avg_score"], b["avg_score"]),
@@ -295,13 +305,8 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
                 ),
             }
         )
-    regressions = sorted(
-        (c for c in changes if c["delta"] < 0), key=lambda c: (c["delta"], c["label"], c["taskKey"])
-    )
-    improvements = sorted(
-        (c for c in changes if c["delta"] > 0),
-        key=lambda c: (-c["delta"], c["label"], c["taskKey"]),
-    )
+    lists = split_changes(changes, {m["label"]: m["verdict"] for m in models})
+    regressions, improvements, below = lists["regressions"], lists["improvements"], lists["below"]
     return {
         "a": _run_info(run_a),
         "b": _run_info(run_b),
@@ -316,9 +321,35 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
         "improvementsCount": len(improvements),
         "regressions": regressions[:limit],
         "improvements": improvements[:limit],
+        "listRule": LIST_RULE,
+        "speedRule": SPEED_RULE,
+        "belowThresholdCount": len(below),
+        "belowThreshold": below[:limit],
         "judgeFailuresCount": len(judge_failures),
         "judgeFailures": judge_failures[:limit],
         "warnings": comparability_warnings(run_a, run_b, models),
+    }
+
+
+def split_changes(changes, verdicts, points=REGRESSION_POINTS):
+    """The task changes as the verdict reads them: {"regressions", "improvements", "below"}.
+
+    A regression is a drop of more than `points` on a target whose verdict is "worse", an
+    improvement a rise of more than `points` on one whose verdict is "better" (LIST_RULE);
+    everything else is below the threshold. Each list biggest change first."""
+    regressions, improvements, below = [], [], []
+    for c in changes:
+        word = verdicts.get(c["label"])
+        if word == "worse" and c["delta"] < -points:
+            regressions.append(c)
+        elif word == "better" and c["delta"] > points:
+            improvements.append(c)
+        else:
+            below.append(c)
+    return {
+        "regressions": sorted(regressions, key=lambda c: (c["delta"], c["label"], c["taskKey"])),
+        "improvements": sorted(improvements, key=lambda c: (-c["delta"], c["label"], c["taskKey"])),
+        "below": sorted(below, key=lambda c: (-abs(c["delta"]), c["label"], c["taskKey"])),
     }
 
 

@@ -1,6 +1,8 @@
 """Speed in a comparison (issue 29): each shared target's percentiles, output tok/s and goodput
 in run A and run B, with the change, under the same evidence rule as scores: a change is called
-"faster" or "slower" only when the two runs' 95 % CIs of a p50 do not overlap.
+"faster" or "slower" only when the two runs' 95 % CIs of a p50 do not overlap and the p50 moved
+by at least a stated size (MIN_CHANGE_SHARE and MIN_CHANGE_MS): a 1 ms shift on a huge run has
+tight CIs but is no change anyone would notice.
 
 The figures are run_speed's and run_goodput's (kept per run, so a comparison reads two rows).
 """
@@ -19,6 +21,15 @@ FIGURES = (
     ("ttftP90Ms", "ttftMs", "p90", "p90 TTFT"),
     ("itlP50Ms", "itlMs", "p50", "p50 ITL"),
     ("e2eP90Ms", "e2eMs", "p90", "p90 e2e"),
+)
+# The size a p50 must move by, both at once, to be called faster or slower: a share of A's p50
+# and a number of milliseconds.
+MIN_CHANGE_SHARE = 0.05
+MIN_CHANGE_MS = 2.0
+RULE = (
+    "Faster or slower only when the two runs' 95 % CIs of a p50 (TTFT, ITL or end-to-end time) "
+    f"do not overlap and that p50 moved by at least {MIN_CHANGE_SHARE:.0%} and "
+    f'{MIN_CHANGE_MS:g} ms; otherwise "no clear change".'
 )
 # The p50s whose CIs decide the verdict: the wait for the first token, the gaps between tokens
 # and the whole answer.
@@ -41,12 +52,23 @@ def has_speed(target):
     return bool(target["ttftMs"]["n"]) or target["window"]["outputTokensPerSecond"] is not None
 
 
+def big_enough(a, b):
+    """Whether a p50 moving from `a` to `b` (ms) is a change of the stated size (RULE)."""
+    if a is None or b is None:
+        return False
+    move = abs(b - a)
+    return move >= MIN_CHANGE_MS and move >= MIN_CHANGE_SHARE * abs(a)
+
+
 def p50_change(a, b):
-    """FASTER / SLOWER when the p50 CIs of two distributions (lower is better) do not overlap,
-    NO_CLEAR_CHANGE when they do, None when either has no CI."""
+    """FASTER / SLOWER when the p50 CIs of two distributions (lower is better) do not overlap
+    and the p50 moved by the stated size (RULE), NO_CLEAR_CHANGE otherwise, None when either
+    has no CI."""
     ci_a, ci_b = a.get("p50Ci"), b.get("p50Ci")
     if not ci_a or not ci_b:
         return None
+    if not big_enough(a.get("p50"), b.get("p50")):
+        return NO_CLEAR_CHANGE
     if ci_b[1] < ci_a[0]:
         return FASTER
     if ci_b[0] > ci_a[1]:
@@ -98,9 +120,15 @@ def _verdict(target_a, target_b):
             calls.setdefault(call, []).append(words)
     if len(calls) == 1:
         ((call, words),) = calls.items()
-        return call, f"{', '.join(words)}: the 95 % CIs of A and B do not overlap"
+        return call, (
+            f"{', '.join(words)}: the 95 % CIs of A and B do not overlap and the p50 moved by at "
+            f"least {MIN_CHANGE_SHARE:.0%} and {MIN_CHANGE_MS:g} ms"
+        )
     if calls:
         return NO_CLEAR_CHANGE, (
             f"{', '.join(calls[FASTER])} faster but {', '.join(calls[SLOWER])} slower"
         )
-    return NO_CLEAR_CHANGE, "the 95 % CIs of the p50s overlap"
+    return NO_CLEAR_CHANGE, (
+        f"the 95 % CIs of the p50s overlap, or the p50s moved by less than "
+        f"{MIN_CHANGE_SHARE:.0%} or {MIN_CHANGE_MS:g} ms"
+    )

@@ -10,6 +10,7 @@ import statistics
 from peewee import Case
 
 from ..db.connection import database
+from ..db.target_name import target_name
 from ..runs.outcomes import FAILED_STATUSES
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import I
@@ -64,9 +65,9 @@ def target_composites(run, settings=DEFAULT_SETTINGS, averages=None):
     return out
 
 
-def target_name(target):
-    """A target as people read it: its label, else provider/model."""
-    return target.label or f"{target.provider_name}/{target.model}"
+def _name(target):
+    """A target as people read it: its one name (db.target_name)."""
+    return target_name(target.provider_name, target.label or target.model)
 
 
 def composites_dict(run, settings=DEFAULT_SETTINGS):
@@ -79,7 +80,7 @@ def composites_dict(run, settings=DEFAULT_SETTINGS):
         rows.append(
             {
                 "targetId": t.id,
-                "label": target_name(t),
+                "label": _name(t),
                 "compositeScore": c.score if c else None,
                 "composite": c.to_dict() if c else None,
             }

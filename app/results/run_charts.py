@@ -2,10 +2,12 @@
 needs) and drawn by app.results.charts."""
 
 from ..db.models import FINISHED
+from ..db.target_name import target_name
 from .averages import breakdown
 from .averages import latency_samples
 from .averages import model_averages
 from .averages import run_targets
+from .charts import NO_TOKENS
 from .charts import NONE_FINISHED
 from .charts import NOT_YET
 from .charts import category_chart
@@ -28,12 +30,12 @@ def run_chart(run, name, narrow=False, *, averages=None, by_category=None, estim
     if name in ("score", "speed"):
         averages = model_averages(run, estimates=estimates) if averages is None else averages
         draw = score_chart if name == "score" else speed_chart
-        return draw(averages, narrow, empty)
+        return draw(averages, narrow, _empty(name, averages, empty))
     if name == "latency":
         if averages is None:
             # Only ids and labels: no need for the averages' aggregate query.
             averages = [
-                {"target_id": tid, "label": f"{provider}/{label}", "target_label": label}
+                {"target_id": tid, "label": target_name(provider, label), "target_label": label}
                 for tid, provider, _model, label in run_targets(run)
             ]
         return latency_chart(averages, latency_samples(run), narrow, empty)
@@ -42,3 +44,15 @@ def run_chart(run, name, narrow=False, *, averages=None, by_category=None, estim
             by_category = breakdown(run, "category")
         return category_chart(by_category, narrow, empty)
     raise ValueError(f"unknown chart {name!r}")
+
+
+def _empty(name, averages, empty):
+    """What an empty chart says: what is missing when answers did complete (a server that sends
+    no token counts), else that there is nothing yet."""
+    if not any(row.get("completed") for row in averages):
+        return empty
+    if name == "speed" and all(row.get("avg_tokens_per_second") is None for row in averages):
+        return NO_TOKENS
+    if name == "score" and all(row.get("avg_score") is None for row in averages):
+        return "No scores yet: no answer has been judged"
+    return empty

@@ -32,6 +32,7 @@ from ..db.models import CONTROL_RUNNING
 from ..db.models import FINISHED
 from ..db.models import RunSpeed
 from ..db.models import RunTarget
+from ..db.target_name import target_name
 from ..latency import bucket_value
 from ..latency import histogram_summary
 from ..latency_arrays import merged_by_group
@@ -139,7 +140,7 @@ def compute_speed(run, averages=None):
         numbers = [groups[k] for k in keys]
         figures = {
             "targetId": target_id,
-            "label": f"{provider_name}/{label or model}",
+            "label": target_name(provider_name, label or model),
             "providerName": provider_name,
             "model": model,
         }

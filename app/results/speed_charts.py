@@ -179,7 +179,8 @@ def quality_speed_chart(points, narrow=False):
 
 def seconds_text(seconds):
     """A duration kept short: "850 ms" under a second, "1.57 s" from one."""
-    if seconds < 1:
+    # 0.9996 s is "1 s", not "1e+03 ms" (.3g of 999.6 rounds to an exponent).
+    if seconds * 1000 < 999.5:
         return f"{seconds * 1000:.3g} ms"
     return f"{seconds:.3g} s"
 

@@ -56,6 +56,9 @@ class Tally:
         self.judge_failed = 0
         self.new_by_target = {}
         self.sums = dict.fromkeys(SUMS, 0)
+        # {target id: [score sum, scored items]}: each target's own average (a run's targets
+        # are not blended into one number where people compare them).
+        self.score_by_target = {}
 
     @property
     def total(self):
@@ -83,6 +86,15 @@ class Tally:
             self.new_by_target[target_id] = self.new_by_target.get(target_id, 0) + n
         for name in SUMS:
             self.sums[name] += values[name]
+        if values["score_n"]:
+            kept = self.score_by_target.setdefault(target_id, [0.0, 0])
+            kept[0] += values["score"]
+            kept[1] += values["score_n"]
+
+    def target_mean(self, target_id):
+        """One target's average score over its scored items, or None."""
+        total, n = self.score_by_target.get(target_id, (0.0, 0))
+        return total / n if n else None
 
 
 def _kept_counts():

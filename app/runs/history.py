@@ -25,9 +25,9 @@ def judge_models():
 
 
 def _item_stats(run_ids):
-    """{run pk: (total, completed, failed, avg score)} for the given runs, one query."""
+    """{run pk: (total, completed, failed, avg score, Tally)} for the given runs, one query."""
     return {
-        pk: (kept.total, kept.by_status[COMPLETED], kept.failed, kept.mean("score"))
+        pk: (kept.total, kept.by_status[COMPLETED], kept.failed, kept.mean("score"), kept)
         for pk, kept in tallies(run_ids).items()
         if kept.total
     }
@@ -80,20 +80,28 @@ def history(
     runs = list(query.order_by(*order).paginate(page, per_page))
     stats = _item_stats([r.id for r in runs])
     models = {}
-    for run_pk, model in (
-        RunTarget.select(RunTarget.run, RunTarget.label)
+    for run_pk, target_id, model in (
+        RunTarget.select(RunTarget.run, RunTarget.id, RunTarget.label)
         .where(RunTarget.run.in_([r.id for r in runs]))
         .order_by(RunTarget.position, RunTarget.id)
         .tuples()
     ):
-        models.setdefault(run_pk, []).append(model)
+        models.setdefault(run_pk, []).append((target_id, model))
     for r in runs:
         r.state = run_state(r)
-        r.total_items, r.completed_items, r.failed_items, r.avg_score = stats.get(
-            r.id, (0, 0, 0, None)
+        r.total_items, r.completed_items, r.failed_items, r.avg_score, kept = stats.get(
+            r.id, (0, 0, 0, None, None)
         )
         r.state_label, r.state_tone = state_label(r.state, r.completed_items, r.failed_items)
-        r.target_models = models.get(r.id, [])
+        targets = models.get(r.id, [])
+        r.target_models = [label for _tid, label in targets]
+        # Each target's own score, in run order (None: not scored yet), and the best and worst.
+        r.target_scores = [
+            (label, kept.target_mean(tid) if kept else None) for tid, label in targets
+        ]
+        scored = [s for _label, s in r.target_scores if s is not None]
+        r.best_score = max(scored) if scored else None
+        r.worst_score = min(scored) if scored else None
     return {
         "runs": runs,
         "total": total,

@@ -7,9 +7,12 @@ The calls belong to the job's run: the engine claims, retries, pauses, stops and
 that run's work (engine/calls.py), so queueing them on a finished run reopens it.
 """
 
+import datetime as dt
+
 from peewee import Case
 from peewee import fn
 
+from ..clock import isoformat
 from ..clock import utcnow
 from ..db.connection import database
 from ..db.connection import insert_rows
@@ -47,7 +50,9 @@ def reopen(run, now):
     """A finished run with judge work queued becomes pending and running again (JUDGING).
 
     Conflict while another run is active: one run at a time. A paused or stopped run keeps its
-    control and does the work when continued.
+    control and does the work when continued. The run keeps its finished time: a judge check or
+    a pairwise job is work beside the run, with its own times (job_progress), and never moves
+    when the run's answers were done (the engine keeps a finished time it finds).
     """
     if run.status != FINISHED:
         return
@@ -57,7 +62,6 @@ def reopen(run, now):
         phase=JUDGING,
         control=CONTROL_RUNNING,
         control_reason=None,
-        finished_at=None,
         updated_at=now,
     ).where(Run.id == run.id).execute()
 
@@ -254,6 +258,13 @@ def job_progress(job):
     total = sum(counts.values())
     run = Run.get_by_id(job.run_id)
     state = "finished" if counts[NEW] == 0 else run_state(run)
+    # The job's own times: queued, its first call tried, its last call settled (when done).
+    started, last = (
+        JudgeCall.select(fn.MIN(JudgeCall.first_attempt_at), fn.MAX(JudgeCall.last_attempt_at))
+        .where(JudgeCall.job == job)
+        .tuples()
+        .first()
+    ) or (None, None)
     return {
         "jobId": job.id,
         "kind": job.kind,
@@ -266,4 +277,14 @@ def job_progress(job):
         "failed": counts[FAILED],
         "pending": counts[NEW],
         "progress": round((total - counts[NEW]) / total, 4) if total else 1.0,
+        "queuedAt": isoformat(job.created_at),
+        "startedAt": isoformat(_when(started)),
+        "finishedAt": isoformat(_when(last)) if counts[NEW] == 0 else None,
     }
+
+
+def _when(value):
+    """A datetime read by an aggregate (SQLite gives its text) as a datetime, or None."""
+    if value is None or isinstance(value, dt.datetime):
+        return value
+    return dt.datetime.fromisoformat(str(value))

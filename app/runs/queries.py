@@ -106,9 +106,30 @@ def check_no_active_run(exclude=None):
         )
 
 
-def list_runs(status=None, state=None):
-    """Runs newest first, filtered by persisted status (PENDING/FINISHED) or shown state."""
+# The most runs one page of GET /api/runs returns.
+RUNS_LIMIT_MAX = 1000
+
+
+def _count(value, field, low, high=None):
+    """A whole number from a query string within [low, high], or ValidationError naming it."""
+    text = str(value).strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 12:
+        raise ValidationError.field(field, "must be a whole number")
+    number = int(text)
+    if number < low or (high is not None and number > high):
+        bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+        raise ValidationError.field(field, f"must be {bounds}")
+    return number
+
+
+def list_runs(status=None, state=None, limit=None, offset=None):
+    """Runs newest first, filtered by persisted status (PENDING/FINISHED) or shown state;
+    `limit` (1-RUNS_LIMIT_MAX) and `offset` page them (strings from a query string are fine)."""
     query = Run.select().order_by(Run.created_at.desc(), Run.id.desc())
+    if limit not in (None, ""):
+        query = query.limit(_count(limit, "limit", 1, RUNS_LIMIT_MAX))
+    if offset not in (None, ""):
+        query = query.offset(_count(offset, "offset", 0))
     if status:
         if str(status).upper() not in RUN_STATUSES:
             raise ValidationError.field(

@@ -20,6 +20,9 @@ TREND_METRICS = {
 }
 
 
+SPEED_METRICS = ("tokensPerSecond", "ttftMs")
+
+
 class PointCache:
     """finishedAt texts as epoch seconds and run ids as links, each worked out once per page
     (six charts of the same points share them)."""
@@ -86,7 +89,7 @@ def run_columns(data, metric, cache):
                     "href": cache.href(p["runId"]),
                     "lines": [f"run {p['runId']} · {when} UTC{_started_by(p)}"],
                 }
-            line = f"{s['target']}: {_value(p, metric)}"
+            line = f"{s.get('label') or s['target']}: {_value(p, metric)}"
             if p["breakReason"]:
                 line += f" (line broken: {p['breakReason']})"
             column["lines"].append(line)
@@ -101,14 +104,15 @@ def trend_charts(data, metric, cache, baseline=None):
     title, unit, top = TREND_METRICS[metric]
     series = [
         {
-            "name": s["target"],
+            "name": s.get("label") or s["target"],
             "points": [
                 {
                     "t": cache.t(p["finishedAt"]),
                     "y": p[metric],
                     "low": p["ciLow"] if metric == "score" else None,
                     "high": p["ciHigh"] if metric == "score" else None,
-                    "title": f"{s['target']}: {_value(p, metric)} (run {p['runId']})",
+                    "title": f"{s.get('label') or s['target']}: {_value(p, metric)} "
+                    f"(run {p['runId']})",
                     "break": p["breakReason"],
                 }
                 for p in s["points"]
@@ -138,6 +142,8 @@ def trend_charts(data, metric, cache, baseline=None):
         unit=unit,
         y_max=top,
         chart_id=metric,
+        # One far-off run (a fake server's 25 000 tok/s) would flatten every other line.
+        clip_outliers=metric in SPEED_METRICS,
     )
 
 

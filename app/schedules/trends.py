@@ -15,6 +15,8 @@ from ..db.models import Collection
 from ..db.models import Run
 from ..db.models import RunAggregate
 from ..db.models import RunCollection
+from ..db.models import RunTarget
+from ..db.target_name import target_name
 from ..errors import ValidationError
 from ..ids import is_db_id
 from ..results.composite import DEFAULT_SETTINGS
@@ -60,30 +62,35 @@ def collection_of(ref):
 
 
 def _filtered(filters):
-    query = A.select(
-        Run.run_id,
-        A.series,
-        A.model,
-        A.provider_name,
-        A.finished_at,
-        A.judge_key,
-        A.judge_label,
-        A.tasks_key,
-        A.score,
-        A.ci_low,
-        A.ci_high,
-        A.n,
-        A.tasks,
-        A.tokens_per_second,
-        A.ttft_p50_ms,
-        A.time_p50_ms,
-        A.run.alias("run_pk"),
-        A.target.alias("target_pk"),
-        A.category,
-        Run.settings,
-        Run.triggered_by,
-        Run.trigger_note,
-    ).join(Run, on=(A.run == Run.id))
+    query = (
+        A.select(
+            Run.run_id,
+            A.series,
+            A.model,
+            A.provider_name,
+            A.finished_at,
+            A.judge_key,
+            A.judge_label,
+            A.tasks_key,
+            A.score,
+            A.ci_low,
+            A.ci_high,
+            A.n,
+            A.tasks,
+            A.tokens_per_second,
+            A.ttft_p50_ms,
+            A.time_p50_ms,
+            A.run.alias("run_pk"),
+            A.target.alias("target_pk"),
+            A.category,
+            Run.settings,
+            Run.triggered_by,
+            Run.trigger_note,
+            RunTarget.label.alias("target_label"),
+        )
+        .join(Run, on=(A.run == Run.id))
+        .join(RunTarget, on=(A.target == RunTarget.id))
+    )
     query = query.where(A.category == (filters.get("category") or ""))
     collection = collection_of(filters.get("collection"))
     if collection is not None:
@@ -146,7 +153,7 @@ def _target_ms(row):
 
 
 def trends(filters=None, composite_settings=DEFAULT_SETTINGS, speed_points=None):
-    """{"series": [{target, model, providerName, points: [{runId, finishedAt, score, ciLow,
+    """{"series": [{target, label, model, providerName, points: [{runId, finishedAt, score, ciLow,
     ciHigh, n, tokensPerSecond, ttftMs, comparable, breakReason, composite, compositeFormula,
     triggeredBy, triggerNote, ttftP50Ms, ttftP90Ms, e2eP90Ms, outputTokensPerSecond,
     goodput, ...}]}]} for the filters collection, judge, model, category, from, to (all
@@ -173,6 +180,9 @@ def trends(filters=None, composite_settings=DEFAULT_SETTINGS, speed_points=None)
                 "providerName": row.provider_name,
                 "points": [],
             }
+        # What the line is called: its target's one name in the latest run (a series keeps
+        # its key, provider/model and a params hash, across runs; people read the label).
+        entry["label"] = target_name(row.provider_name, row.target_label)
         before = last.get(row.series)
         reason = break_reason(before, row) if before else None
         entry["points"].append(_point(row, reason, composite))

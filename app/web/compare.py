@@ -11,6 +11,7 @@ from flask import url_for
 
 from ..errors import NotFound
 from ..errors import ValidationError
+from ..exports.compare_markdown import compare_markdown
 from ..results.compare import compare_runs
 from ..results.compare import run_choices
 from ..results.compare_chart import delta_chart
@@ -117,3 +118,16 @@ def chart():
     response = Response(svg, mimetype="image/svg+xml")
     response.headers["Cache-Control"] = "no-cache"
     return response
+
+
+@bp.get("/compare.md")
+def markdown():
+    """The A/B comparison (?a=&b=) as Markdown: the page's figures and lists, for a PR comment."""
+    a_id = (request.args.get("a") or "").strip()
+    b_id = (request.args.get("b") or "").strip()
+    if not a_id or not b_id:
+        raise ValidationError.field("a", "name two runs to compare: ?a=<run id>&b=<run id>")
+    result = compare_runs(
+        get_run(a_id), get_run(b_id), limit=25, composite_settings=settings_from(current_app.config)
+    )
+    return Response(compare_markdown(result), mimetype="text/markdown")

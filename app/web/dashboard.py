@@ -15,6 +15,7 @@ from ..errors import format_error
 from ..ids import SQLITE_INT_MAX
 from ..ids import digits_number
 from ..providers.interface import ProviderError
+from ..results.system import system_metrics_now
 from ..runs import live
 from ..runs import spec
 from ..runs.history import history
@@ -329,3 +330,9 @@ def target_models(provider_id):
         errors={},
         oob=True,
     )
+
+
+@bp.get("/machine")
+def machine():
+    """Fragment #machine: CPU, RAM, GPU memory and loaded models now (/api/system/metrics)."""
+    return render_template("dashboard/_machine.html", m=system_metrics_now())

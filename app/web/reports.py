@@ -30,10 +30,12 @@ def show(run_id):
     """KPI cards and a table per target (avg rating, win rate, cost per 1000 tasks, latency,
     tokens, each with its n; the composite score with its formula) and the four charts."""
     run = get_run(run_id)
+    report = run_report(run)
     return render_template(
         "reports/show.html",
         run=run,
-        report=run_report(run),
+        report=report,
+        priced=any(t["cost_per_1k_tasks"] is not None for t in report["targets"]),
         composites=target_composites(run, settings_from(current_app.config)),
         chart_names=charts.CHARTS,
     )

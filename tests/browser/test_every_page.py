@@ -74,6 +74,19 @@ LAYOUT = """() => {
       }
     }
   }
+  // No cut legend or label: every text of an inline chart ends inside its picture.
+  for (const svg of document.querySelectorAll('svg')) {
+    if (!svg.getClientRects().length) continue;
+    const box = svg.getBoundingClientRect();
+    for (const text of svg.querySelectorAll('text')) {
+      const r = text.getBoundingClientRect();
+      if (r.width && (r.right > box.right + 2 || r.left < box.left - 2)) {
+        out.push(`chart text cut: "${text.textContent.slice(0, 40)}" ends at`
+          + ` ${Math.round(r.right)} of ${Math.round(box.right)}`);
+        break;
+      }
+    }
+  }
   return out;
 }"""
 IMAGES = """() => [...document.querySelectorAll('img')].map(img => img.currentSrc || img.src)"""
@@ -228,6 +241,43 @@ def _seed_votes():
     return a.id, b.id
 
 
+def _seed_profiles():
+    """Two profiles of one long-named model (same provider and model, other params): every page
+    and report.html must tell them apart, their names whole."""
+    profiles = ({"temperature": 0.2}, {"temperature": 0.8, "top_p": 0.9})
+    run, made = make_run(
+        "profiles", targets=[("smollm-real", LONG_MODEL, params) for params in profiles]
+    )
+    for n, target in enumerate(made):
+        bulk_items(run, target, 16, score_of=lambda k, n=n: float(40 + 10 * n + k % 9))
+
+
+def _seed_small_drop():
+    """Two runs where one task drops 2 points: no significant change, nothing under
+    "Regressions", the drop listed below the threshold."""
+    for run_id in ("drop-a", "drop-b"):
+        run, (target,) = make_run(run_id, targets=(("fake-local", "alpha-7b"),))
+        for n in range(12):
+            score = 34.0 if (run_id == "drop-b" and n == 7) else 36.0
+            add_item(run, target, f"coding_{n:03d}", score=score)
+
+
+def _seed_trend_outlier():
+    """One nightly run at 25 000 tok/s (a fake server): the speed lines must not go flat."""
+    finished_run(
+        "nightly-06",
+        {
+            "fake-local/alpha-7b": [66 + (t % 7) for t in range(12)],
+            "fake-local/beta-3b": [44 + (t % 5) for t in range(12)],
+        },
+        finished_at=T0 + dt.timedelta(days=6),
+        collection=Collection.get(Collection.name == "nightly-bank"),
+        category_of=lambda task: ("math", "logic", "facts")[task % 3],
+        tps=25_000.0,
+    )
+    digest_finished(T0 + dt.timedelta(days=6))
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, fake_server):
     """The app (defaults loaded: the Ollama provider nobody runs) on 127.0.0.1, no engine."""
@@ -255,6 +305,9 @@ def busy(server):
         _seed_failures()
         _seed_outlier()
         _seed_over_time()
+        _seed_profiles()
+        _seed_small_drop()
+        _seed_trend_outlier()
         a, b = _seed_votes()
         item = _first_item("outlier")
     database.close()
@@ -378,6 +431,15 @@ def _test_inference(page):
     page.locator("[id^=provider-test-]").filter(has_text="alpha-7b").first.wait_for()
 
 
+def _open_raw_events(page):
+    page.locator("details.raw-events summary").click()
+    page.locator("#raw-events").first.wait_for()
+
+
+def _open_below_threshold(page):
+    page.locator("details#cmp-below summary").click()
+
+
 PAGES = [
     ("dashboard", "/", None, True),
     ("history", "/runs/", None, True),
@@ -406,6 +468,14 @@ PAGES = [
     ("prices", "/settings/prices", None, False),
     ("settings", "/settings/", None, False),
     ("labels", "/labels", None, False),
+    ("report-html-profiles", "/runs/profiles/report.html", None, False),
+    ("results-profiles", "/runs/profiles/results", None, False),
+    ("report-profiles", "/runs/profiles/report", None, False),
+    ("compare-small-drop", "/compare?a=drop-a&b=drop-b", _open_below_threshold, False),
+    ("run-raw-events", "/runs/finished-failures", _open_raw_events, False),
+    ("task-edit", "/settings/tasks/1/edit", None, False),
+    ("template-new", "/templates/new", None, False),
+    ("template-edit", "/templates/1/edit", None, False),
 ]
 
 
