@@ -42,6 +42,7 @@ ENDPOINT_ROLES = {
     "api.audit.audit_export": ADMIN,
     # pages
     "dashboard.index": VIEWER,
+    "dashboard.machine": VIEWER,
     "dashboard.judge_models": RUNNER,
     "dashboard.start_run": RUNNER,
     "dashboard.target_models": RUNNER,
@@ -73,6 +74,7 @@ ENDPOINT_ROLES = {
     "results.delete": ADMIN,
     "compare.show": VIEWER,
     "compare.chart": VIEWER,
+    "compare.markdown": VIEWER,
     "evaluate.index": VIEWER,
     "evaluate.card": VIEWER,
     "evaluate.save": RATER,
