@@ -15,7 +15,8 @@ from .output import EXIT_CODES_HELP
 
 HELP = f"""llmbench: benchmark LLMs on your own model servers, judged by an LLM.
 
-The database is LLMBENCH_DB (default instance/llmbench.db), shared with the web app.
+The database is LLMBENCH_DB (default llmbench.db in the home: `llmbench info` says where),
+shared with the web app.
 
 {EXIT_CODES_HELP}
 """
@@ -37,6 +38,7 @@ COMMANDS = {
     "export": "app.cli.datasets:export",
     "db": "app.cli.database:db_group",
     "worker": "app.cli.worker:worker",
+    "info": "app.cli.info:info",
 }
 
 
