@@ -29,6 +29,8 @@ class Served:
         self.base = f"http://127.0.0.1:{self.port}"
         env = {k: v for k, v in os.environ.items() if not k.startswith("LLMBENCH_")}
         env.pop("XDG_RUNTIME_DIR", None)  # gunicorn's control socket would go there instead
+        if command is not None:
+            env.pop("PYTHONPATH", None)  # an installed llmbench: not this checkout's app
         env.update({"LLMBENCH_HOME": str(home), **(extra_env or {})})
         self.env = env
         self.command = command or [sys.executable, "-m", "app.cli"]
