@@ -1,6 +1,7 @@
 """`llmbench run` and `resume`: a run in the foreground, its files, its quality gates."""
 
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -12,8 +13,10 @@ from ..runconfig import run_plan
 from ..runs.lifecycle import resume_run
 from ..runs.queries import get_run
 from ..runs.queries import latest_unfinished
+from ..runs.records import record_invocation
 from ..runs.reuse import reuse_counts
 from ..runs.state import run_state
+from ..schedules.known_secrets import known_redactor
 from ..schedules.template_start import find_template
 from ..schedules.template_start import start_template
 from .followed_run import follow_in_server
@@ -196,7 +199,9 @@ def run(
                     _resume_for_server(run_id)
             else:
                 queue = server is not None
-                run_id = run_plan.apply(plan, reuse=reuse, outputs=outputs, queue=queue).run_id
+                created = run_plan.apply(plan, reuse=reuse, outputs=outputs, queue=queue)
+                run_id = created.run_id
+                _record(created, config_path)
         except LlmbenchError as exc:
             raise translate(exc, as_json) from None
         if reuse and earlier is None:
@@ -226,7 +231,9 @@ def _run_template(template_ref, as_json, quiet, outputs, gates, stop_paused=Fals
         try:
             template = find_template(template_ref)
             queue = server is not None
-            run_id = start_template(template.id, queue=queue, triggered_by="cli").run_id
+            created = start_template(template.id, queue=queue, triggered_by="cli")
+            run_id = created.run_id
+            _record(created, None)
         except LlmbenchError as exc:
             raise translate(exc, as_json) from None
     out = make_output(as_json, quiet)
@@ -238,6 +245,20 @@ def _run_template(template_ref, as_json, quiet, outputs, gates, stop_paused=Fals
     if stop_paused:
         stop_paused_in_ci(run_id, out)
     sys.exit(conclude(run_id, out, code, outputs, gates))
+
+
+def _record(run, config_path):
+    """Keep the command line and the config file as given with the run, every secret the
+    database holds masked (the config's headers are stored by now)."""
+    redactor = known_redactor()
+
+    def masked(text):
+        return redactor.mask(text)[0] if redactor and text else text
+
+    config = (
+        Path(config_path).read_text(encoding="utf-8", errors="replace") if config_path else None
+    )
+    record_invocation(run, masked(shlex.join(["llmbench", *sys.argv[1:]])), masked(config))
 
 
 def _resume_for_server(run_id, max_budget_usd=None):

@@ -39,6 +39,7 @@ from .judge_jobs import queue_reference_check
 from .queries import check_no_active_run
 from .queries import get_run
 from .queries import running_run
+from .records import tool_version
 from .reuse import reuse_earlier
 from .spec import clean_spec
 from .spec import setting
@@ -363,6 +364,7 @@ def create_run(
             settings=spec["settings"],
             dataset_hash=dataset_hash,
             prompt_hash=PROMPT_HASH,
+            tool_version=tool_version(),
             source=source,
             outputs=outputs or None,
             template=template,
