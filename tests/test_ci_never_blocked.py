@@ -2,10 +2,17 @@
 waits, resumable, and a new run starts beside it and names it; `run --ci` (or CI=true) stops
 what the job itself left paused, unless --keep-paused."""
 
+import datetime as dt
+import socket
+
 import pytest
 from click.testing import CliRunner
 
 from app.cli import main
+from app.clock import utcnow
+from app.db.connection import database
+from app.db.models import CONTROL_RUNNING
+from app.db.models import Lease
 from app.db.models import Run
 from app.runs.state import run_state
 from tests.cli_helpers import cli_env
@@ -107,3 +114,20 @@ def test_keep_paused_leaves_the_run_paused_in_ci(cli, tmp_path, fake):
 def test_without_ci_the_run_stays_paused(cli, tmp_path, fake):
     _result, run = _budget_paused_run(cli, tmp_path, fake)
     assert _state(run)[0] == "paused"
+
+
+def test_a_run_whose_process_was_killed_does_not_keep_a_new_run_from_starting(cli, tmp_path, fake):
+    _result, run = _budget_paused_run(cli, tmp_path, fake)
+    # As a job killed mid-run leaves it: running by its control, the lease of a process gone.
+    with database.connection_context():
+        Run.update(control=CONTROL_RUNNING).where(Run.id == run.id).execute()
+        Lease.delete().execute()
+        Lease.create(
+            name="orchestrator",
+            holder=f"{socket.gethostname()}:999999:dead",
+            expires_at=utcnow() - dt.timedelta(seconds=1),
+        )
+    fake.responder = judge_scores({})
+    result = cli("run", "-c", write_config(tmp_path, fake))
+    assert result.exit_code == 0, result.output
+    assert _state(run)[0] == "stopped"  # interrupted, resumable
