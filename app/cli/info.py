@@ -1,8 +1,6 @@
 """`llmbench info`: where this llmbench keeps its data, and which version and schema it is."""
 
 import json
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as package_version
 from pathlib import Path
 
 import click
@@ -14,16 +12,9 @@ from ..db.connection import database
 from ..db.connection import init_db
 from ..db.urls import DatabaseUrlError
 from ..db.urls import parse
+from ..runs.records import tool_version
 from .output import EXIT_INVALID
 from .output import CliError
-
-
-def tool_version():
-    """The installed llmbench's version ("unknown" when run from a bare source tree)."""
-    try:
-        return package_version("llmbench")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def schema_of(value):
