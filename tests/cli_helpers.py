@@ -23,6 +23,8 @@ def cli_env(tmp_path):
         # Not a CI job unless a test says so (CI=true, as the CI running the tests may set,
         # makes `run` stop what it leaves paused).
         "CI": "",
+        # No built-in tasks in a new database (~1 s each): the tests that want them say so.
+        "LLMBENCH_LOAD_DEFAULTS": "0",
     }
 
 

@@ -37,6 +37,8 @@ def CLI_ENV(tmp_path):  # noqa: N802 - a constant of the test's folder
         "LLMBENCH_MASTER_KEY_BASE64": TEST_KEY_B64,
         "LLMBENCH_BACKOFF_BASE_SECONDS": "0.01",
         "FAKE_KEY": SECRET,
+        # No built-in tasks in a new database (~1 s each): the tests that want them say so.
+        "LLMBENCH_LOAD_DEFAULTS": "0",
     }
 
 
@@ -200,7 +202,8 @@ def test_a_built_in_collection_works_on_a_new_database(cli, tmp_path, fake):
     # The docs' `collections: [quick]`: a new database gets the built-in tasks, as under
     # `llmbench serve` (catalog/startup.py).
     config = write_config(tmp_path, fake, dataset=None, collections=["quick"])
-    result = cli("run", "-c", config, "--quiet")
+    env = {**CLI_ENV(tmp_path), "LLMBENCH_LOAD_DEFAULTS": "1"}  # as every database has
+    result = CliRunner().invoke(main, ["run", "-c", str(config), "--quiet"], env=env)
     assert result.exit_code == 0, result.output
     (run,) = rows(Run)
     assert len(rows(Item, Item.run == run)) == 10 * 2
