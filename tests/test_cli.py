@@ -209,6 +209,14 @@ def test_a_built_in_collection_works_on_a_new_database(cli, tmp_path, fake):
     assert len(rows(Item, Item.run == run)) == 10 * 2
 
 
+def test_a_built_in_collection_validates_before_the_database_exists(tmp_path, fake):
+    config = write_config(tmp_path, fake, dataset=None, collections=["quick"])
+    env = {**CLI_ENV(tmp_path), "LLMBENCH_LOAD_DEFAULTS": "1"}  # as every database has
+    result = CliRunner().invoke(main, ["validate", "-c", str(config)], env=env)
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "cli.db").exists()
+
+
 def test_dry_run_json_is_one_plan_object(cli, tmp_path, fake):
     result = cli("run", "-c", write_config(tmp_path, fake, question_limit=1), "--dry-run", "--json")
     (plan,) = events(result)

@@ -10,6 +10,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from peewee import OperationalError
 
 from .. import crypto
+from ..catalog import defaults
 from ..catalog import startup
 from ..config import load
 from ..db import connection as db
@@ -69,6 +70,9 @@ def open_db(check_only=False, builtins=True):
         cfg["DB_MISSING"] = True
         crypto.set_key(AESGCM.generate_key(bit_length=256))  # nothing gets encrypted and kept
         migrations.open_db(str(Path(scratch) / "empty.db"))
+        if cfg["LOAD_DEFAULTS"]:  # as `run` will find them: a new database has the built-ins
+            with db.database.connection_context():
+                defaults.ensure_defaults()
 
         def _discard():
             if not db.database.is_closed():
