@@ -1,15 +1,26 @@
-"""Configuration: defaults, then instance/config.py, then LLMBENCH_* env, then test_config."""
+"""Configuration: defaults, then the home's config.py, then LLMBENCH_* env, then test_config.
+
+The home is where the database and its master key live: LLMBENCH_HOME when set, else
+`instance/` beside the source in a checkout that has one (the tests, the README's workflow),
+else the per-user data folder of an installed tool (platformdirs: ~/.local/share/llmbench)."""
 
 import os
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from platformdirs import user_data_path
+
+PACKAGE_ROOT = Path(__file__).resolve().parent
+REPO_ROOT = PACKAGE_ROOT.parent
 INSTANCE_PATH = REPO_ROOT / "instance"
+APP_NAME = "llmbench"
 
 # Keys are the LLMBENCH_* names without the prefix (LLMBENCH_DB -> DB).
 DEFAULTS = {
     # A SQLite file (path or sqlite:///path) or postgresql://user:password@host:5432/db.
-    "DB": str(INSTANCE_PATH / "llmbench.db"),
+    # None: llmbench.db in the home (load() fills it in).
+    "DB": None,
+    # Where the database, its key and config.py live (home() below; load() fills it in).
+    "HOME": None,
     # The PostgreSQL password when the URL has none (else libpq's ~/.pgpass); read by dburl.py
     # from the environment, never logged.
     "DB_PASSWORD": None,
@@ -68,6 +79,7 @@ DEFAULTS = {
 ENV_NAMES = [
     "LLMBENCH_DB",
     "LLMBENCH_DB_PASSWORD",
+    "LLMBENCH_HOME",
     "LLMBENCH_MASTER_KEY_PATH",
     "LLMBENCH_MASTER_KEY_BASE64",
     "LLMBENCH_HOST",
@@ -105,16 +117,37 @@ def _coerce(value, default):
     return value
 
 
+def home(environ=None):
+    """The folder holding the database, its key and config.py (see the module's docstring)."""
+    environ = os.environ if environ is None else environ
+    if environ.get("LLMBENCH_HOME"):
+        return Path(environ["LLMBENCH_HOME"]).expanduser().resolve()
+    if INSTANCE_PATH.is_dir():
+        return INSTANCE_PATH
+    return user_data_path(APP_NAME, appauthor=False)
+
+
+def resource_dir(name):
+    """`templates` or `static`: inside the package in an installed wheel, beside it in a
+    checkout."""
+    packaged = PACKAGE_ROOT / name
+    return packaged if packaged.is_dir() else REPO_ROOT / name
+
+
 def load(test_config=None, environ=None):
-    """Return the layered config as a plain dict (usable without Flask)."""
+    """Return the layered config as a plain dict (usable without Flask); `HOME` is the home."""
     environ = os.environ if environ is None else environ
     config = dict(DEFAULTS)
-    instance_file = INSTANCE_PATH / "config.py"
+    config["HOME"] = str(home(environ))
+    config["DB"] = str(Path(config["HOME"]) / "llmbench.db")
+    instance_file = Path(config["HOME"]) / "config.py"
     if instance_file.exists():
         namespace = {}
         exec(compile(instance_file.read_text(), str(instance_file), "exec"), namespace)
         config.update({k: v for k, v in namespace.items() if k.isupper()})
     for key, default in DEFAULTS.items():
+        if key == "HOME":
+            continue  # read by home() above
         env_value = environ.get(f"LLMBENCH_{key}")
         if env_value not in (None, ""):
             config[key] = _coerce(env_value, default) if default is not None else env_value

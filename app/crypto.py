@@ -1,4 +1,4 @@
-"""Secrets at rest: AES-256-GCM with a master key from a file, the env, or instance/master.key."""
+"""Secrets at rest: AES-256-GCM with a master key from a file (beside the database) or the env."""
 
 import base64
 import hashlib
@@ -25,18 +25,24 @@ def fingerprint(key):
     return hashlib.sha256(key).hexdigest()[:12]
 
 
-def load_key(key_path=None, key_base64=None, instance_path=None):
-    """Return the 32-byte master key, generating instance/master.key (0600) if none is given."""
+def load_key(key_path=None, key_base64=None, instance_path=None, setting=True):
+    """Return the 32-byte master key: from `key_path` (LLMBENCH_MASTER_KEY_PATH when `setting`,
+    else the key file beside the database), `key_base64`, or `instance_path`/master.key,
+    generated (0600) when missing."""
     if key_path:
         try:
             raw = Path(key_path).read_bytes().strip()
         except OSError as exc:
-            raise KeyError_(
-                f"LLMBENCH_MASTER_KEY_PATH ({key_path}) cannot be read ({exc.strerror}); "
-                "point it at the key file, or unset it to use instance/master.key"
-            ) from None
-        key = _decode(raw, f"LLMBENCH_MASTER_KEY_PATH ({key_path})")
-        source = "file"
+            if setting:
+                raise KeyError_(
+                    f"LLMBENCH_MASTER_KEY_PATH ({key_path}) cannot be read ({exc.strerror}); "
+                    "point it at the key file, or unset it to use the master.key beside the "
+                    "database"
+                ) from None
+            raise KeyError_(f"the master key {key_path} cannot be read ({exc.strerror})") from None
+        where = f"LLMBENCH_MASTER_KEY_PATH ({key_path})" if setting else str(key_path)
+        key = _decode(raw, where)
+        source = key_path
     elif key_base64:
         key = _decode(
             key_base64.encode() if isinstance(key_base64, str) else key_base64,
@@ -49,19 +55,36 @@ def load_key(key_path=None, key_base64=None, instance_path=None):
             key = _decode(path.read_bytes().strip(), str(path))
             source = str(path)
         else:
-            key = AESGCM.generate_key(bit_length=256)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(base64.b64encode(key) + b"\n")
-            log.warning(
-                "No LLMBENCH_MASTER_KEY_PATH or LLMBENCH_MASTER_KEY_BASE64 set: generated a new "
-                "master key in %s (mode 0600). Back it up with the database.",
-                path,
-            )
-            source = str(path)
+            return create_key_file(path)
     log.info("master key loaded from %s, fingerprint %s", source, fingerprint(key))
     return key
+
+
+def create_key_file(path):
+    """A new master key written to `path` (mode 0600, never over an existing file)."""
+    path = Path(path)
+    key = AESGCM.generate_key(bit_length=256)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(base64.b64encode(key) + b"\n")
+    log.warning(
+        "No LLMBENCH_MASTER_KEY_PATH or LLMBENCH_MASTER_KEY_BASE64 set: generated a new "
+        "master key in %s (mode 0600). Back it up with the database.",
+        path,
+    )
+    log.info("master key loaded from %s, fingerprint %s", path, fingerprint(key))
+    return key
+
+
+def opens(key, token, aad):
+    """Whether `key` decrypts `token` (a stored secret bound to `aad`)."""
+    try:
+        blob = base64.b64decode(token)
+        AESGCM(key).decrypt(blob[:12], blob[12:], aad.encode("utf-8"))
+    except (InvalidTag, ValueError):
+        return False
+    return True
 
 
 def _decode(raw, where):

@@ -12,11 +12,9 @@ from werkzeug.exceptions import NotFound
 from werkzeug.routing import IntegerConverter
 from werkzeug.routing import Rule
 
-from . import crypto
-from .catalog import defaults
-from .config import INSTANCE_PATH
-from .config import REPO_ROOT
+from .catalog import startup
 from .config import load
+from .config import resource_dir
 from .db import connection as db
 from .db import migrations
 from .engine import scheduler
@@ -92,9 +90,9 @@ def create_app(test_config=None):
     config = load(test_config)
     app = Flask(
         __name__,
-        instance_path=str(INSTANCE_PATH),
-        template_folder=str(REPO_ROOT / "templates"),
-        static_folder=str(REPO_ROOT / "static"),
+        instance_path=config["HOME"],
+        template_folder=str(resource_dir("templates")),
+        static_folder=str(resource_dir("static")),
     )
     app.config.update(config)
     app.url_rule_class = CachedRule
@@ -102,21 +100,14 @@ def create_app(test_config=None):
     # Before any blueprint registers its rules: they look the converter up by name.
     app.url_map.converters["int"] = RowIdConverter
 
-    key = crypto.load_key(
-        key_path=app.config["MASTER_KEY_PATH"],
-        key_base64=app.config["MASTER_KEY_BASE64"],
-        instance_path=app.instance_path,
-    )
-    crypto.set_key(key)
+    migrations.open_db(app.config["DB"])
+    # The key beside the database, checked against its secrets; the built-in tasks on an
+    # empty one: the same as every command does (catalog/startup.py).
+    key = startup.prepare(app.config)
     # Session/CSRF signing key derived from the master key: nothing else to keep safe.
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = hashlib.sha256(b"llmbench-session:" + key).hexdigest()
-
-    migrations.open_db(app.config["DB"])
     db.init_app(app)
-    if app.config["LOAD_DEFAULTS"]:
-        with db.database.connection_context():
-            defaults.ensure_defaults()
 
     init_web(app)
 

@@ -325,6 +325,9 @@ CREATE TABLE run (
     trigger_note TEXT,
     queued_at DATETIME,
     outputs TEXT,
+    tool_version TEXT,
+    command_line TEXT,
+    config_given TEXT,
     FOREIGN KEY (judge_provider_id) REFERENCES provider(id) ON DELETE SET NULL,
     FOREIGN KEY (template_id) REFERENCES template(id) ON DELETE SET NULL
 );
@@ -937,6 +940,9 @@ CREATE TABLE run (
     trigger_note TEXT,
     queued_at TIMESTAMP WITHOUT TIME ZONE,
     outputs TEXT,
+    tool_version TEXT,
+    command_line TEXT,
+    config_given TEXT,
     FOREIGN KEY (judge_provider_id) REFERENCES provider(id) ON DELETE SET NULL,
     FOREIGN KEY (template_id) REFERENCES template(id) ON DELETE SET NULL
 );

@@ -20,6 +20,11 @@ def cli_env(tmp_path):
         "LLMBENCH_MASTER_KEY_BASE64": TEST_KEY_B64,
         "LLMBENCH_BACKOFF_BASE_SECONDS": "0.01",
         "FAKE_KEY": SECRET,
+        # Not a CI job unless a test says so (CI=true, as the CI running the tests may set,
+        # makes `run` stop what it leaves paused).
+        "CI": "",
+        # No built-in tasks in a new database (~1 s each): the tests that want them say so.
+        "LLMBENCH_LOAD_DEFAULTS": "0",
     }
 
 

@@ -135,13 +135,17 @@ PROCESS_MODULES = {
     "test_ci_script",
     "test_ci_example",
     "test_workers",
+    "test_cli_beside_server",
+    "test_wheel_install",
 }
 # Modules whose tests are many seconds each or minutes in all.
 SLOW_MODULES = {
     "test_fuzz",  # Hypothesis on every endpoint and route: ~150 s of test time in all
+    "test_wheel_install",  # builds the wheel and installs it into a fresh venv: ~1 min
 }
 # Single tests apart from an otherwise fast module (a test id, or its start for all params).
 APART_TESTS = {
+    "test_home.py::test_serve_writes_no_gunicorn_control_socket_into_the_users_home": "process",
     "test_cli.py::test_ctrl_c_stops_the_run_resumably_then_resume_finishes_it": "process",
     # Ticks a run through five slices on a full database, then to its end: ~1 min.
     "test_disk_full.py::test_a_run_whose_disk_fills_waits_fails_no_item_and_finishes_with_room": (

@@ -37,6 +37,8 @@ def CLI_ENV(tmp_path):  # noqa: N802 - a constant of the test's folder
         "LLMBENCH_MASTER_KEY_BASE64": TEST_KEY_B64,
         "LLMBENCH_BACKOFF_BASE_SECONDS": "0.01",
         "FAKE_KEY": SECRET,
+        # No built-in tasks in a new database (~1 s each): the tests that want them say so.
+        "LLMBENCH_LOAD_DEFAULTS": "0",
     }
 
 
@@ -196,14 +198,23 @@ def test_checks_use_the_database_when_it_exists(cli, tmp_path, fake):
     assert "2 tasks (0 new, 2 already stored)" in result.output
 
 
-def test_a_built_in_collection_on_a_new_database_points_to_reset_defaults(cli, tmp_path, fake):
+def test_a_built_in_collection_works_on_a_new_database(cli, tmp_path, fake):
+    # The docs' `collections: [quick]`: a new database gets the built-in tasks, as under
+    # `llmbench serve` (catalog/startup.py).
     config = write_config(tmp_path, fake, dataset=None, collections=["quick"])
-    result = cli("run", "-c", config, "--quiet")
-    assert result.exit_code == 2
-    assert "no collection named 'quick'" in result.output
-    assert "`llmbench reset-defaults` adds the built-in tasks" in result.output
-    assert cli("reset-defaults").exit_code == 0
-    assert cli("run", "-c", config, "--dry-run").exit_code == 0
+    env = {**CLI_ENV(tmp_path), "LLMBENCH_LOAD_DEFAULTS": "1"}  # as every database has
+    result = CliRunner().invoke(main, ["run", "-c", str(config), "--quiet"], env=env)
+    assert result.exit_code == 0, result.output
+    (run,) = rows(Run)
+    assert len(rows(Item, Item.run == run)) == 10 * 2
+
+
+def test_a_built_in_collection_validates_before_the_database_exists(tmp_path, fake):
+    config = write_config(tmp_path, fake, dataset=None, collections=["quick"])
+    env = {**CLI_ENV(tmp_path), "LLMBENCH_LOAD_DEFAULTS": "1"}  # as every database has
+    result = CliRunner().invoke(main, ["validate", "-c", str(config)], env=env)
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "cli.db").exists()
 
 
 def test_dry_run_json_is_one_plan_object(cli, tmp_path, fake):
@@ -468,8 +479,8 @@ def test_import_of_a_duplicate_is_rejected_with_exit_2(cli):
 
 
 def test_export_to_stdout_in_yaml(cli):
-    cli("import", DATA / "seed001_tasks.yml")
-    result = cli("export", "--format", "yaml")
+    cli("import", DATA / "seed001_tasks.yml", "--collection", "seed001")
+    result = cli("export", "--format", "yaml", "--collection", "seed001")
     assert [t["task_id"] for t in yaml.safe_load(result.stdout)] == [
         "java_hello_world",
         "french_greeting",

@@ -242,6 +242,7 @@ SUMMARY_KEYS = {
     "finishedAt",
     "datasetHash",
     "promptHash",
+    "record",
     "failures",
     "totals",
     "models",

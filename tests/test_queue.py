@@ -91,13 +91,21 @@ def test_queued_runs_start_first_in_line_first(app, client, body):
     assert run_state(get_run(third)) == "queued"
 
 
-def test_a_paused_run_keeps_the_queue_waiting(app, client, body):
+def test_a_paused_run_does_not_hold_the_queue(app, client, body):
     first = start(client, body).get_json()["runId"]
     queued = start(client, body, queue=True).get_json()["runId"]
     client.post(f"/api/runs/{first}/pause")
     result = tick(dict(app.config), holder=HOLDER, now=FakeClock())
-    assert result["runId"] is None
-    assert run_state(get_run(queued)) == "queued"
+    assert result["runId"] == queued
+    assert run_state(get_run(first)) == "paused"  # still resumable, once this one is done
+
+
+def test_a_start_beside_a_paused_run_is_not_refused(client, body):
+    first = start(client, body).get_json()["runId"]
+    client.post(f"/api/runs/{first}/pause")
+    second = start(client, body)
+    assert second.status_code == 201, second.get_json()
+    assert run_state(get_run(second.get_json()["runId"])) == "running"
 
 
 def test_cancelling_a_queued_run_stops_it_and_it_never_starts(app, client, body):

@@ -28,6 +28,7 @@ from app.runs.lifecycle import delete_run
 from app.runs.lifecycle import pause_run
 from app.runs.lifecycle import resume_run
 from app.runs.lifecycle import stop_run
+from app.runs.queries import get_run
 from app.runs.queries import list_logs
 from app.runs.retries import retry_judge
 from app.runs.state import run_state
@@ -209,16 +210,19 @@ def test_params_from_a_form_are_cleaned(setup):
     assert run.targets[0].params == {"temperature": 0.5, "max_tokens": 100, "stop": ["END"]}
 
 
-def test_second_run_while_one_is_active_is_409_naming_it(setup):
+def test_second_run_while_one_is_running_is_409_naming_it(setup):
     p, coll = setup
     first = create_run(spec(p, coll))
     with pytest.raises(Conflict, match=first.run_id):
         create_run(spec(p, coll))
+
+
+def test_a_paused_run_keeps_no_new_run_from_starting(setup):
+    p, coll = setup
+    first = create_run(spec(p, coll))
     pause_run(first.run_id)
-    with pytest.raises(Conflict, match="paused"):
-        create_run(spec(p, coll))
-    stop_run(first.run_id)
-    create_run(spec(p, coll))
+    second = create_run(spec(p, coll))
+    assert run_state(second) == "running" and run_state(get_run(first.run_id)) == "paused"
 
 
 def test_items_keep_a_snapshot_of_the_task(setup):

@@ -123,6 +123,9 @@ def test_a_late_single_fire_says_it_was_late(spec):
 def test_a_fire_during_an_active_run_queues_and_starts_after_it(app, spec, client):
     daily(spec)
     client.post("/api/runs", json=spec)  # a run by hand, active at 03:00
+    # Its orchestrator is alive now, too: a run whose orchestrator's lease lapsed was
+    # interrupted, and an interrupted run keeps no new one waiting.
+    lease.acquire(HOLDER, 15.0)
     clock = FakeClock(T0 + dt.timedelta(hours=3, seconds=5))
     (fired,) = fire_due(clock())
     assert run_state(fired) == "queued"

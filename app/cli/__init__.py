@@ -15,7 +15,8 @@ from .output import EXIT_CODES_HELP
 
 HELP = f"""llmbench: benchmark LLMs on your own model servers, judged by an LLM.
 
-The database is LLMBENCH_DB (default instance/llmbench.db), shared with the web app.
+The database is LLMBENCH_DB (default llmbench.db in the home: `llmbench info` says where),
+shared with the web app.
 
 {EXIT_CODES_HELP}
 """
@@ -39,6 +40,7 @@ COMMANDS = {
     "worker": "app.cli.worker:worker",
     "users": "app.cli.accounts:users",
     "tokens": "app.cli.accounts:tokens",
+    "info": "app.cli.info:info",
 }
 
 

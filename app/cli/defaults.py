@@ -10,7 +10,7 @@ from .output import db_context
 @click.command("reset-defaults")
 def reset_defaults():
     """Restore the default providers and built-in task collections (your own data is kept)."""
-    open_db()
+    open_db(builtins=False)  # what reset_defaults creates, it says
     with db_context():
         summary = defaults.reset_defaults()
     click.echo(summary)

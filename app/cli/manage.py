@@ -16,6 +16,7 @@ from ..runs.history import parse_date
 from ..runs.queries import RUN_STATES
 from ..runs.queries import get_run
 from ..runs.queries import list_logs
+from ..runs.records import run_record
 from ..runs.state import run_state
 from . import remote
 from .open_database import open_db
@@ -122,6 +123,7 @@ def show(run_id, as_json, server=None, token=None):
         orphaned = state == "running" and lease.live_holder() is None
         hint = resume_hint(run) if state in ("paused", "stopped") or orphaned else None
         errors = [e.message for e in list_logs(run_id, limit=1000) if e.level == "ERROR"][-5:]
+        record = run_record(run)
     if as_json:
         click.echo(
             json.dumps(
@@ -131,6 +133,7 @@ def show(run_id, as_json, server=None, token=None):
                     "orphaned": orphaned,
                     "resumeCommand": hint,
                     "recentErrors": errors,
+                    "record": record,
                 },
                 indent=2,
                 ensure_ascii=False,
@@ -151,6 +154,7 @@ def show(run_id, as_json, server=None, token=None):
         f"{counts['WAITING_FOR_JUDGE']} waiting for the judge)"
     )
     click.echo(f"  created: {summary['createdAt']}   finished: {summary['finishedAt'] or '-'}")
+    _echo_record(record)
     for row in rows:
         rate = row["autoFailRate"]
         click.echo(
@@ -166,6 +170,20 @@ def show(run_id, as_json, server=None, token=None):
         click.echo(f"  error: {message}")
     if hint:
         click.echo(f"Continue it with: {hint}")
+
+
+def _echo_record(record):
+    """How the run was made: version, hashes, the command line; the config as given, indented."""
+    click.echo(
+        f"  made by: llmbench {record['toolVersion'] or 'unknown'}   dataset "
+        f"{(record['datasetHash'] or '-')[:12]}   judge prompt {(record['promptHash'] or '-')[:12]}"
+    )
+    if record["commandLine"]:
+        click.echo(f"  command: {record['commandLine']}")
+    if record["config"]:
+        click.echo("  config as given:")
+        for line in record["config"].rstrip().splitlines():
+            click.echo(f"    {line}")
 
 
 def _control(action, run_id, as_json, **kwargs):

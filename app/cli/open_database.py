@@ -10,7 +10,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from peewee import OperationalError
 
 from .. import crypto
-from ..config import INSTANCE_PATH
+from ..catalog import defaults
+from ..catalog import startup
 from ..config import load
 from ..db import connection as db
 from ..db import migrations
@@ -46,22 +47,19 @@ def open_database(value):
         raise CliError(f"cannot open the database LLMBENCH_DB={target.masked}: {exc}") from None
 
 
-def open_db(check_only=False):
+def open_db(check_only=False, builtins=True):
     """Bind the database and the master key like the web app does (no Flask needed).
 
     `check_only` (validate, --dry-run) saves nothing: without a database file it checks against
     an empty throwaway one (removed when the command ends) and never generates a key file.
+    An empty database gets the default providers and built-in tasks and collections, as in
+    the web app, unless `builtins` is off (reset-defaults, which says what it creates).
     """
 
     cfg = load()
     cfg["DB_MISSING"] = False
-    key_file = INSTANCE_PATH / "master.key"
-    if check_only and not (cfg["MASTER_KEY_PATH"] or cfg["MASTER_KEY_BASE64"] or key_file.exists()):
-        crypto.set_key(AESGCM.generate_key(bit_length=256))  # nothing gets encrypted and kept
-    else:
-        crypto.set_key(
-            crypto.load_key(cfg["MASTER_KEY_PATH"], cfg["MASTER_KEY_BASE64"], str(INSTANCE_PATH))
-        )
+    if not builtins:
+        cfg["LOAD_DEFAULTS"] = False
     path = cfg["DB"]
     try:
         local = not parse(path).is_postgres
@@ -70,7 +68,11 @@ def open_db(check_only=False):
     if check_only and local and path != ":memory:" and not Path(parse(path).path).exists():
         scratch = tempfile.mkdtemp(prefix="llmbench-check-")
         cfg["DB_MISSING"] = True
+        crypto.set_key(AESGCM.generate_key(bit_length=256))  # nothing gets encrypted and kept
         migrations.open_db(str(Path(scratch) / "empty.db"))
+        if cfg["LOAD_DEFAULTS"]:  # as `run` will find them: a new database has the built-ins
+            with db.database.connection_context():
+                defaults.ensure_defaults()
 
         def _discard():
             if not db.database.is_closed():
@@ -80,10 +82,26 @@ def open_db(check_only=False):
         click.get_current_context().call_on_close(_discard)
         return cfg
     open_database(path)
+    prepare_database(cfg, create_key=not check_only)
     context = click.get_current_context()
     context.call_on_close(db.close_idle)
     _mask_output(context)
     return cfg
+
+
+def prepare_database(cfg, create_key=True):
+    """The bound database's master key and, on an empty one, the built-in tasks and
+    collections (catalog/startup.py, as the web app does); a missing or wrong key is an error
+    of one line naming the database and the key file. A check (`create_key` off) makes no key
+    file: without one it checks with a throwaway key."""
+    try:
+        if create_key:
+            startup.prepare(cfg)
+        elif startup.install_key(cfg, create=False) is None:
+            crypto.set_key(AESGCM.generate_key(bit_length=256))  # nothing gets encrypted
+    except crypto.KeyError_ as exc:
+        show_traceback(exc)
+        raise CliError(exc.message) from None
 
 
 def _mask_output(context):

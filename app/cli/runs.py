@@ -1,6 +1,7 @@
 """`llmbench run` and `resume`: a run in the foreground, its files, its quality gates."""
 
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -8,11 +9,17 @@ import click
 
 from ..errors import LlmbenchError
 from ..runconfig import run_plan
+from ..runs.lifecycle import resume_run
 from ..runs.queries import get_run
 from ..runs.queries import latest_unfinished
+from ..runs.records import record_invocation
 from ..runs.reuse import reuse_counts
+from ..runs.state import run_state
+from ..schedules.known_secrets import known_redactor
 from ..schedules.template_start import find_template
 from ..schedules.template_start import start_template
+from .followed_run import follow_in_server
+from .followed_run import server_holder
 from .open_database import missing_db_note
 from .open_database import open_db
 from .options import file_options
@@ -32,6 +39,30 @@ from .output import translate
 from .progress import make_output
 from .watched_run import conclude
 from .watched_run import run_in_foreground
+from .watched_run import say_waiting
+from .watched_run import stop_paused_in_ci
+
+
+def ci_options(command):
+    """--ci and --keep-paused: what a CI job leaves behind when its run ends paused."""
+    command = click.option(
+        "--keep-paused",
+        is_flag=True,
+        help="With --ci (or CI=true): leave a run that ended paused paused.",
+    )(command)
+    return click.option(
+        "--ci",
+        "ci",
+        is_flag=True,
+        help="A CI job (also when the environment has CI=true): a run that ends paused "
+        "(exit 3: budget, judge, outage) is stopped, resumable, so the job leaves nothing "
+        "paused behind.",
+    )(command)
+
+
+def in_ci(ci_flag):
+    """--ci, or a CI environment (CI=true, as GitHub Actions, GitLab and most others set)."""
+    return ci_flag or os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
 
 
 def _absolute(path):
@@ -89,6 +120,7 @@ def _kept(outputs):
 @selection_options
 @gate_options
 @file_options
+@ci_options
 def run(
     config_path,
     template_ref,
@@ -96,6 +128,8 @@ def run(
     as_json,
     quiet,
     reuse,
+    ci,
+    keep_paused,
     limit,
     categories,
     concurrency,
@@ -124,7 +158,11 @@ def run(
     lines. Ctrl-C (or q) stops the run cleanly; continue it with `llmbench resume RUN_ID`.
     When it finishes, it is digested for Trends and checked for regressions (alerts and
     their webhooks go out before the command ends).
-    If another orchestrator (llmbench serve) holds the database, nothing is started: exit 1
+    A paused or stopped run never keeps a new one from starting: it waits, resumable, and
+    the new run names it. With --ci (or CI=true) a run that ends paused is stopped.
+    Beside a `llmbench serve` on the same database, the run is handed to the server's
+    orchestrator (queued if it is busy) and followed here; Ctrl-C pauses it. If another
+    orchestrator (another llmbench run) holds the database, nothing is started: exit 1
     naming it.
     """
     gates = gates_from(
@@ -150,6 +188,7 @@ def run(
             quiet,
             _outputs(None, junit, pass_score, output_files, summary_md),
             gates,
+            stop_paused=in_ci(ci) and not keep_paused,
         )
     cfg = open_db(check_only=dry_run)
     overrides = overrides_from(limit, categories, concurrency, name, judge, sets)
@@ -170,15 +209,22 @@ def run(
         if not as_json:  # before the run starts: what --skip-unsupported left out
             for line in run_plan.left_out(plan):
                 click.echo(line, err=True)
-        check_lease(as_json)
+        server = server_holder()  # a llmbench serve holds the database: it works the run
+        if server is None:
+            check_lease(as_json)
         outputs = _outputs(plan.out_dir, junit, pass_score, output_files, summary_md)
         earlier = latest_unfinished(plan.name) if plan.resume else None
         try:
             if earlier is not None:
                 run_id = earlier.run_id
                 outputs = {**_kept(earlier.outputs), **outputs}
+                if server is not None:
+                    _resume_for_server(run_id)
             else:
-                run_id = run_plan.apply(plan, reuse=reuse, outputs=outputs).run_id
+                queue = server is not None
+                created = run_plan.apply(plan, reuse=reuse, outputs=outputs, queue=queue)
+                run_id = created.run_id
+                _record(created, config_path)
         except LlmbenchError as exc:
             raise translate(exc, as_json) from None
         if reuse and earlier is None:
@@ -186,24 +232,63 @@ def run(
     out = make_output(as_json, quiet)
     if earlier is not None and not as_json and not quiet:
         click.echo(f"run.resume: continuing {run_id} (the latest unfinished run)", err=True)
-    code = run_in_foreground(run_id, cfg, out, resume=earlier is not None)
+    say_waiting(run_id, out)
+    if server is not None:
+        code = follow_in_server(run_id, out, server.holder)
+    else:
+        code = run_in_foreground(run_id, cfg, out, resume=earlier is not None)
+    if in_ci(ci) and not keep_paused:
+        stop_paused_in_ci(run_id, out)
     sys.exit(conclude(run_id, out, code, outputs, gates))
 
 
-def _run_template(template_ref, as_json, quiet, outputs, gates):
+def _run_template(template_ref, as_json, quiet, outputs, gates, stop_paused=False):
     """`llmbench run --template NAME`: start the template's run here (409 while another run
-    is active: the CLI does not queue) and work it in the foreground."""
+    is running: the CLI does not queue) and work it in the foreground; beside a server, queue
+    it there and follow it."""
     cfg = open_db()
     with db_context():
-        check_lease(as_json)
+        server = server_holder()
+        if server is None:
+            check_lease(as_json)
         try:
             template = find_template(template_ref)
-            run_id = start_template(template.id, queue=False, triggered_by="cli").run_id
+            queue = server is not None
+            created = start_template(template.id, queue=queue, triggered_by="cli")
+            run_id = created.run_id
+            _record(created, None)
         except LlmbenchError as exc:
             raise translate(exc, as_json) from None
     out = make_output(as_json, quiet)
-    code = run_in_foreground(run_id, cfg, out)
+    say_waiting(run_id, out)
+    if server is not None:
+        code = follow_in_server(run_id, out, server.holder)
+    else:
+        code = run_in_foreground(run_id, cfg, out)
+    if stop_paused:
+        stop_paused_in_ci(run_id, out)
     sys.exit(conclude(run_id, out, code, outputs, gates))
+
+
+def _record(run, config_path):
+    """Keep the command line and the config file as given with the run, every secret the
+    database holds masked (the config's headers are stored by now)."""
+    redactor = known_redactor()
+
+    def masked(text):
+        return redactor.mask(text)[0] if redactor and text else text
+
+    config = (
+        Path(config_path).read_text(encoding="utf-8", errors="replace") if config_path else None
+    )
+    record_invocation(run, masked(shlex.join(["llmbench", *sys.argv[1:]])), masked(config))
+
+
+def _resume_for_server(run_id, max_budget_usd=None):
+    """Continue a paused or stopped run for the server's orchestrator to work (409 while it
+    works on another)."""
+    if run_state(get_run(run_id)) != "running":
+        resume_run(run_id, max_budget_usd=max_budget_usd)
 
 
 def _dry_run(plan, as_json, quiet):
@@ -240,11 +325,14 @@ def _say_reused(run_id, as_json, quiet):
 )
 @gate_options
 @file_options
+@ci_options
 def resume(
     run_id,
     as_json,
     quiet,
     max_budget_usd,
+    ci,
+    keep_paused,
     fail_under,
     max_failed_pct,
     max_auto_fail_pct,
@@ -264,13 +352,21 @@ def resume(
     """
     cfg = open_db()
     with db_context():
+        server = server_holder()
         try:
             outputs = _kept(get_run(run_id).outputs)
+            if server is not None:
+                _resume_for_server(run_id, max_budget_usd)
         except LlmbenchError as exc:
             raise translate(exc, as_json) from None
     outputs.update(_outputs(None, junit, pass_score, output_files, summary_md))
     out = make_output(as_json, quiet)
-    code = run_in_foreground(run_id, cfg, out, resume=True, max_budget_usd=max_budget_usd)
+    if server is not None:
+        code = follow_in_server(run_id, out, server.holder)
+    else:
+        code = run_in_foreground(run_id, cfg, out, resume=True, max_budget_usd=max_budget_usd)
+    if in_ci(ci) and not keep_paused:
+        stop_paused_in_ci(run_id, out)
     gates = gates_from(
         fail_under,
         max_failed_pct,

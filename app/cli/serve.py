@@ -16,6 +16,7 @@ from ..db.urls import DatabaseUrlError
 from ..db.urls import parse
 from ..factory import create_app
 from .open_database import open_database
+from .open_database import prepare_database
 from .output import EXIT_INVALID
 from .output import CliError
 
@@ -43,6 +44,7 @@ def serve(host, port):
     # lines naming the file, not a worker's traceback. Closed again before the worker forks.
     try:
         open_database(cfg["DB"])
+        prepare_database(cfg)  # a missing or wrong master key: one line, before gunicorn
     except CliError as exc:
         exc.exit_code = EXIT_NO_START
         raise
@@ -59,7 +61,7 @@ def serve(host, port):
     class Server(BaseApplication):
         def load_config(self):
             # One worker: one process, one orchestrator thread by construction; threads serve polls.
-            for key, value in {
+            settings = {
                 "bind": bind,
                 "workers": 1,
                 "threads": 8,
@@ -68,7 +70,12 @@ def serve(host, port):
                 "max_requests": 0,
                 "timeout": 120,
                 "accesslog": None,
-            }.items():
+            }
+            # gunicorn 25.1+ opens a control socket, by default in ~/.gunicorn/: nothing is
+            # written outside the home (an older gunicorn has no such setting).
+            if "control_socket_disable" in self.cfg.settings:
+                settings["control_socket_disable"] = True
+            for key, value in settings.items():
                 self.cfg.set(key, value)
 
         def load(self):

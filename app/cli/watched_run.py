@@ -12,8 +12,12 @@ from ..results.gates import check_gates
 from ..results.gates import gate_cases
 from ..results.goodput import number
 from ..runs.dto import run_summary
+from ..runs.lifecycle import stop_run
 from ..runs.live import budget_halt
 from ..runs.queries import get_run
+from ..runs.queries import waiting_runs
+from ..runs.state import control_reason
+from ..runs.state import run_state
 from ..schedules.after_run import after_run
 from .lazy import load
 from .output import EXIT_GATE
@@ -22,6 +26,7 @@ from .output import EXIT_OK
 from .output import CliError
 from .output import averages
 from .output import db_context
+from .output import emit
 from .output import translate
 
 # The files' writers (report.html's Jinja templates and pygal charts among them) are imported
@@ -91,6 +96,46 @@ def run_in_foreground(run_id, cfg, out, *, resume=False, max_budget_usd=None):
     if stop.is_set() or "state" not in outcome:
         return EXIT_INTERRUPTED
     return EXIT_OK if outcome["state"] == "finished" else EXIT_INTERRUPTED
+
+
+# How many waiting runs a new run names (the rest are counted).
+WAITING_SHOWN = 5
+
+
+def say_waiting(run_id, out):
+    """Name the paused and stopped runs that wait beside this one (they block nothing; each
+    can be continued with `llmbench resume`)."""
+    with db_context():
+        waiting = [r for r in waiting_runs() if r.run_id != run_id]
+        runs = [
+            {"runId": r.run_id, "state": r.state, "reason": control_reason(r)}
+            for r in waiting[:WAITING_SHOWN]
+        ]
+    if not waiting:
+        return
+    if out.as_json:
+        emit({"event": "runs_waiting", "count": len(waiting), "runs": runs})
+        return
+    shown = "; ".join(
+        f"{r['runId']} ({r['state']}: {r['reason'] or 'no reason given'})" for r in runs
+    )
+    more = f" and {len(waiting) - len(runs)} more" if len(waiting) > len(runs) else ""
+    out.note(f"Waiting beside this run, resumable (llmbench resume RUN_ID): {shown}{more}")
+
+
+def stop_paused_in_ci(run_id, out):
+    """--ci (or CI=true): a run this job leaves paused is stopped, resumable, its reason kept,
+    so the database a CI cache keeps holds nothing paused by a job that has ended."""
+    with db_context():
+        run = get_run(run_id)
+        if run_state(run) != "paused":
+            return
+        reason = f"{run.control_reason or 'paused'}; stopped as the CI job ended (--ci)"
+        stop_run(run_id, reason=reason)
+    if out.as_json:
+        emit({"event": "run_stopped", "runId": run_id, "message": reason, "level": "WARNING"})
+    else:
+        out.note(f"Stopped {run_id} as the CI job ends (it was paused: {reason})")
 
 
 def resume_hint(run):

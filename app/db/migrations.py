@@ -554,6 +554,16 @@ def m041_accounts(db):
     db.create_tables([Account, ApiToken, AuditEntry], safe=True)
 
 
+@migration
+def m044_run_records(db):
+    # Each run's record for an audit: the llmbench version that made it, the command line and
+    # the config as given (secrets masked). Nullable TEXT, one raw ALTER each: nothing rebuilt.
+    have = _columns(db, "run")
+    for name in ("tool_version", "command_line", "config_given"):
+        if name not in have:
+            db.execute_sql(f"ALTER TABLE run ADD COLUMN {name} TEXT")
+
+
 def applied(db):
     """Names of the migrations already applied, in order."""
     return [row[0] for row in db.execute_sql("SELECT name FROM _migrations ORDER BY id")]

@@ -165,6 +165,11 @@ class Run(BaseModel):
     started_at = DateTimeField(null=True)
     finished_at = DateTimeField(null=True)
     updated_at = DateTimeField(default=utcnow)
+    # Its record (runs/records.py): the llmbench version, and for a CLI run the command line
+    # and the config as given, secrets masked.
+    tool_version = TextField(null=True)
+    command_line = TextField(null=True)
+    config_given = TextField(null=True)
 
 
 class RunTarget(BaseModel):

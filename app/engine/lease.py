@@ -31,15 +31,36 @@ NAME = ORCHESTRATOR_LEASE
 INTERRUPTED_REASON = "interrupted (server or process ended mid-run); continue it when ready"
 _EPOCH = dt.datetime(1970, 1, 1)
 
-_holder = {"pid": None, "id": None}
+_holder = {"pid": None, "id": None, "role": ""}
+
+# The random part of a server's holder starts with this: a `llmbench run` beside a server
+# (on any host) hands its run to the server's orchestrator instead of refusing to start.
+SERVER_ROLE = "serve-"
 
 
 def process_holder():
-    """This process's holder id: host:pid:random (new after a fork)."""
+    """This process's holder id: host:pid:random (new after a fork); a server's random part
+    starts with SERVER_ROLE."""
     if _holder["pid"] != os.getpid():
         _holder["pid"] = os.getpid()
-        _holder["id"] = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        _holder["id"] = (
+            f"{socket.gethostname()}:{os.getpid()}:{_holder['role']}{uuid.uuid4().hex[:8]}"
+        )
     return _holder["id"]
+
+
+def serve_here():
+    """This process's orchestrator is a server's (its scheduler thread): its holder id says
+    so from now on (an id this process already holds the lease under is kept)."""
+    _holder["role"] = SERVER_ROLE
+    if _holder["pid"] != os.getpid():
+        process_holder()
+
+
+def is_server(holder):
+    """True when `holder` is a server's orchestrator (llmbench serve), which works every
+    running or queued run of the database."""
+    return str(holder or "").rsplit(":", 1)[-1].startswith(SERVER_ROLE)
 
 
 def _host_and_pid(holder):
@@ -79,7 +100,11 @@ def describe_holder(holder):
         args = []
     # `.../bin/llmbench serve` or `python -m app.cli run ...`: name the command it runs.
     command = next(
-        (f"llmbench {args[n + 1]}" for n, a in enumerate(args[:-1]) if a.endswith("llmbench")),
+        (
+            f"llmbench {args[n + 1]}"
+            for n, a in enumerate(args[:-1])
+            if a.endswith("llmbench") or a == "app.cli"
+        ),
         " ".join(os.path.basename(a) for a in args[:3]) or "a process",
     )
     return f"{command} (pid {pid} on this host)"

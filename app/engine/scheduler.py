@@ -71,6 +71,7 @@ def start(config, hooks=()):
         if current is not None and current.running:
             return current
         config = dict(config)
+        lease.serve_here()  # a CLI run beside this server hands its run over (cli/runs.py)
         _scheduler["stopping"].clear()
         logging.getLogger("apscheduler.scheduler").addFilter(_SkipFilter())
         # "Running job ... executed successfully" every second is noise in the server log.

@@ -10,7 +10,7 @@ from markupsafe import Markup
 from ..clock import isoformat
 from ..clock import local_text
 from ..clock import utcnow
-from ..config import REPO_ROOT
+from ..config import resource_dir
 from ..db.models import RunCollection
 from ..results.averages import breakdown
 from ..results.averages import model_averages
@@ -51,7 +51,7 @@ def environment():
     with _env_lock:
         if _env is None:
             _env = Environment(
-                loader=FileSystemLoader(str(REPO_ROOT / "templates")),
+                loader=FileSystemLoader(str(resource_dir("templates"))),
                 autoescape=select_autoescape(["html"]),
             )
         return _env

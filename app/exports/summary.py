@@ -21,6 +21,7 @@ from ..results.goodput import run_goodput
 from ..results.speed import run_speed
 from ..results.stability import has_repeats
 from ..results.stability import stability
+from ..runs.records import run_record
 from ..runs.reuse import reuse_counts
 from ..runs.state import run_state
 from ..runs.state import state_label
@@ -185,6 +186,8 @@ def summary_json(run, composite_settings=DEFAULT_SETTINGS):
         "finishedAt": isoformat(run.finished_at),
         "datasetHash": run.dataset_hash,
         "promptHash": run.prompt_hash,
+        # How the run was made: llmbench's version, the command line and config as given.
+        "record": run_record(run),
         # Warm-up failures are answer failures too (the answer never came); listed apart as well.
         "failures": {
             "answer": failed_answer,

@@ -147,11 +147,12 @@ def _matching(plan, ids):
     return found
 
 
-def apply(plan, source="cli", reuse=False, outputs=None):
+def apply(plan, source="cli", reuse=False, outputs=None, queue=False):
     """Save the config's providers, prices and dataset, then create the run; returns the Run.
 
     `reuse` takes earlier answers and judgements with the same context (runs/reuse.py);
-    `outputs` says where the CLI writes the run's files (kept for `llmbench resume`)."""
+    `outputs` says where the CLI writes the run's files (kept for `llmbench resume`); `queue`
+    queues it while another run is running (a run handed to a server's orchestrator)."""
 
     for provider_name, model, input_price, output_price in plan.prices:
         set_price(provider_name, model, input_price, output_price)
@@ -203,7 +204,7 @@ def apply(plan, source="cli", reuse=False, outputs=None):
         "settings": plan.settings,
     }
     try:
-        return create_run(spec, source=source, reuse=reuse, outputs=outputs)
+        return create_run(spec, source=source, reuse=reuse, outputs=outputs, queue=queue)
     except ValidationError as exc:
         if plan.judge:
             raise

@@ -36,9 +36,10 @@ from ..hashing import sha256_json_list
 from ..runlog import log_event
 from ..scoring.rubric import PROMPT_HASH
 from .judge_jobs import queue_reference_check
-from .queries import active_run
 from .queries import check_no_active_run
 from .queries import get_run
+from .queries import running_run
+from .records import tool_version
 from .reuse import reuse_earlier
 from .spec import clean_spec
 from .spec import setting
@@ -300,7 +301,7 @@ def _must_queue(queue):
         check_no_active_run()
         return False
     waiting = Run.select().where((Run.status != FINISHED) & (Run.control == CONTROL_QUEUED))
-    return active_run() is not None or waiting.exists()
+    return running_run() is not None or waiting.exists()
 
 
 def create_run(
@@ -365,6 +366,7 @@ def create_run(
             settings=spec["settings"],
             dataset_hash=dataset_hash,
             prompt_hash=PROMPT_HASH,
+            tool_version=tool_version(),
             source=source,
             outputs=outputs or None,
             template=template,

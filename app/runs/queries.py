@@ -74,16 +74,45 @@ def state_condition(state):
 
 
 def active_run():
-    """The run that is running or paused (at most one), or None."""
+    """The run that is running, else the newest paused one (several may wait), or None."""
+    for control in (CONTROL_RUNNING, CONTROL_PAUSED):
+        run = (
+            Run.select()
+            .where((Run.status == PENDING) & (Run.control == control))
+            .order_by(Run.created_at.desc())
+            .first()
+        )
+        if run is not None:
+            run.state = run_state(run)
+            return run
+    return None
+
+
+def running_run():
+    """The run the engine works on (at most one), or None. A run left running by an
+    orchestrator that died shows stopped (runs/state.py) and is no longer it."""
     run = (
         Run.select()
-        .where((Run.status == PENDING) & (Run.control.in_([CONTROL_RUNNING, CONTROL_PAUSED])))
+        .where((Run.status == PENDING) & (Run.control == CONTROL_RUNNING))
         .order_by(Run.created_at.desc())
         .first()
     )
-    if run is not None:
+    if run is None:
+        return None
+    run.state = run_state(run)
+    return run if run.state == "running" else None
+
+
+def waiting_runs():
+    """Paused and stopped runs that have not finished (resumable), newest first."""
+    runs = list(
+        Run.select()
+        .where((Run.status == PENDING) & (Run.control.in_([CONTROL_PAUSED, CONTROL_STOPPED])))
+        .order_by(Run.created_at.desc(), Run.id.desc())
+    )
+    for run in runs:
         run.state = run_state(run)
-    return run
+    return runs
 
 
 def latest_unfinished(name):
@@ -97,8 +126,9 @@ def latest_unfinished(name):
 
 
 def check_no_active_run(exclude=None):
-    """Conflict when a run other than `exclude` is running or paused (one run at a time)."""
-    active = active_run()
+    """Conflict when a run other than `exclude` is running (one run at a time). A paused or
+    stopped run never blocks another: it waits, resumable."""
+    active = running_run()
     if active is not None and active.id != getattr(exclude, "id", None):
         raise Conflict(
             f"Run {active.run_id} is {active.state}; stop it or let it finish before "

@@ -1,8 +1,9 @@
 """The queue: runs waiting for the engine to be free (state `queued`), started oldest first.
 
 A queued run is a PENDING run whose control is "queued": the orchestrator never claims its
-items. When no run is running or paused, the engine starts the oldest one (start_next, called
-by each tick). A queued run can be cancelled: it becomes stopped, resumable like any other.
+items. When no run is running (a paused one waits apart, blocking nothing), the engine starts
+the oldest one (start_next, called by each tick). A queued run can be cancelled: it becomes
+stopped, resumable like any other.
 """
 
 from ..clock import utcnow
@@ -14,8 +15,8 @@ from ..db.models import FINISHED
 from ..db.models import Run
 from ..errors import ValidationError
 from ..runlog import log_event
-from .queries import active_run
 from .queries import get_run
+from .queries import running_run
 
 CANCELLED_REASON = "cancelled while queued; continue it to run it after all"
 
@@ -33,10 +34,10 @@ def queued_runs():
 
 
 def start_next(now=None):
-    """Start the oldest queued run when no run is running or paused; returns it, or None."""
+    """Start the oldest queued run when no run is running; returns it, or None."""
     now = now or utcnow()
     with database.atomic("IMMEDIATE"):
-        if active_run() is not None:
+        if running_run() is not None:
             return None
         run = _waiting().order_by(Run.queued_at, Run.id).first()
         if run is None:

@@ -22,7 +22,7 @@ from ..runs.history import history
 from ..runs.lifecycle import create_run
 from ..runs.live import collections_with_counts
 from ..runs.live import continuable_runs
-from ..runs.queries import active_run
+from ..runs.queries import running_run
 from ..runs.queue import queued_runs
 
 bp = Blueprint("dashboard", __name__)
@@ -296,7 +296,7 @@ def start_run():
         field_errors, general = form_errors(exc.errors, state)
         return render_dashboard(state, field_errors, 400, general=general)
     except Conflict as exc:
-        return render_dashboard(state, {}, 409, general=[exc.message], conflict=active_run())
+        return render_dashboard(state, {}, 409, general=[exc.message], conflict=running_run())
     return redirect(url_for("runs.show", run_id=run.run_id))
 
 
