@@ -405,7 +405,10 @@ def test_diff_shows_per_model_and_per_task_deltas(cli, tmp_path, fake):
     deltas = {m["label"]: m["scoreDelta"] for m in json.loads(result.stdout)["models"]}
     assert deltas == {"fake/m1": -30.0, "fake/m2 · max_tokens 64": -30.0}
     text = cli("diff", run_a, run_b).stdout
-    assert "fake/m1" in text and "-30.0" in text and "Regressions (4)" in text
+    # Two shared tasks give no verdict, so the four drops are listed below the threshold, as on
+    # the compare page: the lists never contradict the verdict.
+    assert "fake/m1" in text and "-30.0" in text and "too few shared tasks" in text
+    assert "Regressions" not in text and "Changes below the threshold (4):" in text
 
 
 @pytest.mark.parametrize("args", [["report", "nope"], ["resume", "nope"], ["diff", "nope", "nada"]])

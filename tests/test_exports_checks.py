@@ -164,15 +164,16 @@ def test_report_html_shows_checks_only_when_the_run_had_no_judge(judge_free):
 
 def test_report_html_shows_the_composite_score_and_its_formula_per_target(run):
     row = soup(report_html(run)).select("#composite-scores tbody tr")[0]
+    # The target names the row (a row header); the cells follow it.
     cells = [td.get_text(" ", strip=True) for td in row("td")]
     # quality 60 (both answers) × 0.70 + 15 (1 s median) + 15 (no latency target)
-    assert cells[2] == "72.0"
-    assert cells[4].startswith("composite = 0.70 × quality 60.0") and cells[4].endswith("= 72.0")
+    assert cells[0] == "72.0"
+    assert cells[2].startswith("composite = 0.70 × quality 60.0") and cells[2].endswith("= 72.0")
 
 
 def test_report_html_shows_the_checks_pass_rate_per_target(run):
     row = soup(report_html(run)).select("#composite-scores tbody tr")[0]
-    assert row("td")[3].get_text(strip=True) == "50 % (1 of 2 answers; 2 of 3 checks)"
+    assert row("td")[1].get_text(strip=True) == "50 % (1 of 2 answers; 2 of 3 checks)"
 
 
 def test_markdown_has_composite_score_per_target(run):
@@ -262,7 +263,7 @@ def test_the_report_page_shows_the_composite_score_per_target(client, run):
     kpi = page.select_one(f"#kpi-composite-{target.id}")
     assert kpi.select_one("summary").get_text(strip=True) == "72.0"
     assert "composite = 0.70 × quality 60.0" in kpi.select_one(".composite__formula").text
-    assert "composite score" in page.select_one("#report-table thead").text
+    assert "Composite score" in page.select_one("#report-table thead").text
 
 
 def test_summary_json_has_the_checks_pass_rate_per_model(run):

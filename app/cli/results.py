@@ -188,7 +188,14 @@ def _print(result, run_a, run_b, limit):
     for label, names in (("only in A", result["onlyInA"]), ("only in B", result["onlyInB"])):
         if names:
             click.echo(f"{label}: {', '.join(names)}")
-    for title, key in (("Regressions", "regressions"), ("Improvements", "improvements")):
+    lists = (
+        ("Regressions", "regressions"),
+        ("Improvements", "improvements"),
+        ("Changes below the threshold", "belowThreshold"),
+    )
+    if result["regressionsCount"] or result["improvementsCount"] or result["belowThresholdCount"]:
+        click.echo(result["listRule"])
+    for title, key in lists:
         rows = result[key][:limit]
         if rows:
             click.echo(f"{title} ({result[key + 'Count']}):")

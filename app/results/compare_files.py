@@ -10,7 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from ..errors import ValidationError
-from .compare import verdict
+from .compare import LIST_RULE, split_changes, verdict
 
 COMPLETED = "COMPLETED"  # an item's status in results.jsonl
 INCONCLUSIVE = ("too few shared tasks", "no shared scored tasks")
@@ -148,8 +148,9 @@ def compare_results(results_a, results_b, limit=10):
                 "speed": FILE_SPEED,
             }
         )
-    regressions = sorted((c for c in changes if c["delta"] < 0), key=lambda c: c["delta"])
-    improvements = sorted((c for c in changes if c["delta"] > 0), key=lambda c: -c["delta"])
+    # The same lists as a compare of two runs: the verdict's rule, never a contradiction of it.
+    lists = split_changes(changes, {m["label"]: m["verdict"] for m in models})
+    regressions, improvements, below = lists["regressions"], lists["improvements"], lists["below"]
     return {
         "a": {"runId": results_a["runId"]},
         "b": {"runId": results_b["runId"]},
@@ -161,6 +162,9 @@ def compare_results(results_a, results_b, limit=10):
         "improvementsCount": len(improvements),
         "regressions": regressions[:limit],
         "improvements": improvements[:limit],
+        "listRule": LIST_RULE,
+        "belowThresholdCount": len(below),
+        "belowThreshold": below[:limit],
         "warnings": [],
     }
 
