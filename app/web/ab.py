@@ -4,8 +4,8 @@ Q = A (left), W = B (right), E = tie (LLM Runner's hotkeys). The vote posts the 
 handed out with the pair; the answer is the next pair (#pair) with the last vote's targets
 revealed, and buttons to change that vote or undo it (U). A key pressed twice posts the same
 token twice: the second answers with the first vote, so no vote lands on a pair never seen. A
-judge model can be asked to vote on the same pairs (in both orders, through the engine); its job's progress
-(#judge-job) polls while the job runs.
+judge model can be asked to vote on the same pairs (in both orders, through the engine); its
+job's progress (#judge-job) polls while the job runs.
 """
 
 from flask import Blueprint
