@@ -10,6 +10,7 @@ from app.db.connection import database
 from app.db.models import JudgeJob
 from app.db.models import Rating
 from app.db.models import Vote
+from app.ratings import cards
 from tests.conftest import make_app
 from tests.factories import add_item
 from tests.factories import make_run
@@ -74,14 +75,15 @@ def test_saving_with_next_stores_the_rating_and_answers_with_the_next_card(clien
 
 
 def test_without_javascript_the_save_redirects_to_the_next_card_page(client, data):
-    _run, _targets, items = data
-    first, second = items[("m1", 0)], items[("m1", 1)]
+    queue = {"run": "w1", "unrated": True}
+    first = cards.next_id(queue)
     response = client.post(
-        f"/evaluate/items/{first.id}",
+        f"/evaluate/items/{first}",
         data={"rating": "2", "then": "next", "f_run": "w1", "f_unrated": "1"},
     )
     assert response.status_code == 302
-    assert response.headers["Location"] == f"/evaluate?run=w1&unrated=1&item={second.id}"
+    second = cards.next_id(queue, first)
+    assert response.headers["Location"] == f"/evaluate?run=w1&unrated=1&item={second}"
 
 
 def test_an_autosave_answers_with_the_save_status_alone(client, data):

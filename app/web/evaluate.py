@@ -19,6 +19,7 @@ from ..errors import ValidationError
 from ..ratings import cards
 from ..ratings.store import tags_used
 from .extensions import htmx
+from .people import me
 
 bp = Blueprint("evaluate", __name__)
 
@@ -40,6 +41,13 @@ def _links(filters):
         "card": lambda item_id=None: url_for("evaluate.card", **_query(filters, item_id)),
         "filters": urlencode(_query(filters)),
     }
+
+
+def _filters(source, prefix=""):
+    """The queue's filters, for this request's person."""
+    filters = cards.parse_filters(source, prefix)
+    filters.person = me()
+    return filters
 
 
 def _card_context(filters, item_id=None, error=None):
@@ -66,7 +74,7 @@ def _card_response(context, status=200):
 @bp.get("/evaluate")
 def index():
     """The Evaluate page: filters, then one card (the queue's first, or ?item=)."""
-    filters = cards.parse_filters(request.args)
+    filters = _filters(request.args)
     context = _card_context(filters, request.args.get("item"))
     context.update(
         {
@@ -81,7 +89,7 @@ def index():
 @bp.get("/evaluate/card")
 def card():
     """Fragment #card: one card (J/K through htmx)."""
-    filters = cards.parse_filters(request.args)
+    filters = _filters(request.args)
     return _card_response(_card_context(filters, request.args.get("item")))
 
 
@@ -91,7 +99,7 @@ def save(item_id):
 
     An autosave (notes typed, a tag added) answers with the save status alone.
     """
-    filters = cards.parse_filters(request.form, prefix=FILTER_PREFIX)
+    filters = _filters(request.form, prefix=FILTER_PREFIX)
     then = request.form.get("then", "stay")
     then = then if then in THEN else "stay"
     try:
