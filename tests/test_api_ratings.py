@@ -365,8 +365,9 @@ def test_judge_check_get_reports_the_ordered_rate_means_and_agreement(client, ru
     for n, rating in enumerate((3, 4, 5)):
         put(client, "r1", items[("m1", n)].id, {"rating": rating})
     body = client.get("/api/runs/r1/judge-check").get_json()
-    assert (body["tasks"], body["ordered"]) == (3, 2)  # t1 has good above excellent
-    assert body["orderedRate"] == pytest.approx(2 / 3)
+    # t0 falls, t1 has good above excellent, t2 gives excellent and good one score.
+    assert (body["tasks"], body["ordered"], body["inverted"], body["tied"]) == (3, 1, 1, 1)
+    assert body["orderedRate"] == pytest.approx(1 / 3)
     assert body["meanByLevel"] == {
         "excellent": pytest.approx(245 / 3),
         "good": pytest.approx(245 / 3),

@@ -1,10 +1,14 @@
-"""The judge check's agreement numbers: weighted kappa, Spearman's rho, and judge score to Likert.
+"""Agreement numbers: the judge against people (weighted kappa, Spearman's rho, judge score to
+Likert) and people against each other (Krippendorff's alpha, ordinal, over ratings; Fleiss'
+kappa over votes), each with n and a bootstrap interval over the items or pairs.
 
-Small samples (a person's ratings), so plain Python: exact integer arithmetic where it matters.
+Small samples (a person's ratings): exact integer arithmetic where it matters.
 """
 
 import math
 from collections import Counter
+
+import numpy as np
 
 LIKERT = (1, 2, 3, 4, 5)
 # (lowest judge score, Likert): 0-19 -> 1, 20-39 -> 2, 40-59 -> 3, 60-79 -> 4, 80-100 -> 5.
@@ -84,3 +88,136 @@ def _average_ranks(values):
             ranks[k] = (start + end) / 2.0 + 1.0
         start = end + 1
     return ranks
+
+
+# ---- agreement between people -------------------------------------------------------------------
+
+BOOTSTRAP_ROUNDS = 1000
+BOOTSTRAP_SEED = 20240430  # fixed: the same labels give the same interval on every page load
+
+
+def _ordinal_distances(marginals):
+    """Krippendorff's ordinal metric between categories (in order) from their marginal counts:
+    delta^2(c, k) = (sum of n_g for g from c to k - (n_c + n_k) / 2)^2."""
+    k = len(marginals)
+    cumulative = np.concatenate(([0.0], np.cumsum(marginals)))
+    lo = np.minimum.outer(np.arange(k), np.arange(k))
+    hi = np.maximum.outer(np.arange(k), np.arange(k))
+    between = cumulative[hi + 1] - cumulative[lo]
+    return (between - (marginals[:, None] + marginals[None, :]) / 2.0) ** 2
+
+
+def _alpha_from(coincidences):
+    """Ordinal alpha from a coincidence matrix; None when there is no expected disagreement."""
+    marginals = coincidences.sum(axis=1)
+    n = marginals.sum()
+    if n <= 1:
+        return None
+    delta = _ordinal_distances(marginals)
+    expected = float((np.outer(marginals, marginals) * delta).sum())
+    if expected == 0:
+        return None
+    return 1.0 - (n - 1) * float((coincidences * delta).sum()) / expected
+
+
+def _unit_coincidences(units):
+    """(categories in order, one coincidence matrix per pairable unit)."""
+    units = [[v for v in unit if v is not None] for unit in units]
+    units = [u for u in units if len(u) >= 2]
+    categories = sorted({v for u in units for v in u})
+    index = {c: i for i, c in enumerate(categories)}
+    matrices = np.zeros((len(units), len(categories), len(categories)))
+    for u, values in enumerate(units):
+        counts = Counter(index[v] for v in values)
+        m = len(values)
+        for c, nc in counts.items():
+            for k, nk in counts.items():
+                pairs = nc * (nc - 1) if c == k else nc * nk
+                matrices[u, c, k] = pairs / (m - 1)
+    return categories, matrices
+
+
+def _bootstrap(per_unit, statistic, rounds, seed):
+    """A 95 % percentile interval of `statistic` over units resampled with replacement."""
+    units = len(per_unit)
+    if units < 2 or rounds <= 0:
+        return None, None
+    rng = np.random.default_rng(seed)
+    flat = per_unit.reshape(units, -1)
+    values = []
+    for _ in range(rounds):
+        weights = np.bincount(rng.integers(0, units, units), minlength=units)
+        value = statistic((weights @ flat).reshape(per_unit.shape[1:]))
+        if value is not None:
+            values.append(value)
+    if not values:
+        return None, None
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def krippendorff_alpha(units, rounds=BOOTSTRAP_ROUNDS, seed=BOOTSTRAP_SEED):
+    """Krippendorff's alpha (ordinal) of people's labels: `units` is one list of values per item
+    (one per person; None or absent when they did not label it). {"alpha", "ciLow", "ciHigh",
+    "n" (items labelled by at least two people), "values" (their labels)}."""
+    _categories, matrices = _unit_coincidences(units)
+    total = matrices.sum(axis=0) if len(matrices) else np.zeros((0, 0))
+    low, high = _bootstrap(matrices, _alpha_from, rounds, seed) if len(matrices) else (None, None)
+    pairable = [u for u in ([v for v in unit if v is not None] for unit in units) if len(u) >= 2]
+    alpha = _alpha_from(total) if len(matrices) else None
+    return {
+        "alpha": float(alpha) if alpha is not None else None,
+        "ciLow": low,
+        "ciHigh": high,
+        "n": len(pairable),
+        "values": sum(len(u) for u in pairable),
+    }
+
+
+def _fleiss_from(counts):
+    """Fleiss' kappa from per-unit category counts (units x categories), raters per unit may
+    vary; None when chance agreement is total."""
+    counts = np.asarray(counts, dtype=float)
+    per_unit = counts.sum(axis=1)
+    usable = per_unit >= 2
+    counts, per_unit = counts[usable], per_unit[usable]
+    if not len(counts):
+        return None
+    agreement = ((counts * (counts - 1)).sum(axis=1) / (per_unit * (per_unit - 1))).mean()
+    shares = counts.sum(axis=0) / per_unit.sum()
+    chance = float((shares**2).sum())
+    if chance >= 1.0:
+        return None
+    return (float(agreement) - chance) / (1.0 - chance)
+
+
+def fleiss_kappa(units, categories, rounds=BOOTSTRAP_ROUNDS, seed=BOOTSTRAP_SEED):
+    """Fleiss' kappa of people's votes: `units` is one list of verdicts per pair (one per
+    person). {"kappa", "ciLow", "ciHigh", "n" (pairs with at least two people's votes)}."""
+    index = {c: i for i, c in enumerate(categories)}
+    rows = [Counter(index[v] for v in unit) for unit in units if len(unit) >= 2]
+    counts = np.zeros((len(rows), len(categories)))
+    for u, row in enumerate(rows):
+        for c, n in row.items():
+            counts[u, c] = n
+    if not len(rows):
+        return {"kappa": None, "ciLow": None, "ciHigh": None, "n": 0}
+    # Resampled pairs, not summed matrices: Fleiss' kappa averages per-pair agreement.
+    low, high = _fleiss_interval(counts, rounds, seed)
+    return {"kappa": _fleiss_from(counts), "ciLow": low, "ciHigh": high, "n": len(rows)}
+
+
+def _fleiss_interval(counts, rounds, seed):
+    units = len(counts)
+    if units < 2 or rounds <= 0:
+        return None, None
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(rounds):
+        value = _fleiss_from(counts[rng.integers(0, units, units)])
+        if value is not None:
+            values.append(value)
+    if not values:
+        return None, None
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
