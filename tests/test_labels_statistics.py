@@ -107,7 +107,7 @@ def test_a_large_judge_apart_from_the_targets_has_no_warning(app):
     assert judge_warnings(run) == []
 
 
-# ---- agreement between people ---------------------------------------------------------------------
+# ---- agreement between people -------------------------------------------------------------------
 
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", the 4 observers x 12 units
 # example (None: not rated). The PyPI package is the reference for the ordinal value.

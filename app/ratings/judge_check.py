@@ -6,9 +6,10 @@ when its scores strictly fall from excellent to good to pass, tied when they nev
 are equal, inverted when one rises; only tasks with at least two levels scored count. A judge
 that gives the three references one score has told nothing apart: when tied tasks are half or
 more, the check says so instead of calling them ordered. It also warns when the judge is one of
-the run's targets (it grades its own answers) or very small (1B parameters or fewer, by name). Agreement: on items that have both a person's rating and a judge
-score, the score binned to Likert (agreement.LIKERT_BINS) against the rating: quadratic weighted
-Cohen's kappa and Spearman's rho, with n, per judge model.
+the run's targets (it grades its own answers) or very small (1B parameters or fewer, by name).
+Agreement: on items that have both a person's rating (one rater's, or everyone's pooled) and a
+judge score, the score binned to Likert (agreement.LIKERT_BINS) against the rating: quadratic
+weighted Cohen's kappa and Spearman's rho, with n, per judge model.
 """
 
 import re
