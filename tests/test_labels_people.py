@@ -10,9 +10,13 @@ from flask import g
 
 from app.db.models import Item
 from app.db.models import Rating
+from app.db.models import Run
 from app.db.models import Vote
 from app.ratings import cards
+from app.ratings.leaderboard import leaderboard
+from app.ratings.report import run_report
 from app.ratings.store import save_rating
+from app.ratings.votes import record_vote
 from tests.factories import add_item
 from tests.factories import make_run
 from tests.factories import shown_pair
@@ -107,3 +111,45 @@ def test_a_vote_is_recorded_under_the_signed_in_account(app, client, run2):
     assert response.status_code == 201
     vote = Vote.get()
     assert (vote.voter, vote.source) == ("human:bob", "human")
+
+
+def _vote(items, n, winner, voter):
+    token = shown_pair(items[("m1", n)].id, items[("m2", n)].id, voter)
+    return record_vote({"pairToken": token, "winner": winner}, voter)
+
+
+def test_the_leaderboard_reads_one_person_people_pooled_or_the_judge(client, run2):
+    run, _targets, items = run2
+    for n in range(3):
+        _vote(items, n, "LEFT", "human:ann")
+    for n in range(2):
+        _vote(items, n, "RIGHT", "human:bob")
+    ann = leaderboard([run], "human:ann")
+    assert ann["votes"] == 3
+    assert {r["target"]: r["wins"] for r in ann["rows"]} == {"m1": 3, "m2": 0}
+    assert leaderboard([run], "human")["votes"] == 5
+    assert leaderboard([run], "judge")["votes"] == 0
+    body = client.get("/api/leaderboard?runs=r1&source=human:bob").get_json()
+    assert {r["target"]: r["wins"] for r in body} == {"m1": 0, "m2": 2}
+
+
+def test_the_leaderboard_page_offers_each_person_and_says_below_for_a_target_that_never_won(
+    client, run2
+):
+    _run, _targets, items = run2
+    for n in range(12):
+        _vote(items, n, "LEFT", "human:ann")
+    page = client.get("/leaderboard?runs=r1&source=human:ann").get_data(as_text=True)
+    assert 'value="human:ann" checked' in page and "ann alone" in page
+    assert "below " in page and "never won" in page and "above " in page
+
+
+def test_the_reports_win_rate_switches_between_people_the_judge_and_all(client, run2):
+    _run, _targets, items = run2
+    _vote(items, 0, "LEFT", "human:ann")
+    _vote(items, 1, "RIGHT", "judge:p/j")
+    judge_only = run_report(Run.get(Run.run_id == "r1"), "judge")["targets"]
+    assert [(t["target"], t["votes"]) for t in judge_only] == [("m1", 1), ("m2", 1)]
+    assert [t["winrate"] for t in judge_only] == [0.0, 1.0]
+    page = client.get("/runs/r1/report?source=human").get_data(as_text=True)
+    assert 'value="human" checked' in page and "over every vote of people" in page

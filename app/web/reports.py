@@ -16,6 +16,11 @@ from ..errors import ValidationError
 from ..exports import files
 from ..ratings import charts
 from ..ratings import judge_check
+from ..ratings.between_people import people
+from ..ratings.leaderboard import SOURCES
+from ..ratings.leaderboard import one_person
+from ..ratings.leaderboard import parse_source
+from ..ratings.people import display_name
 from ..ratings.report import report_with_latency
 from ..ratings.report import run_report
 from ..results.composite import settings_from
@@ -28,12 +33,17 @@ bp = Blueprint("reports", __name__)
 @bp.get("/runs/<run_id>/report")
 def show(run_id):
     """KPI cards and a table per target (avg rating, win rate, cost per 1000 tasks, latency,
-    tokens, each with its n; the composite score with its formula) and the four charts."""
+    tokens, each with its n; the composite score with its formula) and the four charts. The
+    win rate counts people's and judges' votes, people's, judges' or one person's (?source=)."""
     run = get_run(run_id)
+    source = parse_source(request.args.get("source"))
     return render_template(
         "reports/show.html",
         run=run,
-        report=run_report(run),
+        report=run_report(run, source),
+        source=source,
+        sources=SOURCES,
+        raters=[(p, display_name(p)) for p in people([run]) if one_person(p)],
         composites=target_composites(run, settings_from(current_app.config)),
         chart_names=charts.CHARTS,
     )
