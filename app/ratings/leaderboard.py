@@ -26,9 +26,9 @@ METHOD = (
     "ties count as half a win each way; 95 % intervals from 1000 bootstrap resamples of the "
     "votes (seeded); rank = 1 + the number of targets whose lower bound is above this one's "
     f"upper bound, given only with at least {bt.MIN_VOTES} votes. A target that never wins or "
-    "never loses stays finite: every pair that met gets a 0.02-vote tie as a prior; its interval is "
-    "then closed on one side by that prior alone, so it shows as below (or above) the end the "
-    "votes give, with no rank."
+    "never loses stays finite: every pair that met gets a 0.02-vote tie as a prior; its interval "
+    "is then closed on one side by that prior alone, so it shows as below (or above) the end "
+    "the votes give, with no rank."
 )
 
 
