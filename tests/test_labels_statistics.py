@@ -165,3 +165,16 @@ def test_people_agreement_reads_two_peoples_ratings_and_votes(run3):
     assert agreement["ratings"]["alpha"] == pytest.approx(1.0)
     assert agreement["ratings"]["n"] == 10
     assert agreement["votes"]["kappa"] == pytest.approx(1.0) and agreement["votes"]["n"] == 4
+
+
+def test_the_judges_agreement_reads_one_rater_or_everyone_pooled(client, run3):
+    _run, _targets, items = run3  # every item scored 50 by the judge: Likert 3
+    for n in range(4):
+        save_rating(items[("m1", n)], 3, [], "", rater="human:ann")
+        save_rating(items[("m1", n)], 1, [], "", rater="human:bob")
+    ann = client.get("/api/runs/r3/judge-check?rater=human:ann").get_json()
+    pooled = client.get("/api/runs/r3/judge-check").get_json()
+    assert ann["humanAgreement"]["n"] == 4 and pooled["humanAgreement"]["n"] == 8
+    assert pooled["peopleAgreement"]["ratings"]["n"] == 4
+    bad = client.get("/api/runs/r3/judge-check?rater=judge:p/j")
+    assert bad.status_code == 400 and bad.get_json()["errors"][0]["field"] == "rater"

@@ -9,6 +9,7 @@ from flask import url_for
 from ..errors import ValidationError
 from ..ratings import judge_check
 from ..ratings import labels
+from ..ratings.people import is_person
 from ..ratings.people import person_of
 from ..ratings.store import clear_rating
 from ..ratings.store import get_item
@@ -136,5 +137,10 @@ def judge_check_start(run_id):
 
 @bp.get("/runs/<run_id>/judge-check")
 def judge_check_get(run_id):
-    """The latest reference check (ordered rate, mean per level) and agreement with people."""
-    return jsonify(judge_check.judge_check(run_id))
+    """The latest reference check (ordered, tied and inverted tasks, mean per level), the
+    judge's agreement with people (?rater=human:<name> for one person, else everyone pooled)
+    and people's agreement with each other."""
+    rater = query_args("rater").get("rater") or None
+    if rater is not None and not is_person(rater):
+        raise ValidationError.field("rater", 'must be one person: "human" or "human:<name>"')
+    return jsonify(judge_check.judge_check(run_id, rater))
