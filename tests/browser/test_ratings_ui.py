@@ -147,6 +147,9 @@ def test_20_ab_votes_by_keyboard_reveal_the_names_and_record_the_winner(page, se
     expected = []
     for n in range(VOTED):
         pair = page.locator("#pair article")
+        # A pair takes keys once it has been on screen a moment (a double press never lands
+        # on the next pair): wait for it as a person reading it would.
+        expect(page.locator("#pair article[data-ready]")).to_have_count(1, timeout=WAIT)
         left, right = pair.get_attribute("data-left"), pair.get_attribute("data-right")
         key = "qwe"[n % 3]
         page.keyboard.press(key)
@@ -185,6 +188,47 @@ def test_a_double_key_press_stores_one_vote(page, server):
     )
     page.wait_for_load_state("networkidle")
     assert len(_rows(Vote)) == before + 1
+
+
+def test_a_key_pressed_again_just_after_the_next_pair_appears_does_not_vote_on_it(page, server):
+    from playwright.sync_api import expect
+
+    a, b = server["targets"]["ab"]
+    page.goto(server["base"] + f"/ab?runA=ab&targetA={a}&targetB={b}")
+    before = len(_rows(Vote))
+    voted = int(page.locator("#ab-progress").text_content().split(" of ")[0])
+    # The second press comes the moment the next pair is swapped in (40 ms later, by hand).
+    page.evaluate(
+        "document.addEventListener('htmx:afterSwap', () => document.dispatchEvent("
+        "new KeyboardEvent('keydown', {key: 'w', bubbles: true})), {once: true});"
+        "document.dispatchEvent(new KeyboardEvent('keydown', {key: 'q', bubbles: true}))"
+    )
+    expect(page.locator("#ab-progress")).to_have_text(
+        f"{voted + 1} of {VOTED + 5} pairs voted", timeout=WAIT
+    )
+    expect(page.locator("#pair article[data-ready]")).to_have_count(1, timeout=WAIT)
+    page.wait_for_load_state("networkidle")
+    assert len(_rows(Vote)) == before + 1
+    expect(page.locator("#ab-progress")).to_have_text(f"{voted + 1} of {VOTED + 5} pairs voted")
+
+
+def test_u_undoes_the_last_vote_and_its_pair_comes_back(page, server):
+    from playwright.sync_api import expect
+
+    a, b = server["targets"]["ab"]
+    page.goto(server["base"] + f"/ab?runA=ab&targetA={a}&targetB={b}")
+    expect(page.locator("#pair article[data-ready]")).to_have_count(1, timeout=WAIT)
+    task = page.locator("#ab-task").text_content()
+    voted = int(page.locator("#ab-progress").text_content().split(" of ")[0])
+    page.keyboard.press("e")
+    expect(page.locator("#ab-progress")).to_have_text(
+        f"{voted + 1} of {VOTED + 5} pairs voted", timeout=WAIT
+    )
+    expect(page.locator("#pair article[data-ready]")).to_have_count(1, timeout=WAIT)
+    page.keyboard.press("u")
+    expect(page.locator("#ab-notice")).to_contain_text("was undone", timeout=WAIT)
+    expect(page.locator("#ab-progress")).to_have_text(f"{voted} of {VOTED + 5} pairs voted")
+    expect(page.locator("#ab-task")).to_have_text(task)
 
 
 @pytest.fixture(scope="module")
