@@ -8,7 +8,6 @@ from flask import url_for
 
 from ..errors import ValidationError
 from ..ratings.store import ratings_for
-from .ratings import me
 from ..results.composite import settings_from
 from ..results.composite_figures import composites_dict
 from ..runs.dto import item_to_dict
@@ -29,6 +28,7 @@ from ..runs.retries import rejudge_item
 from ..runs.retries import retry_failed_answers
 from ..runs.retries import retry_failed_judgements
 from ..runs.retries import retry_judge
+from .ratings import me
 from .replies import created
 
 bp = Blueprint("runs", __name__)
