@@ -153,3 +153,23 @@ def test_the_reports_win_rate_switches_between_people_the_judge_and_all(client, 
     assert [t["winrate"] for t in judge_only] == [0.0, 1.0]
     page = client.get("/runs/r1/report?source=human").get_data(as_text=True)
     assert 'value="human" checked' in page and "over every vote of people" in page
+
+
+def test_saving_tags_tells_the_page_to_refresh_its_tag_suggestions(client, run2):
+    _run, _targets, items = run2
+    item = items[("m1", 0)]
+    response = client.post(
+        f"/evaluate/items/{item.id}",
+        data={"tags": "fresh", "autosave": "1", "then": "stay"},
+        headers={"HX-Request": "true"},
+    )
+    assert response.headers.get("HX-Trigger") == "tagsChanged"
+    options = client.get("/evaluate/tags").get_data(as_text=True)
+    assert 'id="tag-options"' in options and 'value="fresh"' in options
+
+
+def test_the_stay_setting_is_kept_in_the_card_form(client, run2):
+    page = client.get("/evaluate?run=r1&stay=1").get_data(as_text=True)
+    assert 'name="f_stay" value="1"' in page
+    assert "rate and go to the next card" not in page
+    assert "rate and go to the next card" in client.get("/evaluate?run=r1").get_data(as_text=True)

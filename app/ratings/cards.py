@@ -36,7 +36,7 @@ from .store import clean_body
 from .store import save_rating
 
 FILTER_KEYS = ("run", "model", "target", "category", "rating", "tag", "unrated", "since", "until")
-FLAG_KEYS = ("blind",)
+FLAG_KEYS = ("blind", "stay")  # stay: a rating key keeps the card (by default it moves on)
 RATING_FILTERS = ("1", "2", "3", "4", "5", "none")
 CARD_COLUMNS = (
     Item.id,
@@ -122,7 +122,7 @@ def parse_filters(args, prefix=""):
                 value = whole_number(value, "target", low=1)
             elif key == "rating" and value not in RATING_FILTERS:
                 raise ValidationError.field("rating", "use 1-5, or none for rated without a number")
-            elif key in ("unrated", "blind"):
+            elif key in ("unrated", "blind", "stay"):
                 value = value not in ("0", "false", "off")
             elif key in ("since", "until"):
                 _date(value, key)

@@ -93,6 +93,19 @@ def card():
     return _card_response(_card_context(filters, request.args.get("item")))
 
 
+@bp.get("/evaluate/tags")
+def tag_options():
+    """Fragment #tag-options: the tag suggestions, refreshed as tags are added."""
+    return render_template("evaluate/_tag_options.html", tags=tags_used())
+
+
+def _tags_changed(response):
+    """Tell the page its tag suggestions may have grown (htmx refreshes #tag-options)."""
+    if htmx and (request.form.get("tags") or "").strip():
+        response.headers["HX-Trigger"] = "tagsChanged"
+    return response
+
+
 @bp.post("/evaluate/items/<int:item_id>")
 def save(item_id):
     """Save the card's rating, tags and notes, then show this card, the next or the previous.
@@ -112,7 +125,7 @@ def save(item_id):
             return _card_response(context)  # htmx swaps only 2xx answers
         return _card_response(context, 400)
     if request.form.get("autosave"):
-        return render_template("evaluate/_save_status.html", error=None)
+        return _tags_changed(Response(render_template("evaluate/_save_status.html", error=None)))
     if target is None:  # past the end (or the start) of the queue: stay, and say so
         target = item_id
         end = (
@@ -125,5 +138,5 @@ def save(item_id):
     if htmx:
         context = _card_context(filters, target)
         context["end"] = end
-        return _card_response(context)
+        return _tags_changed(_card_response(context))
     return redirect(url_for("evaluate.index", **_query(filters, target)))
