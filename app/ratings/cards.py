@@ -14,8 +14,6 @@ rated.
 import datetime as dt
 from dataclasses import dataclass
 
-from peewee import OP
-from peewee import Expression
 from peewee import fn
 
 from ..db.models import HUMAN
@@ -195,8 +193,10 @@ def _first_id(cond, order):
 def _position(filters):
     """The person's shuffled position of an item, as SQL: (id * a + b) mod P."""
     a, b = queue_order(_person(filters))
-    # OP.MOD, not `%`: Peewee reads `%` on a column as LIKE.
-    return Expression(Item.id * a + b, OP.MOD, QUEUE_PRIME)
+    # x - (x / P) * P with integer division: no `%` (Peewee reads it as LIKE, psycopg as a
+    # placeholder) and no MOD() (not every SQLite has it).
+    value = Item.id * a + b
+    return value - (value / QUEUE_PRIME) * QUEUE_PRIME
 
 
 def next_id(filters, after=None):
