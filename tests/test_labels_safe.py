@@ -263,3 +263,18 @@ def test_clearing_a_rating_keeps_it_in_history(client, run2):
     assert [(h["action"], h["oldRating"], h["oldNotes"]) for h in history] == [
         ("clear", 4, "a note")
     ]
+
+
+def test_the_ab_page_lists_my_votes_and_changes_an_earlier_one(client, run2):
+    _run, targets, _items = run2
+    scope = {"runA": "r1", "targetA": targets[0].id, "targetB": targets[1].id}
+    first = _next(client, targets)
+    client.post("/api/pairwise/votes", json={"pairToken": first["pairToken"], "winner": "LEFT"})
+    second = _next(client, targets)
+    client.post("/api/pairwise/votes", json={"pairToken": second["pairToken"], "winner": "LEFT"})
+    page = client.get("/ab", query_string=scope).get_data(as_text=True)
+    assert page.count('aria-pressed="true"') == 2  # both of my votes, each on A
+    earlier = Vote.get(Vote.task_key == first["taskId"])
+    client.post(f"/ab/votes/{earlier.id}", data={**scope, "winner": "RIGHT"})
+    assert Vote.get_by_id(earlier.id).winner == "RIGHT"
+    assert VoteHistory.get().old_winner == "LEFT"

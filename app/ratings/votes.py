@@ -323,6 +323,17 @@ def change_vote(vote_id, body, voter=HUMAN, now=None):
     return get_vote(vote.id)
 
 
+def my_votes(scope, voter=HUMAN, limit=50):
+    """The voter's votes in the scope, newest first, as JSON (the A/B page's "my votes")."""
+    query = (
+        Vote.select()
+        .where(_in_scope(scope) & (Vote.voter == voter))
+        .order_by(Vote.id.desc())
+        .limit(limit)
+    )
+    return [vote_to_dict(vote) for vote in query]
+
+
 def vote_history(voter, limit=100):
     """The voter's vote changes and undos, newest first, as JSON."""
     return [

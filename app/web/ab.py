@@ -52,6 +52,7 @@ def _pair_context(scope, pairs, last=None, error=None, notice=None):
         "last": votes.vote_to_dict(last) if last is not None else None,
         "error": error,
         "notice": notice,
+        "mine": votes.my_votes(scope, person),
     }
 
 
@@ -137,7 +138,7 @@ def undo():
 
 @bp.post("/ab/votes/<int:vote_id>")
 def change(vote_id):
-    """Change one of my votes (the revealed last one: A, B or a tie)."""
+    """Change one of my votes (the revealed last one, or any in "my votes"): A, B or a tie."""
     scope = votes.scope(*(request.form.get(k) for k in SCOPE_KEYS))
     try:
         vote = votes.change_vote(vote_id, {"winner": request.form.get("winner")}, me())
