@@ -178,3 +178,14 @@ def test_the_judges_agreement_reads_one_rater_or_everyone_pooled(client, run3):
     assert pooled["peopleAgreement"]["ratings"]["n"] == 4
     bad = client.get("/api/runs/r3/judge-check?rater=judge:p/j")
     assert bad.status_code == 400 and bad.get_json()["errors"][0]["field"] == "rater"
+
+
+def test_the_judge_check_section_switches_between_everyone_and_one_rater(client, run3):
+    _run, _targets, items = run3
+    save_rating(items[("m1", 0)], 3, [], "", rater="human:ann")
+    save_rating(items[("m1", 1)], 3, [], "", rater="human:bob")
+    everyone = client.get("/runs/r3/judge-check").get_data(as_text=True)
+    assert "On <strong>2</strong> items" in everyone and "human:bob" in everyone
+    ann = client.get("/runs/r3/judge-check?rater=human:ann").get_data(as_text=True)
+    assert "On <strong>1</strong> items" in ann and "ann's ratings" in ann
+    assert client.get("/runs/r3/judge-check?rater=judge:x").status_code == 400

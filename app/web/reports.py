@@ -21,6 +21,7 @@ from ..ratings.leaderboard import SOURCES
 from ..ratings.leaderboard import one_person
 from ..ratings.leaderboard import parse_source
 from ..ratings.people import display_name
+from ..ratings.people import is_person
 from ..ratings.report import report_with_latency
 from ..ratings.report import run_report
 from ..results.composite import settings_from
@@ -95,8 +96,15 @@ def judge_check_start(run_id):
 
 @bp.get("/runs/<run_id>/judge-check")
 def judge_check_fragment(run_id):
-    """Fragment #judge-check: the reference check and the agreement with people (polls while
-    the check runs)."""
+    """Fragment #judge-check: the reference check and the agreement with people, everyone's
+    ratings pooled or one person's (?rater=human:<name>); polls while the check runs."""
+    run = get_run(run_id)
+    rater = request.args.get("rater") or None
+    if rater is not None and not is_person(rater):
+        raise ValidationError.field("rater", 'must be one person: "human" or "human:<name>"')
     return render_template(
-        "results/_judge_check.html", run=get_run(run_id), check=judge_check.judge_check(run_id)
+        "results/_judge_check.html",
+        run=run,
+        check=judge_check.judge_check(run_id, rater),
+        raters=[(p, display_name(p)) for p in people([run]) if one_person(p)],
     )
