@@ -74,9 +74,10 @@ def test_two_raters_each_see_their_own_remaining_items_in_different_orders(run2)
 def test_a_queue_mixes_the_targets_so_the_order_gives_no_model_away(run2):
     order = _queue("human:ann")
     targets = [Item.get_by_id(i).target_id for i in order]
-    # Not one target's items then the other's: the target changes often along the queue.
+    # Not one target's items then the other's: the target changes often along the queue (about
+    # 20 times in 40 at random; at least 8 for every one of 2000 orders tried).
     changes = sum(1 for a, b in zip(targets, targets[1:], strict=False) if a != b)
-    assert changes >= 10
+    assert changes >= 5
 
 
 def test_the_evaluate_page_rates_as_the_signed_in_account(app, client, run2):

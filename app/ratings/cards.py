@@ -28,6 +28,7 @@ from ..ids import is_db_id
 from ..ids import whole_number
 from ..runs.queries import get_run
 from .people import QUEUE_PRIME
+from .people import position
 from .people import queue_order
 from .people import shuffle_key
 from .store import clean_body
@@ -195,8 +196,7 @@ def _position(filters):
     a, b = queue_order(_person(filters))
     # x - (x / P) * P with integer division: no `%` (Peewee reads it as LIKE, psycopg as a
     # placeholder) and no MOD() (not every SQLite has it).
-    value = Item.id * a + b
-    return value - (value / QUEUE_PRIME) * QUEUE_PRIME
+    return position(Item.id, a, b, mod=lambda x: x - (x / QUEUE_PRIME) * QUEUE_PRIME)
 
 
 def next_id(filters, after=None):

@@ -13,9 +13,12 @@ from ..db.connection import database
 from ..db.models import HUMAN
 from ..db.models import LabelQueue
 
-# A prime above any row id we will see: (id * a + b) mod P is a permutation of the ids below P,
-# so a person's queue is a stable shuffle the database can sort by (64-bit integer arithmetic on
-# SQLite and PostgreSQL alike: id and a both stay below 2^31).
+# A prime above any row id we will see. A person's queue position of an id is y^5 mod P with
+# y = (id * a + b) mod P: both steps are permutations of 0..P-1 (gcd(5, P - 1) = 1), so every id
+# below P has its own position, and the power scrambles what the linear step alone leaves in
+# order (consecutive ids, one target's answers, would come out evenly spaced). Every product
+# stays below 2^62: plain 64-bit integer arithmetic the database can sort by, on SQLite and
+# PostgreSQL alike.
 QUEUE_PRIME = 2_147_483_647
 POOLED = "people"  # every person's labels together (the leaderboard's and agreement's switch)
 
@@ -39,8 +42,8 @@ def display_name(person):
 
 
 def queue_order(person):
-    """(a, b): this person's shuffle of ids, (id * a + b) mod QUEUE_PRIME, kept in the database
-    so it is the same on every request."""
+    """(a, b): this person's shuffle of ids (see QUEUE_PRIME), kept in the database so it is
+    the same on every request."""
     row = LabelQueue.get_or_none(LabelQueue.person == person)
     if row is None:
         try:
@@ -52,7 +55,15 @@ def queue_order(person):
     return rng.randrange(1, QUEUE_PRIME), rng.randrange(0, QUEUE_PRIME)
 
 
+def position(value, a, b, mod=lambda v: v % QUEUE_PRIME):
+    """The queue position of `value` (an id) for the order (a, b): (y^5) mod P with
+    y = (value * a + b) mod P. `mod` lets the database build the same arithmetic as SQL."""
+    y = mod(value * a + b)
+    y2 = mod(y * y)
+    return mod(mod(y2 * y2) * y)
+
+
 def shuffle_key(person, value):
     """A stable pseudo-random position of `value` (an id) in this person's queue."""
     a, b = queue_order(person)
-    return (int(value) * a + b) % QUEUE_PRIME
+    return position(int(value), a, b)

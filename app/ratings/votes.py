@@ -36,7 +36,7 @@ from ..ids import whole_number
 from ..runs.judge_jobs import unjudged_pairs
 from ..runs.queries import get_run
 from ..scoring.votes import vote_row
-from .people import QUEUE_PRIME
+from .people import position
 from .people import queue_order
 
 
@@ -145,7 +145,7 @@ def next_pair(scope, voter=HUMAN):
     if not pending:
         return None
     a, b = queue_order(voter)  # read once, not once per pending pair
-    item_a, item_b, task_key = min(pending, key=lambda p: (min(p[0], p[1]) * a + b) % QUEUE_PRIME)
+    item_a, item_b, task_key = min(pending, key=lambda p: position(min(p[0], p[1]), a, b))
     columns = (Item.id, Item.target, Item.task_key, Item.question, Item.answer)
     items = {i.id: i for i in Item.select(*columns).where(Item.id.in_([item_a, item_b]))}
     left, right = sides(items[item_a], items[item_b])
