@@ -55,7 +55,7 @@ def test_a_judge_giving_every_reference_one_score_is_not_called_ordered(run3):
     assert report["orderedRate"] == 0 and report["cannotTell"] is True
 
 
-def test_eight_ties_and_two_ordered_tasks_say_the_judge_cannot_tell_them_apart(client, run3):
+def test_the_judge_check_reports_ordered_tied_and_inverted_tasks_apart(client, run3):
     run, _targets, items = run3
     scores = {f"t{n}": (70, 70, 90 if n < 4 else 70) for n in range(8)}
     scores |= {"t8": (90, 60, 30), "t9": (95, 50, 10)}
