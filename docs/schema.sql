@@ -231,6 +231,12 @@ CREATE TABLE judgejob (
     FOREIGN KEY (target_a_id) REFERENCES runtarget(id) ON DELETE CASCADE,
     FOREIGN KEY (target_b_id) REFERENCES runtarget(id) ON DELETE CASCADE
 );
+CREATE TABLE labelqueue (
+    id INTEGER PRIMARY KEY,
+    person VARCHAR(420) NOT NULL,
+    seed INTEGER NOT NULL,
+    created_at DATETIME NOT NULL
+);
 CREATE TABLE lease (
     id INTEGER PRIMARY KEY,
     name VARCHAR(50) NOT NULL,
@@ -251,6 +257,18 @@ CREATE TABLE outage (
     next_try_at DATETIME NOT NULL,
     probes INTEGER NOT NULL,
     FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE
+);
+CREATE TABLE pairtoken (
+    id INTEGER PRIMARY KEY,
+    token VARCHAR(64) NOT NULL,
+    voter VARCHAR(420) NOT NULL,
+    left_item_id INTEGER NOT NULL,
+    right_item_id INTEGER NOT NULL,
+    shown_at DATETIME NOT NULL,
+    vote_id INTEGER,
+    FOREIGN KEY (left_item_id) REFERENCES item(id) ON DELETE CASCADE,
+    FOREIGN KEY (right_item_id) REFERENCES item(id) ON DELETE CASCADE,
+    FOREIGN KEY (vote_id) REFERENCES vote(id) ON DELETE SET NULL
 );
 CREATE TABLE price (
     id INTEGER PRIMARY KEY,
@@ -289,8 +307,22 @@ CREATE TABLE rating (
     notes TEXT NOT NULL,
     created_at DATETIME NOT NULL,
     updated_at DATETIME NOT NULL,
+    rater VARCHAR(420) NOT NULL DEFAULT 'human',
     FOREIGN KEY (item_id) REFERENCES item(id) ON DELETE CASCADE,
     FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE
+);
+CREATE TABLE ratinghistory (
+    id INTEGER PRIMARY KEY,
+    rating_id INTEGER NOT NULL,
+    item_id INTEGER NOT NULL,
+    rater VARCHAR(420) NOT NULL,
+    changed_by VARCHAR(420) NOT NULL,
+    changed_at DATETIME NOT NULL,
+    action VARCHAR(10) NOT NULL,
+    old_rating INTEGER,
+    old_tags TEXT,
+    old_notes TEXT NOT NULL,
+    FOREIGN KEY (item_id) REFERENCES item(id) ON DELETE CASCADE
 );
 CREATE TABLE ratingtag (
     id INTEGER PRIMARY KEY,
@@ -483,6 +515,19 @@ CREATE TABLE vote (
     FOREIGN KEY (right_target_id) REFERENCES runtarget(id) ON DELETE CASCADE,
     FOREIGN KEY (winner_target_id) REFERENCES runtarget(id) ON DELETE CASCADE
 );
+CREATE TABLE votehistory (
+    id INTEGER PRIMARY KEY,
+    vote_id INTEGER NOT NULL,
+    item_low INTEGER NOT NULL,
+    item_high INTEGER NOT NULL,
+    voter VARCHAR(420) NOT NULL,
+    changed_by VARCHAR(420) NOT NULL,
+    changed_at DATETIME NOT NULL,
+    action VARCHAR(10) NOT NULL,
+    old_winner VARCHAR(10) NOT NULL,
+    old_left_item INTEGER NOT NULL,
+    old_right_item INTEGER NOT NULL
+);
 
 CREATE UNIQUE INDEX account_name ON account (name);
 CREATE INDEX alert_against_run_id ON alert (against_run_id);
@@ -535,17 +580,24 @@ CREATE INDEX judgejob_judge_provider_id ON judgejob (judge_provider_id);
 CREATE INDEX judgejob_run_id ON judgejob (run_id);
 CREATE INDEX judgejob_target_a_id ON judgejob (target_a_id);
 CREATE INDEX judgejob_target_b_id ON judgejob (target_b_id);
+CREATE UNIQUE INDEX labelqueue_person ON labelqueue (person);
 CREATE UNIQUE INDEX lease_name ON lease (name);
 CREATE INDEX outage_run_id ON outage (run_id);
 CREATE UNIQUE INDEX outage_run_id_provider_id ON outage (run_id, provider_id);
+CREATE INDEX pairtoken_left_item_id ON pairtoken (left_item_id);
+CREATE INDEX pairtoken_right_item_id ON pairtoken (right_item_id);
+CREATE UNIQUE INDEX pairtoken_token ON pairtoken (token);
+CREATE INDEX pairtoken_vote_id ON pairtoken (vote_id);
+CREATE INDEX pairtoken_voter_left_item_id_right_item_id ON pairtoken (voter, left_item_id, right_item_id);
 CREATE UNIQUE INDEX price_provider_name_model ON price (provider_name, model);
 CREATE UNIQUE INDEX provider_name ON provider (name);
 CREATE INDEX providerheader_provider_id ON providerheader (provider_id);
 CREATE UNIQUE INDEX providerheader_provider_id_key ON providerheader (provider_id, key);
-CREATE UNIQUE INDEX rating_item_id ON rating (item_id);
+CREATE UNIQUE INDEX rating_item_id_rater ON rating (item_id, rater);
 CREATE INDEX rating_item_id_rating ON rating (item_id, rating);
 CREATE INDEX rating_run_id ON rating (run_id);
 CREATE INDEX rating_run_id_rating ON rating (run_id, rating);
+CREATE INDEX ratinghistory_item_id ON ratinghistory (item_id);
 CREATE INDEX ratingtag_item_id ON ratingtag (item_id);
 CREATE INDEX ratingtag_rating_id ON ratingtag (rating_id);
 CREATE UNIQUE INDEX ratingtag_rating_id_tag ON ratingtag (rating_id, tag);
@@ -585,6 +637,7 @@ CREATE INDEX vote_right_item_id ON vote (right_item_id);
 CREATE INDEX vote_right_target_id ON vote (right_target_id);
 CREATE INDEX vote_right_target_id_source ON vote (right_target_id, source);
 CREATE INDEX vote_winner_target_id ON vote (winner_target_id);
+CREATE INDEX votehistory_voter_changed_at ON votehistory (voter, changed_at);
 
 CREATE TRIGGER item_count_change AFTER UPDATE OF time_taken_ms, judge_ms, prompt_tokens, tokens_generated, cost_usd, judge_cost_usd, evaluation_score ON item WHEN NOT (OLD.run_id IS NOT NEW.run_id OR OLD.target_id IS NOT NEW.target_id OR OLD.status IS NOT NEW.status OR COALESCE(OLD.error_stage, '') IS NOT COALESCE(NEW.error_stage, '')) AND (OLD.time_taken_ms IS NOT NEW.time_taken_ms OR OLD.judge_ms IS NOT NEW.judge_ms OR OLD.prompt_tokens IS NOT NEW.prompt_tokens OR OLD.tokens_generated IS NOT NEW.tokens_generated OR OLD.cost_usd IS NOT NEW.cost_usd OR OLD.judge_cost_usd IS NOT NEW.judge_cost_usd OR OLD.evaluation_score IS NOT NEW.evaluation_score) BEGIN UPDATE item_count SET answer_ms = answer_ms + (COALESCE(NEW.time_taken_ms, 0)) - (COALESCE(OLD.time_taken_ms, 0)), answer_ms_n = answer_ms_n + ((NEW.time_taken_ms IS NOT NULL)) - ((OLD.time_taken_ms IS NOT NULL)), judge_ms = judge_ms + (COALESCE(NEW.judge_ms, 0)) - (COALESCE(OLD.judge_ms, 0)), judge_ms_n = judge_ms_n + ((NEW.judge_ms IS NOT NULL)) - ((OLD.judge_ms IS NOT NULL)), prompt_tokens = prompt_tokens + (COALESCE(NEW.prompt_tokens, 0)) - (COALESCE(OLD.prompt_tokens, 0)), tokens_generated = tokens_generated + (COALESCE(NEW.tokens_generated, 0)) - (COALESCE(OLD.tokens_generated, 0)), cost_usd = cost_usd + (COALESCE(NEW.cost_usd, 0)) - (COALESCE(OLD.cost_usd, 0)), judge_cost_usd = judge_cost_usd + (COALESCE(NEW.judge_cost_usd, 0)) - (COALESCE(OLD.judge_cost_usd, 0)), score = score + (COALESCE(NEW.evaluation_score, 0)) - (COALESCE(OLD.evaluation_score, 0)), score_n = score_n + ((NEW.evaluation_score IS NOT NULL)) - ((OLD.evaluation_score IS NOT NULL)) WHERE run_id = NEW.run_id AND target_id = NEW.target_id AND status = NEW.status AND stage = COALESCE(NEW.error_stage, '');
     END;
@@ -846,6 +899,12 @@ CREATE TABLE judgejob (
     FOREIGN KEY (target_a_id) REFERENCES runtarget(id) ON DELETE CASCADE,
     FOREIGN KEY (target_b_id) REFERENCES runtarget(id) ON DELETE CASCADE
 );
+CREATE TABLE labelqueue (
+    id BIGINT PRIMARY KEY DEFAULT nextval('labelqueue_id_seq'::regclass),
+    person CHARACTER VARYING(420) NOT NULL,
+    seed BIGINT NOT NULL,
+    created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL
+);
 CREATE TABLE lease (
     id BIGINT PRIMARY KEY DEFAULT nextval('lease_id_seq'::regclass),
     name CHARACTER VARYING(50) NOT NULL,
@@ -866,6 +925,18 @@ CREATE TABLE outage (
     next_try_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
     probes BIGINT NOT NULL,
     FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE
+);
+CREATE TABLE pairtoken (
+    id BIGINT PRIMARY KEY DEFAULT nextval('pairtoken_id_seq'::regclass),
+    token CHARACTER VARYING(64) NOT NULL,
+    voter CHARACTER VARYING(420) NOT NULL,
+    left_item_id BIGINT NOT NULL,
+    right_item_id BIGINT NOT NULL,
+    shown_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+    vote_id BIGINT,
+    FOREIGN KEY (left_item_id) REFERENCES item(id) ON DELETE CASCADE,
+    FOREIGN KEY (right_item_id) REFERENCES item(id) ON DELETE CASCADE,
+    FOREIGN KEY (vote_id) REFERENCES vote(id) ON DELETE SET NULL
 );
 CREATE TABLE price (
     id BIGINT PRIMARY KEY DEFAULT nextval('price_id_seq'::regclass),
@@ -904,8 +975,22 @@ CREATE TABLE rating (
     notes TEXT NOT NULL,
     created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
     updated_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+    rater CHARACTER VARYING(420) NOT NULL DEFAULT 'human'::character varying,
     FOREIGN KEY (item_id) REFERENCES item(id) ON DELETE CASCADE,
     FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE
+);
+CREATE TABLE ratinghistory (
+    id BIGINT PRIMARY KEY DEFAULT nextval('ratinghistory_id_seq'::regclass),
+    rating_id BIGINT NOT NULL,
+    item_id BIGINT NOT NULL,
+    rater CHARACTER VARYING(420) NOT NULL,
+    changed_by CHARACTER VARYING(420) NOT NULL,
+    changed_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+    action CHARACTER VARYING(10) NOT NULL,
+    old_rating BIGINT,
+    old_tags TEXT,
+    old_notes TEXT NOT NULL,
+    FOREIGN KEY (item_id) REFERENCES item(id) ON DELETE CASCADE
 );
 CREATE TABLE ratingtag (
     id BIGINT PRIMARY KEY DEFAULT nextval('ratingtag_id_seq'::regclass),
@@ -1098,6 +1183,19 @@ CREATE TABLE vote (
     FOREIGN KEY (right_target_id) REFERENCES runtarget(id) ON DELETE CASCADE,
     FOREIGN KEY (winner_target_id) REFERENCES runtarget(id) ON DELETE CASCADE
 );
+CREATE TABLE votehistory (
+    id BIGINT PRIMARY KEY DEFAULT nextval('votehistory_id_seq'::regclass),
+    vote_id BIGINT NOT NULL,
+    item_low BIGINT NOT NULL,
+    item_high BIGINT NOT NULL,
+    voter CHARACTER VARYING(420) NOT NULL,
+    changed_by CHARACTER VARYING(420) NOT NULL,
+    changed_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+    action CHARACTER VARYING(10) NOT NULL,
+    old_winner CHARACTER VARYING(10) NOT NULL,
+    old_left_item BIGINT NOT NULL,
+    old_right_item BIGINT NOT NULL
+);
 
 CREATE UNIQUE INDEX _migrations_name_key ON _migrations USING btree (name);
 CREATE UNIQUE INDEX _migrations_pkey ON _migrations USING btree (id);
@@ -1164,11 +1262,19 @@ CREATE UNIQUE INDEX judgejob_pkey ON judgejob USING btree (id);
 CREATE INDEX judgejob_run_id ON judgejob USING btree (run_id);
 CREATE INDEX judgejob_target_a_id ON judgejob USING btree (target_a_id);
 CREATE INDEX judgejob_target_b_id ON judgejob USING btree (target_b_id);
+CREATE UNIQUE INDEX labelqueue_person ON labelqueue USING btree (person);
+CREATE UNIQUE INDEX labelqueue_pkey ON labelqueue USING btree (id);
 CREATE UNIQUE INDEX lease_name ON lease USING btree (name);
 CREATE UNIQUE INDEX lease_pkey ON lease USING btree (id);
 CREATE UNIQUE INDEX outage_pkey ON outage USING btree (id);
 CREATE INDEX outage_run_id ON outage USING btree (run_id);
 CREATE UNIQUE INDEX outage_run_id_provider_id ON outage USING btree (run_id, provider_id);
+CREATE INDEX pairtoken_left_item_id ON pairtoken USING btree (left_item_id);
+CREATE UNIQUE INDEX pairtoken_pkey ON pairtoken USING btree (id);
+CREATE INDEX pairtoken_right_item_id ON pairtoken USING btree (right_item_id);
+CREATE UNIQUE INDEX pairtoken_token ON pairtoken USING btree (token);
+CREATE INDEX pairtoken_vote_id ON pairtoken USING btree (vote_id);
+CREATE INDEX pairtoken_voter_left_item_id_right_item_id ON pairtoken USING btree (voter, left_item_id, right_item_id);
 CREATE UNIQUE INDEX price_pkey ON price USING btree (id);
 CREATE UNIQUE INDEX price_provider_name_model ON price USING btree (provider_name, model);
 CREATE UNIQUE INDEX provider_name ON provider USING btree (name);
@@ -1176,11 +1282,13 @@ CREATE UNIQUE INDEX provider_pkey ON provider USING btree (id);
 CREATE UNIQUE INDEX providerheader_pkey ON providerheader USING btree (id);
 CREATE INDEX providerheader_provider_id ON providerheader USING btree (provider_id);
 CREATE UNIQUE INDEX providerheader_provider_id_key ON providerheader USING btree (provider_id, key);
-CREATE UNIQUE INDEX rating_item_id ON rating USING btree (item_id);
+CREATE UNIQUE INDEX rating_item_id_rater ON rating USING btree (item_id, rater);
 CREATE INDEX rating_item_id_rating ON rating USING btree (item_id, rating);
 CREATE UNIQUE INDEX rating_pkey ON rating USING btree (id);
 CREATE INDEX rating_run_id ON rating USING btree (run_id);
 CREATE INDEX rating_run_id_rating ON rating USING btree (run_id, rating);
+CREATE INDEX ratinghistory_item_id ON ratinghistory USING btree (item_id);
+CREATE UNIQUE INDEX ratinghistory_pkey ON ratinghistory USING btree (id);
 CREATE INDEX ratingtag_item_id ON ratingtag USING btree (item_id);
 CREATE UNIQUE INDEX ratingtag_pkey ON ratingtag USING btree (id);
 CREATE INDEX ratingtag_rating_id ON ratingtag USING btree (rating_id);
@@ -1231,6 +1339,8 @@ CREATE INDEX vote_right_item_id ON vote USING btree (right_item_id);
 CREATE INDEX vote_right_target_id ON vote USING btree (right_target_id);
 CREATE INDEX vote_right_target_id_source ON vote USING btree (right_target_id, source);
 CREATE INDEX vote_winner_target_id ON vote USING btree (winner_target_id);
+CREATE UNIQUE INDEX votehistory_pkey ON votehistory USING btree (id);
+CREATE INDEX votehistory_voter_changed_at ON votehistory USING btree (voter, changed_at);
 
 CREATE OR REPLACE FUNCTION item_count_deleted() RETURNS trigger LANGUAGE plpgsql AS $function$ BEGIN INSERT INTO item_count_delta (run_id, target_id, status, stage, n, answer_ms, answer_ms_n, judge_ms, judge_ms_n, prompt_tokens, tokens_generated, cost_usd, judge_cost_usd, score, score_n) SELECT run_id, target_id, status, COALESCE(error_stage, '') AS stage, -COALESCE(COUNT(*), 0) AS n, -COALESCE(SUM(time_taken_ms), 0) AS answer_ms, -COALESCE(COUNT(time_taken_ms), 0) AS answer_ms_n, -COALESCE(SUM(judge_ms), 0) AS judge_ms, -COALESCE(COUNT(judge_ms), 0) AS judge_ms_n, -COALESCE(SUM(prompt_tokens), 0) AS prompt_tokens, -COALESCE(SUM(tokens_generated), 0) AS tokens_generated, -COALESCE(SUM(cost_usd), 0) AS cost_usd, -COALESCE(SUM(judge_cost_usd), 0) AS judge_cost_usd, -COALESCE(SUM(evaluation_score), 0) AS score, -COALESCE(COUNT(evaluation_score), 0) AS score_n FROM old_items WHERE EXISTS (SELECT 1 FROM run WHERE run.id = old_items.run_id) GROUP BY run_id, target_id, status, COALESCE(error_stage, '');
     RETURN NULL;

@@ -9,6 +9,7 @@ from app.db.models import Item
 from app.db.models import Run
 from app.db.models import RunCollection
 from app.db.models import RunTarget
+from app.ratings.votes import pair_token
 
 T0 = dt.datetime(2025, 1, 2, 3, 4, 5)
 
@@ -112,3 +113,8 @@ def bulk_items(run, target, count, *, start=0, score_of=None, **fields):
         database.connection().cursor().executemany(
             f"INSERT INTO item ({names}) VALUES ({marks})", values
         )
+
+
+def shown_pair(left_id, right_id, voter="human"):
+    """The pair token of two items as the A/B page hands them to `voter` (a vote carries it)."""
+    return pair_token(voter, Item.get_by_id(left_id), Item.get_by_id(right_id))

@@ -13,6 +13,7 @@ from app.db.models import Run
 from app.db.models import Vote
 from tests.factories import add_item
 from tests.factories import make_run
+from tests.factories import shown_pair
 
 
 @pytest.fixture
@@ -188,11 +189,12 @@ def test_next_pair_shows_two_answers_to_one_task_without_model_names(client, run
     response = client.get("/api/pairwise/next", query_string=scope(targets))
     assert response.status_code == 200
     body = response.get_json()
-    assert set(body) == {"taskId", "question", "left", "right"}
-    assert body["taskId"] == "t0"
+    assert set(body) == {"taskId", "pairToken", "question", "left", "right"}
+    assert body["taskId"] in {"t0", "t1", "t2"}
     assert set(body["left"]) == {"itemId", "answer"} == set(body["right"])
     shown = {body["left"]["itemId"], body["right"]["itemId"]}
-    assert shown == {items[("m1", 0)].id, items[("m2", 0)].id}
+    n = int(body["taskId"][1:])
+    assert shown == {items[("m1", n)].id, items[("m2", n)].id}
     assert "m1 ·" not in json.dumps(body) and "local" not in json.dumps(body)
 
 
@@ -204,23 +206,25 @@ def test_a_vote_is_201_and_records_which_target_won(client, run2):
         json={
             "leftItemId": pair["left"]["itemId"],
             "rightItemId": pair["right"]["itemId"],
+            "pairToken": pair["pairToken"],
             "winner": "RIGHT",
         },
     )
     assert response.status_code == 201
     vote = Vote.get()
     winner_item = pair["right"]["itemId"]
-    assert vote.winner_target_id == (
-        targets[0].id if winner_item == items[("m1", 0)].id else targets[1].id
-    )
+    m1_items = {i.id for (model, _n), i in items.items() if model == "m1"}
+    assert vote.winner_target_id == (targets[0].id if winner_item in m1_items else targets[1].id)
     assert vote.source == "human" and vote.voter == "human" and vote.created_at
 
 
-def test_a_second_vote_on_the_same_pair_is_409_and_stores_one(client, run2):
+def test_a_second_vote_on_the_same_pair_shown_again_is_409_and_stores_one(client, run2):
     _run, _targets, items = run2
-    body = {"leftItemId": items[("m1", 0)].id, "rightItemId": items[("m2", 0)].id, "winner": "TIE"}
+    left, right = items[("m1", 0)].id, items[("m2", 0)].id
+    body = {"pairToken": shown_pair(left, right), "winner": "TIE"}
     assert client.post("/api/pairwise/votes", json=body).status_code == 201
-    swapped = {**body, "leftItemId": body["rightItemId"], "rightItemId": body["leftItemId"]}
+    # The same pair handed out again with its sides swapped (another tab): one vote per pair.
+    swapped = {"pairToken": shown_pair(right, left), "winner": "LEFT"}
     assert client.post("/api/pairwise/votes", json=swapped).status_code == 409
     assert Vote.select().count() == 1
 
@@ -231,6 +235,7 @@ def test_next_pair_is_204_once_every_pair_has_a_vote(client, run2):
         body = {
             "leftItemId": items[("m1", n)].id,
             "rightItemId": items[("m2", n)].id,
+            "pairToken": shown_pair(items[("m1", n)].id, items[("m2", n)].id),
             "winner": "LEFT",
         }
         assert client.post("/api/pairwise/votes", json=body).status_code == 201
@@ -242,23 +247,30 @@ def test_next_pair_is_204_once_every_pair_has_a_vote(client, run2):
     [
         ({"winner": "BOTH"}, "winner"),
         ({"winner": None}, "winner"),
-        ({"rightItemId": None}, "rightItemId"),
-        ({"rightItemId": "m1:1"}, "rightItemId"),
+        ({"pairToken": None}, "pairToken"),
+        ({"pairToken": "never-handed-out"}, "pairToken"),
+        ({"rightItemId": "m1:1"}, "pairToken"),
     ],
 )
 def test_a_bad_vote_is_400_naming_the_field(client, run2, change, field):
     _run, _targets, items = run2
-    body = {"leftItemId": items[("m1", 0)].id, "rightItemId": items[("m2", 0)].id, "winner": "TIE"}
+    left, right = items[("m1", 0)].id, items[("m2", 0)].id
+    body = {"leftItemId": left, "rightItemId": right, "winner": "TIE"}
+    body["pairToken"] = shown_pair(left, right)
     response = client.post("/api/pairwise/votes", json={**body, **change})
     assert response.status_code == 400
     assert field in {e["field"] for e in response.get_json()["errors"]}
+    assert Vote.select().count() == 0
 
 
-def test_a_vote_on_answers_to_two_different_tasks_is_400(client, run2):
+def test_a_vote_on_a_pair_shown_to_someone_else_is_400_naming_pair_token(client, run2):
     _run, _targets, items = run2
-    body = {"leftItemId": items[("m1", 0)].id, "rightItemId": items[("m2", 1)].id, "winner": "TIE"}
-    response = client.post("/api/pairwise/votes", json=body)
-    assert response.status_code == 400 and "same task" in response.get_json()["error"]
+    token = shown_pair(items[("m1", 0)].id, items[("m2", 0)].id, voter="human:ann")
+    response = client.post("/api/pairwise/votes", json={"pairToken": token, "winner": "TIE"})
+    assert response.status_code == 400
+    assert response.get_json()["errors"][0]["field"] == "pairToken"
+    assert "not shown to you" in response.get_json()["error"]
+    assert Vote.select().count() == 0
 
 
 @pytest.mark.parametrize(
@@ -280,6 +292,7 @@ def test_votes_export_and_import_round_trip(client, run2):
         body = {
             "leftItemId": items[("m1", n)].id,
             "rightItemId": items[("m2", n)].id,
+            "pairToken": shown_pair(items[("m1", n)].id, items[("m2", n)].id),
             "winner": winner,
         }
         client.post("/api/pairwise/votes", json=body)
@@ -306,6 +319,7 @@ def test_leaderboard_rows_have_the_issue_fields_with_counts_from_the_votes(clien
         body = {
             "leftItemId": items[("m1", n)].id,
             "rightItemId": items[("m2", n)].id,
+            "pairToken": shown_pair(items[("m1", n)].id, items[("m2", n)].id),
             "winner": winner,
         }
         client.post("/api/pairwise/votes", json=body)
@@ -350,8 +364,9 @@ def test_judge_check_get_reports_the_ordered_rate_means_and_agreement(client, ru
     for n, rating in enumerate((3, 4, 5)):
         put(client, "r1", items[("m1", n)].id, {"rating": rating})
     body = client.get("/api/runs/r1/judge-check").get_json()
-    assert (body["tasks"], body["ordered"]) == (3, 2)  # t1 has good above excellent
-    assert body["orderedRate"] == pytest.approx(2 / 3)
+    # t0 falls, t1 has good above excellent, t2 gives excellent and good one score.
+    assert (body["tasks"], body["ordered"], body["inverted"], body["tied"]) == (3, 1, 1, 1)
+    assert body["orderedRate"] == pytest.approx(1 / 3)
     assert body["meanByLevel"] == {
         "excellent": pytest.approx(245 / 3),
         "good": pytest.approx(245 / 3),

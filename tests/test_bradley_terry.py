@@ -134,19 +134,22 @@ def test_win_rate_counts_a_tie_as_half_a_win():
 
 
 @pytest.mark.parametrize("side", ["never_wins", "never_loses"])
-def test_a_model_that_never_wins_or_never_loses_gets_a_finite_rating_at_the_end(side):
+def test_a_model_that_never_wins_or_never_loses_is_bounded_on_one_side_and_has_no_rank(side):
     left, right, outcome = _votes(TRUE_RATINGS, 1200, seed=3)
     # Model 0 loses (or wins) every vote it is in.
     zero_won = bt.LEFT if side == "never_loses" else bt.RIGHT
     outcome = np.where(left == 0, zero_won, np.where(right == 0, 1.0 - zero_won, outcome))
     rows = bt.leaderboard(len(TRUE_RATINGS), left, right, outcome)
-    values = [v for row in rows for v in (row["rating"], row["ciLow"], row["ciHigh"])]
-    assert all(math.isfinite(v) for v in values)
+    assert all(math.isfinite(row["rating"]) for row in rows)
     others = [row["rating"] for row in rows[1:]]
+    assert rows[0]["rank"] is None  # its interval is closed on one side by the prior alone
     if side == "never_wins":
-        assert rows[0]["rating"] < min(others) and rows[0]["rank"] == len(rows)
+        assert rows[0]["bound"] == "below" and rows[0]["ciLow"] is None
+        assert rows[0]["rating"] < min(others) and math.isfinite(rows[0]["ciHigh"])
     else:
-        assert rows[0]["rating"] > max(others) and rows[0]["rank"] == 1
+        assert rows[0]["bound"] == "above" and rows[0]["ciHigh"] is None
+        assert rows[0]["rating"] > max(others) and math.isfinite(rows[0]["ciLow"])
+    assert all(row["bound"] is None and row["rank"] is not None for row in rows[1:])
 
 
 def test_without_the_prior_a_model_that_never_wins_is_refused():
@@ -167,6 +170,7 @@ def test_models_outside_the_largest_connected_group_are_not_rated():
         "rating": None,
         "ciLow": None,
         "ciHigh": None,
+        "bound": None,
         "rank": None,
         "wins": 0,
         "losses": 0,

@@ -15,6 +15,7 @@ from app.db.connection import database
 from app.db.models import Item
 from tests.factories import add_item
 from tests.factories import make_run
+from tests.factories import shown_pair
 
 TASKS = 60
 
@@ -46,7 +47,7 @@ def seeded(app, tmp_path):
         for n in range(TASKS):
             add_item(run, target, f"t{n:02d}", score=50.0)
     pairs = [
-        (x.id, y.id)
+        (x.id, y.id, shown_pair(x.id, y.id))
         for x, y in zip(
             Item.select().where(Item.target == a).order_by(Item.task_key),
             Item.select().where(Item.target == b).order_by(Item.task_key),
@@ -66,11 +67,11 @@ def test_acknowledged_ratings_and_votes_survive_kill_9_and_a_restart(seeded):
 
     def session():
         with requests.Session() as http:
-            for n, (left, right) in enumerate(pairs):
+            for n, (left, right, token) in enumerate(pairs):
                 try:
                     vote = http.post(
                         f"{base}/api/pairwise/votes",
-                        json={"leftItemId": left, "rightItemId": right, "winner": "LEFT"},
+                        json={"pairToken": token, "winner": "LEFT"},
                         timeout=10,
                     )
                     rating = http.put(
@@ -81,7 +82,7 @@ def test_acknowledged_ratings_and_votes_survive_kill_9_and_a_restart(seeded):
                 except requests.RequestException:
                     return  # the server was killed under this request
                 if vote.status_code == 201:
-                    acked_votes.append((left, right))
+                    acked_votes.append((left, right, token))
                 if rating.status_code == 200:
                     acked_ratings.append((left, 1 + n % 5))
                 if n == TASKS // 2:
@@ -101,18 +102,19 @@ def test_acknowledged_ratings_and_votes_survive_kill_9_and_a_restart(seeded):
         votes = requests.get(f"{base}/api/pairwise/votes?format=json", timeout=10).json()
         ratings = requests.get(f"{base}/api/ratings?format=json", timeout=10).json()
         stored_votes = [(v["leftItemId"], v["rightItemId"]) for v in votes]
-        assert set(acked_votes) <= set(stored_votes)
+        assert {(left, right) for left, right, _token in acked_votes} <= set(stored_votes)
         assert len(stored_votes) == len(set(stored_votes))  # nothing twice
         by_item = {r["itemId"]: r["rating"] for r in ratings}
         assert all(by_item.get(item) == stars for item, stars in acked_ratings)
-        # The session goes on after the restart: a vote already stored is refused, not doubled.
-        left, right = acked_votes[0]
+        # The session goes on after the restart: the same pair token again answers with the
+        # vote already stored, not a second one.
+        _left, _right, token = acked_votes[0]
         again = requests.post(
-            f"{base}/api/pairwise/votes",
-            json={"leftItemId": left, "rightItemId": right, "winner": "RIGHT"},
-            timeout=10,
+            f"{base}/api/pairwise/votes", json={"pairToken": token, "winner": "RIGHT"}, timeout=10
         )
-        assert again.status_code == 409
+        assert again.status_code == 200 and again.json()["winner"] == "LEFT"
+        after = requests.get(f"{base}/api/pairwise/votes?format=json", timeout=10).json()
+        assert len(after) == len(votes)
     finally:
         proc.kill()
         proc.wait(timeout=10)

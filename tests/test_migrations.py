@@ -3,6 +3,7 @@
 import datetime as dt
 
 import pytest
+from peewee import IntegrityError
 
 from app.cli.open_database import CACHE_MIB
 from app.cli.open_database import open_database
@@ -239,3 +240,30 @@ def test_a_table_rebuilt_by_a_migration_keeps_the_rows_that_refer_to_it(older):
     migrations.apply(db)
     assert db.execute_sql("SELECT item_id, rating FROM rating").fetchall() == [(item, 4)]
     assert db.execute_sql("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+def test_m042_keeps_ratings_and_their_tags_as_human_and_allows_one_per_rater(older):
+    db = older("m042_labels_by_person")
+    run, _ = schema_path.old_run(db)
+    (item,) = db.execute_sql("SELECT id FROM item").fetchone()
+    when = schema_path.NOW
+    schema_path.insert(
+        db, "rating", item_id=item, run_id=run, rating=4, notes="", created_at=when, updated_at=when
+    )
+    (rating,) = db.execute_sql("SELECT id FROM rating").fetchone()
+    schema_path.insert(db, "ratingtag", rating_id=rating, item_id=item, tag="terse")
+    migrations.apply(db)
+    assert db.execute_sql("SELECT id, rater, rating FROM rating").fetchall() == [
+        (rating, "human", 4)
+    ]
+    assert db.execute_sql("SELECT rating_id, tag FROM ratingtag").fetchall() == [(rating, "terse")]
+    # A second person may rate the same item; the same person twice may not.
+    schema_path.insert(
+        db, "rating", item_id=item, run_id=run, rating=2, notes="", created_at=when,
+        updated_at=when, rater="human:ann",
+    )  # fmt: skip
+    with pytest.raises(IntegrityError):
+        schema_path.insert(
+            db, "rating", item_id=item, run_id=run, rating=1, notes="", created_at=when,
+            updated_at=when, rater="human:ann",
+        )  # fmt: skip

@@ -85,12 +85,12 @@ def test_the_run_date_filter_keeps_runs_started_that_day(queue):
 
 
 def test_previous_ignores_not_rated_yet_so_k_returns_to_the_card_just_rated(queue):
-    _run, _targets, items = queue
-    first, second = items[("m1", 0)], items[("m1", 1)]
-    save_rating(first, 3, [], "")
     filters = {"run": "q", "unrated": True}
-    assert cards.prev_id(filters, second.id) == first.id
-    assert cards.next_id(filters, first.id) == second.id
+    first = cards.next_id(filters)
+    second = cards.next_id(filters, first)
+    save_rating(Item.get_by_id(first), 3, [], "")
+    assert cards.prev_id(filters, second) == first
+    assert cards.next_id(filters, first) == second
 
 
 def test_save_and_move_saves_then_returns_the_next_card_or_none_at_the_end(queue):
@@ -233,21 +233,23 @@ def _check(run, item, scores):
 
 
 @pytest.mark.parametrize(
-    ("levels", "ordered"),
+    ("levels", "kind"),
     [
-        ({"excellent": 90, "good": 70, "pass": 50}, True),
-        ({"excellent": 80, "good": 80, "pass": 80}, True),  # ties are in order
-        ({"excellent": 60, "good": 70, "pass": 50}, False),
-        ({"excellent": 90, "good": 70, "pass": 75}, False),
-        ({"excellent": 90, "pass": 95}, False),  # no good reference: the other two compared
+        ({"excellent": 90, "good": 70, "pass": 50}, "ordered"),
+        ({"excellent": 80, "good": 80, "pass": 80}, "tied"),  # one score for all: not ordered
+        ({"excellent": 90, "good": 90, "pass": 50}, "tied"),
+        ({"excellent": 60, "good": 70, "pass": 50}, "inverted"),
+        ({"excellent": 90, "good": 70, "pass": 75}, "inverted"),
+        ({"excellent": 90, "pass": 95}, "inverted"),  # no good reference: the other two compared
     ],
 )
-def test_a_task_is_ordered_when_its_scores_never_rise_from_excellent_to_pass(
-    queue, levels, ordered
+def test_a_task_is_ordered_only_when_its_scores_strictly_fall_from_excellent_to_pass(
+    queue, levels, kind
 ):
     run, _targets, items = queue
     report = reference_report(_check(run, lambda t: items[("m1", 0)], {"t0": levels}))
-    assert (report["tasks"], report["ordered"]) == (1, int(ordered))
+    assert report["tasks"] == 1 and report[kind] == 1
+    assert report["ordered"] + report["tied"] + report["inverted"] == 1
 
 
 def test_a_task_with_one_level_scored_is_not_counted_but_its_score_is(queue):

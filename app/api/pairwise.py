@@ -11,11 +11,15 @@ from ..ratings.judge_votes import job_status
 from ..ratings.leaderboard import leaderboard
 from ..ratings.leaderboard import parse_runs
 from ..ratings.leaderboard import parse_source
+from ..ratings.votes import change_vote
 from ..ratings.votes import next_pair
 from ..ratings.votes import record_vote
 from ..ratings.votes import scope
+from ..ratings.votes import undo_last_vote
+from ..ratings.votes import vote_history
 from ..ratings.votes import vote_to_dict
 from .ratings import import_text
+from .ratings import me
 from .ratings import query_args
 from .replies import attachment
 from .replies import created
@@ -30,16 +34,19 @@ def _side(item):
 
 @bp.get("/pairwise/next")
 def pairwise_next():
-    """The next unvoted pair of two targets, sides randomised, no model names; 204 when done."""
+    """My next unvoted pair of two targets (in my own shuffled order), sides randomised, no
+    model names, with the pairToken a vote on it carries; 204 when done."""
     args = query_args("runA", "targetA", "runB", "targetB")
     pair = next_pair(
-        scope(args.get("runA"), args.get("targetA"), args.get("runB"), args.get("targetB"))
+        scope(args.get("runA"), args.get("targetA"), args.get("runB"), args.get("targetB")),
+        me(),
     )
     if pair is None:
         return "", 204
     return jsonify(
         {
             "taskId": pair.task_key,
+            "pairToken": pair.token,
             "question": pair.question,
             "left": _side(pair.left),
             "right": _side(pair.right),
@@ -49,10 +56,32 @@ def pairwise_next():
 
 @bp.post("/pairwise/votes")
 def pairwise_vote():
-    """A person's vote {"leftItemId", "rightItemId", "winner": LEFT|RIGHT|TIE}: 201; 409 when
-    this pair already has a vote (a double key press stores one)."""
-    vote = record_vote(json_body())
+    """My vote {"pairToken", "winner": LEFT|RIGHT|TIE} on a pair handed to me: 201. The same
+    token again (a key pressed twice) answers 200 with the first vote, storing nothing; a token
+    not handed to me is a 400 naming pairToken."""
+    vote = record_vote(json_body(), me())
+    if vote.repeated:
+        return jsonify(vote_to_dict(vote))
     return created(vote_to_dict(vote), url_for("api.pairwise.pairwise_votes_export"))
+
+
+@bp.post("/pairwise/votes/undo")
+def pairwise_vote_undo():
+    """Undo my last vote: 200 with the vote removed (its pair comes back to my queue)."""
+    return jsonify(undo_last_vote(me()))
+
+
+@bp.patch("/pairwise/votes/<int:vote_id>")
+def pairwise_vote_change(vote_id):
+    """Change one of my votes: {"winner": LEFT|RIGHT|TIE}; the old winner goes to history."""
+    return jsonify(vote_to_dict(change_vote(vote_id, json_body(), me())))
+
+
+@bp.get("/pairwise/votes/history")
+def pairwise_vote_history():
+    """My vote changes and undos, newest first (who, when, the old winner)."""
+    query_args()
+    return jsonify(vote_history(me()))
 
 
 @bp.get("/pairwise/votes")
@@ -74,7 +103,7 @@ def pairwise_votes_export():
 def pairwise_votes_import():
     """Import votes (CSV, JSONL or JSON) matched by run id, task id and target; all or nothing."""
     text, fmt = import_text()
-    return jsonify(labels.import_votes(text, fmt)), 201
+    return jsonify(labels.import_votes(text, fmt, person=me())), 201
 
 
 @bp.post("/pairwise/judge")

@@ -1,6 +1,7 @@
 """JSON API: people's ratings (PUT/DELETE per item), their export and import, the judge check."""
 
 from flask import Blueprint
+from flask import g
 from flask import jsonify
 from flask import request
 from flask import url_for
@@ -8,8 +9,12 @@ from flask import url_for
 from ..errors import ValidationError
 from ..ratings import judge_check
 from ..ratings import labels
+from ..ratings.people import is_person
+from ..ratings.people import person_of
 from ..ratings.store import clear_rating
+from ..ratings.store import get_item
 from ..ratings.store import put_rating
+from ..ratings.store import rating_history
 from ..ratings.store import rating_to_dict
 from ..runs.judge_jobs import job_progress
 from ..runs.queries import get_run
@@ -22,6 +27,11 @@ bp = Blueprint("ratings", __name__)
 # a custom header cannot be sent cross-site without a CORS preflight we never grant.
 UPLOAD_HEADER = "X-Requested-With"
 TEXT_TYPES = {"text/csv": "csv", "application/x-ndjson": "jsonl", "application/jsonl": "jsonl"}
+
+
+def me():
+    """This request's person: "human", or "human:<account name>" once accounts sign in."""
+    return person_of(g.get("account"))
 
 
 def query_args(*allowed):
@@ -71,7 +81,7 @@ def import_text():
 @bp.put("/runs/<run_id>/items/<int:item_id>/rating")
 def rating_put(run_id, item_id):
     """Rate an item: {"rating": 1-5, "tags": [...], "notes": "..."} -> 200 and the rating."""
-    rating = put_rating(run_id, item_id, json_body())
+    rating = put_rating(run_id, item_id, json_body(), rater=me())
     return jsonify(
         rating_to_dict(rating) or {"itemId": item_id, "rating": None, "tags": [], "notes": ""}
     )
@@ -79,9 +89,16 @@ def rating_put(run_id, item_id):
 
 @bp.delete("/runs/<run_id>/items/<int:item_id>/rating")
 def rating_delete(run_id, item_id):
-    """Clear an item's rating, tags and notes."""
-    clear_rating(run_id, item_id)
+    """Clear my rating, tags and notes of an item (the old ones stay in its history)."""
+    clear_rating(run_id, item_id, rater=me())
     return "", 204
+
+
+@bp.get("/runs/<run_id>/items/<int:item_id>/rating/history")
+def rating_history_get(run_id, item_id):
+    """My rating's earlier values, newest first: who changed it, when, what it was."""
+    get_item(run_id, item_id)
+    return jsonify(rating_history(item_id, me()))
 
 
 @bp.get("/ratings")
@@ -106,7 +123,7 @@ def ratings_import():
     """Import ratings (CSV, JSONL or JSON), matched by run id, task id and target; all or
     nothing, every problem with its line."""
     text, fmt = import_text()
-    return jsonify({"imported": labels.import_ratings(text, fmt)}), 201
+    return jsonify({"imported": labels.import_ratings(text, fmt, person=me())}), 201
 
 
 @bp.post("/runs/<run_id>/judge-check")
@@ -120,5 +137,10 @@ def judge_check_start(run_id):
 
 @bp.get("/runs/<run_id>/judge-check")
 def judge_check_get(run_id):
-    """The latest reference check (ordered rate, mean per level) and agreement with people."""
-    return jsonify(judge_check.judge_check(run_id))
+    """The latest reference check (ordered, tied and inverted tasks, mean per level), the
+    judge's agreement with people (?rater=human:<name> for one person, else everyone pooled)
+    and people's agreement with each other."""
+    rater = query_args("rater").get("rater") or None
+    if rater is not None and not is_person(rater):
+        raise ValidationError.field("rater", 'must be one person: "human" or "human:<name>"')
+    return jsonify(judge_check.judge_check(run_id, rater))

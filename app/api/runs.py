@@ -28,6 +28,7 @@ from ..runs.retries import rejudge_item
 from ..runs.retries import retry_failed_answers
 from ..runs.retries import retry_failed_judgements
 from ..runs.retries import retry_judge
+from .ratings import me
 from .replies import created
 
 bp = Blueprint("runs", __name__)
@@ -131,7 +132,7 @@ def run_items(run_id):
     )
     # The raw request and response bodies stay out of the list (an answer may be a megabyte):
     # each item's own URL has them.
-    rated = ratings_for([i.id for i in found["items"]])
+    rated = ratings_for([i.id for i in found["items"]], me())
     found["items"] = [
         {
             **item_to_dict(i, raw=False, human_rating=rated.get(i.id)),
@@ -163,7 +164,7 @@ def run_item_retry_judge(run_id, item_id):
     """Queue one item waiting for the judge, or whose judgement failed, for judging again
     (409 for a completed item: re-judge it instead)."""
     item = retry_judge(run_id, item_id)
-    return jsonify(item_to_dict(item, human_rating=ratings_for([item.id]).get(item.id)))
+    return jsonify(item_to_dict(item, human_rating=ratings_for([item.id], me()).get(item.id)))
 
 
 @bp.post("/runs/<run_id>/items/<int:item_id>/rejudge")

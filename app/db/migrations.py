@@ -42,8 +42,11 @@ from .models import ItemCount
 from .models import JSONField
 from .models import JudgeCall
 from .models import JudgeJob
+from .models import LabelQueue
 from .models import Outage
+from .models import PairToken
 from .models import Rating
+from .models import RatingHistory
 from .models import RatingTag
 from .models import RunAggregate
 from .models import RunDigest
@@ -52,6 +55,7 @@ from .models import RunTarget
 from .models import SampleChunk
 from .models import Template
 from .models import Vote
+from .models import VoteHistory
 from .urls import parse
 
 log = logging.getLogger(__name__)
@@ -552,6 +556,22 @@ def m041_accounts(db):
     # Accounts, tokens for machines and the audit log (issue 30): new tables only; a database
     # with none of them stays open to loopback as before.
     db.create_tables([Account, ApiToken, AuditEntry], safe=True)
+
+
+@migration
+def m042_labels_by_person(db):
+    # Each person's labels: a rating says who gave it ("human", or "human:<account>" once there
+    # are accounts), one rating per item and rater. A raw ALTER with its default and a raw
+    # index swap, not the migrator: on SQLite it would rebuild the rating table (no triggers on
+    # it, but ratingtag's rows point at its ids and must keep them). Then the history of every
+    # change, the pair tokens the A/B page hands out, and each person's queue order.
+    if "rater" not in _columns(db, "rating"):
+        db.execute_sql("ALTER TABLE rating ADD COLUMN rater VARCHAR(420) NOT NULL DEFAULT 'human'")
+    db.execute_sql("DROP INDEX IF EXISTS rating_item_id")
+    db.execute_sql(
+        "CREATE UNIQUE INDEX IF NOT EXISTS rating_item_id_rater ON rating (item_id, rater)"
+    )
+    db.create_tables([RatingHistory, VoteHistory, PairToken, LabelQueue], safe=True)
 
 
 @migration

@@ -650,9 +650,10 @@ JUDGE = "judge"
 
 
 class Rating(BaseModel):
-    """A person's Likert 1-5 on one item, with tags and notes (one row per item)."""
+    """A person's Likert 1-5 on one item, with tags and notes (one row per item and rater)."""
 
-    item = ForeignKeyField(Item, unique=True, backref="ratings", on_delete="CASCADE")
+    # Indexed with the rater below (one rating per item and person: m042).
+    item = ForeignKeyField(Item, index=False, backref="ratings", on_delete="CASCADE")
     # The item's run, kept here so a run's progress ("37 of 240 rated") is one index count.
     run = ForeignKeyField(Run, backref="ratings", on_delete="CASCADE")
     rating = IntegerField(null=True)  # 1..5; None while only tags or notes are given
@@ -660,11 +661,17 @@ class Rating(BaseModel):
     notes = TextField(default="")
     created_at = DateTimeField(default=utcnow)
     updated_at = DateTimeField(default=utcnow)
+    # Who rated: "human" (no accounts) or "human:<account name>" (m042, added by a raw ALTER).
+    rater = CharField(max_length=420, default=HUMAN, constraints=[SQL("DEFAULT 'human'")])
 
     class Meta:
         # "Not rated yet" probes a rating per item, a run's progress counts its ratings: both
         # answered from an index alone.
-        indexes = ((("item", "rating"), False), (("run", "rating"), False))
+        indexes = (
+            (("item", "rating"), False),
+            (("run", "rating"), False),
+            (("item", "rater"), True),
+        )
 
 
 class RatingTag(BaseModel):
@@ -798,6 +805,64 @@ class AuditEntry(BaseModel):
     details = JSONField(null=True)
 
 
+class RatingHistory(BaseModel):
+    """A rating as it was before a change or a removal: who changed it, when, the old value.
+    Plain ids, no foreign key to the rating: the history outlives a cleared rating."""
+
+    rating_id = IntegerField()
+    item = ForeignKeyField(Item, on_delete="CASCADE")
+    rater = CharField(max_length=420)  # whose rating it is
+    changed_by = CharField(max_length=420)  # who changed it (an import, a person)
+    changed_at = DateTimeField(default=utcnow)
+    action = CharField(max_length=10)  # change | clear
+    old_rating = IntegerField(null=True)
+    old_tags = JSONField(null=True)
+    old_notes = TextField(default="")
+
+
+class VoteHistory(BaseModel):
+    """A vote as it was before a change or an undo (who, when, the old winner)."""
+
+    vote_id = IntegerField()
+    item_low = IntegerField()
+    item_high = IntegerField()
+    voter = CharField(max_length=420)
+    changed_by = CharField(max_length=420)
+    changed_at = DateTimeField(default=utcnow)
+    action = CharField(max_length=10)  # change | undo
+    old_winner = CharField(max_length=10)
+    old_left_item = IntegerField()
+    old_right_item = IntegerField()
+
+    class Meta:
+        indexes = ((("voter", "changed_at"), False),)
+
+
+class PairToken(BaseModel):
+    """A pair the A/B page showed to one person: a vote must carry its token, so a vote is for
+    a pair that person saw, and a second vote with it answers with the first (a double key
+    press)."""
+
+    token = CharField(max_length=64, unique=True)
+    voter = CharField(max_length=420)
+    left_item = ForeignKeyField(Item, on_delete="CASCADE", backref="+")
+    right_item = ForeignKeyField(Item, on_delete="CASCADE", backref="+")
+    shown_at = DateTimeField(default=utcnow)
+    vote = ForeignKeyField(Vote, null=True, on_delete="SET NULL", backref="+")
+
+    class Meta:
+        indexes = ((("voter", "left_item", "right_item"), False),)
+
+
+class LabelQueue(BaseModel):
+    """One person's queue order: the number that shuffles their Evaluate and A/B queues, kept
+    so the order stays the same from card to card and visit to visit."""
+
+    person = CharField(max_length=420, unique=True)
+    seed = IntegerField()
+    created_at = DateTimeField(default=utcnow)
+
+
 ALL_MODELS = [
     Provider,
     ProviderHeader,
@@ -828,4 +893,8 @@ ALL_MODELS = [
     Account,
     ApiToken,
     AuditEntry,
+    RatingHistory,
+    VoteHistory,
+    PairToken,
+    LabelQueue,
 ]

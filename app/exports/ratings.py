@@ -60,7 +60,10 @@ def ratings_summary(run):
         "judgeCheck": {
             "tasks": check["tasks"],
             "ordered": check["ordered"],
+            "tied": check["tied"],
+            "inverted": check["inverted"],
             "orderedRate": check["orderedRate"],
+            "cannotTell": check["cannotTell"],
             "meanByLevel": check["meanByLevel"],
             "humanAgreement": {
                 k: check["humanAgreement"][k] for k in ("n", "weightedKappa", "spearman", "bins")
@@ -96,8 +99,11 @@ def ratings_markdown(run, cell):
     if check["tasks"]:
         means = check["meanByLevel"]
         yield (
-            f"\nJudge check: the judge ordered excellent ≥ good ≥ pass on {check['ordered']} of "
-            f"{check['tasks']} tasks ({_pct(check['orderedRate'])}); mean scores excellent "
+            f"\nJudge check: of {check['tasks']} tasks the judge ordered excellent > good > pass "
+            f"on {check['ordered']} ({_pct(check['orderedRate'])}), tied {check['tied']} and "
+            f"inverted {check['inverted']}"
+            + ("; the judge cannot tell these apart" if check["cannotTell"] else "")
+            + "; mean scores excellent "
             f"{number(means['excellent'], 1)}, good {number(means['good'], 1)}, pass "
             f"{number(means['pass'], 1)}.\n"
         )

@@ -234,7 +234,9 @@ def leaderboard(
 ):
     """One dict per model, in index order: ratings with percentile bootstrap intervals and ranks.
 
-    Keys: model, rating, ciLow, ciHigh, rank, wins, losses, ties, winRate, votes. The interval
+    Keys: model, rating, ciLow, ciHigh, bound, rank, wins, losses, ties, winRate, votes. A model
+    that never won (bound "below": only ciHigh) or never lost ("above": only ciLow) has an
+    interval the prior alone closes on one side: that side is None and it gets no rank. The interval
     resamples the rated group's votes `rounds` times (seeded, so the same votes give the same
     numbers). winRate is (wins + ties / 2) / votes, None without votes. A model gets a rank only
     when it is rated and has at least `min_votes` votes; its rank is 1 + the number of ranked
@@ -252,7 +254,14 @@ def leaderboard(
         tail = (1.0 - confidence) / 2.0 * 100.0
         low[members], high[members] = np.percentile(boot, [tail, 100.0 - tail], axis=0)
     wins, losses, ties, votes = _model_counts(n_models, left, right, outcome)
-    ranked = ~np.isnan(low) & (votes >= min_votes)
+    # Never won (nor tied): the data bound the rating only from above, the prior alone sets how
+    # low it goes, so its interval's lower end (and the point) would read as narrow as it is
+    # made up. Shown as "below <upper end>", with no rank. Never lost: "above <lower end>".
+    rated = ~np.isnan(rating) & (votes > 0)
+    bound = np.where(
+        rated & (wins + ties == 0), "below", np.where(rated & (losses + ties == 0), "above", "")
+    )
+    ranked = ~np.isnan(low) & (votes >= min_votes) & (bound == "")
     rank = ranks([(low[k], high[k]) if ranked[k] else None for k in range(n_models)])
     rows = []
     for k in range(n_models):
@@ -260,8 +269,9 @@ def leaderboard(
             {
                 "model": k,
                 "rating": _number(rating[k]),
-                "ciLow": _number(low[k]),
-                "ciHigh": _number(high[k]),
+                "ciLow": None if bound[k] == "below" else _number(low[k]),
+                "ciHigh": None if bound[k] == "above" else _number(high[k]),
+                "bound": bound[k] or None,
                 "rank": rank[k],
                 "wins": int(wins[k]),
                 "losses": int(losses[k]),

@@ -1,9 +1,14 @@
-"""The Evaluate queue: answered items one card at a time, filtered, in item order.
+"""The Evaluate queue: answered items one card at a time, filtered, each person's own.
 
 Filters live in the URL (bookmarkable): run, model, target, category, rating (1-5 or "none"),
-tag, unrated, since/until (the run's start date) and blind. Next and previous are one indexed
-query each (id > current / id < current, LIMIT 1), so a card costs the same on a run of 30 000
-items as on one of 30. "Previous" ignores `unrated`: going back shows the card just rated.
+tag, unrated, since/until (the run's start date) and blind. Ratings are the person's own (the
+filters' `person`): "not rated yet" is "not rated by me", the card shows my rating. Browsing
+goes in item order: next and previous are one indexed query each (id > current / id < current,
+LIMIT 1). My queue (unrated) and blind mode go in my own shuffled order instead (people.py:
+a stable permutation of the ids, stored per person), which mixes the targets so the order gives
+no model away; next is then the smallest shuffled position above the current one (a scan of the
+filtered items' ids, no index). "Previous" ignores `unrated`: going back shows the card just
+rated.
 """
 
 import datetime as dt
@@ -11,6 +16,7 @@ from dataclasses import dataclass
 
 from peewee import fn
 
+from ..db.models import HUMAN
 from ..db.models import Item
 from ..db.models import Rating
 from ..db.models import RatingTag
@@ -21,11 +27,15 @@ from ..errors import ValidationError
 from ..ids import is_db_id
 from ..ids import whole_number
 from ..runs.queries import get_run
+from .people import QUEUE_PRIME
+from .people import position
+from .people import queue_order
+from .people import shuffle_key
 from .store import clean_body
 from .store import save_rating
 
 FILTER_KEYS = ("run", "model", "target", "category", "rating", "tag", "unrated", "since", "until")
-FLAG_KEYS = ("blind",)
+FLAG_KEYS = ("blind", "stay")  # stay: a rating key keeps the card (by default it moves on)
 RATING_FILTERS = ("1", "2", "3", "4", "5", "none")
 CARD_COLUMNS = (
     Item.id,
@@ -56,9 +66,19 @@ CARD_COLUMNS = (
 
 class Filters(dict):
     """The queue's filters as the URL gives them, plus the picked run's row id (looked up once
-    per request, not once per query)."""
+    per request, not once per query) and whose queue it is (the edge sets `person`)."""
 
     run_pk = None
+    person = HUMAN
+
+
+def _person(filters):
+    return getattr(filters, "person", HUMAN)
+
+
+def shuffled(filters):
+    """True when the queue goes in the person's shuffled order: my queue, or blind mode."""
+    return bool(filters.get("unrated") or filters.get("blind"))
 
 
 def _run_pk(filters):
@@ -101,7 +121,7 @@ def parse_filters(args, prefix=""):
                 value = whole_number(value, "target", low=1)
             elif key == "rating" and value not in RATING_FILTERS:
                 raise ValidationError.field("rating", "use 1-5, or none for rated without a number")
-            elif key in ("unrated", "blind"):
+            elif key in ("unrated", "blind", "stay"):
                 value = value not in ("0", "false", "off")
             elif key in ("since", "until"):
                 _date(value, key)
@@ -140,7 +160,9 @@ def _where(filters):
             end = dt.datetime.fromisoformat(until) + dt.timedelta(days=1)
             runs = runs.where(Run.created_at < end)
         cond &= Item.run.in_(runs)
-    rated = Rating.select(Rating.id).where(Rating.item == Item.id)
+    rated = Rating.select(Rating.id).where(
+        (Rating.item == Item.id) & (Rating.rater == _person(filters))
+    )
     if filters.get("rating") == "none":
         cond &= fn.EXISTS(rated.where(Rating.rating.is_null()))
     elif filters.get("rating"):
@@ -160,6 +182,7 @@ def _without(filters, key):
     """A copy of the filters without one of them (the run's row id kept)."""
     out = Filters({k: v for k, v in filters.items() if k != key})
     out.run_pk = getattr(filters, "run_pk", None)
+    out.person = _person(filters)
     return out
 
 
@@ -168,9 +191,22 @@ def _first_id(cond, order):
     return row[0] if row else None
 
 
+def _position(filters):
+    """The person's shuffled position of an item, as SQL: (id * a + b) mod P."""
+    a, b = queue_order(_person(filters))
+    # x - (x / P) * P with integer division: no `%` (Peewee reads it as LIKE, psycopg as a
+    # placeholder) and no MOD() (not every SQLite has it).
+    return position(Item.id, a, b, mod=lambda x: x - (x / QUEUE_PRIME) * QUEUE_PRIME)
+
+
 def next_id(filters, after=None):
     """The next item id in the queue after `after` (or the first), or None."""
     cond = _where(filters)
+    if shuffled(filters):
+        position = _position(filters)
+        if after is not None:
+            cond &= position > shuffle_key(_person(filters), after)
+        return _first_id(cond, position.asc())
     if after is not None:
         cond &= Item.id > after
     return _first_id(cond, Item.id.asc())
@@ -178,8 +214,12 @@ def next_id(filters, after=None):
 
 def prev_id(filters, before):
     """The previous item id before `before` (rated or not: `unrated` is not applied), or None."""
-    cond = _where(_without(filters, "unrated")) & (Item.id < before)
-    return _first_id(cond, Item.id.desc())
+    cond = _where(_without(filters, "unrated"))
+    if shuffled(filters):
+        position = _position(filters)
+        cond &= position < shuffle_key(_person(filters), before)
+        return _first_id(cond, position.desc())
+    return _first_id(cond & (Item.id < before), Item.id.desc())
 
 
 def card(filters, item_id=None):
@@ -207,7 +247,7 @@ def card(filters, item_id=None):
         item=item,
         target=item.target,
         run=item.run,
-        rating=Rating.get_or_none(Rating.item == item.id),
+        rating=Rating.get_or_none((Rating.item == item.id) & (Rating.rater == _person(filters))),
         prev_id=prev_id(filters, item.id),
         next_id=next_id(filters, item.id),
     )
@@ -225,12 +265,15 @@ def progress(filters):
         if filters.get("run"):
             run_pk = _run_pk(filters)
             items, rated = items.where(Item.run == run_pk), rated.where(Rating.run == run_pk)
+        rated = rated.where(Rating.rater == _person(filters))
         return {
             "total": items.where(Item.answered_at.is_null(False)).count(),
             "rated": rated.where(Rating.rating.is_null(False)).count(),
         }
     cond = _where(_without(filters, "unrated"))
-    rated = Rating.select(Rating.id).where((Rating.item == Item.id) & Rating.rating.is_null(False))
+    rated = Rating.select(Rating.id).where(
+        (Rating.item == Item.id) & Rating.rating.is_null(False) & (Rating.rater == _person(filters))
+    )
     return {
         "total": Item.select().where(cond).count(),
         "rated": Item.select().where(cond & fn.EXISTS(rated)).count(),
@@ -279,7 +322,7 @@ def save_and_move(item_id, form, filters, then="stay"):
         rating, tags, notes = clean_body(
             {"rating": form.get("rating"), "tags": form.get("tags"), "notes": form.get("notes")}
         )
-    save_rating(item, rating, tags, notes)
+    save_rating(item, rating, tags, notes, rater=_person(filters))
     if then == "next":
         return next_id(filters, item.id)
     if then == "prev":

@@ -187,7 +187,8 @@ def leaderboard_chart(rows, narrow=False):
     values = []
     for r in reversed(rated):
         value = {"value": round(r["rating"], 1)}
-        if r["ciLow"] is not None:
+        # A one-sided entry (never won or never lost) has no interval to draw.
+        if r["ciLow"] is not None and r["ciHigh"] is not None:
             value["ci"] = {"low": r["ciLow"], "high": r["ciHigh"]}
         values.append(value)
     chart.add("rating", values)

@@ -2,11 +2,17 @@
 
 Reference check: the run's judge scored each task's excellent, good and pass references as if
 they were answers (runs/judge_jobs.py queues it, the engine makes the calls). A task is ordered
-when its scores never rise from excellent to good to pass (ties allowed); only tasks with at
-least two levels scored count. Agreement: on items that have both a person's rating and a judge
-score, the score binned to Likert (agreement.LIKERT_BINS) against the rating: quadratic weighted
-Cohen's kappa and Spearman's rho, with n, per judge model.
+when its scores strictly fall from excellent to good to pass, tied when they never rise but two
+are equal, inverted when one rises; only tasks with at least two levels scored count. A judge
+that gives the three references one score has told nothing apart: when tied tasks are half or
+more, the check says so instead of calling them ordered. It also warns when the judge is one of
+the run's targets (it grades its own answers) or very small (1B parameters or fewer, by name).
+Agreement: on items that have both a person's rating (one rater's, or everyone's pooled) and a
+judge score, the score binned to Likert (agreement.LIKERT_BINS) against the rating: quadratic
+weighted Cohen's kappa and Spearman's rho, with n, per judge model.
 """
+
+import re
 
 from ..db.models import COMPLETED
 from ..db.models import Item
@@ -14,6 +20,7 @@ from ..db.models import JudgeCall
 from ..db.models import JudgeJob
 from ..db.models import Rating
 from ..db.models import Run
+from ..db.models import RunTarget
 from ..runs.judge_jobs import LEVELS
 from ..runs.judge_jobs import REFERENCE
 from ..runs.judge_jobs import job_progress
@@ -23,6 +30,7 @@ from .agreement import LIKERT_BINS
 from .agreement import score_to_likert
 from .agreement import spearman
 from .agreement import weighted_kappa
+from .between_people import people_agreement
 
 # Below this kappa the results page says the judge disagrees with the person's ratings
 # (Landis and Koch: 0.61 starts "substantial" agreement).
@@ -46,8 +54,26 @@ def latest_job(run):
     )
 
 
+# Ties dominate from this share of tasks: the judge cannot tell the references apart.
+TIES_DOMINATE = 0.5
+# A model name's size: "1.5b", "0.5B", "135m", "360M" (a number right before b or m).
+_SIZE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z])", re.IGNORECASE)
+SMALL_PARAMS = 1e9  # 1B parameters or fewer: too small to judge reliably
+
+
+def classify(values):
+    """ "ordered" (strictly falling), "tied" (never rising, two equal) or "inverted"."""
+    steps = list(zip(values, values[1:], strict=False))
+    if any(a < b for a, b in steps):
+        return "inverted"
+    if any(a == b for a, b in steps):
+        return "tied"
+    return "ordered"
+
+
 def reference_report(job):
-    """{"tasks", "ordered", "orderedRate", "meanByLevel", "nByLevel", "disordered"} of a job."""
+    """{"tasks", "ordered", "tied", "inverted", "orderedRate", "tiedRate", "invertedRate",
+    "cannotTell", "meanByLevel", "nByLevel", "disordered", "tiedTasks"} of a job."""
     scores = {}
     for task_key, level, score in (
         JudgeCall.select(Item.task_key, JudgeCall.level, JudgeCall.score)
@@ -57,24 +83,68 @@ def reference_report(job):
     ):
         scores.setdefault(task_key, {})[level] = score
     by_level = {level: [s[level] for s in scores.values() if level in s] for level in LEVEL_NAMES}
-    counted, ordered, disordered = 0, 0, []
+    counts = {"ordered": 0, "tied": 0, "inverted": 0}
+    disordered, tied = [], []
     for task_key, levels in sorted(scores.items()):
         values = [levels[level] for level in LEVEL_NAMES if level in levels]
         if len(values) < 2:
             continue
-        counted += 1
-        if all(a >= b for a, b in zip(values, values[1:], strict=False)):
-            ordered += 1
-        else:
-            disordered.append({"taskId": task_key, **{k: levels.get(k) for k in LEVEL_NAMES}})
+        kind = classify(values)
+        counts[kind] += 1
+        row = {"taskId": task_key, **{k: levels.get(k) for k in LEVEL_NAMES}}
+        if kind == "inverted":
+            disordered.append(row)
+        elif kind == "tied":
+            tied.append(row)
+    counted = sum(counts.values())
+
+    def rate(n):
+        return n / counted if counted else None
+
     return {
         "tasks": counted,
-        "ordered": ordered,
-        "orderedRate": ordered / counted if counted else None,
+        **counts,
+        "orderedRate": rate(counts["ordered"]),
+        "tiedRate": rate(counts["tied"]),
+        "invertedRate": rate(counts["inverted"]),
+        "cannotTell": bool(counted) and counts["tied"] / counted >= TIES_DOMINATE,
         "meanByLevel": {level: (sum(v) / len(v) if v else None) for level, v in by_level.items()},
         "nByLevel": {level: len(v) for level, v in by_level.items()},
         "disordered": disordered,
+        "tiedTasks": tied,
     }
+
+
+def parameters(model):
+    """The parameter count a model's name states ("qwen2.5:0.5b" -> 5e8, "smollm-135m" ->
+    1.35e8), or None when it states none."""
+    found = _SIZE.findall(model or "")
+    if not found:
+        return None
+    number, unit = found[-1]
+    return float(number) * (1e9 if unit.lower() == "b" else 1e6)
+
+
+def judge_warnings(run):
+    """Why the run's judge may not be trusted: it is one of the targets, or it is very small."""
+    warnings = []
+    judge = (run.judge_model or "").strip().lower()
+    if not judge:
+        return warnings
+    targets = RunTarget.select(RunTarget.label, RunTarget.model).where(RunTarget.run == run.id)
+    same = [t.label for t in targets if (t.model or "").strip().lower() == judge]
+    if same:
+        warnings.append(
+            f"The judge ({run.judge_model}) is also a target ({', '.join(same)}): it grades its "
+            "own answers and may favour them."
+        )
+    size = parameters(run.judge_model)
+    if size is not None and size <= SMALL_PARAMS:
+        warnings.append(
+            f"The judge ({run.judge_model}) is very small (its name says {size / 1e9:g}B "
+            "parameters; 1B or fewer): its scores are often noise. Check it against people."
+        )
+    return warnings
 
 
 def _agreement(pairs):
@@ -88,8 +158,11 @@ def _agreement(pairs):
     }
 
 
-def _rated_scores(where):
-    """(judge, rating, score) of the completed items matching `where` with a rating number."""
+def _rated_scores(where, rater=None):
+    """(judge, rating, score) of the completed items matching `where` with a rating number (of
+    one rater, or of every person: each person's rating is one pair)."""
+    if rater is not None:
+        where &= Rating.rater == rater
     return (
         Item.select(Run.judge_provider_name, Run.judge_model, Rating.rating, Item.evaluation_score)
         .join(Rating, on=(Rating.item == Item.id))
@@ -105,11 +178,12 @@ def _rated_scores(where):
     )
 
 
-def agreement_by_judge(runs=None):
-    """Per judge model (of `runs`, or of every run): agreement with people's ratings."""
+def agreement_by_judge(runs=None, rater=None):
+    """Per judge model (of `runs`, or of every run): agreement with people's ratings (one
+    rater's, or everyone's pooled)."""
     where = Item.run.in_([r.id for r in runs]) if runs is not None else (Item.id > 0)
     groups = {}
-    for provider, model, rating, score in _rated_scores(where):
+    for provider, model, rating, score in _rated_scores(where, rater):
         groups.setdefault(f"{provider}/{model}", []).append((rating, score))
     out = []
     for judge, pairs in sorted(groups.items()):
@@ -119,9 +193,10 @@ def agreement_by_judge(runs=None):
     return out
 
 
-def human_agreement(run):
-    """Agreement of the run's judge with people's ratings of the run's items."""
-    pairs = [(rating, score) for _p, _m, rating, score in _rated_scores(Item.run == run.id)]
+def human_agreement(run, rater=None):
+    """Agreement of the run's judge with people's ratings of the run's items (one rater's, or
+    everyone's pooled)."""
+    pairs = [(rating, score) for _p, _m, rating, score in _rated_scores(Item.run == run.id, rater)]
     result = _agreement(pairs)
     result["judge"] = f"{run.judge_provider_name}/{run.judge_model}"
     result["bins"] = BINS_TEXT
@@ -131,21 +206,31 @@ def human_agreement(run):
     return result
 
 
-def judge_check(run_id):
-    """GET /api/runs/<id>/judge-check: the latest reference check and the human agreement."""
+def judge_check(run_id, rater=None):
+    """GET /api/runs/<id>/judge-check: the latest reference check, the judge's agreement with
+    people (one rater, or everyone pooled) and people's agreement with each other."""
     run = get_run(run_id)
     job = latest_job(run)
     empty = {
         "tasks": 0,
         "ordered": 0,
+        "tied": 0,
+        "inverted": 0,
         "orderedRate": None,
+        "tiedRate": None,
+        "invertedRate": None,
+        "cannotTell": False,
         "meanByLevel": dict.fromkeys(LEVEL_NAMES),
         "nByLevel": dict.fromkeys(LEVEL_NAMES, 0),
         "disordered": [],
+        "tiedTasks": [],
     }
     result = {"runId": run.run_id, **(reference_report(job) if job else empty)}
     result["judge"] = f"{run.judge_provider_name}/{run.judge_model}"
     result["job"] = job_progress(job) if job else None
-    result["humanAgreement"] = human_agreement(run)
+    result["warnings"] = judge_warnings(run)
+    result["humanAgreement"] = human_agreement(run, rater)
+    result["rater"] = rater
+    result["peopleAgreement"] = people_agreement([run])
     result["kappaWarning"] = KAPPA_WARNING
     return result

@@ -28,6 +28,7 @@ from ..errors import ValidationError
 from ..files.csvcells import SafeWriter
 from ..files.csvcells import restore
 from ..scoring.votes import vote_row
+from .people import is_person
 from .store import clean_notes
 from .store import clean_rating
 from .store import clean_tags
@@ -45,7 +46,14 @@ RATING_COLUMNS = (
     "tags",
     "notes",
     "rated_at",
+    "rater",
 )
+# What an import needs: the item (run, task; target or model names it when the run has more
+# than one) and the rating itself. A missing tags or notes column leaves them unchanged.
+RATING_REQUIRED = ("run_id", "task_id", "rating")
+RATING_KNOWN = RATING_COLUMNS
+VOTE_REQUIRED = ("task_id", "left_run_id", "right_run_id", "winner")
+CLEAR = "clear"  # a cell that empties its field (an empty cell leaves it as it was)
 VOTE_COLUMNS = (
     "task_id",
     "left_run_id",
@@ -61,6 +69,7 @@ VOTE_COLUMNS = (
     "right_item_id",
     "voted_at",
 )
+VOTE_KNOWN = (*VOTE_COLUMNS, "left_model", "right_model")
 CONTENT_TYPES = {
     "csv": "text/csv; charset=utf-8",
     "jsonl": "application/x-ndjson; charset=utf-8",
@@ -121,6 +130,7 @@ def rating_rows(run_id=None, model=None, tag=None, target=None):
             "tags": r.tags or [],
             "notes": r.notes,
             "rated_at": isoformat(r.updated_at),
+            "rater": r.rater,
         }
 
 
@@ -206,16 +216,50 @@ def export_chunks(rows, columns, fmt):
 # ---- import ---------------------------------------------------------------------------------
 
 
-def _records(text, fmt, what):
-    """(line or record number, dict) from the text; ValidationError for a broken file."""
+def _header_problems(names, known, required):
+    """Problems with a file's column names (CSV header, or a JSON record's keys): an unknown
+    or misspelled one (a stray space included), a required one missing, one given twice."""
+    expected = ", ".join(known)
+    accepted = {n: n for n in known} | {_camel(n): n for n in known}
+    problems, seen = [], set()
+    for name in names:
+        column = accepted.get(name)
+        if column is None:
+            problems.append((repr(name), f"unknown column; the columns are {expected}"))
+        elif column in seen:
+            problems.append((name, "comes twice"))
+        seen.add(column)
+    for name in required:
+        if name not in seen:
+            problems.append((name, f"is missing; the columns are {expected}"))
+    return problems
+
+
+def _records(text, fmt, what, known=None, required=()):
+    """(line or record number, dict) from the text; ValidationError for a broken file, or for
+    a CSV header that is not right (checked before any row is read)."""
     if fmt == "csv":
-        reader = csv.DictReader(io.StringIO(text))
-        if not reader.fieldnames:
+        reader = csv.reader(io.StringIO(text))
+        header = next(reader, None)
+        if not header:
             raise ValidationError.field("file", "the CSV is empty: a header line comes first")
+        if known is not None:
+            problems = _header_problems(header, known, required)
+            if problems:
+                raise ValidationError([{"field": f, "message": m, "line": 1} for f, m in problems])
         start = 2
         for row in reader:
+            if not row:
+                start = reader.line_num + 1
+                continue
+            if len(row) != len(header):
+                raise ValidationError.field(
+                    "row",
+                    f"has {len(row)} cells, the header has {len(header)}: nothing was imported",
+                    line=start,
+                )
             # Our own export put a ' before formula-like cells (files/csvcells.py).
-            yield start, {k: restore(v) for k, v in row.items() if k is not None}
+            yield start, {k: restore(v) for k, v in zip(header, row, strict=True)}
             start = reader.line_num + 1
         return
     if fmt == "jsonl":
@@ -298,32 +342,58 @@ def _fail(errors, line, field, message, fmt):
     errors.append(entry)
 
 
-def _checked(text, fmt, what, check):
-    """Every record checked; ValidationError with all problems, else the checked records."""
+def _checked(text, fmt, what, check, known=None, required=()):
+    """Every record checked; ValidationError with all problems, else the checked records.
+    JSON and JSONL records have their keys checked as a CSV header is."""
     errors, checked = [], []
-    for line, record in _records(text, fmt, what):
+    for line, record in _records(text, fmt, what, known, required):
         if len(checked) + len(errors) >= MAX_RECORDS:
             raise ValidationError.field("file", f"at most {MAX_RECORDS} records per import")
         if not isinstance(record, dict):
             _fail(errors, line, "record", "must be an object", fmt)
             continue
-        problems = []
-        value = check(record, problems, line)
+        problems = _header_problems(record, known, required) if fmt != "csv" and known else []
+        if not problems:
+            check(record, problems, line, checked)
         for field, message in problems:
             _fail(errors, line, field, message, fmt)
-        if not problems:
-            checked.append(value)
     if errors:
         raise ValidationError(errors[:200])
     return checked
 
 
-def import_ratings(text, fmt, now=None):
-    """Store every rating of the file or none; returns how many were stored."""
+def _cell(record, name):
+    """A field of a record: None when absent or empty (unchanged), CLEAR, or the value."""
+    for key in (name, _camel(name)):
+        if key in record:
+            value = record[key]
+            if value is None or (isinstance(value, str) and not value.strip()):
+                return None
+            if isinstance(value, str) and value.strip().lower() == CLEAR:
+                return CLEAR
+            return value
+    return None
+
+
+def _person(value, default, problems):
+    """The rater or voter a record names (a person), else `default`."""
+    name = str(value).strip() if value not in (None, "") else default
+    if not is_person(name):
+        problems.append(("rater", 'must be "human" or "human:<account name>"'))
+    return name
+
+
+def import_ratings(text, fmt, now=None, person=HUMAN):
+    """Store every rating of the file or none; returns how many records were read.
+
+    The header (a CSV's first line, a JSON record's keys) is checked first. An empty cell
+    leaves that field as it was; `clear` empties it. A record without a rater is `person`'s.
+    """
     fmt = parse_format(fmt)
     matcher = _Matcher()
+    seen = {}
 
-    def check(record, problems, _line):
+    def check(record, problems, line, checked):
         item, problem = matcher.item(
             _get(record, "run_id"),
             _get(record, "task_id"),
@@ -334,31 +404,58 @@ def import_ratings(text, fmt, now=None):
             problems.append(problem)
         elif item.answered_at is None:
             problems.append(("taskId", f"the item of task {item.task_key!r} has no answer to rate"))
-        values = []
+        rater = _person(_cell(record, "rater"), person, problems)
+        values = {}
         for name, clean in (("rating", clean_rating), ("tags", clean_tags), ("notes", clean_notes)):
-            raw = _get(record, name)
+            raw = _cell(record, name)
+            if raw is None:
+                continue  # empty: unchanged
             try:
-                values.append(clean(raw if raw is not None else None))
+                values[name] = clean(None) if raw == CLEAR else clean(raw)
             except ValidationError as exc:
                 problems += [(e["field"], e["message"]) for e in exc.errors]
-        return (item, *values) if not problems else None
+        if problems:
+            return
+        key = (item.id, rater)
+        if key in seen:
+            where = "record" if fmt == "json" else "line"
+            problems.append(("task_id", f"this item and rater come already at {where} {seen[key]}"))
+            return
+        seen[key] = line
+        checked.append((item, rater, values))
 
-    records = _checked(text, fmt, "ratings", check)
+    records = _checked(text, fmt, "ratings", check, RATING_KNOWN, RATING_REQUIRED)
     now = now or utcnow()
     with database.atomic():
-        for item, rating, tags, notes in records:
-            save_rating(item, rating, tags, notes, now)
+        for item, rater, values in records:
+            current = Rating.get_or_none((Rating.item == item.id) & (Rating.rater == rater))
+            was = {
+                "rating": current.rating if current else None,
+                "tags": (current.tags or []) if current else [],
+                "notes": current.notes if current else "",
+            }
+            was.update(values)
+            save_rating(
+                item,
+                was["rating"],
+                was["tags"],
+                was["notes"],
+                now,
+                rater=rater,
+                changed_by=person,
+            )
     return len(records)
 
 
-def import_votes(text, fmt, now=None):
+def import_votes(text, fmt, now=None, person=HUMAN):
     """Store every vote of the file or none; a vote already stored the same way is skipped.
-    Returns {"stored", "skipped"}."""
+    Returns {"stored", "skipped"}. The header is checked first; a vote without a voter is
+    `person`'s."""
     fmt = parse_format(fmt)
     matcher = _Matcher()
     seen = {}
 
-    def check(record, problems, line):
+    def check(record, problems, line, checked):
         task = _get(record, "task_id")
         sides = []
         for side in ("left", "right"):
@@ -375,20 +472,22 @@ def import_votes(text, fmt, now=None):
         winner = str(_get(record, "winner") or "").strip().upper()
         if winner not in WINNERS:
             problems.append(("winner", "must be LEFT, RIGHT or TIE"))
-        voter = str(_get(record, "voter") or HUMAN).strip()
-        if voter != HUMAN and not voter.startswith("judge:"):
-            problems.append(("voter", 'must be "human" or "judge:<provider>/<model>"'))
+        voter = str(_get(record, "voter") or person).strip()
+        if not is_person(voter) and not voter.startswith("judge:"):
+            problems.append(
+                ("voter", 'must be "human", "human:<account name>" or "judge:<provider>/<model>"')
+            )
         if problems:
-            return None
+            return
         left, right = sides
         if left.target_id == right.target_id:
             problems.append(("right_target", "compare two different targets"))
-            return None
+            return
         key = (min(left.id, right.id), max(left.id, right.id), voter)
         inconsistent = str(_get(record, "inconsistent") or "").lower() in ("true", "1", "yes")
         if key in seen:
             problems.append(("task_id", f"this pair and voter come already at {seen[key]}"))
-            return None
+            return
         existing = Vote.get_or_none(
             (Vote.item_low == key[0]) & (Vote.item_high == key[1]) & (Vote.voter == voter)
         )
@@ -399,12 +498,13 @@ def import_votes(text, fmt, now=None):
             )
             if same != stored:
                 problems.append(("winner", f"{voter} already voted otherwise on this pair"))
-                return None
-            return "skip"
+                return
+            checked.append("skip")
+            return
         seen[key] = line
-        return (left, right, winner, voter, inconsistent)
+        checked.append((left, right, winner, voter, inconsistent))
 
-    records = _checked(text, fmt, "votes", check)
+    records = _checked(text, fmt, "votes", check, VOTE_KNOWN, VOTE_REQUIRED)
     now = now or utcnow()
     stored = 0
     with database.atomic():

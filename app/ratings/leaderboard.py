@@ -18,6 +18,7 @@ from ..db.models import RunTarget
 from ..errors import ValidationError
 from ..runs.queries import get_run
 from . import bradley_terry as bt
+from .people import is_person
 
 SOURCES = ("all", HUMAN, JUDGE)
 METHOD = (
@@ -25,7 +26,9 @@ METHOD = (
     "ties count as half a win each way; 95 % intervals from 1000 bootstrap resamples of the "
     "votes (seeded); rank = 1 + the number of targets whose lower bound is above this one's "
     f"upper bound, given only with at least {bt.MIN_VOTES} votes. A target that never wins or "
-    "never loses stays finite: every pair that met gets a 0.02-vote tie as a prior."
+    "never loses stays finite: every pair that met gets a 0.02-vote tie as a prior; its interval "
+    "is then closed on one side by that prior alone, so it shows as below (or above) the end "
+    "the votes give, with no rank."
 )
 
 
@@ -40,11 +43,18 @@ def parse_runs(value):
 
 
 def parse_source(value):
-    """human, judge or all (the default)."""
-    value = (value or "all").strip().lower()
-    if value not in SOURCES:
-        raise ValidationError.field("source", "must be human, judge or all")
-    return value
+    """human (people pooled), judge, all (the default), or one person ("human:<name>")."""
+    value = (value or "all").strip()
+    if value.lower() in SOURCES:
+        return value.lower()
+    if is_person(value):
+        return value
+    raise ValidationError.field("source", 'must be human, judge, all or one person "human:<name>"')
+
+
+def one_person(source):
+    """True when the source names one person (not people pooled)."""
+    return source.startswith(HUMAN + ":")
 
 
 def scope_targets(runs):
@@ -67,7 +77,10 @@ def _scope_sql(target_ids, source):
     marks = ",".join("?" * len(target_ids))
     where = f"left_target_id IN ({marks}) AND right_target_id IN ({marks})"
     params = [*target_ids, *target_ids]
-    if source != "all":
+    if one_person(source):
+        where += " AND voter = ?"
+        params.append(source)
+    elif source != "all":
         where += " AND source = ?"
         params.append(source)
     return where, params
@@ -162,7 +175,7 @@ def leaderboard(runs, source="all", rounds=bt.ROUNDS):
         "rows": out,
         "targets": [target_dict(t) for t in targets],
         "matrix": matrix,
-        "consistency": consistency(ids) if source != HUMAN else [],
+        "consistency": consistency(ids) if source in ("all", JUDGE) else [],
     }
 
 

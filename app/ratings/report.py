@@ -58,7 +58,9 @@ def _votes(target_ids, source):
     if not target_ids:
         return {}
     marks = ",".join("?" * len(target_ids))
-    where = "" if source == "all" else " AND source = ?"
+    # One person ("human:<name>") reads their votes; human, judge or all reads by source.
+    column = "voter" if source.startswith("human:") else "source"
+    where = "" if source == "all" else f" AND {column} = ?"
     extra = [] if source == "all" else [source]
     sql = (
         # CASE, not a bare comparison: PostgreSQL cannot SUM a boolean.

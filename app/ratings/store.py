@@ -1,6 +1,6 @@
 """People's ratings: a Likert 1-5 per item with tags and notes, stored, cleared and read.
 
-One Rating row per item (`evaluations`); its tags are also RatingTag rows so the
+One Rating row per item and rater (`evaluations`); its tags are also RatingTag rows so the
 Evaluate page can filter by a tag and autocomplete from the tags used before.
 """
 
@@ -9,8 +9,10 @@ from peewee import fn
 from ..clock import isoformat
 from ..clock import utcnow
 from ..db.connection import database
+from ..db.models import HUMAN
 from ..db.models import Item
 from ..db.models import Rating
+from ..db.models import RatingHistory
 from ..db.models import RatingTag
 from ..errors import NotFound
 from ..errors import ValidationError
@@ -92,14 +94,32 @@ def clean_body(body):
     return tuple(values)
 
 
-def save_rating(item, rating, tags, notes, now=None):
-    """Store the item's rating, tags and notes (replacing what was there); the Rating, or None
-    when everything is empty (nothing stored, any earlier rating cleared)."""
+def _keep_history(current, changed_by, action, now):
+    """The rating as it was, before `action` (change | clear) by `changed_by`."""
+    RatingHistory.create(
+        rating_id=current.id,
+        item=current.item_id,
+        rater=current.rater,
+        changed_by=changed_by,
+        changed_at=now,
+        action=action,
+        old_rating=current.rating,
+        old_tags=current.tags or [],
+        old_notes=current.notes or "",
+    )
+
+
+def save_rating(item, rating, tags, notes, now=None, rater=HUMAN, changed_by=None):
+    """Store `rater`'s rating, tags and notes of the item (replacing theirs); the Rating, or
+    None when everything is empty (nothing stored, their earlier rating cleared). Every change
+    keeps the old value in RatingHistory (who changed it, when)."""
     now = now or utcnow()
+    changed_by = changed_by or rater
     with database.atomic():
-        current = Rating.get_or_none(Rating.item == item.id)
+        current = Rating.get_or_none((Rating.item == item.id) & (Rating.rater == rater))
         if rating is None and not tags and not notes:
             if current is not None:
+                _keep_history(current, changed_by, "clear", now)
                 current.delete_instance()
             return None
         if current is not None and (current.rating, current.tags or [], current.notes) == (
@@ -117,8 +137,10 @@ def save_rating(item, rating, tags, notes, now=None):
                 notes=notes,
                 created_at=now,
                 updated_at=now,
+                rater=rater,
             )
         else:
+            _keep_history(current, changed_by, "change", now)
             Rating.update(rating=rating, tags=tags, notes=notes, updated_at=now).where(
                 Rating.id == current.id
             ).execute()
@@ -130,21 +152,42 @@ def save_rating(item, rating, tags, notes, now=None):
     return Rating.get_by_id(current.id)
 
 
-def put_rating(run_id, item_id, body, now=None):
-    """PUT a rating: check the body, then store it on the run's item; the Rating or None."""
+def put_rating(run_id, item_id, body, now=None, rater=HUMAN):
+    """PUT a rating: check the body, then store it as `rater`'s on the run's item; the Rating
+    or None."""
     item = get_item(run_id, item_id)
     rating, tags, notes = clean_body(body)
     if item.answered_at is None:
         raise ValidationError.field(
             "itemId", f"item {item_id} has no answer to rate (status {item.status})"
         )
-    return save_rating(item, rating, tags, notes, now)
+    return save_rating(item, rating, tags, notes, now, rater=rater)
 
 
-def clear_rating(run_id, item_id):
-    """Remove the item's rating, tags and notes (nothing to remove is fine)."""
+def clear_rating(run_id, item_id, rater=HUMAN):
+    """Remove `rater`'s rating, tags and notes of the item (nothing to remove is fine); the old
+    value goes to the history."""
     item = get_item(run_id, item_id)
-    Rating.delete().where(Rating.item == item.id).execute()
+    save_rating(item, None, [], "", rater=rater)
+
+
+def rating_history(item_id, rater=None):
+    """An item's rating changes, newest first (of one rater when given), as JSON."""
+    query = RatingHistory.select().where(RatingHistory.item == item_id)
+    if rater is not None:
+        query = query.where(RatingHistory.rater == rater)
+    return [
+        {
+            "rater": h.rater,
+            "changedBy": h.changed_by,
+            "changedAt": isoformat(h.changed_at),
+            "action": h.action,
+            "oldRating": h.old_rating,
+            "oldTags": h.old_tags or [],
+            "oldNotes": h.old_notes,
+        }
+        for h in query.order_by(RatingHistory.id.desc())
+    ]
 
 
 def rating_to_dict(rating):
@@ -153,6 +196,7 @@ def rating_to_dict(rating):
         return None
     return {
         "itemId": rating.item_id,
+        "rater": rating.rater,
         "rating": rating.rating,
         "tags": rating.tags or [],
         "notes": rating.notes,
@@ -161,12 +205,13 @@ def rating_to_dict(rating):
     }
 
 
-def ratings_for(item_ids):
-    """{item id: rating dict} for the items that have one (one query)."""
+def ratings_for(item_ids, rater=HUMAN):
+    """{item id: rating dict} of `rater` for the items that have one (one query)."""
     ids = [i for i in item_ids if is_db_id(i)]
     if not ids:
         return {}
-    return {r.item_id: rating_to_dict(r) for r in Rating.select().where(Rating.item.in_(ids))}
+    query = Rating.select().where(Rating.item.in_(ids) & (Rating.rater == rater))
+    return {r.item_id: rating_to_dict(r) for r in query}
 
 
 def tags_used(limit=300):

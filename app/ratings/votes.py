@@ -1,13 +1,16 @@
 """A/B votes: two targets' answers to one task side by side, blind, one vote per pair and voter.
 
-The scope is two targets (of one run, or of two runs over the same tasks). The next pair is the
-first task, in task order, that both answered and the voter has not voted on; its sides are
-randomised per pair (a hash of the two item ids, so a reload shows the same sides). The server
-records which target won; a second vote on the same pair by the same voter is a Conflict, so a
-double key press stores one vote.
+The scope is two targets (of one run, or of two runs over the same tasks). The next pair is one
+the voter has not voted on, in the voter's own shuffled order (people.queue_order); its sides
+are randomised per pair (a hash of the two item ids, so a reload shows the same sides). Each
+pair shown comes with a pair token, kept with who it was shown to: a vote carries it, so a vote
+is always for a pair that person saw, and a second vote with the same token (a key pressed
+twice) answers with the first vote and stores nothing. A person can undo their last vote and
+change any of theirs; the old value goes to VoteHistory.
 """
 
 import hashlib
+import secrets
 from dataclasses import dataclass
 
 from peewee import IntegrityError
@@ -17,10 +20,14 @@ from ..clock import isoformat
 from ..clock import utcnow
 from ..db.connection import database
 from ..db.models import HUMAN
+from ..db.models import LEFT
+from ..db.models import RIGHT
 from ..db.models import WINNERS
 from ..db.models import Item
+from ..db.models import PairToken
 from ..db.models import RunTarget
 from ..db.models import Vote
+from ..db.models import VoteHistory
 from ..errors import Conflict
 from ..errors import NotFound
 from ..errors import ValidationError
@@ -29,6 +36,8 @@ from ..ids import whole_number
 from ..runs.judge_jobs import unjudged_pairs
 from ..runs.queries import get_run
 from ..scoring.votes import vote_row
+from .people import position
+from .people import queue_order
 
 
 @dataclass
@@ -58,6 +67,7 @@ class Pair:
     question: str
     left: object
     right: object
+    token: str = ""
 
 
 def _target(run, value, field):
@@ -102,26 +112,44 @@ def _in_scope(scope):
     )
 
 
+def pair_token(voter, left, right, now=None):
+    """The token of this pair as shown to `voter`: the unused one handed out before (a reload),
+    else a new one."""
+    found = (
+        PairToken.select(PairToken.token)
+        .where(
+            (PairToken.voter == voter)
+            & (PairToken.left_item == left.id)
+            & (PairToken.right_item == right.id)
+            & PairToken.vote.is_null()
+        )
+        .first()
+    )
+    if found is not None:
+        return found.token
+    token = secrets.token_urlsafe(18)
+    PairToken.create(
+        token=token, voter=voter, left_item=left.id, right_item=right.id, shown_at=now or utcnow()
+    )
+    return token
+
+
 def next_pair(scope, voter=HUMAN):
     """The next pair of the scope without this voter's vote, or None when every pair has one.
 
-    People vote in task order, so the pairs up to the last task voted on are done: look after it
-    first (a few index lookups, not one per vote already cast), then from the start for gaps.
+    The voter's pending pairs (index lookups, no answer text) in their own shuffled order, so
+    two people see the pairs in different orders and the order gives nothing away. The pair
+    comes with its pair token.
     """
-    last = Vote.select(fn.MAX(Vote.task_key)).where(_in_scope(scope) & (Vote.voter == voter))
-    last = last.scalar()
-    pending = []
-    if last is not None:
-        pending = unjudged_pairs(scope.target_a, scope.target_b, voter, limit=1, after=last)
-    if not pending:
-        pending = unjudged_pairs(scope.target_a, scope.target_b, voter, limit=1)
+    pending = unjudged_pairs(scope.target_a, scope.target_b, voter)
     if not pending:
         return None
-    item_a, item_b, task_key = pending[0]
+    a, b = queue_order(voter)  # read once, not once per pending pair
+    item_a, item_b, task_key = min(pending, key=lambda p: position(min(p[0], p[1]), a, b))
     columns = (Item.id, Item.target, Item.task_key, Item.question, Item.answer)
     items = {i.id: i for i in Item.select(*columns).where(Item.id.in_([item_a, item_b]))}
     left, right = sides(items[item_a], items[item_b])
-    return Pair(task_key, items[item_a].question, left, right)
+    return Pair(task_key, items[item_a].question, left, right, pair_token(voter, left, right))
 
 
 def pair_count(scope):
@@ -163,47 +191,168 @@ def _item(value, field):
     return item
 
 
-def clean_vote(body):
-    """(left item, right item, winner) from {"leftItemId", "rightItemId", "winner"}."""
-    if not isinstance(body, dict):
-        raise ValidationError.field("body", 'send {"leftItemId", "rightItemId", "winner"}')
-    errors = []
-    for name in ("leftItemId", "rightItemId", "winner"):
-        if body.get(name) in (None, ""):
-            errors.append({"field": name, "message": "is required"})
+def _winner(body):
     winner = body.get("winner")
     if isinstance(winner, str):
         winner = winner.strip().upper()
-    if winner not in (None, "") and winner not in WINNERS:
-        errors.append({"field": "winner", "message": "must be LEFT, RIGHT or TIE"})
+    if winner in (None, ""):
+        raise ValidationError.field("winner", "is required")
+    if winner not in WINNERS:
+        raise ValidationError.field("winner", "must be LEFT, RIGHT or TIE")
+    return winner
+
+
+def clean_vote(body, voter=HUMAN):
+    """(pair token, left item, right item, winner) from {"pairToken", "winner"} (the item ids,
+    when sent too, must be the pair's). 400 naming pairToken for a pair not shown to `voter`."""
+    if not isinstance(body, dict):
+        raise ValidationError.field("body", 'send {"pairToken", "winner"}')
+    errors = []
+    token = body.get("pairToken")
+    if token in (None, ""):
+        errors.append(
+            {
+                "field": "pairToken",
+                "message": "is required: vote with the token that came with the pair "
+                "(the A/B page or GET /api/pairwise/next)",
+            }
+        )
+    try:
+        winner = _winner(body)
+    except ValidationError as exc:
+        errors += exc.errors
     if errors:
         raise ValidationError(errors)
-    left = _item(body["leftItemId"], "leftItemId")
-    right = _item(body["rightItemId"], "rightItemId")
-    if left.id == right.id or left.target_id == right.target_id:
-        raise ValidationError.field("rightItemId", "compare answers of two different targets")
-    if left.task_key != right.task_key:
+    shown = (
+        PairToken.get_or_none((PairToken.token == token) & (PairToken.voter == voter))
+        if isinstance(token, str)
+        else None
+    )
+    if shown is None:
         raise ValidationError.field(
-            "rightItemId", f"both items must answer the same task ({left.task_key!r})"
+            "pairToken", "this pair was not shown to you: vote on a pair you were handed"
         )
-    for item, name in ((left, "leftItemId"), (right, "rightItemId")):
-        if item.answered_at is None:
-            raise ValidationError.field(name, f"item {item.id} has no answer to compare")
-    return left, right, winner
+    for name, expected in (
+        ("leftItemId", shown.left_item_id),
+        ("rightItemId", shown.right_item_id),
+    ):
+        value = body.get(name)
+        if value not in (None, "") and str(value) != str(expected):
+            raise ValidationError.field(
+                "pairToken",
+                f"was handed out with items {shown.left_item_id} (left) and "
+                f"{shown.right_item_id} (right), not {name} {value}",
+            )
+    left = _item(shown.left_item_id, "leftItemId")
+    right = _item(shown.right_item_id, "rightItemId")
+    return shown, left, right, winner
 
 
 def record_vote(body, voter=HUMAN, now=None):
-    """Store one vote (201 in the API); Conflict when this voter already voted on the pair."""
-    left, right, winner = clean_vote(body)
+    """Store one vote on a pair shown to `voter` (201 in the API). A second vote with the same
+    pair token answers with the first (`vote.repeated` is True, nothing stored); Conflict when
+    the voter voted on this pair with another token (two tabs)."""
+    shown, left, right, winner = clean_vote(body, voter)
+    if shown.vote_id is not None:
+        first = Vote.get_or_none(Vote.id == shown.vote_id)
+        if first is not None:
+            first.repeated = True
+            return first
     now = now or utcnow()
     try:
         with database.atomic():
             vote = Vote.create(**vote_row(left, right, winner, voter, now=now))
+            PairToken.update(vote=vote.id).where(PairToken.id == shown.id).execute()
     except IntegrityError:
+        # Two presses at once: the other one stored the vote with this token a moment ago.
+        first = PairToken.get_by_id(shown.id).vote
+        if first is not None:
+            first.repeated = True
+            return first
         raise Conflict(
-            f"Items {left.id} and {right.id} already have your vote; one vote per pair."
+            f"Items {left.id} and {right.id} already have your vote; one vote per pair "
+            "(change it instead)."
         ) from None
+    vote.repeated = False
     return vote
+
+
+def _keep_history(vote, changed_by, action, now):
+    VoteHistory.create(
+        vote_id=vote.id,
+        item_low=vote.item_low,
+        item_high=vote.item_high,
+        voter=vote.voter,
+        changed_by=changed_by,
+        changed_at=now,
+        action=action,
+        old_winner=vote.winner,
+        old_left_item=vote.left_item_id,
+        old_right_item=vote.right_item_id,
+    )
+
+
+def undo_last_vote(voter=HUMAN, now=None):
+    """Remove the voter's most recent vote (its pair comes back to their queue); the removed
+    vote as JSON. NotFound when they have none."""
+    last = Vote.select().where(Vote.voter == voter).order_by(Vote.id.desc()).first()
+    if last is None:
+        raise NotFound("You have no vote to undo.")
+    removed = vote_to_dict(last)
+    with database.atomic():
+        _keep_history(last, voter, "undo", now or utcnow())
+        # The pair's token is free again: the pair, shown again, takes the same one.
+        PairToken.update(vote=None).where(PairToken.vote == last.id).execute()
+        last.delete_instance()
+    return removed
+
+
+def change_vote(vote_id, body, voter=HUMAN, now=None):
+    """Change the winner of one of the voter's own votes ({"winner"}); the vote. The old
+    winner goes to the history; another person's vote is NotFound."""
+    if not isinstance(body, dict):
+        raise ValidationError.field("body", 'send {"winner": "LEFT" | "RIGHT" | "TIE"}')
+    winner = _winner(body)
+    vote = get_vote(vote_id)
+    if vote.voter != voter:
+        raise NotFound(f"No vote {vote_id} of yours.")
+    if vote.winner == winner:
+        return vote
+    won = {LEFT: vote.left_target_id, RIGHT: vote.right_target_id}.get(winner)
+    with database.atomic():
+        _keep_history(vote, voter, "change", now or utcnow())
+        Vote.update(winner=winner, winner_target=won).where(Vote.id == vote.id).execute()
+    return get_vote(vote.id)
+
+
+def my_votes(scope, voter=HUMAN, limit=50):
+    """The voter's votes in the scope, newest first, as JSON (the A/B page's "my votes")."""
+    query = (
+        Vote.select()
+        .where(_in_scope(scope) & (Vote.voter == voter))
+        .order_by(Vote.id.desc())
+        .limit(limit)
+    )
+    return [vote_to_dict(vote) for vote in query]
+
+
+def vote_history(voter, limit=100):
+    """The voter's vote changes and undos, newest first, as JSON."""
+    return [
+        {
+            "voteId": h.vote_id,
+            "action": h.action,
+            "changedBy": h.changed_by,
+            "changedAt": isoformat(h.changed_at),
+            "oldWinner": h.old_winner,
+            "leftItemId": h.old_left_item,
+            "rightItemId": h.old_right_item,
+        }
+        for h in VoteHistory.select()
+        .where(VoteHistory.voter == voter)
+        .order_by(VoteHistory.id.desc())
+        .limit(limit)
+    ]
 
 
 def vote_to_dict(vote):

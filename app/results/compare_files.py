@@ -10,7 +10,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from ..errors import ValidationError
-from .compare import LIST_RULE, split_changes, verdict
+from .compare import LIST_RULE
+from .compare import split_changes
+from .compare import verdict
 
 COMPLETED = "COMPLETED"  # an item's status in results.jsonl
 INCONCLUSIVE = ("too few shared tasks", "no shared scored tasks")

@@ -9,7 +9,8 @@ from ..db.models import RIGHT
 
 def vote_row(left, right, winner, voter, *, now, inconsistent=False, job=None, reason=None):
     """The Vote row for `winner` (LEFT | RIGHT | TIE) between two items as they were shown
-    (each with id, target_id and task_key); `voter` is "human" or "judge:<provider>/<model>"."""
+    (each with id, target_id and task_key); `voter` is "human", "human:<account name>" or
+    "judge:<provider>/<model>"."""
     return {
         "left_item": left.id,
         "right_item": right.id,
@@ -21,7 +22,8 @@ def vote_row(left, right, winner, voter, *, now, inconsistent=False, job=None, r
         "task_key": left.task_key,
         "winner": winner,
         "winner_target": {LEFT: left.target_id, RIGHT: right.target_id}.get(winner),
-        "source": HUMAN if voter == HUMAN else JUDGE,
+        # A judge is "judge:<provider>/<model>"; a person "human" or "human:<account name>".
+        "source": JUDGE if voter.startswith(JUDGE + ":") else HUMAN,
         "voter": voter,
         "inconsistent": inconsistent,
         "job": job,

@@ -1,9 +1,11 @@
 """Compare A/B: two targets' answers to one task side by side, blind, voted by keyboard.
 
-Q = A (left), W = B (right), E = tie (LLM Runner's hotkeys). The vote posts the pair's two item
-ids; the answer is the next pair (#pair) with the last vote's targets revealed. A judge model
-can be asked to vote on the same pairs (in both orders, through the engine); its job's progress
-(#judge-job) polls while the job runs.
+Q = A (left), W = B (right), E = tie (LLM Runner's hotkeys). The vote posts the pair token
+handed out with the pair; the answer is the next pair (#pair) with the last vote's targets
+revealed, and buttons to change that vote or undo it (U). A key pressed twice posts the same
+token twice: the second answers with the first vote, so no vote lands on a pair never seen. A
+judge model can be asked to vote on the same pairs (in both orders, through the engine); its
+job's progress (#judge-job) polls while the job runs.
 """
 
 from flask import Blueprint
@@ -14,8 +16,8 @@ from flask import request
 from flask import url_for
 
 from ..catalog.providers import list_providers
-from ..db.models import HUMAN
 from ..errors import Conflict
+from ..errors import NotFound
 from ..errors import ValidationError
 from ..ids import digits_number
 from ..ratings import votes
@@ -26,6 +28,7 @@ from ..ratings.judge_votes import latest_job
 from ..results.compare import run_choices
 from ..runs.queries import get_run
 from .extensions import htmx
+from .people import me
 
 bp = Blueprint("ab", __name__)
 
@@ -39,15 +42,33 @@ def _scope(source):
     return votes.scope(*(source.get(k) for k in SCOPE_KEYS))
 
 
-def _pair_context(scope, pairs, last=None, error=None):
-    """The next pair; `pairs` (how many there are) is counted once by the page and carried."""
+def _pair_context(scope, pairs, last=None, error=None, notice=None):
+    """My next pair; `pairs` (how many there are) is counted once by the page and carried."""
+    person = me()
     return {
         "scope": scope,
-        "pair": votes.next_pair(scope),
-        "progress": {"pairs": pairs, "voted": votes.voted_count(scope)},
+        "pair": votes.next_pair(scope, person),
+        "progress": {"pairs": pairs, "voted": votes.voted_count(scope, person)},
         "last": votes.vote_to_dict(last) if last is not None else None,
         "error": error,
+        "notice": notice,
+        "mine": votes.my_votes(scope, person),
     }
+
+
+def _pair_reply(scope, last=None, error=None, notice=None):
+    """#pair through htmx, else back to the page (the last vote in the URL, messages flashed)."""
+    if htmx:
+        context = _pair_context(scope, _pairs(request.form, scope), last, error, notice)
+        return render_template("ab/_pair.html", **context)
+    if error:
+        flash(error, "error")
+    if notice:
+        flash(notice, "info")
+    query = scope.query()
+    if last is not None:
+        query["last"] = last.id
+    return redirect(url_for("ab.index", **query))
 
 
 def _pairs(source, scope):
@@ -81,6 +102,8 @@ def index():
     if scope:
         last_id = digits_number(args.get("last", ""))
         last = votes.get_vote(last_id) if last_id is not None else None
+        if last is not None and last.voter != me():
+            last = None  # someone else's vote is not revealed here
         context.update(_pair_context(scope, votes.pair_count(scope), last))
         context.update(_judge_context(scope))
     return render_template("ab/index.html", **context)
@@ -88,25 +111,40 @@ def index():
 
 @bp.post("/ab/votes")
 def vote():
-    """A person's vote on the pair shown; then the next pair (a repeated vote shows it too)."""
+    """My vote on the pair shown (its pair token); then the next pair. The same token again
+    (a double key press) shows the next pair and the first vote, storing nothing."""
     scope = votes.scope(*(request.form.get(k) for k in SCOPE_KEYS))
-    body = {k: request.form.get(k) for k in ("leftItemId", "rightItemId", "winner")}
+    body = {k: request.form.get(k) for k in ("pairToken", "leftItemId", "rightItemId", "winner")}
     last, error = None, None
     try:
-        last = votes.record_vote(body, HUMAN)
-    except Conflict:
-        pass  # a double key press: the pair has its one vote, show the next pair
+        last = votes.record_vote(body, me())
+    except Conflict as exc:
+        error = exc.message
     except ValidationError as exc:
         error = exc.message
-    if htmx:
-        context = _pair_context(scope, _pairs(request.form, scope), last, error)
-        return render_template("ab/_pair.html", **context)
-    if error:
-        flash(error, "error")
-    query = scope.query()
-    if last is not None:
-        query["last"] = last.id
-    return redirect(url_for("ab.index", **query))
+    return _pair_reply(scope, last, error)
+
+
+@bp.post("/ab/votes/undo")
+def undo():
+    """Undo my last vote: its pair comes back as the next one."""
+    scope = votes.scope(*(request.form.get(k) for k in SCOPE_KEYS))
+    try:
+        removed = votes.undo_last_vote(me())
+    except NotFound as exc:
+        return _pair_reply(scope, error=exc.message)
+    return _pair_reply(scope, notice=f"Your vote on {removed['taskId']} was undone.")
+
+
+@bp.post("/ab/votes/<int:vote_id>")
+def change(vote_id):
+    """Change one of my votes (the revealed last one, or any in "my votes"): A, B or a tie."""
+    scope = votes.scope(*(request.form.get(k) for k in SCOPE_KEYS))
+    try:
+        vote = votes.change_vote(vote_id, {"winner": request.form.get("winner")}, me())
+    except (NotFound, ValidationError) as exc:
+        return _pair_reply(scope, error=exc.message)
+    return _pair_reply(scope, vote, notice="Your vote was changed.")
 
 
 @bp.post("/ab/judge")

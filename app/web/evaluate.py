@@ -19,6 +19,7 @@ from ..errors import ValidationError
 from ..ratings import cards
 from ..ratings.store import tags_used
 from .extensions import htmx
+from .people import me
 
 bp = Blueprint("evaluate", __name__)
 
@@ -40,6 +41,13 @@ def _links(filters):
         "card": lambda item_id=None: url_for("evaluate.card", **_query(filters, item_id)),
         "filters": urlencode(_query(filters)),
     }
+
+
+def _filters(source, prefix=""):
+    """The queue's filters, for this request's person."""
+    filters = cards.parse_filters(source, prefix)
+    filters.person = me()
+    return filters
 
 
 def _card_context(filters, item_id=None, error=None):
@@ -66,7 +74,7 @@ def _card_response(context, status=200):
 @bp.get("/evaluate")
 def index():
     """The Evaluate page: filters, then one card (the queue's first, or ?item=)."""
-    filters = cards.parse_filters(request.args)
+    filters = _filters(request.args)
     context = _card_context(filters, request.args.get("item"))
     context.update(
         {
@@ -81,8 +89,21 @@ def index():
 @bp.get("/evaluate/card")
 def card():
     """Fragment #card: one card (J/K through htmx)."""
-    filters = cards.parse_filters(request.args)
+    filters = _filters(request.args)
     return _card_response(_card_context(filters, request.args.get("item")))
+
+
+@bp.get("/evaluate/tags")
+def tag_options():
+    """Fragment #tag-options: the tag suggestions, refreshed as tags are added."""
+    return render_template("evaluate/_tag_options.html", tags=tags_used())
+
+
+def _tags_changed(response):
+    """Tell the page its tag suggestions may have grown (htmx refreshes #tag-options)."""
+    if htmx and (request.form.get("tags") or "").strip():
+        response.headers["HX-Trigger"] = "tagsChanged"
+    return response
 
 
 @bp.post("/evaluate/items/<int:item_id>")
@@ -91,7 +112,7 @@ def save(item_id):
 
     An autosave (notes typed, a tag added) answers with the save status alone.
     """
-    filters = cards.parse_filters(request.form, prefix=FILTER_PREFIX)
+    filters = _filters(request.form, prefix=FILTER_PREFIX)
     then = request.form.get("then", "stay")
     then = then if then in THEN else "stay"
     try:
@@ -104,7 +125,7 @@ def save(item_id):
             return _card_response(context)  # htmx swaps only 2xx answers
         return _card_response(context, 400)
     if request.form.get("autosave"):
-        return render_template("evaluate/_save_status.html", error=None)
+        return _tags_changed(Response(render_template("evaluate/_save_status.html", error=None)))
     if target is None:  # past the end (or the start) of the queue: stay, and say so
         target = item_id
         end = (
@@ -117,5 +138,5 @@ def save(item_id):
     if htmx:
         context = _card_context(filters, target)
         context["end"] = end
-        return _card_response(context)
+        return _tags_changed(_card_response(context))
     return redirect(url_for("evaluate.index", **_query(filters, target)))

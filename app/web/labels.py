@@ -13,6 +13,7 @@ from ..errors import ValidationError
 from ..errors import format_error
 from ..ratings import labels
 from ..results.compare import run_choices
+from .people import me
 
 bp = Blueprint("labels", __name__)
 
@@ -51,7 +52,7 @@ def import_file(kind):
     try:
         fmt = labels.parse_format(fmt)
         text = upload.read().decode("utf-8-sig")
-        result = KINDS[kind](text, fmt)
+        result = KINDS[kind](text, fmt, person=me())
     except UnicodeDecodeError:
         return _render(["The file is not UTF-8 text."], kind, 400)
     except ValidationError as exc:

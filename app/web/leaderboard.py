@@ -6,14 +6,18 @@ from flask import Blueprint
 from flask import render_template
 from flask import request
 
+from ..ratings.between_people import people
+from ..ratings.between_people import people_agreement
 from ..ratings.charts import leaderboard_chart
 from ..ratings.judge_check import KAPPA_WARNING
 from ..ratings.judge_check import agreement_by_judge
 from ..ratings.leaderboard import SOURCES
 from ..ratings.leaderboard import leaderboard
+from ..ratings.leaderboard import one_person
 from ..ratings.leaderboard import parse_runs
 from ..ratings.leaderboard import parse_source
 from ..ratings.leaderboard import recent_runs
+from ..ratings.people import display_name
 
 bp = Blueprint("leaderboard", __name__)
 
@@ -24,17 +28,22 @@ def svg_data_url(svg):
 
 @bp.get("/leaderboard")
 def index():
-    """Pick runs and a vote source (the URL keeps them); the board for the votes in scope."""
+    """Pick runs and a vote source (the URL keeps them): people and judges, people pooled,
+    judges, or one person; the board for the votes in scope, the judges' agreement with people
+    (that person's ratings, or everyone's) and people's agreement with each other."""
     picked = request.args.getlist("runs")
     runs_text = ",".join(v for v in picked if v)
     source = parse_source(request.args.get("source"))
     board = None
     chart = None
     agreement = []
+    between, raters = None, []
     if runs_text:
         runs = parse_runs(runs_text)
         board = leaderboard(runs, source)
-        agreement = agreement_by_judge(runs)
+        agreement = agreement_by_judge(runs, source if one_person(source) else None)
+        between = people_agreement(runs)
+        raters = [(p, display_name(p)) for p in people(runs) if one_person(p)]
         if board["votes"]:
             # Both layouts as data: images (the rows are at hand); CSS shows the one for the
             # screen. As images, pygal's own <style> applies: inlined, the CSP would refuse it.
@@ -51,5 +60,7 @@ def index():
         sources=SOURCES,
         runs=recent_runs(),
         agreement=agreement,
+        between=between,
+        raters=raters,
         kappa_warning=KAPPA_WARNING,
     )

@@ -16,6 +16,12 @@ from ..errors import ValidationError
 from ..exports import files
 from ..ratings import charts
 from ..ratings import judge_check
+from ..ratings.between_people import people
+from ..ratings.leaderboard import SOURCES
+from ..ratings.leaderboard import one_person
+from ..ratings.leaderboard import parse_source
+from ..ratings.people import display_name
+from ..ratings.people import is_person
 from ..ratings.report import report_with_latency
 from ..ratings.report import run_report
 from ..results.composite import settings_from
@@ -28,14 +34,19 @@ bp = Blueprint("reports", __name__)
 @bp.get("/runs/<run_id>/report")
 def show(run_id):
     """KPI cards and a table per target (avg rating, win rate, cost per 1000 tasks, latency,
-    tokens, each with its n; the composite score with its formula) and the four charts."""
+    tokens, each with its n; the composite score with its formula) and the four charts. The
+    win rate counts people's and judges' votes, people's, judges' or one person's (?source=)."""
     run = get_run(run_id)
-    report = run_report(run)
+    source = parse_source(request.args.get("source"))
+    report = run_report(run, source)
     return render_template(
         "reports/show.html",
         run=run,
         report=report,
         priced=any(t["cost_per_1k_tasks"] is not None for t in report["targets"]),
+        source=source,
+        sources=SOURCES,
+        raters=[(p, display_name(p)) for p in people([run]) if one_person(p)],
         composites=target_composites(run, settings_from(current_app.config)),
         chart_names=charts.CHARTS,
     )
@@ -87,8 +98,15 @@ def judge_check_start(run_id):
 
 @bp.get("/runs/<run_id>/judge-check")
 def judge_check_fragment(run_id):
-    """Fragment #judge-check: the reference check and the agreement with people (polls while
-    the check runs)."""
+    """Fragment #judge-check: the reference check and the agreement with people, everyone's
+    ratings pooled or one person's (?rater=human:<name>); polls while the check runs."""
+    run = get_run(run_id)
+    rater = request.args.get("rater") or None
+    if rater is not None and not is_person(rater):
+        raise ValidationError.field("rater", 'must be one person: "human" or "human:<name>"')
     return render_template(
-        "results/_judge_check.html", run=get_run(run_id), check=judge_check.judge_check(run_id)
+        "results/_judge_check.html",
+        run=run,
+        check=judge_check.judge_check(run_id, rater),
+        raters=[(p, display_name(p)) for p in people([run]) if one_person(p)],
     )

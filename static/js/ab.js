@@ -1,14 +1,27 @@
-// Compare A/B: Q votes A, W votes B, E a tie (LLM Runner's hotkeys). A key pressed while a vote
-// is out is ignored, so a double press stores one vote (the server also refuses a second vote
-// on the same pair). "Out" lasts until the next pair is swapped in; not the form's htmx-request
+// Compare A/B: Q votes A, W votes B, E a tie (LLM Runner's hotkeys), U undoes my last vote. A key
+// pressed while a vote is out is ignored; a press that still gets through posts the same pair
+// token again, which the server answers with the first vote (nothing stored on the next pair). "Out" lasts until the next pair is swapped in; not the form's htmx-request
 // class, which htmx copies onto the next pair's form until it settles.
 (function () {
-  var keys = { q: "vote-left", w: "vote-right", e: "vote-tie" };
+  var keys = { q: "vote-left", w: "vote-right", e: "vote-tie", u: "ab-undo" };
   var voting = false;
+  // A pair must be on screen this long before a key votes on it: a key pressed twice 40 ms
+  // apart would otherwise land its second press on the next pair, which nobody has read.
+  var SETTLE_MS = 250;
+  var shownAt = 0;
   // The vote is in once the next pair is swapped in (or the request failed).
+  function ready() {
+    var pair = document.querySelector("#pair article");
+    if (pair) pair.dataset.ready = "1";  // keys vote on it from now on
+  }
   document.addEventListener("htmx:afterSwap", function (event) {
-    if (event.target && event.target.id === "pair") voting = false;
+    if (!event.target || event.target.id !== "pair") return;
+    voting = false;
+    shownAt = Date.now();
+    window.setTimeout(ready, SETTLE_MS);
   });
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", ready);
+  else ready();
   ["htmx:responseError", "htmx:sendError", "htmx:timeout"].forEach(function (name) {
     document.addEventListener(name, function () { voting = false; });
   });
@@ -18,11 +31,11 @@
     var tag = target && target.tagName;
     if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
     var id = keys[event.key.toLowerCase()];
-    var form = document.getElementById("vote-form");
+    var button = id && document.getElementById(id);
+    var form = button && button.form;
     if (!id || !form) return;
     event.preventDefault();
-    var button = document.getElementById(id);
-    if (voting || !button) return;
+    if (voting || Date.now() - shownAt < SETTLE_MS) return;
     // The pair may have been swapped in a moment ago: make sure htmx has taken the form over, so
     // the click is its request and never a plain page submission.
     if (window.htmx) window.htmx.process(form);

@@ -1,6 +1,7 @@
-// Evaluate: keys drive the card's form (1-5 rate, T tags, N note, J next, K previous, Esc leaves
-// a field). Every action is the same form submission the buttons make, sent by htmx, so the next
-// card comes without a reload; a key pressed while a request is out waits for its answer.
+// Evaluate: keys drive the card's form (1-5 rate and go to the next card, or stay with the
+// "stay" setting; T tags, N note, J next, K previous, Esc leaves a field). Every action is the
+// same form submission the buttons make, sent by htmx, so the next card comes without a reload;
+// a key pressed while a request is out waits for its answer.
 // The comma-separated tags input becomes chips with an autocompleted "add a tag" field.
 (function () {
   var pending = [];
@@ -96,7 +97,11 @@
       event.preventDefault();
       act(function () {
         var radio = document.getElementById("rate-" + key);
-        if (radio) { radio.checked = true; submit("save-card"); }
+        if (!radio) return;
+        radio.checked = true;
+        // A rating moves to the next card unless the person chose to stay (the filters' stay).
+        var stay = form().querySelector('input[name="f_stay"]');
+        submit(stay ? "save-card" : "next-card");
       });
     } else if (key === "j") {
       event.preventDefault();
