@@ -2,12 +2,9 @@
 their own order (targets mixed), and agreement between people (Krippendorff's alpha, Fleiss'
 kappa) beside the judge's."""
 
-import contextlib
-
 import pytest
-from flask import appcontext_pushed
-from flask import g
 
+from app.accounts.store import add_account
 from app.db.models import Item
 from app.db.models import Rating
 from app.db.models import Run
@@ -21,21 +18,15 @@ from tests.factories import add_item
 from tests.factories import make_run
 from tests.factories import shown_pair
 
-
-class Account:
-    def __init__(self, name, role="rater"):
-        self.name, self.role = name, role
+PASSWORD = "a long enough password"
 
 
-@contextlib.contextmanager
-def signed_in(app, name):
-    """Requests as the account `name` (what the accounts feature sets in flask.g)."""
-
-    def set_account(_sender, **_extra):
-        g.account = Account(name)
-
-    with appcontext_pushed.connected_to(set_account, app):
-        yield
+def sign_in(client, name):
+    """`client` signed in as the rater account `name` (a real account and login)."""
+    add_account(name, "rater", PASSWORD)
+    reply = client.post("/login", data={"name": name, "password": PASSWORD})
+    assert reply.status_code == 303, reply.text
+    return client
 
 
 @pytest.fixture
@@ -83,9 +74,9 @@ def test_a_queue_mixes_the_targets_so_the_order_gives_no_model_away(run2):
 def test_the_evaluate_page_rates_as_the_signed_in_account(app, client, run2):
     _run, _targets, items = run2
     item = items[("m1", 0)]
-    with signed_in(app, "ann"):
-        client.post(f"/evaluate/items/{item.id}", data={"rating": "5", "then": "stay"})
-        client.post(f"/evaluate/items/{item.id}", data={"rating": "2", "then": "stay"})
+    sign_in(client, "ann")
+    client.post(f"/evaluate/items/{item.id}", data={"rating": "5", "then": "stay"})
+    client.post(f"/evaluate/items/{item.id}", data={"rating": "2", "then": "stay"})
     stored = Rating.get(Rating.item == item.id)
     assert (stored.rater, stored.rating) == ("human:ann", 2)
     assert Rating.select().count() == 1
@@ -106,9 +97,8 @@ def test_one_item_keeps_one_rating_per_person(run2):
 def test_a_vote_is_recorded_under_the_signed_in_account(app, client, run2):
     _run, _targets, items = run2
     token = shown_pair(items[("m1", 0)].id, items[("m2", 0)].id, voter="human:bob")
-    with signed_in(app, "bob"):
-        body = {"pairToken": token, "winner": "LEFT"}
-        response = client.post("/api/pairwise/votes", json=body)
+    sign_in(client, "bob")
+    response = client.post("/api/pairwise/votes", json={"pairToken": token, "winner": "LEFT"})
     assert response.status_code == 201
     vote = Vote.get()
     assert (vote.voter, vote.source) == ("human:bob", "human")
