@@ -18,6 +18,7 @@ from app.web.auth import THROTTLE
 from tests.conftest import make_app
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
+from tests.factories import add_item
 from tests.factories import make_run
 
 PASSWORD = "long enough password"
@@ -328,3 +329,31 @@ def test_the_health_check_answers_without_a_login_and_tells_nothing_else(public,
     assert client.get("/api/status").json == {"status": "ok"}
     sign_in(client, "val", "viewer")
     assert client.get("/api/status").json["activeRun"] == "run-1"
+
+
+def _two_targets_one_task():
+    run, targets = make_run("rv", targets=[("local", "m1"), ("local", "m2")])
+    return run, [add_item(run, target, "t1", score=50.0) for target in targets], targets
+
+
+def test_a_viewer_reads_a_card_with_no_rating_form(public, client):
+    _run, (item, _other), _targets = _two_targets_one_task()
+    sign_in(client, "val", "viewer")
+    page = client.get(f"/evaluate?item={item.id}").text
+    assert "rating them needs the rater role" in page
+    assert 'id="rate-form"' not in page
+
+
+def test_a_rater_gets_the_rating_form(public, client):
+    _run, (item, _other), _targets = _two_targets_one_task()
+    sign_in(client, "ray", "rater")
+    page = client.get(f"/evaluate?item={item.id}").text
+    assert 'id="rate-form"' in page and "needs the rater role" not in page
+
+
+def test_a_viewer_sees_the_pair_but_no_vote_buttons(public, client):
+    _run, _items, (left, right) = _two_targets_one_task()
+    sign_in(client, "val", "viewer")
+    page = client.get(f"/ab?runA=rv&targetA={left.id}&targetB={right.id}").text
+    assert 'id="ab-task"' in page
+    assert "voting needs the rater role" in page and 'id="vote-form"' not in page
