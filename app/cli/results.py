@@ -11,8 +11,8 @@ from ..errors import LlmbenchError
 from ..results import compare
 from ..results.composite import settings_from
 from ..runs.queries import get_run
+from .exit_codes import EXIT_CODES_HELP
 from .open_database import open_db
-from .output import EXIT_CODES_HELP
 from .output import EXIT_GATE
 from .output import db_context
 from .output import num

@@ -13,13 +13,13 @@ from ..runs.queries import latest_unfinished
 from ..runs.reuse import reuse_counts
 from ..schedules.template_start import find_template
 from ..schedules.template_start import start_template
+from .exit_codes import EXIT_CODES_HELP
 from .open_database import missing_db_note
 from .open_database import open_db
 from .options import gate_options
 from .options import gates_from
 from .options import override_options
 from .options import overrides_from
-from .output import EXIT_CODES_HELP
 from .output import EXIT_INVALID
 from .output import CliError
 from .output import check_lease
