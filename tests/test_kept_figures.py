@@ -14,12 +14,17 @@ from app.db.models import CONTROL_RUNNING
 from app.db.models import FAILED
 from app.db.models import PENDING
 from app.db.models import Item
+from app.db.models import Rating
 from app.db.models import RunFigures
+from app.ratings.kept_report import kept_run_report
+from app.ratings.report import run_report
 from app.results import kept
 from app.results.averages import breakdown
 from app.results.averages import compute_averages
 from app.results.averages import model_averages
+from app.results.compare import compare_runs
 from app.results.composite_figures import target_composites
+from app.results.kept_compare import kept_compare_runs
 from app.results.system import system_view
 from tests.factories import T0
 from tests.factories import add_item
@@ -190,3 +195,28 @@ def test_one_row_per_run_and_kind_the_latest_figures(app):
     assert sorted(names) == ["averages", "throughput"]
     row = RunFigures.get((RunFigures.run == run) & (RunFigures.name == "averages"))
     assert json.loads(row.figures)[0]["item_count"] == 2
+
+
+def test_the_kept_report_equals_todays_and_follows_a_new_rating(app):
+    run = random_run(7)
+    assert kept_run_report(run) == run_report(run)
+    item = Item.select().where((Item.run == run) & (Item.status == COMPLETED)).first()
+    Rating.create(item=item, run=run, rating=4)
+    forget()
+    report = kept_run_report(run)
+    assert report == run_report(run)
+    assert sum(row["ratings"] for row in report["targets"]) == 1
+
+
+def test_a_kept_compare_equals_todays_and_follows_a_change_in_run_b(app):
+    run_a, run_b = random_run(11), random_run(12)
+    today = json.loads(json.dumps(compare_runs(run_a, run_b)))
+    assert kept_compare_runs(run_a, run_b) == today
+    forget()
+    assert kept_compare_runs(run_a, run_b) == today
+    item = Item.select().where((Item.run == run_b) & (Item.status == COMPLETED)).first()
+    Item.update(evaluation_score=100.0 - item.evaluation_score, updated_at=T0).where(
+        Item.id == item.id
+    ).execute()
+    forget()
+    assert kept_compare_runs(run_a, run_b) == json.loads(json.dumps(compare_runs(run_a, run_b)))

@@ -72,13 +72,16 @@ def stamp(run):
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
-def kept_figures(run, name, compute, run_stamp=None):
+def kept_figures(run, name, compute, also=""):
     """The figures `compute()` gives for `run` (anything JSON holds), read back as JSON.
 
-    Kept under the run's stamp (`run_stamp` when the caller has worked it out): from the
-    per-process cache, else the run's stored row, else worked out now and stored unless the
-    run is working (its items change every second; the cache still serves views between)."""
-    run_stamp = run_stamp or stamp(run)
+    Kept under the run's stamp, with `also` (what else the figures come from, as text: the
+    ratings of a report) in it: from the per-process cache, else the run's stored row, else
+    worked out now and stored unless the run is working (its items change every second; the
+    cache still serves views between)."""
+    run_stamp = stamp(run)
+    if also:
+        run_stamp = hashlib.sha256(f"{run_stamp}|{also}".encode()).hexdigest()
     key = (database.database, run.id, name, run_stamp)
     text = _cache.get(key)
     if text is None:

@@ -11,7 +11,6 @@ from flask import url_for
 
 from ..errors import NotFound
 from ..errors import ValidationError
-from ..results.compare import compare_runs
 from ..results.compare import run_choices
 from ..results.compare_chart import delta_chart
 from ..results.compare_many import compare_baseline
@@ -20,6 +19,7 @@ from ..results.compare_many import newer_default
 from ..results.compare_many import pick_baseline
 from ..results.compare_many import runs_in_order
 from ..results.composite import settings_from
+from ..results.kept_compare import kept_compare_runs
 from ..runs.queries import get_run
 
 bp = Blueprint("compare", __name__)
@@ -76,7 +76,7 @@ def show():
     elif a_id and b_id:
         try:
             run_a, run_b = get_run(a_id), get_run(b_id)
-            context["result"] = compare_runs(
+            context["result"] = kept_compare_runs(
                 run_a, run_b, limit=25, composite_settings=settings_from(current_app.config)
             )
         except NotFound as exc:

@@ -16,8 +16,8 @@ from ..errors import ValidationError
 from ..exports import files
 from ..ratings import charts
 from ..ratings import judge_check
+from ..ratings.kept_report import kept_run_report
 from ..ratings.report import report_with_latency
-from ..ratings.report import run_report
 from ..results.composite import settings_from
 from ..results.composite_figures import target_composites
 from ..runs.queries import get_run
@@ -33,7 +33,7 @@ def show(run_id):
     return render_template(
         "reports/show.html",
         run=run,
-        report=run_report(run),
+        report=kept_run_report(run),
         composites=target_composites(run, settings_from(current_app.config)),
         chart_names=charts.CHARTS,
     )
