@@ -16,7 +16,9 @@ from app.db.models import PENDING
 from app.db.models import Item
 from app.db.models import Rating
 from app.db.models import RunFigures
-from app.ratings.kept_report import kept_run_report
+from app.ratings.judge_check import judge_check
+from app.ratings.kept import kept_judge_check
+from app.ratings.kept import kept_run_report
 from app.ratings.report import run_report
 from app.results import kept
 from app.results.averages import breakdown
@@ -220,3 +222,15 @@ def test_a_kept_compare_equals_todays_and_follows_a_change_in_run_b(app):
     ).execute()
     forget()
     assert kept_compare_runs(run_a, run_b) == json.loads(json.dumps(compare_runs(run_a, run_b)))
+
+
+def test_the_kept_judge_check_equals_todays_and_follows_a_new_rating(app):
+    run = random_run(8)
+    today = json.loads(json.dumps(judge_check(run.run_id)))
+    assert kept_judge_check(run) == today
+    item = Item.select().where((Item.run == run) & (Item.status == COMPLETED)).first()
+    Rating.create(item=item, run=run, rating=2)
+    forget()
+    check = kept_judge_check(run)
+    assert check == json.loads(json.dumps(judge_check(run.run_id)))
+    assert check["humanAgreement"]["n"] == 1

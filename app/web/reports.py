@@ -16,7 +16,7 @@ from ..errors import ValidationError
 from ..exports import files
 from ..ratings import charts
 from ..ratings import judge_check
-from ..ratings.kept_report import kept_run_report
+from ..ratings.kept import kept_run_report
 from ..ratings.report import report_with_latency
 from ..results.composite import settings_from
 from ..results.composite_figures import target_composites
