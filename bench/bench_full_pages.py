@@ -55,7 +55,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def seeded(db, items):
+def seeded(db, items, kept=False):
     """Seed runs full-a and full-b of `items` items into `db` unless they are there."""
     app = create_app(
         {
@@ -80,6 +80,10 @@ def seeded(db, items):
                     Run.run_id == run_id
                 ).execute()
                 print(f"seeded {run_id} in {time.perf_counter() - started:.0f} s", flush=True)
+        if not kept:  # derived rows (a source tree without them has no such tables)
+            for table in ("runfigures", "runspeed"):
+                if database.table_exists(table):
+                    database.execute_sql(f"DELETE FROM {table}")
     if not database.is_closed():
         database.close()
     return runs
@@ -120,11 +124,17 @@ def main():
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--db", default=None, help="SQLite file to seed or reuse (kept)")
+    parser.add_argument(
+        "--kept",
+        action="store_true",
+        help="keep the figures stored by an earlier run of the bench (first load: after a "
+        "restart), else drop them (first load: the run's first view ever)",
+    )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="llmbench-full-"))
     db = Path(args.db) if args.db else tmp / "full.db"
     print(f"source: {ROOT}\ndatabase: {db}\nload average at start: {os.getloadavg()}")
-    run_a, run_b = seeded(db, args.items)
+    run_a, run_b = seeded(db, args.items, args.kept)
     port = free_port()
     log = open(tmp / "server.log", "w")  # noqa: SIM115 - open for the server's whole life
     server = start_server(db, port, log)

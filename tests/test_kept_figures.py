@@ -28,6 +28,7 @@ from app.results.compare import compare_runs
 from app.results.composite_figures import target_composites
 from app.results.kept_compare import kept_compare_runs
 from app.results.system import system_view
+from app.runs.lifecycle import delete_run
 from tests.factories import T0
 from tests.factories import add_item
 from tests.factories import make_run
@@ -234,3 +235,11 @@ def test_the_kept_judge_check_equals_todays_and_follows_a_new_rating(app):
     check = kept_judge_check(run)
     assert check == json.loads(json.dumps(judge_check(run.run_id)))
     assert check["humanAgreement"]["n"] == 1
+
+
+def test_deleting_a_run_deletes_its_kept_figures(app):
+    run = random_run(9)
+    model_averages(run)
+    assert RunFigures.select().where(RunFigures.run == run).count() == 1
+    delete_run(run.run_id)
+    assert RunFigures.select().count() == 0

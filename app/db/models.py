@@ -589,7 +589,8 @@ class RunFigures(BaseModel):
     page reads a few rows instead of every item, in any process. Derived: dropping a row costs
     one computation, nothing else."""
 
-    run = ForeignKeyField(Run, on_delete="CASCADE")
+    # No index of its own: (run, name) below serves a run's rows.
+    run = ForeignKeyField(Run, on_delete="CASCADE", index=False)
     name = CharField(max_length=100)
     # results/kept.stamp: a hash of the code, the run's settings and targets, its latest item
     # change and its kept item counts.
