@@ -130,6 +130,7 @@ def main():
         help="keep the figures stored by an earlier run of the bench (first load: after a "
         "restart), else drop them (first load: the run's first view ever)",
     )
+    parser.add_argument("--skip", default="", help="comma-separated words of pages to leave out")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="llmbench-full-"))
     db = Path(args.db) if args.db else tmp / "full.db"
@@ -153,6 +154,8 @@ def main():
         ("compare a/b", base + f"/compare?a={run_a}&b={run_b}"),
         ("speed API", base + f"/api/runs/{run_a}/speed"),
     ]
+    skipped = [word for word in args.skip.split(",") if word]
+    pages = [(label, url) for label, url in pages if not any(w in label for w in skipped)]
     rows = []
     try:
         for label, url in pages:
