@@ -410,6 +410,15 @@ CREATE TABLE rundigest (
     created_at DATETIME NOT NULL,
     FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE
 );
+CREATE TABLE runfigures (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL,
+    name VARCHAR(100) NOT NULL,
+    stamp VARCHAR(64) NOT NULL,
+    figures TEXT NOT NULL,
+    computed_at DATETIME NOT NULL,
+    FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE
+);
 CREATE TABLE runlog (
     id INTEGER PRIMARY KEY,
     run_id INTEGER NOT NULL,
@@ -616,6 +625,7 @@ CREATE INDEX runcollection_collection_id ON runcollection (collection_id);
 CREATE INDEX runcollection_run_id ON runcollection (run_id);
 CREATE INDEX rundigest_finished_at ON rundigest (finished_at);
 CREATE UNIQUE INDEX rundigest_run_id ON rundigest (run_id);
+CREATE UNIQUE INDEX runfigures_run_id_name ON runfigures (run_id, name);
 CREATE INDEX runlog_run_id_id ON runlog (run_id, id);
 CREATE UNIQUE INDEX runspeed_run_id ON runspeed (run_id);
 CREATE INDEX runtarget_provider_id ON runtarget (provider_id);
@@ -1078,6 +1088,15 @@ CREATE TABLE rundigest (
     created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
     FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE
 );
+CREATE TABLE runfigures (
+    id BIGINT PRIMARY KEY DEFAULT nextval('runfigures_id_seq'::regclass),
+    run_id BIGINT NOT NULL,
+    name CHARACTER VARYING(100) NOT NULL,
+    stamp CHARACTER VARYING(64) NOT NULL,
+    figures TEXT NOT NULL,
+    computed_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+    FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE
+);
 CREATE TABLE runlog (
     id BIGINT PRIMARY KEY DEFAULT nextval('runlog_id_seq'::regclass),
     run_id BIGINT NOT NULL,
@@ -1312,6 +1331,8 @@ CREATE INDEX runcollection_run_id ON runcollection USING btree (run_id);
 CREATE INDEX rundigest_finished_at ON rundigest USING btree (finished_at);
 CREATE UNIQUE INDEX rundigest_pkey ON rundigest USING btree (id);
 CREATE UNIQUE INDEX rundigest_run_id ON rundigest USING btree (run_id);
+CREATE UNIQUE INDEX runfigures_pkey ON runfigures USING btree (id);
+CREATE UNIQUE INDEX runfigures_run_id_name ON runfigures USING btree (run_id, name);
 CREATE UNIQUE INDEX runlog_pkey ON runlog USING btree (id);
 CREATE INDEX runlog_run_id_id ON runlog USING btree (run_id, id);
 CREATE UNIQUE INDEX runspeed_pkey ON runspeed USING btree (id);

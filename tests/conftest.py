@@ -65,6 +65,7 @@ ALSO_ON_POSTGRES = {
     "test_indexes",
     "test_item_counts",
     "test_speed_kept",
+    "test_kept_figures",
 }
 PG_TEMPLATE = "llmbench_migrated"
 DB_CHOICES = ("sqlite", "postgres", "both")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli.output import EXIT_CODES_HELP
+from app.cli.exit_codes import EXIT_CODES_HELP
 from app.db.models import Run
 from tests.cli_helpers import events
 from tests.cli_helpers import judge_scores

@@ -10,8 +10,8 @@ import sys
 
 import click
 
+from .exit_codes import EXIT_CODES_HELP
 from .lazy import LazyGroup
-from .output import EXIT_CODES_HELP
 
 HELP = f"""llmbench: benchmark LLMs on your own model servers, judged by an LLM.
 
@@ -42,11 +42,34 @@ COMMANDS = {
     "tokens": "app.cli.accounts:tokens",
     "info": "app.cli.info:info",
 }
+# Each command's help line as --help lists it, without importing the command (lazy.py).
+SUMMARIES = {
+    "serve": "Run the web app and its one orchestrator (gunicorn, one worker, threads).",
+    "reset-defaults": "Restore the default providers and built-in task collections (your own "
+    "data is kept).",
+    "run": "Run a benchmark from a config file (or a saved template) in the foreground.",
+    "resume": "Continue a stopped, paused or interrupted run where it left off.",
+    "report": "Write summary.json, report.html, results.jsonl and results.csv for a run.",
+    "diff": "Per-model and per-task score deltas from RUN_A to RUN_B (B - A).",
+    "runs": "List runs, newest first: state, targets, score and date.",
+    "show": "One run: state, judge, targets, counts, per-target results, why it stopped.",
+    "pause": "Pause a running run: the item in flight finishes, then it halts (resumable).",
+    "stop": "Stop a running or paused run now (e.g. one paused by its budget); resumable.",
+    "delete": "Delete a stopped or finished run with its items and log (not undoable).",
+    "validate": "Check a run config or a dataset file/folder: nothing saved, no model called "
+    "(2 if bad).",
+    "import": "Import tasks from files or folders of YAML, or a promptfoo suite "
+    "(promptfooconfig.yaml); all or nothing (exit 2 listing every problem).",
+    "export": "Export tasks in a dataset format (json keeps collections too).",
+    "db": "The database: which one is in use (check), or move it to another (copy).",
+    "worker": "Claim items of the running run (answers, then judgements) and write the results.",
+}
 
 
 @click.group(
     cls=LazyGroup,
     lazy=COMMANDS,
+    summaries=SUMMARIES,
     context_settings={"help_option_names": ["-h", "--help"]},
     help=HELP,
 )

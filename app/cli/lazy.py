@@ -18,9 +18,12 @@ class LazyGroup(click.Group):
     """A group that also lists `lazy` commands, {name: "module:attribute"}, and imports one's
     module only when that command is asked for (to run it or to show its help)."""
 
-    def __init__(self, *args, lazy=None, **kwargs):
+    def __init__(self, *args, lazy=None, summaries=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.lazy = dict(lazy or {})
+        # {name: the first paragraph of its help}: --help lists the lazy commands from these,
+        # importing none of them (tests/test_cli_imports.py keeps them the commands' own).
+        self.summaries = dict(summaries or {})
 
     def list_commands(self, ctx):
         return sorted([*super().list_commands(ctx), *self.lazy])
@@ -29,3 +32,21 @@ class LazyGroup(click.Group):
         if cmd_name in self.lazy:
             return load(self.lazy[cmd_name])
         return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx, formatter):
+        """The Commands section as click writes it, a lazy command's line from its summary."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            if name in self.summaries:
+                # A stand-in with the summary as its help shortens it as the command would.
+                command = click.Command(name, help=self.summaries[name])
+            else:
+                command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)

@@ -19,8 +19,8 @@ from ..runs.queries import list_logs
 from ..runs.records import run_record
 from ..runs.state import run_state
 from . import remote
+from .exit_codes import EXIT_CODES_HELP
 from .open_database import open_db
-from .output import EXIT_CODES_HELP
 from .output import averages
 from .output import db_context
 from .output import emit

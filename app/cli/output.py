@@ -24,15 +24,6 @@ from ..results.speed import run_speed
 from ..runs.queries import get_run
 
 EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_INTERRUPTED, EXIT_GATE = 0, 1, 2, 3, 4
-# Shown in --help and docs/CLI.md (tests/test_cli_exit_codes.py keeps them the same).
-EXIT_CODES_HELP = (
-    "Exit codes: 0 done (item failures are reported, not fatal), 1 anything else (an "
-    "unexpected error; another orchestrator holds the database), 2 invalid config or dataset "
-    "(also an unknown run), 3 interrupted (Ctrl-C, q, a pause, the budget spent: resumable "
-    "with `llmbench resume RUN_ID`), 4 a quality gate failed (--fail-under, --max-failed-pct, "
-    "--max-auto-fail-pct, --min-composite, --max-ttft-p90, --max-itl-p90, --min-goodput, "
-    "diff --fail-on-regression)."
-)
 FORMATS = ("yaml", "jsonl", "csv", "runner-jsonl", "json")
 IMPORT_FORMATS = (*FORMATS, "promptfoo")  # read only: a promptfoo suite is not exported
 

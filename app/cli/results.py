@@ -12,8 +12,8 @@ from ..results import compare
 from ..results import compare_files
 from ..results.composite import settings_from
 from ..runs.queries import get_run
+from .exit_codes import EXIT_CODES_HELP
 from .open_database import open_db
-from .output import EXIT_CODES_HELP
 from .output import EXIT_GATE
 from .output import EXIT_INVALID
 from .output import CliError

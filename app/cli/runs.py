@@ -18,6 +18,7 @@ from ..runs.state import run_state
 from ..schedules.known_secrets import known_redactor
 from ..schedules.template_start import find_template
 from ..schedules.template_start import start_template
+from .exit_codes import EXIT_CODES_HELP
 from .followed_run import follow_in_server
 from .followed_run import server_holder
 from .open_database import missing_db_note
@@ -29,7 +30,6 @@ from .options import override_options
 from .options import overrides_from
 from .options import read_plan
 from .options import selection_options
-from .output import EXIT_CODES_HELP
 from .output import EXIT_INVALID
 from .output import CliError
 from .output import check_lease

@@ -586,6 +586,27 @@ class RunSpeed(BaseModel):
     computed_at = DateTimeField(default=utcnow)
 
 
+class RunFigures(BaseModel):
+    """Figures the results page works out from every item of a run (the averages with their
+    CIs, the category and difficulty breakdowns, the answer times of the composite, the
+    throughput), one row per run and kind (`name`), each as last worked out with the stamp of
+    what it came from (results/kept.py): read back while the stamp holds, so a finished run's
+    page reads a few rows instead of every item, in any process. Derived: dropping a row costs
+    one computation, nothing else."""
+
+    # No index of its own: (run, name) below serves a run's rows.
+    run = ForeignKeyField(Run, on_delete="CASCADE", index=False)
+    name = CharField(max_length=100)
+    # results/kept.stamp: a hash of the code, the run's settings and targets, its latest item
+    # change and its kept item counts.
+    stamp = CharField(max_length=64)
+    figures = TextField()  # the figures as JSON
+    computed_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("run", "name"), True),)
+
+
 ALERT_OPEN = "open"
 ALERT_DISMISSED = "dismissed"
 
@@ -897,4 +918,5 @@ ALL_MODELS = [
     VoteHistory,
     PairToken,
     LabelQueue,
+    RunFigures,
 ]

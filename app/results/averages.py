@@ -29,6 +29,7 @@ from ..runs.outcomes import count_where
 from ..runs.outcomes import if_answered
 from . import stats
 from .clustered import cluster_bootstrap_mean_ci
+from .kept import kept_figures
 
 AVERAGE_SORTS = {
     "provider": "provider_name",
@@ -59,8 +60,16 @@ def model_averages(run, sort=None, direction="asc", estimates=False):
 
     The average tokens/s holds measured rates only (the server's counters, or its token count
     timed on the stream); estimated rates (token count guessed from chunks) join it only when
-    `estimates` is asked for, and `tps_estimated` says how many there are.
+    `estimates` is asked for, and `tps_estimated` says how many there are. Kept per run state
+    (kept.py): a view of an unchanged run reads no item.
     """
+    name = "averages+estimates" if estimates else "averages"
+    rows = kept_figures(run, name, lambda: compute_averages(run, estimates))
+    return sort_averages(rows, sort, direction)
+
+
+def compute_averages(run, estimates=False):
+    """model_averages' rows in run order, worked out from the run's items (nothing kept)."""
     tps = if_answered(I.tokens_per_second)
     if not estimates:
         tps = Case(None, [(I.tps_source == ESTIMATE, None)], tps)
@@ -163,7 +172,7 @@ def model_averages(run, sort=None, direction="asc", estimates=False):
             }
         )
     _attach_cis(run, rows)
-    return sort_averages(rows, sort, direction)
+    return rows
 
 
 def _attach_cis(run, rows):
@@ -270,22 +279,10 @@ def breakdown(run, by="category", targets=None):
         raise ValidationError.field("by", "must be category or difficulty")
     if targets is None:
         targets = run_targets(run)
-    query = (
-        I.select(
-            I.target,
-            column,
-            fn.AVG(SCORE),
-            fn.COUNT(SCORE),
-            fn.COUNT(I.id),
-            count_where(IS_JUDGE_FAILED),
-            count_where(IS_ANSWER_FAILED),
-        )
-        .where(I.run == run)
-        .group_by(I.target, column)
-        .tuples()
-    )
     cells = {}
-    for target_id, key, avg, n, items, failed_judge, failed_answer in query:
+    for target_id, key, avg, n, items, failed_judge, failed_answer in kept_figures(
+        run, f"breakdown:{by}", lambda: _breakdown_cells(run, column)
+    ):
         cells[(key, target_id)] = {
             "avg": avg,
             "n": n,
@@ -303,6 +300,26 @@ def breakdown(run, by="category", targets=None):
         out_rows.append({"key": key, "cells": row_cells, "avg": overall, "n": n})
     models = [{"target_id": t[0], "label": f"{t[1]}/{t[3]}"} for t in targets]
     return {"by": by, "keys": keys, "models": models, "rows": out_rows}
+
+
+def _breakdown_cells(run, column):
+    """[target id, key, average score, scored, items, judge failures, answer failures] per
+    target and value of `column`, from the run's items."""
+    query = (
+        I.select(
+            I.target,
+            column,
+            fn.AVG(SCORE),
+            fn.COUNT(SCORE),
+            fn.COUNT(I.id),
+            count_where(IS_JUDGE_FAILED),
+            count_where(IS_ANSWER_FAILED),
+        )
+        .where(I.run == run)
+        .group_by(I.target, column)
+        .tuples()
+    )
+    return [list(row) for row in query]
 
 
 def _key_order(by, key):

@@ -20,6 +20,7 @@ from .averages import model_averages
 from .composite import DEFAULT_SETTINGS
 from .composite import best
 from .composite import composite
+from .kept import kept_figures
 
 # The answers whose time counts: as aggregates.py takes them for the median Trends stores, so a
 # run's composite is the same number on its page and on Trends.
@@ -34,11 +35,28 @@ def latency_target_ms(run):
 
 
 def _answer_times(run):
+    """[target id, median answer time, answers timed, answers within the latency target] per
+    target with a timed answer: kept per run state (kept.py), so a view reads no item."""
+    return {
+        row[0]: row[1:] for row in kept_figures(run, "answer-times", lambda: _time_figures(run))
+    }
+
+
+def _time_figures(run):
+    target = latency_target_ms(run)
     times = {}
     query = I.select(I.target, I.time_taken_ms).where((I.run == run) & _MEASURED).tuples()
-    for target, ms in database.execute(query):
-        times.setdefault(target, []).append(ms)
-    return times
+    for target_id, ms in database.execute(query):
+        times.setdefault(target_id, []).append(ms)
+    return [
+        [
+            target_id,
+            statistics.median(values),
+            len(values),
+            sum(1 for ms in values if target is not None and ms <= target),
+        ]
+        for target_id, values in times.items()
+    ]
 
 
 def target_composites(run, settings=DEFAULT_SETTINGS, averages=None):
@@ -53,12 +71,12 @@ def target_composites(run, settings=DEFAULT_SETTINGS, averages=None):
     times = _answer_times(run)
     out = {}
     for row in averages:
-        values = times.get(row["target_id"], [])
+        median, timed, met = times.get(row["target_id"], (None, 0, 0))
         out[row["target_id"]] = composite(
             row["avg_score"],
-            statistics.median(values) if values else None,
-            met=sum(1 for ms in values if target is not None and ms <= target),
-            answers=len(values) + row["failed_answer"],
+            median,
+            met=met,
+            answers=timed + row["failed_answer"],
             latency_target_ms=target,
             settings=settings,
         )

@@ -11,6 +11,7 @@ from ..sysmetrics.sample import current_metrics
 from ..sysmetrics.series import peaks
 from ..sysmetrics.store import chart_samples
 from ..sysmetrics.store import latest_sample
+from .kept import kept_figures
 
 BUCKETS = 120  # throughput points at most, whatever the run's length
 MIN_BUCKET_SECONDS = 10
@@ -110,7 +111,7 @@ def system_view(run):
     totals = [s.get("ramTotalGb") or 0 for s in samples] + [
         s.get("vramTotalGb") or 0 for s in samples
     ]
-    rates = throughput(run)
+    rates = kept_figures(run, "throughput", lambda: throughput(run))
     speed = [
         {
             "name": "tokens/s (answers)",

@@ -12,7 +12,6 @@ from flask import url_for
 from ..errors import NotFound
 from ..errors import ValidationError
 from ..exports.compare_markdown import compare_markdown
-from ..results.compare import compare_runs
 from ..results.compare import run_choices
 from ..results.compare_chart import delta_chart
 from ..results.compare_many import compare_baseline
@@ -21,6 +20,7 @@ from ..results.compare_many import newer_default
 from ..results.compare_many import pick_baseline
 from ..results.compare_many import runs_in_order
 from ..results.composite import settings_from
+from ..results.kept_compare import kept_compare_runs
 from ..runs.queries import get_run
 
 bp = Blueprint("compare", __name__)
@@ -77,7 +77,7 @@ def show():
     elif a_id and b_id:
         try:
             run_a, run_b = get_run(a_id), get_run(b_id)
-            context["result"] = compare_runs(
+            context["result"] = kept_compare_runs(
                 run_a, run_b, limit=25, composite_settings=settings_from(current_app.config)
             )
         except NotFound as exc:
@@ -127,7 +127,7 @@ def markdown():
     b_id = (request.args.get("b") or "").strip()
     if not a_id or not b_id:
         raise ValidationError.field("a", "name two runs to compare: ?a=<run id>&b=<run id>")
-    result = compare_runs(
+    result = kept_compare_runs(
         get_run(a_id), get_run(b_id), limit=25, composite_settings=settings_from(current_app.config)
     )
     return Response(compare_markdown(result), mimetype="text/markdown")

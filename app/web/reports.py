@@ -17,13 +17,13 @@ from ..exports import files
 from ..ratings import charts
 from ..ratings import judge_check
 from ..ratings.between_people import people
+from ..ratings.kept import kept_run_report
 from ..ratings.leaderboard import SOURCES
 from ..ratings.leaderboard import one_person
 from ..ratings.leaderboard import parse_source
 from ..ratings.people import display_name
 from ..ratings.people import is_person
 from ..ratings.report import report_with_latency
-from ..ratings.report import run_report
 from ..results.composite import settings_from
 from ..results.composite_figures import target_composites
 from ..runs.queries import get_run
@@ -38,7 +38,7 @@ def show(run_id):
     win rate counts people's and judges' votes, people's, judges' or one person's (?source=)."""
     run = get_run(run_id)
     source = parse_source(request.args.get("source"))
-    report = run_report(run, source)
+    report = kept_run_report(run, source)
     return render_template(
         "reports/show.html",
         run=run,

@@ -18,7 +18,7 @@ from ..api.replies import attachment
 from ..errors import LlmbenchError
 from ..errors import ValidationError
 from ..exports import files
-from ..ratings.judge_check import judge_check
+from ..ratings.kept import kept_judge_check
 from ..results import run_charts
 from ..results import run_speed_charts
 from ..results.averages import AVERAGE_SORTS
@@ -233,7 +233,7 @@ def show(run_id):
             "speed_captions": run_speed_charts.CAPTIONS,
             "goodput": run_goodput(run, speed=speed),
             "stability": stability(run) if has_repeats(run) else None,
-            "check": judge_check(run_id),
+            "check": kept_judge_check(run),
             "composites": target_composites(
                 run, settings_from(current_app.config), context["averages"]
             ),

@@ -1,0 +1,144 @@
+"""Figures worked out from every item of a run, kept: per process (a small cache) and in the
+database (RunFigures, one row per run and kind), each under a stamp of what they came from.
+
+The results page's averages with their CIs, its category and difficulty breakdowns, the answer
+times of the composite and the throughput each read all of a run's items: at 100 000 items a
+second or more apiece. A view whose stamp still holds reads one row (or nothing, from the
+cache); a changed run (a new or changed item, a re-judge, new settings or targets) is a stamp
+not found, so its figures are worked out again. Figures are JSON, read back the same way
+whether they were just worked out or stored, so a caller sees one shape.
+"""
+
+import hashlib
+import json
+import logging
+from decimal import Decimal
+from pathlib import Path
+
+from peewee import DatabaseError
+from peewee import fn
+
+from ..clock import utcnow
+from ..db.connection import database
+from ..db.models import CONTROL_RUNNING
+from ..db.models import FINISHED
+from ..db.models import RunFigures
+from ..runs.counts import kept as kept_counts
+from ..runs.outcomes import I
+from ..runs.outcomes import T
+from .recent import Recent
+
+log = logging.getLogger(__name__)
+
+# Which code worked the figures out: the source of the modules that do, and a version to bump
+# when code elsewhere changes what they give. Part of the stamp, so figures stored by an older
+# version are worked out again on their next view, not shown in an older shape.
+FIGURES_VERSION = 1
+_SOURCES = ("kept.py", "averages.py", "stats.py", "clustered.py", "composite_figures.py")
+_SOURCES += ("system.py",)
+_HERE = Path(__file__).parent
+_CODE = hashlib.sha256(
+    f"{FIGURES_VERSION}".encode() + b"".join((_HERE / name).read_bytes() for name in _SOURCES)
+).hexdigest()
+
+# The latest figures of a few runs, as JSON text, by (database, run, name, stamp): bounded, so
+# a server that has shown many runs holds no more than this many.
+_cache = Recent(64)
+
+
+def stamp(run):
+    """What a run's figures are worked out from, as a hash: the code (_CODE), the run's settings
+    and targets (a few rows), the latest updated_at of its items tried (an index seek:
+    item_run_id_updated_at_tried; items never tried are in the counts) and its kept item
+    counts and sums per target, status and stage (a few rows), so a change that left updated_at
+    behind (another machine's clock, a retry in the same instant) is seen too."""
+    latest = (
+        I.select(fn.MAX(I.updated_at))
+        .where((I.run == run) & I.last_attempt_at.is_null(False))
+        .scalar()
+    )
+    parts = [_CODE, json.dumps(run.settings or {}, sort_keys=True, default=str), str(latest)]
+    targets = (
+        T.select(T.id, T.provider_name, T.model, T.label, T.position, T.warmup_ms, T.warmup_error)
+        .where(T.run == run)
+        .order_by(T.id)
+        .tuples()
+    )
+    parts += [repr(row) for row in targets]
+    for key, sums in sorted(kept_counts(run).items(), key=repr):
+        # Sums of floats as PostgreSQL folds them may differ in the last digits: rounded.
+        values = (f"{v:.6g}" if isinstance(v, float) else str(v) for v in sums.values())
+        parts.append(f"{key}:{':'.join(values)}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+def kept_figures(run, name, compute, also=""):
+    """The figures `compute()` gives for `run` (anything JSON holds), read back as JSON.
+
+    Kept under the run's stamp, with `also` (what else the figures come from, as text: the
+    ratings of a report) in it: from the per-process cache, else the run's stored row, else
+    worked out now and stored unless the run is working (its items change every second; the
+    cache still serves views between)."""
+    run_stamp = stamp(run)
+    if also:
+        run_stamp = hashlib.sha256(f"{run_stamp}|{also}".encode()).hexdigest()
+    key = (database.database, run.id, name, run_stamp)
+    text = _cache.get(key)
+    if text is None:
+        text = _stored(run, name, run_stamp)
+    if text is None:
+        text = json.dumps(compute(), default=_plain)
+        if not _working(run):
+            _store(run, name, run_stamp, text)
+    _cache.put(key, text)
+    return json.loads(text)
+
+
+def _plain(value):
+    """A number JSON does not write as it is (PostgreSQL's numeric sums, numpy's) as a float."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if hasattr(value, "item"):  # a numpy number
+        return value.item()
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+def _working(run):
+    return run.status != FINISHED and run.control == CONTROL_RUNNING
+
+
+def _stored(run, name, run_stamp):
+    row = (
+        RunFigures.select(RunFigures.figures)
+        .where((RunFigures.run == run) & (RunFigures.name == name))
+        .where(RunFigures.stamp == run_stamp)
+        .tuples()
+        .first()
+    )
+    return None if row is None else row[0]
+
+
+def _store(run, name, run_stamp, text):
+    """Keep `text` as the run's `name` figures (replacing older ones). A database that takes no
+    write now (read-only, locked past its wait, a full disk, the run deleted meanwhile) only
+    costs the next view a computation: the figures are shown all the same."""
+    now = utcnow()
+    try:
+        with database.atomic():
+            RunFigures.insert(
+                run=run.id, name=name, stamp=run_stamp, figures=text, computed_at=now
+            ).on_conflict(
+                conflict_target=[RunFigures.run, RunFigures.name],
+                update={
+                    RunFigures.stamp: run_stamp,
+                    RunFigures.figures: text,
+                    RunFigures.computed_at: now,
+                },
+            ).execute()
+    except DatabaseError:
+        log.warning("%s figures of run %s not stored", name, run.run_id, exc_info=True)
+
+
+def forget():
+    """Empty the per-process cache (tests that compare kept figures with fresh ones)."""
+    _cache.clear()

@@ -1,0 +1,93 @@
+"""What a command costs before it does anything: `llmbench --version`, `--help` and `validate`
+of a 10-task file, wall time (median of --runs subprocesses), and the heavy modules each one
+imported (numpy, psycopg, Flask, pygal, gunicorn, requests, Jinja, peewee).
+
+    .venv/bin/python bench/bench_cli_start.py [--runs 5]
+    BENCH_SRC=/tmp/main .venv/bin/python bench/bench_cli_start.py     # another source tree
+"""
+
+import argparse
+import base64
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(os.environ.get("BENCH_SRC") or Path(__file__).resolve().parent.parent)
+HEAVY = ("numpy", "psycopg", "flask", "pygal", "gunicorn", "requests", "jinja2", "peewee")
+
+
+def tasks_file(folder):
+    lines = [
+        json.dumps(
+            {
+                "id": f"t{n:02d}",
+                "category": "math",
+                "difficulty": "Easy",
+                "scenario": [],
+                "prompt": f"What is {n} + {n}?",
+                "rubric": [],
+                "auto_fail": [],
+            }
+        )
+        for n in range(10)
+    ]
+    path = folder / "tasks.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def heavy_imports(args, env):
+    code = (
+        "import json, sys\nfrom app.cli import main\n"
+        f"try:\n    main({args!r}, prog_name='llmbench')\nexcept SystemExit:\n    pass\n"
+        f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})),"
+        " file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    return json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    options = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="llmbench-cli-start-"))
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "LLMBENCH_DB": str(tmp / "cli.db"),
+        "LLMBENCH_MASTER_KEY_BASE64": base64.b64encode(b"b" * 32).decode(),
+    }
+    commands = {
+        "--version": ["--version"],
+        "--help": ["--help"],
+        "validate (10 tasks)": ["validate", str(tasks_file(tmp))],
+    }
+    print(f"source: {ROOT}\nload average at start: {os.getloadavg()}")
+    subprocess.run([sys.executable, "-m", "app.cli", "--version"], cwd=ROOT, env=env, check=True)
+    print("| command | wall s (median) | heavy modules imported |\n|---|---|---|")
+    for label, args in commands.items():
+        times = []
+        for _ in range(options.runs):
+            started = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "app.cli", *args],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+            )
+            times.append(time.perf_counter() - started)
+        heavy = ", ".join(heavy_imports(args, env)) or "none"
+        print(f"| {label} | {statistics.median(times):.3f} | {heavy} |", flush=True)
+    print(f"load average at the end: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""`llmbench --version` and `--help` start at once: they import no command, no database driver,
+no numpy, web framework, charts or HTTP client (their time is bench/bench_cli_start.py's)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from app.cli import COMMANDS
+from app.cli import SUMMARIES
+from app.cli.lazy import load
+
+HEAVY = ("numpy", "psycopg", "flask", "pygal", "gunicorn", "requests", "jinja2", "peewee")
+
+PROBE = """
+import json, sys
+from app.cli import main
+try:
+    main([sys.argv[1]], prog_name="llmbench")
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def modules_imported_by(option):
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, option], capture_output=True, text=True, check=True
+    )
+    return set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("option", ["--version", "--help"])
+def test_version_and_help_import_no_heavy_module(option):
+    imported = modules_imported_by(option)
+    assert not {m for m in imported if m.split(".")[0] in HEAVY}
+
+
+@pytest.mark.parametrize("option", ["--version", "--help"])
+def test_version_and_help_import_no_command(option):
+    imported = modules_imported_by(option)
+    commands = {target.partition(":")[0] for target in COMMANDS.values()}
+    assert not imported & commands
+    assert not {m for m in imported if m.startswith("app.") and not m.startswith("app.cli")}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_each_help_line_is_the_first_paragraph_of_its_commands_help(name):
+    command = load(COMMANDS[name])
+    assert SUMMARIES[name] == " ".join(command.help.split("\n\n")[0].split())

@@ -1,0 +1,245 @@
+"""The figures a run's results page works out from every item, kept (RunFigures,
+results/kept.py): the same numbers as a fresh computation, CIs included, read back while the
+run has not changed, worked out again when it has."""
+
+import datetime as dt
+import json
+import random
+import statistics
+
+import pytest
+
+from app.db.models import COMPLETED
+from app.db.models import CONTROL_RUNNING
+from app.db.models import FAILED
+from app.db.models import PENDING
+from app.db.models import Item
+from app.db.models import Rating
+from app.db.models import RunFigures
+from app.ratings.judge_check import judge_check
+from app.ratings.kept import kept_judge_check
+from app.ratings.kept import kept_run_report
+from app.ratings.report import run_report
+from app.results import kept
+from app.results.averages import breakdown
+from app.results.averages import compute_averages
+from app.results.averages import model_averages
+from app.results.compare import compare_runs
+from app.results.composite_figures import target_composites
+from app.results.kept_compare import kept_compare_runs
+from app.results.system import system_view
+from app.runs.lifecycle import delete_run
+from tests.factories import T0
+from tests.factories import add_item
+from tests.factories import make_run
+
+
+def tried(when=T0, **fields):
+    return {"last_attempt_at": when, "updated_at": when, "answered_at": when, **fields}
+
+
+def random_run(seed, repeats=1):
+    """A finished run of 1-3 targets with random scores, times and failures."""
+    rng = random.Random(seed)
+    targets = [("local", f"m{n}") for n in range(rng.randint(1, 3))]
+    settings = {"repeats": repeats, "latencyTargetMs": rng.choice((None, 2000.0))}
+    run, made = make_run(f"kept-{seed}-{repeats}", targets=targets, settings=settings)
+    for target in made:
+        for n in range(rng.randint(1, 30)):
+            for _ in range(repeats):
+                category = rng.choice(("math", "code", ""))
+                difficulty = rng.choice(("easy", "hard", "expert"))
+                if rng.random() < 0.15:
+                    stage = rng.choice(("answer", "judge"))
+                    add_item(
+                        run,
+                        target,
+                        f"t{n}",
+                        status=FAILED,
+                        error_stage=stage,
+                        category=category,
+                        difficulty=difficulty,
+                        **tried(),
+                    )
+                    continue
+                add_item(
+                    run,
+                    target,
+                    f"t{n}",
+                    score=float(rng.randint(0, 100)),
+                    category=category,
+                    difficulty=difficulty,
+                    time_taken_ms=rng.uniform(100, 5000),
+                    tokens_per_second=rng.uniform(5, 90),
+                    cost_usd=rng.uniform(0, 0.01),
+                    **tried(T0 + dt.timedelta(seconds=rng.uniform(0, 600))),
+                )
+    return run
+
+
+def forget():
+    """What a new process (another gunicorn worker, the CLI) starts with: nothing cached."""
+    kept.forget()
+
+
+def fresh(run, fn):
+    """`fn(run)` worked out from the items: nothing cached, nothing stored."""
+    forget()
+    RunFigures.delete().where(RunFigures.run == run).execute()
+    return fn(run)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("repeats", [1, 3])
+def test_kept_averages_equal_todays_computation_cis_included(app, seed, repeats):
+    run = random_run(seed, repeats)
+    today = compute_averages(run)
+    assert model_averages(run) == today  # worked out, stored
+    forget()
+    assert model_averages(run) == today  # read back from the row
+    assert model_averages(run) == today  # from this process's cache
+    assert any(row["ci_low"] is not None for row in today) or not any(
+        row["score_n"] for row in today
+    )
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("by", ["category", "difficulty"])
+def test_kept_breakdowns_equal_a_fresh_computation(app, seed, by):
+    run = random_run(seed)
+    first = breakdown(run, by)
+    forget()
+    assert breakdown(run, by) == first
+    assert fresh(run, lambda r: breakdown(r, by)) == first
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kept_composites_use_the_median_of_every_measured_answer(app, seed):
+    run = random_run(seed)
+    times = {}
+    for item in Item.select().where((Item.run == run) & (Item.status == COMPLETED)):
+        times.setdefault(item.target_id, []).append(item.time_taken_ms)
+    first = target_composites(run)
+    forget()
+    again = target_composites(run)
+    for target_id, composite in again.items():
+        assert composite == first[target_id]
+        if composite is not None and target_id in times:
+            assert composite.median_time_ms == statistics.median(times[target_id])
+
+
+def test_a_view_whose_stamp_holds_reads_the_stored_row_not_the_items(app):
+    run = random_run(10)
+    model_averages(run)
+    forget()
+    row = RunFigures.get((RunFigures.run == run) & (RunFigures.name == "averages"))
+    marked = [{**r, "model": "from the row"} for r in json.loads(row.figures)]
+    RunFigures.update(figures=json.dumps(marked)).where(RunFigures.id == row.id).execute()
+    assert {r["model"] for r in model_averages(run)} == {"from the row"}
+
+
+def test_a_rejudged_item_makes_the_figures_worked_out_again(app):
+    run, (t,) = make_run("kept-rejudge")
+    first = add_item(run, t, "a", score=10.0, **tried())
+    add_item(run, t, "b", score=20.0, **tried())
+    assert model_averages(run)[0]["avg_score"] == 15.0
+    Item.update(evaluation_score=90.0, updated_at=T0 + dt.timedelta(seconds=5)).where(
+        Item.id == first.id
+    ).execute()
+    forget()
+    assert model_averages(run)[0]["avg_score"] == 55.0
+    assert breakdown(run, "category")["rows"][0]["avg"] == 55.0
+
+
+def test_a_change_in_the_same_instant_is_seen_by_the_item_counts(app):
+    run, (t,) = make_run("kept-instant")
+    first = add_item(run, t, "a", score=10.0, **tried())
+    add_item(run, t, "b", score=20.0, **tried())
+    assert model_averages(run)[0]["failed"] == 0
+    Item.update(status=FAILED, error_stage="judge", evaluation_score=None).where(
+        Item.id == first.id
+    ).execute()
+    forget()
+    assert (model_averages(run)[0]["failed"], model_averages(run)[0]["avg_score"]) == (1, 20.0)
+
+
+def test_a_new_item_makes_the_figures_worked_out_again(app):
+    run, (t,) = make_run("kept-new")
+    add_item(run, t, "a", score=10.0, **tried())
+    assert model_averages(run)[0]["item_count"] == 1
+    add_item(run, t, "b", score=30.0, **tried())
+    assert (model_averages(run)[0]["item_count"], model_averages(run)[0]["avg_score"]) == (2, 20.0)
+
+
+def test_a_changed_latency_target_changes_the_kept_composite(app):
+    run, (t,) = make_run("kept-target", settings={"latencyTargetMs": 100.0})
+    add_item(run, t, "a", score=50.0, time_taken_ms=500.0, **tried())
+    missed = target_composites(run)[t.id]
+    run.settings = {"latencyTargetMs": 1000.0}
+    run.save()
+    assert target_composites(run)[t.id] != missed
+
+
+def test_a_working_run_keeps_no_figures_in_the_database(app):
+    run, (t,) = make_run("kept-working", status=PENDING, control=CONTROL_RUNNING)
+    add_item(run, t, "a", score=10.0, **tried())
+    assert model_averages(run)[0]["avg_score"] == 10.0
+    assert RunFigures.select().where(RunFigures.run == run).count() == 0
+
+
+def test_one_row_per_run_and_kind_the_latest_figures(app):
+    run, (t,) = make_run("kept-one")
+    add_item(run, t, "a", score=10.0, **tried())
+    model_averages(run)
+    add_item(run, t, "b", score=30.0, **tried(T0 + dt.timedelta(seconds=1)))
+    model_averages(run)
+    system_view(run)
+    names = [r.name for r in RunFigures.select().where(RunFigures.run == run)]
+    assert sorted(names) == ["averages", "throughput"]
+    row = RunFigures.get((RunFigures.run == run) & (RunFigures.name == "averages"))
+    assert json.loads(row.figures)[0]["item_count"] == 2
+
+
+def test_the_kept_report_equals_todays_and_follows_a_new_rating(app):
+    run = random_run(7)
+    assert kept_run_report(run) == run_report(run)
+    item = Item.select().where((Item.run == run) & (Item.status == COMPLETED)).first()
+    Rating.create(item=item, run=run, rating=4)
+    forget()
+    report = kept_run_report(run)
+    assert report == run_report(run)
+    assert sum(row["ratings"] for row in report["targets"]) == 1
+
+
+def test_a_kept_compare_equals_todays_and_follows_a_change_in_run_b(app):
+    run_a, run_b = random_run(11), random_run(12)
+    today = json.loads(json.dumps(compare_runs(run_a, run_b)))
+    assert kept_compare_runs(run_a, run_b) == today
+    forget()
+    assert kept_compare_runs(run_a, run_b) == today
+    item = Item.select().where((Item.run == run_b) & (Item.status == COMPLETED)).first()
+    Item.update(evaluation_score=100.0 - item.evaluation_score, updated_at=T0).where(
+        Item.id == item.id
+    ).execute()
+    forget()
+    assert kept_compare_runs(run_a, run_b) == json.loads(json.dumps(compare_runs(run_a, run_b)))
+
+
+def test_the_kept_judge_check_equals_todays_and_follows_a_new_rating(app):
+    run = random_run(8)
+    today = json.loads(json.dumps(judge_check(run.run_id)))
+    assert kept_judge_check(run) == today
+    item = Item.select().where((Item.run == run) & (Item.status == COMPLETED)).first()
+    Rating.create(item=item, run=run, rating=2)
+    forget()
+    check = kept_judge_check(run)
+    assert check == json.loads(json.dumps(judge_check(run.run_id)))
+    assert check["humanAgreement"]["n"] == 1
+
+
+def test_deleting_a_run_deletes_its_kept_figures(app):
+    run = random_run(9)
+    model_averages(run)
+    assert RunFigures.select().where(RunFigures.run == run).count() == 1
+    delete_run(run.run_id)
+    assert RunFigures.select().count() == 0
