@@ -20,6 +20,8 @@ from app.ratings.judge_check import judge_check
 from app.ratings.kept import kept_judge_check
 from app.ratings.kept import kept_run_report
 from app.ratings.report import run_report
+from app.ratings.votes import change_vote
+from app.ratings.votes import record_vote
 from app.results import kept
 from app.results.averages import breakdown
 from app.results.averages import compute_averages
@@ -32,6 +34,7 @@ from app.runs.lifecycle import delete_run
 from tests.factories import T0
 from tests.factories import add_item
 from tests.factories import make_run
+from tests.factories import shown_pair
 
 
 def tried(when=T0, **fields):
@@ -243,3 +246,17 @@ def test_deleting_a_run_deletes_its_kept_figures(app):
     assert RunFigures.select().where(RunFigures.run == run).count() == 1
     delete_run(run.run_id)
     assert RunFigures.select().count() == 0
+
+
+def test_the_kept_report_follows_a_changed_vote(app):
+    # A change rewrites the vote's winner in place (no new row, no new time): the stamp must
+    # still see it, or the win rate would stay as before the change.
+    run, targets = make_run("votes", targets=[("local", "m1"), ("local", "m2")])
+    left, right = (add_item(run, t, "t1", score=50.0) for t in targets)
+    token = shown_pair(left.id, right.id, voter="human")
+    vote = record_vote({"pairToken": token, "winner": "LEFT"}, "human")
+    before = kept_run_report(run)
+    change_vote(vote.id, {"winner": "RIGHT"}, "human")
+    forget()
+    after = kept_run_report(run)
+    assert after == run_report(run) and after != before

@@ -188,8 +188,9 @@ def test_page_query_count_does_not_grow_with_rows(client, app, monkeypatch):
     # (results/speed.py), the judge check's warnings (the targets' models), and the stamps of
     # the figures kept per run state (results/kept.py:
     # three small reads each, for the averages, breakdowns, answer times, throughput and the
-    # judge check): a fixed number, whatever the rows.
-    assert counts[1] <= 35, counts
+    # judge check, whose stamp also reads the latest vote change): a fixed number, whatever the
+    # rows.
+    assert counts[1] <= 37, counts
 
 
 def test_row_expansion_is_lazy_loaded_with_a_no_js_link(client, run_with_items):

@@ -2,7 +2,8 @@
 run state (results/kept.py): their queries read every item (and rating) of the run, so a view
 of an unchanged run reads one row instead. Besides the run's items, the stamp holds its
 ratings and the votes on its targets, and for the judge check its jobs' calls and the run's
-row (a job's state follows the run's), each as counts and latest changes (a few index reads).
+row (a job's state follows the run's), each as counts and latest changes (a few index reads),
+and the latest vote change anywhere (a change rewrites a vote in place).
 A caching wrapper only: the figures themselves are report.py's and judge_check.py's."""
 
 import json
@@ -14,6 +15,7 @@ from ..db.models import JudgeJob
 from ..db.models import Rating
 from ..db.models import RunTarget
 from ..db.models import Vote
+from ..db.models import VoteHistory
 from ..results.kept import kept_figures
 from .judge_check import judge_check
 from .report import run_report
@@ -34,7 +36,10 @@ def _labels_stamp(run):
         .tuples()
         .first()
     )
-    return f"{ratings}|{votes}"
+    # A changed vote keeps its row and time (the winner is rewritten in place); its history row
+    # is what moves. Any vote's change, whatever the run: one index read, rarely a recompute.
+    changed = VoteHistory.select(fn.MAX(VoteHistory.id)).scalar()
+    return f"{ratings}|{votes}|{changed}"
 
 
 def kept_run_report(run, source="all"):
