@@ -56,11 +56,7 @@ def test_ratings_votes_judge_votes_check_and_leaderboard_on_the_real_model(app, 
     scope = {"runA": run.run_id, "targetA": cold.id, "targetB": hot.id}
     while (pair := client.get("/api/pairwise/next", query_string=scope)).status_code == 200:
         body = pair.get_json()
-        vote = {
-            "leftItemId": body["left"]["itemId"],
-            "rightItemId": body["right"]["itemId"],
-            "winner": "LEFT",
-        }
+        vote = {"pairToken": body["pairToken"], "winner": "LEFT"}  # the pair handed out
         assert client.post("/api/pairwise/votes", json=vote).status_code == 201
     assert pair.status_code == 204
 
