@@ -56,8 +56,8 @@ class Served:
             try:
                 if requests.get(self.base + "/api/status", timeout=2).status_code == 200:
                     return self
-            except requests.ConnectionError:
-                pass
+            except (requests.ConnectionError, requests.Timeout):
+                pass  # not listening yet, or still starting on a busy machine: ask again
             if time.monotonic() > deadline:
                 raise AssertionError(f"llmbench serve not ready in {self.timeout} s")
             time.sleep(0.05)

@@ -49,7 +49,8 @@ SUMMARIES = {
     "data is kept).",
     "run": "Run a benchmark from a config file (or a saved template) in the foreground.",
     "resume": "Continue a stopped, paused or interrupted run where it left off.",
-    "report": "Write summary.json, report.html, results.jsonl and results.csv for a run.",
+    "report": "Write summary.json, report.html, results.jsonl and results.csv for a run "
+    "(or, with -o, just the files asked for).",
     "diff": "Per-model and per-task score deltas from RUN_A to RUN_B (B - A).",
     "runs": "List runs, newest first: state, targets, score and date.",
     "show": "One run: state, judge, targets, counts, per-target results, why it stopped.",
@@ -63,6 +64,10 @@ SUMMARIES = {
     "export": "Export tasks in a dataset format (json keeps collections too).",
     "db": "The database: which one is in use (check), or move it to another (copy).",
     "worker": "Claim items of the running run (answers, then judgements) and write the results.",
+    "users": "Accounts: once one exists, every page and API call needs a login.",
+    "tokens": "Tokens for machines: `Authorization: Bearer <token>` on the API, with the "
+    "token's role.",
+    "info": "Print the home, the database, the master key file, the version and the schema.",
 }
 
 
