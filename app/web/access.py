@@ -40,6 +40,11 @@ ENDPOINT_ROLES = {
     "auth.logout": PUBLIC,
     "audit.index": ADMIN,
     "api.audit.audit_export": ADMIN,
+    "accounts.index": ADMIN,
+    "accounts.show": ADMIN,
+    "accounts.create": ADMIN,
+    "accounts.change_role": ADMIN,
+    "accounts.remove": ADMIN,
     # pages
     "dashboard.index": VIEWER,
     "dashboard.machine": VIEWER,
