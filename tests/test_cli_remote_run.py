@@ -3,6 +3,8 @@ real `llmbench serve` (its own process, a login needed: an account exists), whos
 works the run against the fake model server; the CLI follows it over the JSON API to the end
 and exits as a local run would."""
 
+import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -62,10 +64,14 @@ def test_a_template_started_on_a_server_is_followed_to_the_end_and_exits_0(serve
     assert f"Run {run.run_id} finished on {base}." in result.output
 
 
-def test_a_template_can_be_named_by_its_id(server):
+def test_a_template_can_be_named_by_its_id_and_followed_as_json_lines(server):
     base, runner, _ = server
-    result = invoke("run", "--template", "1", "--server", base, "--token", runner, "--quiet")
+    result = invoke("run", "--template", "1", "--server", base, "--token", runner, "--json")
     assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert events[0]["event"] == "run_started"
+    assert events[-2]["event"] == "progress" and events[-2]["done"] == 2
+    assert events[-1] == {"event": "run_finished", "runId": events[0]["runId"], "exitCode": 0}
 
 
 def test_an_unknown_remote_template_names_the_ones_there_are(server):
