@@ -117,3 +117,11 @@ def test_following_a_remote_run_that_is_paused_ends_with_exit_3(remote):
 def test_following_a_remote_run_that_finished_ends_with_exit_0(remote):
     base, _, viewer = remote
     assert remote_cli.follow(base, viewer, "run-done", False, True) == 0
+
+
+def test_in_ci_a_remote_run_that_ended_paused_is_stopped(remote):
+    base, runner, _ = remote
+    assert remote_cli.stop_if_paused(base, runner, "run-paused", True) is True
+    with database.connection_context():
+        assert Run.get(Run.run_id == "run-paused").control == "stopped"
+    assert remote_cli.stop_if_paused(base, runner, "run-done", True) is False

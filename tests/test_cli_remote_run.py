@@ -103,3 +103,8 @@ def test_a_config_file_with_server_is_refused(tmp_path):
     config.write_text("run: {}\n")
     result = invoke("run", "-c", str(config), "--server", "http://127.0.0.1:9")
     assert result.exit_code == 2 and "give --template NAME" in result.output
+
+
+def test_dry_run_with_server_is_refused_and_starts_nothing():
+    result = invoke("run", "--template", "nightly", "--server", "http://127.0.0.1:9", "--dry-run")
+    assert result.exit_code == 2 and "--dry-run checks a config file" in result.output

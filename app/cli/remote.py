@@ -177,9 +177,10 @@ def find_template(server, token, ref):
     raise CliError(f"{server}: no template named {ref!r} (templates: {names})", EXIT_INVALID)
 
 
-def run_template(server, token, ref, as_json, quiet):
+def run_template(server, token, ref, as_json, quiet, stop_paused=False):
     """`llmbench run --template NAME --server URL`: trigger the template there (queued while
-    the server works on another run), follow the run until it ends; the exit code."""
+    the server works on another run), follow the run until it ends; the exit code.
+    `stop_paused` (a CI job): a run that ends paused is stopped, so nothing waits paused."""
     template_id = find_template(server, token, ref)
     started = call(
         server, token, "POST", f"/templates/{template_id}/trigger", body={"triggeredBy": "cli"}
@@ -190,13 +191,27 @@ def run_template(server, token, ref, as_json, quiet):
     elif not quiet:
         click.echo(f"Run {run_id} started on {server} ({started['state']})", err=True)
     try:
-        return follow(server, token, run_id, as_json, quiet)
+        code = follow(server, token, run_id, as_json, quiet)
     except KeyboardInterrupt:
         # As beside a local server: Ctrl-C pauses the run, which `llmbench resume` continues.
         call(server, token, "POST", f"/runs/{run_id}/pause")
         if not as_json:
             click.echo(f"Run {run_id} paused on {server}.", err=True)
         return EXIT_INTERRUPTED
+    if stop_paused and code == EXIT_INTERRUPTED:
+        stop_if_paused(server, token, run_id, as_json)
+    return code
+
+
+def stop_if_paused(server, token, run_id, as_json):
+    """Stop a remote run that ended paused (a CI job leaves nothing paused behind); it stays
+    resumable. True when it was stopped."""
+    if call(server, token, "GET", f"/runs/{run_id}")["state"] != "paused":
+        return False
+    call(server, token, "POST", f"/runs/{run_id}/stop")
+    if not as_json:
+        click.echo(f"Run {run_id} stopped (a CI job leaves nothing paused).", err=True)
+    return True
 
 
 def _progress_line(run):

@@ -180,8 +180,14 @@ def run(
         min_goodput,
     )
     if server:
+        if dry_run:
+            raise CliError(
+                "--dry-run checks a config file (-c); a template is checked when saved",
+                EXIT_INVALID,
+            )
         _refuse_local_options(config_path, template_ref, gates, junit, output_files, summary_md)
-        sys.exit(remote.run_template(server, token, template_ref, as_json, quiet))
+        stop_paused = in_ci(ci) and not keep_paused
+        sys.exit(remote.run_template(server, token, template_ref, as_json, quiet, stop_paused))
     if (config_path is None) == (template_ref is None):
         raise CliError("give either -c CONFIG or --template NAME", EXIT_INVALID)
     if template_ref is not None:
