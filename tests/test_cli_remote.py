@@ -1,15 +1,20 @@
-"""`llmbench runs|show|pause|stop --server URL --token T` (issue 30): a remote llmbench driven
-over real HTTP through its JSON API, with the token's role."""
+"""`llmbench runs|show|pause|stop|report --server URL --token T` (issue 30): a remote llmbench
+driven over real HTTP through its JSON API, with the token's role."""
+
+import json
+import os
 
 import pytest
 from click.testing import CliRunner
 
 from app.accounts.tokens import create_token
 from app.cli import main
+from app.cli import remote as remote_cli
 from app.db.connection import database
 from app.db.models import Run
 from tests.browser.helpers import serving
 from tests.conftest import make_app
+from tests.factories import add_item
 from tests.factories import make_run
 
 
@@ -20,6 +25,9 @@ def remote(tmp_path):
     app = make_app(tmp_path, HOST="0.0.0.0")
     with database.connection_context():
         make_run("run-remote", status="PENDING", name="nightly")
+        make_run("run-paused", status="PENDING", control="paused")
+        done, (target,) = make_run("run-done")
+        add_item(done, target, "q1", score=70.0, answer="Paris")
         _, runner = create_token("ci", "runner")
         _, viewer = create_token("dash", "viewer")
     with serving(app, "remote-cli-server") as base:
@@ -71,3 +79,49 @@ def test_an_unknown_remote_run_is_invalid_input(remote):
     base, _, viewer = remote
     result = invoke("show", "nope", "--server", base, "--token", viewer)
     assert result.exit_code == 2
+
+
+def test_report_downloads_a_remote_runs_files_into_out(remote, tmp_path):
+    base, _, viewer = remote
+    out = tmp_path / "reports"
+    result = invoke("report", "run-done", "--server", base, "--token", viewer, "--out", str(out))
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["report.html", "report.md", "results-detailed.csv", "summary.json"]
+    assert json.loads((out / "summary.json").read_text())["runId"] == "run-done"
+    assert "<html" in (out / "report.html").read_text().lower()
+    assert "Paris" in (out / "results-detailed.csv").read_text()
+    assert all(os.stat(p).st_mode & 0o077 == 0 for p in out.iterdir())  # owner-only
+
+
+def test_report_of_an_unknown_remote_run_writes_nothing(remote, tmp_path):
+    base, _, viewer = remote
+    out = tmp_path / "reports"
+    result = invoke("report", "nope", "--server", base, "--token", viewer, "--out", str(out))
+    assert result.exit_code == 2
+    assert not out.exists()
+
+
+def test_report_with_server_refuses_junit_naming_it(remote, tmp_path):
+    base, _, viewer = remote
+    junit = str(tmp_path / "j.xml")
+    result = invoke("report", "run-done", "--server", base, "--token", viewer, "--junit", junit)
+    assert result.exit_code == 2 and "--junit" in result.output
+
+
+def test_following_a_remote_run_that_is_paused_ends_with_exit_3(remote):
+    base, _, viewer = remote
+    assert remote_cli.follow(base, viewer, "run-paused", False, True) == 3
+
+
+def test_following_a_remote_run_that_finished_ends_with_exit_0(remote):
+    base, _, viewer = remote
+    assert remote_cli.follow(base, viewer, "run-done", False, True) == 0
+
+
+def test_in_ci_a_remote_run_that_ended_paused_is_stopped(remote):
+    base, runner, _ = remote
+    assert remote_cli.stop_if_paused(base, runner, "run-paused", True) is True
+    with database.connection_context():
+        assert Run.get(Run.run_id == "run-paused").control == "stopped"
+    assert remote_cli.stop_if_paused(base, runner, "run-done", True) is False

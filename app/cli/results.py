@@ -12,6 +12,7 @@ from ..results import compare
 from ..results import compare_files
 from ..results.composite import settings_from
 from ..runs.queries import get_run
+from . import remote
 from .exit_codes import EXIT_CODES_HELP
 from .open_database import open_db
 from .output import EXIT_GATE
@@ -57,9 +58,19 @@ WORSE = compare_files.WORSE  # compare.py's verdict for a target significantly w
     help="Write only this file, its format from the extension (.jsonl, .json, .csv, .xml, "
     ".md, .html), instead of the folder. Repeatable.",
 )
-def report(run_id, out_dir, junit, pass_score, as_json, output_files):
+@remote.server_options
+def report(run_id, out_dir, junit, pass_score, as_json, output_files, server=None, token=None):
     """Write summary.json, report.html, results.jsonl and results.csv for a run (or, with -o,
-    just the files asked for)."""
+    just the files asked for). With --server: download summary.json, report.html,
+    results-detailed.csv and report.md of a run on that llmbench into --out."""
+    if server:
+        if junit or output_files:
+            raise CliError(
+                "--junit and -o work on a run here; with --server the report files go to --out",
+                EXIT_INVALID,
+            )
+        remote.report(server, token, run_id, out_dir, as_json)
+        return
     open_db()
     with db_context():
         try:

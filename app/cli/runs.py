@@ -18,6 +18,7 @@ from ..runs.state import run_state
 from ..schedules.known_secrets import known_redactor
 from ..schedules.template_start import find_template
 from ..schedules.template_start import start_template
+from . import remote
 from .exit_codes import EXIT_CODES_HELP
 from .followed_run import follow_in_server
 from .followed_run import server_holder
@@ -121,6 +122,7 @@ def _kept(outputs):
 @gate_options
 @file_options
 @ci_options
+@remote.server_options
 def run(
     config_path,
     template_ref,
@@ -149,6 +151,8 @@ def run(
     pass_score,
     output_files,
     summary_md,
+    server=None,
+    token=None,
     **selection,
 ):
     """Run a benchmark from a config file (or a saved template) in the foreground.
@@ -163,7 +167,8 @@ def run(
     Beside a `llmbench serve` on the same database, the run is handed to the server's
     orchestrator (queued if it is busy) and followed here; Ctrl-C pauses it. If another
     orchestrator (another llmbench run) holds the database, nothing is started: exit 1
-    naming it.
+    naming it. With --server URL (and --token) a template starts on that llmbench and is
+    followed here until it ends (0 finished, 3 paused or stopped; Ctrl-C pauses it).
     """
     gates = gates_from(
         fail_under,
@@ -174,6 +179,15 @@ def run(
         max_itl_p90,
         min_goodput,
     )
+    if server:
+        if dry_run:
+            raise CliError(
+                "--dry-run checks a config file (-c); a template is checked when saved",
+                EXIT_INVALID,
+            )
+        _refuse_local_options(config_path, template_ref, gates, junit, output_files, summary_md)
+        stop_paused = in_ci(ci) and not keep_paused
+        sys.exit(remote.run_template(server, token, template_ref, as_json, quiet, stop_paused))
     if (config_path is None) == (template_ref is None):
         raise CliError("give either -c CONFIG or --template NAME", EXIT_INVALID)
     if template_ref is not None:
@@ -240,6 +254,30 @@ def run(
     if in_ci(ci) and not keep_paused:
         stop_paused_in_ci(run_id, out)
     sys.exit(conclude(run_id, out, code, outputs, gates))
+
+
+def _refuse_local_options(config_path, template_ref, gates, junit, output_files, summary_md):
+    """--server starts a saved template there; what only a run worked here can do is refused
+    by name before anything starts."""
+    if config_path is not None or template_ref is None:
+        raise CliError(
+            "--server starts a saved template on that llmbench: give --template NAME "
+            "(a config file, -c, runs here)",
+            EXIT_INVALID,
+        )
+    local = [
+        ("a quality or speed gate (--fail-under, --max-failed-pct …)", bool(gates)),
+        ("--junit", bool(junit)),
+        ("-o/--output", bool(output_files)),
+        ("--summary-md", bool(summary_md)),
+    ]
+    named = [name for name, given in local if given]
+    if named:
+        raise CliError(
+            f"{', '.join(named)} works on a run here, not with --server; download the files "
+            "afterwards with `llmbench report RUN_ID --server URL`",
+            EXIT_INVALID,
+        )
 
 
 def _run_template(template_ref, as_json, quiet, outputs, gates, stop_paused=False):

@@ -19,6 +19,7 @@ from ..errors import StorageFull
 from ..runs.queries import active_run
 from . import ab
 from . import access
+from . import accounts
 from . import alerts
 from . import audit
 from . import audit_trail
@@ -73,7 +74,7 @@ def init_app(app):
         app.register_blueprint(module.bp)
     for module in (templates, trends, alerts, queue, evaluate, ab, leaderboard, reports, labels):
         app.register_blueprint(module.bp)
-    for module in (compare, auth, audit):
+    for module in (compare, auth, audit, accounts):
         app.register_blueprint(module.bp)
     if app.debug or app.config.get("TESTING"):
         app.register_blueprint(patterns.bp)

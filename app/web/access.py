@@ -40,6 +40,11 @@ ENDPOINT_ROLES = {
     "auth.logout": PUBLIC,
     "audit.index": ADMIN,
     "api.audit.audit_export": ADMIN,
+    "accounts.index": ADMIN,
+    "accounts.show": ADMIN,
+    "accounts.create": ADMIN,
+    "accounts.change_role": ADMIN,
+    "accounts.remove": ADMIN,
     # pages
     "dashboard.index": VIEWER,
     "dashboard.machine": VIEWER,
@@ -170,7 +175,8 @@ ENDPOINT_ROLES = {
     "api.exports.compare_runs": VIEWER,
     "api.exports.run_results": VIEWER,
     "api.exports.run_speed_figures": VIEWER,
-    "api.exports.export_run": RUNNER,  # writes the run's files on the server
+    # A POST only for its JSON body: it streams the same files as the pages' downloads.
+    "api.exports.export_run": VIEWER,
     "api.datasets.tasks_export": VIEWER,
     "api.datasets.tasks_import": RUNNER,
     "api.pairwise.leaderboard_get": VIEWER,

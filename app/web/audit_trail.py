@@ -62,6 +62,9 @@ AUDITED = {
     "labels.import_file": "labels.import",
     "api.ratings.ratings_import": "labels.import",
     "api.pairwise.pairwise_votes_import": "labels.import",
+    "accounts.create": "account.add",
+    "accounts.change_role": "account.role",
+    "accounts.remove": "account.remove",
 }
 
 

@@ -74,3 +74,25 @@ def test_at_1280_px_the_links_show_with_no_menu_button(page, server):
     sign_in(page, server, "rae")
     expect(page.locator("label.menu-button")).to_be_hidden()
     expect(page.locator("nav.topnav a:has-text('Runs')")).to_be_visible()
+
+
+def test_an_admin_adds_a_rater_on_the_accounts_page_who_then_signs_in(browser, page, server):
+    from playwright.sync_api import expect
+
+    sign_in(page, server, "root")
+    page.click("nav.topnav a:has-text('Accounts')")
+    page.fill("#f-name", "newbie")
+    page.select_option("#f-role", "rater")
+    page.fill("#f-password", PASSWORD)
+    page.fill("#f-passwordAgain", PASSWORD)
+    page.click("button:has-text('Add account')")  # a plain form post, its CSRF token with it
+    page.wait_for_url(server + "/accounts/newbie")
+    expect(page.locator("#account-newbie select")).to_have_value("rater")
+    context = browser.new_context()
+    try:
+        other = context.new_page()
+        sign_in(other, server, "newbie")
+        expect(other.locator(".signout__who")).to_have_text("newbie (rater)")
+    finally:
+        context.close()
+    assert page.console_errors == []

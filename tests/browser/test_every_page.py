@@ -476,6 +476,7 @@ PAGES = [
     ("task-edit", "/settings/tasks/1/edit", None, False),
     ("template-new", "/templates/new", None, False),
     ("template-edit", "/templates/1/edit", None, False),
+    ("accounts", "/accounts", None, True),
 ]
 
 
