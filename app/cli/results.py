@@ -61,8 +61,10 @@ WORSE = compare_files.WORSE  # compare.py's verdict for a target significantly w
 @remote.server_options
 def report(run_id, out_dir, junit, pass_score, as_json, output_files, server=None, token=None):
     """Write summary.json, report.html, results.jsonl and results.csv for a run (or, with -o,
-    just the files asked for). With --server: download summary.json, report.html,
-    results-detailed.csv and report.md of a run on that llmbench into --out."""
+    just the files asked for).
+
+    With --server: download summary.json, report.html, results-detailed.csv and report.md of
+    a run on that llmbench into --out."""
     if server:
         if junit or output_files:
             raise CliError(
