@@ -24,3 +24,25 @@ def test_the_list_says_which_are_not_scored_yet(client):
     add_item(run, target, "t1", score=None)
     page = BeautifulSoup(client.get("/runs/").get_data(as_text=True), "html.parser")
     assert "m1 –" in page.select_one(".cell-targets").get_text(" ", strip=True)
+
+
+def _run_ids_in_order(client, sort):
+    page = BeautifulSoup(client.get(f"/runs/?sort={sort}").get_data(as_text=True), "html.parser")
+    return [a.get_text(strip=True) for a in page.select("tbody tr td:nth-of-type(2) a")]
+
+
+def test_sorting_by_score_ranks_runs_by_their_best_target_not_a_blend(client):
+    two, (good, bad) = make_run("two", targets=[("local", "good"), ("local", "bad")])
+    add_item(two, good, "t1", score=90)
+    add_item(two, bad, "t1", score=30)  # a blend would read 60
+    one, (only,) = make_run("one", targets=[("local", "only")])
+    add_item(one, only, "t1", score=70)
+    assert _run_ids_in_order(client, "-score") == ["two", "one"]
+    assert _run_ids_in_order(client, "score") == ["one", "two"]
+
+
+def test_the_score_header_says_it_sorts_by_the_best_target(client):
+    make_run("listed")
+    page = BeautifulSoup(client.get("/runs/").get_data(as_text=True), "html.parser")
+    header = next(th for th in page.select("thead th") if "Score" in th.get_text())
+    assert "best target" in header["title"]

@@ -7,6 +7,7 @@ from peewee import JOIN
 from ..db.models import COMPLETED
 from ..db.models import Run
 from ..db.models import RunTarget
+from .counts import run_best_scores
 from .counts import run_totals
 from .counts import tallies
 from .queries import RUN_STATES
@@ -62,10 +63,11 @@ def history(
         key, desc = "created", True
     if key in ("items", "score"):
         # Sorting by an aggregate needs it for every run matched, so join it as a subquery.
-        # From the kept counts (runs/counts.py): a few rows per run, not every item.
-        agg = run_totals().alias("agg")
+        # From the kept counts (runs/counts.py): a few rows per run, not every item. "score" is
+        # the best target's own average (the list shows each target's), never a blend.
+        agg = (run_totals() if key == "items" else run_best_scores()).alias("agg")
         query = query.join(agg, JOIN.LEFT_OUTER, on=(agg.c.rid == Run.id))
-        order = [agg.c.n if key == "items" else agg.c.avg]
+        order = [agg.c.n if key == "items" else agg.c.best]
     else:
         order = {
             "created": [Run.created_at],
