@@ -14,7 +14,7 @@ def test_each_target_in_the_run_list_has_its_own_score(client):
     page = BeautifulSoup(client.get("/runs/").get_data(as_text=True), "html.parser")
     row = next(tr for tr in page.select("tbody tr") if "two" in tr.get_text())
     targets = [d.get_text(" ", strip=True) for d in row.select(".cell-targets div")]
-    assert targets == ["good 90.0", "bad 30.0"]
+    assert targets == ["local/good 90.0", "local/bad 30.0"]  # each by its one name
     text = row.get_text(" ", strip=True)
     assert "90.0 / 30.0" in text and "60.0" not in text  # best / worst, not the blend
 
@@ -46,3 +46,15 @@ def test_the_score_header_says_it_sorts_by_the_best_target(client):
     page = BeautifulSoup(client.get("/runs/").get_data(as_text=True), "html.parser")
     header = next(th for th in page.select("thead th") if "Score" in th.get_text())
     assert "best target" in header["title"]
+
+
+def test_the_dashboards_recent_results_show_the_best_and_worst_target_not_a_blend(client):
+    run, (good, bad) = make_run("two", targets=[("local", "good"), ("local", "bad")])
+    add_item(run, good, "t1", score=90)
+    add_item(run, bad, "t1", score=30)
+    page = BeautifulSoup(client.get("/").get_data(as_text=True), "html.parser")
+    panel = page.find(id="recent-results")
+    text = panel.get_text(" ", strip=True)
+    assert "90.0 / 30.0" in text and "60.0" not in text
+    assert "local/good, local/bad" in text
+    assert "best target" in panel.find("th", string=lambda s: s and "Score" in s)["title"]
