@@ -92,3 +92,11 @@ def test_local_text_names_the_zone_of_this_machine(monkeypatch):
         monkeypatch.delenv("TZ")
         time.tzset()
     assert text == "26 Nov 2026, 10:15:03 CET"
+
+
+def test_the_ratings_and_cost_page_shows_no_unit_beside_a_missing_latency(client, app):
+    run, (target,) = make_run("unanswered")
+    add_item(run, target, "t1", status=PENDING, score=None)
+    page = soup(client.get("/runs/unanswered/report").get_data(as_text=True))
+    latency = page.find("dt", string="avg latency").find_next("dd")
+    assert "ms" not in latency.get_text() and "–" in latency.get_text()
