@@ -1,5 +1,5 @@
-"""report.html for a person: viewed in the browser beside its download, with readable local
-times and the state in words (no phase names)."""
+"""report.html for a person: viewed in the browser beside its download, with readable times in
+UTC that say so (whatever the server's zone) and the state in words (no phase names)."""
 
 import datetime as dt
 import re
@@ -52,11 +52,35 @@ def test_a_running_run_says_what_it_is_doing(app):
     assert soup(report_html(run)).select_one("#run-state").get_text() == "running, answering tasks"
 
 
-def test_times_are_local_and_readable_with_the_iso_value_kept(run):
-    created = soup(report_html(run)).find("dt", string="Created").find_next("dd").time
-    assert created.get_text() == local_text(run.created_at)
-    assert created["datetime"].endswith("Z")
-    assert re.fullmatch(r"\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d:\d\d \S+", created.get_text())
+@pytest.fixture
+def berlin(monkeypatch):
+    """The server's clock in a zone other than UTC."""
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    yield
+    monkeypatch.delenv("TZ")
+    time.tzset()
+
+
+def test_report_times_are_utc_and_say_so_whatever_the_servers_zone(run, berlin):
+    page = soup(report_html(run))
+    for name, value in (("Created", run.created_at), ("Finished", run.finished_at)):
+        stamp = page.find("dt", string=name).find_next("dd").time
+        assert stamp.get_text() == value.strftime("%Y-%m-%d %H:%M:%S UTC")
+        assert stamp["datetime"] == value.isoformat(timespec="milliseconds") + "Z"
+
+
+def test_the_reports_generated_time_is_utc_too(run, berlin):
+    stamp = soup(report_html(run)).find("dt", string="Report generated").find_next("dd").time
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", stamp.get_text())
+
+
+def test_the_results_page_states_its_times_in_utc_with_the_iso_value_kept(client, run, berlin):
+    header = soup(client.get("/runs/viewed/results").get_data(as_text=True)).select_one(".rs-meta")
+    created, finished = header.select("time")
+    assert created.get_text() == run.created_at.strftime("%Y-%m-%d %H:%M UTC")
+    assert finished.get_text() == run.finished_at.strftime("%Y-%m-%d %H:%M UTC")
+    assert created["datetime"].endswith("Z") and finished["datetime"].endswith("Z")
 
 
 def test_local_text_names_the_zone_of_this_machine(monkeypatch):
@@ -68,3 +92,11 @@ def test_local_text_names_the_zone_of_this_machine(monkeypatch):
         monkeypatch.delenv("TZ")
         time.tzset()
     assert text == "26 Nov 2026, 10:15:03 CET"
+
+
+def test_the_ratings_and_cost_page_shows_no_unit_beside_a_missing_latency(client, app):
+    run, (target,) = make_run("unanswered")
+    add_item(run, target, "t1", status=PENDING, score=None)
+    page = soup(client.get("/runs/unanswered/report").get_data(as_text=True))
+    latency = page.find("dt", string="avg latency").find_next("dd")
+    assert "ms" not in latency.get_text() and "–" in latency.get_text()

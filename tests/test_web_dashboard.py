@@ -404,7 +404,7 @@ def test_recent_runs_show_their_targets_not_the_judge(client, app):
     make_run("r1", targets=(("p", "alpha-7b"), ("p", "beta-3b")), judge_model="judge-x")
     cell = soup(client.get("/")).select_one("#results-title").find_parent("section")
     text = cell.get_text(" ", strip=True)
-    assert "alpha-7b, beta-3b" in text and "judge-x" not in text
+    assert "p/alpha-7b p/beta-3b" in text and "judge-x" not in text  # each by its one name
 
 
 def test_a_bad_load_step_is_named_beside_the_load_steps_input(client, setup):

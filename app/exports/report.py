@@ -8,7 +8,7 @@ from jinja2 import select_autoescape
 from markupsafe import Markup
 
 from ..clock import isoformat
-from ..clock import local_text
+from ..clock import utc_text
 from ..clock import utcnow
 from ..config import resource_dir
 from ..db.models import RunCollection
@@ -105,7 +105,7 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAUL
         "total_items": sum(r["item_count"] for r in averages),
         "detail_limit": detail_limit,
         "iso": isoformat,
-        "local": local_text,
+        "utc": utc_text,
         "error_text": error_text,
         "generated_at": utcnow(),
         "peaks": run_peaks(run),

@@ -3,6 +3,7 @@ score, tokens per second, answer times and score per category, as inlinable SVG.
 
 import pygal
 
+from ..charts.bar_values import values_beside_bars
 from ..charts.key import add_key
 from ..charts.key import add_names_key
 from ..charts.labels import axis_names
@@ -160,5 +161,7 @@ def category_chart(table, narrow=False, empty=NOT_YET):
             ],
             formatter=lambda v: f"{v:.1f}",
         )
+    # Labels inside long bars and after short ones: centred on a short bar's end they smudge.
+    chart.add_xml_filter(values_beside_bars(settings["style"].value_font_size))
     key = series_key([m["label"] for m in models], PALETTE)
     return render(add_key(chart, key, _font(narrow)))

@@ -149,13 +149,22 @@ def count_items(run, target_ids=None, status=None, stage=None):
 
 
 def run_totals():
-    """A subquery of every run's (rid, n items, avg score), for sorting the history by them."""
+    """A subquery of every run's (rid, n items), for sorting the history by them."""
     counts = _kept_counts()
-    return counts.select(
+    return counts.select(counts.run.alias("rid"), fn.SUM(counts.n).alias("n")).group_by(counts.run)
+
+
+def run_best_scores():
+    """A subquery of every run's (rid, best): the best of its targets' own average scores, for
+    sorting the history by the score the list shows (one target's, never a blend of targets)."""
+    counts = _kept_counts()
+    per_target = counts.select(
         counts.run.alias("rid"),
-        fn.SUM(counts.n).alias("n"),
         (fn.SUM(counts.score) / fn.NULLIF(fn.SUM(counts.score_n), 0)).alias("avg"),
-    ).group_by(counts.run)
+    ).group_by(counts.run, counts.target_id)
+    return per_target.select_from(
+        per_target.c.rid, fn.MAX(per_target.c.avg).alias("best")
+    ).group_by(per_target.c.rid)
 
 
 def kept(run):

@@ -7,6 +7,8 @@ from peewee import JOIN
 from ..db.models import COMPLETED
 from ..db.models import Run
 from ..db.models import RunTarget
+from ..db.target_name import target_name
+from .counts import run_best_scores
 from .counts import run_totals
 from .counts import tallies
 from .queries import RUN_STATES
@@ -62,10 +64,11 @@ def history(
         key, desc = "created", True
     if key in ("items", "score"):
         # Sorting by an aggregate needs it for every run matched, so join it as a subquery.
-        # From the kept counts (runs/counts.py): a few rows per run, not every item.
-        agg = run_totals().alias("agg")
+        # From the kept counts (runs/counts.py): a few rows per run, not every item. "score" is
+        # the best target's own average (the list shows each target's), never a blend.
+        agg = (run_totals() if key == "items" else run_best_scores()).alias("agg")
         query = query.join(agg, JOIN.LEFT_OUTER, on=(agg.c.rid == Run.id))
-        order = [agg.c.n if key == "items" else agg.c.avg]
+        order = [agg.c.n if key == "items" else agg.c.best]
     else:
         order = {
             "created": [Run.created_at],
@@ -80,13 +83,13 @@ def history(
     runs = list(query.order_by(*order).paginate(page, per_page))
     stats = _item_stats([r.id for r in runs])
     models = {}
-    for run_pk, target_id, model in (
-        RunTarget.select(RunTarget.run, RunTarget.id, RunTarget.label)
+    for run_pk, target_id, provider_name, label in (
+        RunTarget.select(RunTarget.run, RunTarget.id, RunTarget.provider_name, RunTarget.label)
         .where(RunTarget.run.in_([r.id for r in runs]))
         .order_by(RunTarget.position, RunTarget.id)
         .tuples()
     ):
-        models.setdefault(run_pk, []).append((target_id, model))
+        models.setdefault(run_pk, []).append((target_id, provider_name, label))
     for r in runs:
         r.state = run_state(r)
         r.total_items, r.completed_items, r.failed_items, r.avg_score, kept = stats.get(
@@ -94,10 +97,12 @@ def history(
         )
         r.state_label, r.state_tone = state_label(r.state, r.completed_items, r.failed_items)
         targets = models.get(r.id, [])
-        r.target_models = [label for _tid, label in targets]
-        # Each target's own score, in run order (None: not scored yet), and the best and worst.
+        r.target_models = [label for _tid, _provider, label in targets]
+        # Each target by its one name (provider/label, as every page calls it) with its own
+        # score, in run order (None: not scored yet), and the best and worst.
         r.target_scores = [
-            (label, kept.target_mean(tid) if kept else None) for tid, label in targets
+            (target_name(provider, label), kept.target_mean(tid) if kept else None)
+            for tid, provider, label in targets
         ]
         scored = [s for _label, s in r.target_scores if s is not None]
         r.best_score = max(scored) if scored else None

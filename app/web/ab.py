@@ -16,6 +16,7 @@ from flask import request
 from flask import url_for
 
 from ..catalog.providers import list_providers
+from ..db.target_name import target_name
 from ..errors import Conflict
 from ..errors import NotFound
 from ..errors import ValidationError
@@ -31,6 +32,8 @@ from .extensions import htmx
 from .people import me
 
 bp = Blueprint("ab", __name__)
+# The pickers name each target as every page does (app.db.target_name).
+bp.add_app_template_global(target_name)
 
 SCOPE_KEYS = ("runA", "targetA", "runB", "targetB")
 

@@ -15,6 +15,8 @@ from flask import request
 from flask import url_for
 
 from ..api.replies import attachment
+from ..clock import isoformat
+from ..clock import utc_text
 from ..errors import LlmbenchError
 from ..errors import ValidationError
 from ..exports import files
@@ -68,6 +70,18 @@ DESC_FIRST = {"score", "tps", "tokens", "completed", "failed"}
 
 
 RAW_CHARS = 200_000
+
+
+@bp.app_template_filter("utc")
+def utc(value, seconds=False):
+    """A stored time as every page prints it: UTC, the zone said ("2026-01-02 09:15 UTC")."""
+    return utc_text(value, seconds)
+
+
+@bp.app_template_filter("iso")
+def iso(value):
+    """A stored time for a <time datetime>: ISO 8601 with a Z."""
+    return isoformat(value)
 
 
 @bp.app_template_filter("pretty_json")

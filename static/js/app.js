@@ -28,6 +28,13 @@ document.addEventListener("change", function (event) {
   var el = event.target;
   if (el.hasAttribute && el.hasAttribute("data-autosubmit") && el.form) el.form.requestSubmit();
 });
+// A select whose chosen option's whole text is shown below it (data-chosen: that element's id),
+// since a closed select cuts a long name.
+document.addEventListener("change", function (event) {
+  var el = event.target;
+  var out = el.getAttribute && el.getAttribute("data-chosen") && document.getElementById(el.getAttribute("data-chosen"));
+  if (out) out.textContent = el.value ? el.options[el.selectedIndex].text : "";
+});
 // A table that scrolls sideways in its box can be scrolled from the keyboard too (tabindex).
 function markScrollingTables() {
   document.querySelectorAll(".table-wrap").forEach(function (wrap) {
