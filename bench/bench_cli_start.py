@@ -1,5 +1,6 @@
 """What a command costs before it does anything: `llmbench --version`, `--help` and `validate`
-of a 10-task file, wall time (median of --runs subprocesses), and the heavy modules each one
+of a 10-task file, wall and CPU time (medians of --runs subprocesses; CPU time holds up on a
+busy machine), and the heavy modules each one
 imported (numpy, psycopg, Flask, pygal, gunicorn, requests, Jinja, peewee).
 
     .venv/bin/python bench/bench_cli_start.py [--runs 5]
@@ -10,6 +11,7 @@ import argparse
 import base64
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -72,10 +74,13 @@ def main():
     }
     print(f"source: {ROOT}\nload average at start: {os.getloadavg()}")
     subprocess.run([sys.executable, "-m", "app.cli", "--version"], cwd=ROOT, env=env, check=True)
-    print("| command | wall s (median) | heavy modules imported |\n|---|---|---|")
+    print(
+        "| command | wall s (median) | CPU s (median) | heavy modules imported |\n|---|---|---|---|"
+    )
     for label, args in commands.items():
-        times = []
+        times, cpu = [], []
         for _ in range(options.runs):
+            used = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
             subprocess.run(
                 [sys.executable, "-m", "app.cli", *args],
@@ -84,8 +89,14 @@ def main():
                 capture_output=True,
             )
             times.append(time.perf_counter() - started)
+            now = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime)
         heavy = ", ".join(heavy_imports(args, env)) or "none"
-        print(f"| {label} | {statistics.median(times):.3f} | {heavy} |", flush=True)
+        print(
+            f"| {label} | {statistics.median(times):.3f} | {statistics.median(cpu):.3f} "
+            f"| {heavy} |",
+            flush=True,
+        )
     print(f"load average at the end: {os.getloadavg()}")
 
 
