@@ -1,15 +1,22 @@
 """What a command costs before it does anything: `llmbench --version`, `--help` and `validate`
-of a 10-task file, wall time (median of --runs subprocesses), and the heavy modules each one
+of a 10-task file, wall and CPU time (medians of --runs subprocesses; CPU time holds up on a
+busy machine), and the heavy modules each one
 imported (numpy, psycopg, Flask, pygal, gunicorn, requests, Jinja, peewee).
 
     .venv/bin/python bench/bench_cli_start.py [--runs 5]
     BENCH_SRC=/tmp/main .venv/bin/python bench/bench_cli_start.py     # another source tree
+
+`validate` runs twice: with no database yet (it checks against a throwaway one, migrated and
+given the built-in tasks) and with one (made first by `reset-defaults`, as a second command
+finds it); a 10-task `run` (one target, judged) on the fake server in this process, answering
+at once, uses that database too.
 """
 
 import argparse
 import base64
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -17,7 +24,14 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(os.environ.get("BENCH_SRC") or Path(__file__).resolve().parent.parent)
+import yaml
+
+HERE = Path(__file__).resolve().parent.parent
+ROOT = Path(os.environ.get("BENCH_SRC") or HERE)
+sys.path.insert(0, str(HERE))
+
+from tests import fakeserver
+
 HEAVY = ("numpy", "psycopg", "flask", "pygal", "gunicorn", "requests", "jinja2", "peewee")
 
 
@@ -38,6 +52,18 @@ def tasks_file(folder):
     ]
     path = folder / "tasks.jsonl"
     path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def run_config(folder, tasks, url):
+    doc = {
+        "run": {"name": "start", "dataset": str(tasks), "max_attempts": 1},
+        "providers": [{"name": "fake", "type": "OPENAI", "base_url": url}],
+        "judge": {"provider": "fake", "model": "judge"},
+        "targets": [{"provider": "fake", "model": "m1"}],
+    }
+    path = folder / "llmbench.yml"
+    path.write_text(yaml.safe_dump(doc))
     return path
 
 
@@ -65,27 +91,57 @@ def main():
         "LLMBENCH_DB": str(tmp / "cli.db"),
         "LLMBENCH_MASTER_KEY_BASE64": base64.b64encode(b"b" * 32).decode(),
     }
+    fake = fakeserver.FakeServer().start()
+    fake.models = ["judge", "m1"]
+    fake.responder = lambda call: (
+        {"text": '{"score": 80, "reason": "fake"}', "latency": 0}
+        if isinstance(call["body"], dict) and call["body"].get("model") == "judge"
+        else None
+    )
+    tasks = tasks_file(tmp)
+    kept = {**env, "LLMBENCH_DB": str(tmp / "kept.db")}
+    subprocess.run(
+        [sys.executable, "-m", "app.cli", "reset-defaults"], cwd=ROOT, env=kept, check=True
+    )
     commands = {
-        "--version": ["--version"],
-        "--help": ["--help"],
-        "validate (10 tasks)": ["validate", str(tasks_file(tmp))],
+        "--version": (["--version"], env),
+        "--help": (["--help"], env),
+        "validate (10 tasks, no database yet)": (["validate", str(tasks)], env),
+        "validate (10 tasks)": (["validate", str(tasks)], kept),
+        "run (10 tasks, instant fake)": (
+            ["run", "-c", str(run_config(tmp, tasks, fake.url)), "-q"],
+            kept,
+        ),
     }
     print(f"source: {ROOT}\nload average at start: {os.getloadavg()}")
     subprocess.run([sys.executable, "-m", "app.cli", "--version"], cwd=ROOT, env=env, check=True)
-    print("| command | wall s (median) | heavy modules imported |\n|---|---|---|")
-    for label, args in commands.items():
-        times = []
+    print(
+        "| command | wall s (median) | CPU s (median) | heavy modules imported |\n|---|---|---|---|"
+    )
+    for label, (args, env) in commands.items():
+        times, cpu = [], []
         for _ in range(options.runs):
+            used = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
-            subprocess.run(
+            done = subprocess.run(
                 [sys.executable, "-m", "app.cli", *args],
                 cwd=ROOT,
                 env=env,
                 capture_output=True,
+                text=True,
             )
+            if done.returncode != 0:
+                raise SystemExit(f"{label} exited {done.returncode}:\n{done.stderr[-2000:]}")
             times.append(time.perf_counter() - started)
+            now = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime)
         heavy = ", ".join(heavy_imports(args, env)) or "none"
-        print(f"| {label} | {statistics.median(times):.3f} | {heavy} |", flush=True)
+        print(
+            f"| {label} | {statistics.median(times):.3f} | {statistics.median(cpu):.3f} "
+            f"| {heavy} |",
+            flush=True,
+        )
+    fake.stop()
     print(f"load average at the end: {os.getloadavg()}")
 
 

@@ -6,7 +6,7 @@ import xmlschema
 from junitparser import Failure
 from junitparser import JUnitXml
 
-from app.results.gates import Gates
+from app.results.gate_limits import Gates
 from app.results.gates import check_gates
 from tests.cli_helpers import judge_scores
 from tests.cli_helpers import make_cli

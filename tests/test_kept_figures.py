@@ -260,3 +260,47 @@ def test_the_kept_report_follows_a_changed_vote(app):
     forget()
     after = kept_run_report(run)
     assert after == run_report(run) and after != before
+
+
+def stamp_reads(monkeypatch):
+    """How many times a run's stamp is read from the database (a list of one count)."""
+    reads = [0]
+    read = kept._read_stamp
+
+    def counting(run):
+        reads[0] += 1
+        return read(run)
+
+    monkeypatch.setattr(kept, "_read_stamp", counting)
+    return reads
+
+
+def test_within_one_page_each_runs_stamp_is_read_once(app, monkeypatch):
+    run = random_run(11)
+    reads = stamp_reads(monkeypatch)
+    token = kept.one_stamp_per_run()
+    try:
+        model_averages(run)
+        breakdown(run, "category")
+        breakdown(run, "difficulty")
+        target_composites(run)
+    finally:
+        kept.stamps_as_read(token)
+    assert reads[0] == 1
+
+
+def test_a_change_after_the_page_is_seen_by_the_next_one(app):
+    run, (t,) = make_run("kept-next-page")
+    add_item(run, t, "a", score=10.0, **tried())
+    token = kept.one_stamp_per_run()
+    assert model_averages(run)[0]["avg_score"] == 10.0
+    kept.stamps_as_read(token)
+    add_item(run, t, "b", score=30.0, **tried(T0 + dt.timedelta(seconds=1)))
+    assert model_averages(run)[0]["avg_score"] == 20.0
+
+
+def test_a_results_page_reads_each_runs_stamp_once(app, client, monkeypatch):
+    run = random_run(12)
+    reads = stamp_reads(monkeypatch)
+    assert client.get(f"/runs/{run.run_id}/results").status_code == 200
+    assert reads[0] == 1

@@ -13,11 +13,11 @@ from app.catalog.providers import provider_config
 from app.cli import main
 from app.db import migrations
 from app.db.admin import copy_database
-from app.db.connection import PostgresDatabase
 from app.db.connection import database
 from app.db.models import Provider
 from app.db.models import ProviderHeader
 from app.db.models import Task
+from app.db.postgres import PostgresDatabase
 from app.errors import Conflict
 from tests import pg_databases
 from tests.conftest import TEST_KEY_B64

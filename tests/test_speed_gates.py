@@ -12,7 +12,7 @@ from junitparser import JUnitXml
 from rich.console import Console
 
 from app.cli.screen import summary_panel
-from app.results.gates import Gates
+from app.results.gate_limits import Gates
 from app.results.gates import check_gates
 from tests.cli_helpers import judge_scores
 from tests.cli_helpers import make_cli

@@ -21,7 +21,6 @@ from ..runs.state import run_state
 from . import remote
 from .exit_codes import EXIT_CODES_HELP
 from .open_database import open_db
-from .output import averages
 from .output import db_context
 from .output import emit
 from .output import num
@@ -29,6 +28,7 @@ from .output import slo_line
 from .output import speed_line
 from .output import step_table
 from .output import translate
+from .target_rows import averages
 from .watched_run import resume_hint
 
 SORTS = [s for key in HISTORY_SORTS for s in (key, f"-{key}")]

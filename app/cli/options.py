@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import click
 
-from ..results.gates import Gates
+from ..results.gate_limits import Gates
 from ..runconfig import reader
 from ..runconfig.filters import TaskFilters
 from ..runconfig.filters import failing_tasks

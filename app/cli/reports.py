@@ -21,10 +21,10 @@ from ..runs.state import run_state as run_summary_state
 from ..schedules.known_secrets import MaskedWriter
 from ..schedules.known_secrets import mask_chunks
 from .output import CliError
-from .output import averages
 from .output import db_context
 from .output import emit
 from .output import num
+from .target_rows import averages
 
 DEFAULT_PASS_SCORE = 50.0
 

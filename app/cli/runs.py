@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from ..engine import lease
+from ..errors import Conflict
 from ..errors import LlmbenchError
 from ..runconfig import run_plan
 from ..runs.lifecycle import resume_run
@@ -33,7 +35,6 @@ from .options import read_plan
 from .options import selection_options
 from .output import EXIT_INVALID
 from .output import CliError
-from .output import check_lease
 from .output import db_context
 from .output import emit
 from .output import translate
@@ -415,3 +416,16 @@ def resume(
         min_goodput,
     )
     sys.exit(conclude(run_id, out, code, outputs, gates))
+
+
+def check_lease(as_json):
+    """Exit 1 naming the holder (llmbench serve or run, its pid) when another live
+    orchestrator holds the lease; a dead holder on this host is no obstacle."""
+    held = lease.live_holder()
+    if held is not None:
+        message = (
+            f"the orchestrator is held by {lease.describe_holder(held.holder)} until "
+            f"{held.expires_at:%H:%M:%S} UTC; start the run from the web app (if that is "
+            "llmbench serve), or stop that process and try again"
+        )
+        raise translate(Conflict(message), as_json)

@@ -24,10 +24,10 @@ from .output import EXIT_GATE
 from .output import EXIT_INTERRUPTED
 from .output import EXIT_OK
 from .output import CliError
-from .output import averages
 from .output import db_context
 from .output import emit
 from .output import translate
+from .target_rows import averages
 
 # The files' writers (report.html's Jinja templates and pygal charts among them) are imported
 # only when the run has files to write: most runs write none.

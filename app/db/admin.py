@@ -16,7 +16,6 @@ from peewee import SqliteDatabase
 from peewee import sort_models
 
 from ..errors import Conflict
-from .connection import PostgresDatabase
 from .connection import database
 from .connection import insert_rows
 from .migrations import MIGRATIONS
@@ -53,6 +52,9 @@ def _reader(value):
     """A plain connection to the source (not the app's proxy), for reading rows."""
     target = parse(value)
     if target.is_postgres:
+        # Lazy: psycopg (~100 ms to import) only for a PostgreSQL URL (app/__init__.py).
+        from .postgres import PostgresDatabase
+
         params = dict(target.params)
         return PostgresDatabase(params.pop("dbname"), **params)
     return SqliteDatabase(target.path)

@@ -1,7 +1,8 @@
 """The deferred Peewee database: SQLite (the embedded default) or PostgreSQL, from LLMBENCH_DB.
 
 `database` is a proxy bound by init_db() to a SQLite file (same pragmas everywhere) or to a
-PostgreSQL server (psycopg 3). On both, `database.atomic()` (and `atomic("IMMEDIATE")`) is a
+PostgreSQL server (psycopg 3, imported only then: postgres.py). On both, `database.atomic()`
+(and `atomic("IMMEDIATE")`) is a
 *write transaction*: on SQLite it takes the write lock at BEGIN; on PostgreSQL it takes one
 transaction-scoped advisory lock, so the read-then-write transactions written for SQLite's one
 writer (the lease, a run's start, the queue) stay serialised there too. `atomic("DEFERRED")`
@@ -19,33 +20,11 @@ from peewee import PostgresqlDatabase
 from peewee import SqliteDatabase
 from peewee import __exception_wrapper__
 from playhouse import pool
-from playhouse.pool import PooledPostgresqlDatabase
 from playhouse.pool import PooledSqliteDatabase
 
 from ..files.private import make_private
 from ..files.private import narrow
 from .urls import parse
-
-try:  # optional: only a PostgreSQL database needs the driver (dburl.parse says so first)
-    from psycopg.adapt import Loader
-except ImportError:  # pragma: no cover - exercised where psycopg is missing
-    Loader = None
-
-if Loader is not None:
-
-    class NumericLoader(Loader):
-        """NUMERIC as SQLite gives it: SUM of integers an int, AVG (or any fraction) a float.
-
-        PostgreSQL returns NUMERIC for SUM(bigint) and AVG; psycopg would make it a Decimal,
-        which JSON, the statistics and every float sum downstream do not take.
-        """
-
-        def load(self, data):
-            text = bytes(data).decode("ascii")
-            if text.lstrip("-").isdigit():
-                return int(text)
-            return float(text)  # "12.50", "NaN", "Infinity"
-
 
 log = logging.getLogger(__name__)
 
@@ -82,69 +61,6 @@ class PooledDatabase(PooledSqliteDatabase, Database):
 
     def _can_reuse(self, conn):
         return not conn.in_transaction
-
-
-class PostgresDatabase(PostgresqlDatabase):
-    """PostgreSQL through psycopg 3, speaking the SQL the SQLite code writes.
-
-    psycopg 3 rather than psycopg2: it is the maintained driver (psycopg2 only gets fixes), it
-    ships binary wheels as `psycopg[binary]`, Peewee supports it, and it sends Python strings
-    as untyped literals, so the raw SQL that passes datetimes as text (clock.db_text) compares
-    them with TIMESTAMP columns as on SQLite.
-
-    - Integers and floats are 64-bit, as SQLite's are (BIGINT, BIGSERIAL ids, DOUBLE PRECISION;
-      peewee's default REAL would store a cost of 0.03 as 0.0299999993).
-    - Raw SQL may use `?` placeholders (translated to `%s` outside quotes).
-    - NUMERIC results come back as SQLite gives them: SUM of integers an int, AVG a float.
-    """
-
-    field_types = {
-        **PostgresqlDatabase.field_types,
-        "AUTO": "BIGSERIAL",
-        "INT": "BIGINT",
-        "FLOAT": "DOUBLE PRECISION",
-    }
-
-    def __init__(self, database, **kwargs):
-        kwargs.setdefault("prefer_psycopg3", True)
-        super().__init__(database, **kwargs)
-
-    def atomic(self, *args, **kwargs):
-        if not args and "lock_type" not in kwargs:
-            kwargs["lock_type"] = "IMMEDIATE"
-        return super().atomic(*args, **kwargs)
-
-    def begin(self, lock_type=None, isolation_level=None):
-        super().begin(isolation_level)
-        if lock_type == "IMMEDIATE":
-            try:
-                self.execute_sql("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
-            except Exception:
-                self.rollback()  # no transaction is left open (and aborted) on the connection
-                raise
-
-    def _connect(self):
-        conn = super()._connect()
-        conn.adapters.register_loader("numeric", NumericLoader)
-        return conn
-
-    def execute_sql(self, sql, params=None):
-        if params and "?" in sql:
-            sql = pg_placeholders(sql)
-        return super().execute_sql(sql, params)
-
-
-class PooledPostgresDatabase(PooledPostgresqlDatabase, PostgresDatabase):
-    """A PostgreSQL server whose connections are kept open between uses, as PooledDatabase
-    keeps SQLite's.
-
-    A new connection costs 4-6 ms, and its new server session then loads each table's catalog
-    entries on first use (about 1 ms a table): opened per request, that was two thirds of a
-    live-view poll (bench_deep_pages.py --postgres). Peewee's pool asks a kept connection
-    `SELECT 1` (one round trip, ~0.2 ms) before handing it out, so one the server ended
-    meanwhile (a restart, an idle timeout, pg_terminate_backend) is replaced instead of failing
-    a request, and rolls back one handed back inside a transaction.
-    """
 
 
 # The one advisory lock a PostgreSQL write transaction takes ("llmb" in ASCII).
@@ -329,10 +245,13 @@ def init_db(value, cache_mib=None):
     if isinstance(database.obj, pool.PooledDatabase):
         database.obj.close_all()  # the previous database's kept connections
     if target.is_postgres:
+        # Lazy: psycopg (~100 ms to import) only for a PostgreSQL URL (app/__init__.py).
+        from . import postgres
+
         params = {"connect_timeout": 10, **target.params}
         # Unbounded, as SQLite's: each thread (a request, an engine worker) holds one at a time.
         database.initialize(
-            PooledPostgresDatabase(params.pop("dbname"), max_connections=None, **params)
+            postgres.PooledPostgresDatabase(params.pop("dbname"), max_connections=None, **params)
         )
         return database
     path = target.path

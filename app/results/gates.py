@@ -8,10 +8,8 @@ speed gates) fails too: CI must not pass on nothing.
 
 The speed gates (`--max-ttft-p90 MS`, `--max-itl-p90 MS`, `--min-goodput R`) read run_speed's
 percentiles and results/goodput.py: goodput against the run's SLO, or, in a run without one,
-against these gates' own latency bounds.
+against these gates' own latency bounds. The limits asked for are a Gates (gate_limits.py).
 """
-
-from dataclasses import dataclass
 
 from .averages import model_averages
 from .composite import DEFAULT_SETTINGS
@@ -23,32 +21,6 @@ from .goodput import run_goodput
 from .goodput import run_slo
 from .goodput import slo_words
 from .speed import run_speed
-
-
-@dataclass
-class Gates:
-    """Limits in points / percent; None means the gate is off."""
-
-    fail_under: float | None = None
-    max_failed_pct: float | None = None
-    max_auto_fail_pct: float | None = None
-    min_composite: float | None = None
-    max_ttft_p90: float | None = None  # ms
-    max_itl_p90: float | None = None  # ms
-    min_goodput: float | None = None  # good answers per second
-
-    def __bool__(self):
-        limits = (self.fail_under, self.max_failed_pct, self.max_auto_fail_pct, self.min_composite)
-        return any(v is not None for v in (*limits, *self.speed_limits()))
-
-    def speed_limits(self):
-        """The speed gates' limits, in SPEED_GATES' order."""
-        return (self.max_ttft_p90, self.max_itl_p90, self.min_goodput)
-
-    def per_target(self):
-        """Whether a gate checked per target only is asked for (they give JUnit testcases)."""
-        return self.min_composite is not None or any(v is not None for v in self.speed_limits())
-
 
 MIN_COMPOSITE = "--min-composite"
 MAX_TTFT_P90 = "--max-ttft-p90"

@@ -7,8 +7,12 @@ second or more apiece. A view whose stamp still holds reads one row (or nothing,
 cache); a changed run (a new or changed item, a re-judge, new settings or targets) is a stamp
 not found, so its figures are worked out again. Figures are JSON, read back the same way
 whether they were just worked out or stored, so a caller sees one shape.
+
+A page shows several kept figures of one run, each under the run's stamp (three small reads):
+inside `one_stamp_per_run()` (the web app's GET requests) each run's stamp is read once.
 """
 
+import contextvars
 import hashlib
 import json
 import logging
@@ -45,8 +49,34 @@ _CODE = hashlib.sha256(
 # a server that has shown many runs holds no more than this many.
 _cache = Recent(64)
 
+# {(database, run id): stamp} inside one_stamp_per_run(); None outside (read every time).
+_stamps = contextvars.ContextVar("kept_stamps", default=None)
+
+
+def one_stamp_per_run():
+    """Read each run's stamp once from now until stamps_as_read(token) (a page: nothing it
+    reads changes the run); returns the token for that."""
+    return _stamps.set({})
+
+
+def stamps_as_read(token):
+    """Back to reading the stamp each time (the end of what one_stamp_per_run began)."""
+    _stamps.reset(token)
+
 
 def stamp(run):
+    """The run's stamp (_read_stamp), read once per run inside one_stamp_per_run()."""
+    seen = _stamps.get()
+    if seen is None:
+        return _read_stamp(run)
+    key = (database.database, run.id)
+    got = seen.get(key)
+    if got is None:
+        got = seen[key] = _read_stamp(run)
+    return got
+
+
+def _read_stamp(run):
     """What a run's figures are worked out from, as a hash: the code (_CODE), the run's settings
     and targets (a few rows), the latest updated_at of its items tried (an index seek:
     item_run_id_updated_at_tried; items never tried are in the counts) and its kept item

@@ -16,6 +16,7 @@ from ..api import bp as api_bp
 from ..db.connection import storage_full
 from ..errors import LlmbenchError
 from ..errors import StorageFull
+from ..results import kept
 from ..runs.queries import active_run
 from . import ab
 from . import access
@@ -102,6 +103,19 @@ def init_app(app):
     # After the host check: a request to an unknown host is refused before anyone is looked up.
     access.init_app(app)
     audit_trail.init_app(app)
+
+    @app.before_request
+    def _one_stamp_per_run():
+        # A GET changes no run: each run's kept-figures stamp is read once for the whole page,
+        # not once per figure it shows (results/kept.py).
+        if request.method in ("GET", "HEAD"):
+            g._kept_stamps = kept.one_stamp_per_run()
+
+    @app.teardown_request
+    def _stamps_as_read(exc):
+        token = g.pop("_kept_stamps", None)
+        if token is not None:
+            kept.stamps_as_read(token)
 
     @app.context_processor
     def _globals():

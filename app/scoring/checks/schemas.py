@@ -1,16 +1,16 @@
 """A JSON schema's validator for the json-schema check, whose `pattern`s cannot hang: they run
-with the regex check's timeout (jsonschema's own `pattern` uses re, which has none)."""
+with the regex check's timeout (jsonschema's own `pattern` uses re, which has none).
+
+Imported only where a task has a json-schema check (spec.py): jsonschema takes ~60 ms to
+import, which `llmbench validate` and every run paid for tasks that have none."""
 
 import jsonschema
 import regex
 from jsonschema.exceptions import ValidationError
 
 from .text import REGEX_TIMEOUT
+from .text import PatternTimeout
 from .text import concurrent
-
-
-class PatternTimeout(Exception):
-    """A schema's pattern ran past REGEX_TIMEOUT on the answer: the check fails, saying so."""
 
 
 def _pattern(validator, pattern, instance, schema):

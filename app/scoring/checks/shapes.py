@@ -4,16 +4,14 @@ the answer's length."""
 import json
 import re
 
-import jsonschema
-
 from ...jsontext import depth_over
 from ...jsontext import loads
 from .picks import pick_choice
 from .picks import pick_number
 from .reasons import num
 from .reasons import show
-from .schemas import PatternTimeout
 from .spec import allowed_gap
+from .text import PatternTimeout
 
 # A JSON answer may come in a fenced block (```json … ```), often with words around it.
 _FENCED = re.compile(r"```(?:[ \t]*(?:json|JSON))?[ \t]*\r?\n(.*?)```", re.DOTALL)
@@ -104,10 +102,14 @@ def json_schema(check, answer, context):
     found, why = _candidates(check, answer)
     if why:
         return 0.0, why
+    # Lazy: jsonschema (~60 ms to import) only where a json-schema check is scored; its
+    # validator (check.compiled) was built with it, so it is loaded by then.
+    from jsonschema.exceptions import best_match
+
     first = None  # the first value's error, which the reason names
     for data in found:  # any one that matches will do (promptfoo's contains-json)
         try:
-            error = jsonschema.exceptions.best_match(check.compiled.iter_errors(data))
+            error = best_match(check.compiled.iter_errors(data))
         except PatternTimeout as exc:
             return 0.0, str(exc)
         except Exception as exc:  # e.g. a $ref that resolves nowhere: the schema, not the answer

@@ -13,11 +13,9 @@ import re
 from dataclasses import dataclass
 from dataclasses import field
 
-import jsonschema
 import regex
 
 from ...errors import ValidationError
-from .schemas import bounded_validator
 
 TEXT = ("equals", "contains", "icontains", "contains-any", "contains-all", "not-contains")
 TEXT += ("starts-with", "regex")
@@ -215,6 +213,11 @@ def _schema_value(kind, item, options, fail, has_reference):
     if not isinstance(schema, dict | bool):
         fail("value", "must be a JSON schema (an object)")
     _check_anywhere(options, fail)
+    # Lazy: jsonschema (~60 ms to import) only for a task that has a json-schema check.
+    import jsonschema
+
+    from .schemas import bounded_validator
+
     try:
         return schema, bounded_validator(schema)
     except jsonschema.SchemaError as exc:

@@ -10,6 +10,13 @@ import unicodedata
 from .reasons import show
 
 REGEX_TIMEOUT = 0.5  # seconds
+
+
+class PatternTimeout(Exception):
+    """A json-schema check's pattern ran past REGEX_TIMEOUT on the answer: the check fails,
+    saying so (schemas.py raises it)."""
+
+
 # The regex package lets go of the GIL while it matches a str unless told not to, and taking it
 # back waits behind the engine's other threads (up to the 5 ms switch interval each time): a
 # 1 us search on a short answer cost ~1 ms of wall time in a run (bench_judge_free.py). It

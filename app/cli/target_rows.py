@@ -1,0 +1,99 @@
+"""The per-target rows a run's end prints (`llmbench run`, `show`, the files' summary): the
+averages in summary.json's shape with the speed and SLO figures. Apart from output.py, which
+every command imports, because these read a run's figures (numpy, the exporters)."""
+
+from ..exports.summary import averages_to_dict
+from ..results.averages import model_averages
+from ..results.figures import target_figures
+from ..results.goodput import run_goodput
+from ..results.speed import run_speed
+from ..runs.queries import get_run
+
+
+def averages(run_id):
+    """Per-target rows for the end of a run: averages (summary.json's shape) plus the
+    auto-fail rate, the median answer time and the compact speed figures (speed_line)."""
+    run = get_run(run_id)
+    averages_rows = model_averages(run)
+    figures = target_figures(run)
+    speeds = run_speed(run, averages_rows)
+    speed = {t["targetId"]: t for t in speeds["targets"]}
+    goodput = run_goodput(run, speed=speeds) or {"targets": []}
+    slo = {t["targetId"]: t for t in goodput["targets"]}
+    rows = []
+    for raw in averages_rows:
+        r = averages_to_dict(raw)
+        fig = figures.get(raw["target_id"]) or {}
+        rows.append(
+            {
+                "target": r.get("label"),
+                "completed": r.get("completed", 0),
+                "failed": (r.get("failedAnswer") or 0) + (r.get("failedJudge") or 0),
+                "avgScore": r.get("avgScore"),
+                "avgTimeMs": r.get("avgTimeMs"),
+                "avgTokensPerSecond": r.get("avgTokensPerSecond"),
+                "costUsd": r.get("costUsd"),
+                "autoFailRate": fig.get("auto_fail_rate"),
+                "p50Ms": (fig.get("latency_ms") or {}).get("p50"),
+                "speed": compact_speed(speed.get(raw["target_id"])),
+                "slo": compact_slo(slo.get(raw["target_id"])),
+                "steps": step_rows(speed.get(raw["target_id"]), slo.get(raw["target_id"])),
+            }
+        )
+    return rows
+
+
+def step_rows(speed, slo=None):
+    """A target's figures per load step (results/speed.py's steps, with goodput.py's SLO
+    attainment and goodput where the run has an SLO); [] for a run without load steps."""
+    steps = (speed or {}).get("steps") or []
+    good = {s["step"]: s for s in (slo or {}).get("steps") or []}
+    rows = []
+    for s in steps:
+        g = good.get(s["step"]) or {}
+        rows.append(
+            {
+                "step": s["step"] + 1,
+                "mode": s["mode"],
+                "load": s["load"],
+                "requests": s["answers"],
+                "outputTokensPerSecond": s["window"].get("outputTokensPerSecond"),
+                "ttftP90Ms": s["ttftMs"].get("p90"),
+                "itlP90Ms": (s["itlMs"] or {}).get("p90"),
+                "good": g.get("good"),
+                "sloMet": g.get("met"),
+                "goodput": g.get("goodput"),
+                "score": s["meanScore"],
+            }
+        )
+    return rows
+
+
+def compact_speed(figures):
+    """The few speed figures the CLI prints per target (None when it has none)."""
+    if not figures:
+        return None
+    window = figures["window"]
+    return {
+        "ttftP50Ms": figures["ttftMs"]["p50"],
+        "ttftP90Ms": figures["ttftMs"]["p90"],
+        "itlP50Ms": figures["itlMs"]["p50"],
+        "e2eP90Ms": figures["e2eMs"]["p90"],
+        "outputTokensPerSecond": window["outputTokensPerSecond"],
+        "requestsPerSecond": window["requestsPerSecond"],
+        "achievedConcurrency": window["achievedConcurrency"],
+    }
+
+
+def compact_slo(figures):
+    """The SLO figures the CLI prints per target (None without an SLO in the run)."""
+    if not figures:
+        return None
+    return {
+        "good": figures["good"],
+        "answers": figures["answers"],
+        "goodput": figures["goodput"],
+        "met": figures["met"],
+        "highestLoad": figures["highestLoad"],
+        "sentence": figures["sentence"],
+    }
