@@ -52,7 +52,7 @@ def _reader(value):
     """A plain connection to the source (not the app's proxy), for reading rows."""
     target = parse(value)
     if target.is_postgres:
-        # Lazy: psycopg (~100 ms to import) only for a PostgreSQL URL (app/__init__.py).
+        # Lazy: the PostgreSQL classes and adapter only for a PostgreSQL URL (db/postgres.py).
         from .postgres import PostgresDatabase
 
         params = dict(target.params)

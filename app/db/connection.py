@@ -245,7 +245,7 @@ def init_db(value, cache_mib=None):
     if isinstance(database.obj, pool.PooledDatabase):
         database.obj.close_all()  # the previous database's kept connections
     if target.is_postgres:
-        # Lazy: psycopg (~100 ms to import) only for a PostgreSQL URL (app/__init__.py).
+        # Lazy: the PostgreSQL classes and adapter only for a PostgreSQL URL (db/postgres.py).
         from . import postgres
 
         params = {"connect_timeout": 10, **target.params}

@@ -1,8 +1,8 @@
 """PostgreSQL through psycopg 3: the database classes init_db binds for a postgresql:// URL.
 
-Imported only then (connection.init_db, admin's copy): psycopg takes ~100 ms to import, which
-every command paid while Peewee looked for it at its own import. llmbench keeps Peewee from
-loading it then (app/__init__.py), so the adapter here brings the driver itself.
+Imported only then (connection.init_db, admin's copy), so a SQLite command does not load these
+classes. Peewee itself still imports psycopg at its own import whenever it is installed: hiding
+the driver from it broke its PostgreSQL fields (Binary), so that ~100 ms stays.
 """
 
 import uuid
