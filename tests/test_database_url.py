@@ -8,7 +8,7 @@ from peewee import OperationalError
 
 from app.cli import main
 from app.db import urls as dburl
-from app.db.connection import pg_placeholders
+from app.db.pg_sql import pg_placeholders
 from app.db.urls import DatabaseUrlError
 from app.db.urls import mask_password
 from app.db.urls import parse

@@ -11,7 +11,6 @@ import pytest
 from app.db import ddl
 from app.db import migrations
 from app.db.admin import copy_database
-from app.db.connection import WRITE_LOCK_KEY
 from app.db.connection import database
 from app.db.models import CANT_BE_FINISHED
 from app.db.models import COMPLETED
@@ -22,6 +21,7 @@ from app.db.models import WAITING_FOR_JUDGE
 from app.db.models import Item
 from app.db.models import ItemCount
 from app.db.models import Run
+from app.db.pg_sql import WRITE_LOCK_KEY
 from app.engine import claims
 from app.engine import scheduler
 from app.results.table import results_page

@@ -10,7 +10,6 @@ takes no such lock (row locks only: claims with FOR UPDATE SKIP LOCKED).
 """
 
 import logging
-import re
 import sqlite3
 from pathlib import Path
 
@@ -61,31 +60,6 @@ class PooledDatabase(PooledSqliteDatabase, Database):
 
     def _can_reuse(self, conn):
         return not conn.in_transaction
-
-
-# The one advisory lock a PostgreSQL write transaction takes ("llmb" in ASCII).
-WRITE_LOCK_KEY = 0x6C6C6D62
-
-# A quoted string or identifier (kept as is), a `?` placeholder, or a literal %.
-_TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|%")
-_translated = {}
-
-
-def pg_placeholders(sql):
-    """SQLite's `?` placeholders as psycopg's `%s` outside quotes; every literal % as %%."""
-    done = _translated.get(sql)
-    if done is None:
-
-        def swap(match):
-            token = match.group(0)
-            if token == "?":
-                return "%s"
-            return token.replace("%", "%%")  # psycopg reads % inside quotes too
-
-        done = _TOKENS.sub(swap, sql)
-        if len(_translated) < 4096:
-            _translated[sql] = done
-    return done
 
 
 class DeferredDatabase(DatabaseProxy):

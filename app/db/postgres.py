@@ -16,8 +16,8 @@ from psycopg.pq import TransactionStatus
 from psycopg.types.json import Json
 from psycopg.types.json import Jsonb
 
-from .connection import WRITE_LOCK_KEY
-from .connection import pg_placeholders
+from .pg_sql import WRITE_LOCK_KEY
+from .pg_sql import pg_placeholders
 
 
 class NumericLoader(Loader):

@@ -19,7 +19,6 @@ import logging
 from peewee import SQL
 from peewee import fn
 
-from ..db.connection import WRITE_LOCK_KEY
 from ..db.connection import built_once
 from ..db.connection import database
 from ..db.models import CANT_BE_FINISHED
@@ -29,6 +28,7 @@ from ..db.models import NEW
 from ..db.models import Item
 from ..db.models import ItemCount
 from ..db.models import ItemCountNow
+from ..db.pg_sql import WRITE_LOCK_KEY
 
 log = logging.getLogger(__name__)
 

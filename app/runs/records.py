@@ -1,4 +1,4 @@
-"""A run's record, for an audit (seed 004's trail): the llmbench version that made it, the
+"""A run's record, for an audit trail: the llmbench version that made it, the
 command line and the config as given (secrets masked, by the caller that knows them), and the
 hashes of its tasks as asked (dataset) and of the judge's prompt."""
 
