@@ -182,7 +182,7 @@ def test_models_endpoint_on_a_broken_server_answers_502_with_a_message(client, f
 
 def test_test_inference_returns_the_answer_and_metrics(client, fake):
     text = "Hi there, how are you today? Fine, thanks for asking."
-    fake.enqueue(text, chunk_delay=0.01)  # nine tokens over ~80 ms: enough to time a rate
+    fake.enqueue(text, chunk_delay=0.05)  # ~400 ms: a rate even for a starved reader
     created = create(client, baseUrl=fake.url)
     body = client.post(
         f"/api/providers/{created['id']}/test-inference",

@@ -43,7 +43,10 @@ def test_a_rate_timed_on_the_stream_names_its_source_by_who_counted_the_tokens(a
         kind, model, _ = call_kind(call)
         if kind == "answer":
             usage = {} if model == "m1" else False  # m2's server counts nothing
-            return {"chunks": ["w "] * 12, "chunk_delay": 0.01, "usage": usage}
+            # 12 chunks 60 ms apart: a window of 660 ms, far above the 50 ms a rate needs,
+            # so a client starved on a busy machine (reading several chunks at once) still
+            # sees a measurable stream.
+            return {"chunks": ["w "] * 12, "chunk_delay": 0.06, "usage": usage}
         return None
 
     fake.responder = responder

@@ -356,7 +356,7 @@ def test_list_models_on_a_bad_answer_is_a_clear_error(app, fake, spec):
 @pytest.mark.parametrize("ptype", ["OPENAI", "OLLAMA"])
 def test_test_inference_returns_answer_and_metrics(app, fake, ptype):
     text = "Hello there, friend. How nice to see you again today."
-    fake.enqueue(text, chunk_delay=0.01)  # ten tokens over ~90 ms: enough to time a rate
+    fake.enqueue(text, chunk_delay=0.05)  # ~450 ms: a rate even for a starved reader
     p = create_provider(provider_data(type=ptype, baseUrl=fake.url))
     result = run_test_inference(p.id, "fake-model", "Say hello")
     assert result["success"] is True and result["error"] is None

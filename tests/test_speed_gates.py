@@ -60,7 +60,7 @@ def test_max_ttft_p90_passes_when_every_target_starts_in_time(cli, tmp_path, fak
 
 
 def test_max_itl_p90_fails_a_target_pausing_between_tokens(cli, tmp_path, fake):
-    fake.responder = paced({}, chunk_delay=0.01)  # gaps of at least 10 ms
+    fake.responder = paced({}, chunk_delay=0.03)  # gaps of at least 30 ms
     result = run_with(cli, tmp_path, fake, "--max-itl-p90", 5)
     assert result.exit_code == 4
     assert "Gate --max-itl-p90 failed: fake/m1: p90 ITL" in result.stderr
@@ -91,7 +91,7 @@ def test_min_goodput_passes_when_every_target_gives_enough_good_answers(cli, tmp
 
 
 def test_min_goodput_without_an_slo_uses_the_latency_gates_bounds(cli, tmp_path, fake):
-    fake.responder = paced({}, chunk_delay=0.01)
+    fake.responder = paced({}, chunk_delay=0.03)
     # Each answer's own gaps are over 5 ms: none is good, whatever the rate.
     result = run_with(cli, tmp_path, fake, "--min-goodput", 0.001, "--max-itl-p90", 5)
     assert result.exit_code == 4
