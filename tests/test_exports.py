@@ -312,6 +312,18 @@ def test_report_html_escapes_judge_reasons_and_answers(app):
     assert "<img src=x" not in html
 
 
+def test_report_html_target_names_wrap_after_a_slash_and_stay_escaped(app):
+    run, (target,) = make_run(targets=(("lab", "org/<b>model"),))
+    add_item(run, target, "x", score=50)
+    page = BeautifulSoup(report_html(run), "html.parser")
+    averages = page.find(id="avg-h").find_parent("section")
+    row = averages.find("tbody").find("th")
+    assert row.get_text() == "lab/org/<b>model"
+    assert len(row.find_all("wbr")) == 2 and not row.find_all("b")
+    speed = page.find(id="speed-table").find("tbody").find("th")
+    assert speed.get_text() == "lab/org/<b>model" and len(speed.find_all("wbr")) == 2
+
+
 def test_report_html_caps_the_detail_table_with_a_note(app):
     run, (target,) = make_run()
     bulk_items(run, target, 30)
