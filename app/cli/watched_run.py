@@ -178,7 +178,8 @@ def conclude(run_id, out, code, outputs, gates):
             load(WRITE_SUMMARY_MD)(run_id, outputs, artifacts, failures, gates, out.as_json, quiet)
         hint = resume_hint(run) if code == EXIT_INTERRUPTED else None
         rows = averages(run_id) if out.shows_results() else []
-        out.finish(summary, rows, code, hint, artifacts, failures)
+        passed = gates.asked() if finished and gates and not failures else ()
+        out.finish(summary, rows, code, hint, artifacts, failures, passed)
     return code
 
 
