@@ -20,7 +20,8 @@ bp = Blueprint("exports", __name__)
 
 @bp.post("/runs/<run_id>/export")
 def export_run(run_id):
-    """The run as a file: {"format": "CSV"|"MD"|"JSON"|"HTML", "includeDetailed": bool}."""
+    """The run as a file: {"format": "CSV"|"MD"|"JSON"|"HTML"|"JSONL", "includeDetailed": bool}
+    (JSONL: results.jsonl, one line per item as `llmbench report` writes it)."""
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         raise ValidationError.field(
