@@ -10,6 +10,7 @@ from app.db.models import Run
 from app.db.models import RunAggregate
 from app.results.aggregates import series_names
 from app.schedules.digest import digest_finished
+from app.schedules.trends import filter_choices
 from app.schedules.trends import trends
 from tests.over_time import T0
 from tests.over_time import finished_run
@@ -77,6 +78,19 @@ def test_a_run_without_a_judge_reads_checks_only_where_its_judge_would_be(app):
     (_first, second) = series(trends(), "local/m1")["points"]
     assert second["judge"] == "— (checks only)"
     assert second["breakReason"] == "judge changed: judgeprov/judge-1 → — (checks only)"
+    assert trends({"judge": "— (checks only)"})["series"][0]["points"][0]["runId"] == "checked"
+
+
+def test_a_judge_free_run_digested_with_the_old_label_reads_checks_only_too(app):
+    finished_run("judged", {"local/m1": [50, 50]})
+    finished_run("checked", {"local/m1": [50, 50]}, finished_at=T0 + DAY, judge_model="")
+    digest_finished(T0 + DAY)
+    old = Run.get(Run.run_id == "checked")
+    RunAggregate.update(judge_label="/").where(RunAggregate.run == old.id).execute()
+    (_first, second) = series(trends(), "local/m1")["points"]
+    assert second["judge"] == "— (checks only)"
+    assert second["breakReason"] == "judge changed: judgeprov/judge-1 → — (checks only)"
+    assert sorted(filter_choices()["judges"]) == ["judgeprov/judge-1", "— (checks only)"]
     assert trends({"judge": "— (checks only)"})["series"][0]["points"][0]["runId"] == "checked"
 
 
