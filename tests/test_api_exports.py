@@ -27,7 +27,7 @@ def run(app):
             "provider_name,model_name,task_id,task_name,task_status,spent_time_ms,tokens_generated,"
             "tokens_per_second,score,judge_reason,llm_response_text,error_msg,"
             "check_score,checks,auto_fail_reason,tool_calls,"
-            "first_answer_ms,itl_p50_ms,itl_p90_ms,tpot_ms,queue_ms,sent_at",
+            "first_answer_ms,itl_p50_ms,itl_p90_ms,tpot_ms,queue_ms,sent_at,judge_score",
         ),
         (
             {"format": "CSV", "includeDetailed": False},

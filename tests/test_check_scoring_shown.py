@@ -83,7 +83,13 @@ def test_the_item_detail_shows_the_checks_score_beside_the_judges(client, app, f
 
 def test_results_jsonl_carries_the_checks_after_the_old_keys(finished):
     (record,) = item_records(Run.get())
-    assert list(record)[-4:] == ["checkScore", "checkResults", "autoFailReason", "toolCalls"]
+    assert list(record)[-5:] == [
+        "checkScore",
+        "checkResults",
+        "autoFailReason",
+        "toolCalls",
+        "judgeScore",
+    ]
     assert record["checkScore"] == 0.0 and record["checkResults"] == finished.check_results
     assert record["autoFailReason"] == finished.auto_fail_reason
 

@@ -79,14 +79,14 @@ DETAILED_GOLDEN = (
     "provider_name,model_name,task_id,task_name,task_status,spent_time_ms,tokens_generated,"
     "tokens_per_second,score,judge_reason,llm_response_text,error_msg,"
     "check_score,checks,auto_fail_reason,tool_calls,"
-    "first_answer_ms,itl_p50_ms,itl_p90_ms,tpot_ms,queue_ms,sent_at\r\n"
+    "first_answer_ms,itl_p50_ms,itl_p90_ms,tpot_ms,queue_ms,sent_at,judge_score\r\n"
     'local,m1 · temperature 0.2,t1,"What is 2+2?\nExplain.",COMPLETED,1234.5,50,40.5,80,'
     '"has, comma ""quoted""\nsecond line",'
-    "ünïcødé ✓ | pipe,,,,,,150,20,30,23.15,35.5,2025-01-02T03:04:05.250Z\r\n"
+    "ünïcødé ✓ | pipe,,,,,,150,20,30,23.15,35.5,2025-01-02T03:04:05.250Z,80\r\n"
     "local,m1 · temperature 0.2,t2,Name <three> colours,FAILED,900,,,,,red,judge: bad json,,,,"
-    ",,,,,,\r\n"
+    ",,,,,,,\r\n"
     '"remote, inc",m|2,t1,"What is 2+2?\nExplain.",COMPLETED,1000,50,50,72.5,right,4,,,,,'
-    ",,,,18.37,,\r\n"
+    ",,,,18.37,,,72.5\r\n"
 )
 
 MARKDOWN_GOLDEN = """# Run golden
@@ -197,6 +197,7 @@ def test_csv_headers_start_with_the_service_columns_in_order_then_ours():
         "tpot_ms",
         "queue_ms",
         "sent_at",
+        "judge_score",
     )
 
 
