@@ -1,7 +1,8 @@
 """`llmbench --version` and `--help` start at once: they import no command, no database driver,
 no numpy, web framework, charts or HTTP client; `validate` of a small dataset on SQLite imports
 no numpy, PostgreSQL driver, web framework, charts, web server nor the run config reader, and a
-run on SQLite no PostgreSQL driver (their time is bench/bench_cli_start.py's). Peewee, kept from
+run on SQLite no PostgreSQL driver, and neither imports the libraries of checks its tasks do
+not have (their time is bench/bench_cli_start.py's). Peewee, kept from
 importing the driver at its own import, gets it with a PostgreSQL database."""
 
 import json
@@ -59,6 +60,8 @@ def test_each_help_line_is_the_first_paragraph_of_its_commands_help(name):
 
 NOT_FOR_VALIDATE = ("numpy", "psycopg", "psycopg2", "flask", "pygal", "gunicorn")
 DRIVERS = ("psycopg", "psycopg2", "psycopg2cffi")
+# What only a task's checks of one kind need: regex checks, similarity and edit checks.
+CHECK_LIBRARIES = ("regex", "rapidfuzz")
 
 
 def cli_env(tmp_path):
@@ -67,6 +70,19 @@ def cli_env(tmp_path):
         "LLMBENCH_DB": str(tmp_path / "cli.db"),
         "LLMBENCH_MASTER_KEY_BASE64": TEST_KEY_B64,
     }
+
+
+def made_database(tmp_path):
+    """The environment of a command that finds the database an earlier one made (a new one
+    gets the built-in tasks, whose checks need the check libraries)."""
+    env = cli_env(tmp_path)
+    subprocess.run(
+        [sys.executable, "-m", "app.cli", "reset-defaults"],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    return env
 
 
 def small_dataset(tmp_path):
@@ -90,20 +106,22 @@ def test_validate_of_a_small_dataset_imports_no_numpy_driver_web_app_or_charts(t
 def test_validate_of_a_dataset_loads_neither_the_run_config_reader_nor_a_runs_creation(
     tmp_path, database
 ):
-    env = cli_env(tmp_path)
-    if database != "none yet":  # its secrets mask the output: read, as a second command does
-        subprocess.run(
-            [sys.executable, "-m", "app.cli", "reset-defaults"],
-            env=env,
-            check=True,
-            capture_output=True,
-        )
+    # A database made before: its secrets mask the output (read, as a second command does).
+    env = cli_env(tmp_path) if database == "none yet" else made_database(tmp_path)
     imported = modules_imported_by("validate", str(small_dataset(tmp_path)), env=env)
     assert "app.datasets.importer" in imported
     assert not {"app.cli.plans", "app.runconfig.reader", "app.runs.lifecycle"} & imported
 
 
-def test_a_run_on_sqlite_imports_no_postgresql_driver(tmp_path, fake):
+def test_validate_of_a_dataset_without_checks_loads_no_check_library(tmp_path):
+    imported = modules_imported_by(
+        "validate", str(small_dataset(tmp_path)), env=made_database(tmp_path)
+    )
+    assert "app.datasets.importer" in imported
+    assert not {m for m in imported if m.split(".")[0] in CHECK_LIBRARIES}
+
+
+def test_a_run_on_sqlite_imports_no_postgresql_driver_nor_unused_check_library(tmp_path, fake):
     fake.models = ["m1"]
     config = tmp_path / "llmbench.yml"
     config.write_text(
@@ -115,11 +133,10 @@ def test_a_run_on_sqlite_imports_no_postgresql_driver(tmp_path, fake):
             }
         )
     )
-    imported = modules_imported_by(
-        "run", "-c", str(config), "-q", "--judge", "none", env=cli_env(tmp_path)
-    )
+    env = made_database(tmp_path)
+    imported = modules_imported_by("run", "-c", str(config), "-q", "--judge", "none", env=env)
     assert "app.engine.foreground" in imported  # the run ran
-    assert not {m for m in imported if m.split(".")[0] in DRIVERS}
+    assert not {m for m in imported if m.split(".")[0] in DRIVERS + CHECK_LIBRARIES}
 
 
 PEEWEE_ON_POSTGRES = """
