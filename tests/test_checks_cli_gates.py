@@ -84,3 +84,29 @@ def test_diff_of_two_judge_free_runs_finds_the_regression(cli, tmp_path, fake):
     assert models["fake/m2"]["verdict"] == "worse" and models["fake/m2"]["regressionAlert"]
     assert models["fake/m2"]["compositeDelta"] == -70.0  # 0.70 × 100 points of quality
     assert models["fake/m1"]["scoreDelta"] == 0.0
+
+
+def test_the_end_of_a_run_prints_each_targets_composite_and_checks(cli, tmp_path, fake):
+    fake.responder = _answers(right=False)
+    result = cli("run", "-c", _config(tmp_path, fake, tasks=4))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    # m1 always right: quality 100 (70 points) + time 15 + on-target 15.
+    assert "  composite 100.0 · checks: 4 of 4 answers pass all (4 of 4 checks)" in lines
+    assert "  composite 30.0 · checks: 0 of 4 answers pass all (0 of 4 checks)" in lines
+
+
+def test_show_prints_the_composite_and_checks_and_json_has_them(cli, tmp_path, fake):
+    fake.responder = _answers(right=False)
+    assert cli("run", "-c", _config(tmp_path, fake, tasks=4), "--quiet").exit_code == 0
+    run_id = rows(Run)[0].run_id
+    shown = cli("show", run_id)
+    assert "    composite 30.0 · checks: 0 of 4 answers pass all (0 of 4 checks)" in shown.stdout
+    models = {m["target"]: m for m in json.loads(cli("show", run_id, "--json").stdout)["models"]}
+    assert models["fake/m1"]["compositeScore"] == 100.0
+    assert models["fake/m2"]["checks"] == {
+        "answers": 4,
+        "answersPassed": 0,
+        "checks": 4,
+        "checksPassed": 0,
+    }

@@ -15,6 +15,7 @@ from .output import EXIT_GATE
 from .output import db_context
 from .output import emit
 from .output import num
+from .output import quality_line
 from .output import slo_line
 from .output import speed_line
 from .output import step_table
@@ -227,6 +228,8 @@ class Output:
                 f"{num(row['avgTimeMs'], 0):>8} {num(row['avgTokensPerSecond']):>7} "
                 f"{('-' if rate is None else f'{rate:.1f}%'):>8}"
             )
+            if quality_line(row):
+                click.echo(f"  {quality_line(row)}")
             click.echo(f"  {speed_line(row.get('speed'))}")
             if row.get("slo"):
                 click.echo(f"  {slo_line(row['slo'])}")
