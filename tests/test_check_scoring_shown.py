@@ -123,6 +123,20 @@ def test_a_run_without_a_judge_has_no_re_judge_button(client, checks_only):
     assert f"rejudge-{item.id}" not in page and "no judge (checks only)" in page
 
 
+def test_an_item_no_judge_saw_shows_no_judge_time_nor_raw_judge_output(client, checks_only):
+    item = Item.get()
+    page = client.get(f"/runs/r2/items/{item.id}", headers=HX).text
+    assert "Judge time" not in page and "Raw judge output" not in page
+
+
+def test_a_judged_item_shows_its_judge_time_and_raw_judge_output(client, app, fake):
+    p = make_provider(fake)
+    start_run(p, [(p, "m1")], make_tasks(1), runId="r4")
+    drive(dict(app.config), FakeClock())
+    page = client.get(f"/runs/r4/items/{Item.get().id}", headers=HX).text
+    assert "Judge time" in page and "Raw judge output" in page
+
+
 def test_the_markdown_export_of_a_run_without_a_judge_says_checks_only(checks_only):
     assert "- Judge: — (checks only)\n" in "".join(markdown(checks_only))
 
