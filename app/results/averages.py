@@ -67,11 +67,11 @@ def model_averages(run, sort=None, direction="asc", estimates=False):
 # database reads that index alone, in order, and streams the groups (no item row, no sort).
 # A group's score is a key, so the scores' histogram (what the CI resamples) comes with it.
 _GROUP_KEY = (
+    I.status,
+    I.error_stage,
     I.target,
     I.category,
     I.difficulty,
-    I.status,
-    I.error_stage,
     I.tps_source,
     I.evaluation_score,
 )
@@ -93,11 +93,11 @@ class Group:
     """One group of a run's items (they share every key of _GROUP_KEY) with its sums."""
 
     __slots__ = (
+        "status",
+        "stage",
         "target",
         "category",
         "difficulty",
-        "status",
-        "stage",
         "tps_source",
         "score",
         "n",
