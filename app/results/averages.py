@@ -3,7 +3,9 @@
 The detailed table (URL state, filters, SQL pagination) lives in table.py.
 """
 
+import hashlib
 import math
+from array import array
 
 from peewee import fn
 
@@ -21,6 +23,7 @@ from ..runs.outcomes import I
 from ..runs.outcomes import T
 from .clustered import cluster_bootstrap_mean_ci
 from .clustered import histogram_mean_ci
+from .clustered import merged_histogram
 from .kept import kept_figures
 from .kept import stamp
 from .recent import Recent
@@ -63,9 +66,11 @@ def model_averages(run, sort=None, direction="asc", estimates=False):
 # ---- the run's items in one grouped pass ----------------------------------------------------
 
 # What every figure of this module is worked out from: the run's items counted and summed per
-# group of these columns, in the order of the covering index item_figures (models.py), so the
-# database reads that index alone, in order, and streams the groups (no item row, no sort).
-# A group's score is a key, so the scores' histogram (what the CI resamples) comes with it.
+# group of these columns, read in the order of the covering index item_figures (models.py), so
+# the database reads that index alone, in order, and streams the groups (no item row, no sort).
+# The score is the last key, so each target's scores come as a histogram (what the CI
+# resamples); groups are merged over it as they stream (a run of continuous scores has nearly
+# a group per item: held as two arrays of numbers, not as objects).
 _GROUP_KEY = (
     I.status,
     I.error_stage,
@@ -87,34 +92,32 @@ _GROUP_SUMS = (
     fn.SUM(I.prompt_tokens),
     fn.SUM(I.tokens_generated),
 )
+_KEYS = ("status", "stage", "target", "category", "difficulty", "tps_source")
+_SUMS = ("n", "time", "time_n", "ttft", "ttft_n", "tps", "tps_n", "cost", "prompt_tokens")
+_SUMS += ("tokens",)
 
 
 class Group:
-    """One group of a run's items (they share every key of _GROUP_KEY) with its sums."""
+    """A run's items that share status, stage, target, category, difficulty and rate source,
+    with their sums, and their scores' sum and count where they count (completed)."""
 
-    __slots__ = (
-        "status",
-        "stage",
-        "target",
-        "category",
-        "difficulty",
-        "tps_source",
-        "score",
-        "n",
-        "time",
-        "time_n",
-        "ttft",
-        "ttft_n",
-        "tps",
-        "tps_n",
-        "cost",
-        "prompt_tokens",
-        "tokens",
-    )
+    __slots__ = (*_KEYS, *_SUMS, "score_sum", "scored")
 
-    def __init__(self, row):
-        for name, value in zip(self.__slots__, row, strict=True):
+    def __init__(self, key):
+        for name, value in zip(_KEYS, key, strict=True):
             setattr(self, name, value)
+        for name in _SUMS:
+            setattr(self, name, None if name in ("time", "ttft", "tps", "cost") else 0)
+        self.prompt_tokens = self.tokens = None
+        self.score_sum = 0.0
+        self.scored = 0
+
+    def add(self, sums, score):
+        for name, value in zip(_SUMS, sums, strict=True):
+            setattr(self, name, _add(getattr(self, name), value))
+        if score is not None and self.status == COMPLETED:
+            self.score_sum += score * sums[0]
+            self.scored += sums[0]
 
     @property
     def judge_failed(self):
@@ -124,24 +127,44 @@ class Group:
     def answer_failed(self):
         return self.status in FAILED_STATUSES and self.stage != "judge"
 
-    @property
-    def scored(self):
-        """How many items of the group have a score that counts (completed, with a score)."""
-        return self.n if self.status == COMPLETED and self.score is not None else 0
+
+class ItemGroups:
+    """A run's items in one pass: `groups` (Group) and each target's completed scores as a
+    histogram, `scores[target id] = (values, counts)` (arrays, values in no order, repeated)."""
+
+    def __init__(self, rows):
+        groups = {}
+        scores = {}
+        width = len(_KEYS)
+        for row in rows:
+            key = row[:width]
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = Group(key)
+            score, sums = row[width], row[width + 1 :]
+            group.add(sums, score)
+            if score is not None and group.status == COMPLETED:
+                values, counts = scores.get(group.target) or scores.setdefault(
+                    group.target, (array("d"), array("q"))
+                )
+                values.append(score)
+                counts.append(sums[0])
+        self.groups = list(groups.values())
+        self.scores = scores
 
 
-# The groups of the last few (run, stamp) a page read: the averages and both breakdowns of one
+# The groups of the last two (run, stamp) a page read: the averages and both breakdowns of one
 # view come from one pass over the items.
-_GROUPS = Recent(4)
+_GROUPS = Recent(2)
 
 
 def item_groups(run):
-    """The run's items as Groups (one indexed pass, shared by the figures of one run state)."""
+    """The run's ItemGroups (one indexed pass, shared by the figures of one run state)."""
     key = (database.database, run.id, stamp(run))
     groups = _GROUPS.get(key)
     if groups is None:
         query = I.select(*_GROUP_KEY, *_GROUP_SUMS).where(I.run == run.id).group_by(*_GROUP_KEY)
-        groups = [Group(row) for row in database.execute(query)]
+        groups = ItemGroups(database.execute(query))
         _GROUPS.put(key, groups)
     return groups
 
@@ -157,21 +180,10 @@ def _mean(total, n):
     return float(total) / n if n else None
 
 
-def score_histogram(groups):
-    """{score: how many completed items have it} over `groups`."""
-    counts = {}
-    for g in groups:
-        if g.scored:
-            counts[g.score] = counts.get(g.score, 0) + g.scored
-    return counts
-
-
-def histogram_mean(counts):
-    """The mean score of a histogram ({score: items}), summed in score order; None if empty."""
-    n = sum(counts.values())
-    if not n:
-        return None
-    return math.fsum(value * count for value, count in sorted(counts.items())) / n
+def _score_mean(groups):
+    """(mean score, how many scores) over `groups`: their sums added exactly (fsum)."""
+    n = sum(g.scored for g in groups)
+    return (math.fsum(g.score_sum for g in groups) / n if n else None), n
 
 
 def compute_averages(run, estimates=False):
@@ -182,8 +194,9 @@ def compute_averages(run, estimates=False):
         .order_by(T.position, T.id)
         .tuples()
     )
+    read = item_groups(run)
     by_target = {}
-    for g in item_groups(run):
+    for g in read.groups:
         by_target.setdefault(g.target, []).append(g)
     rows = []
     for tid, provider, model, label, position, warmup_ms, warmup_error in targets:
@@ -204,7 +217,7 @@ def compute_averages(run, estimates=False):
             "warmup_error": warmup_error,
         }
         rows.append(row)
-    _attach_cis(run, rows, by_target)
+    _attach_cis(run, rows, read.scores)
     return rows
 
 
@@ -234,7 +247,7 @@ def _target_figures(groups, estimates):
                 continue
             sums[name] = _add(sums[name], getattr(g, name))
             ns[name] += getattr(g, f"{name}_n")
-    histogram = score_histogram(groups)
+    avg_score, scored = _score_mean(groups)
     return {
         "item_count": counts["items"],
         "completed": counts["completed"],
@@ -247,31 +260,31 @@ def _target_figures(groups, estimates):
         "avg_ttft_ms": _mean(sums["ttft"], ns["ttft"]),
         "avg_tokens_per_second": _mean(sums["tps"], ns["tps"]),
         "tps_estimated": tps_estimated,
-        "avg_score": histogram_mean(histogram),
-        "score_n": sum(histogram.values()),
+        "avg_score": avg_score,
+        "score_n": scored,
         "cost_usd": None if sums["cost"] is None else float(sums["cost"]),
         "prompt_tokens": None if sums["prompt"] is None else int(sums["prompt"]),
         "tokens_generated": None if sums["tokens"] is None else int(sums["tokens"]),
     }
 
 
-def _attach_cis(run, rows, by_target):
+def _attach_cis(run, rows, scores):
     """Fill ci_low/ci_high: a bootstrap of each target's scores (clustered.histogram_mean_ci,
     from their histogram), or of its tasks when the run repeats them (read then, one query)."""
     repeats = int((run.settings or {}).get("repeats") or 1) > 1
     missing = []
     for row in rows:
-        histogram = score_histogram(by_target.get(row["target_id"], []))
-        if not histogram:
+        if not row["score_n"]:
             continue
-        scores = tuple(sorted(histogram.items()))
-        key = (database.database, run.id, row["target_id"], repeats, scores)
+        values, counts = merged_histogram(*scores[row["target_id"]])
+        digest = hashlib.sha256(values.tobytes() + counts.tobytes()).hexdigest()
+        key = (database.database, run.id, row["target_id"], repeats, digest)
         ci = _CI_CACHE.get(key)
         if ci is None and repeats:
             missing.append((row, key))
             continue
         if ci is None:
-            ci = histogram_mean_ci(list(histogram), list(histogram.values()))
+            ci = histogram_mean_ci(values, counts)
             _CI_CACHE.put(key, ci)
         row["ci_low"], row["ci_high"] = ci
     if missing:
@@ -365,17 +378,16 @@ def _breakdown_cells(run, by):
     """[target id, key, average score, scored, items, judge failures, answer failures] per
     target and value of `by` (category or difficulty), from the run's items."""
     cells = {}
-    for g in item_groups(run):
-        cell = cells.setdefault((g.target, getattr(g, by)), ({}, [0, 0, 0]))
-        if g.scored:
-            cell[0][g.score] = cell[0].get(g.score, 0) + g.scored
-        cell[1][0] += g.n
-        cell[1][1] += g.n if g.judge_failed else 0
-        cell[1][2] += g.n if g.answer_failed else 0
-    return [
-        [target_id, key, histogram_mean(histogram), sum(histogram.values()), *counts]
-        for (target_id, key), (histogram, counts) in cells.items()
-    ]
+    for g in item_groups(run).groups:
+        cells.setdefault((g.target, getattr(g, by)), []).append(g)
+    rows = []
+    for (target_id, key), groups in cells.items():
+        avg, scored = _score_mean(groups)
+        items = sum(g.n for g in groups)
+        judge = sum(g.n for g in groups if g.judge_failed)
+        answer = sum(g.n for g in groups if g.answer_failed)
+        rows.append([target_id, key, avg, scored, items, judge, answer])
+    return rows
 
 
 def _key_order(by, key):

@@ -57,9 +57,22 @@ def cluster_sums_mean_ci(sums, sizes, resamples=RESAMPLES, seed=SEED, confidence
     }
 
 
+def merged_histogram(values, counts):
+    """(distinct values ascending, how many times each) as numpy arrays, from `values` given
+    in any order, repeated or not, each `counts` times (a count of 0 is no value)."""
+    values = np.asarray(values, dtype=float)
+    counts = np.asarray(counts, dtype=np.int64)
+    keep = counts > 0
+    distinct, where = np.unique(values[keep], return_inverse=True)
+    # Counts as float weights: exact (whole numbers far below 2**53).
+    merged = np.bincount(where.reshape(-1), weights=counts[keep], minlength=distinct.size)
+    return distinct, merged.astype(np.int64)
+
+
 def histogram_mean_ci(values, counts, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE):
     """Percentile bootstrap CI (low, high) of the mean of scores given as their histogram:
-    distinct `values`, each `counts` times (a count of 0 is no value); None without scores.
+    `values` (in any order, repeated or not), each `counts` times (merged_histogram); None
+    without scores.
 
     The results page's one CI method for a run without repeats, whether its scores were read
     item by item or kept as a histogram: the same histogram gives the same floats. A resample's
@@ -68,19 +81,13 @@ def histogram_mean_ci(values, counts, resamples=RESAMPLES, seed=SEED, confidence
     on 100 000 answers cost ~1000 x 101 draws in numpy, not 100 million in Python. Past one
     distinct value per 15 scores (continuous scores), scores are drawn one by one instead
     (bootstrap_ratio_means with clusters of one), which is then the cheaper of the two."""
-    merged = {}
-    for value, count in zip(values, counts, strict=True):
-        if count > 0:
-            merged[float(value)] = merged.get(float(value), 0) + int(count)
-    pairs = sorted(merged.items())
-    if not pairs:
+    values, counts = merged_histogram(values, counts)
+    if not values.size:
         return None
-    if len(pairs) == 1:
-        return (pairs[0][0], pairs[0][0])
-    values = np.array([v for v, _ in pairs])
-    counts = np.array([c for _, c in pairs], dtype=np.int64)
+    if values.size == 1:
+        return (float(values[0]), float(values[0]))
     n = int(counts.sum())
-    if len(pairs) * _HISTOGRAM_RATIO < n:
+    if values.size * _HISTOGRAM_RATIO < n:
         rng = np.random.default_rng(seed)
         drawn = rng.multinomial(n, counts / n, size=resamples)
         means = (drawn * values).sum(axis=1) / n
