@@ -29,6 +29,7 @@ from app.results import kept
 from app.results.averages import ESTIMATE
 from app.results.averages import breakdown
 from app.results.averages import compute_averages
+from app.results.averages import item_groups
 from app.results.averages import model_averages
 from app.results.clustered import histogram_mean_ci
 from app.results.compare import compare_runs
@@ -465,3 +466,15 @@ def test_one_score_or_one_value_is_its_own_ci():
     assert histogram_mean_ci([70.0], [12]) == (70.0, 70.0)
     assert histogram_mean_ci([70.0, 70.0], [1, 1]) == (70.0, 70.0)
     assert histogram_mean_ci([], []) is None
+
+
+def test_continuous_scores_make_one_group_not_one_per_item(app):
+    # A group per distinct score would be a group per item: a 1 000 000-item run's groups held
+    # as objects in memory. They merge over the score; the scores stay as numbers.
+    run, (t,) = make_run("kept-continuous")
+    for n in range(40):
+        add_item(run, t, f"t{n}", score=n + 0.5, **tried())
+    read = item_groups(run)
+    assert [(g.n, g.scored) for g in read.groups] == [(40, 40)]
+    values, counts = read.scores[t.id]
+    assert sorted(values) == [n + 0.5 for n in range(40)] and sum(counts) == 40
