@@ -1,7 +1,8 @@
 """The results page's first view, in-process, with CPU time beside wall time: each figure the
-page works out from every item (nothing kept), then the whole page first (nothing kept, nothing
-cached: a run's first view ever), warm (its figures kept), and live (a running run with one
-item re-judged before each view: its stamp changes, as every completed item changes it).
+page works out from every item (nothing kept), then the whole page (and the in-app report)
+first (nothing kept, nothing cached: a run's first view ever), warm (its figures kept), and
+live (a running run with one item re-judged before each view: its stamp changes, as every
+completed item changes it).
 
 Through Flask's test client (server time, no HTTP), so a busy machine's figures still compare:
 CPU time is what the page costs, wall time what it waited besides. Medians of --repeat views.
@@ -103,7 +104,8 @@ def main():
     with app.app_context():
         database.connect(reuse_if_open=True)
         client = app.test_client()
-        client.get(url)  # templates compiled, modules imported: not what a view costs
+        for address in (url, f"/runs/{run_id}/report"):  # templates compiled, modules imported
+            client.get(address)
         run = Run.get(Run.run_id == run_id)
         for label, fn in figures(run):
             samples = []
@@ -119,12 +121,20 @@ def main():
         def page():
             assert client.get(url).status_code == 200
 
-        samples = []
-        for _ in range(args.repeat):
-            nothing_kept()
-            samples.append(timed(page))
-        rows.append(("page: first view (nothing kept)", *median_of(samples)))
-        rows.append(("page: warm", *median_of([timed(page) for _ in range(args.repeat)])))
+        for name, address in (("results", url), ("report", f"/runs/{run_id}/report")):
+
+            def view(address=address):
+                assert client.get(address).status_code == 200
+
+            samples = []
+            for _ in range(args.repeat):
+                nothing_kept()
+                samples.append(timed(view))
+            rows.append((f"{name} page: first view (nothing kept)", *median_of(samples)))
+            warm = [timed(view) for _ in range(args.repeat)]
+            rows.append((f"{name} page: warm", *median_of(warm)))
+            for row in rows[-2:]:
+                print(f"  {row[0]:50} wall {row[1]:9.1f} ms  CPU {row[2]:8.1f} ms", flush=True)
 
         # Live: the run working, one of its items re-judged before each view.
         was = (run.status, run.control, run.finished_at)
@@ -146,7 +156,7 @@ def main():
             Run.update(status=was[0], control=was[1], finished_at=was[2]).where(
                 Run.id == run.id
             ).execute()
-        rows.append(("page: live (stamp changed before each view)", *median_of(samples)))
+        rows.append(("results page: live (stamp changed before each view)", *median_of(samples)))
     print(f"load average at the end: {os.getloadavg()}")
     print(f"\n{args.items:,} items a run; medians of {args.repeat}; source {ROOT}\n")
     print("| what | wall ms | CPU ms |\n|---|---|---|")
