@@ -44,7 +44,9 @@ AVERAGE_SORTS = {
 
 # ---- per-model averages -------------------------------------------------------------------
 
-_CI_CACHE = Recent(512)  # {(run, target, its scores' histogram): (low, high)}
+# {(database, run, target, a digest of its scores' histogram): (low, high)}: a run of
+# continuous scores draws them one by one (clustered.histogram_mean_ci), not cheap at 100 000.
+_CI_CACHE = Recent(512)
 
 
 ESTIMATE = "stream.estimate"  # the tps_source of a rate whose token count was guessed
@@ -106,9 +108,8 @@ class Group:
     def __init__(self, key):
         for name, value in zip(_KEYS, key, strict=True):
             setattr(self, name, value)
-        for name in _SUMS:
-            setattr(self, name, None if name in ("time", "ttft", "tps", "cost") else 0)
-        self.prompt_tokens = self.tokens = None
+        for name in _SUMS:  # counts from 0, sums from None (no value yet)
+            setattr(self, name, 0 if name == "n" or name.endswith("_n") else None)
         self.score_sum = 0.0
         self.scored = 0
 
@@ -271,29 +272,27 @@ def _target_figures(groups, estimates):
 def _attach_cis(run, rows, scores):
     """Fill ci_low/ci_high: a bootstrap of each target's scores (clustered.histogram_mean_ci,
     from their histogram), or of its tasks when the run repeats them (read then, one query)."""
-    repeats = int((run.settings or {}).get("repeats") or 1) > 1
-    missing = []
-    for row in rows:
-        if not row["score_n"]:
-            continue
+    scored = [row for row in rows if row["score_n"]]
+    if int((run.settings or {}).get("repeats") or 1) > 1:
+        _attach_cluster_cis(run, scored)
+        return
+    for row in scored:
         values, counts = merged_histogram(*scores[row["target_id"]])
         digest = hashlib.sha256(values.tobytes() + counts.tobytes()).hexdigest()
-        key = (database.database, run.id, row["target_id"], repeats, digest)
+        key = (database.database, run.id, row["target_id"], digest)
         ci = _CI_CACHE.get(key)
-        if ci is None and repeats:
-            missing.append((row, key))
-            continue
         if ci is None:
             ci = histogram_mean_ci(values, counts)
             _CI_CACHE.put(key, ci)
         row["ci_low"], row["ci_high"] = ci
-    if missing:
-        _attach_cluster_cis(run, missing)
 
 
-def _attach_cluster_cis(run, missing):
-    """CIs that resample tasks, not answers: the K repeats of a task are one cluster."""
-    clusters = {row["target_id"]: {} for row, _ in missing}
+def _attach_cluster_cis(run, rows):
+    """CIs that resample tasks, not answers: the K repeats of a task are one cluster. Not
+    cached apart (which task holds which score is not in the histogram): the averages are."""
+    if not rows:
+        return
+    clusters = {row["target_id"]: {} for row in rows}
     query = (
         I.select(I.target, I.task_key, I.evaluation_score)
         .where(
@@ -306,11 +305,10 @@ def _attach_cluster_cis(run, missing):
     )
     for target_id, task_key, score in database.execute(query):
         clusters[target_id].setdefault(task_key, []).append(score)
-    for row, key in missing:
+    for row in rows:
         result = cluster_bootstrap_mean_ci(list(clusters[row["target_id"]].values()))
-        ci = (result["ciLow"], result["ciHigh"]) if result else (None, None)
-        row["ci_low"], row["ci_high"] = ci
-        _CI_CACHE.put(key, ci)
+        if result:
+            row["ci_low"], row["ci_high"] = result["ciLow"], result["ciHigh"]
 
 
 def sort_averages(rows, sort=None, direction="asc"):
