@@ -6,13 +6,12 @@ from flask import Blueprint
 from flask import render_template
 from flask import request
 
-from ..ratings.between_people import people
-from ..ratings.between_people import people_agreement
 from ..ratings.charts import leaderboard_chart
 from ..ratings.judge_check import KAPPA_WARNING
-from ..ratings.judge_check import agreement_by_judge
+from ..ratings.kept import kept_agreement_by_judge
+from ..ratings.kept import kept_leaderboard
+from ..ratings.kept import kept_people_agreement
 from ..ratings.leaderboard import SOURCES
-from ..ratings.leaderboard import leaderboard
 from ..ratings.leaderboard import one_person
 from ..ratings.leaderboard import parse_runs
 from ..ratings.leaderboard import parse_source
@@ -40,10 +39,11 @@ def index():
     between, raters = None, []
     if runs_text:
         runs = parse_runs(runs_text)
-        board = leaderboard(runs, source)
-        agreement = agreement_by_judge(runs, source if one_person(source) else None)
-        between = people_agreement(runs)
-        raters = [(p, display_name(p)) for p in people(runs) if one_person(p)]
+        board = kept_leaderboard(runs, source)
+        agreement = kept_agreement_by_judge(runs, source if one_person(source) else None)
+        labels = kept_people_agreement(runs)
+        between = labels["agreement"]
+        raters = [(p, display_name(p)) for p in labels["people"] if one_person(p)]
         if board["votes"]:
             # Both layouts as data: images (the rows are at hand); CSS shows the one for the
             # screen. As images, pygal's own <style> applies: inlined, the CSP would refuse it.
