@@ -168,11 +168,15 @@ def prepared(db, items, votes, ratings, kept):
         collection = Collection.get_or_none(Collection.name == COLLECTION)
         if collection is None:
             collection = Collection.create(name=COLLECTION)
-            for n, run in enumerate(runs):
+        for n, run in enumerate(runs):
+            member = RunCollection.select().where(
+                (RunCollection.run == run) & (RunCollection.collection == collection)
+            )
+            if not member.exists():
                 Run.update(settings=SETTINGS, finished_at=T0 + dt.timedelta(days=n)).where(
                     Run.id == run.id
                 ).execute()
-                RunCollection.create(run=run, collection=collection)
+                RunCollection.create(run=run, collection=collection, collection_name=COLLECTION)
         for run in runs:
             if RunDigest.get_or_none(RunDigest.run == run) is None:
                 started = time.perf_counter()

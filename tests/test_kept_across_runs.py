@@ -292,6 +292,13 @@ def test_evaluates_counts_see_a_new_rating_and_are_each_persons_own(three):
     assert kept_progress(filters)["rated"] == 0
 
 
+def test_my_queue_and_blind_mode_share_the_kept_counts_of_their_filters(three):
+    for extra in ({}, {"unrated": "1"}, {"blind": "1"}, {"unrated": "1", "blind": "1"}):
+        kept_progress(cards.parse_filters({"run": three[0].run_id, "category": "math", **extra}))
+    names = [r.name for r in RunFigures.select() if r.name.startswith("evaluate:")]
+    assert len(names) == 1
+
+
 # ---- deleting a run -------------------------------------------------------------------------
 
 

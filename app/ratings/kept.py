@@ -146,6 +146,9 @@ def kept_people_agreement(runs):
     )
 
 
+_NOT_COUNTED = ("unrated", "blind", "stay")
+
+
 def kept_progress(filters):
     """cards.progress(filters) of Evaluate, kept with the picked run while its items (the
     targets' models among them), its row and its ratings hold. Counts from indexes alone
@@ -155,7 +158,10 @@ def kept_progress(filters):
     run_pk = getattr(filters, "run_pk", None)
     run = get_run(filters["run"]) if run_pk is None else Run.get_by_id(run_pk)
     person = getattr(filters, "person", HUMAN)
-    key = json.dumps({**filters, "person": person}, sort_keys=True, default=str)
+    # What the counts depend on: not the order flags, nor "unrated" (progress counts rated
+    # and not), so a person's queue and blind mode share the counts of their filters.
+    counted = {k: v for k, v in filters.items() if k not in _NOT_COUNTED}
+    key = json.dumps({**counted, "person": person}, sort_keys=True, default=str)
     return kept_figures(
         run,
         _named("evaluate", key),
