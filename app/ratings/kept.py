@@ -1,10 +1,12 @@
-"""The in-app report's figures (report.run_report) and the judge check (judge_check), kept per
-run state (results/kept.py): their queries read every item (and rating) of the run, so a view
-of an unchanged run reads one row instead. Besides the run's items, the stamp holds its
-ratings and the votes on its targets, and for the judge check its jobs' calls and the run's
-row (a job's state follows the run's), each as counts and latest changes (a few index reads),
-and the latest vote change anywhere (a change rewrites a vote in place).
-A caching wrapper only: the figures themselves are report.py's and judge_check.py's."""
+"""The in-app report's figures (report.run_report), the judge check (judge_check), the
+leaderboard with the judges' and people's agreement beside it, and Evaluate's counts per filter,
+kept per state of their runs (results/kept.py): their queries read every item, rating or vote
+of the runs, so a view of unchanged runs reads a row instead. Besides the runs' items, the stamp
+holds what each depends on: the ratings, the votes on the runs' targets, and for the judge check
+its jobs' calls and the run's row (a job's state follows the run's), each as counts and latest
+changes (a few index reads), and the latest vote change anywhere (a change rewrites a vote in
+place). Caching wrappers only: the figures themselves are report.py's, judge_check.py's,
+leaderboard.py's, between_people.py's and cards.py's."""
 
 import hashlib
 import json
