@@ -22,6 +22,7 @@ from app.ratings.judge_check import judge_check
 from app.ratings.kept import kept_agreement_by_judge
 from app.ratings.kept import kept_judge_check
 from app.ratings.kept import kept_leaderboard
+from app.ratings.kept import kept_leaderboard_page
 from app.ratings.kept import kept_people_agreement
 from app.ratings.kept import kept_progress
 from app.ratings.leaderboard import leaderboard
@@ -316,6 +317,17 @@ def test_deleting_any_run_of_a_compare_or_board_leaves_nothing_behind(three):
 
 
 # ---- the pages and their API twins ----------------------------------------------------------
+
+
+def test_the_leaderboard_page_keeps_its_figures_and_charts(three, client):
+    random_votes(three, 10)
+    runs = ",".join(r.run_id for r in three)
+    page = kept_leaderboard_page(three, "all")
+    assert page["board"] == as_json(leaderboard(three))
+    assert page["charts"]["wide"].startswith("<?xml") or "<svg" in page["charts"]["wide"]
+    assert client.get(f"/leaderboard?runs={runs}").status_code == 200
+    kept.forget()
+    assert kept_leaderboard_page(three, "all")["charts"] == page["charts"]  # as stored
 
 
 def test_the_leaderboard_api_reads_the_kept_board(three, client):

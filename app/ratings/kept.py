@@ -10,6 +10,7 @@ leaderboard.py's, between_people.py's and cards.py's."""
 
 import hashlib
 import json
+from pathlib import Path
 
 from peewee import fn
 
@@ -28,10 +29,19 @@ from .between_people import people
 from .between_people import people_agreement
 from .cards import FAST_PROGRESS
 from .cards import progress
+from .charts import leaderboard_chart
 from .judge_check import agreement_by_judge
 from .judge_check import judge_check
 from .leaderboard import leaderboard
 from .report import run_report
+
+# The code that works the figures out, in every stamp: figures kept by an older version are
+# worked out again, not shown in an older shape (results/kept.py folds in its own modules').
+_SOURCES = ("kept.py", "report.py", "judge_check.py", "agreement.py", "between_people.py")
+_SOURCES += ("leaderboard.py", "bradley_terry.py", "charts.py", "cards.py")
+_CODE = hashlib.sha256(
+    b"".join((Path(__file__).parent / name).read_bytes() for name in _SOURCES)
+).hexdigest()
 
 
 def _ratings_stamp(run):
@@ -46,19 +56,21 @@ def _ratings_stamp(run):
 
 
 def _votes_stamp(run):
-    """The votes on the run's targets, as text: how many, the latest id and time, and the
-    latest vote change anywhere."""
+    """The votes on the run's targets, as text: how many and the latest id on either side,
+    and the latest vote change anywhere."""
     targets = RunTarget.select(RunTarget.id).where(RunTarget.run == run)
-    votes = (
-        Vote.select(fn.COUNT(Vote.id), fn.MAX(Vote.id), fn.MAX(Vote.created_at))
-        .where(Vote.left_target.in_(targets) | Vote.right_target.in_(targets))
-        .tuples()
-        .first()
-    )
-    # A changed vote keeps its row and time (the winner is rewritten in place); its history row
-    # is what moves. Any vote's change, whatever the run: one index read, rarely a recompute.
+    # One side at a time, count and id: each answered from its index alone (an OR of the two
+    # sides, or a vote's time, reads every vote row: 20 ms at 10 000 votes). Votes are only
+    # added, changed or undone (both with a history row) or go with their run, so the counts,
+    # the latest ids and the latest history row see every change.
+    sides = [
+        Vote.select(fn.COUNT(Vote.id), fn.MAX(Vote.id)).where(side.in_(targets)).tuples().first()
+        for side in (Vote.left_target, Vote.right_target)
+    ]
+    # A changed vote keeps its row (the winner is rewritten in place); its history row is what
+    # moves. Any vote's change, whatever the run: one index read, rarely a recompute.
     changed = VoteHistory.select(fn.MAX(VoteHistory.id)).scalar()
-    return f"{votes}|{changed}"
+    return f"{sides}|{changed}"
 
 
 def _labels_stamp(run):
@@ -69,7 +81,10 @@ def _labels_stamp(run):
 def kept_run_report(run, source="all"):
     """run_report(run, source), read back while the run's items, ratings and votes hold."""
     report = kept_figures(
-        run, f"report:{source}", lambda: run_report(run, source), also=_labels_stamp(run)
+        run,
+        f"report:{source}",
+        lambda: run_report(run, source),
+        also=f"{_CODE}|{_labels_stamp(run)}",
     )
     for row in report["targets"]:  # JSON keeps keys as text: the Likert points are numbers
         row["rating_counts"] = {int(k): n for k, n in row["rating_counts"].items()}
@@ -98,7 +113,7 @@ def kept_judge_check(run, rater=None):
         run,
         "judge-check" if rater is None else _named("judge-check", rater),
         lambda: judge_check(run.run_id, rater),
-        also=f"{_labels_stamp(run)}|{_jobs_stamp(run)}",
+        also=f"{_CODE}|{_labels_stamp(run)}|{_jobs_stamp(run)}",
     )
 
 
@@ -109,43 +124,98 @@ def _named(kind, value):
 
 
 def _rows(runs):
-    """The runs' rows as text (their ids, judge and names are in some figures)."""
-    return json.dumps([r.__data__ for r in runs], sort_keys=True, default=str)
+    """What of the runs' rows some figures show or count by, as text: their ids, judges and
+    start times (the same whichever query loaded the rows)."""
+    fields = [
+        (r.id, r.run_id, r.judge_provider_name, r.judge_model, str(r.created_at)) for r in runs
+    ]
+    return json.dumps(fields)
 
 
-def kept_leaderboard(runs, source="all"):
+class _Labels:
+    """The stamps of some runs' ratings and of the votes on their targets, each read at most
+    once: a leaderboard page shows three figures that depend on them."""
+
+    def __init__(self, runs):
+        self.runs = runs
+        self._votes = self._ratings = None
+
+    def votes(self):
+        if self._votes is None:
+            self._votes = "|".join(_votes_stamp(r) for r in self.runs)
+        return self._votes
+
+    def ratings(self):
+        if self._ratings is None:
+            self._ratings = "|".join(_ratings_stamp(r) for r in self.runs)
+        return self._ratings
+
+
+def kept_leaderboard(runs, source="all", labels=None):
     """leaderboard(runs, source): its Bradley–Terry fit and 1000 bootstrap rounds, read back
     while the runs (their items, targets and rows) and the votes on their targets hold."""
-    votes = "|".join(_votes_stamp(r) for r in runs)
+    labels = labels or _Labels(runs)
     return kept_across(
         runs,
         _named("leaderboard", source),
         lambda: leaderboard(runs, source),
-        also=f"{votes}|{_rows(runs)}",
+        also=f"{_CODE}|{labels.votes()}|{_rows(runs)}",
     )
 
 
-def kept_agreement_by_judge(runs, rater=None):
+def kept_agreement_by_judge(runs, rater=None, labels=None):
     """agreement_by_judge(runs, rater), read back while the runs and their ratings hold."""
-    ratings = "|".join(_ratings_stamp(r) for r in runs)
+    labels = labels or _Labels(runs)
     return kept_across(
         runs,
         _named("judge-agreement", rater),
         lambda: agreement_by_judge(runs, rater),
-        also=f"{ratings}|{_rows(runs)}",
+        also=f"{_CODE}|{labels.ratings()}|{_rows(runs)}",
     )
 
 
-def kept_people_agreement(runs):
+def kept_people_agreement(runs, labels=None):
     """people_agreement(runs) and people(runs) (the rater picker), read back while the runs'
     ratings and the votes on their targets hold: {"agreement", "people"}."""
-    labels = "|".join(_labels_stamp(r) for r in runs)
+    labels = labels or _Labels(runs)
     return kept_across(
         runs,
         "people-agreement",
         lambda: {"agreement": people_agreement(runs), "people": people(runs)},
-        also=labels,
+        also=f"{_CODE}|{labels.ratings()}|{labels.votes()}",
     )
+
+
+def _charts(board):
+    if not board["votes"]:
+        return None
+    return {
+        "wide": leaderboard_chart(board["rows"]),
+        "narrow": leaderboard_chart(board["rows"], narrow=True),
+    }
+
+
+def kept_leaderboard_page(runs, source="all", rater=None):
+    """What the leaderboard page shows of `runs`, each kept as above, the ratings and votes
+    read once: {"board", "charts" (the board as SVG, wide and narrow; None without votes),
+    "agreement" (the judges' with people: one `rater`'s, or everyone's), "between" (people's
+    agreement with each other), "people" (the rater picker)}."""
+    labels = _Labels(runs)
+    board = kept_leaderboard(runs, source, labels)
+    charts = kept_across(
+        runs,
+        _named("leaderboard-charts", source),
+        lambda: _charts(board),
+        also=f"{_CODE}|{labels.votes()}|{_rows(runs)}",
+    )
+    between = kept_people_agreement(runs, labels)
+    return {
+        "board": board,
+        "charts": charts,
+        "agreement": kept_agreement_by_judge(runs, rater, labels),
+        "between": between["agreement"],
+        "people": between["people"],
+    }
 
 
 _NOT_COUNTED = ("unrated", "blind", "stay")
@@ -168,5 +238,5 @@ def kept_progress(filters):
         run,
         _named("evaluate", key),
         lambda: progress(filters),
-        also=f"{_ratings_stamp(run)}|{_rows([run])}",
+        also=f"{_CODE}|{_ratings_stamp(run)}|{_rows([run])}",
     )

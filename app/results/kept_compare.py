@@ -5,10 +5,16 @@ kept.kept_across)."""
 
 import hashlib
 import json
+from pathlib import Path
 
 from .compare import compare_runs
 from .composite import DEFAULT_SETTINGS
 from .kept import kept_across
+
+# The code of the comparison, in its stamp: one kept by an older version is worked out again.
+_CODE = hashlib.sha256(
+    b"".join((Path(__file__).parent / name).read_bytes() for name in ("compare.py", "stats.py"))
+).hexdigest()
 
 
 def kept_compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
@@ -20,5 +26,5 @@ def kept_compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTING
         [run_a, run_b],
         f"compare:{limit}:{settings}",
         lambda: compare_runs(run_a, run_b, limit=limit, composite_settings=composite_settings),
-        also=rows,
+        also=f"{_CODE}|{rows}",
     )

@@ -4,10 +4,18 @@ a run's goodput against its SLO. Each reads every item of its run, so a page of 
 reads one row per run instead. Caching wrappers only: the figures are composite_figures.py's
 and goodput.py's."""
 
+import hashlib
+from pathlib import Path
+
 from ..db.models import Run
 from .composite_figures import on_target_counts
 from .goodput import run_goodput
 from .kept import kept_figures
+
+# The code of the figures beside kept.py's own (composite_figures.py is in its stamp already).
+_CODE = hashlib.sha256(
+    b"".join((Path(__file__).parent / name).read_bytes() for name in ("goodput.py", "speed.py"))
+).hexdigest()
 
 
 def _counts_rows(run, target_ms):
@@ -38,4 +46,4 @@ def kept_on_target_counts(targets_ms):
 def kept_goodput(run, speed=None):
     """run_goodput(run, speed=speed) against the run's own SLO, read back while the run (its
     items and settings, the SLO among them) holds."""
-    return kept_figures(run, "goodput", lambda: run_goodput(run, speed=speed))
+    return kept_figures(run, "goodput", lambda: run_goodput(run, speed=speed), also=_CODE)
