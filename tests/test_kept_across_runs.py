@@ -347,3 +347,13 @@ def test_the_compare_api_and_the_multi_run_page_read_kept_compares(three, client
     assert page.status_code == 200
     names = [r.name for r in RunFigures.select().where(RunFigures.run == a)]
     assert len([n for n in names if n.startswith("compare:")]) == 3
+
+
+def test_the_trends_api_and_page_read_kept_counts_and_goodput(three, client):
+    digest_finished(T0 + dt.timedelta(days=5))
+    fresh = client.get("/api/trends").get_json()
+    names = {r.name for r in RunFigures.select()}
+    assert {"on-target", "goodput"} <= names
+    kept.forget()
+    assert client.get("/api/trends").get_json() == fresh
+    assert client.get("/trends").status_code == 200
