@@ -2,10 +2,10 @@
 
 Scores come from RunAggregate rows (a few per run), never the items: 200 runs x 5 models is a
 thousand rows whatever the runs' sizes. The speed percentiles and goodput of the points shown
-come from run_speed / run_goodput, once per run shown (run_speed's figures are kept per run once
-worked out, so that is one row). Only comparable runs join a line: a change of judge (provider,
-model, params or prompt) or of the task set (the run's dataset hash) breaks it,
-and the point where it breaks says why.
+come from run_speed / run_goodput, once per run shown (both kept per run once worked out, so
+that is a row each; so are the on-target counts of a run with a latency target: kept_runs.py).
+Only comparable runs join a line: a change of judge (provider, model, params or prompt) or of
+the task set (the run's dataset hash) breaks it, and the point where it breaks says why.
 """
 
 import datetime as dt
@@ -21,9 +21,9 @@ from ..errors import ValidationError
 from ..ids import is_db_id
 from ..results.composite import DEFAULT_SETTINGS
 from ..results.composite_figures import aggregate_composite
-from ..results.composite_figures import on_target_counts
-from ..results.goodput import run_goodput
 from ..results.goodput import run_slo
+from ..results.kept_runs import kept_goodput
+from ..results.kept_runs import kept_on_target_counts
 from ..results.speed import run_speed
 from ..runs.dto import NO_JUDGE
 
@@ -174,7 +174,7 @@ def trends(filters=None, composite_settings=DEFAULT_SETTINGS, speed_points=None)
     series, last, refs = {}, {}, {}
     rows = list(_filtered(filters))
     # The on-target part needs the items of the runs that set a latency target, and only those.
-    counts = on_target_counts({r.run_pk: _target_ms(r) for r in rows if _target_ms(r)})
+    counts = kept_on_target_counts({r.run_pk: _target_ms(r) for r in rows if _target_ms(r)})
     for row in rows:
         composite = aggregate_composite(
             row.score,
@@ -221,7 +221,7 @@ def _add_speed(series, refs, category, latest):
         return
     for run in Run.select().where(Run.id.in_(list(wanted))):
         speed = run_speed(run)
-        goodput = run_goodput(run, speed=speed) if run_slo(run) and not category else None
+        goodput = kept_goodput(run, speed=speed) if run_slo(run) and not category else None
         targets = {t["targetId"]: t for t in speed["targets"]}
         good = {t["targetId"]: t["goodput"] for t in goodput["targets"]} if goodput else {}
         for point, target_pk in wanted[run.id]:
