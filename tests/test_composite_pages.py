@@ -38,9 +38,8 @@ def test_header_shows_each_targets_composite_with_its_formula(client, run, path)
 @pytest.mark.parametrize("path", ["/runs/p-1/results", "/runs/p-1"])
 def test_header_shows_a_dash_for_a_target_without_a_composite(client, run, path):
     second = soup(client.get(path)).select("#composite-scores li")[1]
-    assert (
-        second.select_one(".composite--none").get_text(" ", strip=True) == "Composite score · remote/m2 —"
-    )
+    text = second.select_one(".composite--none").get_text(" ", strip=True)
+    assert text == "Composite score · remote/m2 —"
 
 
 def test_header_follows_the_configured_weights(tmp_path):
