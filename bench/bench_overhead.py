@@ -265,6 +265,14 @@ def sizes_table(fake, sizes, runs, baseline, no_psycopg):
                 flush=True,
             )
         rows.append((tasks, got, floor))
+        if tasks != sizes[-1]:  # what is measured so far, in case a long run is cut short
+            print_sizes(rows, runs, no_psycopg)
+    print_sizes(rows, runs, no_psycopg)
+
+
+def print_sizes(rows, runs, no_psycopg):
+    """The table of every size measured, then each tool's per-call cost over the floor
+    between the sizes (start-up and the end cancel out: the engine's own cost per call)."""
     print(
         f"\nmedians of {runs}, concurrency {CONCURRENCY}, instant fake server, "
         f"load average now {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
@@ -298,6 +306,27 @@ def sizes_table(fake, sizes, runs, baseline, no_psycopg):
                 f"| {span:.2f} | {span - f_wall:+.2f} | {cpu:.2f} | {cpu - f_cpu:+.2f} "
                 f"| {fixed:.2f} | {max(r['rss'] for r in results):.0f} MiB |"
             )
+    if len(rows) < 2:
+        return
+    (small, got_a, floor_a), (large, got_b, floor_b) = rows[0], rows[-1]
+    calls = 4 * (large - small)
+    print(
+        f"\nper call over the floor between {4 * small / 1000:g}k and {4 * large / 1000:g}k "
+        "calls ((tool's growth - floor's growth) / calls added; start-up and the end cancel):\n"
+    )
+    print("| tool | wall ms/call over floor | CPU ms/call over floor |")
+    print("|---|---|---|")
+    for name in got_b:
+        over = {}
+        for key in ("wall", "cpu"):
+
+            def med(results, key=key):
+                return statistics.median(r[key] for r in results)
+
+            grown = med(got_b[name]) - med(got_a[name])
+            floor_grown = med(floor_b) - med(floor_a)
+            over[key] = (grown - floor_grown) * 1000 / calls
+        print(f"| {name} | {over['wall']:+.3f} | {over['cpu']:+.3f} |")
 
 
 def throughput(fake, tasks, runs, baseline, no_psycopg):
