@@ -2,6 +2,7 @@
 written in one transaction, each committed before its worker goes on, none lost to another's
 error nor to a stop."""
 
+import collections
 import threading
 import time
 
@@ -143,7 +144,7 @@ def test_a_stop_while_answers_wait_to_be_written_keeps_them_and_asks_none_again(
     )
     blocker.join(WAIT_SECONDS)
     assert releasing.is_set()
-    kept = [i.question for i in Item.select().where(Item.answer.is_null(False))]
+    kept = {i.question: i.id for i in Item.select().where(Item.answer.is_null(False))}
     assert len(kept) >= waited[0] >= 2  # every answer that waited was written
     abandoned = [line.data["itemId"] for line in RunLog.select().where(RunLog.event == "abandoned")]
     assert not Item.select().where(Item.id.in_(abandoned) & Item.answer.is_null(False)).exists()
@@ -152,5 +153,9 @@ def test_a_stop_while_answers_wait_to_be_written_keeps_them_and_asks_none_again(
     resume_run(run.run_id)
     assert drive(app.config, clock)["state"] == "finished"
     asked = [text for _kind, _model, text in calls(fake, "answer")]
-    assert all(asked.count(question) == 1 for question in kept)  # none asked again
+    # Asked once, or again only after a failed attempt of its own (the busy fake's hiccup).
+    retried = collections.Counter(
+        line.data["itemId"] for line in RunLog.select().where(RunLog.event == "retry_scheduled")
+    )
+    assert {q: asked.count(q) for q in kept} == {q: 1 + retried[i] for q, i in kept.items()}
     assert set(asked) == {f"Question t{i}?" for i in range(8)}
