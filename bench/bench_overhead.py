@@ -19,6 +19,15 @@ second in each phase against the limit 16 / 0.2 s = 80/s (issue 9: >= 0.9 of it)
     .venv/bin/python bench/bench_overhead.py [--tasks 300,1500,3000] [--runs 3]
         [--baseline DIR] [--throughput-tasks 400] [--no-throughput] [--no-psycopg]
 
+With two sizes or more it also prints each tool's cost per call over the floor between the
+smallest and the largest: (its growth - the floor's growth) / calls added, so start-up, the
+dataset import and the end cancel out and what is left is the engine's own cost per call.
+
+Measured 2026-11-28 (issue 33, the machine at load 15-30, so CPU is the figure to read),
+`--tasks 3000` / `--tasks 15000 --baseline main`: CPU ms per call over the floor at 12k calls
++1.33 against main's +2.70 (medians of 2), at 60k +1.66 against +2.65; between them +1.74
+against +2.64. Wall time moved with the load (x2 within one run) and says nothing here.
+
 --no-psycopg runs llmbench as a SQLite-only install would (psycopg not importable): peewee and
 app/db.py import psycopg when it is installed, and its libpq and OpenSSL cost ~20 MiB of RSS.
 Kept out of the test suite.
