@@ -23,10 +23,10 @@ With two sizes or more it also prints each tool's cost per call over the floor b
 smallest and the largest: (its growth - the floor's growth) / calls added, so start-up, the
 dataset import and the end cancel out and what is left is the engine's own cost per call.
 
-Measured 2026-11-28 (issue 33, the machine at load 15-30, so CPU is the figure to read),
-`--tasks 3000` / `--tasks 15000 --baseline main`: CPU ms per call over the floor at 12k calls
-+1.33 against main's +2.70 (medians of 2), at 60k +1.66 against +2.65; between them +1.74
-against +2.64. Wall time moved with the load (x2 within one run) and says nothing here.
+Measured 2026-11-28 (issue 33), `--tasks 3000 --runs 2` and `--tasks 15000 --baseline main`
+at load 4-10: CPU ms per call over the floor at 12k calls +0.88 against main's +2.41, at 60k
++0.82 against +2.38 (wall +1.04 / +2.62 and +0.51 / +2.37); between the sizes +0.81 against
++2.37. At load 15-30 wall time doubled within one run and said nothing; CPU still did.
 
 --no-psycopg runs llmbench as a SQLite-only install would (psycopg not importable): peewee and
 app/db.py import psycopg when it is installed, and its libpq and OpenSSL cost ~20 MiB of RSS.
