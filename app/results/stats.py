@@ -8,6 +8,8 @@ import math
 import random
 from collections import Counter
 
+import numpy as np
+
 from ..latency import percentile
 
 RESAMPLES = 1000
@@ -27,9 +29,35 @@ def bootstrap_means(values, *, resamples=RESAMPLES, seed=SEED):
     if len(counts) * _HISTOGRAM_RATIO < n:
         means = _histogram_means(sorted(counts.items()), n, resamples, rng)
     else:
-        choices = rng.choices
-        means = [sum(choices(values, k=n)) / n for _ in range(resamples)]
+        means = _choice_means(values, n, resamples, rng)
     means.sort()
+    return means
+
+
+# Draws per block of resamples in _choice_means: about 16 MiB of indices and values at a time.
+_BLOCK = 1 << 20
+
+
+def _choice_means(values, n, resamples, rng):
+    """The means of `resamples` draws of rng.choices(values, k=n), each summed left to right,
+    worked out by numpy from the same Mersenne Twister stream: numpy's legacy generator makes
+    its doubles from two 32-bit outputs exactly as random.random() does, so index i of draw j
+    is floor(u * n) of the same u, and a cumulative sum adds the drawn values in the same
+    order as sum() (CPython 3.11; 3.12's sum() compensates its rounding). A pure-Python loop
+    of 25 000 draws x 1000 resamples took seconds per target of a 100 000-item compare."""
+    state = rng.getstate()[1]
+    generator = np.random.RandomState()
+    generator.set_state(("MT19937", np.array(state[:-1], dtype=np.uint32), state[-1]))
+    array = np.array(values, dtype=np.float64)
+    means = []
+    per_block = max(1, _BLOCK // n)
+    for start in range(0, resamples, per_block):
+        count = min(per_block, resamples - start)
+        draws = generator.random_sample((count, n))
+        draws *= n
+        index = draws.astype(np.intp)  # truncation is floor: every draw is >= 0
+        totals = np.cumsum(array[index], axis=1)[:, -1] + 0.0  # a sum of -0.0s is 0.0, as sum()
+        means.extend((totals / n).tolist())
     return means
 
 
