@@ -62,7 +62,12 @@ def _choice_means(values, n, resamples, rng):
 
 
 def _histogram_means(pairs, n, resamples, rng):
-    """Bootstrap means drawn as multinomial counts over the distinct values."""
+    """Bootstrap means drawn as multinomial counts over the distinct values.
+
+    Most draws take binomial's BTRS branch; it is written out here (the same arithmetic in the
+    same order, the same calls to rng.random) because the call and its checks, 200 distinct
+    scores x 1000 resamples per target, were a second of a 100 000-item compare."""
+    random_, sqrt, floor, log, lgamma = rng.random, math.sqrt, math.floor, math.log, math.lgamma
     means = []
     for _ in range(resamples):
         left = n
@@ -74,7 +79,37 @@ def _histogram_means(pairs, n, resamples, rng):
             if count == weight_left:
                 drawn = left
             else:
-                drawn = binomial(rng, left, count / weight_left)
+                p = count / weight_left
+                if left == 1 or p > 0.5 or left * p < 10.0:
+                    drawn = binomial(rng, left, p)
+                else:
+                    # binomial's BTRS branch, unchanged.
+                    spq = sqrt(left * p * (1.0 - p))
+                    b = 1.15 + 2.53 * spq
+                    a = -0.0873 + 0.0248 * b + 0.01 * p
+                    c = left * p + 0.5
+                    vr = 0.92 - 4.2 / b
+                    setup = None
+                    while True:
+                        u = random_() - 0.5
+                        us = 0.5 - abs(u)
+                        k = floor((2.0 * a / us + b) * u + c)
+                        if k < 0 or k > left:
+                            continue
+                        v = random_()
+                        if us >= 0.07 and v <= vr:
+                            break
+                        if setup is None:
+                            alpha = (2.83 + 5.1 / b) * spq
+                            lpq = log(p / (1.0 - p))
+                            m = floor((left + 1) * p)
+                            h = lgamma(m + 1) + lgamma(left - m + 1)
+                            setup = (alpha, lpq, m, h)
+                        alpha, lpq, m, h = setup
+                        v *= alpha / (a / (us * us) + b)
+                        if log(v) <= h - lgamma(k + 1) - lgamma(left - k + 1) + (k - m) * lpq:
+                            break
+                    drawn = k
             total += value * drawn
             left -= drawn
             weight_left -= count

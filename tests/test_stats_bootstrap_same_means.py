@@ -1,8 +1,10 @@
-"""stats.bootstrap_means on values with many distinct values (the direct-resampling path, worked
-out by numpy) gives exactly the means the pure-Python resampling gave: the same draws from the
-same seeded generator, each resample summed left to right."""
+"""stats.bootstrap_means gives exactly the means of the plain computations it speeds up: on
+values with many distinct values (direct resampling, worked out by numpy) the same draws from
+the same seeded generator, each resample summed left to right; on values with few distinct values
+(the histogram path, binomial's BTRS written out) the same binomial draws."""
 
 import random
+from collections import Counter
 
 import pytest
 
@@ -19,6 +21,27 @@ def _python_means(values, resamples=stats.RESAMPLES, seed=stats.SEED):
         total = 0.0
         for value in rng.choices(values, k=n):
             total += value
+        means.append(total / n)
+    means.sort()
+    return means
+
+
+def _histogram_python_means(values, resamples=stats.RESAMPLES, seed=stats.SEED):
+    # The histogram path before binomial was written out: one stats.binomial call per value.
+    counts = sorted(Counter(values).items())
+    n = len(values)
+    rng = random.Random(seed)
+    means = []
+    for _ in range(resamples):
+        left = weight_left = n
+        total = 0.0
+        for value, count in counts:
+            if left == 0:
+                break
+            drawn = left if count == weight_left else stats.binomial(rng, left, count / weight_left)
+            total += value * drawn
+            left -= drawn
+            weight_left -= count
         means.append(total / n)
     means.sort()
     return means
@@ -57,4 +80,17 @@ def test_the_paired_ci_of_many_distinct_differences_is_unchanged():
     assert (paired["ciLow"], paired["ciHigh"]) == (
         stats.percentile(means, tail),
         stats.percentile(means, 1.0 - tail),
+    )
+
+
+@pytest.mark.parametrize("distinct", [3, 21, 201])
+@pytest.mark.parametrize("n", [4_000, 25_000])
+def test_histogram_resampling_gives_the_same_means_as_binomial_calls(distinct, n):
+    rng = random.Random(f"histogram-{distinct}-{n}")
+    scores = [rng.randint(0, distinct - 1) * 100 / (distinct - 1) for _ in range(n)]
+    diffs = [rng.choice(scores) - score for score in scores]
+    values = diffs if len(Counter(diffs)) * stats._HISTOGRAM_RATIO < n else scores
+    assert len(Counter(values)) * stats._HISTOGRAM_RATIO < n  # the histogram path
+    assert stats.bootstrap_means(values, resamples=100) == _histogram_python_means(
+        values, resamples=100
     )
