@@ -12,7 +12,7 @@ from ..db.models import CollectionTask
 from ..db.models import Provider
 from ..db.models import Task
 from ..errors import ValidationError
-from ..providers import registry
+from ..providers import formats
 from .provider_fields import DEFAULT_TIMEOUT_SECONDS
 from .providers import create_provider
 from .task_fields import clean_task
@@ -25,7 +25,7 @@ BUILTIN_TASKS_PATH = Path(__file__).resolve().parent / "data" / "builtin_tasks.y
 DEFAULT_PROVIDERS = [
     {
         "name": "local-ollama",
-        "type": registry.OLLAMA,
+        "type": formats.OLLAMA,
         "baseUrl": "http://localhost:11434",
         "timeoutSeconds": DEFAULT_TIMEOUT_SECONDS,
         "maxConcurrency": 1,
@@ -34,7 +34,7 @@ DEFAULT_PROVIDERS = [
     # An example: llama.cpp's llama-server (or vLLM, LM Studio) speaking the OpenAI format.
     {
         "name": "local-openai-compatible",
-        "type": registry.OPENAI,
+        "type": formats.OPENAI,
         "baseUrl": "http://127.0.0.1:18080",
         "timeoutSeconds": DEFAULT_TIMEOUT_SECONDS,
         "maxConcurrency": 1,
