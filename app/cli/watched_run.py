@@ -27,12 +27,14 @@ from .output import CliError
 from .output import db_context
 from .output import emit
 from .output import translate
-from .target_rows import averages
 
 # The files' writers (report.html's Jinja templates and pygal charts among them) are imported
 # only when the run has files to write: most runs write none.
 WRITE_OUTPUTS = "app.cli.reports:write_outputs"
 WRITE_SUMMARY_MD = "app.cli.reports:write_summary_md"
+# The per-target rows the end prints (the exporters' averages, ratings' figures) only when they
+# are shown: --quiet, as in CI, shows none.
+TARGET_ROWS = "app.cli.target_rows:averages"
 
 
 def run_in_foreground(run_id, cfg, out, *, resume=False, max_budget_usd=None):
@@ -177,7 +179,7 @@ def conclude(run_id, out, code, outputs, gates):
         if outputs.get("summaryMd") or outputs.get("stepSummary"):
             load(WRITE_SUMMARY_MD)(run_id, outputs, artifacts, failures, gates, out.as_json, quiet)
         hint = resume_hint(run) if code == EXIT_INTERRUPTED else None
-        rows = averages(run_id, composite_settings) if out.shows_results() else []
+        rows = load(TARGET_ROWS)(run_id, composite_settings) if out.shows_results() else []
         passed = gates.asked() if finished and gates and not failures else ()
         out.finish(summary, rows, code, hint, artifacts, failures, passed)
     return code
