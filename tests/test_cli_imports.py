@@ -53,6 +53,11 @@ def test_version_and_help_import_no_command(option):
     assert not {m for m in imported if m.startswith("app.") and not m.startswith("app.cli")}
 
 
+def test_version_is_told_without_reading_the_installed_packages_metadata():
+    # importlib.metadata was about half of what `--version` imported (app/__init__.py).
+    assert "importlib.metadata" not in modules_imported_by("--version")
+
+
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_each_help_line_is_the_first_paragraph_of_its_commands_help(name):
     command = load(COMMANDS[name])
