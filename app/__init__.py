@@ -6,9 +6,16 @@ playhouse.postgres_ext, which the migrator imports) try psycopg and psycopg2 the
 they are installed, ~100 ms of every command, even on SQLite. While those two modules execute,
 the drivers read as not installed; a PostgreSQL URL then imports psycopg and hands it to Peewee
 (db/postgres.py) before any PostgreSQL database is built, so Peewee's own classes (its fields'
-Binary, its adapter) find the driver as if it had imported it."""
+Binary, its adapter) find the driver as if it had imported it.
+
+`__version__` is this llmbench's version in its one place: pyproject.toml reads it when the
+package is built, and `--version`, `llmbench info`, /api/status and each run's record say it
+from here. Read from the installed package's metadata instead (importlib.metadata), it was
+about half of what `llmbench --version` imported."""
 
 import sys
+
+__version__ = "0.1.0"
 
 # Not imported by Peewee at its import (db/postgres.py gives Peewee psycopg when it is needed).
 DRIVERS = ("psycopg", "psycopg2", "psycopg2cffi")

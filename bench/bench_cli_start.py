@@ -5,6 +5,11 @@ imported (numpy, psycopg, Flask, pygal, gunicorn, requests, Jinja, peewee).
 
     .venv/bin/python bench/bench_cli_start.py [--runs 5]
     BENCH_SRC=/tmp/main .venv/bin/python bench/bench_cli_start.py     # another source tree
+    .venv/bin/python bench/bench_cli_start.py --against /tmp/main      # both, run by run
+
+The source tree is compiled first (compileall): where PYTHONDONTWRITEBYTECODE is set no command
+writes its bytecode, and each one compiled every module again (most of a run's CPU time), which
+an installed llmbench never does. The table also counts the modules each command imported.
 
 `validate` runs twice: with no database yet (it checks against a throwaway one, migrated and
 given the built-in tasks) and with one (made first by `reset-defaults`, as a second command
@@ -14,6 +19,7 @@ at once, uses that database too.
 
 import argparse
 import base64
+import compileall
 import json
 import os
 import resource
@@ -67,23 +73,51 @@ def run_config(folder, tasks, url):
     return path
 
 
-def heavy_imports(args, env):
+def imported(args, env, src):
+    """(how many modules the command imported, the heavy ones among them)."""
     code = (
         "import json, sys\nfrom app.cli import main\n"
         f"try:\n    main({args!r}, prog_name='llmbench')\nexcept SystemExit:\n    pass\n"
-        f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})),"
-        " file=sys.stderr)"
+        "print(json.dumps(sorted(sys.modules)), file=sys.stderr)"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+        [sys.executable, "-c", code], cwd=src, env=env, capture_output=True, text=True
     )
-    return json.loads(done.stderr.strip().splitlines()[-1])
+    modules = json.loads(done.stderr.strip().splitlines()[-1])
+    return len(modules), sorted({m.split(".")[0] for m in modules} & set(HEAVY))
+
+
+def timed(args, env, src, label):
+    """(wall s, CPU s) of one command in a child process, run from the source tree src."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        cwd=src,
+        env={**env, "PYTHONPATH": str(src)},
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{label} ({src}) exited {done.returncode}:\n{done.stderr[-2000:]}")
+    wall = time.perf_counter() - started
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="another source tree (e.g. an export of main), timed in turn with this one, run "
+        "by run: a busy machine's load drifts, and both see the same drift",
+    )
     options = parser.parse_args()
+    sources = [ROOT, *([options.against.resolve()] if options.against else [])]
+    for src in sources:
+        compileall.compile_dir(src / "app", quiet=1)
     tmp = Path(tempfile.mkdtemp(prefix="llmbench-cli-start-"))
     env = {
         **os.environ,
@@ -113,34 +147,26 @@ def main():
             kept,
         ),
     }
-    print(f"source: {ROOT}\nload average at start: {os.getloadavg()}")
+    print(f"sources: {', '.join(map(str, sources))}\nload average at start: {os.getloadavg()}")
     subprocess.run([sys.executable, "-m", "app.cli", "--version"], cwd=ROOT, env=env, check=True)
     print(
-        "| command | wall s (median) | CPU s (median) | heavy modules imported |\n|---|---|---|---|"
+        "| command | source | wall s (median) | CPU s (median) | modules | heavy modules imported |"
+        "\n|---|---|---|---|---|---|"
     )
     for label, (args, env) in commands.items():
-        times, cpu = [], []
+        times = {src: [] for src in sources}
         for _ in range(options.runs):
-            used = resource.getrusage(resource.RUSAGE_CHILDREN)
-            started = time.perf_counter()
-            done = subprocess.run(
-                [sys.executable, "-m", "app.cli", *args],
-                cwd=ROOT,
-                env=env,
-                capture_output=True,
-                text=True,
+            for src in sources:
+                times[src].append(timed(args, env, src, label))
+        for src in sources:
+            wall = statistics.median(t for t, _ in times[src])
+            cpu = statistics.median(c for _, c in times[src])
+            count, heavy = imported(args, {**env, "PYTHONPATH": str(src)}, src)
+            print(
+                f"| {label} | {src.name} | {wall:.3f} | {cpu:.3f} | {count} "
+                f"| {', '.join(heavy) or 'none'} |",
+                flush=True,
             )
-            if done.returncode != 0:
-                raise SystemExit(f"{label} exited {done.returncode}:\n{done.stderr[-2000:]}")
-            times.append(time.perf_counter() - started)
-            now = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpu.append(now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime)
-        heavy = ", ".join(heavy_imports(args, env)) or "none"
-        print(
-            f"| {label} | {statistics.median(times):.3f} | {statistics.median(cpu):.3f} "
-            f"| {heavy} |",
-            flush=True,
-        )
     fake.stop()
     print(f"load average at the end: {os.getloadavg()}")
 

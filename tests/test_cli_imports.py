@@ -1,9 +1,10 @@
 """`llmbench --version` and `--help` start at once: they import no command, no database driver,
 no numpy, web framework, charts or HTTP client; `validate` of a small dataset on SQLite imports
-no numpy, PostgreSQL driver, web framework, charts, web server nor the run config reader, and a
-run on SQLite no PostgreSQL driver, and neither imports the libraries of checks its tasks do
-not have (their time is bench/bench_cli_start.py's). Peewee, kept from
-importing the driver at its own import, gets it with a PostgreSQL database."""
+no numpy, PostgreSQL driver, web framework, templates, charts, web server, HTTP client nor the
+run config reader, and a run on SQLite no PostgreSQL driver, web framework, charts nor web
+server, and neither imports the libraries of checks its tasks do not have (their time is
+bench/bench_cli_start.py's). Peewee, kept from importing the driver at its own import, gets it
+with a PostgreSQL database."""
 
 import json
 import os
@@ -52,13 +53,29 @@ def test_version_and_help_import_no_command(option):
     assert not {m for m in imported if m.startswith("app.") and not m.startswith("app.cli")}
 
 
+def test_version_is_told_without_reading_the_installed_packages_metadata():
+    # importlib.metadata was about half of what `--version` imported (app/__init__.py).
+    assert "importlib.metadata" not in modules_imported_by("--version")
+
+
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_each_help_line_is_the_first_paragraph_of_its_commands_help(name):
     command = load(COMMANDS[name])
     assert SUMMARIES[name] == " ".join(command.help.split("\n\n")[0].split())
 
 
-NOT_FOR_VALIDATE = ("numpy", "psycopg", "psycopg2", "flask", "pygal", "gunicorn")
+NOT_FOR_VALIDATE = (
+    "numpy",
+    "psycopg",
+    "psycopg2",
+    "flask",
+    "jinja2",
+    "pygal",
+    "gunicorn",
+    "requests",
+)
+# A run calls model servers (requests) and sums its results up (numpy), but shows no page.
+NOT_FOR_A_RUN = ("flask", "jinja2", "werkzeug", "pygal", "gunicorn")
 DRIVERS = ("psycopg", "psycopg2", "psycopg2cffi")
 # What only a task's checks of one kind need: regex checks, similarity and edit checks.
 CHECK_LIBRARIES = ("regex", "rapidfuzz")
@@ -96,7 +113,9 @@ def small_dataset(tmp_path):
     return tasks
 
 
-def test_validate_of_a_small_dataset_imports_no_numpy_driver_web_app_or_charts(tmp_path):
+def test_validate_of_a_small_dataset_imports_no_numpy_driver_web_app_charts_or_http_client(
+    tmp_path,
+):
     imported = modules_imported_by("validate", str(small_dataset(tmp_path)), env=cli_env(tmp_path))
     assert "app.datasets.importer" in imported  # the command ran
     assert not {m for m in imported if m.split(".")[0] in NOT_FOR_VALIDATE}
@@ -121,7 +140,7 @@ def test_validate_of_a_dataset_without_checks_loads_no_check_library(tmp_path):
     assert not {m for m in imported if m.split(".")[0] in CHECK_LIBRARIES}
 
 
-def test_a_run_on_sqlite_imports_no_postgresql_driver_nor_unused_check_library(tmp_path, fake):
+def run_config(tmp_path, fake):
     fake.models = ["m1"]
     config = tmp_path / "llmbench.yml"
     config.write_text(
@@ -133,10 +152,25 @@ def test_a_run_on_sqlite_imports_no_postgresql_driver_nor_unused_check_library(t
             }
         )
     )
+    return config
+
+
+def modules_a_run_imports(tmp_path, fake):
     env = made_database(tmp_path)
+    config = run_config(tmp_path, fake)
     imported = modules_imported_by("run", "-c", str(config), "-q", "--judge", "none", env=env)
     assert "app.engine.foreground" in imported  # the run ran
+    return imported
+
+
+def test_a_run_on_sqlite_imports_no_postgresql_driver_nor_unused_check_library(tmp_path, fake):
+    imported = modules_a_run_imports(tmp_path, fake)
     assert not {m for m in imported if m.split(".")[0] in DRIVERS + CHECK_LIBRARIES}
+
+
+def test_a_run_imports_no_web_framework_templates_charts_or_web_server(tmp_path, fake):
+    imported = modules_a_run_imports(tmp_path, fake)
+    assert not {m for m in imported if m.split(".")[0] in NOT_FOR_A_RUN}
 
 
 PEEWEE_ON_POSTGRES = """

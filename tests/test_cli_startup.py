@@ -37,6 +37,20 @@ def test_the_run_command_imports_no_screen_report_or_schedule_library():
     assert result.stdout.split() == []
 
 
+def test_the_run_command_loads_numpy_when_its_calls_are_done_not_before():
+    # The digest and the gates (numpy, the results' figures) are loaded at the run's end
+    # (watched_run.AFTER_RUN): the first request does not wait for them.
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, "numpy", "app.results.averages", "app.schedules.digest"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert result.stdout.split() == []
+
+
 def test_a_finished_run_command_leaves_the_database_file_whole(tmp_path, fake):
     config = write_config(tmp_path, fake, tasks=2)
     fake.responder = judge_scores({"m1": 80, "m2": 80})

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 from flask import url_for
 
+from app.catalog.provider_models import list_models
 from app.catalog.providers import create_provider
-from app.catalog.providers import list_models
 from app.catalog.providers import update_provider
 from app.cli import main
 from app.db.connection import database

@@ -10,11 +10,11 @@ from app.catalog.prices import list_prices
 from app.catalog.prices import price_to_dict
 from app.catalog.prices import set_price
 from app.catalog.prices import set_prices
+from app.catalog.provider_models import list_models
 from app.catalog.provider_trial import run_test_inference
 from app.catalog.providers import create_provider
 from app.catalog.providers import delete_provider
 from app.catalog.providers import get_provider
-from app.catalog.providers import list_models
 from app.catalog.providers import provider_config
 from app.catalog.providers import provider_to_dict
 from app.catalog.providers import update_provider

@@ -5,7 +5,7 @@ import datetime as dt
 
 import pytest
 
-from app.catalog.providers import list_models
+from app.catalog.provider_models import list_models
 from app.clock import utcnow
 from app.db.models import COMPLETED
 from app.db.models import FAILED

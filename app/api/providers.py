@@ -8,12 +8,12 @@ from ..catalog.prices import delete_price
 from ..catalog.prices import list_prices
 from ..catalog.prices import price_to_dict
 from ..catalog.prices import set_prices
+from ..catalog.provider_models import list_models
 from ..catalog.provider_trial import inference_to_dict
 from ..catalog.provider_trial import run_test_inference
 from ..catalog.providers import create_provider
 from ..catalog.providers import delete_provider
 from ..catalog.providers import get_provider
-from ..catalog.providers import list_models
 from ..catalog.providers import list_providers
 from ..catalog.providers import provider_to_dict
 from ..catalog.providers import update_provider

@@ -1,11 +1,10 @@
 """JSON API: service status."""
 
-import importlib.metadata
-
 from flask import Blueprint
 from flask import g
 from flask import jsonify
 
+from .. import __version__
 from ..clock import isoformat
 from ..db.connection import database
 from ..db.migrations import schema_version
@@ -13,13 +12,6 @@ from ..db.models import Lease
 from ..runs.queries import active_run
 
 bp = Blueprint("status", __name__)
-
-
-def _version():
-    try:
-        return importlib.metadata.version("llmbench")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
 
 
 @bp.get("/status")
@@ -43,6 +35,6 @@ def status():
             if lease
             else None,
             "schemaVersion": schema_version(database),
-            "version": _version(),
+            "version": __version__,
         }
     )

@@ -7,12 +7,14 @@ import yaml
 
 from ..clock import utcnow
 from ..db.connection import database
+from ..db.connection import in_values
+from ..db.connection import insert_rows
 from ..db.models import Collection
 from ..db.models import CollectionTask
 from ..db.models import Provider
 from ..db.models import Task
 from ..errors import ValidationError
-from ..providers import registry
+from ..providers import formats
 from .provider_fields import DEFAULT_TIMEOUT_SECONDS
 from .providers import create_provider
 from .task_fields import clean_task
@@ -25,7 +27,7 @@ BUILTIN_TASKS_PATH = Path(__file__).resolve().parent / "data" / "builtin_tasks.y
 DEFAULT_PROVIDERS = [
     {
         "name": "local-ollama",
-        "type": registry.OLLAMA,
+        "type": formats.OLLAMA,
         "baseUrl": "http://localhost:11434",
         "timeoutSeconds": DEFAULT_TIMEOUT_SECONDS,
         "maxConcurrency": 1,
@@ -34,7 +36,7 @@ DEFAULT_PROVIDERS = [
     # An example: llama.cpp's llama-server (or vLLM, LM Studio) speaking the OpenAI format.
     {
         "name": "local-openai-compatible",
-        "type": registry.OPENAI,
+        "type": formats.OPENAI,
         "baseUrl": "http://127.0.0.1:18080",
         "timeoutSeconds": DEFAULT_TIMEOUT_SECONDS,
         "maxConcurrency": 1,
@@ -137,19 +139,28 @@ def reset_defaults():
             if not Provider.select().where(Provider.name == spec["name"]).exists():
                 create_provider(spec)
                 counts["providers"] += 1
-        pks = {}
+        # One read of the stored built-ins and one insert of the missing ones: a row read and
+        # a row written per task built each statement's SQL anew, most of a new database's
+        # first start (and of a `validate` without a database, which checks against them).
+        ids = [values["task_id"] for values in tasks]
+        stored = {t.task_id: t for t in Task.select().where(in_values(Task.task_id, ids))}
+        # A task_id twice in the bank: its last values, as writing them in turn left them.
+        missing = list({v["task_id"]: v for v in tasks if v["task_id"] not in stored}.values())
+        for keys in dict.fromkeys(tuple(values) for values in missing):
+            insert_rows(Task, [values for values in missing if tuple(values) == keys])
+        counts["created"] = len(missing)
         for values in tasks:
-            task = Task.get_or_none(Task.task_id == values["task_id"])
-            if task is None:
-                task = Task.create(**values)
-                counts["created"] += 1
-            elif any(getattr(task, f) != v for f, v in values.items()):
+            task = stored.get(values["task_id"])
+            if task is not None and any(getattr(task, f) != v for f, v in values.items()):
                 for field, value in values.items():
                     setattr(task, field, value)
                 task.updated_at = utcnow()
                 task.save()
                 counts["restored"] += 1
-            pks[task.task_id] = task.id
+        ids_by_task = dict(
+            Task.select(Task.task_id, Task.id).where(in_values(Task.task_id, ids)).tuples()
+        )
+        pks = {task_id: ids_by_task[task_id] for task_id in ids}
         if tasks:
             counts["members"] += _ensure_members(_ensure_collection(QUICK), [pks[t] for t in quick])
             counts["members"] += _ensure_members(_ensure_collection(FULL), list(pks.values()))

@@ -5,7 +5,7 @@ from ..db.models import Price
 from ..db.models import Provider
 from ..db.models import RunTarget
 from ..providers.interface import ProviderError
-from .providers import list_models
+from .provider_models import list_models
 
 MODEL_LIST_SECONDS = 5.0
 

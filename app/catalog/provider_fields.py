@@ -4,16 +4,14 @@ import re
 from urllib.parse import urlsplit
 
 from ..errors import ValidationError
-from ..providers import registry
+from ..providers import formats
 from ..providers.urls import credential_in
 
-# Each type's (models endpoint, inference endpoint), as its adapter declares them.
+# Each type's (models endpoint, inference endpoint), as its wire format declares them.
 DEFAULT_ENDPOINTS = {
-    ptype: (adapter.models_path, adapter.chat_path) for ptype, adapter in registry.ADAPTERS.items()
+    ptype: (wire.models_path, wire.chat_path) for ptype, wire in formats.FORMATS.items()
 }
-TYPE_CHOICE_TEXT = " or ".join(
-    f"{ptype} ({adapter.label})" for ptype, adapter in registry.ADAPTERS.items()
-)
+TYPE_CHOICE_TEXT = " or ".join(f"{ptype} ({wire.label})" for ptype, wire in formats.FORMATS.items())
 # The timeout every provider gets unless it says otherwise (the built-in ones too): a local
 # model loading into memory on its first call can take minutes.
 DEFAULT_TIMEOUT_SECONDS = 300.0
@@ -190,7 +188,7 @@ def clean_provider(data, current=None, strict=False):
 
     ptype = as_text(get("type"))
     ptype = (ptype or "").strip().upper()
-    if ptype not in registry.TYPES:
+    if ptype not in formats.TYPES:
         err("type", f"choose {TYPE_CHOICE_TEXT}")
     else:
         out["type"] = ptype

@@ -2,6 +2,7 @@
 
 import logging
 
+from ..providers import formats
 from ..providers import registry
 from .providers import provider_config
 
@@ -16,7 +17,7 @@ def loaded_models_reader(providers):
     them can say (the field is then unknown: null)."""
     adapters = []
     for provider in providers:
-        if not registry.wire_format(provider.type).reports_loaded_models:
+        if not formats.wire_format(provider.type).reports_loaded_models:
             continue
         try:
             # Its own adapters: the sampler thread must not share the workers' sessions.

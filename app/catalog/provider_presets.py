@@ -4,19 +4,19 @@ and the one rule for a base URL that already ends in /v1."""
 from urllib.parse import urlsplit
 from urllib.parse import urlunsplit
 
-from ..providers import registry
+from ..providers import formats
 from .provider_fields import DEFAULT_ENDPOINTS
 from .provider_fields import DEFAULT_TIMEOUT_SECONDS
 
 # The base URL a new provider of each type starts with.
-DEFAULT_BASE_URLS = {ptype: wire.default_base_url for ptype, wire in registry.ADAPTERS.items()}
+DEFAULT_BASE_URLS = {ptype: wire.default_base_url for ptype, wire in formats.FORMATS.items()}
 
 PRESETS = [
     {
         "key": "ollama",
         "label": "Ollama",
         "name": "ollama",
-        "type": registry.OLLAMA,
+        "type": formats.OLLAMA,
         "baseUrl": "http://localhost:11434",
         "note": "Ollama's native API on port 11434.",
     },
@@ -24,7 +24,7 @@ PRESETS = [
         "key": "llamacpp",
         "label": "llama.cpp",
         "name": "llama-cpp",
-        "type": registry.OPENAI,
+        "type": formats.OPENAI,
         "baseUrl": "http://localhost:8080",
         "note": "llama-server (llama.cpp) on port 8080.",
     },
@@ -32,7 +32,7 @@ PRESETS = [
         "key": "vllm",
         "label": "vLLM",
         "name": "vllm",
-        "type": registry.OPENAI,
+        "type": formats.OPENAI,
         "baseUrl": "http://localhost:8000",
         "note": "vLLM's OpenAI-compatible server on port 8000.",
     },
@@ -40,7 +40,7 @@ PRESETS = [
         "key": "lmstudio",
         "label": "LM Studio",
         "name": "lm-studio",
-        "type": registry.OPENAI,
+        "type": formats.OPENAI,
         "baseUrl": "http://localhost:1234",
         "note": "LM Studio's local server on port 1234.",
     },
@@ -48,7 +48,7 @@ PRESETS = [
         "key": "openai",
         "label": "OpenAI",
         "name": "openai",
-        "type": registry.OPENAI,
+        "type": formats.OPENAI,
         "baseUrl": "https://api.openai.com",
         "note": "Add a secret header Authorization: Bearer sk-… below.",
         "header": "Authorization",
@@ -58,7 +58,7 @@ PRESETS = [
         "key": "openrouter",
         "label": "OpenRouter",
         "name": "openrouter",
-        "type": registry.OPENAI,
+        "type": formats.OPENAI,
         "baseUrl": "https://openrouter.ai/api",
         "note": "Add a secret header Authorization: Bearer sk-or-… below.",
         "header": "Authorization",
@@ -70,7 +70,7 @@ for _preset in PRESETS:
 
 
 # Where every wire format's paths start (/v1/, Ollama's /api/).
-API_PREFIXES = tuple(f"{wire.api_prefix}/" for wire in registry.ADAPTERS.values())
+API_PREFIXES = tuple(f"{wire.api_prefix}/" for wire in formats.FORMATS.values())
 NEW_FORM_PRESET = "ollama"  # what a new provider's form starts as
 
 
@@ -81,7 +81,7 @@ def preset(key):
 
 # The form's type choices, the type a new provider's form starts with first.
 TYPE_CHOICES = sorted(
-    ((ptype, f"{ptype} — {adapter.label}") for ptype, adapter in registry.ADAPTERS.items()),
+    ((ptype, f"{ptype} — {wire.label}") for ptype, wire in formats.FORMATS.items()),
     key=lambda choice: choice[0] != preset(NEW_FORM_PRESET)["type"],
 )
 

@@ -2,13 +2,13 @@
 asked for is not in the server's list."""
 
 from ..errors import ValidationError
-from ..providers import registry
+from ..providers import formats
 from ..providers.interface import ProviderError
-from .providers import adapter_for
-from .providers import call_adapter
-from .providers import close_adapter
+from .provider_models import adapter_for
+from .provider_models import call_adapter
+from .provider_models import close_adapter
+from .provider_models import list_models
 from .providers import get_provider
-from .providers import list_models
 
 TEST_MAX_TOKENS = 512
 MODEL_CHECK_SECONDS = 5.0
@@ -86,7 +86,7 @@ def _model_not_listed(provider, model):
     except ProviderError:
         return None
     # Ollama reads a name without a tag as name:latest.
-    tag = registry.wire_format(provider.type).implicit_tag
+    tag = formats.wire_format(provider.type).implicit_tag
     tagged = f"{model}:{tag}" if tag and ":" not in model else None
     if model in ids or tagged in ids or not ids:
         return None

@@ -1,8 +1,9 @@
-"""Providers: storage with encrypted secret headers, DTOs, model lists, test inference."""
+"""Providers: storage with encrypted secret headers, DTOs, and the model lists read from their
+servers kept briefly (asking a server is provider_models.py, which loads the HTTP adapters:
+storing and reading providers, as every command does to mask its output, loads none)."""
 
 import logging
 import threading
-import time
 
 from .. import crypto
 from ..clock import isoformat
@@ -14,9 +15,6 @@ from ..errors import Conflict
 from ..errors import NotFound
 from ..errors import ValidationError
 from ..providers.interface import ProviderConfig
-from ..providers.interface import ProviderError
-from ..providers.redaction import redact
-from ..providers.registry import get_adapter
 from ..providers.urls import mask_url
 from ..providers.urls import origin
 from .provider_fields import clean_provider
@@ -26,6 +24,8 @@ log = logging.getLogger(__name__)
 
 MODELS_CACHE_SECONDS = 60.0
 
+# {provider id: (expires at, the provider's updated_at, models)}: model lists a server gave
+# (provider_models.list_models); a change to a provider forgets its own.
 _models_cache = {}
 _cache_lock = threading.Lock()
 
@@ -243,76 +243,26 @@ def provider_config(provider):
     )
 
 
-def adapter_for(provider, timeout=None):
-    try:
-        config = provider_config(provider)
-    except crypto.KeyError_ as exc:
-        raise ProviderError(
-            f"{provider.name}: {exc.message}", transient=False, kind="client"
-        ) from exc
-    if timeout is not None:
-        config.timeout = min(float(config.timeout or timeout), float(timeout))
-    return config, get_adapter(config)
+def kept_models(provider, now):
+    """The models the provider's server listed less than MODELS_CACHE_SECONDS before `now`
+    (time.monotonic()) and since the provider last changed, else None."""
+    with _cache_lock:
+        hit = _models_cache.get(provider.id)
+    if hit and hit[0] > now and hit[1] == provider.updated_at:
+        return list(hit[2])
+    return None
 
 
-def call_adapter(provider, config, fn):
-    """Run an adapter call; anything unexpected becomes a ProviderError a person can read."""
-    try:
-        return fn()
-    except ProviderError:
-        raise  # its message is already redacted (HttpAdapter.error)
-    except Exception as exc:  # a bug or an answer nobody expected: still no 500 for the user
-        log.warning("provider %s: unexpected %s", provider.name, type(exc).__name__)
-        raise ProviderError(
-            f"{provider.name}: the server's answer could not be understood "
-            f"({type(exc).__name__}: {redact(str(exc), config.headers.values())[:200]})",
-            transient=False,
-            kind="malformed",
-        ) from exc
-
-
-def close_adapter(adapter):
-    close = getattr(adapter, "close", None)
-    if close is not None:
-        close()
+def keep_models(provider, now, models):
+    """Keep the models the provider's server listed at `now` (time.monotonic())."""
+    with _cache_lock:
+        _models_cache[provider.id] = (now + MODELS_CACHE_SECONDS, provider.updated_at, models)
 
 
 def forget_models(provider_id=None):
-    """Drop cached model lists (one provider, or all)."""
+    """Drop kept model lists (one provider, or all)."""
     with _cache_lock:
         if provider_id is None:
             _models_cache.clear()
         else:
             _models_cache.pop(provider_id, None)
-
-
-def _masked_model(adapter, model):
-    """One model dict with every string in it masked (an adapter without a mask: as is)."""
-    redact_data = getattr(adapter, "redact_data", None)
-    return redact_data(model) if redact_data else model
-
-
-def list_models(provider_id, refresh=False, timeout=None):
-    """Model dicts ({"id", ...}) from the server; cached briefly. Raises ProviderError.
-
-    `timeout` (seconds) caps the provider's own timeout for this call.
-    """
-    provider = get_provider(provider_id)
-    stamp = provider.updated_at
-    now = time.monotonic()
-    with _cache_lock:
-        hit = _models_cache.get(provider.id)
-    if hit and not refresh and hit[0] > now and hit[1] == stamp:
-        return list(hit[2])
-    config, adapter = adapter_for(provider, timeout)
-    try:
-        models = call_adapter(provider, config, adapter.list_models)
-        # A server may echo the request's headers as model ids: masked before they are
-        # cached, listed, offered in the model picker or checked against.
-        models = [_masked_model(adapter, m) for m in models]
-    finally:
-        close_adapter(adapter)
-    models = sorted((m for m in models if m.get("id")), key=lambda m: str(m["id"]).lower())
-    with _cache_lock:
-        _models_cache[provider.id] = (now + MODELS_CACHE_SECONDS, stamp, models)
-    return list(models)

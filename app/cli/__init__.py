@@ -10,6 +10,7 @@ import sys
 
 import click
 
+from .. import __version__
 from .exit_codes import EXIT_CODES_HELP
 from .lazy import LazyGroup
 
@@ -78,7 +79,7 @@ SUMMARIES = {
     context_settings={"help_option_names": ["-h", "--help"]},
     help=HELP,
 )
-@click.version_option(package_name="llmbench")
+@click.version_option(__version__)
 @click.option(
     "--debug",
     is_flag=True,

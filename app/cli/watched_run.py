@@ -8,9 +8,6 @@ from ..config import load as load_config
 from ..engine.foreground import run_foreground
 from ..errors import LlmbenchError
 from ..results.composite import settings_from
-from ..results.gates import check_gates
-from ..results.gates import gate_cases
-from ..results.goodput import number
 from ..runs.dto import run_summary
 from ..runs.lifecycle import stop_run
 from ..runs.live import budget_halt
@@ -18,7 +15,6 @@ from ..runs.queries import get_run
 from ..runs.queries import waiting_runs
 from ..runs.state import control_reason
 from ..runs.state import run_state
-from ..schedules.after_run import after_run
 from .lazy import load
 from .output import EXIT_GATE
 from .output import EXIT_INTERRUPTED
@@ -27,12 +23,19 @@ from .output import CliError
 from .output import db_context
 from .output import emit
 from .output import translate
-from .target_rows import averages
 
 # The files' writers (report.html's Jinja templates and pygal charts among them) are imported
 # only when the run has files to write: most runs write none.
 WRITE_OUTPUTS = "app.cli.reports:write_outputs"
 WRITE_SUMMARY_MD = "app.cli.reports:write_summary_md"
+# The per-target rows the end prints (the exporters' averages, ratings' figures) only when they
+# are shown: --quiet, as in CI, shows none.
+TARGET_ROWS = "app.cli.target_rows:averages"
+# What a run's end works out (the digest for Trends and alerts, the gates) with numpy and the
+# results' figures, loaded when the calls are done: the first request does not wait for them.
+AFTER_RUN = "app.schedules.after_run:after_run"
+CHECK_GATES = "app.results.gates:check_gates"
+JUNIT_CASES = "app.results.gates:junit_cases"
 
 
 def run_in_foreground(run_id, cfg, out, *, resume=False, max_budget_usd=None):
@@ -152,7 +155,7 @@ def conclude(run_id, out, code, outputs, gates):
     out.stop()  # the screen goes before anything else is printed
     composite_settings = settings_from(load_config())
     with db_context():
-        after_run(composite_settings=composite_settings)
+        load(AFTER_RUN)(composite_settings=composite_settings)
         run = get_run(run_id)
         summary = run_summary(run)
         finished = summary["state"] == "finished"
@@ -160,7 +163,7 @@ def conclude(run_id, out, code, outputs, gates):
             code = EXIT_INTERRUPTED
         wants_cases = gates and gates.per_target() and _wants_junit(outputs or {})
         junit_cases = (
-            junit_gate_cases(run, gates, composite_settings) if finished and wants_cases else []
+            load(JUNIT_CASES)(run, gates, composite_settings) if finished and wants_cases else []
         )
     # The summary screen lists the files itself; plain output says each as it is written.
     quiet = out.quiet or out.screen is not None
@@ -171,25 +174,16 @@ def conclude(run_id, out, code, outputs, gates):
             run_id, outputs, finished, out.as_json, quiet, gates=junit_cases
         )
     with db_context():
-        failures = check_gates(run, gates, composite_settings) if finished and gates else []
+        failures = load(CHECK_GATES)(run, gates, composite_settings) if finished and gates else []
         if failures:
             code = EXIT_GATE
         if outputs.get("summaryMd") or outputs.get("stepSummary"):
             load(WRITE_SUMMARY_MD)(run_id, outputs, artifacts, failures, gates, out.as_json, quiet)
         hint = resume_hint(run) if code == EXIT_INTERRUPTED else None
-        rows = averages(run_id, composite_settings) if out.shows_results() else []
+        rows = load(TARGET_ROWS)(run_id, composite_settings) if out.shows_results() else []
         passed = gates.asked() if finished and gates and not failures else ()
         out.finish(summary, rows, code, hint, artifacts, failures, passed)
     return code
-
-
-def junit_gate_cases(run, gates, composite_settings):
-    """The per-target gates as JUnit testcases: (target, "--min-composite N" or
-    "--max-ttft-p90 MS" ..., failure or None)."""
-    return [
-        (case["scope"], f"{case['gate']} {number(case['limit'])}", case["message"])
-        for case in gate_cases(run, gates, composite_settings)
-    ]
 
 
 def _wants_junit(outputs):

@@ -13,7 +13,7 @@ from ..db.models import PENDING
 from ..db.models import Run
 from ..db.models import RunTarget
 from ..db.target_name import target_name
-from ..providers import registry
+from ..providers import formats
 from ..runlog import log_event
 from ..runs.queries import spent_usd
 from . import retry
@@ -109,7 +109,7 @@ class RunContext:
     def keeps_loaded(self, provider):
         """True when the provider's server keeps a model loaded after a call (Ollama's), so
         calls say for how long and the model is unloaded when its turn is over."""
-        return provider is not None and registry.wire_format(provider.type).keeps_models_loaded
+        return provider is not None and formats.wire_format(provider.type).keeps_models_loaded
 
     def keep_alive(self, provider):
         """How long Ollama keeps a model loaded after a call (None for servers that do not)."""

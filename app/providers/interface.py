@@ -10,8 +10,9 @@ An adapter is built from a plain ProviderConfig (headers already decrypted) and 
   loaded_models(timeout=None) -> list    models currently in memory (Ollama /api/ps), else []
 Errors are ProviderError, classified transient or permanent, with no secret in the text.
 
-Each adapter class also declares what its wire format can do (WireFormat below), so the rest of
-the app asks the adapter instead of comparing type strings; registry.py maps a type to its class.
+Each wire format declares what it can do (WireFormat below) in formats.py, which loads no HTTP
+client, so the rest of the app asks the format instead of comparing type strings; each adapter
+subclasses its format, and registry.py maps a type to its adapter class.
 """
 
 from dataclasses import dataclass
@@ -23,8 +24,8 @@ MAX_ANSWER_CHARS = 1024 * 1024  # answer text kept per call (1 MiB); the rest is
 
 
 class WireFormat:
-    """The capabilities every adapter class declares, each in its own class body (a test holds
-    every registered adapter to it). These values answer for a type llmbench does not speak:
+    """The capabilities every wire format declares, each in its own class body (formats.py; a
+    test holds every format to it). These values answer for a type llmbench does not speak:
     it can do nothing, so a stored row of an unknown type is never treated as one it speaks."""
 
     type = None  # the provider type stored on a provider row: OPENAI, OLLAMA
@@ -50,7 +51,7 @@ class ProviderConfig:
     """What an adapter needs to talk to one model server (no database objects)."""
 
     name: str
-    type: str  # a registered wire format (registry.TYPES)
+    type: str  # a registered wire format (formats.TYPES)
     base_url: str
     models_endpoint: str
     inference_endpoint: str

@@ -14,11 +14,10 @@ from .base import estimate_from_stream
 from .base import integer
 from .base import number
 from .base import tool_call
+from .formats import OllamaFormat
 from .interface import Completion
 from .interface import ProviderError
 
-DEFAULT_MODELS_ENDPOINT = "/api/tags"
-DEFAULT_INFERENCE_ENDPOINT = "/api/chat"
 UNLOAD_TIMEOUT = (5.0, 30.0)
 ANSWER_KEYS = ("content", "response")  # /api/chat's message.content, /api/generate's response
 # Generation params -> Ollama `options` names; anything else is passed through as an option.
@@ -95,35 +94,21 @@ def ns_to_ms(value):
     return num / 1e6 if num is not None else None
 
 
-class OllamaAdapter(HttpAdapter):
+class OllamaAdapter(OllamaFormat, HttpAdapter):
     """Ollama's native API."""
-
-    type = "OLLAMA"
-    label = "Ollama native API"
-    server_name = "Ollama"
-    default_base_url = "http://localhost:11434"
-    models_path = DEFAULT_MODELS_ENDPOINT
-    chat_path = DEFAULT_INFERENCE_ENDPOINT
-    api_prefix = "/api"
-    streams = True  # NDJSON
-    server_timings = True  # the done line's eval counters
-    keeps_models_loaded = True
-    reports_loaded_models = True  # /api/ps
-    takes_routing = False
-    implicit_tag = "latest"
 
     @property
     def models_endpoint(self):
         endpoint = self.config.models_endpoint
         # An OpenAI default left on an Ollama provider would only 404: use the native one.
-        return endpoint if endpoint and endpoint != "/v1/models" else DEFAULT_MODELS_ENDPOINT
+        return endpoint if endpoint and endpoint != "/v1/models" else self.models_path
 
     @property
     def inference_endpoint(self):
         endpoint = self.config.inference_endpoint
         if endpoint and endpoint != "/v1/chat/completions":
             return endpoint
-        return DEFAULT_INFERENCE_ENDPOINT
+        return self.chat_path
 
     def list_models(self):
         """Models pulled on the server: [{"id": name, "size", "details", ...}]."""

@@ -14,10 +14,9 @@ from .base import estimate_from_stream
 from .base import integer
 from .base import number
 from .base import tool_call
+from .formats import OpenAIFormat
 from .interface import Completion
 
-DEFAULT_MODELS_ENDPOINT = "/v1/models"
-DEFAULT_INFERENCE_ENDPOINT = "/v1/chat/completions"
 # Where servers put a delta's or a message's reasoning: llama.cpp, vLLM and DeepSeek say
 # reasoning_content, OpenRouter and newer vLLM say reasoning.
 REASONING_KEYS = ("reasoning_content", "reasoning")
@@ -61,32 +60,16 @@ def judge_format(schema):
     }
 
 
-class OpenAIAdapter(HttpAdapter):
+class OpenAIAdapter(OpenAIFormat, HttpAdapter):
     """OpenAI-compatible servers: OpenAI, OpenRouter, llama.cpp, vLLM, LM Studio, Ollama /v1."""
-
-    type = "OPENAI"
-    label = "OpenAI-compatible"
-    server_name = None  # llama.cpp, vLLM, LM Studio, a cloud API: "the server"
-    default_base_url = "http://localhost:8080"
-    models_path = DEFAULT_MODELS_ENDPOINT
-    chat_path = DEFAULT_INFERENCE_ENDPOINT
-    api_prefix = "/v1"
-    streams = True  # SSE
-    # Token counts when the server sends usage, llama.cpp's timings when it sends them; else
-    # the speed is estimated from the stream.
-    server_timings = False
-    keeps_models_loaded = False  # no keep_alive or unload in the OpenAI API
-    reports_loaded_models = False
-    takes_routing = True  # OpenRouter speaks this format
-    implicit_tag = None
 
     @property
     def models_endpoint(self):
-        return self.config.models_endpoint or DEFAULT_MODELS_ENDPOINT
+        return self.config.models_endpoint or self.models_path
 
     @property
     def inference_endpoint(self):
-        return self.config.inference_endpoint or DEFAULT_INFERENCE_ENDPOINT
+        return self.config.inference_endpoint or self.chat_path
 
     def list_models(self):
         """Models the server offers: [{"id": ..., ...metadata}]."""

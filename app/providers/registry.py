@@ -1,26 +1,16 @@
-"""The wire formats llmbench speaks: one line per format maps a provider's type to its adapter.
+"""The adapters of the wire formats llmbench speaks: one line per format maps a provider's type
+to its adapter class (which subclasses the format's declarations in formats.py).
 
-Everything else asks the adapter class (its WireFormat capabilities) rather than the type.
+Everything that only asks what a format can do reads formats.py, which loads no HTTP client.
 """
 
-from .interface import WireFormat
 from .ollama import OllamaAdapter
 from .openai import OpenAIAdapter
 
-OPENAI = OpenAIAdapter.type
-OLLAMA = OllamaAdapter.type
-
 ADAPTERS = {
-    OPENAI: OpenAIAdapter,
-    OLLAMA: OllamaAdapter,
+    OpenAIAdapter.type: OpenAIAdapter,
+    OllamaAdapter.type: OllamaAdapter,
 }
-TYPES = tuple(ADAPTERS)
-
-
-def wire_format(provider_type):
-    """The adapter class for a provider type; WireFormat itself (which can do nothing) for a
-    type llmbench does not speak."""
-    return ADAPTERS.get(provider_type, WireFormat)
 
 
 def get_adapter(config):
@@ -29,6 +19,6 @@ def get_adapter(config):
         cls = ADAPTERS[config.type]
     except KeyError:
         raise ValueError(
-            f"unknown provider type {config.type!r}; use {' or '.join(TYPES)}"
+            f"unknown provider type {config.type!r}; use {' or '.join(ADAPTERS)}"
         ) from None
     return cls(config)

@@ -228,3 +228,12 @@ def check_gates(run, gates, composite_settings=DEFAULT_SETTINGS):
             if case["message"] is not None
         ]
     return failures
+
+
+def junit_cases(run, gates, composite_settings=DEFAULT_SETTINGS):
+    """The per-target gates as JUnit testcases: (target, "--min-composite N" or
+    "--max-ttft-p90 MS" ..., failure or None)."""
+    return [
+        (case["scope"], f"{case['gate']} {number(case['limit'])}", case["message"])
+        for case in gate_cases(run, gates, composite_settings)
+    ]

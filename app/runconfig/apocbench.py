@@ -23,7 +23,7 @@ from our key paths back to the file's, so later errors still name the keys as wr
 from urllib.parse import urlsplit
 
 from ..datasets.lines import LineDict
-from ..providers import registry
+from ..providers import formats
 from .run_plan import is_no_judge
 
 TOP_KEYS = {"run", "judge", "routers", "models", "prices"}
@@ -36,7 +36,7 @@ ROUTER_KEYS = {
     "timeoutSeconds",
     "maxConcurrency",
 }
-ROUTER_TYPES = {"ollama": registry.OLLAMA, "openrouter": registry.OPENAI}
+ROUTER_TYPES = {"ollama": formats.OLLAMA, "openrouter": formats.OPENAI}
 JUDGE_KEYS = {
     "router",
     "model",
@@ -167,7 +167,7 @@ class ApocbenchConfig:
             if kind is None:
                 self.add(
                     path,
-                    f"give type: {' or '.join(registry.TYPES)} "
+                    f"give type: {' or '.join(formats.TYPES)} "
                     "(only ollama and openrouter are known by name)",
                     routers,
                     name,
@@ -227,8 +227,8 @@ class ApocbenchConfig:
         value = raw.get(key)
         if value is None and provider_pref is None:
             return None
-        kind = self.routers.get(str(router), (registry.OPENAI, None))[0]
-        if not registry.wire_format(kind).takes_routing:
+        kind = self.routers.get(str(router), (formats.OPENAI, None))[0]
+        if not formats.wire_format(kind).takes_routing:
             what = key if value is not None else "provider"
             self.add(f"{path}.{what}", "is for OpenRouter (an OPENAI router) only", raw, what)
             return None
@@ -399,7 +399,7 @@ class ApocbenchConfig:
 def _strip(url, kind):
     """Our adapters add /v1/... or /api/... themselves: drop it from an apocbench-style base URL."""
     trimmed = url.rstrip("/")
-    suffix = registry.wire_format(kind).api_prefix
+    suffix = formats.wire_format(kind).api_prefix
     return trimmed[: -len(suffix)] if suffix and trimmed.endswith(suffix) else trimmed
 
 

@@ -20,14 +20,14 @@ from urllib.parse import urlsplit
 
 from ..datasets import promptfoo as suite
 from ..datasets.lines import LineDict
-from ..providers import registry
+from ..providers import formats
 
 DEFAULT_URLS = {
     "ollama": "http://localhost:11434",
     "openai": "https://api.openai.com",
 }
 _URL_ENV = {"ollama": "OLLAMA_BASE_URL", "openai": "OPENAI_BASE_URL"}
-_TYPES = {"ollama": registry.OLLAMA, "openai": registry.OPENAI}
+_TYPES = {"ollama": formats.OLLAMA, "openai": formats.OPENAI}
 _PARAMS = ("temperature", "max_tokens", "top_p", "seed")
 
 
@@ -85,7 +85,7 @@ class PromptfooConfig:
             base = f"https://{config['apiHost']}"
         base = base or self.environ.get(_URL_ENV[family]) or DEFAULT_URLS[family]
         kind = _TYPES[family]
-        suffix = registry.wire_format(kind).api_prefix
+        suffix = formats.wire_format(kind).api_prefix
         base = base.rstrip("/")
         if suffix and base.endswith(suffix):
             base = base[: -len(suffix)]

@@ -2,20 +2,13 @@
 command line and the config as given (secrets masked, by the caller that knows them), and the
 hashes of its tasks as asked (dataset) and of the judge's prompt."""
 
-from functools import cache
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version
-
+from .. import __version__
 from ..db.models import Run
 
 
-@cache  # read from the installed metadata once per process: every run asks
 def tool_version():
-    """The installed llmbench's version ("unknown" from a bare source tree)."""
-    try:
-        return version("llmbench")
-    except PackageNotFoundError:
-        return "unknown"
+    """This llmbench's version (app/__init__.py)."""
+    return __version__
 
 
 def record_invocation(run, command_line, config_given):

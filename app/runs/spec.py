@@ -9,7 +9,7 @@ check through the tables and functions here. Each error names its `field` as tex
 import math
 import re
 
-from ..catalog.providers import list_models
+from ..catalog.provider_models import list_models
 from ..db.models import Collection
 from ..db.models import Provider
 from ..db.models import RunTarget

@@ -6,8 +6,8 @@ from flask import render_template
 from flask import request
 from flask import url_for
 
+from ..catalog.provider_models import list_models
 from ..catalog.providers import get_provider
-from ..catalog.providers import list_models
 from ..errors import Conflict
 from ..errors import LlmbenchError
 from ..errors import ValidationError

@@ -8,7 +8,7 @@ from flask import render_template
 
 from ..charts.linechart import line_chart
 from ..db.models import ITEM_STATUSES
-from ..providers import registry
+from ..providers import formats
 from ..runs.outages import waiting_message
 from ..runs.progress import pct
 from ..runs.progress import progress_fraction
@@ -223,9 +223,7 @@ def index():
         ),
         ("queued", _progress("queued", "BENCHMARKING", 80, 0, 0)),
     ]
-    provider = NS(
-        id=1, name="Local Ollama", type=registry.OLLAMA, base_url="http://localhost:11434"
-    )
+    provider = NS(id=1, name="Local Ollama", type=formats.OLLAMA, base_url="http://localhost:11434")
     params = {
         target_key(1, "llama3:8b"): {"temperature": 0.2, "stop": ["###"]},
         target_key(1, "llama3:8b", 2): {"temperature": 1.0},

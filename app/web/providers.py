@@ -8,6 +8,7 @@ from flask import request
 from flask import url_for
 
 from ..catalog.provider_fields import DEFAULT_ENDPOINTS
+from ..catalog.provider_models import list_models
 from ..catalog.provider_presets import DEFAULT_BASE_URLS
 from ..catalog.provider_presets import PRESETS
 from ..catalog.provider_presets import TYPE_CHOICES
@@ -18,14 +19,13 @@ from ..catalog.providers import create_provider
 from ..catalog.providers import delete_provider
 from ..catalog.providers import get_provider
 from ..catalog.providers import header_rows
-from ..catalog.providers import list_models
 from ..catalog.providers import list_providers
 from ..catalog.providers import update_provider
 from ..errors import Conflict
 from ..errors import ValidationError
 from ..ids import digits_number
+from ..providers.formats import wire_format
 from ..providers.interface import ProviderError
-from ..providers.registry import wire_format
 from ..providers.urls import mask_url
 from .extensions import htmx
 from .settings import errors_by_field
