@@ -19,6 +19,7 @@ from ..db.connection import database
 from ..db.models import NEW
 from ..db.models import WAITING_FOR_JUDGE
 from ..db.models import Item
+from ..scoring.score import FACTS
 from ..scoring.score import TASK_FIELDS
 
 # One statement claims the next k items. It claims nothing once the run is no longer running,
@@ -56,16 +57,21 @@ ANSWERING = (
     "target_id",
     "seed",
 )
-JUDGING = (
-    "id",
-    "attempts",
-    "task_key",
-    "target_id",
-    "first_attempt_at",
-    "answer",
-    "tool_calls",  # the judge reads the calls the answer made
-    "tools",  # and which tools the task offered
-    *TASK_FIELDS,
+JUDGING = tuple(
+    dict.fromkeys(  # each column once (tool_calls is a fact too)
+        (
+            "id",
+            "attempts",
+            "task_key",
+            "target_id",
+            "first_attempt_at",
+            "answer",
+            "tool_calls",  # the judge reads the calls the answer made
+            "tools",  # and which tools the task offered
+            *TASK_FIELDS,
+            *FACTS,  # the answer's call facts, for the rule scorers beside the judgement
+        )
+    )
 )
 RETURNING = {NEW: ANSWERING, WAITING_FOR_JUDGE: JUDGING}
 CLAIM_INDEX = {NEW: "item_claim_new", WAITING_FOR_JUDGE: "item_claim_judge"}
@@ -334,6 +340,9 @@ def release(item_id, attempts):
     not give up on its first transient error because of when it was first tried.
     """
     with writer():
+        # Records waiting to be written go first (a stop gives back the claims of requests in
+        # flight): an answer that came back before the stop is kept, not asked again.
+        write_waiting()
         return (
             Item.update(attempts=Item.attempts - 1, claimed_until=None, first_attempt_at=None)
             .where(
@@ -404,6 +413,95 @@ def recording():
     it takes no global write lock (db.py) and the workers' records do not queue on each other.
     SQLite has one writer anyway: writing()."""
     return database.atomic("DEFERRED") if database.is_postgres else writing()
+
+
+class _Record:
+    """One thread's record waiting for a transaction (record())."""
+
+    __slots__ = ("write", "done", "result", "error")
+
+    def __init__(self, write):
+        self.write, self.done, self.result, self.error = write, False, None, None
+
+
+_PENDING = []  # records waiting for the next transaction (SQLite), guarded by _PENDING_LOCK
+_PENDING_LOCK = threading.Lock()
+
+
+def record(write):
+    """Run `write()`, the statements that record one claimed row's outcome (update_claimed
+    and its run-log line; nothing kept in memory), in a write transaction; its result once
+    committed. The caller sends nothing more until then: an answer is stored before the next
+    request goes out, so a crash loses only what was in flight (tests/test_crash.py).
+
+    SQLite: a group commit. Records that arrive while another thread holds the engine's write
+    lock wait for it, and the first of them to get it writes every record waiting in one
+    transaction: a transaction costs its pages once (the item indexes' inner pages, the kept
+    counts' row, the run log's last page) however many records it holds, half of an answer's
+    write with two in it (bench/bench_item_writes.py --batch). One record that fails is written
+    again alone, each other one too, so no record is lost to another's error. PostgreSQL
+    records in a transaction of their own (recording()): they do not queue there.
+    """
+    if database.is_postgres or database.in_transaction():
+        with recording():
+            return write()
+    entry = _Record(write)
+    with _PENDING_LOCK:
+        _PENDING.append(entry)
+    with _WRITER:
+        if not entry.done:
+            _write_pending()
+    if entry.error is not None:
+        raise entry.error
+    return entry.result
+
+
+def write_waiting():
+    """Write now the records waiting for a transaction (record()), before a claim is given
+    back (release): SQLite only, and not inside a transaction of the caller's."""
+    if database.is_postgres or database.in_transaction():
+        return
+    with _WRITER:
+        if _PENDING:
+            _write_pending()
+
+
+def records_waiting():
+    """How many records wait for a transaction now (a test sees a batch form)."""
+    with _PENDING_LOCK:
+        return len(_PENDING)
+
+
+def _write_pending():
+    """Write every waiting record in one transaction (under _WRITER); each marked done."""
+    with _PENDING_LOCK:
+        batch = _PENDING[:]
+        _PENDING.clear()
+    written = False
+    try:
+        try:
+            with database.atomic("IMMEDIATE"):
+                results = [entry.write() for entry in batch]
+        except Exception as exc:
+            if len(batch) == 1:
+                batch[0].error = exc
+            else:
+                for entry in batch:  # rolled back whole: each again alone, its error its own
+                    try:
+                        with database.atomic("IMMEDIATE"):
+                            entry.result = entry.write()
+                    except Exception as own:
+                        entry.error = own
+            written = True
+            return
+        for entry, result in zip(batch, results, strict=True):
+            entry.result = result
+        written = True
+    finally:
+        for entry in batch:
+            if not written and entry.error is None:  # interrupted: its owner must not go on
+                entry.error = RuntimeError("the record was not written")
+            entry.done = True
 
 
 # SQLite: OR FAIL, so that the record keeps no statement journal. A statement that fires a
