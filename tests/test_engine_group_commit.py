@@ -2,7 +2,6 @@
 written in one transaction, each committed before its worker goes on, none lost to another's
 error nor to a stop."""
 
-import collections
 import threading
 import time
 
@@ -129,11 +128,18 @@ def test_a_stop_while_answers_wait_to_be_written_keeps_them_and_asks_none_again(
             releasing.wait(WAIT_SECONDS)
 
     blocker = threading.Thread(target=hold_writes, daemon=True)
+    starting = threading.Lock()
 
     def responder(call):
+        # The fake answers each request in a thread of its own: the first questions arrive
+        # together, and only one of them may start the blocker (a second start() raised in the
+        # fake, which closed that connection unanswered, and the adapter sent the question
+        # again: the "second ask" the test saw, its own doing, not the engine's).
         body = call["body"] or {}
-        if body.get("model") == "m1" and not held.is_set() and "Question" in str(body):
-            blocker.start()
+        if body.get("model") == "m1" and "Question" in str(body):
+            with starting:
+                if blocker.ident is None:  # not started yet
+                    blocker.start()
             held.wait(WAIT_SECONDS)
         return None
 
@@ -153,9 +159,5 @@ def test_a_stop_while_answers_wait_to_be_written_keeps_them_and_asks_none_again(
     resume_run(run.run_id)
     assert drive(app.config, clock)["state"] == "finished"
     asked = [text for _kind, _model, text in calls(fake, "answer")]
-    # Asked once, or again only after a failed attempt of its own (the busy fake's hiccup).
-    retried = collections.Counter(
-        line.data["itemId"] for line in RunLog.select().where(RunLog.event == "retry_scheduled")
-    )
-    assert {q: asked.count(q) for q in kept} == {q: 1 + retried[i] for q, i in kept.items()}
+    assert {q: asked.count(q) for q in kept} == {q: 1 for q in kept}  # none asked again
     assert set(asked) == {f"Question t{i}?" for i in range(8)}
