@@ -13,6 +13,10 @@ that arrives after its claim was released (stop) or re-claimed (crash recovery) 
 import contextlib
 import datetime as dt
 import threading
+from types import SimpleNamespace
+
+from peewee import BooleanField
+from peewee import Field
 
 from ..clock import db_text
 from ..db.connection import database
@@ -44,8 +48,8 @@ CLAIM_SQL = (
     "RETURNING {returning}"
 )
 # What a claim returns: what answering needs (Claimed), or what judging reads (ClaimedAnswer:
-# the answer and its tool calls, the task's references, rubric and tools), so a judgement reads
-# no row of its own.
+# the answer and its tool calls, the task's snapshot, the answer's call facts), so a judgement
+# reads no row of its own.
 ANSWERING = (
     "id",
     "attempts",
@@ -57,19 +61,18 @@ ANSWERING = (
     "target_id",
     "seed",
 )
+# The task as the item snapshots it: what its rule scorers and its call read (rules.RunTasks).
+TASK_SNAPSHOT = ("task_key", *TASK_FIELDS, "tools")
 JUDGING = tuple(
-    dict.fromkeys(  # each column once (tool_calls is a fact too)
+    dict.fromkeys(  # each column once (task_key and tool_calls are in two of them)
         (
             "id",
             "attempts",
-            "task_key",
             "target_id",
             "first_attempt_at",
             "answer",
-            "tool_calls",  # the judge reads the calls the answer made
-            "tools",  # and which tools the task offered
-            *TASK_FIELDS,
-            *FACTS,  # the answer's call facts, for the rule scorers beside the judgement
+            *TASK_SNAPSHOT,
+            *FACTS,  # the answer's call facts (tool_calls among them), for the rule scorers
         )
     )
 )
@@ -187,47 +190,70 @@ class Batch(list):
     full = False
 
 
-class Claimed:
-    """What the claim returned: enough of the item to answer it (no 60-column model to build)."""
+def _reader(name):
+    """How a claim turns column `name` as RETURNING gives it into Item's value, or None where
+    it is taken as it comes (text and numbers: peewee's python_value would only call the type
+    again). Times are read by stored_time, JSON and booleans by their field."""
+    field = Item._meta.columns[name]
+    if name.endswith("_at"):
+        return stored_time
+    if type(field).python_value is not Field.python_value or isinstance(field, BooleanField):
+        return field.python_value
+    return None
 
-    __slots__ = (
-        "id",
-        "attempts",
-        "task_key",
-        "question",
-        "system_prompt",
-        "answer",
-        "first_attempt_at",
-        "target_id",
-        "seed",
-    )
+
+class _Claim:
+    """One claimed row as its claim returned it (COLUMNS, in that order): plain attributes,
+    no 60-column model to build. `task_snapshot()` says whether the claim carried the item's
+    task (TASK_SNAPSHOT) or the task is to be read (rules.RunTasks)."""
+
+    __slots__ = ()
+    COLUMNS = ()
+    READERS = ()  # (index, name, reader) of the columns that need one
 
     def __init__(self, row):
-        (
-            self.id,
-            self.attempts,
-            self.task_key,
-            self.question,
-            self.system_prompt,
-            self.answer,
-            first,
-            self.target_id,
-            self.seed,
-        ) = row
-        self.first_attempt_at = stored_time(first)
+        for name, value in zip(self.COLUMNS, row, strict=True):
+            setattr(self, name, value)
+        for index, name, reader in self.READERS:
+            value = row[index]
+            if value is not None:
+                setattr(self, name, reader(value))
+
+    @classmethod
+    def reading(cls, columns):
+        """The class's COLUMNS and their READERS, worked out once."""
+        cls.COLUMNS = columns
+        cls.READERS = tuple(
+            (i, name, reader)
+            for i, name in enumerate(columns)
+            if (reader := _reader(name)) is not None
+        )
+        return cls
+
+    def task_snapshot(self):
+        """The item's task as the claim carried it (TASK_SNAPSHOT's fields), or None."""
+        return None
 
 
-class ClaimedAnswer:
-    """What a judgement claim returned (JUDGING): the item as the judge sees it."""
+class Claimed(_Claim):
+    """What an answer's claim returned (ANSWERING): enough of the item to answer it. Its task
+    is not among them: rules.RunTasks reads it once per task in the run."""
+
+    __slots__ = ANSWERING
+
+
+class ClaimedAnswer(_Claim):
+    """What a judgement's claim returned (JUDGING): the answer as the judge sees it, its task
+    and its call's facts."""
 
     __slots__ = JUDGING
 
-    def __init__(self, row):
-        columns = Item._meta.columns
-        for name, value in zip(JUDGING, row, strict=True):
-            setattr(self, name, columns[name].python_value(value))
+    def task_snapshot(self):
+        return SimpleNamespace(**{name: getattr(self, name) for name in TASK_SNAPSHOT})
 
 
+Claimed.reading(ANSWERING)
+ClaimedAnswer.reading(JUDGING)
 CLAIMED = {NEW: Claimed, WAITING_FOR_JUDGE: ClaimedAnswer}
 
 

@@ -16,15 +16,13 @@ from ..scoring.item_score import check_columns
 from ..scoring.item_score import rule_scores
 from ..scoring.item_score import settled
 from ..scoring.score import FACTS
-from ..scoring.score import TASK_FIELDS
 from ..scoring.score import combine
 from ..scoring.task_checks import checks_weight
 from ..scoring.task_checks import has_checks
 from ..scoring.task_checks import parsed_checks
 from ..scoring.task_checks import weights_of
+from .claims import TASK_SNAPSHOT  # what its rule scorers and its call read of its task
 
-# What an answer's rule scorers and its call read of its task: the item's snapshot of it.
-SNAPSHOT = ("task_key", *TASK_FIELDS, "tools")
 # Tasks kept per run: a run of more tasks reads a task's snapshot again once it was dropped
 # (one query, as every answer did before), and its memory stays bounded.
 MAX_TASKS = 2000
@@ -42,29 +40,22 @@ class RunTasks:
         self._tasks = {}
         self._lock = threading.Lock()
 
-    def of(self, item):
-        """The task of a claimed item (its id and task_key): SNAPSHOT's fields and, where it
-        has checks, `parsed_checks` (scoring/task_checks.parsed_checks)."""
-        task = self._tasks.get(item.task_key)
+    def of(self, claim):
+        """The task of a claimed item (a claims.Claimed or ClaimedAnswer): TASK_SNAPSHOT's fields
+        and, where it has checks, `parsed_checks` (scoring/task_checks.parsed_checks)."""
+        task = self._tasks.get(claim.task_key)
         if task is not None:
             return task
-        # A judgement's claim returned the snapshot (claims.JUDGING): no row to read.
-        task = _claimed_snapshot(item) or _row(item.id, SNAPSHOT)
+        # A judgement's claim carried the snapshot (claims.JUDGING): no row to read. An
+        # answer's claim did not: the row is read, never a model instance loaded earlier.
+        task = claim.task_snapshot() or _row(claim.id, TASK_SNAPSHOT)
         if has_checks(task):
             task.parsed_checks = parsed_checks(task)
         with self._lock:
             if len(self._tasks) >= self.limit:
                 self._tasks.pop(next(iter(self._tasks)))  # the one read first
-            self._tasks[item.task_key] = task
+            self._tasks[claim.task_key] = task
         return task
-
-
-def _claimed_snapshot(item):
-    """SNAPSHOT's fields as a claim returned them, or None when it returned fewer (an
-    answer's claim, claims.ANSWERING)."""
-    if not all(hasattr(item, name) for name in SNAPSHOT):
-        return None
-    return SimpleNamespace(**{name: getattr(item, name) for name in SNAPSHOT})
 
 
 def _row(item_id, columns):
