@@ -19,6 +19,15 @@ second in each phase against the limit 16 / 0.2 s = 80/s (issue 9: >= 0.9 of it)
     .venv/bin/python bench/bench_overhead.py [--tasks 300,1500,3000] [--runs 3]
         [--baseline DIR] [--throughput-tasks 400] [--no-throughput] [--no-psycopg]
 
+With two sizes or more it also prints each tool's cost per call over the floor between the
+smallest and the largest: (its growth - the floor's growth) / calls added, so start-up, the
+dataset import and the end cancel out and what is left is the engine's own cost per call.
+
+Measured 2026-11-28 (issue 33), `--tasks 3000 --runs 2` and `--tasks 15000 --baseline main`
+at load 4-10: CPU ms per call over the floor at 12k calls +0.88 against main's +2.41, at 60k
++0.82 against +2.38 (wall +1.04 / +2.62 and +0.51 / +2.37); between the sizes +0.81 against
++2.37. At load 15-30 wall time doubled within one run and said nothing; CPU still did.
+
 --no-psycopg runs llmbench as a SQLite-only install would (psycopg not importable): peewee and
 app/db.py import psycopg when it is installed, and its libpq and OpenSSL cost ~20 MiB of RSS.
 Kept out of the test suite.
@@ -265,6 +274,14 @@ def sizes_table(fake, sizes, runs, baseline, no_psycopg):
                 flush=True,
             )
         rows.append((tasks, got, floor))
+        if tasks != sizes[-1]:  # what is measured so far, in case a long run is cut short
+            print_sizes(rows, runs, no_psycopg)
+    print_sizes(rows, runs, no_psycopg)
+
+
+def print_sizes(rows, runs, no_psycopg):
+    """The table of every size measured, then each tool's per-call cost over the floor
+    between the sizes (start-up and the end cancel out: the engine's own cost per call)."""
     print(
         f"\nmedians of {runs}, concurrency {CONCURRENCY}, instant fake server, "
         f"load average now {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
@@ -298,6 +315,27 @@ def sizes_table(fake, sizes, runs, baseline, no_psycopg):
                 f"| {span:.2f} | {span - f_wall:+.2f} | {cpu:.2f} | {cpu - f_cpu:+.2f} "
                 f"| {fixed:.2f} | {max(r['rss'] for r in results):.0f} MiB |"
             )
+    if len(rows) < 2:
+        return
+    (small, got_a, floor_a), (large, got_b, floor_b) = rows[0], rows[-1]
+    calls = 4 * (large - small)
+    print(
+        f"\nper call over the floor between {4 * small / 1000:g}k and {4 * large / 1000:g}k "
+        "calls ((tool's growth - floor's growth) / calls added; start-up and the end cancel):\n"
+    )
+    print("| tool | wall ms/call over floor | CPU ms/call over floor |")
+    print("|---|---|---|")
+    for name in got_b:
+        over = {}
+        for key in ("wall", "cpu"):
+
+            def med(results, key=key):
+                return statistics.median(r[key] for r in results)
+
+            grown = med(got_b[name]) - med(got_a[name])
+            floor_grown = med(floor_b) - med(floor_a)
+            over[key] = (grown - floor_grown) * 1000 / calls
+        print(f"| {name} | {over['wall']:+.3f} | {over['cpu']:+.3f} |")
 
 
 def throughput(fake, tasks, runs, baseline, no_psycopg):

@@ -2,9 +2,12 @@
 task is scored with the same snapshot and its checks parsed once, not read and parsed again per
 answer."""
 
-from types import SimpleNamespace
-
+from app.db.connection import database
 from app.db.models import Item
+from app.engine.claims import ANSWERING
+from app.engine.claims import JUDGING
+from app.engine.claims import Claimed
+from app.engine.claims import ClaimedAnswer
 from app.engine.rules import RunTasks
 from app.scoring.checks.spec import Check
 from tests.engine_helpers import make_provider
@@ -15,10 +18,17 @@ CHECKS = [{"type": "icontains", "value": "answer"}]
 
 
 def items_of(fake, n_tasks, repeats=2, **task_fields):
+    """The run's items as an answer's claim returns them (claims.Claimed)."""
     p = make_provider(fake)
     coll = make_tasks(n_tasks, checks=CHECKS, **task_fields)
     start_run(p, [(p, "m1")], coll, settings={"repeats": repeats})
-    return list(Item.select().order_by(Item.id))
+    return [Claimed(row) for row in _rows(ANSWERING)]
+
+
+def _rows(columns):
+    """The items' `columns` as the database gives them (as a claim's RETURNING does)."""
+    query = Item.select(*(getattr(Item, name) for name in columns)).order_by(Item.id)
+    return database.execute_sql(*query.sql()).fetchall()
 
 
 def test_every_item_of_a_task_gets_the_one_snapshot_read_first(app, fake):
@@ -40,11 +50,17 @@ def test_the_snapshot_carries_the_tasks_checks_parsed_and_its_tools(app, fake):
 def test_checks_that_cannot_be_read_are_kept_as_the_error(app, fake):
     first, _ = items_of(fake, 1)
     Item.update(checks=[{"type": "no-such-check"}]).execute()
-    # As an answer's claim gives it: the id and task key, the task read from the row. (The
-    # Item loaded before the update holds every field, old checks included, and would be
-    # taken as a judgement's claim that carries its task.)
-    claimed = SimpleNamespace(id=first.id, task_key=first.task_key)
-    assert isinstance(RunTasks().of(claimed).parsed_checks, Exception)
+    # An answer's claim carries no task: it is read from the row as it is now.
+    assert isinstance(RunTasks().of(first).parsed_checks, Exception)
+
+
+def test_a_judgements_claim_carries_its_task_and_no_row_is_read(app, fake):
+    items_of(fake, 1)
+    judged = ClaimedAnswer(_rows(JUDGING)[0])
+    Item.update(excellent="changed after the claim").execute()
+    task = RunTasks().of(judged)
+    assert task.excellent == "best" and task.checks == CHECKS
+    assert [type(c) for c in task.parsed_checks] == [Check]
 
 
 def test_tasks_of_different_keys_are_kept_apart(app, fake):

@@ -13,12 +13,17 @@ that arrives after its claim was released (stop) or re-claimed (crash recovery) 
 import contextlib
 import datetime as dt
 import threading
+from types import SimpleNamespace
+
+from peewee import BooleanField
+from peewee import Field
 
 from ..clock import db_text
 from ..db.connection import database
 from ..db.models import NEW
 from ..db.models import WAITING_FOR_JUDGE
 from ..db.models import Item
+from ..scoring.score import FACTS
 from ..scoring.score import TASK_FIELDS
 
 # One statement claims the next k items. It claims nothing once the run is no longer running,
@@ -43,8 +48,8 @@ CLAIM_SQL = (
     "RETURNING {returning}"
 )
 # What a claim returns: what answering needs (Claimed), or what judging reads (ClaimedAnswer:
-# the answer and its tool calls, the task's references, rubric and tools), so a judgement reads
-# no row of its own.
+# the answer and its tool calls, the task's snapshot, the answer's call facts), so a judgement
+# reads no row of its own.
 ANSWERING = (
     "id",
     "attempts",
@@ -56,16 +61,20 @@ ANSWERING = (
     "target_id",
     "seed",
 )
-JUDGING = (
-    "id",
-    "attempts",
-    "task_key",
-    "target_id",
-    "first_attempt_at",
-    "answer",
-    "tool_calls",  # the judge reads the calls the answer made
-    "tools",  # and which tools the task offered
-    *TASK_FIELDS,
+# The task as the item snapshots it: what its rule scorers and its call read (rules.RunTasks).
+TASK_SNAPSHOT = ("task_key", *TASK_FIELDS, "tools")
+JUDGING = tuple(
+    dict.fromkeys(  # each column once (task_key and tool_calls are in two of them)
+        (
+            "id",
+            "attempts",
+            "target_id",
+            "first_attempt_at",
+            "answer",
+            *TASK_SNAPSHOT,
+            *FACTS,  # the answer's call facts (tool_calls among them), for the rule scorers
+        )
+    )
 )
 RETURNING = {NEW: ANSWERING, WAITING_FOR_JUDGE: JUDGING}
 CLAIM_INDEX = {NEW: "item_claim_new", WAITING_FOR_JUDGE: "item_claim_judge"}
@@ -181,47 +190,70 @@ class Batch(list):
     full = False
 
 
-class Claimed:
-    """What the claim returned: enough of the item to answer it (no 60-column model to build)."""
+def _reader(name):
+    """How a claim turns column `name` as RETURNING gives it into Item's value, or None where
+    it is taken as it comes (text and numbers: peewee's python_value would only call the type
+    again). Times are read by stored_time, JSON and booleans by their field."""
+    field = Item._meta.columns[name]
+    if name.endswith("_at"):
+        return stored_time
+    if type(field).python_value is not Field.python_value or isinstance(field, BooleanField):
+        return field.python_value
+    return None
 
-    __slots__ = (
-        "id",
-        "attempts",
-        "task_key",
-        "question",
-        "system_prompt",
-        "answer",
-        "first_attempt_at",
-        "target_id",
-        "seed",
-    )
+
+class _Claim:
+    """One claimed row as its claim returned it (COLUMNS, in that order): plain attributes,
+    no 60-column model to build. `task_snapshot()` says whether the claim carried the item's
+    task (TASK_SNAPSHOT) or the task is to be read (rules.RunTasks)."""
+
+    __slots__ = ()
+    COLUMNS = ()
+    READERS = ()  # (index, name, reader) of the columns that need one
 
     def __init__(self, row):
-        (
-            self.id,
-            self.attempts,
-            self.task_key,
-            self.question,
-            self.system_prompt,
-            self.answer,
-            first,
-            self.target_id,
-            self.seed,
-        ) = row
-        self.first_attempt_at = stored_time(first)
+        for name, value in zip(self.COLUMNS, row, strict=True):
+            setattr(self, name, value)
+        for index, name, reader in self.READERS:
+            value = row[index]
+            if value is not None:
+                setattr(self, name, reader(value))
+
+    @classmethod
+    def reading(cls, columns):
+        """The class's COLUMNS and their READERS, worked out once."""
+        cls.COLUMNS = columns
+        cls.READERS = tuple(
+            (i, name, reader)
+            for i, name in enumerate(columns)
+            if (reader := _reader(name)) is not None
+        )
+        return cls
+
+    def task_snapshot(self):
+        """The item's task as the claim carried it (TASK_SNAPSHOT's fields), or None."""
+        return None
 
 
-class ClaimedAnswer:
-    """What a judgement claim returned (JUDGING): the item as the judge sees it."""
+class Claimed(_Claim):
+    """What an answer's claim returned (ANSWERING): enough of the item to answer it. Its task
+    is not among them: rules.RunTasks reads it once per task in the run."""
+
+    __slots__ = ANSWERING
+
+
+class ClaimedAnswer(_Claim):
+    """What a judgement's claim returned (JUDGING): the answer as the judge sees it, its task
+    and its call's facts."""
 
     __slots__ = JUDGING
 
-    def __init__(self, row):
-        columns = Item._meta.columns
-        for name, value in zip(JUDGING, row, strict=True):
-            setattr(self, name, columns[name].python_value(value))
+    def task_snapshot(self):
+        return SimpleNamespace(**{name: getattr(self, name) for name in TASK_SNAPSHOT})
 
 
+Claimed.reading(ANSWERING)
+ClaimedAnswer.reading(JUDGING)
 CLAIMED = {NEW: Claimed, WAITING_FOR_JUDGE: ClaimedAnswer}
 
 
@@ -334,6 +366,9 @@ def release(item_id, attempts):
     not give up on its first transient error because of when it was first tried.
     """
     with writer():
+        # Records waiting to be written go first (a stop gives back the claims of requests in
+        # flight): an answer that came back before the stop is kept, not asked again.
+        write_waiting()
         return (
             Item.update(attempts=Item.attempts - 1, claimed_until=None, first_attempt_at=None)
             .where(
@@ -404,6 +439,95 @@ def recording():
     it takes no global write lock (db.py) and the workers' records do not queue on each other.
     SQLite has one writer anyway: writing()."""
     return database.atomic("DEFERRED") if database.is_postgres else writing()
+
+
+class _Record:
+    """One thread's record waiting for a transaction (record())."""
+
+    __slots__ = ("write", "done", "result", "error")
+
+    def __init__(self, write):
+        self.write, self.done, self.result, self.error = write, False, None, None
+
+
+_PENDING = []  # records waiting for the next transaction (SQLite), guarded by _PENDING_LOCK
+_PENDING_LOCK = threading.Lock()
+
+
+def record(write):
+    """Run `write()`, the statements that record one claimed row's outcome (update_claimed
+    and its run-log line; nothing kept in memory), in a write transaction; its result once
+    committed. The caller sends nothing more until then: an answer is stored before the next
+    request goes out, so a crash loses only what was in flight (tests/test_crash.py).
+
+    SQLite: a group commit. Records that arrive while another thread holds the engine's write
+    lock wait for it, and the first of them to get it writes every record waiting in one
+    transaction: a transaction costs its pages once (the item indexes' inner pages, the kept
+    counts' row, the run log's last page) however many records it holds, half of an answer's
+    write with two in it (bench/bench_item_writes.py --batch). One record that fails is written
+    again alone, each other one too, so no record is lost to another's error. PostgreSQL
+    records in a transaction of their own (recording()): they do not queue there.
+    """
+    if database.is_postgres or database.in_transaction():
+        with recording():
+            return write()
+    entry = _Record(write)
+    with _PENDING_LOCK:
+        _PENDING.append(entry)
+    with _WRITER:
+        if not entry.done:
+            _write_pending()
+    if entry.error is not None:
+        raise entry.error
+    return entry.result
+
+
+def write_waiting():
+    """Write now the records waiting for a transaction (record()), before a claim is given
+    back (release): SQLite only, and not inside a transaction of the caller's."""
+    if database.is_postgres or database.in_transaction():
+        return
+    with _WRITER:
+        if _PENDING:
+            _write_pending()
+
+
+def records_waiting():
+    """How many records wait for a transaction now (a test sees a batch form)."""
+    with _PENDING_LOCK:
+        return len(_PENDING)
+
+
+def _write_pending():
+    """Write every waiting record in one transaction (under _WRITER); each marked done."""
+    with _PENDING_LOCK:
+        batch = _PENDING[:]
+        _PENDING.clear()
+    written = False
+    try:
+        try:
+            with database.atomic("IMMEDIATE"):
+                results = [entry.write() for entry in batch]
+        except Exception as exc:
+            if len(batch) == 1:
+                batch[0].error = exc
+            else:
+                for entry in batch:  # rolled back whole: each again alone, its error its own
+                    try:
+                        with database.atomic("IMMEDIATE"):
+                            entry.result = entry.write()
+                    except Exception as own:
+                        entry.error = own
+            written = True
+            return
+        for entry, result in zip(batch, results, strict=True):
+            entry.result = result
+        written = True
+    finally:
+        for entry in batch:
+            if not written and entry.error is None:  # interrupted: its owner must not go on
+                entry.error = RuntimeError("the record was not written")
+            entry.done = True
 
 
 # SQLite: OR FAIL, so that the record keeps no statement journal. A statement that fires a

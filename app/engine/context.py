@@ -78,7 +78,15 @@ class RunContext:
 
     def emit(self, event, message, level="INFO", data=None, now=None):
         """One line in the run log, and the same event to the CLI's listener (if any)."""
+        self.log_line(event, message, level, data, now)
+        self.announce(event, message, level, data)
+
+    def log_line(self, event, message, level="INFO", data=None, now=None):
+        """emit's line in the run log alone (inside a record's transaction: claims.record)."""
         log_event(self.run, event, message, level=level, data=data, now=now or self.now())
+
+    def announce(self, event, message, level="INFO", data=None):
+        """emit's count and listener alone, once its line is committed (log_line)."""
         with self._lock:
             if event in COUNTED_EVENTS:
                 self.done += 1

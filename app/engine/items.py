@@ -15,7 +15,7 @@ from ..scoring.judge_calls import JudgeError
 from . import metrics
 from . import retry
 from .breaker import holds
-from .claims import recording
+from .claims import record
 from .claims import release
 from .claims import update_claimed
 from .metrics import cost
@@ -165,24 +165,34 @@ class ItemWorker:
             )
             + (f"; {_scored(score)}" if score is not None else "")
         )
-        with recording():
-            if not update_claimed(item.id, NEW, attempts, fields):
-                return
-            ctx.emit(
-                "item_done",
-                message,
-                data={
-                    "itemId": item.id,
-                    "taskId": item.task_key,
-                    "model": target.model,
-                    "timeTakenMs": round(completion.wall_ms, 1),
-                    "tokensGenerated": tokens,
-                    "tokensPerSecond": round(tps, 2) if tps else None,
-                    **({"score": score.score} if score is not None else {}),
-                },
-                now=now,
-            )
-        ctx.budget.add(cost_usd)
+        data = {
+            "itemId": item.id,
+            "taskId": item.task_key,
+            "model": target.model,
+            "timeTakenMs": round(completion.wall_ms, 1),
+            "tokensGenerated": tokens,
+            "tokensPerSecond": round(tps, 2) if tps else None,
+            **({"score": score.score} if score is not None else {}),
+        }
+        if self._record(item.id, NEW, attempts, fields, ("item_done", message, "INFO", data), now):
+            ctx.budget.add(cost_usd)
+
+    def _record(self, item_id, status, attempts, fields, event, now):
+        """Record a claimed item's outcome and its run-log line `event` (event, message,
+        level, data) while the claim is ours (claims.record: committed before this returns);
+        True when it was, and the event is told to the listener then."""
+        ctx = self.ctx
+
+        def write():
+            if not update_claimed(item_id, status, attempts, fields):
+                return False
+            ctx.log_line(*event, now=now)
+            return True
+
+        if not record(write):
+            return False
+        ctx.announce(*event)
+        return True
 
     def _params(self, item, target):
         """The target's params, with the item's own seed when the run repeats tasks."""
@@ -252,9 +262,7 @@ class ItemWorker:
             event, level, message = "item_failed", "ERROR", f"{label} failed: {error}"
             data = {"itemId": item.id, "stage": stage, "error": error}
         status = WAITING_FOR_JUDGE if stage == "judge" else NEW
-        with recording():
-            if update_claimed(item.id, status, attempts, fields):
-                ctx.emit(event, message, level=level, data=data, now=now)
+        self._record(item.id, status, attempts, fields, (event, message, level, data), now)
 
     def internal_failure(self, item, status, exc, label):
         """An unexpected error while recording an item: FAILED with the error, in the run log."""
@@ -262,26 +270,25 @@ class ItemWorker:
         now = ctx.now()
         error = f"internal error: {exc!r}"[:500]
         stage = "judge" if status == WAITING_FOR_JUDGE else "answer"
-        with recording():
-            if update_claimed(
-                item.id,
-                status,
-                item.attempts,
-                {
-                    "status": FAILED,
-                    "error_stage": stage,
-                    "error_msg": error,
-                    "next_retry_at": None,
-                    "updated_at": now,
-                },
-            ):
-                ctx.emit(
-                    "item_failed",
-                    f"{label} failed: {error}",
-                    level="ERROR",
-                    data={"itemId": item.id, "stage": stage, "error": error},
-                    now=now,
-                )
+        self._record(
+            item.id,
+            status,
+            item.attempts,
+            {
+                "status": FAILED,
+                "error_stage": stage,
+                "error_msg": error,
+                "next_retry_at": None,
+                "updated_at": now,
+            },
+            (
+                "item_failed",
+                f"{label} failed: {error}",
+                "ERROR",
+                {"itemId": item.id, "stage": stage, "error": error},
+            ),
+            now,
+        )
 
     # ---- judgements ------------------------------------------------------------------------
     def judge(self, item, adapter):
@@ -348,21 +355,14 @@ class ItemWorker:
             # Beside the checks the item's score is no longer the judge's: keep the judge's own.
             fields["judge_scores"] = [judged.score, *scores]
         message = f"{item.task_key} on {ctx.target_label(item.target_id)}: {_scored(score)}"
-        with recording():
-            recorded = update_claimed(item.id, WAITING_FOR_JUDGE, attempts, fields)
-            if recorded:
-                ctx.emit(
-                    "item_judged",
-                    message,
-                    data={
-                        "itemId": item.id,
-                        "taskId": item.task_key,
-                        "score": score.score,
-                        "repaired": len(result["raws"]) > 1,
-                    },
-                    now=now,
-                )
-        if recorded:
+        data = {
+            "itemId": item.id,
+            "taskId": item.task_key,
+            "score": score.score,
+            "repaired": len(result["raws"]) > 1,
+        }
+        event = ("item_judged", message, "INFO", data)
+        if self._record(item.id, WAITING_FOR_JUDGE, attempts, fields, event, now):
             ctx.budget.add(judge_cost)
 
     def _judge_unusable(self, item, attempts, exc):

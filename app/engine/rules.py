@@ -8,6 +8,7 @@ call, and its scoreWeights say how much the task's checks weigh beside the judge
 import threading
 from types import SimpleNamespace
 
+from ..db.connection import tuples_once
 from ..db.models import Item
 from ..scoring import registry
 from ..scoring.item_score import call_scorer
@@ -15,15 +16,13 @@ from ..scoring.item_score import check_columns
 from ..scoring.item_score import rule_scores
 from ..scoring.item_score import settled
 from ..scoring.score import FACTS
-from ..scoring.score import TASK_FIELDS
 from ..scoring.score import combine
 from ..scoring.task_checks import checks_weight
 from ..scoring.task_checks import has_checks
 from ..scoring.task_checks import parsed_checks
 from ..scoring.task_checks import weights_of
+from .claims import TASK_SNAPSHOT  # what its rule scorers and its call read of its task
 
-# What an answer's rule scorers and its call read of its task: the item's snapshot of it.
-SNAPSHOT = ("task_key", *TASK_FIELDS, "tools")
 # Tasks kept per run: a run of more tasks reads a task's snapshot again once it was dropped
 # (one query, as every answer did before), and its memory stays bounded.
 MAX_TASKS = 2000
@@ -41,26 +40,36 @@ class RunTasks:
         self._tasks = {}
         self._lock = threading.Lock()
 
-    def of(self, item):
-        """The task of a claimed item (its id and task_key): SNAPSHOT's fields and, where it
-        has checks, `parsed_checks` (scoring/task_checks.parsed_checks)."""
-        task = self._tasks.get(item.task_key)
+    def of(self, claim):
+        """The task of a claimed item (a claims.Claimed or ClaimedAnswer): TASK_SNAPSHOT's fields
+        and, where it has checks, `parsed_checks` (scoring/task_checks.parsed_checks)."""
+        task = self._tasks.get(claim.task_key)
         if task is not None:
             return task
-        task = _row(item.id, SNAPSHOT)
+        # A judgement's claim carried the snapshot (claims.JUDGING): no row to read. An
+        # answer's claim did not: the row is read, never a model instance loaded earlier.
+        task = claim.task_snapshot() or _row(claim.id, TASK_SNAPSHOT)
         if has_checks(task):
             task.parsed_checks = parsed_checks(task)
         with self._lock:
             if len(self._tasks) >= self.limit:
                 self._tasks.pop(next(iter(self._tasks)))  # the one read first
-            self._tasks[item.task_key] = task
+            self._tasks[claim.task_key] = task
         return task
 
 
 def _row(item_id, columns):
-    # Read here, not claimed: only rule scorers need it, and the claims stay lean.
-    query = Item.select(*(getattr(Item, c) for c in columns)).where(Item.id == item_id)
-    return SimpleNamespace(**query.dicts().get())
+    # Read here, not claimed: only rule scorers need it, and the claims stay lean. The SQL is
+    # built once (tuples_once): peewee wrote this select anew per answer, and building it cost
+    # more than running it (bench/profile_run.py --gil: 13 % of a 12k-call run's samples).
+    rows = tuples_once(
+        ("engine item row", columns),
+        lambda: Item.select(*(getattr(Item, c) for c in columns)).where(Item.id == 0),
+        (item_id,),
+    )
+    if not rows:
+        raise Item.DoesNotExist(f"item {item_id}")
+    return SimpleNamespace(**dict(zip(columns, rows[0], strict=True)))
 
 
 def run_scoring(run):
@@ -118,5 +127,6 @@ def beside_judgement(item, tasks):
     combine with its judgement ([] without rules); only its call's facts are read."""
     if not registry.has_rules():
         return []
-    row = _row(item.id, FACTS)
-    return rule_scores(tasks.of(item), item.answer, vars(row))
+    # The judgement's claim returned the answer's facts (claims.JUDGING): no row to read.
+    facts = {name: getattr(item, name) for name in FACTS}
+    return rule_scores(tasks.of(item), item.answer, facts)
