@@ -155,7 +155,9 @@ class PostgresDatabase(PostgresqlDatabase):
         results.csv took the web worker from 169 to 389 MiB. A named cursor lives in a
         transaction (outside one it needs WITH HOLD, which spools the whole result at DECLARE):
         one that takes no write lock (the stream only reads), or a savepoint in the caller's;
-        it ends, closing the cursor, when the stream ends or is closed early.
+        it ends, closing the cursor, when the stream ends or is closed early. Read one stream
+        at a time in a thread: a second one inside the first's transaction is its savepoint, and
+        the first ending before it would end both.
         """
         with self.atomic("DEFERRED"):
             cursor = self._adapter.server_side_cursor(self.connection())
