@@ -13,6 +13,7 @@ import peewee
 import psycopg
 from peewee import PostgresqlDatabase
 from peewee import Psycopg3Adapter
+from peewee import __exception_wrapper__
 from playhouse.pool import PooledPostgresqlDatabase
 from psycopg.adapt import Loader
 from psycopg.pq import TransactionStatus
@@ -146,6 +147,31 @@ class PostgresDatabase(PostgresqlDatabase):
         if params and "?" in sql:
             sql = pg_placeholders(sql)
         return super().execute_sql(sql, params)
+
+    def stream(self, sql, params, size):
+        """The rows of a SELECT through a named (server-side) cursor, `size` rows a FETCH.
+
+        A plain cursor makes psycopg read the whole result before the first row: a 100 000-item
+        results.csv took the web worker from 169 to 389 MiB. A named cursor lives in a
+        transaction (outside one it needs WITH HOLD, which spools the whole result at DECLARE):
+        one that takes no write lock (the stream only reads), or a savepoint in the caller's;
+        it ends, closing the cursor, when the stream ends or is closed early. Read one stream
+        at a time in a thread: a second one inside the first's transaction is its savepoint, and
+        the first ending before it would end both.
+        """
+        with self.atomic("DEFERRED"):
+            cursor = self._adapter.server_side_cursor(self.connection())
+            try:
+                with __exception_wrapper__:
+                    cursor.execute(sql, params or ())
+                while True:
+                    with __exception_wrapper__:
+                        rows = cursor.fetchmany(size)
+                    if not rows:
+                        return
+                    yield from rows
+            finally:
+                cursor.close()
 
 
 class PooledPostgresDatabase(PooledPostgresqlDatabase, PostgresDatabase):

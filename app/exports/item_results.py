@@ -5,7 +5,7 @@ why it auto-failed and the tool calls the answer made), streamed from one cursor
 import io
 import json
 
-from ..db.connection import database
+from ..db.connection import stream_rows
 from ..db.models import Item
 from ..files.csvcells import SafeWriter
 from ..runs.item_speed import ITL_FIGURES
@@ -97,7 +97,8 @@ CHUNK_ROWS = 200
 
 
 def item_records(run):
-    """One dict per item, ordered by target and task id (the index's order: no sort)."""
+    """One dict per item, ordered by target and task id (the index's order: no sort), streamed
+    (a server-side cursor on PostgreSQL: memory stays flat)."""
     names = {tid: f"{provider}/{model}" for tid, provider, model in targets(run)}
     query = (
         Item.select(*_COLUMNS)
@@ -141,7 +142,7 @@ def item_records(run):
         itl_hist,
         queue_ms,
         judge_scores,
-    ) in database.execute(query):
+    ) in stream_rows(query):
         speed = item_speed(
             {
                 "time_taken_ms": time_ms,

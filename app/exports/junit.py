@@ -30,7 +30,7 @@ from datetime import UTC
 
 from peewee import fn
 
-from ..db.connection import database
+from ..db.connection import stream_rows
 from ..db.models import CANT_BE_FINISHED
 from ..db.models import COMPLETED
 from ..db.models import FAILED
@@ -367,7 +367,7 @@ def run_items(run):
         auto_fail,
         answer,
         answer_chars,
-    ) in database.execute(query):
+    ) in stream_rows(query):
         provider, label = names.get(target_id, ("", ""))
         yield {
             "taskId": task_id,

@@ -3,7 +3,7 @@
 import json
 from collections import namedtuple
 
-from ..db.connection import database
+from ..db.connection import stream_rows
 from ..db.models import Item
 from ..db.models import RunTarget
 from ..runs.outcomes import FAILED_STATUSES
@@ -69,10 +69,11 @@ TIMING_COLUMNS = (
 
 
 def item_cursor(run, limit=None, with_answer=True, timing=False):
-    """Raw item tuples from one SQLite cursor, ordered by target, task id, id.
+    """Raw item tuples, streamed (db.connection.stream_rows: a server-side cursor on
+    PostgreSQL), ordered by target, task id, id.
 
-    The order matches the (run, target, task_key) index, so SQLite streams without sorting, and
-    the cursor is read row by row: memory stays flat whatever the run's size. The columns are
+    The order matches the (run, target, task_key) index, so neither database sorts, and rows
+    are read a chunk at a time: memory stays flat whatever the run's size. The columns are
     plain numbers and text, so rows skip peewee's per-value conversion (a third of the time);
     check_results and tool_calls are JSON text (`json_value` reads them). With `timing`, the
     TIMING_COLUMNS follow (itl_hist as bytes).
@@ -108,7 +109,7 @@ def item_cursor(run, limit=None, with_answer=True, timing=False):
     )
     if limit is not None:
         query = query.limit(limit)
-    return database.execute(query)
+    return stream_rows(query)
 
 
 def detail_rows(run, limit=None, with_answer=True):

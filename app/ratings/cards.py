@@ -53,6 +53,12 @@ CARD_COLUMNS = (
     Item.error_stage,
     Item.evaluation_score,
     Item.evaluation_reason,
+    # The checks beside the judge, and whether a judge saw the answer (as the item page says).
+    Item.check_score,
+    Item.check_results,
+    Item.judge_scores,
+    Item.judge_ms,
+    Item.judge_raw,
     RunTarget.id,
     RunTarget.provider_name,
     RunTarget.model,

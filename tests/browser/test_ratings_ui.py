@@ -341,6 +341,55 @@ def test_rating_pages_render_at_both_widths(page, server, judged, name, path):
             picture(page.locator("#judge-check"), f"judge-check-{width}")
 
 
+@pytest.fixture(scope="module")
+def checked(server):
+    """A judged answer its task's checks scored too (a gate among them), for Evaluate's card."""
+    with database.connection_context():
+        run, (target,) = make_run("checked", targets=[("local", "qwen2.5:7b-instruct-q4_K_M")])
+        item = add_item(
+            run,
+            target,
+            "math-001",
+            score=35.0,
+            question="What is 6 × 7? Answer with the number alone.",
+            answer="The answer is 41, give or take.",
+            evaluation_reason="checks: 1/3 checks passed; number: number 41 is not 42; judge: "
+            "close but wrong",
+            check_score=33.33,
+            check_results=[
+                {"type": "number", "score": 0.0, "passed": False, "reason": "number 41 is not 42"},
+                {"type": "contains", "score": 100.0, "passed": True, "reason": "`4` found"},
+                {
+                    "type": "regex",
+                    "score": 0.0,
+                    "passed": False,
+                    "reason": "regex `^\\d+$` not found",
+                    "gate": True,
+                },
+            ],
+            judge_scores=[40.0],
+            judge_ms=900.0,
+        )
+    return item.id
+
+
+def test_the_evaluate_card_shows_the_checks_beside_the_judge_at_both_widths(page, server, checked):
+    from playwright.sync_api import expect
+
+    page.goto(server["base"] + f"/evaluate?run=checked&item={checked}")
+    rows = page.locator(f"#ev-judge #item-checks-{checked} tbody tr")
+    expect(rows).to_have_count(3, timeout=WAIT)
+    expect(page.locator(f"#item-part-scores-{checked}")).to_have_text("Checks 33.3 · judge 40.0")
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(100)
+        overflow = page.evaluate("document.documentElement.scrollWidth")
+        assert overflow <= width, f"the card is {overflow}px wide at {width}px: " + str(
+            page.evaluate(WIDEST)
+        )
+    shot(page, "evaluate-checks")
+
+
 def test_the_new_run_form_adds_a_second_params_profile_of_a_model(page, server, fake_server):
     """Item 7 in the browser: '+ profile' brings a second row of the same model (htmx), each
     with its own params and label."""
