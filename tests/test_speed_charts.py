@@ -104,6 +104,11 @@ def test_answers_without_a_send_time_are_left_out_of_the_timeline():
     assert timeline_bars([(None, None, 10.0, 20.0)]) == []
 
 
+def test_timeline_bars_of_answers_sent_in_one_instant_with_and_without_a_queue_are_drawn():
+    bars = timeline_bars([(5.0, None, 100.0, 400.0), (5.0, 30.0, 100.0, 400.0)])
+    assert [b["start"] for b in bars] == [0.0, 0.0]
+
+
 def test_a_queue_longer_than_the_first_token_wait_ends_at_the_first_token():
     (bar,) = timeline_bars([(0.0, 900.0, 300.0, 1000.0)])
     assert bar["queueEnd"] == bar["firstEnd"] == 0.3

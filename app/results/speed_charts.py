@@ -310,7 +310,11 @@ def timeline_bars(answers, limit=TIMELINE_MAX):
     {"start", "queueEnd", "firstEnd", "end", "title"}. Answers without a send time or answer time
     are left out; a queue longer than the TTFT is cut at it (the wait for the first token includes
     the queue)."""
-    known = sorted(a for a in answers if a[0] is not None and a[3] is not None)[:limit]
+    # By send time then answer time only: a tie's queue or TTFT may be None, and None does not
+    # compare with a number (two answers sent in one instant failed the page).
+    known = sorted(
+        (a for a in answers if a[0] is not None and a[3] is not None), key=lambda a: (a[0], a[3])
+    )[:limit]
     if not known:
         return []
     t0 = known[0][0]
