@@ -102,8 +102,18 @@ def _jobs_stamp(run):
         .group_by(JudgeCall.status)
         .order_by(JudgeCall.status)
     )
-    row = json.dumps(run.__data__, sort_keys=True, default=str)
+    # The row as stored (every process reads it the same), not as this object holds it: one
+    # just created holds its times as they were given, not as read back.
+    stored = Run.select().where(Run.id == run.id).dicts().first()
+    row = json.dumps(stored, sort_keys=True, default=str)
     return f"{list(jobs.tuples())}|{list(calls.tuples())}|{row}"
+
+
+def ratings_stamp(run):
+    """What a run's ratings figures come from besides its items, as text: the code, its
+    ratings, the votes on its targets, its judge jobs and its row (a part of the stamp of
+    figures that show them: a download's body, exports/kept_files.py)."""
+    return f"{_CODE}|{_labels_stamp(run)}|{_jobs_stamp(run)}"
 
 
 def kept_judge_check(run, rater=None):

@@ -4,7 +4,7 @@ needs) and drawn by app.results.charts."""
 from ..db.models import FINISHED
 from ..db.target_name import target_name
 from .averages import breakdown
-from .averages import latency_samples
+from .averages import kept_latency_samples
 from .averages import model_averages
 from .averages import run_targets
 from .charts import NO_TOKENS
@@ -38,7 +38,7 @@ def run_chart(run, name, narrow=False, *, averages=None, by_category=None, estim
                 {"target_id": tid, "label": target_name(provider, label), "target_label": label}
                 for tid, provider, _model, label in run_targets(run)
             ]
-        return latency_chart(averages, latency_samples(run), narrow, empty)
+        return latency_chart(averages, kept_latency_samples(run), narrow, empty)
     if name == "category":
         if by_category is None:
             by_category = breakdown(run, "category")

@@ -30,7 +30,7 @@ from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
 from ..results.composite import settings_from
 from ..results.composite_figures import target_composites
-from ..results.goodput import run_goodput
+from ..results.kept_runs import kept_goodput
 from ..results.speed import run_speed
 from ..results.stability import has_repeats
 from ..results.stability import stability
@@ -245,7 +245,7 @@ def show(run_id):
             "speed": speed,
             "speed_chart_names": run_speed_charts.speed_chart_names(run, speed),
             "speed_captions": run_speed_charts.CAPTIONS,
-            "goodput": run_goodput(run, speed=speed),
+            "goodput": kept_goodput(run, speed=speed),
             "stability": stability(run) if has_repeats(run) else None,
             "check": kept_judge_check(run),
             "composites": target_composites(
