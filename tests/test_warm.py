@@ -36,6 +36,8 @@ from app.results.averages import model_averages
 from app.results.composite import DEFAULT_SETTINGS
 from app.results.composite_figures import target_composites
 from app.results.kept_runs import kept_goodput
+from app.results.run_charts import CHARTS
+from app.results.run_charts import kept_run_chart
 from app.results.run_charts import run_chart
 from app.results.run_speed_charts import speed_chart
 from app.results.run_speed_charts import speed_chart_names
@@ -85,7 +87,11 @@ def everything(run):
         "throughput": system_view(run),
         "judge check": kept_judge_check(run),
         "latency": kept_latency_samples(run),
-        "latency chart": drawn(run_chart(run, "latency")),
+        "charts": {
+            (name, narrow): drawn(kept_run_chart(run, name, narrow))
+            for name in CHARTS
+            for narrow in (False, True)
+        },
         "speed charts": charts,
         "summary.json": kept_summary_text(run),
         "report.html": drawn(kept_report_text(run, generated_at=DOWNLOADED)),
@@ -132,6 +138,8 @@ def test_the_kept_files_are_the_files_as_they_were_written_before(app):
     assert "".join(kept_markdown(run)) == "".join(markdown(run))
     assert "".join(kept_markdown(run, detailed=False)) == "".join(markdown(run, detailed=False))
     assert kept_latency_samples(run) == latency_samples(run)
+    for name in CHARTS:
+        assert drawn(kept_run_chart(run, name)) == drawn(run_chart(run, name))
     assert model_averages(run) == compute_averages(run)
 
 

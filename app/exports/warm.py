@@ -41,6 +41,8 @@ from ..results.kept import one_stamp_per_run
 from ..results.kept import stamps_as_read
 from ..results.kept import store_figures
 from ..results.kept_runs import kept_goodput
+from ..results.run_charts import CHARTS
+from ..results.run_charts import kept_run_chart
 from ..results.run_speed_charts import speed_chart
 from ..results.run_speed_charts import speed_chart_names
 from ..results.speed import run_speed
@@ -81,6 +83,9 @@ def warm_run(run, composite_settings=DEFAULT_SETTINGS):
         system_view(run)
         kept_judge_check(run)
         kept_latency_samples(run)
+        for narrow in (False, True):
+            for name in CHARTS:
+                kept_run_chart(run, name, narrow)
         kept_summary_text(run, composite_settings)
         kept_report_text(run, composite_settings)
         for _head in kept_markdown(run, detailed=False, composite_settings=composite_settings):
@@ -91,12 +96,20 @@ def warm_run(run, composite_settings=DEFAULT_SETTINGS):
 
 def is_warm(run, composite_settings=DEFAULT_SETTINGS):
     """Whether the run was warmed (or failed to be) in the state it is in now."""
+    run = _as_stored(run)
     return _marker(run) == body_stamp(run, composite_settings)
+
+
+def _as_stored(run):
+    # The run's row as every process reads it (its stamp holds the row): an object just
+    # created holds its times as they were given, not as read back.
+    return Run.get_by_id(run.id)
 
 
 def keep_warm(run, composite_settings=DEFAULT_SETTINGS):
     """warm_run(run) unless it is warm or working, then mark it; True when it warmed. Errors are
     logged, not raised: the run's pages then work their figures out themselves."""
+    run = _as_stored(run)
     if run.status != FINISHED:
         return False
     current = body_stamp(run, composite_settings)

@@ -102,10 +102,7 @@ def _jobs_stamp(run):
         .group_by(JudgeCall.status)
         .order_by(JudgeCall.status)
     )
-    # The row as stored (every process reads it the same), not as this object holds it: one
-    # just created holds its times as they were given, not as read back.
-    stored = Run.select().where(Run.id == run.id).dicts().first()
-    row = json.dumps(stored, sort_keys=True, default=str)
+    row = json.dumps(run.__data__, sort_keys=True, default=str)
     return f"{list(jobs.tuples())}|{list(calls.tuples())}|{row}"
 
 

@@ -278,7 +278,7 @@ def chart(run_id, name):
     if name not in run_charts.CHARTS:
         abort(404)
     run = get_run(run_id)
-    svg = run_charts.run_chart(
+    svg = run_charts.kept_run_chart(
         run,
         name,
         narrow=request.args.get("size") == "narrow",
