@@ -42,6 +42,9 @@ from app.results.run_charts import run_chart
 from app.results.run_speed_charts import speed_chart
 from app.results.run_speed_charts import speed_chart_names
 from app.results.speed import run_speed
+from app.results.stability import has_repeats
+from app.results.stability import kept_stability
+from app.results.stability import stability
 from app.results.system import system_view
 from tests.cli_helpers import judge_scores
 from tests.cli_helpers import make_cli
@@ -86,6 +89,7 @@ def everything(run):
         "composites": target_composites(run, DEFAULT_SETTINGS, averages),
         "throughput": system_view(run),
         "judge check": kept_judge_check(run),
+        "stability": kept_stability(run) if has_repeats(run) else None,
         "latency": kept_latency_samples(run),
         "charts": {
             (name, narrow): drawn(kept_run_chart(run, name, narrow))
@@ -141,6 +145,13 @@ def test_the_kept_files_are_the_files_as_they_were_written_before(app):
     for name in CHARTS:
         assert drawn(kept_run_chart(run, name)) == drawn(run_chart(run, name))
     assert model_averages(run) == compute_averages(run)
+
+
+def test_a_kept_stability_equals_a_fresh_one(app):
+    run = random_run(5, repeats=3)
+    warm.warm_run(run)
+    kept.forget()
+    assert kept_stability(run) == json.loads(json.dumps(stability(run)))
 
 
 def test_a_kept_report_says_when_it_was_downloaded(app):

@@ -46,6 +46,8 @@ from ..results.run_charts import kept_run_chart
 from ..results.run_speed_charts import speed_chart
 from ..results.run_speed_charts import speed_chart_names
 from ..results.speed import run_speed
+from ..results.stability import has_repeats
+from ..results.stability import kept_stability
 from ..results.system import system_view
 from .kept_files import body_stamp
 from .kept_files import kept_markdown
@@ -82,6 +84,8 @@ def warm_run(run, composite_settings=DEFAULT_SETTINGS):
         target_composites(run, composite_settings, averages)
         system_view(run)
         kept_judge_check(run)
+        if has_repeats(run):
+            kept_stability(run)
         kept_latency_samples(run)
         for narrow in (False, True):
             for name in CHARTS:
@@ -109,11 +113,15 @@ def _as_stored(run):
 def keep_warm(run, composite_settings=DEFAULT_SETTINGS):
     """warm_run(run) unless it is warm or working, then mark it; True when it warmed. Errors are
     logged, not raised: the run's pages then work their figures out themselves."""
-    run = _as_stored(run)
-    if run.status != FINISHED:
-        return False
-    current = body_stamp(run, composite_settings)
-    if _marker(run) == current:
+    try:
+        run = _as_stored(run)
+        if run.status != FINISHED:
+            return False
+        current = body_stamp(run, composite_settings)
+        if _marker(run) == current:
+            return False
+    except Exception:  # the run deleted meanwhile, a database busy: the next pass tries
+        log.exception("could not check run %s", run.run_id)
         return False
     cpu, started = time.process_time(), time.perf_counter()
     try:
@@ -123,7 +131,7 @@ def keep_warm(run, composite_settings=DEFAULT_SETTINGS):
     except Exception:  # the pages compute on the request instead; marked, so not retried
         log.exception("figures of run %s not warmed", run.run_id)
         done = {"failed": True}
-    store_figures(run, WARM, current, json.dumps(done))
+    store_figures(run, WARM, current, json.dumps(done))  # a failed write is logged there
     return "failed" not in done
 
 
@@ -132,13 +140,10 @@ def warm_due(composite_settings=DEFAULT_SETTINGS, limit=BATCH):
     longest ago) and warm the first that needs it; returns the run ids warmed."""
     warmed, checked = [], []
     for run in _due(limit):
-        try:
-            if keep_warm(run, composite_settings):
-                warmed.append(run.run_id)
-                break  # one run a pass: the next pass is a few seconds away
-            checked.append(run.id)
-        except Exception:  # a run deleted meanwhile, a database busy: the next pass tries
-            log.exception("could not check run %s", run.run_id)
+        if keep_warm(run, composite_settings):
+            warmed.append(run.run_id)
+            break  # one run a pass: the next pass is a few seconds away
+        checked.append(run.id)
     if checked:  # looked at now: the next passes look at the others first
         RunFigures.update(computed_at=utcnow()).where(
             RunFigures.run.in_(checked) & (RunFigures.name == WARM)

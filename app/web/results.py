@@ -33,7 +33,7 @@ from ..results.composite_figures import target_composites
 from ..results.kept_runs import kept_goodput
 from ..results.speed import run_speed
 from ..results.stability import has_repeats
-from ..results.stability import stability
+from ..results.stability import kept_stability
 from ..results.system import system_view
 from ..results.table import DEFAULT_PER_PAGE
 from ..results.table import DEFAULT_SORT
@@ -246,7 +246,7 @@ def show(run_id):
             "speed_chart_names": run_speed_charts.speed_chart_names(run, speed),
             "speed_captions": run_speed_charts.CAPTIONS,
             "goodput": kept_goodput(run, speed=speed),
-            "stability": stability(run) if has_repeats(run) else None,
+            "stability": kept_stability(run) if has_repeats(run) else None,
             "check": kept_judge_check(run),
             "composites": target_composites(
                 run, settings_from(current_app.config), context["averages"]
