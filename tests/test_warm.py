@@ -26,7 +26,12 @@ from app.exports.kept_files import kept_summary_text
 from app.exports.kept_files import summary_text
 from app.exports.markdown import markdown
 from app.exports.report import report_html
+from app.ratings.charts import CHARTS as REPORT_CHARTS
+from app.ratings.charts import report_chart
 from app.ratings.kept import kept_judge_check
+from app.ratings.kept import kept_report_chart
+from app.ratings.kept import kept_run_report
+from app.ratings.report import report_with_latency
 from app.results import kept
 from app.results.averages import breakdown
 from app.results.averages import compute_averages
@@ -89,6 +94,12 @@ def everything(run):
         "composites": target_composites(run, DEFAULT_SETTINGS, averages),
         "throughput": system_view(run),
         "judge check": kept_judge_check(run),
+        "report": kept_run_report(run),
+        "report charts": {
+            (name, narrow): drawn(kept_report_chart(run, name, narrow))
+            for name in REPORT_CHARTS
+            for narrow in (False, True)
+        },
         "stability": kept_stability(run) if has_repeats(run) else None,
         "latency": kept_latency_samples(run),
         "charts": {
@@ -144,6 +155,9 @@ def test_the_kept_files_are_the_files_as_they_were_written_before(app):
     assert kept_latency_samples(run) == latency_samples(run)
     for name in CHARTS:
         assert drawn(kept_run_chart(run, name)) == drawn(run_chart(run, name))
+    for name in REPORT_CHARTS:
+        fresh = report_chart(report_with_latency(run), name)
+        assert drawn(kept_report_chart(run, name)) == drawn(fresh)
     assert model_averages(run) == compute_averages(run)
 
 
@@ -170,7 +184,8 @@ def test_a_warmed_runs_pages_and_files_work_nothing_out(app, client):
     before = kept_rows(run)
     kept.forget()
     base = f"/runs/{run.run_id}"
-    pages = [base, f"{base}/results", f"{base}/judge-check"]
+    pages = [base, f"{base}/results", f"{base}/judge-check", f"{base}/report"]
+    pages += [f"{base}/report/{name}.svg" for name in REPORT_CHARTS]
     pages += [f"{base}/charts/{name}.svg" for name in ("score", "speed", "latency", "category")]
     pages += [f"{base}/speed-charts/{name}.svg" for name in ("quality-speed", "ttft", "itl")]
     pages += [f"{base}/{name}" for name in ("summary.json", "report.html", "results.md")]

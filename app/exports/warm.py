@@ -29,7 +29,10 @@ from ..db.connection import database
 from ..db.models import FINISHED
 from ..db.models import Run
 from ..db.models import RunFigures
+from ..ratings.charts import CHARTS as REPORT_CHARTS
 from ..ratings.kept import kept_judge_check
+from ..ratings.kept import kept_report_chart
+from ..ratings.kept import kept_run_report
 from ..results.averages import breakdown
 from ..results.averages import kept_latency_samples
 from ..results.averages import model_averages
@@ -84,6 +87,10 @@ def warm_run(run, composite_settings=DEFAULT_SETTINGS):
         target_composites(run, composite_settings, averages)
         system_view(run)
         kept_judge_check(run)
+        kept_run_report(run)  # the in-app report and its charts
+        for narrow in (False, True):
+            for name in REPORT_CHARTS:
+                kept_report_chart(run, name, narrow)
         if has_repeats(run):
             kept_stability(run)
         kept_latency_samples(run)
