@@ -25,6 +25,7 @@ from app.exports.kept_files import kept_report_text
 from app.exports.kept_files import kept_summary_text
 from app.exports.kept_files import summary_text
 from app.exports.markdown import markdown
+from app.exports.ratings import report_csv_chunks
 from app.exports.report import report_html
 from app.ratings.charts import CHARTS as REPORT_CHARTS
 from app.ratings.charts import report_chart
@@ -151,6 +152,7 @@ def test_the_kept_files_are_the_files_as_they_were_written_before(app):
         report_html(run, generated_at=DOWNLOADED)
     )
     assert "".join(kept_markdown(run)) == "".join(markdown(run))
+    assert "".join(report_csv_chunks(run)) == fresh_report_csv(run)
     assert "".join(kept_markdown(run, detailed=False)) == "".join(markdown(run, detailed=False))
     assert kept_latency_samples(run) == latency_samples(run)
     for name in CHARTS:
@@ -166,6 +168,13 @@ def test_a_kept_stability_equals_a_fresh_one(app):
     warm.warm_run(run)
     kept.forget()
     assert kept_stability(run) == json.loads(json.dumps(stability(run)))
+
+
+def fresh_report_csv(run):
+    """report.csv written from the report worked out now (nothing kept)."""
+    kept.forget()
+    RunFigures.delete().where(RunFigures.run == run).execute()
+    return "".join(report_csv_chunks(run))
 
 
 def test_a_kept_report_says_when_it_was_downloaded(app):
