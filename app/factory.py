@@ -18,6 +18,7 @@ from .config import resource_dir
 from .db import connection as db
 from .db import migrations
 from .engine import scheduler
+from .exports import warm
 from .ids import SQLITE_INT_MAX
 from .schedules import service as schedules
 from .web import init_app as init_web
@@ -114,5 +115,6 @@ def create_app(test_config=None):
     if app.config["SCHEDULER_ENABLED"]:
         # The engine cannot import what sits above it: the schedules' check (fire due
         # templates, digest finished runs, alert webhooks) rides on its thread as a hook.
-        scheduler.start(app.config, hooks=[schedules.on_tick])
+        # Then finished runs' figures are worked out on a thread of their own (exports/warm.py).
+        scheduler.start(app.config, hooks=[schedules.on_tick, warm.on_tick])
     return app

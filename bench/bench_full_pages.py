@@ -27,6 +27,7 @@ as a live server's autovacuum would have done). A page whose first load takes lo
 import argparse
 import base64
 import datetime as dt
+import importlib
 import os
 import random
 import re
@@ -62,6 +63,7 @@ from app.db.models import Run  # noqa: E402
 from app.db.models import RunTarget  # noqa: E402
 from app.db.models import Vote  # noqa: E402
 from app.factory import create_app  # noqa: E402
+from app.results.composite import settings_from  # noqa: E402
 from app.runs import counts  # noqa: E402
 from app.schedules.digest import digest_run  # noqa: E402
 from tests import pg_server  # noqa: E402
@@ -344,6 +346,30 @@ def seeded(db, items, kept=False):
     return runs, (first, first + 1), item
 
 
+def warm_runs(db, runs):
+    """Warm both runs as the scheduler's pass does when a run finishes (exports/warm.py), timed:
+    work the machine does before anyone looks, not while a person waits. A source without it
+    (main before) is timed cold."""
+    try:
+        warming = importlib.import_module("app.exports.warm")
+    except ImportError:
+        print("no warm step in this source: first loads are cold", flush=True)
+        return
+    app = bench_app(db)
+    with app.app_context(), database.connection_context():
+        for run_id in runs:
+            run = Run.get(Run.run_id == run_id)
+            cpu, started = time.process_time(), time.perf_counter()
+            warming.keep_warm(run, settings_from(app.config))
+            print(
+                f"warmed {run_id} in {time.perf_counter() - started:.1f} s"
+                f" (CPU {time.process_time() - cpu:.1f} s)",
+                flush=True,
+            )
+    if not database.is_closed():
+        database.close()
+
+
 def start_server(db, port, log):
     env = {
         **os.environ,
@@ -472,6 +498,8 @@ def measure(db, args):
     print(f"ready in {time.perf_counter() - started:.0f} s", flush=True)
     if args.seed_only:
         return
+    if not args.cold:
+        warm_runs(db, runs)
     port = free_port()
     log_path = Path(tempfile.mkdtemp(prefix="llmbench-full-")) / "server.log"
     log = open(log_path, "w")  # noqa: SIM115 - open for the server's whole life
@@ -535,6 +563,11 @@ def main():
         "--slow", type=float, default=20, help="seconds: a slower first load gets one warm GET"
     )
     parser.add_argument("--seed-only", action="store_true", help="seed --db, time nothing")
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="do not warm the runs before the walk (exports/warm.py, as a finished run is)",
+    )
     args = parser.parse_args()
     print(f"source: {ROOT}\nload average at start: {os.getloadavg()}", flush=True)
     if not args.pg:

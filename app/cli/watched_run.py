@@ -36,6 +36,10 @@ TARGET_ROWS = "app.cli.target_rows:averages"
 AFTER_RUN = "app.schedules.after_run:after_run"
 CHECK_GATES = "app.results.gates:check_gates"
 JUNIT_CASES = "app.results.gates:junit_cases"
+# A finished run's figures worked out before anyone opens its pages (exports/warm.py), for a
+# run big enough that a first view would be slow; a small run's costs less than the import.
+WARM_RUN = "app.exports.warm:keep_warm"
+WARM_FROM_ITEMS = 2000
 
 
 def run_in_foreground(run_id, cfg, out, *, resume=False, max_budget_usd=None):
@@ -183,6 +187,8 @@ def conclude(run_id, out, code, outputs, gates):
         rows = load(TARGET_ROWS)(run_id, composite_settings) if out.shows_results() else []
         passed = gates.asked() if finished and gates and not failures else ()
         out.finish(summary, rows, code, hint, artifacts, failures, passed)
+        if finished and summary["totalItems"] >= WARM_FROM_ITEMS:
+            load(WARM_RUN)(get_run(run_id), composite_settings)
     return code
 
 

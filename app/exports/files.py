@@ -3,17 +3,16 @@
 The edges turn them into a streamed attachment (api/replies.py `attachment`); no HTTP here.
 """
 
-import json
 import re
 
 from ..results.composite import DEFAULT_SETTINGS
 from .csvfiles import csv_average
 from .csvfiles import csv_detailed
 from .item_results import results_jsonl
-from .markdown import markdown
+from .kept_files import kept_markdown
+from .kept_files import kept_report_chunks
+from .kept_files import kept_summary_chunks
 from .ratings import report_csv_chunks
-from .report import report_html_chunks
-from .summary import summary_json
 
 KINDS = (
     "detailed_csv",
@@ -44,10 +43,6 @@ def kind_for(fmt, include_detailed=True):
     return {"JSON": "summary_json", "HTML": "report_html", "JSONL": "results_jsonl"}[fmt]
 
 
-def _json_chunks(run, composite_settings):
-    yield json.dumps(summary_json(run, composite_settings), ensure_ascii=False, indent=2) + "\n"
-
-
 def download(run, kind, composite_settings=DEFAULT_SETTINGS):
     """(iterator of str chunks, filename, full Content-Type) for one export kind of `run`;
     composite_settings: the composite score's weights and time curve (the app's config)."""
@@ -58,18 +53,19 @@ def download(run, kind, composite_settings=DEFAULT_SETTINGS):
         chunks = csv_average(run, composite_settings)
         return chunks, f"{name}-average.csv", "text/csv; charset=utf-8"
     if kind == "markdown":
-        chunks = markdown(run, composite_settings=composite_settings)
+        chunks = kept_markdown(run, composite_settings=composite_settings)
         return chunks, f"{name}.md", "text/markdown; charset=utf-8"
     if kind == "markdown_averages":
-        chunks = markdown(run, detailed=False, composite_settings=composite_settings)
+        chunks = kept_markdown(run, detailed=False, composite_settings=composite_settings)
         return chunks, f"{name}-average.md", "text/markdown; charset=utf-8"
     if kind == "summary_json":
-        return _json_chunks(run, composite_settings), f"{name}-summary.json", "application/json"
+        chunks = kept_summary_chunks(run, composite_settings)
+        return chunks, f"{name}-summary.json", "application/json"
     if kind == "report_csv":
         chunks = report_csv_chunks(run, composite_settings)
         return chunks, f"{name}-report.csv", "text/csv; charset=utf-8"
     if kind == "report_html":
-        chunks = report_html_chunks(run, composite_settings=composite_settings)
+        chunks = kept_report_chunks(run, composite_settings)
         return chunks, f"{name}-report.html", "text/html; charset=utf-8"
     if kind == "results_jsonl":
         return results_jsonl(run), f"{name}-results.jsonl", "application/x-ndjson; charset=utf-8"

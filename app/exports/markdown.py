@@ -113,6 +113,15 @@ def _reason_cell(r):
 
 def markdown(run, detailed=True, composite_settings=DEFAULT_SETTINGS):
     """The run as Markdown, yielded in pieces (one per line or table row)."""
+    averages = []
+    yield from markdown_head(run, composite_settings, averages)
+    if detailed:
+        yield from markdown_details(run, detail_labels(averages))
+
+
+def markdown_head(run, composite_settings=DEFAULT_SETTINGS, averages=None):
+    """What comes before the detail rows: the run, its averages, composite scores and ratings
+    (the model_averages rows read are appended to `averages` when given)."""
     yield f"# Run {cell(run.run_id)}\n\n"
     judge = judge_label(cell(run.judge_provider_name), cell(run.judge_model), " / ")
     yield f"- Judge: {judge}\n"
@@ -123,8 +132,10 @@ def markdown(run, detailed=True, composite_settings=DEFAULT_SETTINGS):
         yield f"- Dataset hash: `{run.dataset_hash}`\n"
     yield "\n## Average performance per model\n\n"
     yield _header(AVERAGE_HEADER, range(2, 11))
-    averages = model_averages(run)
-    for r in averages:
+    rows = model_averages(run)
+    if averages is not None:
+        averages.extend(rows)
+    for r in rows:
         ci = (
             f"{number(r['ci_low'], 1)}–{number(r['ci_high'], 1)}" if r["ci_low"] is not None else ""
         )
@@ -143,13 +154,20 @@ def markdown(run, detailed=True, composite_settings=DEFAULT_SETTINGS):
                 r["item_count"],
             )
         )
-    yield from _composites(run, averages, composite_settings)
+    yield from _composites(run, rows, composite_settings)
     if has_labels(run):
         yield from ratings_markdown(run, cell)
-    if not detailed:
-        return
+
+
+def detail_labels(averages):
+    """[(target id, its <details> summary)] of model_averages rows, in their order."""
+    return [(r["target_id"], f"{r['label']} ({_tasks(r['item_count'])})") for r in averages]
+
+
+def markdown_details(run, labels):
+    """The detail rows, each target's inside <details> (`labels`: detail_labels), streamed."""
+    labels = dict(labels)
     yield "\n## Detailed results\n"
-    labels = {r["target_id"]: f"{r['label']} ({_tasks(r['item_count'])})" for r in averages}
     current = None
     for r in detail_rows(run, with_answer=False):
         if r.target_id != current:

@@ -6,6 +6,7 @@ import io
 
 from ..files.csvcells import SafeWriter
 from ..ratings.judge_check import judge_check
+from ..ratings.kept import kept_run_report
 from ..ratings.leaderboard import leaderboard
 from ..ratings.report import KPI_COLUMNS
 from ..ratings.report import kpi_csv_row
@@ -35,7 +36,8 @@ def report_csv_chunks(run, composite_settings=DEFAULT_SETTINGS):
     buffer = io.StringIO()
     writer = SafeWriter(buffer)
     writer.writerow((*KPI_COLUMNS, "composite_score"))
-    for row in run_report(run)["targets"]:
+    # The report kept while the run, its ratings and votes hold (it reads every item).
+    for row in kept_run_report(run)["targets"]:
         c = composites.get(row["target_id"])
         values = (*kpi_csv_row(row), number(c.score if c else None))
         writer.writerow(["" if v is None else v for v in values])

@@ -57,9 +57,12 @@ def environment():
         return _env
 
 
-def report_html_chunks(run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAULT_SETTINGS):
+def report_html_chunks(
+    run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAULT_SETTINGS, generated_at=None
+):
     """The report as a stream of HTML text chunks (the detail rows come from one cursor);
-    composite_settings: the composite score's weights and time curve (the app's config)."""
+    composite_settings: the composite score's weights and time curve (the app's config);
+    generated_at: the time it says it was generated (now by default)."""
     averages = model_averages(run)
     targets = targets_from_averages(averages)
     by_category = breakdown(run, "category", targets=targets)
@@ -106,14 +109,16 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAUL
         "iso": isoformat,
         "utc": utc_text,
         "error_text": error_text,
-        "generated_at": utcnow(),
+        "generated_at": generated_at or utcnow(),
         "peaks": run_peaks(run),
         "ratings": report_html_section(run),
     }
     return environment().get_template("results/report.html").generate(**context)
 
 
-def report_html(run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAULT_SETTINGS):
+def report_html(
+    run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAULT_SETTINGS, generated_at=None
+):
     """The whole report as one string."""
-    chunks = report_html_chunks(run, detail_limit, composite_settings)
+    chunks = report_html_chunks(run, detail_limit, composite_settings, generated_at)
     return "".join(chunks)

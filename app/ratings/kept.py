@@ -29,10 +29,13 @@ from .between_people import people
 from .between_people import people_agreement
 from .cards import FAST_PROGRESS
 from .cards import progress
+from .charts import CHARTS
 from .charts import leaderboard_chart
+from .charts import report_chart
 from .judge_check import agreement_by_judge
 from .judge_check import judge_check
 from .leaderboard import leaderboard
+from .report import report_with_latency
 from .report import run_report
 
 # The code that works the figures out, in every stamp: figures kept by an older version are
@@ -104,6 +107,33 @@ def _jobs_stamp(run):
     )
     row = json.dumps(run.__data__, sort_keys=True, default=str)
     return f"{list(jobs.tuples())}|{list(calls.tuples())}|{row}"
+
+
+# The chart toolkit the report's charts are drawn with (its own modules are in _CODE).
+_TOOLKIT = hashlib.sha256(
+    b"".join(path.read_bytes() for path in sorted(Path(__file__).parent.parent.glob("charts/*.py")))
+).hexdigest()
+
+
+def kept_report_chart(run, name, narrow=False):
+    """report_chart(report_with_latency(run), name, narrow) as the in-app report shows it, kept
+    while the run, its ratings and votes hold: each view read the run's items (the report and
+    every answer time) before. ValueError for an unknown name."""
+    if name not in CHARTS:
+        raise ValueError(f"unknown chart {name!r}")
+    return kept_figures(
+        run,
+        f"report-chart:{name}:{'narrow' if narrow else 'wide'}",
+        lambda: report_chart(report_with_latency(run), name, narrow),
+        also=f"{_CODE}|{_TOOLKIT}|{_labels_stamp(run)}",
+    )
+
+
+def ratings_stamp(run):
+    """What a run's ratings figures come from besides its items, as text: the code, its
+    ratings, the votes on its targets, its judge jobs and its row (a part of the stamp of
+    figures that show them: a download's body, exports/kept_files.py)."""
+    return f"{_CODE}|{_labels_stamp(run)}|{_jobs_stamp(run)}"
 
 
 def kept_judge_check(run, rater=None):

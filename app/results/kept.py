@@ -102,26 +102,34 @@ def _read_stamp(run):
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
-def kept_figures(run, name, compute, also=""):
+def kept_figures(run, name, compute, also="", memory=True):
     """The figures `compute()` gives for `run` (anything JSON holds), read back as JSON.
 
     Kept under the run's stamp, with `also` (what else the figures come from, as text: the
     ratings of a report) in it: from the per-process cache, else the run's stored row, else
     worked out now and stored unless the run is working (its items change every second; the
-    cache still serves views between)."""
-    run_stamp = stamp(run)
-    if also:
-        run_stamp = hashlib.sha256(f"{run_stamp}|{also}".encode()).hexdigest()
+    cache still serves views between). `memory=False` keeps them in the database only (a
+    download's body: megabytes that a server holding 64 of them would not give back)."""
+    run_stamp = full_stamp(run, also)
     key = (database.database, run.id, name, run_stamp)
-    text = _cache.get(key)
+    text = _cache.get(key) if memory else None
     if text is None:
         text = _stored(run, name, run_stamp)
     if text is None:
         text = json.dumps(compute(), default=_plain)
         if not _working(run):
-            _store(run, name, run_stamp, text)
-    _cache.put(key, text)
+            store_figures(run, name, run_stamp, text)
+    if memory:
+        _cache.put(key, text)
     return json.loads(text)
+
+
+def full_stamp(run, also=""):
+    """The stamp kept_figures keeps figures of `run` under, with `also` in it."""
+    run_stamp = stamp(run)
+    if also:
+        run_stamp = hashlib.sha256(f"{run_stamp}|{also}".encode()).hexdigest()
+    return run_stamp
 
 
 def _plain(value):
@@ -148,7 +156,7 @@ def _stored(run, name, run_stamp):
     return None if row is None else row[0]
 
 
-def _store(run, name, run_stamp, text):
+def store_figures(run, name, run_stamp, text):
     """Keep `text` as the run's `name` figures (replacing older ones). A database that takes no
     write now (read-only, locked past its wait, a full disk, the run deleted meanwhile) only
     costs the next view a computation: the figures are shown all the same."""

@@ -1,10 +1,13 @@
 """The charts a run's page and report.html show: each read from the database (only what that chart
 needs) and drawn by app.results.charts."""
 
+import hashlib
+from pathlib import Path
+
 from ..db.models import FINISHED
 from ..db.target_name import target_name
 from .averages import breakdown
-from .averages import latency_samples
+from .averages import kept_latency_samples
 from .averages import model_averages
 from .averages import run_targets
 from .charts import NO_TOKENS
@@ -14,8 +17,29 @@ from .charts import category_chart
 from .charts import latency_chart
 from .charts import score_chart
 from .charts import speed_chart
+from .kept import kept_figures
 
 CHARTS = ("score", "speed", "latency", "category")
+# The code that draws them, in the stamp of a kept chart (kept_run_chart).
+_HERE = Path(__file__).parent
+_DRAWN_BY = [_HERE / "charts.py", _HERE / "run_charts.py"]
+_DRAWN_BY += sorted((_HERE.parent / "charts").glob("*.py"))
+_CODE = hashlib.sha256(b"".join(path.read_bytes() for path in _DRAWN_BY)).hexdigest()
+
+
+def kept_run_chart(run, name, narrow=False, estimates=False):
+    """run_chart(run, name, narrow, estimates=estimates) as the results page shows it, kept while
+    the run holds (kept.py): drawing one reads kept figures, but the latency chart's box plots
+    and pygal's drawing still took 20-80 ms a view. ValueError for an unknown name."""
+    if name not in CHARTS:
+        raise ValueError(f"unknown chart {name!r}")
+    kept_as = f"chart:{name}:{'narrow' if narrow else 'wide'}{':estimates' if estimates else ''}"
+    return kept_figures(
+        run,
+        kept_as,
+        lambda: run_chart(run, name, narrow, estimates=estimates),
+        also=f"{_CODE}|{run.status}",
+    )
 
 
 def run_chart(run, name, narrow=False, *, averages=None, by_category=None, estimates=False):
@@ -38,7 +62,7 @@ def run_chart(run, name, narrow=False, *, averages=None, by_category=None, estim
                 {"target_id": tid, "label": target_name(provider, label), "target_label": label}
                 for tid, provider, _model, label in run_targets(run)
             ]
-        return latency_chart(averages, latency_samples(run), narrow, empty)
+        return latency_chart(averages, kept_latency_samples(run), narrow, empty)
     if name == "category":
         if by_category is None:
             by_category = breakdown(run, "category")

@@ -2,7 +2,9 @@
 figures, which are cached, or one query on the answers' timing columns) and is drawn by
 app.results.speed_charts."""
 
+import hashlib
 from array import array
+from pathlib import Path
 
 from ..db.connection import database
 from ..latency import bucket_value
@@ -11,9 +13,8 @@ from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import I
 from .averages import model_averages
 from .goodput import run_goodput
-from .recent import Recent
+from .kept import kept_figures
 from .speed import run_speed
-from .speed import stamp
 from .speed_charts import TIMELINE_MAX
 from .speed_charts import bin_counts
 from .speed_charts import bin_histogram
@@ -64,10 +65,14 @@ def speed_chart_names(run, speed):
     return names
 
 
-# The latest charts drawn, by (run, its latest item change, chart, width, target): a page shows
-# up to a dozen of them, and the distributions decode every answer's gaps (seconds on a
-# 100 000-item run), so a finished run's charts are drawn once, not on every view.
-_cache = Recent(64)
+# The charts drawn are kept (kept.py: per process and in RunFigures), by chart, width and
+# target, under the run's stamp and the code that draws them: a page shows up to a dozen, and
+# the distributions decode every answer's gaps (seconds on a 100 000-item run), so a finished
+# run's charts are drawn once (exports/warm.py draws them before anyone looks), not per view.
+_HERE = Path(__file__).parent
+_DRAWN_BY = [_HERE / name for name in ("speed_charts.py", "run_speed_charts.py", "speed.py")]
+_DRAWN_BY += [_HERE / "goodput.py", *sorted((_HERE.parent / "charts").glob("*.py"))]
+_CODE = hashlib.sha256(b"".join(path.read_bytes() for path in _DRAWN_BY)).hexdigest()
 
 
 def speed_chart(run, name, narrow=False, *, target=None, averages=None, speed=None):
@@ -76,14 +81,12 @@ def speed_chart(run, name, narrow=False, *, target=None, averages=None, speed=No
     ValueError for an unknown name or target."""
     if name not in SPEED_CHARTS:
         raise ValueError(f"unknown chart {name!r}")
-    run_stamp = stamp(run)
-    key = (run.id, run.run_id, run_stamp, name, narrow, target)
-    svg = _cache.get(key) if run_stamp is not None else None
-    if svg is None:
-        svg = _draw(run, name, narrow, target, averages, speed)
-        if run_stamp is not None:
-            _cache.put(key, svg)
-    return svg
+    kept_as = f"speed-chart:{name}:{'narrow' if narrow else 'wide'}"
+    if target is not None:
+        kept_as += f":{int(target)}"
+    return kept_figures(
+        run, kept_as, lambda: _draw(run, name, narrow, target, averages, speed), also=_CODE
+    )
 
 
 def _draw(run, name, narrow, target, averages, speed):

@@ -2,14 +2,18 @@
 answers (settings.repeats), and how much the judge's score for one answer moves between its J
 judgements (settings.judgeRepeats)."""
 
+import hashlib
 import statistics
+from pathlib import Path
 
 from ..db.models import COMPLETED
 from ..runs.outcomes import I
 from ..runs.outcomes import T
+from .kept import kept_figures
 
 # A task whose K scores lie further apart than this (score points) counts as unstable.
 UNSTABLE_SPAN = 20.0
+_CODE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()  # in a kept stability's stamp
 
 
 def spread(scores):
@@ -78,6 +82,12 @@ def stability(run, limit=25):
         "tasks": rows[:limit],
         "tasksCount": len(rows),
     }
+
+
+def kept_stability(run, limit=25):
+    """stability(run, limit), kept while the run holds (kept.py): it reads every scored answer
+    of the run, on every view of its results page before."""
+    return kept_figures(run, f"stability:{limit}", lambda: stability(run, limit), also=_CODE)
 
 
 def has_repeats(run):

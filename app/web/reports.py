@@ -17,13 +17,13 @@ from ..exports import files
 from ..ratings import charts
 from ..ratings import judge_check
 from ..ratings.between_people import people
+from ..ratings.kept import kept_report_chart
 from ..ratings.kept import kept_run_report
 from ..ratings.leaderboard import SOURCES
 from ..ratings.leaderboard import one_person
 from ..ratings.leaderboard import parse_source
 from ..ratings.people import display_name
 from ..ratings.people import is_person
-from ..ratings.report import report_with_latency
 from ..results.composite import settings_from
 from ..results.composite_figures import target_composites
 from ..runs.queries import get_run
@@ -58,8 +58,7 @@ def chart(run_id, name):
     if name not in charts.CHARTS:
         abort(404)
     run = get_run(run_id)
-    report = report_with_latency(run)
-    svg = charts.report_chart(report, name, narrow=request.args.get("size") == "narrow")
+    svg = kept_report_chart(run, name, narrow=request.args.get("size") == "narrow")
     response = Response(svg, mimetype="image/svg+xml")
     response.headers["Cache-Control"] = "no-cache"
     return response

@@ -30,10 +30,10 @@ from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
 from ..results.composite import settings_from
 from ..results.composite_figures import target_composites
-from ..results.goodput import run_goodput
+from ..results.kept_runs import kept_goodput
 from ..results.speed import run_speed
 from ..results.stability import has_repeats
-from ..results.stability import stability
+from ..results.stability import kept_stability
 from ..results.system import system_view
 from ..results.table import DEFAULT_PER_PAGE
 from ..results.table import DEFAULT_SORT
@@ -245,8 +245,8 @@ def show(run_id):
             "speed": speed,
             "speed_chart_names": run_speed_charts.speed_chart_names(run, speed),
             "speed_captions": run_speed_charts.CAPTIONS,
-            "goodput": run_goodput(run, speed=speed),
-            "stability": stability(run) if has_repeats(run) else None,
+            "goodput": kept_goodput(run, speed=speed),
+            "stability": kept_stability(run) if has_repeats(run) else None,
             "check": kept_judge_check(run),
             "composites": target_composites(
                 run, settings_from(current_app.config), context["averages"]
@@ -278,7 +278,7 @@ def chart(run_id, name):
     if name not in run_charts.CHARTS:
         abort(404)
     run = get_run(run_id)
-    svg = run_charts.run_chart(
+    svg = run_charts.kept_run_chart(
         run,
         name,
         narrow=request.args.get("size") == "narrow",

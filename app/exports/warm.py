@@ -1,0 +1,219 @@
+"""A finished run's pages and files worked out when the run changes, not when a person looks.
+
+Each figure a run's pages and its summary downloads show is kept under the run's stamp
+(results/kept.py), but the first view after a change worked them all out on the request: 1.6 s
+to 4 s of CPU per page at 100 000 items. warm_run calls the same functions the pages call, so
+the figures kept are the ones a view would have worked out, and the view reads rows.
+
+Where: beside the schedules' check on the scheduler thread (the app factory hands on_tick to
+it), which starts one short-lived thread that checks up to BATCH finished runs and warms at
+most one per pass, so a request never waits for it and the engine's thread never does either;
+and at the end of `llmbench run` (cli/watched_run.py), for its run. A run is warm when its
+marker (a RunFigures row named WARM) holds the stamp of everything its files show
+(kept_files.body_stamp): a finish, a continue, a re-judge, a new rating or vote, an imported
+run all change it. Runs without a marker go first, newest first; then the ones checked longest
+ago, so every finished run is looked at again within a few passes. A warm that fails is logged
+and marked (not tried again until the run changes): its pages work the figures out on the
+request, as before. A live run is not warmed: its stamp changes every second.
+"""
+
+import json
+import logging
+import threading
+import time
+
+from peewee import JOIN
+
+from ..clock import utcnow
+from ..db.connection import database
+from ..db.models import FINISHED
+from ..db.models import Run
+from ..db.models import RunFigures
+from ..ratings.charts import CHARTS as REPORT_CHARTS
+from ..ratings.kept import kept_judge_check
+from ..ratings.kept import kept_report_chart
+from ..ratings.kept import kept_run_report
+from ..results.averages import breakdown
+from ..results.averages import kept_latency_samples
+from ..results.averages import model_averages
+from ..results.averages import targets_from_averages
+from ..results.composite import DEFAULT_SETTINGS
+from ..results.composite import settings_from
+from ..results.composite_figures import target_composites
+from ..results.kept import one_stamp_per_run
+from ..results.kept import stamps_as_read
+from ..results.kept import store_figures
+from ..results.kept_runs import kept_goodput
+from ..results.run_charts import CHARTS
+from ..results.run_charts import kept_run_chart
+from ..results.run_speed_charts import speed_chart
+from ..results.run_speed_charts import speed_chart_names
+from ..results.speed import run_speed
+from ..results.stability import has_repeats
+from ..results.stability import kept_stability
+from ..results.system import system_view
+from .kept_files import body_stamp
+from .kept_files import kept_markdown
+from .kept_files import kept_report_text
+from .kept_files import kept_summary_text
+
+log = logging.getLogger(__name__)
+
+WARM = "warm"  # the RunFigures name of a run's marker
+WARM_SECONDS = 2.0  # a pass at most this often
+BATCH = 20  # finished runs checked per pass (a stamp: a few index reads each)
+
+_lock = threading.Lock()
+_state = {"passed": None, "thread": None}
+
+
+def warm_run(run, composite_settings=DEFAULT_SETTINGS):
+    """Work out and keep, under the run's current stamp, every figure its results page, run
+    page, charts and its summary.json, report.html and results.md read, by the functions they
+    call."""
+    token = one_stamp_per_run()
+    try:
+        averages = model_averages(run)
+        targets = targets_from_averages(averages)
+        breakdown(run, "category", targets=targets)
+        breakdown(run, "difficulty", targets=targets)
+        speed = run_speed(run, averages)
+        kept_goodput(run, speed=speed)
+        for narrow in (False, True):  # the page's and its phone width's (and report.html's)
+            for name in speed_chart_names(run, speed):
+                speed_chart(run, name, narrow, averages=averages, speed=speed)
+            for target in speed["targets"]:
+                speed_chart(run, "timeline", narrow, target=target["targetId"], speed=speed)
+        target_composites(run, composite_settings, averages)
+        system_view(run)
+        kept_judge_check(run)
+        kept_run_report(run)  # the in-app report and its charts
+        for narrow in (False, True):
+            for name in REPORT_CHARTS:
+                kept_report_chart(run, name, narrow)
+        if has_repeats(run):
+            kept_stability(run)
+        kept_latency_samples(run)
+        for narrow in (False, True):
+            for name in CHARTS:
+                kept_run_chart(run, name, narrow)
+        kept_summary_text(run, composite_settings)
+        kept_report_text(run, composite_settings)
+        for _head in kept_markdown(run, detailed=False, composite_settings=composite_settings):
+            pass
+    finally:
+        stamps_as_read(token)
+
+
+def is_warm(run, composite_settings=DEFAULT_SETTINGS):
+    """Whether the run was warmed (or failed to be) in the state it is in now."""
+    run = _as_stored(run)
+    return _marker(run) == body_stamp(run, composite_settings)
+
+
+def _as_stored(run):
+    # The run's row as every process reads it (its stamp holds the row): an object just
+    # created holds its times as they were given, not as read back.
+    return Run.get_by_id(run.id)
+
+
+def keep_warm(run, composite_settings=DEFAULT_SETTINGS):
+    """warm_run(run) unless it is warm or working, then mark it; True when it warmed. Errors are
+    logged, not raised: the run's pages then work their figures out themselves."""
+    try:
+        run = _as_stored(run)
+        if run.status != FINISHED:
+            return False
+        current = body_stamp(run, composite_settings)
+        if _marker(run) == current:
+            return False
+    except Exception:  # the run deleted meanwhile, a database busy: the next pass tries
+        log.exception("could not check run %s", run.run_id)
+        return False
+    cpu, started = time.process_time(), time.perf_counter()
+    try:
+        warm_run(run, composite_settings)
+        done = {"seconds": round(time.perf_counter() - started, 3)}
+        done["cpuSeconds"] = round(time.process_time() - cpu, 3)
+    except Exception:  # the pages compute on the request instead; marked, so not retried
+        log.exception("figures of run %s not warmed", run.run_id)
+        done = {"failed": True}
+    store_figures(run, WARM, current, json.dumps(done))  # a failed write is logged there
+    return "failed" not in done
+
+
+def warm_due(composite_settings=DEFAULT_SETTINGS, limit=BATCH):
+    """Check up to `limit` finished runs (unmarked first, newest first; then the ones checked
+    longest ago) and warm the first that needs it; returns the run ids warmed."""
+    warmed, checked = [], []
+    for run in _due(limit):
+        if keep_warm(run, composite_settings):
+            warmed.append(run.run_id)
+            break  # one run a pass: the next pass is a few seconds away
+        checked.append(run.id)
+    if checked:  # looked at now: the next passes look at the others first
+        RunFigures.update(computed_at=utcnow()).where(
+            RunFigures.run.in_(checked) & (RunFigures.name == WARM)
+        ).execute()
+    return warmed
+
+
+def on_tick(config, now=None):
+    """The scheduler thread's hook: every WARM_SECONDS, check and warm finished runs on a
+    thread of their own (at most one at a time)."""
+    last = _state["passed"]
+    if last is not None and time.monotonic() - last < WARM_SECONDS:
+        return None
+    _state["passed"] = time.monotonic()
+    return warm_in_background(settings_from(config))
+
+
+def warm_in_background(composite_settings=DEFAULT_SETTINGS):
+    """Start a warm_due pass on its own thread unless one is going; returns that thread."""
+    with _lock:
+        thread = _state["thread"]
+        if thread is not None and thread.is_alive():
+            return thread
+        thread = threading.Thread(
+            target=_warm, args=(composite_settings,), name="warm-runs", daemon=True
+        )
+        _state["thread"] = thread
+        thread.start()
+        return thread
+
+
+def _warm(composite_settings):
+    try:
+        with database.connection_context():
+            warm_due(composite_settings)
+    except Exception:  # a background pass must never take anything down; the next tries
+        log.exception("warming finished runs failed")
+
+
+def _due(limit):
+    marker = (RunFigures.run == Run.id) & (RunFigures.name == WARM)
+    unmarked = list(
+        Run.select()
+        .join(RunFigures, JOIN.LEFT_OUTER, on=marker)
+        .where((Run.status == FINISHED) & RunFigures.id.is_null())
+        .order_by(Run.finished_at.desc(), Run.id.desc())
+        .limit(limit)
+    )
+    if len(unmarked) >= limit:
+        return unmarked
+    checked = (
+        Run.select()
+        .join(RunFigures, on=marker)
+        .where(Run.status == FINISHED)
+        .order_by(RunFigures.computed_at, Run.id)
+        .limit(limit - len(unmarked))
+    )
+    return unmarked + list(checked)
+
+
+def _marker(run):
+    return (
+        RunFigures.select(RunFigures.stamp)
+        .where((RunFigures.run == run) & (RunFigures.name == WARM))
+        .scalar()
+    )
