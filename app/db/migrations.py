@@ -45,6 +45,7 @@ from .models import JudgeJob
 from .models import LabelQueue
 from .models import Outage
 from .models import PairToken
+from .models import PendingItems
 from .models import Rating
 from .models import RatingHistory
 from .models import RatingTag
@@ -591,6 +592,13 @@ def m044_run_records(db):
     for name in ("tool_version", "command_line", "config_given"):
         if name not in have:
             db.execute_sql(f"ALTER TABLE run ADD COLUMN {name} TEXT")
+
+
+@migration
+def m047_pending_items(db):
+    # The items a big run has still to make (runs/creation.py): the engine starts on the first
+    # tasks' items and makes the rest as it goes. A new table only; nothing rebuilt.
+    db.create_tables([PendingItems], safe=True)
 
 
 def applied(db):
