@@ -114,20 +114,26 @@ def one_run(fake, tasks):
         answered = sum(1 for c in calls if c["method"] == "POST")
         if answered < 4 * tasks:  # and a few more: the warm-up calls
             raise SystemExit(f"expected {4 * tasks} model calls, the server got {answered}")
-        return first, cpu.get("s", float("nan")), first_chat, peak_mib(folder / "status"), wall
+        nan = float("nan")
+        rss = peak_mib(folder / "status")
+        return first, cpu.get("s", nan), first_chat, cpu.get("chat", nan), rss, wall
 
 
 def cpu_at_first_request(fake, child, out):
-    """The child's CPU seconds (user + system) as the fake sees its first request (polled
-    every 2 ms)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    while not fake.calls and child.poll() is None:
-        time.sleep(0.002)
-    try:
-        fields = Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return
-    out["s"] = (int(fields[11]) + int(fields[12])) / tick
+    """The child's CPU seconds (user + system) as the fake sees its first request, and its
+    first model call (polled every 2 ms)."""
+    for key, seen in (("s", lambda: fake.calls), ("chat", lambda: _posted(fake))):
+        while not seen() and child.poll() is None:
+            time.sleep(0.002)
+        try:
+            fields = Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return
+        out[key] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _posted(fake):
+    return any(c["method"] == "POST" for c in list(fake.calls))
 
 
 def main():
@@ -144,17 +150,18 @@ def main():
     )
     print(f"source: {ROOT}\nload average at start: {os.getloadavg()}")
     print(
-        "| calls | first request s | CPU s by then | first model call s | peak RSS MiB |"
-        " run wall s |\n|---|---|---|---|---|---|"
+        "| calls | first request s | CPU s by then | first model call s | CPU s by then |"
+        " peak RSS MiB | run wall s |\n|---|---|---|---|---|---|---|"
     )
     try:
         for calls in (int(c) for c in options.calls.split(",")):
             got = [one_run(fake, calls // 4) for _ in range(options.runs)]
-            first, cpu, chat, rss, wall = (
+            first, cpu, chat, chat_cpu, rss, wall = (
                 statistics.median(column) for column in zip(*got, strict=True)
             )
             print(
-                f"| {calls} | {first:.2f} | {cpu:.2f} | {chat:.2f} | {rss:.0f} | {wall:.1f} |"
+                f"| {calls} | {first:.2f} | {cpu:.2f} | {chat:.2f} | {chat_cpu:.2f} | {rss:.0f} "
+                f"| {wall:.1f} |"
                 f"   (load {os.getloadavg()[0]:.1f})",
                 flush=True,
             )
