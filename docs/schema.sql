@@ -569,6 +569,7 @@ CREATE INDEX item_claim_judge ON item (run_id) WHERE status = 'WAITING_FOR_JUDGE
 CREATE INDEX item_claim_new ON item (run_id, target_id) WHERE status = 'NEW';
 CREATE INDEX item_claimed_until ON item (run_id, claimed_until) WHERE claimed_until IS NOT NULL;
 CREATE INDEX item_context_hash ON item (context_hash);
+CREATE INDEX item_figures ON item (run_id, status, error_stage, target_id, category, difficulty, tps_source, evaluation_score, time_taken_ms, ttft_ms, tokens_per_second, cost_usd, prompt_tokens, tokens_generated, answered_at);
 CREATE INDEX item_judged_at ON item (run_id, judged_at) WHERE judged_at IS NOT NULL;
 CREATE INDEX item_next_retry_at ON item (run_id, next_retry_at) WHERE next_retry_at IS NOT NULL;
 CREATE INDEX item_run_id ON item (run_id);
@@ -1270,6 +1271,7 @@ CREATE INDEX item_claimed_until ON item USING btree (run_id, claimed_until) WHER
 CREATE INDEX item_context_hash ON item USING btree (context_hash);
 CREATE INDEX item_count_delta_run_id ON item_count_delta USING btree (run_id);
 CREATE UNIQUE INDEX item_count_pkey ON item_count USING btree (id);
+CREATE INDEX item_figures ON item USING btree (run_id, status, error_stage, target_id, category, difficulty, tps_source, evaluation_score, time_taken_ms, ttft_ms, tokens_per_second, cost_usd, prompt_tokens, tokens_generated, answered_at);
 CREATE INDEX item_judged_at ON item USING btree (run_id, judged_at) WHERE (judged_at IS NOT NULL);
 CREATE INDEX item_next_retry_at ON item USING btree (run_id, next_retry_at) WHERE (next_retry_at IS NOT NULL);
 CREATE UNIQUE INDEX item_pkey ON item USING btree (id);

@@ -29,6 +29,12 @@ def peewee_database(url, **params):
     """A Peewee PostgresqlDatabase on `url` through psycopg 3, with bounded waits."""
     from peewee import PostgresqlDatabase
 
+    from app.db import postgres
+
+    # llmbench keeps Peewee from importing the driver (app/__init__.py); a PostgreSQL URL
+    # hands it over, and so does this plain Peewee database.
+    postgres.hand_peewee_the_driver()
+
     params.setdefault("connect_timeout", 10)
     params.setdefault("options", bounded_options())
     return PostgresqlDatabase(url, prefer_psycopg3=True, **params)

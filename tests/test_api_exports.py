@@ -27,7 +27,7 @@ def run(app):
             "provider_name,model_name,task_id,task_name,task_status,spent_time_ms,tokens_generated,"
             "tokens_per_second,score,judge_reason,llm_response_text,error_msg,"
             "check_score,checks,auto_fail_reason,tool_calls,"
-            "first_answer_ms,itl_p50_ms,itl_p90_ms,tpot_ms,queue_ms,sent_at",
+            "first_answer_ms,itl_p50_ms,itl_p90_ms,tpot_ms,queue_ms,sent_at,judge_score",
         ),
         (
             {"format": "CSV", "includeDetailed": False},
@@ -53,11 +53,19 @@ def test_export_returns_the_file_with_content_disposition(client, run, body, fil
         ("MD", "text/markdown; charset=utf-8"),
         ("HTML", "text/html; charset=utf-8"),
         ("JSON", "application/json"),
+        ("JSONL", "application/x-ndjson; charset=utf-8"),
     ],
 )
 def test_export_content_type_names_the_charset_once(client, run, fmt, content_type):
     response = client.post("/api/runs/r-1/export", json={"format": fmt})
     assert response.headers["Content-Type"] == content_type
+
+
+def test_export_jsonl_is_results_jsonl_one_line_per_item(client, run):
+    response = client.post("/api/runs/r-1/export", json={"format": "JSONL"})
+    assert response.headers["Content-Disposition"] == 'attachment; filename="run-r-1-results.jsonl"'
+    lines = [json.loads(line) for line in response.get_data(as_text=True).splitlines()]
+    assert len(lines) == 3 and {line["taskId"] for line in lines} == {"a", "b"}
 
 
 def test_export_json_is_the_summary(client, run):

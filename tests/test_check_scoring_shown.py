@@ -83,7 +83,13 @@ def test_the_item_detail_shows_the_checks_score_beside_the_judges(client, app, f
 
 def test_results_jsonl_carries_the_checks_after_the_old_keys(finished):
     (record,) = item_records(Run.get())
-    assert list(record)[-4:] == ["checkScore", "checkResults", "autoFailReason", "toolCalls"]
+    assert list(record)[-5:] == [
+        "checkScore",
+        "checkResults",
+        "autoFailReason",
+        "toolCalls",
+        "judgeScore",
+    ]
     assert record["checkScore"] == 0.0 and record["checkResults"] == finished.check_results
     assert record["autoFailReason"] == finished.auto_fail_reason
 
@@ -115,6 +121,20 @@ def test_a_run_without_a_judge_has_no_re_judge_button(client, checks_only):
     item = Item.get()
     page = client.get(f"/runs/r2/items/{item.id}", headers=HX).text
     assert f"rejudge-{item.id}" not in page and "no judge (checks only)" in page
+
+
+def test_an_item_no_judge_saw_shows_no_judge_time_nor_raw_judge_output(client, checks_only):
+    item = Item.get()
+    page = client.get(f"/runs/r2/items/{item.id}", headers=HX).text
+    assert "Judge time" not in page and "Raw judge output" not in page
+
+
+def test_a_judged_item_shows_its_judge_time_and_raw_judge_output(client, app, fake):
+    p = make_provider(fake)
+    start_run(p, [(p, "m1")], make_tasks(1), runId="r4")
+    drive(dict(app.config), FakeClock())
+    page = client.get(f"/runs/r4/items/{Item.get().id}", headers=HX).text
+    assert "Judge time" in page and "Raw judge output" in page
 
 
 def test_the_markdown_export_of_a_run_without_a_judge_says_checks_only(checks_only):

@@ -29,6 +29,28 @@ def test_a_passing_score_gate_exits_0(cli, tmp_path, fake):
     assert result.exit_code == 0, result.output
 
 
+def test_gates_that_all_pass_say_so_in_the_log(cli, tmp_path, fake):
+    fake.responder = judge_scores({"m1": 80, "m2": 90})
+    path = write_config(tmp_path, fake)
+    result = cli("run", "-c", path, "--fail-under", 70, "--max-failed-pct", 5)
+    assert result.exit_code == 0, result.output
+    assert "Gates passed: --fail-under 70, --max-failed-pct 5" in result.stdout
+
+
+def test_a_failing_gate_prints_no_gates_passed_line(cli, tmp_path, fake):
+    fake.responder = judge_scores({"m1": 90, "m2": 40})
+    result = cli("run", "-c", write_config(tmp_path, fake), "--fail-under", 70)
+    assert result.exit_code == 4 and "Gates passed" not in result.output
+
+
+def test_the_json_summary_lists_the_gates_that_passed(cli, tmp_path, fake):
+    fake.responder = judge_scores({"m1": 80, "m2": 90})
+    result = cli("run", "-c", write_config(tmp_path, fake), "--fail-under", 70, "--json")
+    assert result.exit_code == 0, result.output
+    summary = [e for e in events(result) if e["event"] == "run_summary"][0]
+    assert summary["gatesPassed"] == ["--fail-under 70"] and summary["gates"] == []
+
+
 def test_a_target_under_the_score_gate_exits_4_naming_it(cli, tmp_path, fake):
     fake.responder = judge_scores({"m1": 90, "m2": 40})
     result = cli("run", "-c", write_config(tmp_path, fake), "--fail-under", 70)

@@ -1,7 +1,9 @@
 """`llmbench --version` and `--help` start at once: they import no command, no database driver,
 no numpy, web framework, charts or HTTP client; `validate` of a small dataset on SQLite imports
-no numpy, PostgreSQL driver, web framework, charts or web server (their time is
-bench/bench_cli_start.py's)."""
+no numpy, PostgreSQL driver, web framework, charts, web server nor the run config reader, and a
+run on SQLite no PostgreSQL driver, and neither imports the libraries of checks its tasks do
+not have (their time is bench/bench_cli_start.py's). Peewee, kept from
+importing the driver at its own import, gets it with a PostgreSQL database."""
 
 import json
 import os
@@ -9,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from app.cli import COMMANDS
 from app.cli import SUMMARIES
@@ -55,12 +58,34 @@ def test_each_help_line_is_the_first_paragraph_of_its_commands_help(name):
     assert SUMMARIES[name] == " ".join(command.help.split("\n\n")[0].split())
 
 
-# Not psycopg: Peewee imports the PostgreSQL driver at its own import whenever it is installed
-# (a finder that hid it from Peewee broke its PostgreSQL fields), so that import stays.
-NOT_FOR_VALIDATE = ("numpy", "flask", "pygal", "gunicorn")
+NOT_FOR_VALIDATE = ("numpy", "psycopg", "psycopg2", "flask", "pygal", "gunicorn")
+DRIVERS = ("psycopg", "psycopg2", "psycopg2cffi")
+# What only a task's checks of one kind need: regex checks, similarity and edit checks.
+CHECK_LIBRARIES = ("regex", "rapidfuzz")
 
 
-def test_validate_of_a_small_dataset_imports_no_numpy_web_app_or_charts(tmp_path):
+def cli_env(tmp_path):
+    return {
+        **os.environ,
+        "LLMBENCH_DB": str(tmp_path / "cli.db"),
+        "LLMBENCH_MASTER_KEY_BASE64": TEST_KEY_B64,
+    }
+
+
+def made_database(tmp_path):
+    """The environment of a command that finds the database an earlier one made (a new one
+    gets the built-in tasks, whose checks need the check libraries)."""
+    env = cli_env(tmp_path)
+    subprocess.run(
+        [sys.executable, "-m", "app.cli", "reset-defaults"],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    return env
+
+
+def small_dataset(tmp_path):
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(
         "".join(
@@ -68,11 +93,72 @@ def test_validate_of_a_small_dataset_imports_no_numpy_web_app_or_charts(tmp_path
             for n in range(3)
         )
     )
-    env = {
-        **os.environ,
-        "LLMBENCH_DB": str(tmp_path / "cli.db"),
-        "LLMBENCH_MASTER_KEY_BASE64": TEST_KEY_B64,
-    }
-    imported = modules_imported_by("validate", str(tasks), env=env)
+    return tasks
+
+
+def test_validate_of_a_small_dataset_imports_no_numpy_driver_web_app_or_charts(tmp_path):
+    imported = modules_imported_by("validate", str(small_dataset(tmp_path)), env=cli_env(tmp_path))
     assert "app.datasets.importer" in imported  # the command ran
     assert not {m for m in imported if m.split(".")[0] in NOT_FOR_VALIDATE}
+
+
+@pytest.mark.parametrize("database", ["none yet", "made by an earlier command"])
+def test_validate_of_a_dataset_loads_neither_the_run_config_reader_nor_a_runs_creation(
+    tmp_path, database
+):
+    # A database made before: its secrets mask the output (read, as a second command does).
+    env = cli_env(tmp_path) if database == "none yet" else made_database(tmp_path)
+    imported = modules_imported_by("validate", str(small_dataset(tmp_path)), env=env)
+    assert "app.datasets.importer" in imported
+    assert not {"app.cli.plans", "app.runconfig.reader", "app.runs.lifecycle"} & imported
+
+
+def test_validate_of_a_dataset_without_checks_loads_no_check_library(tmp_path):
+    imported = modules_imported_by(
+        "validate", str(small_dataset(tmp_path)), env=made_database(tmp_path)
+    )
+    assert "app.datasets.importer" in imported
+    assert not {m for m in imported if m.split(".")[0] in CHECK_LIBRARIES}
+
+
+def test_a_run_on_sqlite_imports_no_postgresql_driver_nor_unused_check_library(tmp_path, fake):
+    fake.models = ["m1"]
+    config = tmp_path / "llmbench.yml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "run": {"name": "imports", "dataset": str(small_dataset(tmp_path))},
+                "providers": [{"name": "fake", "type": "OPENAI", "base_url": fake.url}],
+                "targets": [{"provider": "fake", "model": "m1"}],
+            }
+        )
+    )
+    env = made_database(tmp_path)
+    imported = modules_imported_by("run", "-c", str(config), "-q", "--judge", "none", env=env)
+    assert "app.engine.foreground" in imported  # the run ran
+    assert not {m for m in imported if m.split(".")[0] in DRIVERS + CHECK_LIBRARIES}
+
+
+PEEWEE_ON_POSTGRES = """
+import json, sys
+import app.db.connection
+import peewee
+before = peewee.psycopg
+from app.db import postgres
+import psycopg
+db = peewee.PostgresqlDatabase("llmbench", prefer_psycopg3=True)
+print(json.dumps({
+    "before": before is not None,
+    "binary": db.get_binary_type() is psycopg.Binary,
+    "json": db._adapter.jsonb_type is psycopg.types.json.Jsonb,
+    "idle": peewee.Psycopg3Adapter.txn_idle == psycopg.pq.TransactionStatus.IDLE,
+}))
+"""
+
+
+def test_peewee_gets_the_postgresql_driver_once_llmbench_loads_its_postgresql_classes():
+    done = subprocess.run(
+        [sys.executable, "-c", PEEWEE_ON_POSTGRES], capture_output=True, text=True, check=True
+    )
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found == {"before": False, "binary": True, "json": True, "idle": True}

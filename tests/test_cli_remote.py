@@ -87,10 +87,17 @@ def test_report_downloads_a_remote_runs_files_into_out(remote, tmp_path):
     result = invoke("report", "run-done", "--server", base, "--token", viewer, "--out", str(out))
     assert result.exit_code == 0, result.output
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["report.html", "report.md", "results-detailed.csv", "summary.json"]
+    assert names == [
+        "report.html",
+        "report.md",
+        "results-detailed.csv",
+        "results.jsonl",
+        "summary.json",
+    ]
     assert json.loads((out / "summary.json").read_text())["runId"] == "run-done"
     assert "<html" in (out / "report.html").read_text().lower()
     assert "Paris" in (out / "results-detailed.csv").read_text()
+    assert "taskId" in json.loads((out / "results.jsonl").read_text().splitlines()[0])
     assert all(os.stat(p).st_mode & 0o077 == 0 for p in out.iterdir())  # owner-only
 
 

@@ -28,7 +28,7 @@ def test_header_shows_each_targets_composite_with_its_formula(client, run, path)
     scores = soup(client.get(path)).select("#composite-scores li")
     assert len(scores) == 2
     first = scores[0].select_one("details.composite")
-    assert first.summary.get_text(" ", strip=True) == "Composite score · m1 87.4"
+    assert first.summary.get_text(" ", strip=True) == "Composite score · local/m1 87.4"
     assert first.select_one(".composite__formula").get_text() == (
         "composite = 0.70 × quality 82.0 + time 15.0 (median 10.0 s) "
         "+ on-target 15.0 (no latency target) = 87.4"
@@ -38,9 +38,8 @@ def test_header_shows_each_targets_composite_with_its_formula(client, run, path)
 @pytest.mark.parametrize("path", ["/runs/p-1/results", "/runs/p-1"])
 def test_header_shows_a_dash_for_a_target_without_a_composite(client, run, path):
     second = soup(client.get(path)).select("#composite-scores li")[1]
-    assert (
-        second.select_one(".composite--none").get_text(" ", strip=True) == "Composite score · m2 —"
-    )
+    text = second.select_one(".composite--none").get_text(" ", strip=True)
+    assert text == "Composite score · remote/m2 —"
 
 
 def test_header_follows_the_configured_weights(tmp_path):

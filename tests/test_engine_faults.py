@@ -274,23 +274,24 @@ def test_an_error_in_the_orchestrator_itself_pauses_the_run(app, fake, config, m
 
 
 def test_a_slow_stream_keeps_its_claim_and_is_sent_once(app, fake):
-    # Provider timeout 1 s + margin 0.5 s = a 1.5 s claim; the stream takes ~2 s (each read well
-    # within the timeout, the whole call within the target's max_seconds). The sibling worker
-    # is free at ~1.7 s: without the claim being extended it would claim t0 again and send it
-    # a second time.
-    config = dict(app.config, CLAIM_MARGIN_SECONDS=0.5)
-    p = make_provider(fake, max_concurrency=2, timeout=1.0)
+    # Provider timeout 2 s + margin 1 s = a 3 s claim, extended every second; the streams take
+    # ~4.2 and ~4.8 s (each read well within the timeout, the whole call within the target's
+    # max_seconds). The sibling worker is free at ~4.2 s: without the claim being extended it
+    # would claim t0 again and send it a second time. Twice the old scale: a claim extended
+    # late on a starved machine (load 30 on 2 cores) still has 2 s of room.
+    config = dict(app.config, CLAIM_MARGIN_SECONDS=1.0)
+    p = make_provider(fake, max_concurrency=2, timeout=2.0)
     run = start_run(p, [(p, "m1", {"max_seconds": 30})], make_tasks(2))
     script(
         fake,
         {
             "answer": [
-                {"chunks": ["slow "] * 6, "chunk_delay": 0.4},
-                {"chunks": ["quick "] * 5, "chunk_delay": 0.42},
+                {"chunks": ["slow "] * 6, "chunk_delay": 0.8},
+                {"chunks": ["quick "] * 5, "chunk_delay": 0.84},
             ]
         },
     )
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 40
     while tick(config, holder=HOLDER)["state"] == "running":
         assert time.monotonic() < deadline
     questions = [t for _k, _m, t in calls(fake, "answer")]

@@ -79,14 +79,14 @@ DETAILED_GOLDEN = (
     "provider_name,model_name,task_id,task_name,task_status,spent_time_ms,tokens_generated,"
     "tokens_per_second,score,judge_reason,llm_response_text,error_msg,"
     "check_score,checks,auto_fail_reason,tool_calls,"
-    "first_answer_ms,itl_p50_ms,itl_p90_ms,tpot_ms,queue_ms,sent_at\r\n"
+    "first_answer_ms,itl_p50_ms,itl_p90_ms,tpot_ms,queue_ms,sent_at,judge_score\r\n"
     'local,m1 · temperature 0.2,t1,"What is 2+2?\nExplain.",COMPLETED,1234.5,50,40.5,80,'
     '"has, comma ""quoted""\nsecond line",'
-    "ünïcødé ✓ | pipe,,,,,,150,20,30,23.15,35.5,2025-01-02T03:04:05.250Z\r\n"
+    "ünïcødé ✓ | pipe,,,,,,150,20,30,23.15,35.5,2025-01-02T03:04:05.250Z,80\r\n"
     "local,m1 · temperature 0.2,t2,Name <three> colours,FAILED,900,,,,,red,judge: bad json,,,,"
-    ",,,,,,\r\n"
+    ",,,,,,,\r\n"
     '"remote, inc",m|2,t1,"What is 2+2?\nExplain.",COMPLETED,1000,50,50,72.5,right,4,,,,,'
-    ",,,,18.37,,\r\n"
+    ",,,,18.37,,,72.5\r\n"
 )
 
 MARKDOWN_GOLDEN = """# Run golden
@@ -197,6 +197,7 @@ def test_csv_headers_start_with_the_service_columns_in_order_then_ours():
         "tpot_ms",
         "queue_ms",
         "sent_at",
+        "judge_score",
     )
 
 
@@ -310,6 +311,18 @@ def test_report_html_escapes_judge_reasons_and_answers(app):
     html = report_html(run)
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<img src=x" not in html
+
+
+def test_report_html_target_names_wrap_after_a_slash_and_stay_escaped(app):
+    run, (target,) = make_run(targets=(("lab", "org/<b>model"),))
+    add_item(run, target, "x", score=50)
+    page = BeautifulSoup(report_html(run), "html.parser")
+    averages = page.find(id="avg-h").find_parent("section")
+    row = averages.find("tbody").find("th")
+    assert row.get_text() == "lab/org/<b>model"
+    assert len(row.find_all("wbr")) == 2 and not row.find_all("b")
+    speed = page.find(id="speed-table").find("tbody").find("th")
+    assert speed.get_text() == "lab/org/<b>model" and len(speed.find_all("wbr")) == 2
 
 
 def test_report_html_caps_the_detail_table_with_a_note(app):

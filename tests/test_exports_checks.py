@@ -133,6 +133,25 @@ def test_results_csv_carries_the_tool_calls_as_json_text(run):
     assert json.loads(row["tool_calls"]) == CALLS
 
 
+def test_detailed_csv_has_the_judges_own_score_beside_the_check_score_in_its_last_column(run):
+    header = next(csv.reader(io.StringIO("".join(csv_detailed(run)))))
+    assert header[-1] == "judge_score"
+    row = detailed_rows(run)[0]
+    assert (row["score"], row["check_score"], row["judge_score"]) == ("60", "50", "70")
+
+
+def test_results_jsonl_and_csv_have_the_judges_own_score_beside_the_check_score(run):
+    record = next(iter(item_records(run)))
+    assert (record["score"], record["checkScore"], record["judgeScore"]) == (60.0, 50.0, 70.0)
+    row = next(csv.DictReader(io.StringIO("".join(results_csv(run)))))
+    assert (row["check_score"], row["judge_score"]) == ("50.0", "70.0")
+
+
+def test_an_item_of_a_run_without_a_judge_has_no_judge_score_in_the_files(judge_free):
+    assert detailed_rows(judge_free)[0]["judge_score"] == ""
+    assert next(iter(item_records(judge_free)))["judgeScore"] is None
+
+
 def test_report_html_shows_each_check_result_beside_the_judge_score(run):
     page = soup(report_html(run))
     header = [th.get_text(strip=True) for th in page.select("#detail-h ~ div thead th")]

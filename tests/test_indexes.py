@@ -29,6 +29,8 @@ ID_ORDER = "ends with the rowid: reads the items of one value in id order (no an
 PREFIX_ALLOWED = {
     "item_run_id": ID_ORDER + ": API item pages, the Evaluate queue, the labels export",
     "item_run_id_category": ID_ORDER + ": the Evaluate queue's category filter",
+    "item_run_id_status": "ends with the rowid: the results table's status sort reads one "
+    "status's items in id order (keyset.py names it); item_figures' entries go on by target",
     "alert_run_id": LATER,
     "collectiontask_collection_id": LATER,
     "judgecall_job_id": LATER,

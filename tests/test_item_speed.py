@@ -111,7 +111,7 @@ def test_results_csv_carries_the_timing_in_its_last_columns(app):
     add_item(run, target, "t2", score=80, **{**STREAMED, "chunks": 1, "itl_hist": None})
     (streamed, one_chunk) = csv.DictReader(io.StringIO("".join(results_csv(run))))
     assert CSV_COLUMNS.index("first_answer_ms") == CSV_COLUMNS.index("tool_calls") + 1
-    assert CSV_COLUMNS[-1] == "queue_ms"
+    assert CSV_COLUMNS[-2:] == ("queue_ms", "judge_score")
     assert (streamed["itl_p50_ms"], streamed["itl_measurable"]) == ("20.0", "true")
     assert (streamed["sent_at"], streamed["tpot_ms"]) == ("2025-01-02T03:04:05.250Z", "20.0")
     assert (one_chunk["itl_p50_ms"], one_chunk["itl_measurable"]) == ("", "false")

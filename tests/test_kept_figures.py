@@ -6,13 +6,16 @@ import datetime as dt
 import json
 import random
 import statistics
+from collections import Counter
 
 import pytest
 
 from app.db.models import COMPLETED
 from app.db.models import CONTROL_RUNNING
 from app.db.models import FAILED
+from app.db.models import NEW
 from app.db.models import PENDING
+from app.db.models import WAITING_FOR_JUDGE
 from app.db.models import Item
 from app.db.models import Rating
 from app.db.models import RunFigures
@@ -23,9 +26,12 @@ from app.ratings.report import run_report
 from app.ratings.votes import change_vote
 from app.ratings.votes import record_vote
 from app.results import kept
+from app.results.averages import ESTIMATE
 from app.results.averages import breakdown
 from app.results.averages import compute_averages
+from app.results.averages import item_groups
 from app.results.averages import model_averages
+from app.results.clustered import histogram_mean_ci
 from app.results.compare import compare_runs
 from app.results.composite_figures import target_composites
 from app.results.kept_compare import kept_compare_runs
@@ -304,3 +310,171 @@ def test_a_results_page_reads_each_runs_stamp_once(app, client, monkeypatch):
     reads = stamp_reads(monkeypatch)
     assert client.get(f"/runs/{run.run_id}/results").status_code == 200
     assert reads[0] == 1
+
+
+# ---- the figures equal the run's items counted plainly, item by item ----------------------
+
+
+def mixed_run(seed):
+    """A finished run of 1-3 targets whose items take every path the figures tell apart:
+    completed with a score (a judge's few points, or continuous ones), failed at the answer, the
+    warm-up or the judge, still NEW or waiting for the judge, estimated rates, no cost."""
+    rng = random.Random(seed)
+    targets = [("local", f"m{n}") for n in range(rng.randint(1, 3))]
+    run, made = make_run(f"mixed-{seed}", targets=targets)
+    continuous = seed % 2 == 1
+    for target in made:
+        for n in range(rng.randint(0, 60)):
+            fields = {
+                "category": rng.choice(("math", "code", "")),
+                "difficulty": rng.choice(("easy", "hard", "expert")),
+                "time_taken_ms": rng.choice((None, rng.uniform(100, 5000))),
+                "ttft_ms": rng.choice((None, rng.uniform(10, 500))),
+                "tokens_per_second": rng.choice((None, rng.uniform(5, 90))),
+                "tps_source": rng.choice((None, "ollama.eval", ESTIMATE)),
+                "cost_usd": rng.choice((None, rng.uniform(0, 0.01))),
+                "prompt_tokens": rng.choice((None, rng.randint(1, 900))),
+                "tokens_generated": rng.choice((None, rng.randint(1, 900))),
+                **tried(T0 + dt.timedelta(seconds=rng.uniform(0, 600))),
+            }
+            kind = rng.random()
+            if kind < 0.2:
+                stage = rng.choice(("answer", "judge", "warmup", None))
+                add_item(run, target, f"t{n}", status=FAILED, error_stage=stage, **fields)
+            elif kind < 0.3:
+                add_item(
+                    run, target, f"t{n}", status=rng.choice((NEW, WAITING_FOR_JUDGE)), **fields
+                )
+            else:
+                score = rng.uniform(0, 100) if continuous else float(rng.choice((0, 25, 50, 100)))
+                add_item(run, target, f"t{n}", score=score, **fields)
+    return run
+
+
+def counted_plainly(run, target_id, estimates=False):
+    """What the averages say of one target, counted from its items one by one."""
+    items = list(Item.select().where((Item.run == run) & (Item.target == target_id)))
+    failed = [i for i in items if i.status == FAILED]
+    answered = [i for i in items if not (i.status == FAILED and i.error_stage != "judge")]
+    scores = [i.evaluation_score for i in items if i.status == COMPLETED]
+    scores = [s for s in scores if s is not None]
+    rates = [i for i in answered if estimates or i.tps_source != ESTIMATE]
+
+    def mean(values):
+        values = [v for v in values if v is not None]
+        return statistics.fmean(values) if values else None
+
+    def total(values):
+        values = [v for v in values if v is not None]
+        return sum(values) if values else None
+
+    return {
+        "item_count": len(items),
+        "completed": sum(i.status == COMPLETED for i in items),
+        "pending": sum(i.status in (NEW, WAITING_FOR_JUDGE) for i in items),
+        "failed_answer": sum(i.error_stage != "judge" for i in failed),
+        "failed_warmup": sum(i.error_stage == "warmup" for i in failed),
+        "failed_judge": sum(i.error_stage == "judge" for i in failed),
+        "avg_time_ms": mean(i.time_taken_ms for i in answered),
+        "avg_ttft_ms": mean(i.ttft_ms for i in answered),
+        "avg_tokens_per_second": mean(i.tokens_per_second for i in rates),
+        "tps_estimated": sum(
+            i.tps_source == ESTIMATE and i.tokens_per_second is not None for i in items
+        ),
+        "avg_score": statistics.fmean(scores) if scores else None,
+        "score_n": len(scores),
+        "cost_usd": total(i.cost_usd for i in items),
+        "prompt_tokens": total(i.prompt_tokens for i in items),
+        "tokens_generated": total(i.tokens_generated for i in items),
+        "ci": histogram_mean_ci(list(Counter(scores)), list(Counter(scores).values())),
+    }
+
+
+def approx(figures):
+    return {
+        k: v if v is None or isinstance(v, int) else pytest.approx(v) for k, v in figures.items()
+    }
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("estimates", [False, True])
+def test_the_averages_equal_the_items_counted_one_by_one(app, seed, estimates):
+    run = mixed_run(seed)
+    for row in model_averages(run, estimates=estimates):
+        plain = counted_plainly(run, row["target_id"], estimates)
+        ci = plain.pop("ci")
+        assert approx(plain) == {k: row[k] for k in plain}
+        # The CI's floats exactly: the same histogram of scores, the same draws.
+        assert (row["ci_low"], row["ci_high"]) == (ci or (None, None))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("by", ["category", "difficulty"])
+def test_a_breakdown_equals_the_items_counted_one_by_one(app, seed, by):
+    run = mixed_run(seed)
+    table = breakdown(run, by)
+    for row in table["rows"]:
+        for model, cell in zip(table["models"], row["cells"], strict=True):
+            items = [
+                i
+                for i in Item.select().where(
+                    (Item.run == run) & (Item.target == model["target_id"])
+                )
+                if getattr(i, by) == row["key"]
+            ]
+            scores = [i.evaluation_score for i in items if i.status == COMPLETED]
+            failed = [i for i in items if i.status == FAILED]
+            assert cell == {
+                "avg": pytest.approx(statistics.fmean(scores)) if scores else None,
+                "n": len(scores),
+                "item_count": len(items),
+                "failed_judge": sum(i.error_stage == "judge" for i in failed),
+                "failed_answer": sum(i.error_stage != "judge" for i in failed),
+            }
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kept_figures_of_a_mixed_run_equal_a_fresh_computation(app, seed):
+    run = mixed_run(seed)
+    first = (model_averages(run), breakdown(run, "category"), breakdown(run, "difficulty"))
+    forget()
+    assert (model_averages(run), breakdown(run, "category"), breakdown(run, "difficulty")) == first
+    fresh(run, model_averages)
+    assert (model_averages(run), breakdown(run, "category"), breakdown(run, "difficulty")) == first
+
+
+def test_the_ci_depends_on_the_scores_not_how_they_are_given():
+    scores = [float(s) for s in random.Random(3).choices(range(0, 101, 10), k=500)]
+    counts = Counter(scores)
+    shuffled = list(counts.items())
+    random.Random(4).shuffle(shuffled)
+    ci = histogram_mean_ci(list(counts), list(counts.values()))
+    assert histogram_mean_ci([v for v, _ in shuffled], [n for _, n in shuffled]) == ci
+    assert histogram_mean_ci([*counts, 55.5], [*counts.values(), 0]) == ci  # a 0 is no score
+    low, high = ci
+    assert low < statistics.fmean(scores) < high and high - low < 8
+
+
+def test_continuous_scores_are_resampled_one_by_one_around_their_mean():
+    rng = random.Random(5)
+    scores = [rng.uniform(0, 100) for _ in range(400)]
+    low, high = histogram_mean_ci(scores, [1] * len(scores))
+    assert low < statistics.fmean(scores) < high and high - low < 12
+
+
+def test_one_score_or_one_value_is_its_own_ci():
+    assert histogram_mean_ci([70.0], [12]) == (70.0, 70.0)
+    assert histogram_mean_ci([70.0, 70.0], [1, 1]) == (70.0, 70.0)
+    assert histogram_mean_ci([], []) is None
+
+
+def test_continuous_scores_make_one_group_not_one_per_item(app):
+    # A group per distinct score would be a group per item: a 1 000 000-item run's groups held
+    # as objects in memory. They merge over the score; the scores stay as numbers.
+    run, (t,) = make_run("kept-continuous")
+    for n in range(40):
+        add_item(run, t, f"t{n}", score=n + 0.5, **tried())
+    read = item_groups(run)
+    assert [(g.n, g.scored) for g in read.groups] == [(40, 40)]
+    values, counts = read.scores[t.id]
+    assert sorted(values) == [n + 0.5 for n in range(40)] and sum(counts) == 40

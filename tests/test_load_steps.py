@@ -199,7 +199,9 @@ def test_a_steps_answers_are_all_in_before_the_next_step_is_asked(app, client, p
 
 
 def test_each_step_puts_its_own_concurrency_on_the_server(app, client, paced):
-    server = paced(ttft=0.05)
+    # Each request stays in service 250 ms: long enough that a step's workers, started late
+    # on a starved machine, still overlap (at 50 ms a busy run saw 3 at once, not 4).
+    server = paced(ttft=0.25)
     post_run(client, server, {"steps": [1, 2, 4]}, tasks=8)
     items = finish(app)
     assert all(i.status == COMPLETED for i in items)

@@ -11,16 +11,19 @@ from bs4 import BeautifulSoup
 
 from app.db.models import FAILED
 from app.db.models import Item
+from app.db.models import Run
 from app.exports.report import report_html
 from app.exports.summary import summary_json
 from app.latency import histogram
 from app.latency import merge
 from app.latency import pack
 from app.latency import unpack
+from app.results import speed
 from app.results.speed import BOOTSTRAP_MAX
 from app.results.speed import NO_SEND_TIMES
 from app.results.speed import _group_histograms
 from app.results.speed import _sum_histograms
+from app.results.speed import compute_speed
 from app.results.speed import distribution
 from app.results.speed import run_speed
 from tests.factories import T0
@@ -199,6 +202,23 @@ def test_merged_histograms_equal_the_latency_modules_merge_per_group():
     for g in range(3):
         expected = merge([unpack(b) for b, n in zip(blobs, groups, strict=True) if n == g])
         assert _sum_histograms(merged, [g]) == expected
+
+
+def test_figures_read_a_few_answers_at_a_time_equal_those_read_at_once(run, monkeypatch):
+    # Two load steps, so the per-step figures and gap histograms are folded in by chunk too.
+    Run.update(settings={"load": {"mode": "concurrency", "steps": [1, 4]}}).where(
+        Run.id == run.id
+    ).execute()
+    Item.update(step=1).where(
+        (Item.run == run.id) & Item.task_key.in_(["a1", "a3", "down"])
+    ).execute()
+    run = Run.get_by_id(run.id)
+    whole = compute_speed(run)
+    for chunk in (1, 2, 3):
+        monkeypatch.setattr(speed, "READ_CHUNK", chunk)
+        assert compute_speed(run) == whole
+    assert [s["step"] for s in whole["targets"][0]["steps"]] == [0, 1]
+    assert whole["targets"][0]["steps"][1]["itlMs"] != whole["targets"][0]["steps"][0]["itlMs"]
 
 
 def test_a_changed_item_is_read_again_not_taken_from_the_cache(app):

@@ -6,9 +6,11 @@ from types import SimpleNamespace
 import pytest
 
 from app.db.models import Collection
+from app.db.models import Run
 from app.db.models import RunAggregate
 from app.results.aggregates import series_names
 from app.schedules.digest import digest_finished
+from app.schedules.trends import filter_choices
 from app.schedules.trends import trends
 from tests.over_time import T0
 from tests.over_time import finished_run
@@ -66,6 +68,30 @@ def test_a_change_of_judge_breaks_the_line_and_says_why(three_runs):
     points = series(trends(), "local/m1")["points"]
     assert [p["comparable"] for p in points] == [True, True, False]
     assert points[2]["breakReason"] == "judge changed: judgeprov/judge-1 → judgeprov/judge-2"
+
+
+def test_a_run_without_a_judge_reads_checks_only_where_its_judge_would_be(app):
+    finished_run("judged", {"local/m1": [50, 50]})
+    finished_run("checked", {"local/m1": [50, 50]}, finished_at=T0 + DAY, judge_model="")
+    Run.update(judge_provider_name="").where(Run.run_id == "checked").execute()
+    digest_finished(T0 + DAY)
+    (_first, second) = series(trends(), "local/m1")["points"]
+    assert second["judge"] == "— (checks only)"
+    assert second["breakReason"] == "judge changed: judgeprov/judge-1 → — (checks only)"
+    assert trends({"judge": "— (checks only)"})["series"][0]["points"][0]["runId"] == "checked"
+
+
+def test_a_judge_free_run_digested_with_the_old_label_reads_checks_only_too(app):
+    finished_run("judged", {"local/m1": [50, 50]})
+    finished_run("checked", {"local/m1": [50, 50]}, finished_at=T0 + DAY, judge_model="")
+    digest_finished(T0 + DAY)
+    old = Run.get(Run.run_id == "checked")
+    RunAggregate.update(judge_label="/").where(RunAggregate.run == old.id).execute()
+    (_first, second) = series(trends(), "local/m1")["points"]
+    assert second["judge"] == "— (checks only)"
+    assert second["breakReason"] == "judge changed: judgeprov/judge-1 → — (checks only)"
+    assert sorted(filter_choices()["judges"]) == ["judgeprov/judge-1", "— (checks only)"]
+    assert trends({"judge": "— (checks only)"})["series"][0]["points"][0]["runId"] == "checked"
 
 
 def test_a_change_of_tasks_breaks_the_line(app):

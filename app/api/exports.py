@@ -8,9 +8,9 @@ from flask import request
 from ..errors import ValidationError
 from ..exports import files
 from ..exports.summary import results_dict
-from ..results import compare
 from ..results.composite import settings_from
 from ..results.goodput import run_goodput
+from ..results.kept_compare import kept_compare_runs
 from ..results.speed import run_speed
 from ..runs.queries import get_run
 from .replies import attachment
@@ -20,7 +20,8 @@ bp = Blueprint("exports", __name__)
 
 @bp.post("/runs/<run_id>/export")
 def export_run(run_id):
-    """The run as a file: {"format": "CSV"|"MD"|"JSON"|"HTML", "includeDetailed": bool}."""
+    """The run as a file: {"format": "CSV"|"MD"|"JSON"|"HTML"|"JSONL", "includeDetailed": bool}
+    (JSONL: results.jsonl, one line per item as `llmbench report` writes it)."""
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         raise ValidationError.field(
@@ -60,7 +61,7 @@ def run_speed_figures(run_id):
 
 @bp.get("/compare")
 def compare_runs():
-    """Compare run `a` (before) with run `b` (after)."""
+    """Compare run `a` (before) with run `b` (after), kept while both runs hold."""
     errors = [
         {"field": name, "message": "give a run id"}
         for name in ("a", "b")
@@ -71,4 +72,4 @@ def compare_runs():
     run_a = get_run(request.args["a"].strip())
     run_b = get_run(request.args["b"].strip())
     settings = settings_from(current_app.config)
-    return jsonify(compare.compare_runs(run_a, run_b, composite_settings=settings))
+    return jsonify(kept_compare_runs(run_a, run_b, composite_settings=settings))

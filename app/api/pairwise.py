@@ -8,7 +8,7 @@ from ..ratings import labels
 from ..ratings.judge_votes import ask_judge
 from ..ratings.judge_votes import get_job
 from ..ratings.judge_votes import job_status
-from ..ratings.leaderboard import leaderboard
+from ..ratings.kept import kept_leaderboard
 from ..ratings.leaderboard import parse_runs
 from ..ratings.leaderboard import parse_source
 from ..ratings.votes import change_vote
@@ -130,7 +130,7 @@ def pairwise_judge_get(job_id):
 def leaderboard_get():
     """Bradley–Terry ratings with 95 % intervals: ?runs=<id,id>&source=human|judge|all."""
     args = query_args("runs", "source")
-    board = leaderboard(parse_runs(args.get("runs")), parse_source(args.get("source")))
+    board = kept_leaderboard(parse_runs(args.get("runs")), parse_source(args.get("source")))
     return jsonify(board["rows"])
 
 
@@ -138,4 +138,5 @@ def leaderboard_get():
 def leaderboard_details():
     """The leaderboard with its win-rate matrix, vote count, method and judge consistency."""
     args = query_args("runs", "source")
-    return jsonify(leaderboard(parse_runs(args.get("runs")), parse_source(args.get("source"))))
+    runs, source = parse_runs(args.get("runs")), parse_source(args.get("source"))
+    return jsonify(kept_leaderboard(runs, source))

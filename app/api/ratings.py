@@ -9,6 +9,7 @@ from flask import url_for
 from ..errors import ValidationError
 from ..ratings import judge_check
 from ..ratings import labels
+from ..ratings.kept import kept_judge_check
 from ..ratings.people import is_person
 from ..ratings.people import person_of
 from ..ratings.store import clear_rating
@@ -143,4 +144,4 @@ def judge_check_get(run_id):
     rater = query_args("rater").get("rater") or None
     if rater is not None and not is_person(rater):
         raise ValidationError.field("rater", 'must be one person: "human" or "human:<name>"')
-    return jsonify(judge_check.judge_check(run_id, rater))
+    return jsonify(kept_judge_check(get_run(run_id), rater))

@@ -52,7 +52,7 @@ def stored_secret():
         .first()
     )
     if template is not None:
-        # schedules/template_start.webhook_aad (a tier above: the same text).
+        # schedules/webhook_secret.webhook_aad (a tier above: the same text).
         return template.webhook_url, f"template:{template.id}:webhook"
     return None
 

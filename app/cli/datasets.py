@@ -9,12 +9,11 @@ from ..datasets import exporter
 from ..datasets import importer
 from ..errors import LlmbenchError
 from ..files.private import open_private
-from ..runconfig import run_plan
+from .lazy import load
 from .open_database import missing_db_note
 from .open_database import open_db
 from .options import override_options
 from .options import overrides_from
-from .options import read_plan
 from .options import selection_options
 from .output import FORMATS
 from .output import IMPORT_FORMATS
@@ -87,16 +86,15 @@ def validate(
     with db_context():
         try:
             if is_config:
-                overrides = overrides_from(limit, categories, concurrency, name, judge, sets)
-                plan = read_plan(
+                # Lazy: the run config reader (providers, HTTP adapters) only for a config.
+                check_config = load("app.cli.plans:check_config")
+                result, text = check_config(
                     target,
-                    overrides,
+                    overrides_from(limit, categories, concurrency, name, judge, sets),
                     selection,
                     allow_unpriced=allow_unpriced,
                     skip_unsupported=skip_unsupported,
                 )
-                result = {**run_plan.plan_to_dict(plan), "event": "valid", "kind": "config"}
-                text = [f"{target}: valid run config"] + ["  " + x for x in run_plan.describe(plan)]
             else:
                 checked = importer.check(
                     target, fmt, on_duplicate="skip", skip_unsupported=skip_unsupported

@@ -24,6 +24,7 @@ from .open_database import open_db
 from .output import db_context
 from .output import emit
 from .output import num
+from .output import quality_line
 from .output import slo_line
 from .output import speed_line
 from .output import step_table
@@ -161,6 +162,8 @@ def show(run_id, as_json, server=None, token=None):
             f"  {row['target']}: score {num(row['avgScore'])}, {row['completed']} completed, "
             f"{row['failed']} failed, auto-fail {'-' if rate is None else f'{rate:.1f} %'}"
         )
+        if quality_line(row):
+            click.echo(f"    {quality_line(row)}")
         click.echo(f"    {speed_line(row.get('speed'))}")
         if row.get("slo"):
             click.echo(f"    {slo_line(row['slo'])}")

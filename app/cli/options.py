@@ -1,13 +1,12 @@
-"""Options shared by `run`, `resume` and `validate`: overrides, quality gates, CI outputs."""
+"""Options shared by `run`, `resume` and `validate`: overrides, quality gates, CI outputs.
 
-from dataclasses import replace
+Only the options: reading the plan they shape is plans.py's, which imports the whole run
+config reader (providers, the HTTP adapters, a run's creation) that `validate` of a dataset
+never needs."""
 
 import click
 
 from ..results.gate_limits import Gates
-from ..runconfig import reader
-from ..runconfig.filters import TaskFilters
-from ..runconfig.filters import failing_tasks
 from ..runconfig.invocation import Overrides
 from .output import check_outputs
 
@@ -95,32 +94,6 @@ selection_options = _stack(
     ),
     click.option("--seed", type=int, default=0, show_default=True, help="The --sample's pick."),
 )
-
-
-def read_plan(config_path, overrides, selection, *, allow_unpriced, skip_unsupported):
-    """The plan `run`, `--dry-run` and `validate` all read (the same checks, the same counts);
-    `selection`: the selection_options' values (and pass_score, where the command has it)."""
-    failing = None
-    if selection.get("filter_failing"):
-        failing = failing_tasks(selection["filter_failing"], selection.get("pass_score"))
-    filters = TaskFilters(
-        pattern=selection.get("filter_pattern"),
-        failing=failing,
-        failing_from=selection.get("filter_failing"),
-        sample=selection.get("sample"),
-        seed=selection.get("seed"),
-    )
-    filters.regex()  # a bad pattern is the option's error, before any file is read
-    overrides = replace(
-        overrides, models=tuple(selection.get("models") or ()), repeat=selection.get("repeat")
-    )
-    return reader.load(
-        config_path,
-        overrides=overrides,
-        allow_unpriced=allow_unpriced,
-        skip_unsupported=skip_unsupported,
-        filters=filters,
-    )
 
 
 gate_options = _stack(

@@ -130,6 +130,21 @@ def slo_line(slo):
     )
 
 
+def quality_line(row):
+    """'composite 49.6 · checks: 3 of 4 answers pass all (7 of 8 checks)' for a target's row
+    (target_rows.averages); None when it has neither a composite nor a checked answer."""
+    parts = []
+    if row.get("compositeScore") is not None:
+        parts.append(f"composite {num(row['compositeScore'])}")
+    checks = row.get("checks")
+    if checks:
+        parts.append(
+            f"checks: {checks['answersPassed']} of {checks['answers']} answers pass all "
+            f"({checks['checksPassed']} of {checks['checks']} checks)"
+        )
+    return " · ".join(parts) or None
+
+
 def speed_line(speed):
     """'TTFT p50 120 / p90 340 ms · ITL p50 21.0 ms · e2e p90 4100 ms · 310.2 out tok/s ·
     2.10 req/s · concurrency 3.9' ('-' for a figure it does not have)."""

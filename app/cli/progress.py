@@ -15,6 +15,7 @@ from .output import EXIT_GATE
 from .output import db_context
 from .output import emit
 from .output import num
+from .output import quality_line
 from .output import slo_line
 from .output import speed_line
 from .output import step_table
@@ -160,8 +161,9 @@ class Output:
         if self.screen is not None:
             self.screen.stop()
 
-    def finish(self, summary, rows, code, hint, artifacts=None, gate_failures=()):
-        """The end: per-target results, files written, gates, and how to go on."""
+    def finish(self, summary, rows, code, hint, artifacts=None, gate_failures=(), gates_passed=()):
+        """The end: per-target results, files written, gates (those failed; gates_passed: the
+        options of the gates asked for when all passed), and how to go on."""
         self.stop()
         artifacts = artifacts or {}
         run_id = summary["runId"]
@@ -177,6 +179,7 @@ class Output:
                     "models": rows,
                     "files": artifacts,
                     "gates": list(gate_failures),
+                    "gatesPassed": list(gates_passed),
                     "exitCode": code,
                     "resumeCommand": hint,
                 }
@@ -188,6 +191,9 @@ class Output:
         if not self.as_json:
             for failure in gate_failures:
                 click.echo(f"Gate {failure['gate']} failed: {failure['message']}", err=True)
+            if gates_passed and not self.quiet:
+                # A CI log should say the gates were checked, not only when one fails.
+                click.echo(f"Gates passed: {', '.join(gates_passed)}")
             if code == EXIT_GATE:
                 click.echo(f"Run {run_id}: a quality gate failed (exit {EXIT_GATE})", err=True)
             if summary["completedItems"] == 0 and summary["state"] == "finished":
@@ -222,6 +228,8 @@ class Output:
                 f"{num(row['avgTimeMs'], 0):>8} {num(row['avgTokensPerSecond']):>7} "
                 f"{('-' if rate is None else f'{rate:.1f}%'):>8}"
             )
+            if quality_line(row):
+                click.echo(f"  {quality_line(row)}")
             click.echo(f"  {speed_line(row.get('speed'))}")
             if row.get("slo"):
                 click.echo(f"  {slo_line(row['slo'])}")

@@ -28,6 +28,7 @@ REPORT_FILES = (
     ("report.html", {"format": "HTML"}),
     ("results-detailed.csv", {"format": "CSV", "includeDetailed": True}),
     ("report.md", {"format": "MD", "includeDetailed": True}),
+    ("results.jsonl", {"format": "JSONL"}),
 )
 
 
@@ -132,8 +133,8 @@ def control(server, token, run_id, verb, as_json):
 
 
 def report(server, token, run_id, out_dir, as_json):
-    """Download a remote run's report files (summary.json, report.html, the detailed CSV and
-    Markdown) into `out_dir`, owner-only like the local ones; their paths."""
+    """Download a remote run's report files (summary.json, report.html, the detailed CSV,
+    Markdown and results.jsonl) into `out_dir`, owner-only like the local ones; their paths."""
     call(server, token, "GET", f"/runs/{run_id}")  # an unknown run: exit 2 before any file
     folder = Path(out_dir or Path("runs") / _safe(run_id))
     paths = {}

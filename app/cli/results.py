@@ -63,8 +63,8 @@ def report(run_id, out_dir, junit, pass_score, as_json, output_files, server=Non
     """Write summary.json, report.html, results.jsonl and results.csv for a run (or, with -o,
     just the files asked for).
 
-    With --server: download summary.json, report.html, results-detailed.csv and report.md of
-    a run on that llmbench into --out."""
+    With --server: download summary.json, report.html, results-detailed.csv, report.md and
+    results.jsonl of a run on that llmbench into --out."""
     if server:
         if junit or output_files:
             raise CliError(

@@ -31,13 +31,13 @@ from .options import gate_options
 from .options import gates_from
 from .options import override_options
 from .options import overrides_from
-from .options import read_plan
 from .options import selection_options
 from .output import EXIT_INVALID
 from .output import CliError
 from .output import db_context
 from .output import emit
 from .output import translate
+from .plans import read_plan
 from .progress import make_output
 from .watched_run import conclude
 from .watched_run import run_in_foreground

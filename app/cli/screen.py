@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..runs.dto import judge_label
+from .output import quality_line
 from .output import slo_line
 from .output import speed_line
 from .output import step_table
@@ -325,6 +326,8 @@ def summary_panel(summary, rows, artifacts, gate_failures, hint):
     ]
     # Speed as a load tester reports it, one compact line per target (results/speed.py).
     for row in rows:
+        if quality_line(row):
+            parts.append(Text.assemble((f"{row['target']}: ", "dim"), quality_line(row)))
         parts.append(Text.assemble((f"{row['target']}: ", "dim"), speed_line(row.get("speed"))))
         if row.get("slo"):  # with an SLO in the run: its goodput and the highest load meeting it
             parts.append(Text.assemble((f"{row['target']}: ", "dim"), slo_line(row["slo"])))

@@ -2,20 +2,30 @@
 averages in summary.json's shape with the speed and SLO figures. Apart from output.py, which
 every command imports, because these read a run's figures (numpy, the exporters)."""
 
+from ..config import load as load_config
 from ..exports.summary import averages_to_dict
 from ..results.averages import model_averages
+from ..results.check_figures import target_check_figures
+from ..results.composite import settings_from
+from ..results.composite_figures import target_composites
 from ..results.figures import target_figures
 from ..results.goodput import run_goodput
 from ..results.speed import run_speed
 from ..runs.queries import get_run
 
 
-def averages(run_id):
+def averages(run_id, composite_settings=None):
     """Per-target rows for the end of a run: averages (summary.json's shape) plus the
-    auto-fail rate, the median answer time and the compact speed figures (speed_line)."""
+    auto-fail rate, the median answer time, the composite score and the checks' pass counts
+    (quality_line) and the compact speed figures (speed_line). composite_settings: the
+    composite's weights and time curve (the config's when None)."""
     run = get_run(run_id)
+    if composite_settings is None:
+        composite_settings = settings_from(load_config())
     averages_rows = model_averages(run)
     figures = target_figures(run)
+    composites = target_composites(run, composite_settings, averages_rows)
+    checks = target_check_figures(run)
     speeds = run_speed(run, averages_rows)
     speed = {t["targetId"]: t for t in speeds["targets"]}
     goodput = run_goodput(run, speed=speeds) or {"targets": []}
@@ -35,6 +45,8 @@ def averages(run_id):
                 "costUsd": r.get("costUsd"),
                 "autoFailRate": fig.get("auto_fail_rate"),
                 "p50Ms": (fig.get("latency_ms") or {}).get("p50"),
+                "compositeScore": _composite(composites.get(raw["target_id"])),
+                "checks": _checks(checks.get(raw["target_id"])),
                 "speed": compact_speed(speed.get(raw["target_id"])),
                 "slo": compact_slo(slo.get(raw["target_id"])),
                 "steps": step_rows(speed.get(raw["target_id"]), slo.get(raw["target_id"])),
@@ -96,4 +108,21 @@ def compact_slo(figures):
         "met": figures["met"],
         "highestLoad": figures["highestLoad"],
         "sentence": figures["sentence"],
+    }
+
+
+def _composite(composite):
+    return None if composite is None else composite.score
+
+
+def _checks(figures):
+    """A target's checked answers: {answers, answersPassed, checks, checksPassed} (None when
+    no answer of it was checked)."""
+    if figures is None:
+        return None
+    return {
+        "answers": figures.answers,
+        "answersPassed": figures.answers_passed,
+        "checks": figures.checks,
+        "checksPassed": figures.checks_passed,
     }

@@ -177,8 +177,9 @@ def conclude(run_id, out, code, outputs, gates):
         if outputs.get("summaryMd") or outputs.get("stepSummary"):
             load(WRITE_SUMMARY_MD)(run_id, outputs, artifacts, failures, gates, out.as_json, quiet)
         hint = resume_hint(run) if code == EXIT_INTERRUPTED else None
-        rows = averages(run_id) if out.shows_results() else []
-        out.finish(summary, rows, code, hint, artifacts, failures)
+        rows = averages(run_id, composite_settings) if out.shows_results() else []
+        passed = gates.asked() if finished and gates and not failures else ()
+        out.finish(summary, rows, code, hint, artifacts, failures, passed)
     return code
 
 

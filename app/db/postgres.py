@@ -1,23 +1,51 @@
 """PostgreSQL through psycopg 3: the database classes init_db binds for a postgresql:// URL.
 
-Imported only then (connection.init_db, admin's copy), so a SQLite command does not load these
-classes. Peewee itself still imports psycopg at its own import whenever it is installed: hiding
-the driver from it broke its PostgreSQL fields (Binary), so that ~100 ms stays.
+Imported only then (connection.init_db, admin's copy): psycopg takes ~100 ms to import, which
+every command paid while Peewee looked for it at its own import. llmbench keeps Peewee from
+loading it then (app/__init__.py); importing this module hands the driver to Peewee
+(hand_peewee_the_driver), so its own PostgreSQL classes work as if it had found it.
 """
 
+import sys
 import uuid
 
+import peewee
 import psycopg
 from peewee import PostgresqlDatabase
 from peewee import Psycopg3Adapter
 from playhouse.pool import PooledPostgresqlDatabase
 from psycopg.adapt import Loader
 from psycopg.pq import TransactionStatus
+from psycopg.types import TypeInfo
+from psycopg.types.hstore import register_hstore
 from psycopg.types.json import Json
 from psycopg.types.json import Jsonb
 
 from .pg_sql import WRITE_LOCK_KEY
 from .pg_sql import pg_placeholders
+
+
+def hand_peewee_the_driver():
+    """Set what Peewee (and playhouse.postgres_ext) take from psycopg at their import, as
+    that import would have: the driver, its transaction states and JSON wrappers, and hstore.
+
+    Without it a PostgresqlDatabase of Peewee's own (not ours) has no driver: its adapter
+    falls back to psycopg2 (not installed), and binding models fails on the BLOB fields'
+    Binary. Idempotent; harmless when Peewee did import the driver itself."""
+    peewee.psycopg = psycopg
+    peewee.TransactionStatus = TransactionStatus
+    peewee.Json_pg3 = Json
+    peewee.Jsonb_pg3 = Jsonb
+    Psycopg3Adapter.txn_idle = TransactionStatus.IDLE
+    Psycopg3Adapter.txn_inerror = TransactionStatus.INERROR
+    Psycopg3Adapter.txn_unknown = TransactionStatus.UNKNOWN
+    ext = sys.modules.get("playhouse.postgres_ext")
+    if ext is not None and getattr(ext, "TypeInfo", None) is None:
+        ext.TypeInfo = TypeInfo
+        ext.register_hstore_pg3 = register_hstore
+
+
+hand_peewee_the_driver()
 
 
 class NumericLoader(Loader):

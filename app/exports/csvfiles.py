@@ -22,6 +22,7 @@ from .rows import check_line
 from .rows import error_text
 from .rows import item_cursor
 from .rows import json_value
+from .rows import judge_score
 from .rows import number
 from .rows import targets
 from .rows import task_name
@@ -66,6 +67,8 @@ DETAILED_COLUMNS = (
     "tpot_ms",
     "queue_ms",
     "sent_at",
+    # The judge's own score: beside checks, `score` is their combination, not the judge's.
+    "judge_score",
 )
 CHUNK_ROWS = 500
 
@@ -159,6 +162,7 @@ def csv_detailed(run):
             auto_fail_reason or "",
             tool_calls_text(json_value(tool_calls)),
             *_timing_cells(time_ms, ttft_ms, tokens, first_answer_ms, itl_hist, queue_ms, sent_ts),
+            number(judge_score(score, check_score, json_value(judge_scores))),
         )
         for (
             _id,
@@ -182,7 +186,7 @@ def csv_detailed(run):
             check_results,
             auto_fail_reason,
             tool_calls,
-            _judge_scores,
+            judge_scores,
             first_answer_ms,
             itl_hist,
             queue_ms,

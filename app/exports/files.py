@@ -9,6 +9,7 @@ import re
 from ..results.composite import DEFAULT_SETTINGS
 from .csvfiles import csv_average
 from .csvfiles import csv_detailed
+from .item_results import results_jsonl
 from .markdown import markdown
 from .ratings import report_csv_chunks
 from .report import report_html_chunks
@@ -22,9 +23,10 @@ KINDS = (
     "summary_json",
     "report_html",
     "report_csv",
+    "results_jsonl",
 )
 # POST /api/runs/<id>/export {"format", "includeDetailed"} -> kind.
-FORMATS = ("CSV", "MD", "JSON", "HTML")
+FORMATS = ("CSV", "MD", "JSON", "HTML", "JSONL")
 
 
 def safe_name(run_id):
@@ -33,13 +35,13 @@ def safe_name(run_id):
 
 
 def kind_for(fmt, include_detailed=True):
-    """The export kind for an API format name (CSV, MD, JSON, HTML)."""
+    """The export kind for an API format name (CSV, MD, JSON, HTML, JSONL: results.jsonl)."""
     fmt = fmt.upper()
     if fmt == "CSV":
         return "detailed_csv" if include_detailed else "average_csv"
     if fmt == "MD":
         return "markdown" if include_detailed else "markdown_averages"
-    return {"JSON": "summary_json", "HTML": "report_html"}[fmt]
+    return {"JSON": "summary_json", "HTML": "report_html", "JSONL": "results_jsonl"}[fmt]
 
 
 def _json_chunks(run, composite_settings):
@@ -69,4 +71,6 @@ def download(run, kind, composite_settings=DEFAULT_SETTINGS):
     if kind == "report_html":
         chunks = report_html_chunks(run, composite_settings=composite_settings)
         return chunks, f"{name}-report.html", "text/html; charset=utf-8"
+    if kind == "results_jsonl":
+        return results_jsonl(run), f"{name}-results.jsonl", "application/x-ndjson; charset=utf-8"
     raise ValueError(f"unknown export kind {kind!r}")

@@ -11,6 +11,7 @@ from ..files.csvcells import SafeWriter
 from ..runs.item_speed import ITL_FIGURES
 from ..runs.item_speed import api_fields
 from ..runs.item_speed import item_speed
+from .rows import judge_score
 from .rows import targets
 
 CSV_COLUMNS = (
@@ -52,6 +53,8 @@ CSV_COLUMNS = (
     "itl_measurable",
     "tpot_ms",
     "queue_ms",
+    # The judge's own score: beside checks, `score` is their combination, not the judge's.
+    "judge_score",
 )
 _COLUMNS = (
     Item.target,
@@ -88,6 +91,7 @@ _COLUMNS = (
     Item.reasoning_tokens,
     Item.itl_hist,
     Item.queue_ms,
+    Item.judge_scores,
 )
 CHUNK_ROWS = 200
 
@@ -136,6 +140,7 @@ def item_records(run):
         reasoning_tokens,
         itl_hist,
         queue_ms,
+        judge_scores,
     ) in database.execute(query):
         speed = item_speed(
             {
@@ -184,6 +189,9 @@ def item_records(run):
             "checkResults": json.loads(check_results) if check_results else None,
             "autoFailReason": auto_fail_reason,
             "toolCalls": json.loads(tool_calls) if tool_calls else None,
+            "judgeScore": judge_score(
+                score, check_score, json.loads(judge_scores) if judge_scores else None
+            ),
         }
 
 
@@ -251,6 +259,7 @@ def _csv_row(r):
             metrics["itlMeasurable"],
             metrics["tpotMs"],
             metrics["queueMs"],
+            r["judgeScore"],
         )
     ]
 

@@ -68,7 +68,6 @@ def report_html_chunks(run, detail_limit=DETAIL_LIMIT, composite_settings=DEFAUL
         name: run_chart(run, name, narrow=True, averages=averages, by_category=by_category)
         for name in CHARTS
     }
-    speed = run_speed(run, averages)
     state = run_state(run)
     completed = sum(r["completed"] for r in averages)
     failed = sum(r["failed"] for r in averages)

@@ -3,8 +3,8 @@ rated, Fleiss' kappa over the pairs two or more people voted on, with n and boot
 Only people's labels count ("human" and "human:<name>"), never a judge's."""
 
 from ..db.models import HUMAN
-from ..db.models import Item
 from ..db.models import Rating
+from ..db.models import RunTarget
 from ..db.models import Vote
 from .agreement import fleiss_kappa
 from .agreement import krippendorff_alpha
@@ -14,6 +14,12 @@ VERDICTS = ("low", "high", "tie")  # a vote as the pair's lower or higher item i
 
 def _run_ids(runs):
     return [r.id for r in runs] if runs is not None else None
+
+
+def _in_runs(ids):
+    """Votes on the items of runs `ids`, found by their left target (a run's few targets, then
+    the vote index): by their items, SQLite listed every item of the runs (a million at 1M)."""
+    return Vote.left_target.in_(RunTarget.select(RunTarget.id).where(RunTarget.run.in_(ids)))
 
 
 def ratings_alpha(runs=None):
@@ -35,7 +41,7 @@ def votes_kappa(runs=None):
     )
     ids = _run_ids(runs)
     if ids is not None:
-        query = query.where(Vote.left_item.in_(Item.select(Item.id).where(Item.run.in_(ids))))
+        query = query.where(_in_runs(ids))
     units = {}
     for low, high, left, winner in query.tuples():
         if winner == "TIE":
@@ -59,5 +65,5 @@ def people(runs=None):
     ids = _run_ids(runs)
     if ids is not None:
         ratings = ratings.where(Rating.run.in_(ids))
-        votes = votes.where(Vote.left_item.in_(Item.select(Item.id).where(Item.run.in_(ids))))
+        votes = votes.where(_in_runs(ids))
     return sorted({r for (r,) in ratings.tuples()} | {v for (v,) in votes.tuples()})

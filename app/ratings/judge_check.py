@@ -196,7 +196,10 @@ def agreement_by_judge(runs=None, rater=None):
 def human_agreement(run, rater=None):
     """Agreement of the run's judge with people's ratings of the run's items (one rater's, or
     everyone's pooled)."""
-    pairs = [(rating, score) for _p, _m, rating, score in _rated_scores(Item.run == run.id, rater)]
+    # By the ratings' own run column: a few rows by index, not every item of the run probed
+    # for a rating (a rating's run is its item's).
+    ratings = _rated_scores(Rating.run == run.id, rater)
+    pairs = [(rating, score) for _p, _m, rating, score in ratings]
     result = _agreement(pairs)
     result["judge"] = f"{run.judge_provider_name}/{run.judge_model}"
     result["bins"] = BINS_TEXT

@@ -1,51 +1,90 @@
-"""The in-app report's figures (report.run_report) and the judge check (judge_check), kept per
-run state (results/kept.py): their queries read every item (and rating) of the run, so a view
-of an unchanged run reads one row instead. Besides the run's items, the stamp holds its
-ratings and the votes on its targets, and for the judge check its jobs' calls and the run's
-row (a job's state follows the run's), each as counts and latest changes (a few index reads),
-and the latest vote change anywhere (a change rewrites a vote in place).
-A caching wrapper only: the figures themselves are report.py's and judge_check.py's."""
+"""The in-app report's figures (report.run_report), the judge check (judge_check), the
+leaderboard with the judges' and people's agreement beside it, and Evaluate's counts per filter,
+kept per state of their runs (results/kept.py): their queries read every item, rating or vote
+of the runs, so a view of unchanged runs reads a row instead. Besides the runs' items, the stamp
+holds what each depends on: the ratings, the votes on the runs' targets, and for the judge check
+its jobs' calls and the run's row (a job's state follows the run's), each as counts and latest
+changes (a few index reads), and the latest vote change anywhere (a change rewrites a vote in
+place). Caching wrappers only: the figures themselves are report.py's, judge_check.py's,
+leaderboard.py's, between_people.py's and cards.py's."""
 
+import hashlib
 import json
+from pathlib import Path
 
 from peewee import fn
 
+from ..db.models import HUMAN
 from ..db.models import JudgeCall
 from ..db.models import JudgeJob
 from ..db.models import Rating
+from ..db.models import Run
 from ..db.models import RunTarget
 from ..db.models import Vote
 from ..db.models import VoteHistory
+from ..results.kept import kept_across
 from ..results.kept import kept_figures
+from ..runs.queries import get_run
+from .between_people import people
+from .between_people import people_agreement
+from .cards import FAST_PROGRESS
+from .cards import progress
+from .charts import leaderboard_chart
+from .judge_check import agreement_by_judge
 from .judge_check import judge_check
+from .leaderboard import leaderboard
 from .report import run_report
 
+# The code that works the figures out, in every stamp: figures kept by an older version are
+# worked out again, not shown in an older shape (results/kept.py folds in its own modules').
+_SOURCES = ("kept.py", "report.py", "judge_check.py", "agreement.py", "between_people.py")
+_SOURCES += ("leaderboard.py", "bradley_terry.py", "charts.py", "cards.py")
+_CODE = hashlib.sha256(
+    b"".join((Path(__file__).parent / name).read_bytes() for name in _SOURCES)
+).hexdigest()
 
-def _labels_stamp(run):
-    """The run's ratings and the votes on its targets, as text: how many, the latest change."""
+
+def _ratings_stamp(run):
+    """The run's ratings, as text: how many, the latest id and change."""
     ratings = (
         Rating.select(fn.COUNT(Rating.id), fn.MAX(Rating.id), fn.MAX(Rating.updated_at))
         .where(Rating.run == run)
         .tuples()
         .first()
     )
+    return f"{ratings}"
+
+
+def _votes_stamp(run):
+    """The votes on the run's targets, as text: how many and the latest id on either side,
+    and the latest vote change anywhere."""
     targets = RunTarget.select(RunTarget.id).where(RunTarget.run == run)
-    votes = (
-        Vote.select(fn.COUNT(Vote.id), fn.MAX(Vote.id), fn.MAX(Vote.created_at))
-        .where(Vote.left_target.in_(targets) | Vote.right_target.in_(targets))
-        .tuples()
-        .first()
-    )
-    # A changed vote keeps its row and time (the winner is rewritten in place); its history row
-    # is what moves. Any vote's change, whatever the run: one index read, rarely a recompute.
+    # One side at a time, count and id: each answered from its index alone (an OR of the two
+    # sides, or a vote's time, reads every vote row: 20 ms at 10 000 votes). Votes are only
+    # added, changed or undone (both with a history row) or go with their run, so the counts,
+    # the latest ids and the latest history row see every change.
+    sides = [
+        Vote.select(fn.COUNT(Vote.id), fn.MAX(Vote.id)).where(side.in_(targets)).tuples().first()
+        for side in (Vote.left_target, Vote.right_target)
+    ]
+    # A changed vote keeps its row (the winner is rewritten in place); its history row is what
+    # moves. Any vote's change, whatever the run: one index read, rarely a recompute.
     changed = VoteHistory.select(fn.MAX(VoteHistory.id)).scalar()
-    return f"{ratings}|{votes}|{changed}"
+    return f"{sides}|{changed}"
+
+
+def _labels_stamp(run):
+    """The run's ratings and the votes on its targets, as text: how many, the latest change."""
+    return f"{_ratings_stamp(run)}|{_votes_stamp(run)}"
 
 
 def kept_run_report(run, source="all"):
     """run_report(run, source), read back while the run's items, ratings and votes hold."""
     report = kept_figures(
-        run, f"report:{source}", lambda: run_report(run, source), also=_labels_stamp(run)
+        run,
+        f"report:{source}",
+        lambda: run_report(run, source),
+        also=f"{_CODE}|{_labels_stamp(run)}",
     )
     for row in report["targets"]:  # JSON keeps keys as text: the Likert points are numbers
         row["rating_counts"] = {int(k): n for k, n in row["rating_counts"].items()}
@@ -67,12 +106,137 @@ def _jobs_stamp(run):
     return f"{list(jobs.tuples())}|{list(calls.tuples())}|{row}"
 
 
-def kept_judge_check(run):
-    """judge_check(run.run_id), read back while the run, its items, ratings and judge jobs
-    hold."""
+def kept_judge_check(run, rater=None):
+    """judge_check(run.run_id, rater), read back while the run, its items, ratings and judge
+    jobs hold."""
     return kept_figures(
         run,
-        "judge-check",
-        lambda: judge_check(run.run_id),
-        also=f"{_labels_stamp(run)}|{_jobs_stamp(run)}",
+        "judge-check" if rater is None else _named("judge-check", rater),
+        lambda: judge_check(run.run_id, rater),
+        also=f"{_CODE}|{_labels_stamp(run)}|{_jobs_stamp(run)}",
+    )
+
+
+def _named(kind, value):
+    """A figures name for `kind` and a free-text part (a source, a rater: up to 420
+    characters) that fits RunFigures.name: the text as a short hash."""
+    return f"{kind}:{hashlib.sha256(str(value).encode()).hexdigest()[:12]}"
+
+
+def _rows(runs):
+    """What of the runs' rows some figures show or count by, as text: their ids, judges and
+    start times (the same whichever query loaded the rows)."""
+    fields = [
+        (r.id, r.run_id, r.judge_provider_name, r.judge_model, str(r.created_at)) for r in runs
+    ]
+    return json.dumps(fields)
+
+
+class _Labels:
+    """The stamps of some runs' ratings and of the votes on their targets, each read at most
+    once: a leaderboard page shows three figures that depend on them."""
+
+    def __init__(self, runs):
+        self.runs = runs
+        self._votes = self._ratings = None
+
+    def votes(self):
+        if self._votes is None:
+            self._votes = "|".join(_votes_stamp(r) for r in self.runs)
+        return self._votes
+
+    def ratings(self):
+        if self._ratings is None:
+            self._ratings = "|".join(_ratings_stamp(r) for r in self.runs)
+        return self._ratings
+
+
+def kept_leaderboard(runs, source="all", labels=None):
+    """leaderboard(runs, source): its Bradley–Terry fit and 1000 bootstrap rounds, read back
+    while the runs (their items, targets and rows) and the votes on their targets hold."""
+    labels = labels or _Labels(runs)
+    return kept_across(
+        runs,
+        _named("leaderboard", source),
+        lambda: leaderboard(runs, source),
+        also=f"{_CODE}|{labels.votes()}|{_rows(runs)}",
+    )
+
+
+def kept_agreement_by_judge(runs, rater=None, labels=None):
+    """agreement_by_judge(runs, rater), read back while the runs and their ratings hold."""
+    labels = labels or _Labels(runs)
+    return kept_across(
+        runs,
+        _named("judge-agreement", rater),
+        lambda: agreement_by_judge(runs, rater),
+        also=f"{_CODE}|{labels.ratings()}|{_rows(runs)}",
+    )
+
+
+def kept_people_agreement(runs, labels=None):
+    """people_agreement(runs) and people(runs) (the rater picker), read back while the runs'
+    ratings and the votes on their targets hold: {"agreement", "people"}."""
+    labels = labels or _Labels(runs)
+    return kept_across(
+        runs,
+        "people-agreement",
+        lambda: {"agreement": people_agreement(runs), "people": people(runs)},
+        also=f"{_CODE}|{labels.ratings()}|{labels.votes()}",
+    )
+
+
+def _charts(board):
+    if not board["votes"]:
+        return None
+    return {
+        "wide": leaderboard_chart(board["rows"]),
+        "narrow": leaderboard_chart(board["rows"], narrow=True),
+    }
+
+
+def kept_leaderboard_page(runs, source="all", rater=None):
+    """What the leaderboard page shows of `runs`, each kept as above, the ratings and votes
+    read once: {"board", "charts" (the board as SVG, wide and narrow; None without votes),
+    "agreement" (the judges' with people: one `rater`'s, or everyone's), "between" (people's
+    agreement with each other), "people" (the rater picker)}."""
+    labels = _Labels(runs)
+    board = kept_leaderboard(runs, source, labels)
+    charts = kept_across(
+        runs,
+        _named("leaderboard-charts", source),
+        lambda: _charts(board),
+        also=f"{_CODE}|{labels.votes()}|{_rows(runs)}",
+    )
+    between = kept_people_agreement(runs, labels)
+    return {
+        "board": board,
+        "charts": charts,
+        "agreement": kept_agreement_by_judge(runs, rater, labels),
+        "between": between["agreement"],
+        "people": between["people"],
+    }
+
+
+_NOT_COUNTED = ("unrated", "blind", "stay")
+
+
+def kept_progress(filters):
+    """cards.progress(filters) of Evaluate, kept with the picked run while its items (the
+    targets' models among them), its row and its ratings hold. Counts from indexes alone
+    (cards.FAST_PROGRESS) and counts across every run are counted each time."""
+    if set(filters) <= FAST_PROGRESS or not filters.get("run"):
+        return progress(filters)
+    run_pk = getattr(filters, "run_pk", None)
+    run = get_run(filters["run"]) if run_pk is None else Run.get_by_id(run_pk)
+    person = getattr(filters, "person", HUMAN)
+    # What the counts depend on: not the order flags, nor "unrated" (progress counts rated
+    # and not), so a person's queue and blind mode share the counts of their filters.
+    counted = {k: v for k, v in filters.items() if k not in _NOT_COUNTED}
+    key = json.dumps({**counted, "person": person}, sort_keys=True, default=str)
+    return kept_figures(
+        run,
+        _named("evaluate", key),
+        lambda: progress(filters),
+        also=f"{_CODE}|{_ratings_stamp(run)}|{_rows([run])}",
     )

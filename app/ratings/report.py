@@ -28,25 +28,65 @@ KPI_COLUMNS = (
 
 
 def _items(run):
+    """{target id: (answered, mean answer time, mean tokens, cost, costed, mean score, scored)}.
+
+    Grouped by status and stage first, as the covering index item_figures begins (models.py):
+    read from it alone, in order. Grouped by target alone, the database read every wide item
+    row through another index to save itself a sort (0.3 s CPU at 100 000 items)."""
     rows = database.execute_sql(
         "SELECT target_id, COUNT(answered_at), "
-        "AVG(CASE WHEN answered_at IS NOT NULL THEN time_taken_ms END), "
-        "AVG(CASE WHEN answered_at IS NOT NULL THEN tokens_generated END), "
+        "SUM(CASE WHEN answered_at IS NOT NULL THEN time_taken_ms END), "
+        "COUNT(CASE WHEN answered_at IS NOT NULL THEN time_taken_ms END), "
+        "SUM(CASE WHEN answered_at IS NOT NULL THEN tokens_generated END), "
+        "COUNT(CASE WHEN answered_at IS NOT NULL THEN tokens_generated END), "
         "SUM(cost_usd), COUNT(cost_usd), "
-        "AVG(CASE WHEN status = ? THEN evaluation_score END), "
+        "SUM(CASE WHEN status = ? THEN evaluation_score END), "
         "COUNT(CASE WHEN status = ? THEN evaluation_score END) "
-        "FROM item WHERE run_id = ? GROUP BY target_id",
+        "FROM item WHERE run_id = ? GROUP BY status, error_stage, target_id",
         (COMPLETED, COMPLETED, run.id),
     )
-    return {row[0]: row[1:] for row in rows}
+    sums = {}
+    for target_id, *values in rows:
+        was = sums.get(target_id)
+        sums[target_id] = (
+            values if was is None else [_add(a, b) for a, b in zip(was, values, strict=True)]
+        )
+    out = {}
+    for target_id, summed in sums.items():
+        answered, time, timed, tokens, counted, cost, costed, score, scored = summed
+        cost = None if cost is None else float(cost)
+        mean_time, mean_tokens = _mean(time, timed), _mean(tokens, counted)
+        out[target_id] = (
+            answered,
+            mean_time,
+            mean_tokens,
+            cost,
+            costed,
+            _mean(score, scored),
+            scored,
+        )
+    return out
+
+
+def _add(a, b):
+    """Two SUMs added; None only when both are (SQL's SUM of no values)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return a + b
+
+
+def _mean(total, n):
+    return float(total) / n if n else None
 
 
 def _ratings(run):
     out = {}
     rows = database.execute_sql(
         "SELECT i.target_id, r.rating, COUNT(*) FROM rating r JOIN item i ON i.id = r.item_id "
-        "WHERE i.run_id = ? AND r.rating IS NOT NULL GROUP BY i.target_id, r.rating",
-        (run.id,),
+        # r.run_id: from the run's ratings (an index), not a probe per item of the run.
+        "WHERE i.run_id = ? AND r.run_id = ? AND r.rating IS NOT NULL "
+        "GROUP BY i.target_id, r.rating",
+        (run.id, run.id),
     )
     for target_id, rating, n in rows:
         out.setdefault(target_id, dict.fromkeys(LIKERT, 0))[rating] = n

@@ -33,6 +33,7 @@ from ..errors import NotFound
 from ..errors import ValidationError
 from ..ids import is_db_id
 from ..ids import whole_number
+from ..runs.judge_jobs import answered
 from ..runs.judge_jobs import unjudged_pairs
 from ..runs.queries import get_run
 from ..scoring.votes import vote_row
@@ -155,6 +156,11 @@ def next_pair(scope, voter=HUMAN):
 def pair_count(scope):
     """How many tasks both targets answered: the pairs there are to vote on. It reads every
     pair's two items, so the A/B page counts it once and carries it (voted_count is cheap)."""
+    return pairs_query(scope).count()
+
+
+def pairs_query(scope):
+    """The query of the scope's pairs (A's item id of each), one index seek for B's item."""
     a, b = Item.alias("a"), Item.alias("b")
     return (
         a.select(a.id)
@@ -170,9 +176,8 @@ def pair_count(scope):
             (a.run == scope.run_a.id)
             & (a.target == scope.target_a.id)
             & a.answered_at.is_null(False)
-            & b.answered_at.is_null(False)
+            & answered(b)
         )
-        .count()
     )
 
 

@@ -3,11 +3,10 @@
 The detailed table (URL state, filters, SQL pagination) lives in table.py.
 """
 
-import threading
-from collections import OrderedDict
+import hashlib
+import math
+from array import array
 
-from peewee import JOIN
-from peewee import Case
 from peewee import fn
 
 from ..db.connection import database
@@ -19,17 +18,15 @@ from ..db.models import NEW
 from ..db.models import WAITING_FOR_JUDGE
 from ..errors import NotFound
 from ..errors import ValidationError
-from ..runs.outcomes import IS_ANSWER_FAILED
-from ..runs.outcomes import IS_JUDGE_FAILED
-from ..runs.outcomes import IS_WARMUP_FAILED
-from ..runs.outcomes import SCORE
+from ..runs.outcomes import FAILED_STATUSES
 from ..runs.outcomes import I
 from ..runs.outcomes import T
-from ..runs.outcomes import count_where
-from ..runs.outcomes import if_answered
-from . import stats
 from .clustered import cluster_bootstrap_mean_ci
+from .clustered import histogram_mean_ci
+from .clustered import merged_histogram
 from .kept import kept_figures
+from .kept import stamp
+from .recent import Recent
 
 AVERAGE_SORTS = {
     "provider": "provider_name",
@@ -47,9 +44,9 @@ AVERAGE_SORTS = {
 
 # ---- per-model averages -------------------------------------------------------------------
 
-_CI_CACHE = OrderedDict()
-_CI_LOCK = threading.Lock()
-_CI_CACHE_SIZE = 512
+# {(database, run, target, a digest of its scores' histogram): (low, high)}: a run of
+# continuous scores draws them one by one (clustered.histogram_mean_ci), not cheap at 100 000.
+_CI_CACHE = Recent(512)
 
 
 ESTIMATE = "stream.estimate"  # the tps_source of a rate whose token count was guessed
@@ -68,156 +65,234 @@ def model_averages(run, sort=None, direction="asc", estimates=False):
     return sort_averages(rows, sort, direction)
 
 
+# ---- the run's items in one grouped pass ----------------------------------------------------
+
+# What every figure of this module is worked out from: the run's items counted and summed per
+# group of these columns, read in the order of the covering index item_figures (models.py), so
+# the database reads that index alone, in order, and streams the groups (no item row, no sort).
+# The score is the last key, so each target's scores come as a histogram (what the CI
+# resamples); groups are merged over it as they stream (a run of continuous scores has nearly
+# a group per item: held as two arrays of numbers, not as objects).
+_GROUP_KEY = (
+    I.status,
+    I.error_stage,
+    I.target,
+    I.category,
+    I.difficulty,
+    I.tps_source,
+    I.evaluation_score,
+)
+_GROUP_SUMS = (
+    fn.COUNT(I.id),
+    fn.SUM(I.time_taken_ms),
+    fn.COUNT(I.time_taken_ms),
+    fn.SUM(I.ttft_ms),
+    fn.COUNT(I.ttft_ms),
+    fn.SUM(I.tokens_per_second),
+    fn.COUNT(I.tokens_per_second),
+    fn.SUM(I.cost_usd),
+    fn.SUM(I.prompt_tokens),
+    fn.SUM(I.tokens_generated),
+)
+_KEYS = ("status", "stage", "target", "category", "difficulty", "tps_source")
+_SUMS = ("n", "time", "time_n", "ttft", "ttft_n", "tps", "tps_n", "cost", "prompt_tokens")
+_SUMS += ("tokens",)
+
+
+class Group:
+    """A run's items that share status, stage, target, category, difficulty and rate source,
+    with their sums, and their scores' sum and count where they count (completed)."""
+
+    __slots__ = (*_KEYS, *_SUMS, "score_sum", "scored")
+
+    def __init__(self, key):
+        for name, value in zip(_KEYS, key, strict=True):
+            setattr(self, name, value)
+        for name in _SUMS:  # counts from 0, sums from None (no value yet)
+            setattr(self, name, 0 if name == "n" or name.endswith("_n") else None)
+        self.score_sum = 0.0
+        self.scored = 0
+
+    def add(self, sums, score):
+        for name, value in zip(_SUMS, sums, strict=True):
+            setattr(self, name, _add(getattr(self, name), value))
+        if score is not None and self.status == COMPLETED:
+            self.score_sum += score * sums[0]
+            self.scored += sums[0]
+
+    @property
+    def judge_failed(self):
+        return self.status in FAILED_STATUSES and self.stage == "judge"
+
+    @property
+    def answer_failed(self):
+        return self.status in FAILED_STATUSES and self.stage != "judge"
+
+
+class ItemGroups:
+    """A run's items in one pass: `groups` (Group) and each target's completed scores as a
+    histogram, `scores[target id] = (values, counts)` (arrays, values in no order, repeated)."""
+
+    def __init__(self, rows):
+        groups = {}
+        scores = {}
+        width = len(_KEYS)
+        for row in rows:
+            key = row[:width]
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = Group(key)
+            score, sums = row[width], row[width + 1 :]
+            group.add(sums, score)
+            if score is not None and group.status == COMPLETED:
+                values, counts = scores.get(group.target) or scores.setdefault(
+                    group.target, (array("d"), array("q"))
+                )
+                values.append(score)
+                counts.append(sums[0])
+        self.groups = list(groups.values())
+        self.scores = scores
+
+
+# The groups of the last two (run, stamp) a page read: the averages and both breakdowns of one
+# view come from one pass over the items.
+_GROUPS = Recent(2)
+
+
+def item_groups(run):
+    """The run's ItemGroups (one indexed pass, shared by the figures of one run state)."""
+    key = (database.database, run.id, stamp(run))
+    groups = _GROUPS.get(key)
+    if groups is None:
+        query = I.select(*_GROUP_KEY, *_GROUP_SUMS).where(I.run == run.id).group_by(*_GROUP_KEY)
+        groups = ItemGroups(database.execute(query))
+        _GROUPS.put(key, groups)
+    return groups
+
+
+def _add(total, value):
+    """A SUM over groups: None while no group had a value (as SQL's SUM of no values)."""
+    if value is None:
+        return total
+    return value if total is None else total + value
+
+
+def _mean(total, n):
+    return float(total) / n if n else None
+
+
+def _score_mean(groups):
+    """(mean score, how many scores) over `groups`: their sums added exactly (fsum)."""
+    n = sum(g.scored for g in groups)
+    return (math.fsum(g.score_sum for g in groups) / n if n else None), n
+
+
 def compute_averages(run, estimates=False):
     """model_averages' rows in run order, worked out from the run's items (nothing kept)."""
-    tps = if_answered(I.tokens_per_second)
-    if not estimates:
-        tps = Case(None, [(I.tps_source == ESTIMATE, None)], tps)
-    query = (
-        T.select(
-            T.id,
-            T.provider_name,
-            T.model,
-            T.label,
-            T.position,
-            T.warmup_ms,
-            T.warmup_error,
-            fn.COUNT(I.id),
-            count_where(I.status == COMPLETED),
-            count_where(I.status.in_([NEW, WAITING_FOR_JUDGE])),
-            count_where(IS_ANSWER_FAILED),
-            count_where(IS_WARMUP_FAILED),
-            count_where(IS_JUDGE_FAILED),
-            fn.AVG(if_answered(I.time_taken_ms)),
-            fn.AVG(if_answered(I.ttft_ms)),
-            fn.AVG(tps),
-            count_where((I.tps_source == ESTIMATE) & I.tokens_per_second.is_null(False)),
-            fn.AVG(SCORE),
-            fn.COUNT(SCORE),
-            fn.SUM(SCORE),
-            fn.SUM(SCORE * SCORE),
-            fn.MIN(SCORE),
-            fn.MAX(SCORE),
-            fn.SUM(I.cost_usd),
-            fn.SUM(I.prompt_tokens),
-            fn.SUM(I.tokens_generated),
-        )
-        # run_id in the join lets SQLite use an index that starts with (run, target).
-        .join(I, JOIN.LEFT_OUTER, on=((I.target == T.id) & (I.run == run.id)))
+    targets = (
+        T.select(T.id, T.provider_name, T.model, T.label, T.position, T.warmup_ms, T.warmup_error)
         .where(T.run == run)
-        .group_by(T.id)
         .order_by(T.position, T.id)
         .tuples()
     )
+    read = item_groups(run)
+    by_target = {}
+    for g in read.groups:
+        by_target.setdefault(g.target, []).append(g)
     rows = []
-    for (
-        tid,
-        provider,
-        model,
-        label,
-        position,
-        warmup_ms,
-        warmup_error,
-        items,
-        completed,
-        pending,
-        failed_answer,
-        failed_warmup,
-        failed_judge,
-        avg_time,
-        avg_ttft,
-        avg_tps,
-        tps_estimated,
-        avg_score,
-        score_n,
-        score_sum,
-        score_sumsq,
-        score_min,
-        score_max,
-        cost,
-        prompt_tokens,
-        tokens,
-    ) in query:
-        rows.append(
-            {
-                "target_id": tid,
-                "provider_name": provider,
-                "model": model,
-                # provider/label: the label names the model and its params (two targets may
-                # share a model); the provider in front, as charts and summaries show it.
-                "label": f"{provider}/{label}",
-                "target_label": label,
-                "position": position,
-                "item_count": items,
-                "completed": completed,
-                "pending": pending,
-                "failed_answer": failed_answer,
-                "failed_warmup": failed_warmup,
-                "failed_judge": failed_judge,
-                "failed": failed_answer + failed_judge,
-                "avg_time_ms": avg_time,
-                "avg_ttft_ms": avg_ttft,
-                "avg_tokens_per_second": avg_tps,
-                "tps_estimated": tps_estimated,
-                "avg_score": avg_score,
-                "score_n": score_n,
-                "ci_low": None,
-                "ci_high": None,
-                "cost_usd": cost,
-                "prompt_tokens": prompt_tokens,
-                "tokens_generated": tokens,
-                "warmup_ms": warmup_ms,
-                "warmup_error": warmup_error,
-                "_ci_key": (run.id, tid, score_n, score_sum, score_sumsq, score_min, score_max),
-            }
-        )
-    _attach_cis(run, rows)
+    for tid, provider, model, label, position, warmup_ms, warmup_error in targets:
+        groups = by_target.get(tid, [])
+        row = {
+            "target_id": tid,
+            "provider_name": provider,
+            "model": model,
+            # provider/label: the label names the model and its params (two targets may
+            # share a model); the provider in front, as charts and summaries show it.
+            "label": f"{provider}/{label}",
+            "target_label": label,
+            "position": position,
+            **_target_figures(groups, estimates),
+            "ci_low": None,
+            "ci_high": None,
+            "warmup_ms": warmup_ms,
+            "warmup_error": warmup_error,
+        }
+        rows.append(row)
+    _attach_cis(run, rows, read.scores)
     return rows
 
 
-def _attach_cis(run, rows):
-    """Fill ci_low/ci_high; scores are fetched (one query) only for models not cached yet."""
-    missing = []
-    for row in rows:
-        key = row.pop("_ci_key")
-        with _CI_LOCK:
-            ci = _CI_CACHE.get(key)
-            if ci is not None:
-                _CI_CACHE.move_to_end(key)
-        if ci is None and row["score_n"]:
-            missing.append((row, key))
-        elif ci is not None:
-            row["ci_low"], row["ci_high"] = ci
-    if not missing:
-        return
+def _target_figures(groups, estimates):
+    """One target's counts, means and sums from its groups (answer failures carry no speed;
+    estimated rates only when `estimates`)."""
+    counts = dict.fromkeys(("items", "completed", "pending", "answer", "warmup", "judge"), 0)
+    sums = dict.fromkeys(("time", "ttft", "tps", "cost", "prompt", "tokens"))
+    ns = dict.fromkeys(("time", "ttft", "tps"), 0)
+    tps_estimated = 0
+    for g in groups:
+        counts["items"] += g.n
+        counts["completed"] += g.n if g.status == COMPLETED else 0
+        counts["pending"] += g.n if g.status in (NEW, WAITING_FOR_JUDGE) else 0
+        counts["answer"] += g.n if g.answer_failed else 0
+        counts["warmup"] += g.n if g.answer_failed and g.stage == "warmup" else 0
+        counts["judge"] += g.n if g.judge_failed else 0
+        estimate = g.tps_source == ESTIMATE
+        tps_estimated += g.tps_n if estimate else 0
+        sums["cost"] = _add(sums["cost"], g.cost)
+        sums["prompt"] = _add(sums["prompt"], g.prompt_tokens)
+        sums["tokens"] = _add(sums["tokens"], g.tokens)
+        if g.answer_failed:
+            continue
+        for name in ("time", "ttft", "tps"):
+            if name == "tps" and estimate and not estimates:
+                continue
+            sums[name] = _add(sums[name], getattr(g, name))
+            ns[name] += getattr(g, f"{name}_n")
+    avg_score, scored = _score_mean(groups)
+    return {
+        "item_count": counts["items"],
+        "completed": counts["completed"],
+        "pending": counts["pending"],
+        "failed_answer": counts["answer"],
+        "failed_warmup": counts["warmup"],
+        "failed_judge": counts["judge"],
+        "failed": counts["answer"] + counts["judge"],
+        "avg_time_ms": _mean(sums["time"], ns["time"]),
+        "avg_ttft_ms": _mean(sums["ttft"], ns["ttft"]),
+        "avg_tokens_per_second": _mean(sums["tps"], ns["tps"]),
+        "tps_estimated": tps_estimated,
+        "avg_score": avg_score,
+        "score_n": scored,
+        "cost_usd": None if sums["cost"] is None else float(sums["cost"]),
+        "prompt_tokens": None if sums["prompt"] is None else int(sums["prompt"]),
+        "tokens_generated": None if sums["tokens"] is None else int(sums["tokens"]),
+    }
+
+
+def _attach_cis(run, rows, scores):
+    """Fill ci_low/ci_high: a bootstrap of each target's scores (clustered.histogram_mean_ci,
+    from their histogram), or of its tasks when the run repeats them (read then, one query)."""
+    scored = [row for row in rows if row["score_n"]]
     if int((run.settings or {}).get("repeats") or 1) > 1:
-        _attach_cluster_cis(run, missing)
+        _attach_cluster_cis(run, scored)
         return
-    scores = {row["target_id"]: [] for row, _ in missing}
-    query = (
-        I.select(I.target, I.evaluation_score)
-        .where(
-            (I.run == run)
-            & (I.status == COMPLETED)
-            & I.evaluation_score.is_null(False)
-            & I.target.in_(list(scores))
-        )
-        .tuples()
-    )
-    for target_id, score in query:
-        scores[target_id].append(score)
-    for row, key in missing:
-        ci = stats.bootstrap_mean_ci(scores[row["target_id"]])
+    for row in scored:
+        values, counts = merged_histogram(*scores[row["target_id"]])
+        digest = hashlib.sha256(values.tobytes() + counts.tobytes()).hexdigest()
+        key = (database.database, run.id, row["target_id"], digest)
+        ci = _CI_CACHE.get(key)
+        if ci is None:
+            ci = histogram_mean_ci(values, counts)
+            _CI_CACHE.put(key, ci)
         row["ci_low"], row["ci_high"] = ci
-        with _CI_LOCK:
-            _CI_CACHE[key] = ci
-            while len(_CI_CACHE) > _CI_CACHE_SIZE:
-                _CI_CACHE.popitem(last=False)
 
 
-def _attach_cluster_cis(run, missing):
-    """CIs that resample tasks, not answers: the K repeats of a task are one cluster."""
-    clusters = {row["target_id"]: {} for row, _ in missing}
+def _attach_cluster_cis(run, rows):
+    """CIs that resample tasks, not answers: the K repeats of a task are one cluster. Not
+    cached apart (which task holds which score is not in the histogram): the averages are."""
+    if not rows:
+        return
+    clusters = {row["target_id"]: {} for row in rows}
     query = (
         I.select(I.target, I.task_key, I.evaluation_score)
         .where(
@@ -228,16 +303,12 @@ def _attach_cluster_cis(run, missing):
         )
         .tuples()
     )
-    for target_id, task_key, score in query:
+    for target_id, task_key, score in database.execute(query):
         clusters[target_id].setdefault(task_key, []).append(score)
-    for row, key in missing:
+    for row in rows:
         result = cluster_bootstrap_mean_ci(list(clusters[row["target_id"]].values()))
-        ci = (result["ciLow"], result["ciHigh"]) if result else None
-        row["ci_low"], row["ci_high"] = ci or (None, None)
-        with _CI_LOCK:
-            _CI_CACHE[key] = ci
-            while len(_CI_CACHE) > _CI_CACHE_SIZE:
-                _CI_CACHE.popitem(last=False)
+        if result:
+            row["ci_low"], row["ci_high"] = result["ciLow"], result["ciHigh"]
 
 
 def sort_averages(rows, sort=None, direction="asc"):
@@ -274,14 +345,13 @@ def targets_from_averages(averages):
 
 def breakdown(run, by="category", targets=None):
     """Average score per category (or difficulty) per model, as rows of cells in model order."""
-    column = {"category": I.category, "difficulty": I.difficulty}.get(by)
-    if column is None:
+    if by not in ("category", "difficulty"):
         raise ValidationError.field("by", "must be category or difficulty")
     if targets is None:
         targets = run_targets(run)
     cells = {}
     for target_id, key, avg, n, items, failed_judge, failed_answer in kept_figures(
-        run, f"breakdown:{by}", lambda: _breakdown_cells(run, column)
+        run, f"breakdown:{by}", lambda: _breakdown_cells(run, by)
     ):
         cells[(key, target_id)] = {
             "avg": avg,
@@ -302,24 +372,20 @@ def breakdown(run, by="category", targets=None):
     return {"by": by, "keys": keys, "models": models, "rows": out_rows}
 
 
-def _breakdown_cells(run, column):
+def _breakdown_cells(run, by):
     """[target id, key, average score, scored, items, judge failures, answer failures] per
-    target and value of `column`, from the run's items."""
-    query = (
-        I.select(
-            I.target,
-            column,
-            fn.AVG(SCORE),
-            fn.COUNT(SCORE),
-            fn.COUNT(I.id),
-            count_where(IS_JUDGE_FAILED),
-            count_where(IS_ANSWER_FAILED),
-        )
-        .where(I.run == run)
-        .group_by(I.target, column)
-        .tuples()
-    )
-    return [list(row) for row in query]
+    target and value of `by` (category or difficulty), from the run's items."""
+    cells = {}
+    for g in item_groups(run).groups:
+        cells.setdefault((g.target, getattr(g, by)), []).append(g)
+    rows = []
+    for (target_id, key), groups in cells.items():
+        avg, scored = _score_mean(groups)
+        items = sum(g.n for g in groups)
+        judge = sum(g.n for g in groups if g.judge_failed)
+        answer = sum(g.n for g in groups if g.answer_failed)
+        rows.append([target_id, key, avg, scored, items, judge, answer])
+    return rows
 
 
 def _key_order(by, key):

@@ -141,10 +141,12 @@ def _composite_delta(side_a, side_b):
 
 def _pairs(run_a, run_b):
     """Rows for every task both runs gave the same target (provider and label, so the same model
-    with the same params): one join, no per-row query."""
+    with the same params): one join, no per-row query. The rows come straight from the cursor:
+    the columns are text, integers and floats the driver already gives as str, int and float,
+    and peewee's per-value conversion of 16 columns x 100 000 rows took seconds."""
     ia, ib = Item.alias("ia"), Item.alias("ib")
     ta, tb = RunTarget.alias("ta"), RunTarget.alias("tb")
-    return (
+    query = (
         ia.select(
             ta.provider_name,
             ta.label,
@@ -175,8 +177,8 @@ def _pairs(run_a, run_b):
         .join(ib, on=((ib.run == run_b.id) & (ib.target == tb.id) & (ib.task_key == ia.task_key)))
         .where(ia.run == run_a.id)
         .order_by(ta.position, ia.task_key)
-        .tuples()
     )
+    return Item._meta.database.execute(query)
 
 
 def _keyed(run, composite_settings):

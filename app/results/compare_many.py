@@ -1,10 +1,12 @@
 """A baseline against several runs: one pairwise comparison each (results/compare.py), gathered
-per model, and the order people expect (the older run is the baseline, newer ones follow)."""
+per model, and the order people expect (the older run is the baseline, newer ones follow).
+Each comparison is kept per state of its two runs (kept_compare.py): a view of unchanged runs
+reads one row per other run, not every item of each."""
 
 from ..db.models import Run
 from ..errors import NotFound
-from .compare import compare_runs
 from .composite import DEFAULT_SETTINGS
+from .kept_compare import kept_compare_runs
 
 
 def runs_in_order(run_ids):
@@ -40,7 +42,7 @@ def compare_baseline(base, others, limit=10, composite_settings=DEFAULT_SETTINGS
     """The baseline against each other run: the pairwise comparisons and, per model, the
     comparison's model row for each run (None where that run lacks the model)."""
     comparisons = [
-        compare_runs(base, other, limit=limit, composite_settings=composite_settings)
+        kept_compare_runs(base, other, limit=limit, composite_settings=composite_settings)
         for other in others
     ]
     labels = []

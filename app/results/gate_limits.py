@@ -25,6 +25,19 @@ class Gates:
         """The speed gates' limits, in SPEED_GATES' order."""
         return (self.max_ttft_p90, self.max_itl_p90, self.min_goodput)
 
+    def asked(self):
+        """The gates asked for, as their options read ("--fail-under 70"), in option order."""
+        options = (
+            ("--fail-under", self.fail_under),
+            ("--max-failed-pct", self.max_failed_pct),
+            ("--max-auto-fail-pct", self.max_auto_fail_pct),
+            ("--min-composite", self.min_composite),
+            ("--max-ttft-p90", self.max_ttft_p90),
+            ("--max-itl-p90", self.max_itl_p90),
+            ("--min-goodput", self.min_goodput),
+        )
+        return [f"{option} {limit:g}" for option, limit in options if limit is not None]
+
     def per_target(self):
         """Whether a gate checked per target only is asked for (they give JUnit testcases)."""
         return self.min_composite is not None or any(v is not None for v in self.speed_limits())

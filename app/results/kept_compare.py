@@ -1,14 +1,20 @@
 """Compare of two runs (compare.compare_runs), kept per state of both (kept.py): it pairs every
 task of the two runs and bootstraps the paired differences, seconds at 100 000 items, so a view
-of two unchanged runs reads one row instead (stored with run A, keyed by run B)."""
+of two unchanged runs reads one row instead (stored with run A, named after run B:
+kept.kept_across)."""
 
 import hashlib
 import json
+from pathlib import Path
 
 from .compare import compare_runs
 from .composite import DEFAULT_SETTINGS
-from .kept import kept_figures
-from .kept import stamp
+from .kept import kept_across
+
+# The code of the comparison, in its stamp: one kept by an older version is worked out again.
+_CODE = hashlib.sha256(
+    b"".join((Path(__file__).parent / name).read_bytes() for name in ("compare.py", "stats.py"))
+).hexdigest()
 
 
 def kept_compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
@@ -16,9 +22,9 @@ def kept_compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTING
     rows and items) and the settings hold."""
     settings = hashlib.sha256(repr(composite_settings).encode()).hexdigest()[:16]
     rows = json.dumps([run_a.__data__, run_b.__data__], sort_keys=True, default=str)
-    return kept_figures(
-        run_a,
-        f"compare:{run_b.id}:{limit}:{settings}",
+    return kept_across(
+        [run_a, run_b],
+        f"compare:{limit}:{settings}",
         lambda: compare_runs(run_a, run_b, limit=limit, composite_settings=composite_settings),
-        also=f"{stamp(run_b)}|{rows}",
+        also=f"{_CODE}|{rows}",
     )

@@ -121,19 +121,12 @@ def keep_speed(run):
 def compute_speed(run, averages=None):
     """run_speed's figures worked out from the run's items (no cache, nothing stored)."""
     targets = _targets(run, averages)
-    answers, steps, failures, step_failures = _read(run)
-    columns = _columns(answers)
-    groups = {}  # (target id, category) -> group number, in first-seen order
-    group_of = np.array(
-        [
-            groups.setdefault(key, len(groups))
-            for key in zip(columns["target"], columns["category"], strict=True)
-        ],
-        dtype=np.int64,
-    )
+    columns, failures, step_failures = _read(run)
+    groups = dict(columns["_groups"])  # (target id, category) -> group number, first seen first
+    group_of = columns["_group_of"]
     for key in failures:
         groups.setdefault(key, len(groups))
-    hists = _group_histograms(columns["itl"], group_of, len(groups))
+    hists = _add_counts(columns["_hists"], np.zeros((len(groups), 1), dtype=np.int64))
     out = []
     for target_id, provider_name, model, label in targets:
         keys = sorted(k for k in groups if k[0] == target_id)
@@ -162,7 +155,7 @@ def compute_speed(run, averages=None):
         out.append(figures)
     load = (run.settings or {}).get("load")
     if load:
-        _add_steps(run, load, out, columns, steps, step_failures)
+        _add_steps(run, load, out, columns, step_failures)
     return {"runId": run.run_id, "targets": out}
 
 
@@ -256,10 +249,16 @@ def _targets(run, averages):
     return [(r["target_id"], r["provider_name"], r["model"], r["target_label"]) for r in ordered]
 
 
+# Rows read and folded in at a time: the run's answers are kept as numpy columns and merged
+# histograms, never as a list of every row (at 1M items those tuples were hundreds of MiB, and
+# the server's peak RSS).
+READ_CHUNK = 20_000
+
+
 def _read(run):
-    """One query: the answers' tuples (an answer: not failed, with an answer time), each
-    answer's (target id, load step) beside them, and the answer attempts that failed as
-    {(target id, category): (failed, timed out)} and {(target id, step): (failed, timed out)}."""
+    """One query, read READ_CHUNK rows at a time: the answers (not failed, with an answer time) as
+    columns (_Columns), and the answer attempts that failed as {(target id, category): (failed,
+    timed out)} and {(target id, step): (failed, timed out)}."""
     failed = IS_ANSWER_FAILED
     timed_out = failed & (
         fn.LOWER(I.error_msg).contains(TIMEOUT_WORDS[0])
@@ -274,38 +273,102 @@ def _read(run):
         # more CPU at 100 000 items, bench/bench_speed_page.py).
         query = query.from_(SQL(f'"item" AS "t1" INDEXED BY "{RUN_INDEX}"'))
     at = len(_COLUMNS)
-    answers, steps, failures, step_failures = [], [], {}, {}
-    for row in database.execute(query).fetchall():
-        step = (row[0], row[at] or 0)
-        if row[-2]:
-            for counts, key in ((failures, (row[0], row[1] or "")), (step_failures, step)):
-                was = counts.get(key, (0, 0))
-                counts[key] = (was[0] + 1, was[1] + row[-1])
-        else:
-            answers.append((*row[:at], *row[-2:]))
-            steps.append(step)
-    return answers, steps, failures, step_failures
+    columns = _Columns()
+    failures, step_failures = {}, {}
+    cursor = database.execute(query)
+    while rows := cursor.fetchmany(READ_CHUNK):
+        answers = []
+        for row in rows:
+            if row[-2]:
+                step = (row[0], row[at] or 0)
+                for counts, key in ((failures, (row[0], row[1] or "")), (step_failures, step)):
+                    was = counts.get(key, (0, 0))
+                    counts[key] = (was[0] + 1, was[1] + row[-1])
+            else:
+                answers.append(row)
+        del rows
+        columns.add(answers, at)
+    return columns.done(), failures, step_failures
 
 
-_NAMES = ("target", "category", "e2e", "ttft", "ttfot", "tokens", "decode", "estimated")
-_NAMES += ("sent", "chunks", "itl", "queue", "failed", "timed_out")
 _FLOATS = ("e2e", "ttft", "ttfot", "tokens", "decode", "sent", "chunks", "queue")
+_AT = {"e2e": 2, "ttft": 3, "ttfot": 4, "tokens": 5, "decode": 6, "sent": 8, "chunks": 9}
+_AT["queue"] = 11
+_ESTIMATED, _ITL = 7, 10
 
 
-def _columns(rows):
-    """The answers as columns, transposed in one go: numpy floats (None as NaN) for the
-    figures, plain tuples for the target, category and ITL blobs."""
-    if not rows:
-        columns = {name: () for name in _NAMES}
-        columns.update({name: np.array([], dtype=float) for name in _FLOATS})
-        columns["estimated"] = np.array([], dtype=bool)
+class _Columns:
+    """The answers folded in a chunk at a time: numpy columns of the figures (None as NaN),
+    each answer's (target, category) group and (target, load step) group (numbered in the order
+    first seen), whether it has no gap histogram, and the histograms merged per group."""
+
+    def __init__(self):
+        self.parts = {name: [] for name in (*_FLOATS, "estimated", "_itl_missing")}
+        self.groups = {}  # (target id, category) -> number
+        self.step_groups = {}  # (target id, step) -> number
+        self.group_parts, self.step_parts = [], []
+        self.hists = self.step_hists = np.zeros((0, 1), dtype=np.int64)
+
+    def add(self, rows, at):
+        if not rows:
+            return
+        cols = list(zip(*rows, strict=True))
+        for name in _FLOATS:
+            self.parts[name].append(np.array(cols[_AT[name]], dtype=float))
+        self.parts["estimated"].append(np.array(cols[_ESTIMATED], dtype=bool))
+        blobs = cols[_ITL]
+        self.parts["_itl_missing"].append(np.array([not h for h in blobs], dtype=bool))
+        group_of = np.array(
+            [
+                self.groups.setdefault((t, c or ""), len(self.groups))
+                for t, c in zip(cols[0], cols[1], strict=True)
+            ],
+            dtype=np.int64,
+        )
+        step_of = np.array(
+            [
+                self.step_groups.setdefault((t, s or 0), len(self.step_groups))
+                for t, s in zip(cols[0], cols[at], strict=True)
+            ],
+            dtype=np.int64,
+        )
+        self.group_parts.append(group_of)
+        self.step_parts.append(step_of)
+        self.hists = _add_counts(self.hists, merged_by_group(blobs, group_of, len(self.groups)))
+        self.step_hists = _add_counts(
+            self.step_hists, merged_by_group(blobs, step_of, len(self.step_groups))
+        )
+
+    def done(self):
+        """The columns (a dict as _figures reads it) with "_groups", "_group_of", "_hists"
+        and "_step_groups", "_step_of", "_step_hists"."""
+        columns = {
+            name: np.concatenate(parts) if parts else np.array([], dtype=float)
+            for name, parts in self.parts.items()
+        }
+        for name in ("estimated", "_itl_missing"):
+            columns[name] = columns[name].astype(bool)
+        columns["_groups"] = self.groups
+        columns["_group_of"] = _joined(self.group_parts)
+        columns["_hists"] = self.hists
+        columns["_step_groups"] = self.step_groups
+        columns["_step_of"] = _joined(self.step_parts)
+        columns["_step_hists"] = self.step_hists
         return columns
-    columns = dict(zip(_NAMES, zip(*rows, strict=True), strict=True))
-    for name in _FLOATS:
-        columns[name] = np.array(columns[name], dtype=float)
-    columns["category"] = tuple(c or "" for c in columns["category"])
-    columns["estimated"] = np.array(columns["estimated"], dtype=bool)
-    return columns
+
+
+def _joined(parts):
+    return np.concatenate(parts) if parts else np.array([], dtype=np.int64)
+
+
+def _add_counts(total, part):
+    """Two groups x buckets count arrays summed, the smaller one padded with zeros."""
+    rows = max(total.shape[0], part.shape[0])
+    width = max(total.shape[1], part.shape[1])
+    out = np.zeros((rows, width), dtype=np.int64)
+    out[: total.shape[0], : total.shape[1]] += total
+    out[: part.shape[0], : part.shape[1]] += part
+    return out
 
 
 def _figures(columns, mask, failures, itl):
@@ -502,12 +565,12 @@ def _sum_histograms(hists, numbers):
     return {int(b): int(total[b]) for b in np.flatnonzero(total)}
 
 
-def _add_steps(run, load, targets, columns, steps, failures):
+def _add_steps(run, load, targets, columns, failures):
     """Each target's figures per load step (settings.load): its "steps", in step order, each
     with the step's load (requests in flight, or requests/s), the figures _figures gives a
     target, and the average score of the step's answers with how many were scored: whether
-    quality holds under load, beside the speed. `columns`, `steps` and `failures` are what
-    compute_speed read (_read); one more query, for the scores."""
+    quality holds under load, beside the speed. `columns` (with each answer's step group) and
+    `failures` are what compute_speed read (_read); one more query, for the scores."""
     scores = {
         (target, step or 0): (mean, n)
         for target, step, mean, n in I.select(
@@ -517,15 +580,15 @@ def _add_steps(run, load, targets, columns, steps, failures):
         .group_by(I.target, I.step)
         .tuples()
     }
-    groups = {key: number for number, key in enumerate(dict.fromkeys(steps))}
-    group_of = np.array([groups[key] for key in steps], dtype=np.int64)
-    hists = _group_histograms(columns["itl"], group_of, len(groups))
+    groups = columns["_step_groups"]
+    group_of = columns["_step_of"]
+    hists = columns["_step_hists"]
     for figures in targets:
         figures["steps"] = []
         for step, value in enumerate(load["steps"]):
             key = (figures["targetId"], step)
             number = groups.get(key)
-            mask = group_of == number if number is not None else np.zeros(len(steps), bool)
+            mask = group_of == number if number is not None else np.zeros(len(group_of), bool)
             itl = _sum_histograms(hists, [number]) if number is not None else {}
             mean, scored = scores.get(key, (None, 0))
             figures["steps"].append(

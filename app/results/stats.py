@@ -8,6 +8,8 @@ import math
 import random
 from collections import Counter
 
+import numpy as np
+
 from ..latency import percentile
 
 RESAMPLES = 1000
@@ -27,14 +29,45 @@ def bootstrap_means(values, *, resamples=RESAMPLES, seed=SEED):
     if len(counts) * _HISTOGRAM_RATIO < n:
         means = _histogram_means(sorted(counts.items()), n, resamples, rng)
     else:
-        choices = rng.choices
-        means = [sum(choices(values, k=n)) / n for _ in range(resamples)]
+        means = _choice_means(values, n, resamples, rng)
     means.sort()
     return means
 
 
+# Draws per block of resamples in _choice_means: about 16 MiB of indices and values at a time.
+_BLOCK = 1 << 20
+
+
+def _choice_means(values, n, resamples, rng):
+    """The means of `resamples` draws of rng.choices(values, k=n), each summed left to right,
+    worked out by numpy from the same Mersenne Twister stream: numpy's legacy generator makes
+    its doubles from two 32-bit outputs exactly as random.random() does, so index i of draw j
+    is floor(u * n) of the same u, and a cumulative sum adds the drawn values in the same
+    order as sum() (CPython 3.11; 3.12's sum() compensates its rounding). A pure-Python loop
+    of 25 000 draws x 1000 resamples took seconds per target of a 100 000-item compare."""
+    state = rng.getstate()[1]
+    generator = np.random.RandomState()
+    generator.set_state(("MT19937", np.array(state[:-1], dtype=np.uint32), state[-1]))
+    array = np.array(values, dtype=np.float64)
+    means = []
+    per_block = max(1, _BLOCK // n)
+    for start in range(0, resamples, per_block):
+        count = min(per_block, resamples - start)
+        draws = generator.random_sample((count, n))
+        draws *= n
+        index = draws.astype(np.intp)  # truncation is floor: every draw is >= 0
+        totals = np.cumsum(array[index], axis=1)[:, -1] + 0.0  # a sum of -0.0s is 0.0, as sum()
+        means.extend((totals / n).tolist())
+    return means
+
+
 def _histogram_means(pairs, n, resamples, rng):
-    """Bootstrap means drawn as multinomial counts over the distinct values."""
+    """Bootstrap means drawn as multinomial counts over the distinct values.
+
+    Most draws take binomial's BTRS branch; it is written out here (the same arithmetic in the
+    same order, the same calls to rng.random) because the call and its checks, 200 distinct
+    scores x 1000 resamples per target, were a second of a 100 000-item compare."""
+    random_, sqrt, floor, log, lgamma = rng.random, math.sqrt, math.floor, math.log, math.lgamma
     means = []
     for _ in range(resamples):
         left = n
@@ -46,7 +79,37 @@ def _histogram_means(pairs, n, resamples, rng):
             if count == weight_left:
                 drawn = left
             else:
-                drawn = binomial(rng, left, count / weight_left)
+                p = count / weight_left
+                if left == 1 or p > 0.5 or left * p < 10.0:
+                    drawn = binomial(rng, left, p)
+                else:
+                    # binomial's BTRS branch, unchanged.
+                    spq = sqrt(left * p * (1.0 - p))
+                    b = 1.15 + 2.53 * spq
+                    a = -0.0873 + 0.0248 * b + 0.01 * p
+                    c = left * p + 0.5
+                    vr = 0.92 - 4.2 / b
+                    setup = None
+                    while True:
+                        u = random_() - 0.5
+                        us = 0.5 - abs(u)
+                        k = floor((2.0 * a / us + b) * u + c)
+                        if k < 0 or k > left:
+                            continue
+                        v = random_()
+                        if us >= 0.07 and v <= vr:
+                            break
+                        if setup is None:
+                            alpha = (2.83 + 5.1 / b) * spq
+                            lpq = log(p / (1.0 - p))
+                            m = floor((left + 1) * p)
+                            h = lgamma(m + 1) + lgamma(left - m + 1)
+                            setup = (alpha, lpq, m, h)
+                        alpha, lpq, m, h = setup
+                        v *= alpha / (a / (us * us) + b)
+                        if log(v) <= h - lgamma(k + 1) - lgamma(left - k + 1) + (k - m) * lpq:
+                            break
+                    drawn = k
             total += value * drawn
             left -= drawn
             weight_left -= count

@@ -27,6 +27,7 @@ from ..db.models import Outage
 from ..db.models import PendingItems
 from ..db.models import Run
 from ..db.models import RunCollection
+from ..db.models import RunFigures
 from ..db.models import RunTarget
 from ..db.models import Task
 from ..errors import Conflict
@@ -583,4 +584,7 @@ def delete_run(run_id):
     if run_state(run) in ("running", "paused"):
         raise Conflict(f"Run {run_id} is {run_state(run)}; stop it before deleting it.")
     with database.atomic():
+        # Figures kept across runs live with their first run, named `…|<id>|` after the others
+        # (results/kept.kept_across): the cascade takes the first's, this the others'.
+        RunFigures.delete().where(RunFigures.name.contains(f"|{run.id}|")).execute()
         Run.delete().where(Run.id == run.id).execute()

@@ -19,7 +19,7 @@ from ..db.models import RunDigest
 from ..errors import ValidationError
 from ..results.composite import DEFAULT_SETTINGS
 from ..results.composite_figures import aggregate_composite
-from ..results.composite_figures import on_target_counts
+from ..results.kept_runs import kept_on_target_counts
 from ..runs.queries import get_run
 from ..runs.state import run_state
 
@@ -125,7 +125,7 @@ def metrics_by_run(run_pks, composite_settings=DEFAULT_SETTINGS):
         row = Row(*values)
         rows[row.run].append(row)
     targets = _latency_targets(run_pks)
-    counts = on_target_counts(targets)
+    counts = kept_on_target_counts(targets)
     return {
         pk: _metrics(found, targets.get(pk), counts, composite_settings)
         for pk, found in rows.items()

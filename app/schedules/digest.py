@@ -24,6 +24,7 @@ from ..results.aggregates import OVERALL
 from ..results.aggregates import run_aggregates
 from ..results.composite import DEFAULT_SETTINGS
 from ..results.speed import keep_speed
+from ..runs.dto import judge_label
 from ..sysmetrics.series import peaks
 from ..sysmetrics.store import run_samples
 from .alerts import evaluate_run
@@ -73,7 +74,8 @@ def digest_run(run, now=None, composite_settings=DEFAULT_SETTINGS):
                 run=run,
                 finished_at=finished,
                 judge_key=judge_key(run),
-                judge_label=f"{run.judge_provider_name}/{run.judge_model}",
+                # A judge-free run reads "— (checks only)" on trends, not a bare "/".
+                judge_label=judge_label(run.judge_provider_name, run.judge_model),
                 tasks_key=run.dataset_hash,
                 task_count=max((a["tasks"] for a in overall), default=0),
                 repeats=int((run.settings or {}).get("repeats") or 1),

@@ -19,7 +19,7 @@ from ..db.models import ProviderHeader
 from ..db.models import Template
 from ..providers.redaction import PREFIX
 from ..providers.redaction import Redactor
-from .template_start import webhook_url
+from .webhook_secret import webhook_url
 
 _lock = threading.Lock()
 _cached = (None, Redactor([]))  # (stamp, redactor)

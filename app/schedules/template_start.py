@@ -1,17 +1,11 @@
-"""A saved template found, started, and its webhook URL read: what `llmbench run --template`,
-the scheduler's firing and the alert webhooks need. The schedule (cron, next fire times) is
+"""A saved template found and started: what `llmbench run --template` and the scheduler's
+firing need (its webhook URL is webhook_secret.py's). The schedule (cron, next fire times) is
 templates.py's: APScheduler's CronTrigger is not imported by a run that has no schedule."""
 
-from .. import crypto
 from ..db.models import Template
 from ..errors import NotFound
 from ..ids import digits_number
 from ..runs.lifecycle import create_run
-
-
-def webhook_aad(template_id):
-    """The webhook URL's associated data: its ciphertext belongs to this template's row."""
-    return f"template:{template_id}:webhook"
 
 
 def get_template(template_id):
@@ -31,13 +25,6 @@ def find_template(ref):
         names = ", ".join(n for (n,) in Template.select(Template.name).tuples()) or "none yet"
         raise NotFound(f"no template named {ref!r} (templates: {names})")
     return template
-
-
-def webhook_url(template):
-    """The template's webhook URL in clear text (for sending only), or None."""
-    if not template.webhook_url:
-        return None
-    return crypto.decrypt(template.webhook_url, webhook_aad(template.id))
 
 
 def start_template(template_id, *, queue=True, triggered_by="manual", note=None, now=None):

@@ -3,7 +3,8 @@
 The webhook URL is a secret (it often carries a token): encrypted at rest with the row's AAD,
 shown masked, never logged. Setting or changing the schedule computes the next fire time; an
 edit that leaves the schedule as it was keeps it, so saving a template never skips or repeats a
-fire. Finding, starting and the webhook's secret are template_start.py's (no cron there).
+fire. Finding and starting are template_start.py's, the webhook's secret webhook_secret.py's
+(no cron in either).
 """
 
 from .. import crypto
@@ -20,8 +21,8 @@ from ..runs.state import run_state
 from . import cron
 from .template_fields import clean_template
 from .template_start import get_template
-from .template_start import webhook_aad
-from .template_start import webhook_url
+from .webhook_secret import webhook_aad
+from .webhook_secret import webhook_url
 
 
 def list_templates():

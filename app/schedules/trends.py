@@ -2,10 +2,10 @@
 
 Scores come from RunAggregate rows (a few per run), never the items: 200 runs x 5 models is a
 thousand rows whatever the runs' sizes. The speed percentiles and goodput of the points shown
-come from run_speed / run_goodput, once per run shown (run_speed's figures are kept per run once
-worked out, so that is one row). Only comparable runs join a line: a change of judge (provider,
-model, params or prompt) or of the task set (the run's dataset hash) breaks it,
-and the point where it breaks says why.
+come from run_speed / run_goodput, once per run shown (both kept per run once worked out, so
+that is a row each; so are the on-target counts of a run with a latency target: kept_runs.py).
+Only comparable runs join a line: a change of judge (provider, model, params or prompt) or of
+the task set (the run's dataset hash) breaks it, and the point where it breaks says why.
 """
 
 import datetime as dt
@@ -21,12 +21,15 @@ from ..errors import ValidationError
 from ..ids import is_db_id
 from ..results.composite import DEFAULT_SETTINGS
 from ..results.composite_figures import aggregate_composite
-from ..results.composite_figures import on_target_counts
-from ..results.goodput import run_goodput
 from ..results.goodput import run_slo
+from ..results.kept_runs import kept_goodput
+from ..results.kept_runs import kept_on_target_counts
 from ..results.speed import run_speed
+from ..runs.dto import NO_JUDGE
 
 A = RunAggregate
+# A judge-free run digested before its label was NO_JUDGE has "/" (empty provider and model).
+_OLD_NO_JUDGE = "/"
 
 
 def parse_day(value, field, end=False):
@@ -99,7 +102,9 @@ def _filtered(filters):
         )
         query = query.where(A.run.in_(runs))
     judge = filters.get("judge")
-    if judge:
+    if judge == NO_JUDGE:
+        query = query.where(A.judge_label.in_((NO_JUDGE, _OLD_NO_JUDGE)))
+    elif judge:
         query = query.where((A.judge_label == judge) | A.judge_label.endswith("/" + judge))
     model = filters.get("model")
     if model:
@@ -113,12 +118,18 @@ def _filtered(filters):
     return query.order_by(A.finished_at, A.run, A.series).namedtuples()
 
 
+def judge_text(label):
+    """A digest's judge label as people read it: NO_JUDGE for a judge-free run, old or new."""
+    return NO_JUDGE if label == _OLD_NO_JUDGE else label
+
+
 def break_reason(before, after):
     """Why `after` does not join `before`'s line, or None when the two are comparable."""
     if before.judge_key != after.judge_key:
         if before.judge_label != after.judge_label:
-            return f"judge changed: {before.judge_label} → {after.judge_label}"
-        return f"judge params or prompt changed ({after.judge_label})"
+            old, new = judge_text(before.judge_label), judge_text(after.judge_label)
+            return f"judge changed: {old} → {new}"
+        return f"judge params or prompt changed ({judge_text(after.judge_label)})"
     if before.tasks_key != after.tasks_key:
         old, new = (before.tasks_key or "?")[:8], (after.tasks_key or "?")[:8]
         return f"tasks changed (task set {old} → {new})"
@@ -137,7 +148,7 @@ def _point(row, reason, composite):
         "tokensPerSecond": row.tokens_per_second,
         "ttftMs": row.ttft_p50_ms,
         "timeMs": row.time_p50_ms,
-        "judge": row.judge_label,
+        "judge": judge_text(row.judge_label),
         "comparable": reason is None,
         "breakReason": reason,
         "composite": composite.score if composite else None,
@@ -163,7 +174,7 @@ def trends(filters=None, composite_settings=DEFAULT_SETTINGS, speed_points=None)
     series, last, refs = {}, {}, {}
     rows = list(_filtered(filters))
     # The on-target part needs the items of the runs that set a latency target, and only those.
-    counts = on_target_counts({r.run_pk: _target_ms(r) for r in rows if _target_ms(r)})
+    counts = kept_on_target_counts({r.run_pk: _target_ms(r) for r in rows if _target_ms(r)})
     for row in rows:
         composite = aggregate_composite(
             row.score,
@@ -210,7 +221,7 @@ def _add_speed(series, refs, category, latest):
         return
     for run in Run.select().where(Run.id.in_(list(wanted))):
         speed = run_speed(run)
-        goodput = run_goodput(run, speed=speed) if run_slo(run) and not category else None
+        goodput = kept_goodput(run, speed=speed) if run_slo(run) and not category else None
         targets = {t["targetId"]: t for t in speed["targets"]}
         good = {t["targetId"]: t["goodput"] for t in goodput["targets"]} if goodput else {}
         for point, target_pk in wanted[run.id]:
@@ -241,7 +252,7 @@ def filter_choices():
 
     return {
         "collections": list(Collection.select().order_by(Collection.name)),
-        "judges": distinct(A.judge_label),
+        "judges": list(dict.fromkeys(judge_text(j) for j in distinct(A.judge_label))),
         "models": distinct(A.model),
         "categories": distinct(A.category, A.category != ""),
     }

@@ -18,7 +18,7 @@ from ..db.models import Alert
 from ..db.models import Run
 from ..db.models import Template
 from .known_secrets import known_redactor
-from .template_start import webhook_url
+from .webhook_secret import webhook_url
 
 log = logging.getLogger(__name__)
 

@@ -33,6 +33,7 @@ from . import evaluate
 from . import labels
 from . import leaderboard
 from . import masking
+from . import memory
 from . import patterns
 from . import providers
 from . import queue
@@ -64,6 +65,7 @@ def init_app(app):
     security.init_app(app)
     masking.init_app(app)
     auth.init_app(app)
+    memory.init_app(app)
 
     # The JSON API takes application/json only, which a cross-site form cannot send
     # without a CORS preflight we never grant; CSRF tokens guard the HTML forms.

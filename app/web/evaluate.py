@@ -17,6 +17,7 @@ from flask import url_for
 
 from ..errors import ValidationError
 from ..ratings import cards
+from ..ratings.kept import kept_progress
 from ..ratings.store import tags_used
 from .extensions import htmx
 from .people import me
@@ -57,7 +58,7 @@ def _card_context(filters, item_id=None, error=None):
         "filters": filters,
         "blind": bool(filters.get("blind")),
         "links": _links(filters),
-        "progress": cards.progress(filters) if card else None,
+        "progress": kept_progress(filters) if card else None,
         "error": error,
     }
 

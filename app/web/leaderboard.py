@@ -6,13 +6,9 @@ from flask import Blueprint
 from flask import render_template
 from flask import request
 
-from ..ratings.between_people import people
-from ..ratings.between_people import people_agreement
-from ..ratings.charts import leaderboard_chart
 from ..ratings.judge_check import KAPPA_WARNING
-from ..ratings.judge_check import agreement_by_judge
+from ..ratings.kept import kept_leaderboard_page
 from ..ratings.leaderboard import SOURCES
-from ..ratings.leaderboard import leaderboard
 from ..ratings.leaderboard import one_person
 from ..ratings.leaderboard import parse_runs
 from ..ratings.leaderboard import parse_source
@@ -40,17 +36,14 @@ def index():
     between, raters = None, []
     if runs_text:
         runs = parse_runs(runs_text)
-        board = leaderboard(runs, source)
-        agreement = agreement_by_judge(runs, source if one_person(source) else None)
-        between = people_agreement(runs)
-        raters = [(p, display_name(p)) for p in people(runs) if one_person(p)]
-        if board["votes"]:
-            # Both layouts as data: images (the rows are at hand); CSS shows the one for the
-            # screen. As images, pygal's own <style> applies: inlined, the CSP would refuse it.
-            chart = {
-                "wide": svg_data_url(leaderboard_chart(board["rows"])),
-                "narrow": svg_data_url(leaderboard_chart(board["rows"], narrow=True)),
-            }
+        rater = source if one_person(source) else None
+        page = kept_leaderboard_page(runs, source, rater)
+        board, agreement, between = page["board"], page["agreement"], page["between"]
+        raters = [(p, display_name(p)) for p in page["people"] if one_person(p)]
+        if page["charts"]:
+            # Both layouts as data: images (kept as drawn); CSS shows the one for the screen.
+            # As images, pygal's own <style> applies: inlined, the CSP would refuse it.
+            chart = {size: svg_data_url(svg) for size, svg in page["charts"].items()}
     return render_template(
         "leaderboard/index.html",
         board=board,

@@ -12,9 +12,6 @@ import math
 import re
 from collections import Counter
 
-from rapidfuzz import fuzz
-from rapidfuzz.distance import Levenshtein
-
 from .reasons import metric
 from .reasons import num
 
@@ -166,6 +163,10 @@ def chrf(answer, reference):
 
 def similarity(answer, reference):
     """Edit-distance ratio (0-100), rapidfuzz's fuzz.ratio."""
+    # Lazy: rapidfuzz (~15-40 ms to import) only where a similarity or edit check is scored;
+    # every run's scoring loads this module, most of their tasks have no such check.
+    from rapidfuzz import fuzz
+
     return fuzz.ratio(answer, reference)
 
 
@@ -187,6 +188,8 @@ def compare(check, answer, context):
     cut = f" (first {MAX_CHARS} characters)" if max(len(answer), len(reference)) > MAX_CHARS else ""
     most = check.options.get("max_edits")
     if most is not None:
+        from rapidfuzz.distance import Levenshtein  # lazy, as in similarity()
+
         edits = Levenshtein.distance(answer[:MAX_CHARS], reference[:MAX_CHARS])
         sign = "≤" if edits <= most else ">"
         unit = "edit" if edits == 1 else "edits"
