@@ -66,6 +66,7 @@ ALSO_ON_POSTGRES = {
     "test_item_counts",
     "test_speed_kept",
     "test_kept_figures",
+    "test_run_creation",
 }
 PG_TEMPLATE = "llmbench_migrated"
 DB_CHOICES = ("sqlite", "postgres", "both")

@@ -5,14 +5,20 @@ config after it, the run itself) leaves no run and no task behind."""
 import json
 
 import pytest
+from click.testing import CliRunner
 
+from app.cli import main
 from app.datasets import streaming
+from app.db.connection import close_idle
+from app.db.connection import database
 from app.db.models import Collection
 from app.db.models import CollectionTask
 from app.db.models import Item
 from app.db.models import PendingItems
 from app.db.models import Run
 from app.db.models import Task
+from tests import pg_databases
+from tests.cli_helpers import cli_env
 from tests.cli_helpers import make_cli
 from tests.cli_helpers import rows
 from tests.cli_helpers import write_config
@@ -20,9 +26,18 @@ from tests.cli_helpers import write_config
 TASKS = 450  # more than lifecycle.FIRST_TASKS: the run's items are made as the engine goes
 
 
-@pytest.fixture
-def cli(tmp_path):
-    return make_cli(tmp_path)
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def cli(request, tmp_path):
+    """`llmbench` on a SQLite file, or on a fresh PostgreSQL database (LLMBENCH_DB=postgresql)."""
+    if request.param == "sqlite":
+        yield make_cli(tmp_path)
+        return
+    server = request.getfixturevalue("pg_server_url")
+    with pg_databases.fresh_database(server, template="llmbench_migrated") as url:
+        runner, env = CliRunner(), {**cli_env(tmp_path), "LLMBENCH_DB": url}
+        yield lambda *args: runner.invoke(main, [str(a) for a in args], env=env)
+        database.close()
+        close_idle()
 
 
 def spoil_line(bank, number):
