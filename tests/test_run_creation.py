@@ -38,7 +38,12 @@ PLANNED = TASKS * 2 * REPEATS  # two targets
 
 @pytest.fixture
 def config(app):
-    return dict(app.config, BACKOFF_BASE_SECONDS=2.0, BACKOFF_MAX_SECONDS=60.0)
+    # The lease is renewed at the fake clock's time but read at the real one (runs/state.py):
+    # a busy machine (PostgreSQL, load 30 on 2 cores) drove a run for over 15 s, and it read
+    # "stopped" (orchestrator gone) mid-test. A lease longer than any test keeps it running.
+    return dict(
+        app.config, BACKOFF_BASE_SECONDS=2.0, BACKOFF_MAX_SECONDS=60.0, LEASE_SECONDS=3600.0
+    )
 
 
 @pytest.fixture
