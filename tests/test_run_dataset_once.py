@@ -17,10 +17,12 @@ from app.db.models import Item
 from app.db.models import PendingItems
 from app.db.models import Run
 from app.db.models import Task
+from app.runs.lifecycle import pause_run
 from tests import pg_databases
 from tests.cli_helpers import cli_env
 from tests.cli_helpers import make_cli
 from tests.cli_helpers import rows
+from tests.cli_helpers import write_bank
 from tests.cli_helpers import write_config
 
 TASKS = 450  # more than lifecycle.FIRST_TASKS: the run's items are made as the engine goes
@@ -110,3 +112,22 @@ def test_a_second_run_of_the_same_dataset_skips_its_stored_tasks(cli, tmp_path, 
     assert cli("run", "-c", config, "--quiet").exit_code == 0
     assert len(rows(Task)) == 6 and len(rows(CollectionTask)) == 6
     assert [len(rows(Item, Item.run == run.id)) for run in rows(Run)] == [12, 12]
+
+
+def test_a_run_continued_by_resume_stores_nothing_of_its_dataset(cli, tmp_path, fake):
+    config = write_config(tmp_path, fake, tasks=4, resume=True)
+    paused = []
+
+    def pause_at_the_first_call(call):
+        if not paused:  # the run ends paused: unfinished, so `resume: true` continues it
+            with database.connection_context():
+                paused.append(pause_run(rows(Run)[0].run_id))
+        return None
+
+    fake.responder = pause_at_the_first_call
+    assert cli("run", "-c", config, "--quiet").exit_code != 0
+    fake.responder = None
+    write_bank(tmp_path / "bank.jsonl", 5)  # a task more: a new run would import it
+    result = cli("run", "-c", config, "--quiet")
+    assert result.exit_code == 0
+    assert len(rows(Run)) == 1 and len(rows(Task)) == 4
