@@ -27,9 +27,18 @@ def loads(text, **kwargs):
         raise json.JSONDecodeError(
             f"a number longer than {MAX_DIGITS} digits", text, match.start() if match else 0
         ) from None
-    if depth_over(data):
+    # Text with no more brackets than MAX_DEPTH cannot nest deeper (brackets in strings only
+    # add to the count): an import line is checked without walking every value it holds.
+    if _brackets(text) > MAX_DEPTH and depth_over(data):
         raise _too_deep(text)
     return data
+
+
+def _brackets(text):
+    """How many containers the text could open: its [ and { (in bytes or text)."""
+    if isinstance(text, bytes | bytearray):
+        return text.count(b"[") + text.count(b"{")
+    return text.count("[") + text.count("{")
 
 
 def depth_over(data):

@@ -270,6 +270,17 @@ CREATE TABLE pairtoken (
     FOREIGN KEY (right_item_id) REFERENCES item(id) ON DELETE CASCADE,
     FOREIGN KEY (vote_id) REFERENCES vote(id) ON DELETE SET NULL
 );
+CREATE TABLE pendingitems (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL,
+    tasks TEXT NOT NULL,
+    target INTEGER NOT NULL,
+    next_task INTEGER NOT NULL,
+    remaining INTEGER NOT NULL,
+    per_target INTEGER NOT NULL,
+    created_at DATETIME NOT NULL,
+    FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE
+);
 CREATE TABLE price (
     id INTEGER PRIMARY KEY,
     provider_name VARCHAR(100) NOT NULL,
@@ -599,6 +610,7 @@ CREATE INDEX pairtoken_right_item_id ON pairtoken (right_item_id);
 CREATE UNIQUE INDEX pairtoken_token ON pairtoken (token);
 CREATE INDEX pairtoken_vote_id ON pairtoken (vote_id);
 CREATE INDEX pairtoken_voter_left_item_id_right_item_id ON pairtoken (voter, left_item_id, right_item_id);
+CREATE UNIQUE INDEX pendingitems_run_id ON pendingitems (run_id);
 CREATE UNIQUE INDEX price_provider_name_model ON price (provider_name, model);
 CREATE UNIQUE INDEX provider_name ON provider (name);
 CREATE INDEX providerheader_provider_id ON providerheader (provider_id);
@@ -949,6 +961,17 @@ CREATE TABLE pairtoken (
     FOREIGN KEY (right_item_id) REFERENCES item(id) ON DELETE CASCADE,
     FOREIGN KEY (vote_id) REFERENCES vote(id) ON DELETE SET NULL
 );
+CREATE TABLE pendingitems (
+    id BIGINT PRIMARY KEY DEFAULT nextval('pendingitems_id_seq'::regclass),
+    run_id BIGINT NOT NULL,
+    tasks TEXT NOT NULL,
+    target BIGINT NOT NULL,
+    next_task BIGINT NOT NULL,
+    remaining BIGINT NOT NULL,
+    per_target BIGINT NOT NULL,
+    created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+    FOREIGN KEY (run_id) REFERENCES run(id) ON DELETE CASCADE
+);
 CREATE TABLE price (
     id BIGINT PRIMARY KEY DEFAULT nextval('price_id_seq'::regclass),
     provider_name CHARACTER VARYING(100) NOT NULL,
@@ -1296,6 +1319,8 @@ CREATE INDEX pairtoken_right_item_id ON pairtoken USING btree (right_item_id);
 CREATE UNIQUE INDEX pairtoken_token ON pairtoken USING btree (token);
 CREATE INDEX pairtoken_vote_id ON pairtoken USING btree (vote_id);
 CREATE INDEX pairtoken_voter_left_item_id_right_item_id ON pairtoken USING btree (voter, left_item_id, right_item_id);
+CREATE UNIQUE INDEX pendingitems_pkey ON pendingitems USING btree (id);
+CREATE UNIQUE INDEX pendingitems_run_id ON pendingitems USING btree (run_id);
 CREATE UNIQUE INDEX price_pkey ON price USING btree (id);
 CREATE UNIQUE INDEX price_provider_name_model ON price USING btree (provider_name, model);
 CREATE UNIQUE INDEX provider_name ON provider USING btree (name);

@@ -67,6 +67,7 @@ ALSO_ON_POSTGRES = {
     "test_speed_kept",
     "test_kept_figures",
     "test_export_streams",
+    "test_run_creation",
 }
 PG_TEMPLATE = "llmbench_migrated"
 DB_CHOICES = ("sqlite", "postgres", "both")

@@ -12,9 +12,12 @@ from ..runconfig.filters import TaskFilters
 from ..runconfig.filters import failing_tasks
 
 
-def read_plan(config_path, overrides, selection, *, allow_unpriced, skip_unsupported):
+def read_plan(
+    config_path, overrides, selection, *, allow_unpriced, skip_unsupported, store_dataset=False
+):
     """The plan `run`, `--dry-run` and `validate` all read (the same checks, the same counts);
-    `selection`: the selection_options' values (and pass_score, where the command has it)."""
+    `selection`: the selection_options' values (and pass_score, where the command has it).
+    `store_dataset`: `run` imports the dataset as it is checked, in its own transaction."""
     failing = None
     if selection.get("filter_failing"):
         failing = failing_tasks(selection["filter_failing"], selection.get("pass_score"))
@@ -35,6 +38,7 @@ def read_plan(config_path, overrides, selection, *, allow_unpriced, skip_unsuppo
         allow_unpriced=allow_unpriced,
         skip_unsupported=skip_unsupported,
         filters=filters,
+        store_dataset=store_dataset,
     )
 
 

@@ -3,10 +3,12 @@
 import os
 import shlex
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
+from ..db.connection import database
 from ..engine import lease
 from ..errors import Conflict
 from ..errors import LlmbenchError
@@ -207,7 +209,7 @@ def run(
         )
     cfg = open_db(check_only=dry_run)
     overrides = overrides_from(limit, categories, concurrency, name, judge, sets)
-    with db_context():
+    with db_context(), _dataset_and_run(dry_run) as together:
         try:
             plan = read_plan(
                 config_path,
@@ -215,6 +217,7 @@ def run(
                 {**selection, "pass_score": pass_score},
                 allow_unpriced=allow_unpriced,
                 skip_unsupported=skip_unsupported,
+                store_dataset=together is not None,
             )
         except LlmbenchError as exc:
             raise translate(exc, as_json, note=missing_db_note(cfg)) from None
@@ -231,6 +234,7 @@ def run(
         earlier = latest_unfinished(plan.name) if plan.resume else None
         try:
             if earlier is not None:
+                together.rollback()  # a run continued: its dataset is not imported again
                 run_id = earlier.run_id
                 outputs = {**_kept(earlier.outputs), **outputs}
                 if server is not None:
@@ -255,6 +259,19 @@ def run(
     if in_ci(ci) and not keep_paused:
         stop_paused_in_ci(run_id, out)
     sys.exit(conclude(run_id, out, code, outputs, gates))
+
+
+@contextmanager
+def _dataset_and_run(dry_run):
+    """The transaction a run's dataset and the run are stored in, together or not at all:
+    the dataset is imported as read_plan checks it (one read of the file) and any problem
+    after it (a bad line near its end, the config, the run) rolls both back. None for
+    --dry-run, which stores nothing. The engine starts after it is committed."""
+    if dry_run:
+        yield None
+        return
+    with database.atomic("IMMEDIATE") as together:
+        yield together
 
 
 def _refuse_local_options(config_path, template_ref, gates, junit, output_files, summary_md):

@@ -81,6 +81,7 @@ class DatasetSurvey:
     existing: dict
     unsupported: list = field(default_factory=list)  # left out (skip_unsupported): with lines
     matching: set = field(default_factory=set)  # task_ids whose id or question the pattern finds
+    stored: bool = False  # saved as it was checked (survey's `collection`): nothing to import
 
 
 @dataclass
@@ -323,12 +324,23 @@ def import_tasks(
     return result
 
 
-def survey(path_or_bytes, fmt=None, on_duplicate="reject", skip_unsupported=False, pattern=None):
+def survey(
+    path_or_bytes,
+    fmt=None,
+    on_duplicate="reject",
+    skip_unsupported=False,
+    pattern=None,
+    collection=None,
+):
     """Check a dataset as import_tasks would and keep only what a run config needs of it
     (DatasetSurvey); ValidationError as check() raises. One line-format file is read as a
     stream: a run's config must not hold its whole dataset in memory for the whole run.
     `pattern` (a compiled regex): the task ids whose id or question it finds are kept in
-    `matching` (llmbench run --filter-pattern)."""
+    `matching` (llmbench run --filter-pattern).
+
+    With `collection`, the dataset is also imported into it as it is checked, in one read
+    (`stored`); the caller holds the transaction and rolls it back when the run is not made,
+    so a bad line anywhere leaves nothing stored. `existing` stays what was stored before."""
     fmt = _options(fmt, on_duplicate)
     matching = set()
 
@@ -337,6 +349,13 @@ def survey(path_or_bytes, fmt=None, on_duplicate="reject", skip_unsupported=Fals
             pattern.search(str(data["task_id"])) or pattern.search(str(data.get("question") or ""))
         ):
             matching.add(data["task_id"])
+
+    if collection is not None:
+        found = _survey_and_store(
+            path_or_bytes, fmt, on_duplicate, skip_unsupported, collection, match
+        )
+        found.matching = matching
+        return found
 
     with _line_stream(path_or_bytes, fmt, None) as (stream, whole, filename):
         if stream is not None:
@@ -353,6 +372,33 @@ def survey(path_or_bytes, fmt=None, on_duplicate="reject", skip_unsupported=Fals
         checked.existing,
         checked.unsupported,
         matching,
+    )
+
+
+def _survey_and_store(path_or_bytes, fmt, on_duplicate, skip_unsupported, collection, match):
+    """survey() with its tasks saved as they are checked (the caller's transaction)."""
+    if not database.in_transaction():
+        raise RuntimeError("a survey that stores needs the caller's transaction")
+    with _line_stream(path_or_bytes, fmt, None) as (stream, whole, filename):
+        if stream is not None:
+            result = ImportResult(collection=collection)
+            saver = _StreamSaver(on_duplicate, result)
+            tasks = _check_stream(*stream, on_duplicate, saver, seen=match)
+            _add_members(collection, "", list(tasks))
+            return DatasetSurvey(
+                [(t, category) for t, (_line, category) in tasks.items()],
+                saver.existing,
+                stored=True,
+            )
+    checked = check(whole, fmt, filename, on_duplicate, skip_unsupported)
+    for data in checked.tasks:
+        match(data)
+    _save(checked, collection, on_duplicate)
+    return DatasetSurvey(
+        [(d["task_id"], d["category"]) for d in checked.tasks],
+        checked.existing,
+        checked.unsupported,
+        stored=True,
     )
 
 

@@ -46,6 +46,7 @@ from .models import JudgeJob
 from .models import LabelQueue
 from .models import Outage
 from .models import PairToken
+from .models import PendingItems
 from .models import Rating
 from .models import RatingHistory
 from .models import RatingTag
@@ -600,6 +601,13 @@ def m045_item_figures(db):
     # first view of a 100 000-item run read every wide item row four times. A new index only:
     # CREATE INDEX does not rebuild the item table (its item_count triggers stay).
     db.execute_sql(f"CREATE INDEX IF NOT EXISTS item_figures ON item ({ITEM_FIGURES_COLUMNS})")
+
+
+@migration
+def m047_pending_items(db):
+    # The items a big run has still to make (runs/creation.py): the engine starts on the first
+    # tasks' items and makes the rest as it goes. A new table only; nothing rebuilt.
+    db.create_tables([PendingItems], safe=True)
 
 
 def applied(db):

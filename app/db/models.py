@@ -904,6 +904,24 @@ class LabelQueue(BaseModel):
     created_at = DateTimeField(default=utcnow)
 
 
+class PendingItems(BaseModel):
+    """The items a run has still to make (runs/creation.py): a big run starts on its first
+    tasks and the engine makes the rest as it claims them, so the first call does not wait for
+    every item. `tasks` is the run's task pks in its order (kept: a collection may change
+    before a crashed run is continued); the cursor is the target (by position) and the index
+    in `tasks` of the next task to make items for. Written in the same transaction as each
+    batch of items, so a crash leaves a run that goes on where it stopped, each item once;
+    deleted when the last item is made. Readers count `remaining` as NEW (runs/counts.py)."""
+
+    run = ForeignKeyField(Run, unique=True, on_delete="CASCADE")
+    tasks = JSONField()
+    target = IntegerField(default=0)
+    next_task = IntegerField(default=0)
+    remaining = IntegerField()  # items still to make, over every target
+    per_target = IntegerField()  # items each target gets (tasks x repeats)
+    created_at = DateTimeField(default=utcnow)
+
+
 ALL_MODELS = [
     Provider,
     ProviderHeader,
@@ -939,4 +957,5 @@ ALL_MODELS = [
     PairToken,
     LabelQueue,
     RunFigures,
+    PendingItems,
 ]

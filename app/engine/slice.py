@@ -31,6 +31,7 @@ from ..db.models import PENDING
 from ..db.models import WAITING_FOR_JUDGE
 from ..db.models import Item
 from ..db.models import Run
+from ..runs import creation
 from ..runs.state import run_state
 from ..scoring import registry
 from . import call_claims
@@ -116,6 +117,10 @@ class Slice:
             has_new
             or Item.select().where((Item.run == run) & (Item.status == WAITING_FOR_JUDGE)).exists()
         )
+        if not has_new and creation.pending(run):
+            # A big run's next items (runs/creation.py): none left to claim, more to make.
+            creation.make_more(run)
+            return None
         warmups = ctx.memory.warmups
         if waiting and registry.has_call(bool(run.judge_model)) and not warmups.judge_ready:
             if warmups.waiting(warmup.JUDGE, ctx.now()) or ctx.breaker.waiting(
@@ -186,20 +191,32 @@ class Slice:
             self.pool.deadline = max(
                 self.pool.deadline, time.monotonic() + load_steps.STEP_SLICE_SECONDS
             )
+
+        def claim(now, until, k):
+            def take():
+                return claims.claim_batch(
+                    ctx.run.id,
+                    NEW,
+                    now,
+                    until,
+                    target.id,
+                    k,
+                    self.holder,
+                    target.provider_id,
+                    limit,
+                    step,
+                )
+
+            batch = take()
+            # A big run's items are made as they are needed (runs/creation.py): here, while
+            # the requests in flight go on.
+            while not batch and not batch.full and creation.make_more(ctx.run, target.id):
+                batch = take()
+            return batch
+
         feed = ClaimFeed(
             self.pool,
-            lambda now, until, k: claims.claim_batch(
-                ctx.run.id,
-                NEW,
-                now,
-                until,
-                target.id,
-                k,
-                self.holder,
-                target.provider_id,
-                limit,
-                step,
-            ),
+            claim,
             k=limit,
             ahead=not database.is_postgres,
         )

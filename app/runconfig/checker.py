@@ -122,11 +122,15 @@ class ConfigChecker:
         reports_cost=frozenset(),
         skip_unsupported=False,
         filters=None,
+        store_dataset=False,
     ):
         self.doc, self.problems, self.base_dir, self.environ = doc, problems, base_dir, environ
         self.filters = filters or TaskFilters()  # the command line's --filter-*, --sample
         self.allow_unpriced = allow_unpriced
         self.skip_unsupported = skip_unsupported  # --skip-unsupported: leave out, listed
+        # `llmbench run`: the dataset is imported as it is checked, in the caller's transaction
+        # (read once; importer.survey), not checked here and read again by run_plan.apply.
+        self.store_dataset = store_dataset
         self.reports_cost = set(reports_cost)  # provider names whose server reports the cost
         self.providers = {}
         self.attempted = set()  # provider names defined in the config, valid or not
@@ -526,6 +530,7 @@ class ConfigChecker:
                 on_duplicate=plan.on_duplicate,
                 skip_unsupported=self.skip_unsupported,
                 pattern=self.filters.regex(),
+                collection=plan.dataset_collection if self.store_dataset else None,
             )
             plan.skip_unsupported = self.skip_unsupported
         except ValidationError as exc:

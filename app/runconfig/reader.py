@@ -39,6 +39,7 @@ def load(
     allow_unpriced=False,
     skip_unsupported=False,
     filters=None,
+    store_dataset=False,
 ):
     """Read and validate a config file; RunPlan or ValidationError listing every problem.
 
@@ -46,7 +47,8 @@ def load(
     accepts a budget with targets or a judge that have no price; `skip_unsupported` leaves
     out what the dataset holds that llmbench cannot run (a promptfoo javascript assert),
     listed in plan.dataset.unsupported, instead of refusing it; `filters`
-    (filters.TaskFilters) narrow the tasks the plan selects."""
+    (filters.TaskFilters) narrow the tasks the plan selects; `store_dataset` imports the
+    dataset as it is checked, inside the caller's transaction (run_plan.apply then does not)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -70,6 +72,7 @@ def load(
         allow_unpriced=allow_unpriced,
         skip_unsupported=skip_unsupported,
         filters=filters,
+        store_dataset=store_dataset,
     )
 
 
@@ -82,6 +85,7 @@ def parse(
     allow_unpriced=False,
     skip_unsupported=False,
     filters=None,
+    store_dataset=False,
 ):
     """Validate config text (see the module docstring); RunPlan or ValidationError."""
     environ = os.environ if environ is None else environ
@@ -119,6 +123,7 @@ def parse(
         reports_cost=reports_cost,
         skip_unsupported=skip_unsupported,
         filters=filters,
+        store_dataset=store_dataset,
     )
     start = len(problems.entries)
     plan = checker.plan()

@@ -168,13 +168,14 @@ def apply(plan, source="cli", reuse=False, outputs=None, queue=False):
             ids[provider.name] = provider.pk
     names = list(plan.collections)
     if plan.dataset_path:
-        importer.import_tasks(
-            plan.dataset_path,
-            plan.dataset_format,
-            collection=plan.dataset_collection,
-            on_duplicate=plan.on_duplicate,
-            skip_unsupported=plan.skip_unsupported,
-        )
+        if not plan.dataset.stored:  # stored: read_plan imported it as it checked it
+            importer.import_tasks(
+                plan.dataset_path,
+                plan.dataset_format,
+                collection=plan.dataset_collection,
+                on_duplicate=plan.on_duplicate,
+                skip_unsupported=plan.skip_unsupported,
+            )
         names.append(plan.dataset_collection)
     by_name = {c.name: c.id for c in Collection.select().where(Collection.name.in_(names))}
     judge = {}

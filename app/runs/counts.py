@@ -28,6 +28,8 @@ from ..db.models import NEW
 from ..db.models import Item
 from ..db.models import ItemCount
 from ..db.models import ItemCountNow
+from ..db.models import PendingItems
+from ..db.models import RunTarget
 from ..db.pg_sql import WRITE_LOCK_KEY
 
 log = logging.getLogger(__name__)
@@ -112,7 +114,32 @@ def tallies(run_ids):
     rows = database.execute_sql(built_once(("tallies", len(pks)), lambda: _kept(pks)), pks)
     for run_pk, target_id, status, stage, *values in rows:
         out[run_pk].add(target_id, status, stage, dict(zip(SUMS, values, strict=True)))
+    _add_pending(out, pks)
     return out
+
+
+def _add_pending(out, pks):
+    """A big run's items not made yet (creation.py) are NEW to whoever counts: its total,
+    progress and each target's items left read as when every item was made at its start."""
+    query = PendingItems.select(
+        PendingItems.run, PendingItems.target, PendingItems.remaining, PendingItems.per_target
+    ).where(PendingItems.run.in_(pks))
+    pending = {row[0]: row[1:] for row in query.tuples()}
+    if not pending:
+        return
+    targets = RunTarget.select(RunTarget.run, RunTarget.id, RunTarget.position)
+    positions = {}
+    for run_pk, target_id, position in targets.where(RunTarget.run.in_(list(pending))).tuples():
+        positions.setdefault(run_pk, []).append((position, target_id))
+    for run_pk, (at, remaining, per_target) in pending.items():
+        kept = out[run_pk]
+        kept.by_status[NEW] = kept.by_status.get(NEW, 0) + remaining
+        kept.sums["n"] += remaining
+        later = sorted(positions.get(run_pk, []))[at:]
+        for n, (_position, target_id) in enumerate(later):
+            # The cursor's target has what is left of it; each one after it all of its items.
+            left = per_target if n else remaining - per_target * (len(later) - 1)
+            kept.new_by_target[target_id] = kept.new_by_target.get(target_id, 0) + left
 
 
 def _kept(pks):

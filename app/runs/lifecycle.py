@@ -24,6 +24,7 @@ from ..db.models import Collection
 from ..db.models import CollectionTask
 from ..db.models import Item
 from ..db.models import Outage
+from ..db.models import PendingItems
 from ..db.models import Run
 from ..db.models import RunCollection
 from ..db.models import RunFigures
@@ -75,6 +76,10 @@ TASK_COLUMNS = (
 )
 INSERT_BATCH = 200
 TASK_CHUNK = 500  # tasks read per query while items are made (well under SQLite's variables)
+# A run of more tasks than this makes the items of its first FIRST_TASKS tasks (on its first
+# target) when it is created and the rest as the engine claims them (creation.py): a 15 000-task
+# run's first call waited seconds for 30 000 items to be written.
+FIRST_TASKS = 200
 
 
 def item_messages(system_prompt, question):
@@ -150,6 +155,31 @@ def _tasks_by_id(pks):
         query = Task.select(*TASK_COLUMNS).where(in_values(Task.id, chunk)).dicts()
         found = {task["id"]: task for task in query}
         yield from (found[pk] for pk in chunk if pk in found)
+
+
+def _snapshots(pks):
+    """(snapshot, why it cannot be rendered) of each task in `pks`, in that order."""
+    return map(_snapshot, _tasks_by_id(pks))
+
+
+def insert_items(rows):
+    """Insert item rows (an iterator) INSERT_BATCH at a time; returns how many."""
+    made = 0
+    while batch := list(islice(rows, INSERT_BATCH)):
+        insert_rows(Item, batch)
+        made += len(batch)
+    return made
+
+
+def _must_render_one(keys):
+    """ValidationError naming every task when none of them can be rendered (nothing is
+    created); reads the tasks only up to the first that can (mostly the first)."""
+    bad = []
+    for snap, cant in _snapshots(list(keys)):
+        if not cant:
+            return
+        bad.append({"field": f"task {snap['task_key']}", "message": cant})
+    raise ValidationError(bad)
 
 
 def _dataset_hash(keys):
@@ -337,11 +367,20 @@ def create_run(
         )
     if spec["judge_model"] is None:
         _must_all_have_checks(pks)
-    dataset_hash, bad = _dataset_hash(keys)
-    if len(bad) == len(pks):
-        raise ValidationError([{"field": f"task {key}", "message": why} for key, why in bad])
     repeats = int(spec["settings"].get("repeats") or 1)
     load = spec["settings"].get("load")
+    # A big run makes its first tasks' items here and the engine the rest as it claims them
+    # (creation.py); its dataset hash and the tasks that cannot be rendered come with the last
+    # item. What needs every item at the start (reused answers, load steps, a judge check of
+    # the references) or a small run makes them all now.
+    lazy = len(pks) > FIRST_TASKS and not (reuse or load or spec["judge_check"])
+    if lazy:
+        dataset_hash, bad = None, []
+        _must_render_one(keys)
+    else:
+        dataset_hash, bad = _dataset_hash(keys)
+        if len(bad) == len(pks):
+            raise ValidationError([{"field": f"task {key}", "message": why} for key, why in bad])
     if load and reuse:
         # Every step asks the same tasks: earlier answers would fill every step, load unseen.
         raise ValidationError.field(
@@ -395,12 +434,28 @@ def create_run(
                 position=position,
                 label=target["label"],
             )
+            if lazy:
+                if position == 0:
+                    first = pks[:FIRST_TASKS]
+                    items += insert_items(
+                        _item_rows(run, rt, target, _snapshots(first), repeats, now)
+                    )
+                continue
             # Inserted as they are made, a batch at a time: a list of every item's row first
             # held the whole run in memory (the CLI's peak RSS grew with the run's size).
             for rows in _target_rows(run, rt, target, pks, repeats, load, now):
-                while batch := list(islice(rows, INSERT_BATCH)):
-                    insert_rows(Item, batch)
-                    items += len(batch)
+                items += insert_items(rows)
+        if lazy:
+            total = len(pks) * len(spec["targets"]) * repeats
+            PendingItems.create(
+                run=run,
+                tasks=pks,
+                next_task=FIRST_TASKS,
+                remaining=total - items,
+                per_target=len(pks) * repeats,
+                created_at=now,
+            )
+            items = total
         targets = ", ".join(f"{t['provider'].name}/{t['label']}" for t in spec["targets"])
         times = f" x {repeats} repeats" if repeats > 1 else ""
         if load:
