@@ -10,6 +10,7 @@ leaderboard.py's, between_people.py's and cards.py's."""
 
 import hashlib
 import json
+from pathlib import Path
 
 from peewee import fn
 
