@@ -237,6 +237,31 @@ def test_one_run_is_warmed_a_pass_the_newest_first(app):
     assert warm.warm_due() == []
 
 
+def test_a_pass_looks_again_at_only_a_few_warmed_runs_the_ones_checked_longest_ago(app):
+    runs = [random_run(seed) for seed in (20, 21, 22)]
+    while warm.warm_due():
+        pass
+    long_ago = dt.datetime(2000, 1, 1)
+    for hours, run in enumerate(runs):  # checked in this order, long ago
+        RunFigures.update(computed_at=long_ago + dt.timedelta(hours=hours)).where(
+            (RunFigures.run == run) & (RunFigures.name == warm.WARM)
+        ).execute()
+    last = runs[-1]
+    item = Item.select().where((Item.run == last) & (Item.status == COMPLETED)).first()
+    Rating.create(item=item, run=last, rating=4)  # changed, but checked the most recently
+
+    assert warm.warm_due(recheck=2) == []
+    checked = {
+        run_id
+        for run_id, at in RunFigures.select(RunFigures.run, RunFigures.computed_at)
+        .where(RunFigures.name == warm.WARM)
+        .tuples()
+        if at > long_ago + dt.timedelta(hours=5)
+    }
+    assert checked == {runs[0].id, runs[1].id}
+    assert warm.warm_due(recheck=2) == [last.run_id]
+
+
 def test_a_rejudged_item_makes_the_next_pass_warm_the_run_again(app):
     run, (t,) = make_run("warm-rejudge")
     first = add_item(run, t, "a", score=10.0, **tried())

@@ -22,6 +22,7 @@ from ..db.models import Run
 from ..db.models import RunTarget
 from ..db.models import Vote
 from ..db.models import VoteHistory
+from ..results.kept import code_stamp
 from ..results.kept import kept_across
 from ..results.kept import kept_figures
 from ..runs.queries import get_run
@@ -42,9 +43,7 @@ from .report import run_report
 # worked out again, not shown in an older shape (results/kept.py folds in its own modules').
 _SOURCES = ("kept.py", "report.py", "judge_check.py", "agreement.py", "between_people.py")
 _SOURCES += ("leaderboard.py", "bradley_terry.py", "charts.py", "cards.py")
-_CODE = hashlib.sha256(
-    b"".join((Path(__file__).parent / name).read_bytes() for name in _SOURCES)
-).hexdigest()
+_CODE = code_stamp(__file__, _SOURCES)
 
 
 def _ratings_stamp(run):

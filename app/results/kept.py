@@ -40,10 +40,18 @@ log = logging.getLogger(__name__)
 FIGURES_VERSION = 1
 _SOURCES = ("kept.py", "averages.py", "stats.py", "clustered.py", "composite_figures.py")
 _SOURCES += ("system.py",)
-_HERE = Path(__file__).parent
-_CODE = hashlib.sha256(
-    f"{FIGURES_VERSION}".encode() + b"".join((_HERE / name).read_bytes() for name in _SOURCES)
-).hexdigest()
+
+
+def code_stamp(module_file, names, version=""):
+    """A hash of the source files `names` beside `module_file` (and a `version`): the code a
+    kept figure was worked out by, in its stamp, so figures kept by older code are worked out
+    again, not shown in an older shape."""
+    folder = Path(module_file).parent
+    sources = b"".join((folder / name).read_bytes() for name in names)
+    return hashlib.sha256(f"{version}".encode() + sources).hexdigest()
+
+
+_CODE = code_stamp(__file__, _SOURCES, FIGURES_VERSION)
 
 # The latest figures of a few runs, as JSON text, by (database, run, name, stamp): bounded, so
 # a server that has shown many runs holds no more than this many.

@@ -5,16 +5,14 @@ kept.kept_across)."""
 
 import hashlib
 import json
-from pathlib import Path
 
 from .compare import compare_runs
 from .composite import DEFAULT_SETTINGS
+from .kept import code_stamp
 from .kept import kept_across
 
 # The code of the comparison, in its stamp: one kept by an older version is worked out again.
-_CODE = hashlib.sha256(
-    b"".join((Path(__file__).parent / name).read_bytes() for name in ("compare.py", "stats.py"))
-).hexdigest()
+_CODE = code_stamp(__file__, ("compare.py", "stats.py"))
 
 
 def kept_compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):

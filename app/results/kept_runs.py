@@ -4,18 +4,14 @@ a run's goodput against its SLO. Each reads every item of its run, so a page of 
 reads one row per run instead. Caching wrappers only: the figures are composite_figures.py's
 and goodput.py's."""
 
-import hashlib
-from pathlib import Path
-
 from ..db.models import Run
 from .composite_figures import on_target_counts
 from .goodput import run_goodput
+from .kept import code_stamp
 from .kept import kept_figures
 
 # The code of the figures beside kept.py's own (composite_figures.py is in its stamp already).
-_CODE = hashlib.sha256(
-    b"".join((Path(__file__).parent / name).read_bytes() for name in ("goodput.py", "speed.py"))
-).hexdigest()
+_CODE = code_stamp(__file__, ("goodput.py", "speed.py"))
 
 
 def _counts_rows(run, target_ms):

@@ -121,7 +121,8 @@ def keep_speed(run):
 def compute_speed(run, averages=None):
     """run_speed's figures worked out from the run's items (no cache, nothing stored)."""
     targets = _targets(run, averages)
-    columns, failures, step_failures = _read(run)
+    load = (run.settings or {}).get("load")
+    columns, failures, step_failures = _read(run, steps=bool(load))
     groups = dict(columns["_groups"])  # (target id, category) -> group number, first seen first
     group_of = columns["_group_of"]
     for key in failures:
@@ -153,7 +154,6 @@ def compute_speed(run, averages=None):
             for key, number in zip(keys, numbers, strict=True)
         ]
         out.append(figures)
-    load = (run.settings or {}).get("load")
     if load:
         _add_steps(run, load, out, columns, step_failures)
     return {"runId": run.run_id, "targets": out}
@@ -255,10 +255,11 @@ def _targets(run, averages):
 READ_CHUNK = 20_000
 
 
-def _read(run):
+def _read(run, steps=False):
     """One query, read READ_CHUNK rows at a time: the answers (not failed, with an answer time) as
-    columns (_Columns), and the answer attempts that failed as {(target id, category): (failed,
-    timed out)} and {(target id, step): (failed, timed out)}."""
+    columns (_Columns; grouped by load step too with `steps`), and the answer attempts that
+    failed as {(target id, category): (failed, timed out)} and {(target id, step): (failed,
+    timed out)}."""
     failed = IS_ANSWER_FAILED
     timed_out = failed & (
         fn.LOWER(I.error_msg).contains(TIMEOUT_WORDS[0])
@@ -273,7 +274,7 @@ def _read(run):
         # more CPU at 100 000 items, bench/bench_speed_page.py).
         query = query.from_(SQL(f'"item" AS "t1" INDEXED BY "{RUN_INDEX}"'))
     at = len(_COLUMNS)
-    columns = _Columns()
+    columns = _Columns(steps)
     failures, step_failures = {}, {}
     cursor = database.execute(query)
     while rows := cursor.fetchmany(READ_CHUNK):
@@ -299,10 +300,13 @@ _ESTIMATED, _ITL = 7, 10
 
 class _Columns:
     """The answers folded in a chunk at a time: numpy columns of the figures (None as NaN),
-    each answer's (target, category) group and (target, load step) group (numbered in the order
-    first seen), whether it has no gap histogram, and the histograms merged per group."""
+    each answer's (target, category) group and, with `steps`, (target, load step) group
+    (numbered in the order first seen), whether it has no gap histogram, and the histograms
+    merged per group. Without load steps the step groups stay empty: merging the gap
+    histograms per step decodes every one of them a second time."""
 
-    def __init__(self):
+    def __init__(self, steps=False):
+        self.steps = steps
         self.parts = {name: [] for name in (*_FLOATS, "estimated", "_itl_missing")}
         self.groups = {}  # (target id, category) -> number
         self.step_groups = {}  # (target id, step) -> number
@@ -325,6 +329,10 @@ class _Columns:
             ],
             dtype=np.int64,
         )
+        self.group_parts.append(group_of)
+        self.hists = _add_counts(self.hists, merged_by_group(blobs, group_of, len(self.groups)))
+        if not self.steps:
+            return
         step_of = np.array(
             [
                 self.step_groups.setdefault((t, s or 0), len(self.step_groups))
@@ -332,9 +340,7 @@ class _Columns:
             ],
             dtype=np.int64,
         )
-        self.group_parts.append(group_of)
         self.step_parts.append(step_of)
-        self.hists = _add_counts(self.hists, merged_by_group(blobs, group_of, len(self.groups)))
         self.step_hists = _add_counts(
             self.step_hists, merged_by_group(blobs, step_of, len(self.step_groups))
         )
