@@ -1,8 +1,11 @@
 """app.compare: per-model deltas, paired significance over shared tasks, per-task changes."""
 
+import random
+
 import pytest
 
 from app.db.models import FAILED
+from app.results import compare
 from app.results.compare import compare_runs
 from app.results.compare import run_choices
 from tests.factories import add_item
@@ -97,3 +100,32 @@ def test_compare_is_deterministic(pair):
 
 def test_run_choices_newest_first(pair):
     assert [run_id for run_id, _label in run_choices()] == ["b", "a"]
+
+
+def test_task_changes_listed_under_a_limit_are_the_first_of_all_of_them_with_full_counts(
+    app, monkeypatch
+):
+    rng = random.Random(7)
+    targets = [("local", "worse"), ("local", "better"), ("local", "mixed")]
+    run_a, ta = make_run("many-a", targets=targets)
+    run_b, tb = make_run("many-b", targets=targets)
+    for n in range(80):
+        for shift, a, b in zip((-12, 12, 0), ta, tb, strict=True):
+            score = rng.choice((20, 40, 60, 80))
+            moved = score + shift + rng.choice((-30, -5, 0, 5, 30))
+            add_item(run_a, a, f"t{n:02d}", score=score)
+            add_item(run_b, b, f"t{n:02d}", score=max(0, min(100, moved)))
+    everything = compare_runs(run_a, run_b, limit=None)
+    assert [m["verdict"] for m in everything["models"]][:2] == ["worse", "better"]
+    monkeypatch.setattr(compare._Changes, "PRUNE_AT", 5)  # cut back all along the way
+
+    listed = compare_runs(run_a, run_b, limit=3)
+
+    counts = {
+        "regressions": "regressionsCount",
+        "improvements": "improvementsCount",
+        "belowThreshold": "belowThresholdCount",
+    }
+    for name, count in counts.items():
+        assert listed[name] == everything[name][:3]
+        assert listed[count] == len(everything[name])

@@ -206,7 +206,7 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
         }
         for k in shared_keys
     }
-    changes = []
+    changes = _Changes(limit)
     judge_failures = []
     for (
         provider,
@@ -254,7 +254,7 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
         if out_a == "scored" and out_b == "scored" and None not in (score_a, score_b):
             bucket["scores"].append((score_a, score_b))
             if score_a != score_b:
-                changes.append(
+                changes.add(
                     {
                         "label": target_name(provider, label),
                         "providerName": provider,
@@ -307,7 +307,7 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
                 ),
             }
         )
-    lists = split_changes(changes, {m["label"]: m["verdict"] for m in models})
+    lists = changes.split({m["label"]: m["verdict"] for m in models})
     regressions, improvements, below = lists["regressions"], lists["improvements"], lists["below"]
     return {
         "a": _run_info(run_a),
@@ -319,18 +319,111 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
         "models": models,
         "onlyInA": [f"{p}/{m}" for (p, m) in avg_a if (p, m) not in avg_b],
         "onlyInB": [f"{p}/{m}" for (p, m) in avg_b if (p, m) not in avg_a],
-        "regressionsCount": len(regressions),
-        "improvementsCount": len(improvements),
+        "regressionsCount": lists["regressionsCount"],
+        "improvementsCount": lists["improvementsCount"],
         "regressions": regressions[:limit],
         "improvements": improvements[:limit],
         "listRule": LIST_RULE,
         "speedRule": SPEED_RULE,
-        "belowThresholdCount": len(below),
+        "belowThresholdCount": lists["belowCount"],
         "belowThreshold": below[:limit],
         "judgeFailuresCount": len(judge_failures),
         "judgeFailures": judge_failures[:limit],
         "warnings": comparability_warnings(run_a, run_b, models),
     }
+
+
+def _by_drop(c):
+    return (c["delta"], c["label"], c["taskKey"])
+
+
+def _by_rise(c):
+    return (-c["delta"], c["label"], c["taskKey"])
+
+
+def _by_size(c):
+    return (-abs(c["delta"]), c["label"], c["taskKey"])
+
+
+class _Changes:
+    """The task changes of a compare, holding per target only what split_changes could list
+    first under `limit` whatever the target's verdict turns out to be, and the counts. Keeping
+    every change took ~1 GiB at a million shared tasks; the verdicts are known only once every
+    pair is read, so each target keeps its candidates for all three verdicts."""
+
+    PRUNE_AT = 1000  # changes a target holds before it is cut back to its candidates
+
+    def __init__(self, limit, points=REGRESSION_POINTS):
+        self.limit, self.points = limit, points
+        self.targets = {}  # label: {"drops", "rises", "aboveDrop", "belowRise", "all", counts}
+
+    def add(self, change):
+        """One changed task (a compare row's dict)."""
+        kept = self.targets.get(change["label"])
+        if kept is None:
+            kept = self.targets[change["label"]] = {
+                "drops": [],
+                "rises": [],
+                "notDrops": [],
+                "notRises": [],
+                "all": [],
+                "n": 0,
+                "nDrops": 0,
+                "nRises": 0,
+            }
+        kept["n"] += 1
+        delta = change["delta"]
+        kept["all"].append(change)
+        if delta < -self.points:
+            kept["nDrops"] += 1
+            kept["drops"].append(change)
+        else:
+            kept["notDrops"].append(change)
+        if delta > self.points:
+            kept["nRises"] += 1
+            kept["rises"].append(change)
+        else:
+            kept["notRises"].append(change)
+        if self.limit is not None and len(kept["all"]) > max(4 * self.limit, self.PRUNE_AT):
+            self._prune(kept)
+
+    def _prune(self, kept):
+        # sorted() is stable and each key ends in the task, so the first `limit` are the ones
+        # split_changes would list, in the same order, ties by arrival as before
+        for name, key in (
+            ("drops", _by_drop),
+            ("rises", _by_rise),
+            ("notDrops", _by_size),
+            ("notRises", _by_size),
+            ("all", _by_size),
+        ):
+            kept[name] = sorted(kept[name], key=key)[: self.limit]
+
+    def split(self, verdicts):
+        """split_changes' lists (each cut at `limit` if there is one) and their full counts."""
+        regressions, improvements, below = [], [], []
+        counts = {"regressionsCount": 0, "improvementsCount": 0, "belowCount": 0}
+        for label, kept in self.targets.items():
+            word = verdicts.get(label)
+            if word == "worse":
+                regressions += kept["drops"]
+                below += kept["notDrops"]
+                counts["regressionsCount"] += kept["nDrops"]
+                counts["belowCount"] += kept["n"] - kept["nDrops"]
+            elif word == "better":
+                improvements += kept["rises"]
+                below += kept["notRises"]
+                counts["improvementsCount"] += kept["nRises"]
+                counts["belowCount"] += kept["n"] - kept["nRises"]
+            else:
+                below += kept["all"]
+                counts["belowCount"] += kept["n"]
+        return {
+            "regressions": sorted(regressions, key=_by_drop),
+            "improvements": sorted(improvements, key=_by_rise),
+            "below": sorted(below, key=_by_size),
+            **counts,
+        }
 
 
 def split_changes(changes, verdicts, points=REGRESSION_POINTS):
@@ -349,9 +442,9 @@ def split_changes(changes, verdicts, points=REGRESSION_POINTS):
         else:
             below.append(c)
     return {
-        "regressions": sorted(regressions, key=lambda c: (c["delta"], c["label"], c["taskKey"])),
-        "improvements": sorted(improvements, key=lambda c: (-c["delta"], c["label"], c["taskKey"])),
-        "below": sorted(below, key=lambda c: (-abs(c["delta"]), c["label"], c["taskKey"])),
+        "regressions": sorted(regressions, key=_by_drop),
+        "improvements": sorted(improvements, key=_by_rise),
+        "below": sorted(below, key=_by_size),
     }
 
 
