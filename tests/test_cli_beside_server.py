@@ -102,15 +102,16 @@ class CliProcess:
 
 def test_ctrl_c_beside_a_server_pauses_the_run_resumably(served, cli, tmp_path, fake):
     fake.responder = judge_scores({})
-    # Still running when the Ctrl-C comes, however late a starved test sends it: at 0.3 s a
-    # call the run's 60 calls were all done within a few seconds, and at load 30 it finished
-    # before the signal (exit 0).
+    # Still running when the Ctrl-C comes, however late a starved test sends it: one call at a
+    # time, 1 s each, so 120 calls take two minutes. With every call at once (the provider's
+    # concurrency) all 120 were done about 2 s in, and a starved test's signal came after the
+    # run had finished (exit 0).
     fake.default_latency = 1.0
-    child = CliProcess(tmp_path, write_config(tmp_path, fake, tasks=30))
+    child = CliProcess(tmp_path, write_config(tmp_path, fake, tasks=30, concurrency=1))
     try:
         assert child.started.wait(60), "".join(child.lines)
         child.proc.send_signal(signal.SIGINT)
-        assert child.proc.wait(timeout=60) == 3
+        assert child.proc.wait(timeout=60) == 3, "".join(child.lines)
     finally:
         child.close()
     run_id = child.run_id()
