@@ -101,12 +101,12 @@ class CliProcess:
 
 
 def test_ctrl_c_beside_a_server_pauses_the_run_resumably(served, cli, tmp_path, fake):
-    fake.responder = judge_scores({})
+    answer = judge_scores({})
     # Still running when the Ctrl-C comes, however late a starved test sends it: one call at a
-    # time, 1 s each, so 120 calls take two minutes. With every call at once (the provider's
-    # concurrency) all 120 were done about 2 s in, and a starved test's signal came after the
-    # run had finished (exit 0).
-    fake.default_latency = 1.0
+    # time, 1 s each, so the 120 calls would take two minutes. (A responder's reply takes its
+    # own latency, not default_latency: before, every call came back at once, the run was done
+    # in about 0.1 s and a starved test's signal came after it finished: exit 0.)
+    fake.responder = lambda call: {**answer(call), "latency": 1.0}
     child = CliProcess(tmp_path, write_config(tmp_path, fake, tasks=30, concurrency=1))
     try:
         assert child.started.wait(60), "".join(child.lines)
@@ -117,7 +117,7 @@ def test_ctrl_c_beside_a_server_pauses_the_run_resumably(served, cli, tmp_path, 
     run_id = child.run_id()
     run = _show(cli, run_id)
     assert run["state"] == "paused" and "Ctrl-C" in run["controlReason"]
-    fake.default_latency = 0.0
+    fake.responder = answer
     resumed = cli("resume", run_id, "--quiet")
     assert resumed.exit_code == 0, resumed.output
     assert _show(cli, run_id)["state"] == "finished"
