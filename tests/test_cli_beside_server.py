@@ -64,6 +64,14 @@ def test_a_gate_that_fails_beside_a_server_exits_4(served, cli, tmp_path, fake):
     assert result.exit_code == 4, result.output
 
 
+def _ctrl_c_as_a_terminal_gives_it():
+    # A child inherits an ignored or blocked SIGINT: in the whole suite a worker process that
+    # had either made the child deaf to the test's Ctrl-C (it ran on to the end: exit 0, or past
+    # the 60 s wait), though the test passed alone and under xdist by itself.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 class CliProcess:
     """`llmbench run -c CONFIG --json` in a child process, its JSONL lines collected; `started`
     is set once the first item event arrives (the server works on the run)."""
@@ -77,6 +85,7 @@ class CliProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
+            preexec_fn=_ctrl_c_as_a_terminal_gives_it,
         )
         self.lines = []
         self.started = threading.Event()
