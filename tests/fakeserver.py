@@ -8,7 +8,8 @@
 
 Queued replies are consumed FIFO by chat requests (and by GET model listings only when queued
 with that exact `path=`); `model=`/`path=` restrict what a queued reply matches. With nothing
-queued, `responder(call)` may return a reply spec (same keys as enqueue); else the default reply:
+queued, `responder(call)` may return a reply spec (same keys as enqueue; it waits `default_latency`
+unless it names its own `latency`); else the default reply:
 `default_text` after `default_latency` seconds, or a JSON judgement for judge requests.
 """
 
@@ -205,9 +206,9 @@ class FakeServer:
         if listing:
             return None
         spec = responder(call) if responder else None
-        if spec:
-            return {**SPEC_DEFAULTS, **spec}
-        return {**SPEC_DEFAULTS, "latency": self.default_latency}
+        # A responder's reply waits `default_latency` too unless it names its own: a test that
+        # slows the fake down means every reply, not only the unscripted ones.
+        return {**SPEC_DEFAULTS, "latency": self.default_latency, **(spec or {})}
 
     def _model_ids(self):
         return [m["id"] if isinstance(m, dict) else m for m in self.models]

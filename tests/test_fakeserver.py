@@ -192,6 +192,15 @@ def test_responder_computes_reply(fake):
     assert data["choices"][0]["message"]["content"] == "ECHO"
 
 
+def test_a_responders_reply_waits_the_default_latency_unless_it_names_its_own(fake):
+    fake.default_latency = 0.25
+    call = {"path": CHAT, "body": {"messages": []}}
+    fake.responder = lambda call: {"text": "slow like the rest"}
+    assert fake._take(call)["latency"] == 0.25
+    fake.responder = lambda call: {"text": "quick", "latency": 0.0}
+    assert fake._take(call)["latency"] == 0.0
+
+
 def test_calls_log_body_and_headers(fake):
     post(fake, CHAT, {"model": "m", "messages": []}, headers={"Authorization": "Bearer s3"})
     call = fake.calls[-1]
