@@ -7,8 +7,6 @@ else the per-user data folder of an installed tool (platformdirs: ~/.local/share
 import os
 from pathlib import Path
 
-from platformdirs import user_data_path
-
 PACKAGE_ROOT = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE_ROOT.parent
 INSTANCE_PATH = REPO_ROOT / "instance"
@@ -124,6 +122,10 @@ def home(environ=None):
         return Path(environ["LLMBENCH_HOME"]).expanduser().resolve()
     if INSTANCE_PATH.is_dir():
         return INSTANCE_PATH
+    # Lazy: platformdirs (~15 ms to import, every command reads the config) only for an
+    # installed tool with no LLMBENCH_HOME; a checkout's instance/ and the tests never need it.
+    from platformdirs import user_data_path
+
     return user_data_path(APP_NAME, appauthor=False)
 
 

@@ -6,9 +6,6 @@ import logging
 import os
 from pathlib import Path
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
 from .errors import LlmbenchError
 
 log = logging.getLogger(__name__)
@@ -60,10 +57,25 @@ def load_key(key_path=None, key_base64=None, instance_path=None, setting=True):
     return key
 
 
+def new_key():
+    """A new random 32-byte master key (AESGCM.generate_key(bit_length=256) is os.urandom)."""
+    return os.urandom(32)
+
+
+def _aesgcm(key):
+    """The AES-GCM cipher of `key` and the error a wrong key or changed value raises."""
+    # Lazy: cryptography (~20 ms to import) only when a secret is encrypted or decrypted;
+    # every command installs the key, most never use it (a database without secrets).
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    return AESGCM(key), InvalidTag
+
+
 def create_key_file(path):
     """A new master key written to `path` (mode 0600, never over an existing file)."""
     path = Path(path)
-    key = AESGCM.generate_key(bit_length=256)
+    key = new_key()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as fh:
@@ -79,10 +91,11 @@ def create_key_file(path):
 
 def opens(key, token, aad):
     """Whether `key` decrypts `token` (a stored secret bound to `aad`)."""
+    cipher, invalid_tag = _aesgcm(key)
     try:
         blob = base64.b64decode(token)
-        AESGCM(key).decrypt(blob[:12], blob[12:], aad.encode("utf-8"))
-    except (InvalidTag, ValueError):
+        cipher.decrypt(blob[:12], blob[12:], aad.encode("utf-8"))
+    except (invalid_tag, ValueError):
         return False
     return True
 
@@ -114,17 +127,19 @@ def get_key():
 
 def encrypt(plaintext, aad):
     """base64(nonce || ciphertext+tag); a fresh 12-byte nonce each call; AAD binds it to its row."""
+    cipher, _ = _aesgcm(get_key())
     nonce = os.urandom(12)
-    ct = AESGCM(get_key()).encrypt(nonce, plaintext.encode("utf-8"), aad.encode("utf-8"))
+    ct = cipher.encrypt(nonce, plaintext.encode("utf-8"), aad.encode("utf-8"))
     return base64.b64encode(nonce + ct).decode("ascii")
 
 
 def decrypt(token, aad):
     """Inverse of encrypt(); a wrong key or a value moved to another row fails clearly."""
+    cipher, invalid_tag = _aesgcm(get_key())
     try:
         blob = base64.b64decode(token)
-        return AESGCM(get_key()).decrypt(blob[:12], blob[12:], aad.encode("utf-8")).decode("utf-8")
-    except (InvalidTag, ValueError) as exc:
+        return cipher.decrypt(blob[:12], blob[12:], aad.encode("utf-8")).decode("utf-8")
+    except (invalid_tag, ValueError) as exc:
         raise KeyError_(
             "a stored secret cannot be decrypted: the master key differs from the one it was "
             "saved with, or the value was tampered with; re-enter the secret"

@@ -2,9 +2,9 @@
 no numpy, web framework, charts or HTTP client; `validate` of a small dataset on SQLite imports
 no numpy, PostgreSQL driver, web framework, templates, charts, web server, HTTP client nor the
 run config reader, and a run on SQLite no PostgreSQL driver, web framework, charts nor web
-server, and neither imports the libraries of checks its tasks do not have (their time is
-bench/bench_cli_start.py's). Peewee, kept from importing the driver at its own import, gets it
-with a PostgreSQL database."""
+server, and neither imports the libraries of checks its tasks do not have, nor the cipher
+without a stored secret (their time is bench/bench_cli_start.py's). Peewee, kept from
+importing the driver at its own import, gets it with a PostgreSQL database."""
 
 import json
 import os
@@ -79,6 +79,11 @@ NOT_FOR_A_RUN = ("flask", "jinja2", "werkzeug", "pygal", "gunicorn")
 DRIVERS = ("psycopg", "psycopg2", "psycopg2cffi")
 # What only a task's checks of one kind need: regex checks, similarity and edit checks.
 CHECK_LIBRARIES = ("regex", "rapidfuzz")
+# What only some commands need: AES-GCM for a stored secret, the per-user folder of an
+# installed tool with no home set, a temporary folder for a check with no database yet.
+ONLY_WHEN_NEEDED = ("cryptography", "platformdirs", "tempfile")
+# The patterns that find the option or number an answer gives: choice and number checks only.
+PICKS = "app.scoring.checks.picks"
 
 
 def cli_env(tmp_path):
@@ -140,6 +145,16 @@ def test_validate_of_a_dataset_without_checks_loads_no_check_library(tmp_path):
     assert not {m for m in imported if m.split(".")[0] in CHECK_LIBRARIES}
 
 
+def test_validate_of_a_dataset_against_a_database_without_secrets_loads_no_cipher_nor_temp_folder(
+    tmp_path,
+):
+    imported = modules_imported_by(
+        "validate", str(small_dataset(tmp_path)), env=made_database(tmp_path)
+    )
+    assert "app.datasets.importer" in imported
+    assert not {m for m in imported if m.split(".")[0] in ONLY_WHEN_NEEDED}
+
+
 def run_config(tmp_path, fake):
     fake.models = ["m1"]
     config = tmp_path / "llmbench.yml"
@@ -171,6 +186,14 @@ def test_a_run_on_sqlite_imports_no_postgresql_driver_nor_unused_check_library(t
 def test_a_run_imports_no_web_framework_templates_charts_or_web_server(tmp_path, fake):
     imported = modules_a_run_imports(tmp_path, fake)
     assert not {m for m in imported if m.split(".")[0] in NOT_FOR_A_RUN}
+
+
+def test_a_run_without_secrets_nor_choice_or_number_checks_loads_no_cipher_nor_their_patterns(
+    tmp_path, fake
+):
+    imported = modules_a_run_imports(tmp_path, fake)
+    assert not {m for m in imported if m.split(".")[0] in ("cryptography", "platformdirs")}
+    assert PICKS not in imported
 
 
 PEEWEE_ON_POSTGRES = """

@@ -19,10 +19,19 @@ def load(target):
     paused = gc.isenabled()
     gc.disable()
     try:
-        return getattr(importlib.import_module(module), attribute)
+        found = getattr(importlib.import_module(module), attribute)
     finally:
         if paused:
             gc.enable()
+    context = click.get_current_context(silent=True)
+    if paused and context is not None:
+        # Imported with the collector paused, every new object is still in its youngest
+        # generation: the first collection after it walked them all (36 ms of a 10-task run's
+        # CPU, 14 ms of validate's). Frozen, it does not; thawed when the command ends, as
+        # main() does (a test process running many commands still collects what each left).
+        gc.freeze()
+        context.call_on_close(gc.unfreeze)
+    return found
 
 
 class LazyGroup(click.Group):

@@ -1,12 +1,9 @@
 """The CLI's database: bound like the web app does (no Flask), or a throwaway one for checks."""
 
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import click
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from peewee import OperationalError
 
 from .. import crypto
@@ -66,9 +63,13 @@ def open_db(check_only=False, builtins=True):
     except DatabaseUrlError as exc:
         raise CliError(exc.message, EXIT_INVALID) from None
     if check_only and local and path != ":memory:" and not Path(parse(path).path).exists():
+        # Lazy: tempfile and shutil (~7 ms to import) only for a check with no database yet.
+        import shutil
+        import tempfile
+
         scratch = tempfile.mkdtemp(prefix="llmbench-check-")
         cfg["DB_MISSING"] = True
-        crypto.set_key(AESGCM.generate_key(bit_length=256))  # nothing gets encrypted and kept
+        crypto.set_key(crypto.new_key())  # nothing gets encrypted and kept
         migrations.open_db(str(Path(scratch) / "empty.db"))
         if cfg["LOAD_DEFAULTS"]:  # as `run` will find them: a new database has the built-ins
             with db.database.connection_context():
@@ -98,7 +99,7 @@ def prepare_database(cfg, create_key=True):
         if create_key:
             startup.prepare(cfg)
         elif startup.install_key(cfg, create=False) is None:
-            crypto.set_key(AESGCM.generate_key(bit_length=256))  # nothing gets encrypted
+            crypto.set_key(crypto.new_key())  # nothing gets encrypted
     except crypto.KeyError_ as exc:
         show_traceback(exc)
         raise CliError(exc.message) from None

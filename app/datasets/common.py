@@ -1,7 +1,6 @@
 """Shared pieces of the dataset formats: parsed tasks, error collection, value normalisers."""
 
 import json
-import tempfile
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -94,6 +93,10 @@ def folder_problem(path):
         probe = probe.parent  # the folder is made when needed: its nearest existing parent counts
     if not probe.is_dir():
         return f"{probe} is a file, not a folder"
+    # Lazy: tempfile (~7 ms to import) only where files are to be written, not for every
+    # command that reads a dataset.
+    import tempfile
+
     try:
         Path(tempfile.mkdtemp(dir=probe, prefix=".llmbench-check-")).rmdir()
     except OSError as exc:

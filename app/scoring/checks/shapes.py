@@ -6,8 +6,6 @@ import re
 
 from ...jsontext import depth_over
 from ...jsontext import loads
-from .picks import pick_choice
-from .picks import pick_number
 from .reasons import num
 from .reasons import show
 from .spec import allowed_gap
@@ -23,6 +21,10 @@ _EPSILON = 1e-9
 
 
 def choice(check, answer, context):
+    # Lazy: picks compiles ~20 patterns at import (~10 ms), and every run's scoring loads this
+    # module; only a task with a choice or number check needs them.
+    from .picks import pick_choice
+
     picked = pick_choice(answer)
     if picked is None:
         return 0.0, f"no option letter found (expected {check.value})"
@@ -32,6 +34,8 @@ def choice(check, answer, context):
 
 
 def number(check, answer, context):
+    from .picks import pick_number  # lazy, as in choice()
+
     got = pick_number(answer)
     expected = check.value
     gap = allowed_gap(check.options["tolerance"], expected)
