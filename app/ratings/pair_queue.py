@@ -23,8 +23,8 @@ from .people import QUEUE_PRIME
 from .people import position
 
 _CODE = code_stamp(__file__, ("pair_queue.py", "people.py"))
-# Ids at or above this would overflow the packed arithmetic (position's products, the pair keys):
-# such a scope's pairs go through Python's integers instead.
+# Ids at or above this would overflow position's products in int64: such a scope's pairs go
+# through Python's integers instead.
 _PACKED_BELOW = QUEUE_PRIME
 
 
@@ -107,17 +107,21 @@ def next_unvoted(scope, voter, order):
         return None
     low, high = np.minimum(a_ids, b_ids), np.maximum(a_ids, b_ids)
     voted = _voted(scope, voter)
-    if int(high.max()) >= _PACKED_BELOW or any(h >= _PACKED_BELOW for _, h in voted):
+    if int(high.max()) >= _PACKED_BELOW:
         return _next_in_python(a_ids.tolist(), b_ids.tolist(), set(voted), order)
     qa, qb = order
     keys = position(low, qa, qb)  # every product below 2^62: int64 holds it
-    if voted:
-        packed = np.array([lo * _PACKED_BELOW + hi for lo, hi in voted], dtype=np.int64)
-        keys[np.isin(low * _PACKED_BELOW + high, packed)] = QUEUE_PRIME  # after every position
-    first = int(np.argmin(keys))  # the first of equal minima: task order breaks a tie
-    if keys[first] >= QUEUE_PRIME:
-        return None
-    return int(a_ids[first]), int(b_ids[first])
+    # The pairs in (position, task order) order: the answer is the first without a vote, so
+    # among the first len(voted) + 1 of them (one vote a pair). Those are the pairs whose
+    # position is at most the (len(voted) + 1)-th smallest: one partition, no full sort.
+    nth = min(len(voted), len(keys) - 1)
+    bound = np.partition(keys, nth)[nth]
+    near = np.flatnonzero(keys <= bound)  # in task order
+    voted = set(voted)
+    for index in near[np.argsort(keys[near], kind="stable")].tolist():
+        if (int(low[index]), int(high[index])) not in voted:
+            return int(a_ids[index]), int(b_ids[index])
+    return None
 
 
 def _next_in_python(a_ids, b_ids, voted, order):

@@ -318,7 +318,9 @@ def my_votes(scope, voter=HUMAN, limit=50):
         .order_by(Vote.id.desc())
         .limit(limit)
     )
-    return [vote_to_dict(vote) for vote in query]
+    # Every vote here is between the scope's two targets: loaded once, not once per vote.
+    targets = {t.id: t for t in (scope.target_a, scope.target_b)}
+    return [vote_to_dict(vote, targets) for vote in query]
 
 
 def vote_history(voter, limit=100):
@@ -340,14 +342,16 @@ def vote_history(voter, limit=100):
     ]
 
 
-def vote_to_dict(vote):
-    """A vote as JSON: the items as shown, the winner side and which target won."""
-    targets = {
-        t.id: t
-        for t in RunTarget.select().where(
-            RunTarget.id.in_([vote.left_target_id, vote.right_target_id])
-        )
-    }
+def vote_to_dict(vote, targets=None):
+    """A vote as JSON: the items as shown, the winner side and which target won. `targets`:
+    the vote's two targets by id, when the caller has them."""
+    if targets is None:
+        targets = {
+            t.id: t
+            for t in RunTarget.select().where(
+                RunTarget.id.in_([vote.left_target_id, vote.right_target_id])
+            )
+        }
     winner = targets.get(vote.winner_target_id)
     return {
         "id": vote.id,
