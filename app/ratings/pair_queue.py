@@ -19,6 +19,8 @@ from ..db.models import Item
 from ..db.models import Vote
 from ..results.kept import code_stamp
 from ..results.kept import kept_across
+from ..results.kept import stamp
+from ..results.recent import Recent
 from .people import QUEUE_PRIME
 from .people import position
 
@@ -26,6 +28,10 @@ _CODE = code_stamp(__file__, ("pair_queue.py", "people.py"))
 # Ids at or above this would overflow position's products in int64: such a scope's pairs go
 # through Python's integers instead.
 _PACKED_BELOW = QUEUE_PRIME
+# The last scopes' pairs as read back (two int64 arrays: 4 MB at a million items a run), by
+# database, scope, both runs' stamps and the code: a view of an unchanged scope decodes nothing.
+# Two of them, so a server holds little.
+_read = Recent(2)
 
 
 def pairs_query(scope):
@@ -75,17 +81,18 @@ def scope_pairs(scope):
     if scope.pairs is not None:  # a page asks twice (the count, the next pair): read once
         return scope.pairs
     runs = [scope.run_a] if scope.run_a.id == scope.run_b.id else [scope.run_a, scope.run_b]
-    kept = kept_across(
-        runs,
-        f"ab-pairs:{scope.target_a.id}:{scope.target_b.id}",
-        lambda: _pairs_now(scope),
-        also=_CODE,
-        memory=False,
-    )
-    packed = np.frombuffer(base64.b64decode(kept["ids"]), dtype=kept["dtype"])
-    ids = packed.astype(np.int64).reshape(-1, 2)
-    scope.pairs = (ids[:, 0], ids[:, 1])
-    return scope.pairs
+    name = f"ab-pairs:{scope.target_a.id}:{scope.target_b.id}"
+    key = (database.database, name, *(r.id for r in runs), *(stamp(r) for r in runs), _CODE)
+    pairs = _read.get(key)
+    if pairs is None:
+        kept = kept_across(runs, name, lambda: _pairs_now(scope), also=_CODE, memory=False)
+        packed = np.frombuffer(base64.b64decode(kept["ids"]), dtype=kept["dtype"])
+        ids = packed.astype(np.int64).reshape(-1, 2)
+        ids.setflags(write=False)  # shared by the views that read it
+        pairs = (ids[:, 0], ids[:, 1])
+        _read.put(key, pairs)
+    scope.pairs = pairs
+    return pairs
 
 
 def _voted(scope, voter):
