@@ -565,6 +565,7 @@ CREATE INDEX collectiontask_collection_id ON collectiontask (collection_id);
 CREATE UNIQUE INDEX collectiontask_collection_id_task_id ON collectiontask (collection_id, task_id);
 CREATE INDEX collectiontask_task_id ON collectiontask (task_id);
 CREATE INDEX item_answered_at ON item (run_id, answered_at) WHERE answered_at IS NOT NULL;
+CREATE INDEX item_answered_task ON item (run_id, target_id, task_key, answered_at) WHERE answered_at IS NOT NULL;
 CREATE INDEX item_claim_judge ON item (run_id) WHERE status = 'WAITING_FOR_JUDGE';
 CREATE INDEX item_claim_new ON item (run_id, target_id) WHERE status = 'NEW';
 CREATE INDEX item_claimed_until ON item (run_id, claimed_until) WHERE claimed_until IS NOT NULL;
@@ -1265,6 +1266,7 @@ CREATE UNIQUE INDEX collectiontask_collection_id_task_id ON collectiontask USING
 CREATE UNIQUE INDEX collectiontask_pkey ON collectiontask USING btree (id);
 CREATE INDEX collectiontask_task_id ON collectiontask USING btree (task_id);
 CREATE INDEX item_answered_at ON item USING btree (run_id, answered_at) WHERE (answered_at IS NOT NULL);
+CREATE INDEX item_answered_task ON item USING btree (run_id, target_id, task_key, answered_at) WHERE (answered_at IS NOT NULL);
 CREATE INDEX item_claim_judge_by_id ON item USING btree (run_id, id) WHERE ((status)::text = 'WAITING_FOR_JUDGE'::text);
 CREATE INDEX item_claim_new_by_id ON item USING btree (run_id, target_id, id) WHERE ((status)::text = 'NEW'::text);
 CREATE INDEX item_claimed_until ON item USING btree (run_id, claimed_until) WHERE (claimed_until IS NOT NULL);

@@ -68,6 +68,8 @@ ALSO_ON_POSTGRES = {
     "test_kept_figures",
     "test_export_streams",
     "test_run_creation",
+    "test_ab_pairs_kept",
+    "test_evaluate_kept",
 }
 PG_TEMPLATE = "llmbench_migrated"
 DB_CHOICES = ("sqlite", "postgres", "both")

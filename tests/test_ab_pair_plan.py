@@ -1,7 +1,7 @@
 """The A/B page's pairs are found by one index seek per pair, whatever the run's size: B's item is
-sought by (run, target, task id), not by scanning B's answers for each of A's (votes.pairs_query,
-judge_jobs.unjudged_pairs). Checked on SQLite's plan, with no table statistics, as a fresh
-database has."""
+sought by (run, target, task id), not by scanning B's answers for each of A's
+(pair_queue.pairs_query, judge_jobs.unjudged_pairs), and the page's pairs from an index alone,
+no item row read. Checked on SQLite's plan, with no table statistics, as a fresh database has."""
 
 import datetime as dt
 
@@ -9,6 +9,7 @@ import pytest
 
 from app.db.connection import database
 from app.ratings import votes
+from app.ratings.pair_queue import pairs_query
 from app.runs.judge_jobs import unjudged_pairs
 from tests.factories import add_item
 from tests.factories import make_run
@@ -31,8 +32,14 @@ def plan(query):
 
 
 def test_each_pairs_b_item_is_sought_by_its_task(scope):
-    seeks = [step for step in plan(votes.pairs_query(scope)) if step.startswith("SEARCH b ")]
+    seeks = [step for step in plan(pairs_query(scope)) if step.startswith("SEARCH b ")]
     assert seeks and "task_key=?" in seeks[0]
+
+
+def test_the_pages_pairs_are_read_from_an_index_alone(scope):
+    steps = [step for step in plan(pairs_query(scope)) if step.startswith("SEARCH ")]
+    assert [step.split()[1] for step in steps] == ["a", "b"]
+    assert all("USING COVERING INDEX item_answered_task" in step for step in steps), steps
 
 
 def test_the_pairs_are_counted(scope):

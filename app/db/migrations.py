@@ -610,6 +610,16 @@ def m047_pending_items(db):
     db.create_tables([PendingItems], safe=True)
 
 
+@migration
+def m048_item_answered_task(db):
+    # The A/B page's pairs from an index alone (models.py: item_answered_task): each view read
+    # every pair's two item rows. A new index only: CREATE INDEX does not rebuild the item table.
+    db.execute_sql(
+        "CREATE INDEX IF NOT EXISTS item_answered_task "
+        "ON item (run_id, target_id, task_key, answered_at) WHERE answered_at IS NOT NULL"
+    )
+
+
 def applied(db):
     """Names of the migrations already applied, in order."""
     return [row[0] for row in db.execute_sql("SELECT name FROM _migrations ORDER BY id")]

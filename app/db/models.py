@@ -406,6 +406,19 @@ Item.add_index(
 Item.add_index(
     Item.index(Item.run, Item.judged_at, name="item_judged_at", where=SQL("judged_at IS NOT NULL"))
 )
+# The A/B pairs of two targets (ratings/pair_queue.py): each answered item of A by task, then B's
+# answer to the task sought by (run, target, task), from this index alone (the table's rows of a
+# 1M-item run are gigabytes read at random). Only answered items: an answer adds one entry.
+Item.add_index(
+    Item.index(
+        Item.run,
+        Item.target,
+        Item.task_key,
+        Item.answered_at,  # in it, so the join's own condition is read from it too
+        name="item_answered_task",
+        where=SQL("answered_at IS NOT NULL"),
+    )
+)
 # The claims in flight by deadline (next_wake): only claimed items are in it.
 Item.add_index(
     Item.index(

@@ -286,9 +286,15 @@ def progress(filters):
     }
 
 
-def choices(filters=None):
+def run_categories(run_pk):
+    """The categories of a run's items, in order (a walk of the index (run, category))."""
+    query = Item.select(Item.category).distinct().where(Item.run == run_pk)
+    return [c for (c,) in query.order_by(Item.category).tuples() if c]
+
+
+def choices(filters=None, categories=run_categories):
     """What the filter pickers offer: runs (newest first), models, and the picked run's targets
-    and categories (an index lookup instead of a scan of every item)."""
+    and categories (`categories(run_pk)`: ratings/kept.py passes the kept ones)."""
     runs = list(
         Run.select(Run.run_id, Run.created_at).order_by(Run.created_at.desc()).limit(200).tuples()
     )
@@ -296,19 +302,20 @@ def choices(filters=None):
         m
         for (m,) in RunTarget.select(RunTarget.model).distinct().order_by(RunTarget.model).tuples()
     ]
-    query = Item.select(Item.category).distinct().order_by(Item.category)
     targets = []
     if (filters or {}).get("run"):
         run_pk = _run_pk(filters)
-        query = query.where(Item.run == run_pk)
+        found = categories(run_pk)
         targets = list(
             RunTarget.select(RunTarget.id, RunTarget.provider_name, RunTarget.label)
             .where(RunTarget.run == run_pk)
             .order_by(RunTarget.position)
             .tuples()
         )
-    categories = [c for (c,) in query.tuples() if c]
-    return {"runs": runs, "models": models, "categories": categories, "targets": targets}
+    else:
+        query = Item.select(Item.category).distinct().order_by(Item.category)
+        found = [c for (c,) in query.tuples() if c]
+    return {"runs": runs, "models": models, "categories": found, "targets": targets}
 
 
 def save_and_move(item_id, form, filters, then="stay"):

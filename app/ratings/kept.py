@@ -28,8 +28,9 @@ from ..results.kept import kept_figures
 from ..runs.queries import get_run
 from .between_people import people
 from .between_people import people_agreement
-from .cards import FAST_PROGRESS
+from .cards import choices
 from .cards import progress
+from .cards import run_categories
 from .charts import CHARTS
 from .charts import leaderboard_chart
 from .charts import report_chart
@@ -250,14 +251,19 @@ def kept_leaderboard_page(runs, source="all", rater=None):
 _NOT_COUNTED = ("unrated", "blind", "stay")
 
 
+def _picked_run(filters):
+    run_pk = getattr(filters, "run_pk", None)
+    return get_run(filters["run"]) if run_pk is None else Run.get_by_id(run_pk)
+
+
 def kept_progress(filters):
     """cards.progress(filters) of Evaluate, kept with the picked run while its items (the
-    targets' models among them), its row and its ratings hold. Counts from indexes alone
-    (cards.FAST_PROGRESS) and counts across every run are counted each time."""
-    if set(filters) <= FAST_PROGRESS or not filters.get("run"):
+    targets' models among them), its row and its ratings hold: even its two index counts read
+    every answer of the run (a second at a million items). Counts across every run are counted
+    each time."""
+    if not filters.get("run"):
         return progress(filters)
-    run_pk = getattr(filters, "run_pk", None)
-    run = get_run(filters["run"]) if run_pk is None else Run.get_by_id(run_pk)
+    run = _picked_run(filters)
     person = getattr(filters, "person", HUMAN)
     # What the counts depend on: not the order flags, nor "unrated" (progress counts rated
     # and not), so a person's queue and blind mode share the counts of their filters.
@@ -268,4 +274,18 @@ def kept_progress(filters):
         _named("evaluate", key),
         lambda: progress(filters),
         also=f"{_CODE}|{_ratings_stamp(run)}|{_rows([run])}",
+    )
+
+
+def kept_choices(filters):
+    """cards.choices(filters) of Evaluate, the picked run's categories kept while its items hold
+    (they are every item's: half a second at a million items)."""
+    if not filters.get("run"):
+        return choices(filters)
+    run = _picked_run(filters)
+    return choices(
+        filters,
+        categories=lambda run_pk: kept_figures(
+            run, "evaluate-categories", lambda: run_categories(run_pk), also=_CODE
+        ),
     )

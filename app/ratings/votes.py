@@ -12,6 +12,7 @@ change any of theirs; the old value goes to VoteHistory.
 import hashlib
 import secrets
 from dataclasses import dataclass
+from dataclasses import field
 
 from peewee import IntegrityError
 from peewee import fn
@@ -33,11 +34,10 @@ from ..errors import NotFound
 from ..errors import ValidationError
 from ..ids import is_db_id
 from ..ids import whole_number
-from ..runs.judge_jobs import answered
-from ..runs.judge_jobs import unjudged_pairs
 from ..runs.queries import get_run
 from ..scoring.votes import vote_row
-from .people import position
+from .pair_queue import next_unvoted
+from .pair_queue import pair_total
 from .people import queue_order
 
 
@@ -49,6 +49,8 @@ class Scope:
     target_a: object
     run_b: object
     target_b: object
+    # The scope's pairs once read (pair_queue.scope_pairs): a page counts them and picks one.
+    pairs: object = field(default=None, repr=False, compare=False)
 
     def query(self):
         """The scope as query parameters (runA, targetA, runB, targetB)."""
@@ -138,47 +140,25 @@ def pair_token(voter, left, right, now=None):
 def next_pair(scope, voter=HUMAN):
     """The next pair of the scope without this voter's vote, or None when every pair has one.
 
-    The voter's pending pairs (index lookups, no answer text) in their own shuffled order, so
-    two people see the pairs in different orders and the order gives nothing away. The pair
-    comes with its pair token.
+    The voter's pending pairs in their own shuffled order, so two people see the pairs in
+    different orders and the order gives nothing away: picked from the scope's kept pairs
+    (pair_queue.py), not by reading each. The pair comes with its pair token.
     """
-    pending = unjudged_pairs(scope.target_a, scope.target_b, voter)
-    if not pending:
+    found = next_unvoted(scope, voter, queue_order(voter))
+    if found is None:
         return None
-    a, b = queue_order(voter)  # read once, not once per pending pair
-    item_a, item_b, task_key = min(pending, key=lambda p: position(min(p[0], p[1]), a, b))
+    item_a, item_b = found
     columns = (Item.id, Item.target, Item.task_key, Item.question, Item.answer)
     items = {i.id: i for i in Item.select(*columns).where(Item.id.in_([item_a, item_b]))}
     left, right = sides(items[item_a], items[item_b])
+    task_key = items[item_a].task_key
     return Pair(task_key, items[item_a].question, left, right, pair_token(voter, left, right))
 
 
 def pair_count(scope):
-    """How many tasks both targets answered: the pairs there are to vote on. It reads every
-    pair's two items, so the A/B page counts it once and carries it (voted_count is cheap)."""
-    return pairs_query(scope).count()
-
-
-def pairs_query(scope):
-    """The query of the scope's pairs (A's item id of each), one index seek for B's item."""
-    a, b = Item.alias("a"), Item.alias("b")
-    return (
-        a.select(a.id)
-        .join(
-            b,
-            on=(
-                (b.run == scope.run_b.id)
-                & (b.target == scope.target_b.id)
-                & (b.task_key == a.task_key)
-            ),
-        )
-        .where(
-            (a.run == scope.run_a.id)
-            & (a.target == scope.target_a.id)
-            & a.answered_at.is_null(False)
-            & answered(b)
-        )
-    )
+    """How many tasks both targets answered: the pairs there are to vote on (kept with the
+    scope's pairs, so a view reads one row whatever the runs' size)."""
+    return pair_total(scope)
 
 
 def voted_count(scope, voter=HUMAN):
@@ -338,7 +318,9 @@ def my_votes(scope, voter=HUMAN, limit=50):
         .order_by(Vote.id.desc())
         .limit(limit)
     )
-    return [vote_to_dict(vote) for vote in query]
+    # Every vote here is between the scope's two targets: loaded once, not once per vote.
+    targets = {t.id: t for t in (scope.target_a, scope.target_b)}
+    return [vote_to_dict(vote, targets) for vote in query]
 
 
 def vote_history(voter, limit=100):
@@ -360,14 +342,16 @@ def vote_history(voter, limit=100):
     ]
 
 
-def vote_to_dict(vote):
-    """A vote as JSON: the items as shown, the winner side and which target won."""
-    targets = {
-        t.id: t
-        for t in RunTarget.select().where(
-            RunTarget.id.in_([vote.left_target_id, vote.right_target_id])
-        )
-    }
+def vote_to_dict(vote, targets=None):
+    """A vote as JSON: the items as shown, the winner side and which target won. `targets`:
+    the vote's two targets by id, when the caller has them."""
+    if targets is None:
+        targets = {
+            t.id: t
+            for t in RunTarget.select().where(
+                RunTarget.id.in_([vote.left_target_id, vote.right_target_id])
+            )
+        }
     winner = targets.get(vote.winner_target_id)
     return {
         "id": vote.id,

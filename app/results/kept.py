@@ -194,14 +194,16 @@ def forget():
 NAME_MAX = 100
 
 
-def kept_across(runs, name, compute, also=""):
+def kept_across(runs, name, compute, also="", memory=True):
     """kept_figures for figures of several runs (a leaderboard, a compare, Trends' counts):
     stored with the first run under every run's stamp (and `also`), named `name` then `|<id>`
     of each other run and a closing `|`, so deleting any of them deletes the row
-    (runs/lifecycle.delete_run). Scopes too many to name are worked out each view."""
+    (runs/lifecycle.delete_run). Scopes too many to name are worked out each view. `memory` as
+    kept_figures has it."""
     first, others = runs[0], runs[1:]
     full = name + "".join(f"|{r.id}" for r in others) + ("|" if others else "")
     if len(full) > NAME_MAX:
         return json.loads(json.dumps(compute(), default=_plain))
     stamps = "|".join(stamp(r) for r in others)
-    return kept_figures(first, full, compute, also=f"{stamps}|{also}" if others else also)
+    also = f"{stamps}|{also}" if others else also
+    return kept_figures(first, full, compute, also=also, memory=memory)

@@ -198,7 +198,7 @@ def unjudged_pairs(target_a, target_b, voter, limit=None, after=None):
             ),
         )
         .where(where)
-        .order_by(a.task_key, a.id)
+        .order_by(a.task_key, a.id, b.id)  # a repeated task's pairs in a defined order
         .limit(limit)
         .tuples()
     )

@@ -17,6 +17,7 @@ from flask import url_for
 
 from ..errors import ValidationError
 from ..ratings import cards
+from ..ratings.kept import kept_choices
 from ..ratings.kept import kept_progress
 from ..ratings.store import tags_used
 from .extensions import htmx
@@ -79,7 +80,7 @@ def index():
     context = _card_context(filters, request.args.get("item"))
     context.update(
         {
-            "choices": cards.choices(filters),
+            "choices": kept_choices(filters),
             "tags": tags_used(),
             "rating_filters": cards.RATING_FILTERS,
         }
