@@ -2,8 +2,6 @@
 them (runs/creation.py): the same items in the same order, counted in full from the start, and
 every item exactly once after a crash, a pause or a stop while they are still being made."""
 
-import threading
-
 import pytest
 
 from app.db.models import CANT_BE_FINISHED
@@ -121,26 +119,6 @@ def test_a_big_run_answers_and_judges_every_item_once(app, fake, config, small_b
     assert {row[-1] for row in items_of(run)} == {COMPLETED}
     assert len(calls(fake, "answer")) == PLANNED
     assert len(calls(fake, "judge")) == PLANNED
-
-
-def test_a_big_runs_items_are_all_made_on_one_thread_whichever_worker_asks(
-    app, fake, config, small_batches, monkeypatch
-):
-    # Each thread that allocates gets a glibc arena of its own that keeps what it frees: items
-    # made on every worker left each worker's arena holding a batch's worth (item_maker.py).
-    made_on, make_more = [], creation.make_more
-
-    def recorded(*args, **kwargs):
-        made_on.append(threading.current_thread().name)
-        return make_more(*args, **kwargs)
-
-    monkeypatch.setattr(creation, "make_more", recorded)
-    run = start(fake)
-    Provider.update(max_concurrency=4).execute()  # several workers ask for items
-    assert drive(config, FakeClock())["state"] == "finished"
-    assert keys_of(run) == every_item_once()
-    assert len(made_on) >= 2
-    assert {name.split("_")[0] for name in made_on} == {"llmbench-items"}
 
 
 def test_a_big_run_is_counted_in_full_before_its_items_are_made(app, fake, small_batches):

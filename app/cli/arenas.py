@@ -3,9 +3,9 @@
 glibc gives threads that allocate at the same time arenas of their own (up to 8 per core) and
 keeps what a thread frees in its arena for that arena's next use, unreturned to the system. A
 run's worker threads each build and drop requests, replies and rows, so each arena kept its
-own high-water mark and a 60k-call run's peak RSS grew with the run (MEASURED). Python's small
-objects come from pymalloc, not malloc, and the GIL lets one thread run Python at a time: two
-arenas cost no measurable wait.
+own high-water mark: over a 60k-call run's calls RSS crept from 74 to 82 MiB, with two arenas
+to 76.5 (bench/bench_first_call.py, sampled). Python's small objects come from pymalloc, not
+malloc, and the GIL lets one thread run Python at a time: two arenas cost no measurable wait.
 """
 
 import ctypes

@@ -37,7 +37,6 @@ from ..scoring import registry
 from . import call_claims
 from . import claims
 from . import groups
-from . import item_maker
 from . import lease
 from . import load_steps
 from . import warmup
@@ -120,7 +119,7 @@ class Slice:
         )
         if not has_new and creation.pending(run):
             # A big run's next items (runs/creation.py): none left to claim, more to make.
-            item_maker.make_more(run)
+            creation.make_more(run)
             return None
         warmups = ctx.memory.warmups
         if waiting and registry.has_call(bool(run.judge_model)) and not warmups.judge_ready:
@@ -210,8 +209,8 @@ class Slice:
 
             batch = take()
             # A big run's items are made as they are needed (runs/creation.py): here, while
-            # the requests in flight go on (on the one thread that makes items: item_maker.py).
-            while not batch and not batch.full and item_maker.make_more(ctx.run, target.id):
+            # the requests in flight go on.
+            while not batch and not batch.full and creation.make_more(ctx.run, target.id):
                 batch = take()
             return batch
 
