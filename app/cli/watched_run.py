@@ -15,6 +15,7 @@ from ..runs.queries import get_run
 from ..runs.queries import waiting_runs
 from ..runs.state import control_reason
 from ..runs.state import run_state
+from .arenas import cap_arenas
 from .lazy import load
 from .output import EXIT_GATE
 from .output import EXIT_INTERRUPTED
@@ -46,6 +47,7 @@ def run_in_foreground(run_id, cfg, out, *, resume=False, max_budget_usd=None):
     """Work on the run in a thread while the main thread shows progress; Ctrl-C/SIGTERM (or
     `q` on the screen) stop it cleanly. `resume` continues a paused or stopped run first.
     Returns EXIT_OK when the run finished, EXIT_INTERRUPTED otherwise."""
+    cap_arenas()  # before the run's threads start (arenas.py)
     stop = threading.Event()
     outcome = {}
 

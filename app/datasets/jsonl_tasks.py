@@ -95,17 +95,7 @@ def _task(raw, line, file, problems):
     for key, name in _TEXT.items():
         if key in raw:
             task.data[name] = as_text(raw[key])
-    for name in (
-        *_TEXT.values(),
-        "question",
-        "rubric",
-        "auto_fail",
-        "tags",
-        "vars",
-        "checks",
-        "tools",
-    ):
-        task.fields[name] = (line, KEY_OF.get(name, _KEY_OF_TEXT.get(name, name)))
+    task.fields = {name: (line, label) for name, label in _LABELS}
     task.data["question"] = _question(raw, line, problems)
     task.data["difficulty"] = norm_difficulty(task.data.get("difficulty"))
     rubric = raw.get("rubric")
@@ -132,6 +122,21 @@ def _task(raw, line, file, problems):
 
 
 _KEY_OF_TEXT = {name: key for key, name in _TEXT.items()}
+# (model field, this format's key) of every field a task's problems may name: worked out once,
+# not per line (it was a tenth of a line's check).
+_LABELS = tuple(
+    (name, KEY_OF.get(name, _KEY_OF_TEXT.get(name, name)))
+    for name in (
+        *_TEXT.values(),
+        "question",
+        "rubric",
+        "auto_fail",
+        "tags",
+        "vars",
+        "checks",
+        "tools",
+    )
+)
 _MISSING = {
     "scenario": "is required: a list of bullet strings ([] for none)",
     "rubric": "is required: a list of rubric items {id, text, weight?, maxScore?} ([] for none)",

@@ -5,6 +5,8 @@ from ..catalog.task_fields import clean_task
 from ..errors import ValidationError
 from .common import TEXT_FIELDS
 
+_TEXT_FIELDS = frozenset(TEXT_FIELDS)  # asked of every field of every task of a file
+
 
 def finish(task, problems):
     """Validated model-field dict for a ParsedTask, or None after adding its problems."""
@@ -14,7 +16,7 @@ def finish(task, problems):
     shapes = [
         (name, value)
         for name, value in data.items()
-        if name in TEXT_FIELDS and value is not None and not isinstance(value, str)
+        if name in _TEXT_FIELDS and value is not None and not isinstance(value, str)
     ]
     for name, value in shapes:
         line, label = task.where(name)

@@ -110,17 +110,21 @@ def _new_run_id(name, now):
 def _select_tasks(spec):
     """(pk, task_id) of the tasks of the chosen collections plus taskIds, filtered and limited
     per settings, in the run's order."""
-    pks = set(spec["task_ids"])
-    if spec["collection_ids"]:
-        pks.update(
-            pk
-            for (pk,) in CollectionTask.select(CollectionTask.task)
-            .where(CollectionTask.collection.in_(spec["collection_ids"]))
-            .tuples()
-        )
-    if spec.get("only_task_ids") is not None:
-        pks &= set(spec["only_task_ids"])
-    query = Task.select(Task.id, Task.task_id).where(Task.id.in_(list(pks))).order_by(Task.id)
+    members = CollectionTask.select(CollectionTask.task).where(
+        CollectionTask.collection.in_(spec["collection_ids"])
+    )
+    if spec["collection_ids"] and not spec["task_ids"] and spec.get("only_task_ids") is None:
+        # Only whole collections: the database picks their tasks (a list of every pk, bound
+        # as 15 000 parameters, cost a tenth of a 60k-call run's start).
+        chosen = Task.id.in_(members)
+    else:
+        pks = set(spec["task_ids"])
+        if spec["collection_ids"]:
+            pks.update(pk for (pk,) in members.tuples())
+        if spec.get("only_task_ids") is not None:
+            pks &= set(spec["only_task_ids"])
+        chosen = Task.id.in_(list(pks))
+    query = Task.select(Task.id, Task.task_id).where(chosen).order_by(Task.id)
     categories = spec["settings"].get("categories")
     if categories:
         query = query.where(Task.category.in_(categories))
