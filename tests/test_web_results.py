@@ -5,6 +5,7 @@ from bs4 import BeautifulSoup
 
 from app.db.connection import database
 from app.db.models import FAILED
+from app.db.models import NEW
 from app.db.models import Item
 from app.db.models import Run
 from tests.conftest import make_app
@@ -108,6 +109,22 @@ def test_header_links_toggle_direction_and_target_the_fragment(client, run_with_
 def test_filters_from_the_url(client, run_with_items, query, expected):
     page = soup(client.get(f"/runs/r1/results/table?{query}&per_page=200"))
     assert len(page.select("tbody tr[id^=item-]")) == expected
+
+
+@pytest.mark.parametrize("category", ["math", "code", "writing", "facts", "poetry"])
+def test_a_category_filter_counts_every_item_of_that_category_on_the_page_as_in_its_fragment(
+    client, run_with_items, category
+):
+    # The full page takes the count from its category breakdown; the fragment counts items.
+    made = Item.select().where(Item.category == category).count()
+    # An item not answered yet counts too (and the failed one, in its category).
+    run, t1, _t2, _jf = run_with_items
+    add_item(run, t1, f"late-{category}", status=NEW, category=category)
+    query = f"category={category}&per_page=25"
+    page = soup(client.get(f"/runs/r1/results?{query}")).select_one(".rs-summary").get_text()
+    table = soup(client.get(f"/runs/r1/results/table?{query}")).select_one(".rs-summary")
+    assert page == table.get_text()
+    assert f"of {made + 1} " in page
 
 
 def test_table_fragment_for_htmx_pushes_the_page_url(client, run_with_items):
