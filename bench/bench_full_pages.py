@@ -17,15 +17,21 @@ compare Markdown). After each page: the server worker's RSS; at the end its peak
     .venv/bin/python bench/bench_full_pages.py --pg            # the same on PostgreSQL
     .venv/bin/python bench/bench_full_pages.py --db /tmp/full.db   # kept, reused by a 2nd run
     BENCH_SRC=/work/main .venv/bin/python bench/bench_full_pages.py --db /tmp/full.db
+    .venv/bin/python bench/bench_full_pages.py --db postgresql://postgres@127.0.0.1:PORT/db
 
 Seeding streams the rows in chunks (bounded memory): prepared multi-row INSERTs on SQLite
 (db.connection.insert_rows), COPY on PostgreSQL (then the kept counts folded and VACUUM ANALYZE,
 as a live server's autovacuum would have done). A page whose first load takes longer than
 --slow seconds gets one warm GET instead of --repeat (a 1M-row CSV takes minutes).
+
+On PostgreSQL the server worker's CPU leaves out the database's own work, so each page also
+gets "pg CPU": the CPU time of the postmaster of the URL's port and every process under it
+(backends, parallel workers, their exited children), read from /proc, over the same GET.
 """
 
 import argparse
 import base64
+import contextlib
 import datetime as dt
 import importlib
 import os
@@ -407,20 +413,67 @@ def memory_mib(proc):
 
 
 def cpu_ms(proc):
+    """The worker's CPU time in ms: the nanoseconds each of its threads ran (schedstat), where
+    the kernel gives them; its user + system time otherwise, in 10 ms ticks (a page of 20 ms
+    then reads 10 or 30, and medians of a few GETs hide a change of a few ms)."""
+    total, read = 0, False
+    for task in Path(f"/proc/{proc.pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+            read = True
+        except (OSError, ValueError, IndexError):  # a thread gone meanwhile, or no schedstat
+            continue
+    if read:
+        return total / 1e6
     times = proc.cpu_times()
     return (times.user + times.system) * 1000
 
 
-def get(session, url, proc):
-    """GET `url` whole (a download streamed to the end); (ms, status, size, server CPU ms)."""
-    cpu = cpu_ms(proc)
+def postmaster_of(db):
+    """The postmaster serving PostgreSQL URL `db` (a local one: its port on our command
+    line), or None for SQLite or a server this machine does not run."""
+    port = re.search(r"@[^:/]+:(\d+)/", str(db))
+    if not str(db).startswith("postgresql") or not port:
+        return None
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        cmdline = proc.info["cmdline"] or []
+        if proc.info["name"] == "postgres" and port[1] in cmdline and "-p" in cmdline:
+            return proc
+    return None
+
+
+def cluster_cpu_ms(postmaster):
+    """CPU ms of the postmaster, its exited children (cutime) and its live children: all the
+    work PostgreSQL did, backends and parallel workers alike. 0 without a postmaster."""
+    if postmaster is None:
+        return 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    pids = [postmaster.pid]
+    with contextlib.suppress(psutil.NoSuchProcess):
+        pids += [child.pid for child in postmaster.children()]
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # a parallel worker gone since: its time is in the cutime read next
+            continue
+        # utime stime cutime cstime: fields 14-17 of stat, 12-15 after "pid (comm)"
+        total += sum(int(v) for v in fields[11 : 15 if pid == postmaster.pid else 13])
+    return total * 1000 / ticks
+
+
+def get(session, url, proc, postmaster=None):
+    """GET `url` whole (a download streamed to the end); (ms, status, size, server CPU ms,
+    PostgreSQL CPU ms)."""
+    cpu, pg = cpu_ms(proc), cluster_cpu_ms(postmaster)
     started = time.perf_counter()
     response = session.get(url, stream=True)
     size = 0
     for block in response.iter_content(1 << 16):
         size += len(block)
     ms = (time.perf_counter() - started) * 1000
-    return ms, response.status_code, size, cpu_ms(proc) - cpu
+    pg = cluster_cpu_ms(postmaster) - pg
+    return ms, response.status_code, size, cpu_ms(proc) - cpu, pg
 
 
 def pages_of(base, runs, targets, item, items):
@@ -457,8 +510,9 @@ def pages_of(base, runs, targets, item, items):
     ]
 
 
-def walk(base, pages, proc, repeat, slow):
-    """Time every page (first load, warm median); prints a line each, with the worker's RSS."""
+def walk(base, pages, proc, repeat, slow, postmaster=None):
+    """Time every page (first load, warm median); prints a line each, with the worker's RSS
+    (and PostgreSQL's CPU, given its postmaster)."""
     session = requests.Session()
     rows = []
     for label, url in pages:
@@ -472,20 +526,23 @@ def walk(base, pages, proc, repeat, slow):
                 urls = [base + unescape(src) for src in dict.fromkeys(IMAGES.findall(html))]
         for target in urls:
             name = label if len(urls) == 1 else f"  img {target.split('/')[-1]}"
-            first, status, size, first_cpu = get(session, target, proc)
+            first, status, size, first_cpu, first_pg = get(session, target, proc, postmaster)
             assert status == 200, (target, status)
-            warm, warm_cpu = [], []
+            warm, warm_cpu, warm_pg = [], [], []
             for _ in range(1 if first > slow * 1000 else repeat):
-                ms, status, _size, cpu = get(session, target, proc)
+                ms, status, _size, cpu, pg = get(session, target, proc, postmaster)
                 assert status == 200, (target, status)
                 warm.append(ms)
                 warm_cpu.append(cpu)
+                warm_pg.append(pg)
             rss, peak = memory_mib(proc)
             row = (name, first, first_cpu, statistics.median(warm), statistics.median(warm_cpu))
-            rows.append((*row, len(warm), size, rss))
+            pg_cpu = (first_pg, statistics.median(warm_pg))
+            rows.append((*row, len(warm), size, rss, pg_cpu))
+            pg_note = f" pg {first_pg:6.0f}/{pg_cpu[1]:6.0f}" if postmaster else ""
             print(
                 f"  {name:30} first {first:8.0f} ms (cpu {first_cpu:7.0f})  warm p50 {row[3]:8.0f}"
-                f" ms (cpu {row[4]:7.0f}, n={len(warm)})  {size / 1024:7.0f} KiB"
+                f" ms (cpu {row[4]:7.0f}, n={len(warm)}){pg_note}  {size / 1024:7.0f} KiB"
                 f"  RSS {rss:4.0f} MiB (peak {peak:.0f})",
                 flush=True,
             )
@@ -510,12 +567,13 @@ def measure(db, args):
     pages = [(label, url) for label, url in pages if not any(w in label for w in skipped)]
     only = [word for word in args.only.split(",") if word]
     pages = [(label, url) for label, url in pages if not only or any(w in label for w in only)]
+    postmaster = postmaster_of(db)
     try:
         proc = worker(server)
         start_rss, _ = memory_mib(proc)
         print(f"server worker RSS after start: {start_rss:.0f} MiB", flush=True)
         cpu_before = proc.cpu_times()
-        rows = walk(base, pages, proc, args.repeat, args.slow)
+        rows = walk(base, pages, proc, args.repeat, args.slow, postmaster)
         cpu_after = proc.cpu_times()
         end_rss, peak = memory_mib(proc)
     finally:
@@ -527,13 +585,20 @@ def measure(db, args):
     kind = "PostgreSQL" if str(db).startswith("postgresql") else "SQLite"
     print(f"{args.items:,} items a run, {kind}; warm = median of up to {args.repeat}; ROOT {ROOT}")
     print(f"server CPU over the walk: {cpu:.1f} s\n")
-    print("server CPU: the worker's CPU time over the GET (not PostgreSQL's own)\n")
-    print("| page | first load ms (CPU) | warm p50 ms (CPU) | size KiB | worker RSS after, MiB |")
-    print("|---|---|---|---|---|")
-    for label, first, first_cpu, warm, warm_cpu, n, size, rss in rows:
+    print("server CPU: the worker's CPU time over the GET (not PostgreSQL's own), from schedstat")
+    if postmaster:
+        print("pg CPU: PostgreSQL's CPU over the same GET (postmaster and every backend)")
+    pg_head = " pg CPU first / warm ms |" if postmaster else ""
+    print(
+        f"\n| page | first load ms (CPU) | warm p50 ms (CPU) |{pg_head} size KiB"
+        " | worker RSS after, MiB |"
+    )
+    print("|---|---|---|---|---|" + ("---|" if postmaster else ""))
+    for label, first, first_cpu, warm, warm_cpu, n, size, rss, pg_cpu in rows:
+        pg_cell = f" {pg_cpu[0]:.0f} / {pg_cpu[1]:.0f} |" if postmaster else ""
         print(
             f"| {label.strip()} | {first:.0f} ({first_cpu:.0f}) | {warm:.0f} ({warm_cpu:.0f})"
-            f"{'' if n > 1 else ' n=1'} | {size / 1024:.0f} | {rss:.0f} |"
+            f"{'' if n > 1 else ' n=1'} |{pg_cell} {size / 1024:.0f} | {rss:.0f} |"
         )
     print(
         f"\nserver worker RSS: {start_rss:.0f} MiB after start, {end_rss:.0f} MiB after the "
@@ -545,7 +610,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--db", default=None, help="SQLite file to seed or reuse (kept)")
+    parser.add_argument(
+        "--db",
+        default=None,
+        help="SQLite file, or a postgresql:// URL, to seed or reuse (kept)",
+    )
     parser.add_argument(
         "--pg",
         action="store_true",
@@ -570,6 +639,10 @@ def main():
     )
     args = parser.parse_args()
     print(f"source: {ROOT}\nload average at start: {os.getloadavg()}", flush=True)
+    if args.db and args.db.startswith("postgresql"):
+        print(f"database: {args.db}", flush=True)
+        measure(args.db, args)
+        return
     if not args.pg:
         db = Path(args.db or Path(tempfile.mkdtemp(prefix="llmbench-full-")) / "full.db")
         print(f"database: {db}", flush=True)

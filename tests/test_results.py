@@ -4,11 +4,13 @@ import pytest
 
 from app.db.models import FAILED
 from app.db.models import NEW
+from app.db.models import Item
 from app.errors import ValidationError
 from app.results import averages
 from app.results.averages import breakdown
 from app.results.averages import latency_samples
 from app.results.averages import model_averages
+from app.results.table import category_total
 from app.results.table import parse_table_args
 from app.results.table import results_page
 from app.runs.queries import get_run
@@ -276,3 +278,14 @@ def test_get_run_unknown_is_not_found(app):
 
     with pytest.raises(NotFound):
         get_run("nope")
+
+
+def test_category_total_is_the_breakdowns_item_count_for_a_category_filter_alone(run3):
+    run, _, _ = run3
+    by_category = breakdown(run, "category")
+    # Every math item of both models, its judge failure among them.
+    expected = Item.select().where((Item.run == run) & (Item.category == "math")).count()
+    assert category_total(by_category, {"category": "math"}) == expected == 3
+    assert category_total(by_category, {"category": "no such category"}) == 0
+    assert category_total(by_category, {"category": "math", "model": "m1"}) is None
+    assert category_total(by_category, {}) is None

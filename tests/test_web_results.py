@@ -5,6 +5,7 @@ from bs4 import BeautifulSoup
 
 from app.db.connection import database
 from app.db.models import FAILED
+from app.db.models import NEW
 from app.db.models import Item
 from app.db.models import Run
 from tests.conftest import make_app
@@ -110,6 +111,22 @@ def test_filters_from_the_url(client, run_with_items, query, expected):
     assert len(page.select("tbody tr[id^=item-]")) == expected
 
 
+@pytest.mark.parametrize("category", ["math", "code", "writing", "facts", "poetry"])
+def test_a_category_filter_counts_every_item_of_that_category_on_the_page_as_in_its_fragment(
+    client, run_with_items, category
+):
+    # The full page takes the count from its category breakdown; the fragment counts items.
+    made = Item.select().where(Item.category == category).count()
+    # An item not answered yet counts too (and the failed one, in its category).
+    run, t1, _t2, _jf = run_with_items
+    add_item(run, t1, f"late-{category}", status=NEW, category=category)
+    query = f"category={category}&per_page=25"
+    page = soup(client.get(f"/runs/r1/results?{query}")).select_one(".rs-summary").get_text()
+    table = soup(client.get(f"/runs/r1/results/table?{query}")).select_one(".rs-summary")
+    assert page == table.get_text()
+    assert f"of {made + 1} " in page
+
+
 def test_table_fragment_for_htmx_pushes_the_page_url(client, run_with_items):
     response = client.get("/runs/r1/results/table?sort=score&dir=desc&avg_sort=score", headers=HX)
     assert response.headers["HX-Push-Url"] == "/runs/r1/results?sort=score&dir=desc&avg_sort=score"
@@ -185,12 +202,34 @@ def test_page_query_count_does_not_grow_with_rows(client, app, monkeypatch):
     # the judge check, system metrics and repeats, the model sort's target order (keyset.py),
     # the secrets' stamp of the masking pass (web/masking.py), the composite score's answer
     # times (results/composite_figures.py), the speed table's answers and its cache stamp
-    # (results/speed.py), the judge check's warnings (the targets' models), the judge check's
+    # (results/speed.py: the kept figures' own reads), the judge check's warnings (the targets'
+    # models), the judge check's
     # stamp of people's labels (ratings, the votes on each side and the latest vote change:
     # index-only counts), and the stamp of the figures kept per run state (results/kept.py:
     # three small reads, once per page however many kept figures it shows): a fixed number,
     # whatever the rows.
-    assert counts[1] <= 23, counts
+    assert counts[1] <= 22, counts
+
+
+def test_a_results_page_reads_the_runs_latest_item_change_and_kept_counts_once(
+    client, run_with_items, monkeypatch
+):
+    # Its kept figures and its speed figures are stamped by the same two reads: each one a
+    # round trip to PostgreSQL.
+    client.get("/runs/r1/results")  # the figures worked out and kept
+    seen = []
+    original = database.execute_sql
+
+    def reading(sql, params=None):
+        seen.append(sql)
+        return original(sql, params)
+
+    monkeypatch.setattr(database.obj, "execute_sql", reading)
+    assert client.get("/runs/r1/results").status_code == 200
+    latest = [sql for sql in seen if 'MAX("t1"."updated_at")' in sql and '"item"' in sql]
+    counts = [sql for sql in seen if '"item_count' in sql and '"answer_ms_n"' in sql]
+    assert len(latest) == 1, latest
+    assert len(counts) == 1, counts
 
 
 def test_row_expansion_is_lazy_loaded_with_a_no_js_link(client, run_with_items):

@@ -84,17 +84,33 @@ def stamp(run):
     return got
 
 
+def item_reads(run):
+    """(The latest updated_at of the run's items tried, its kept item counts and sums per
+    target, status and stage): what a stamp of its items is made of (this module's, and its
+    speed figures': speed.stamp). Read once per run inside one_stamp_per_run(), as the stamp
+    is: the results page stamps both, and each read is a round trip to PostgreSQL."""
+    seen = _stamps.get()
+    key = (database.database, run.id, "items")
+    got = None if seen is None else seen.get(key)
+    if got is None:
+        latest = (
+            I.select(fn.MAX(I.updated_at))
+            .where((I.run == run) & I.last_attempt_at.is_null(False))
+            .scalar()
+        )
+        got = (latest, kept_counts(run))
+        if seen is not None:
+            seen[key] = got
+    return got
+
+
 def _read_stamp(run):
     """What a run's figures are worked out from, as a hash: the code (_CODE), the run's settings
     and targets (a few rows), the latest updated_at of its items tried (an index seek:
     item_run_id_updated_at_tried; items never tried are in the counts) and its kept item
     counts and sums per target, status and stage (a few rows), so a change that left updated_at
     behind (another machine's clock, a retry in the same instant) is seen too."""
-    latest = (
-        I.select(fn.MAX(I.updated_at))
-        .where((I.run == run) & I.last_attempt_at.is_null(False))
-        .scalar()
-    )
+    latest, counts = item_reads(run)
     parts = [_CODE, json.dumps(run.settings or {}, sort_keys=True, default=str), str(latest)]
     targets = (
         T.select(T.id, T.provider_name, T.model, T.label, T.position, T.warmup_ms, T.warmup_error)
@@ -103,7 +119,7 @@ def _read_stamp(run):
         .tuples()
     )
     parts += [repr(row) for row in targets]
-    for key, sums in sorted(kept_counts(run).items(), key=repr):
+    for key, sums in sorted(counts.items(), key=repr):
         # Sums of floats as PostgreSQL folds them may differ in the last digits: rounded.
         values = (f"{v:.6g}" if isinstance(v, float) else str(v) for v in sums.values())
         parts.append(f"{key}:{':'.join(values)}")

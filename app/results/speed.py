@@ -36,10 +36,10 @@ from ..db.target_name import target_name
 from ..latency import bucket_value
 from ..latency import histogram_summary
 from ..latency_arrays import merged_by_group
-from ..runs.counts import kept
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import I
 from .clustered import percentile_ci
+from .kept import item_reads
 from .recent import Recent
 from .stats import CONFIDENCE
 from .stats import RESAMPLES
@@ -177,15 +177,11 @@ def stamp(run):
     counts (a few rows), so a change that left updated_at behind (another machine's clock, a
     retry in the same instant) is seen too. None when no item was tried (nothing worth
     keeping). The hash is what RunSpeed keeps; the database tells one process's caches apart."""
-    latest = (
-        I.select(fn.MAX(I.updated_at))
-        .where((I.run == run) & I.last_attempt_at.is_null(False))
-        .scalar()
-    )
+    latest, counts = item_reads(run)  # (read once per page with the results' own stamp)
     if latest is None:
         return None
     parts = [_CODE, str(latest)]
-    for (target, status, stage), sums in sorted(kept(run).items()):
+    for (target, status, stage), sums in sorted(counts.items()):
         parts.append(f"{target}:{status}:{stage}:{sums['n']}:{sums['answer_ms_n']}")
         # Sums of floats as PostgreSQL folds them may differ in the last digits: rounded.
         parts.append(

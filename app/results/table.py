@@ -169,6 +169,21 @@ def _total(run, filters, cond, targets):
     return count_items(run, targets, status or None)
 
 
+def category_total(by_category, filters):
+    """How many items a category filter alone matches, from the run's category breakdown
+    (averages.breakdown: each cell's item_count counts every item of its category and target,
+    whatever its status), or None for other filters. The full results page reads that
+    breakdown anyway (a kept figure), so its filtered table needs no count of its own: one over
+    the category's index entries is a fifth of the run (20 000 at 100 000 items), and
+    PostgreSQL counts them several times slower than SQLite (4.5 against 1.7 ms at best)."""
+    if set(filters) != {"category"}:
+        return None
+    for row in by_category["rows"]:
+        if row["key"] == filters["category"]:
+            return sum(cell["item_count"] for cell in row["cells"])
+    return 0
+
+
 def count_query(cond):
     """How many items match `cond`. COUNT(*), not COUNT(id): PostgreSQL (before 18) does not
     count a NOT NULL column as rows, so it read every match's row for its id where the filter's
@@ -214,10 +229,12 @@ def results_page(
     direction="asc",
     after=None,
     before=None,
+    total=None,
 ):
     """One page of items (only the table's columns), sorted, filtered and paged in SQL.
 
-    The count comes from the kept counts where it can; the page's ids from index walks
+    The count is `total` when the caller knows it (category_total), else it comes from the
+    kept counts where it can; the page's ids from index walks
     (keyset.py): after the item `after`, before the item `before`, or page `page` counted from
     the nearer end; then one query reads this page's rows.
     """
@@ -231,7 +248,8 @@ def results_page(
     if filters.get("model"):
         targets = [t for (t,) in _targets(run, filters["model"]).tuples()]
     cond = _conditions(run, filters, targets=targets)
-    total = _total(run, filters, cond, targets)
+    if total is None:
+        total = _total(run, filters, cond, targets)
     pages = max(1, math.ceil(total / per_page))
     page = min(max(1, page), pages)
     ahead = segments(run, sort, desc, filters, targets)

@@ -39,6 +39,7 @@ from ..results.table import DEFAULT_PER_PAGE
 from ..results.table import DEFAULT_SORT
 from ..results.table import PER_PAGE_CHOICES
 from ..results.table import STATUS_FILTERS
+from ..results.table import category_total
 from ..results.table import parse_table_args
 from ..results.table import results_page
 from ..runs import retries
@@ -189,7 +190,7 @@ def _averages_context(run, state):
     return {"run": run, "averages": averages, "links": Links(run.run_id, state)}
 
 
-def _table_context(run, state, filters):
+def _table_context(run, state, filters, total=None):
     page = results_page(
         run,
         state["sort"],
@@ -199,6 +200,7 @@ def _table_context(run, state, filters):
         direction=state["dir"],
         after=state["after"],
         before=state["before"],
+        total=total,
     )
     return {
         "run": run,
@@ -223,9 +225,12 @@ def show(run_id):
     run = get_run(run_id)
     state, filters = _state(request.args)
     context = _averages_context(run, state)
-    context.update(_table_context(run, state, filters))
-    # The breakdowns reuse the models the averages already read (no second query for them).
+    # The breakdowns reuse the models the averages already read (no second query for them);
+    # the category one gives a category filter's count too.
     targets = targets_from_averages(context["averages"])
+    by_category = breakdown(run, "category", targets=targets)
+    total = category_total(by_category, filters)
+    context.update(_table_context(run, state, filters, total))
     state = run_state(run)
     completed = sum(r["completed"] for r in context["averages"])
     failed = sum(r["failed"] for r in context["averages"])
@@ -235,7 +240,7 @@ def show(run_id):
             "models": sorted(context["averages"], key=lambda r: (r["position"], r["target_id"])),
             "state": state,
             "state_label": state_label(state, completed, failed),
-            "by_category": breakdown(run, "category", targets=targets),
+            "by_category": by_category,
             "by_difficulty": breakdown(run, "difficulty", targets=targets),
             "statuses": STATUS_FILTERS,
             "per_page_choices": PER_PAGE_CHOICES,
