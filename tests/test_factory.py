@@ -3,6 +3,7 @@
 from app.config import INSTANCE_PATH
 from app.config import load
 from app.db.connection import database
+from app.factory import compile_templates
 from app.factory import create_app
 from tests.conftest import TEST_KEY_B64
 
@@ -74,3 +75,10 @@ def test_the_scheduler_is_off_in_tests(app):
 
 def test_every_settings_blueprint_is_registered(app):
     assert {"providers", "tasks", "collections", "settings", "api"} <= set(app.blueprints)
+
+
+def test_compile_templates_puts_every_page_template_in_the_cache_before_a_view(app):
+    names = app.jinja_env.list_templates()
+    assert compile_templates(app) == len(names) > 50
+    cached = {name for _loader, name in app.jinja_env.cache.keys()}
+    assert set(names) <= cached

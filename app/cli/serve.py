@@ -4,6 +4,7 @@ Loaded only when `serve` runs (see LazyGroup in __init__): Flask, the web app an
 cost the other commands ~0.5 s and ~20 MiB they never use."""
 
 import logging
+import threading
 
 import click
 from gunicorn.app.base import BaseApplication
@@ -14,6 +15,7 @@ from ..accounts.access import prepare_start
 from ..db import connection as db
 from ..db.urls import DatabaseUrlError
 from ..db.urls import parse
+from ..factory import compile_templates
 from ..factory import create_app
 from .open_database import open_database
 from .open_database import prepare_database
@@ -80,7 +82,12 @@ def serve(host, port):
 
         def load(self):
             # The bound address is one of the Host names the app answers (web/hosts.py).
-            return create_app({"SCHEDULER_ENABLED": True, "HOST": host or cfg["HOST"]})
+            app = create_app({"SCHEDULER_ENABLED": True, "HOST": host or cfg["HOST"]})
+            # Off the worker's start: it answers at once, the templates are ready a second later.
+            threading.Thread(
+                target=compile_templates, args=(app,), name="templates", daemon=True
+            ).start()
+            return app
 
     click.echo(f"llmbench listening on http://{bind}", err=True)
     Server().run()
