@@ -5,6 +5,7 @@ work when warming fails."""
 
 import datetime as dt
 import json
+import logging
 import re
 
 import pytest
@@ -64,6 +65,7 @@ from tests.test_kept_figures import tried
 
 DOWNLOADED = dt.datetime(2026, 11, 28, 12, 0, tzinfo=dt.UTC)
 # pygal names each chart it draws anew (a random id): the same chart, drawn twice, differs there.
+WRITES = {"INSERT", "UPDATE", "DELETE", "REPLACE"}
 CHART_ID = re.compile(r"chart-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -237,29 +239,61 @@ def test_one_run_is_warmed_a_pass_the_newest_first(app):
     assert warm.warm_due() == []
 
 
-def test_a_pass_looks_again_at_only_a_few_warmed_runs_the_ones_checked_longest_ago(app):
-    runs = [random_run(seed) for seed in (20, 21, 22)]
+def looked_at(monkeypatch):
+    """The ids of the runs each warm pass checks, in order, from now on."""
+    looked = []
+    check = warm.keep_warm
+    monkeypatch.setattr(warm, "keep_warm", lambda run, *a: looked.append(run.id) or check(run, *a))
+    return looked
+
+
+def warmed_runs(seeds):
+    runs = [random_run(seed) for seed in seeds]
     while warm.warm_due():
         pass
-    long_ago = dt.datetime(2000, 1, 1)
-    for hours, run in enumerate(runs):  # checked in this order, long ago
-        RunFigures.update(computed_at=long_ago + dt.timedelta(hours=hours)).where(
-            (RunFigures.run == run) & (RunFigures.name == warm.WARM)
-        ).execute()
-    last = runs[-1]
+    return runs
+
+
+def test_a_pass_looks_again_at_only_a_few_warmed_runs_the_ones_checked_longest_ago(
+    app, monkeypatch
+):
+    runs = warmed_runs((20, 21, 22))
+    looked = looked_at(monkeypatch)
+    assert warm.warm_due(recheck=2) == []
+    first = list(looked)
+    assert warm.warm_due(recheck=2) == []
+    second = looked[len(first) :]
+    assert len(first) == len(second) == 2
+    # The one the first pass left out goes first, then the one checked longest ago.
+    assert set(first) | {second[0]} == {run.id for run in runs}
+    assert second[1] == first[0]
+
+
+def test_a_pass_over_unchanged_warmed_runs_writes_nothing(app, monkeypatch, caplog):
+    runs = warmed_runs((23, 24))
+    looked = looked_at(monkeypatch)
+    before = list(RunFigures.select().order_by(RunFigures.id).tuples())
+    with caplog.at_level(logging.DEBUG, logger="peewee"):
+        assert warm.warm_due() == []
+        assert warm.warm_due() == []
+    statements = [r.msg[0] for r in caplog.records if r.name == "peewee" and r.msg]
+    writes = [s for s in statements if s.split(None, 1)[0].upper() in WRITES]
+    assert sorted(set(looked)) == sorted(run.id for run in runs)  # it looked at every run
+    assert writes == []
+    assert list(RunFigures.select().order_by(RunFigures.id).tuples()) == before
+
+
+def test_a_changed_run_is_warmed_again_when_its_turn_comes(app, monkeypatch):
+    runs = warmed_runs((25, 26, 27))
+    looked = looked_at(monkeypatch)
+    assert warm.warm_due(recheck=2) == []
+    last = Run.get_by_id(looked[-1])
     item = Item.select().where((Item.run == last) & (Item.status == COMPLETED)).first()
     Rating.create(item=item, run=last, rating=4)  # changed, but checked the most recently
-
-    assert warm.warm_due(recheck=2) == []
-    checked = {
-        run_id
-        for run_id, at in RunFigures.select(RunFigures.run, RunFigures.computed_at)
-        .where(RunFigures.name == warm.WARM)
-        .tuples()
-        if at > long_ago + dt.timedelta(hours=5)
-    }
-    assert checked == {runs[0].id, runs[1].id}
+    assert warm.warm_due(recheck=2) == []  # the other two runs' turn
     assert warm.warm_due(recheck=2) == [last.run_id]
+    assert warm.is_warm(last)
+    assert all(warm.is_warm(run) for run in runs)
 
 
 def test_a_rejudged_item_makes_the_next_pass_warm_the_run_again(app):

@@ -2,8 +2,10 @@
 model's items inside <details> (streamed)."""
 
 import html
+import re
 
 from ..clock import isoformat
+from ..db.models import Item
 from ..ratings.report import has_labels
 from ..results.averages import model_averages
 from ..results.check_figures import target_check_figures
@@ -16,8 +18,10 @@ from ..runs.dto import judge_label
 from ..runs.state import run_state
 from .ratings import ratings_markdown
 from .rows import check_line
-from .rows import detail_rows
 from .rows import error_text
+from .rows import item_columns
+from .rows import json_value
+from .rows import judge_score
 from .rows import number
 from .rows import status_label
 
@@ -58,8 +62,24 @@ def cell(value):
     return text.replace("\n", "<br>").strip()
 
 
+# What cell() changes besides the ends' whitespace: a row with none of these in any of its texts
+# is its texts stripped (one search per row instead of eight passes per cell).
+_MARKUP = re.compile("[&<>|\r\n]")
+
+
 def _row(values):
-    return "| " + " | ".join(cell(v) for v in values) + " |\n"
+    return "| " + " | ".join([cell(v) for v in values]) + " |\n"
+
+
+def _text_row(texts):
+    """_row(texts) for a row of str: the same bytes, searched once for what cell() changes."""
+    try:
+        joined = "".join(texts)
+    except TypeError:  # a value that is not text (cell() makes it text)
+        return _row(texts)
+    if _MARKUP.search(joined) is None:
+        return "| " + " | ".join([t.strip() for t in texts]) + " |\n"
+    return _row(texts)
 
 
 def _header(names, numeric):
@@ -92,23 +112,24 @@ def _composites(run, averages, settings):
     yield f"\n{cell(composite_rule(settings))}.\n"
 
 
-def _judge_cell(run, r):
+def _judge_cell(judged, score, check_score, judge_scores):
     """The judge's score of an item, or that the run has no judge (its checks score it)."""
-    if not run.judge_model:
+    if not judged:
         return NO_JUDGE
-    return number(r.judge_score)
+    return number(judge_score(score, check_score, json_value(judge_scores)))
 
 
-def _checks_cell(r):
-    if r.check_results is None:
+def _checks_cell(check_score, check_results):
+    results = json_value(check_results)
+    if results is None:
         return ""
-    return f"{number(r.check_score)}: {check_line(r.check_results)}"
+    return f"{number(check_score)}: {check_line(results)}"
 
 
-def _reason_cell(r):
-    if r.auto_fail_reason:
-        return f"{r.judge_reason or ''}\nAuto-fail: {r.auto_fail_reason}".strip()
-    return r.judge_reason or ""
+def _reason_cell(judge_reason, auto_fail_reason):
+    if auto_fail_reason:
+        return f"{judge_reason or ''}\nAuto-fail: {auto_fail_reason}".strip()
+    return judge_reason or ""
 
 
 def markdown(run, detailed=True, composite_settings=DEFAULT_SETTINGS):
@@ -164,35 +185,83 @@ def detail_labels(averages):
     return [(r["target_id"], f"{r['label']} ({_tasks(r['item_count'])})") for r in averages]
 
 
+# The columns a detail row shows, read raw from the cursor (no row object per item).
+_DETAIL_COLUMNS = (
+    Item.target,
+    Item.task_key,
+    Item.category,
+    Item.difficulty,
+    Item.status,
+    Item.error_stage,
+    Item.time_taken_ms,
+    Item.tokens_generated,
+    Item.tokens_per_second,
+    Item.evaluation_score,
+    Item.evaluation_reason,
+    Item.error_msg,
+    Item.check_score,
+    Item.check_results,
+    Item.auto_fail_reason,
+    Item.judge_scores,
+)
+ROWS_PER_PIECE = 500  # detail rows yielded as one piece: a piece per row cost the server per row
+
+
 def markdown_details(run, labels):
     """The detail rows, each target's inside <details> (`labels`: detail_labels), streamed."""
     labels = dict(labels)
+    judged = bool(run.judge_model)
     yield "\n## Detailed results\n"
     current = None
-    for r in detail_rows(run, with_answer=False):
-        if r.target_id != current:
+    piece = []
+    for (
+        target_id,
+        task_id,
+        category,
+        difficulty,
+        status,
+        stage,
+        time_ms,
+        tokens,
+        tps,
+        score,
+        reason,
+        error,
+        check_score,
+        check_results,
+        auto_fail_reason,
+        judge_scores,
+    ) in item_columns(run, _DETAIL_COLUMNS):
+        if target_id != current:
             if current is not None:
-                yield "\n</details>\n"
-            current = r.target_id
-            yield (
+                piece.append("\n</details>\n")
+            current = target_id
+            piece.append(
                 f"\n<details>\n<summary>{cell(labels.get(current, ''))}</summary>\n\n"
                 + _header(DETAIL_HEADER, range(4, 9))
             )
-        yield _row(
-            (
-                r.task_id,
-                r.category,
-                r.difficulty,
-                status_label(r.status, r.error_stage),
-                number(r.time_ms),
-                number(r.tokens_generated),
-                number(r.tokens_per_second),
-                number(r.score),
-                _judge_cell(run, r),
-                _checks_cell(r),
-                _reason_cell(r),
-                error_text(r.error_stage, r.error_msg),
+        piece.append(
+            _text_row(
+                (
+                    task_id,
+                    category,
+                    difficulty,
+                    status_label(status, stage),
+                    number(time_ms),
+                    number(tokens),
+                    number(tps),
+                    number(score),
+                    _judge_cell(judged, score, check_score, judge_scores),
+                    _checks_cell(check_score, check_results),
+                    _reason_cell(reason, auto_fail_reason),
+                    error_text(stage, error),
+                )
             )
         )
+        if len(piece) >= ROWS_PER_PIECE:
+            yield "".join(piece)
+            piece = []
     if current is not None:
-        yield "\n</details>\n"
+        piece.append("\n</details>\n")
+    if piece:
+        yield "".join(piece)

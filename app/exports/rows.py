@@ -78,8 +78,9 @@ def item_cursor(run, limit=None, with_answer=True, timing=False):
     check_results and tool_calls are JSON text (`json_value` reads them). With `timing`, the
     TIMING_COLUMNS follow (itl_hist as bytes).
     """
-    query = (
-        Item.select(
+    return item_columns(
+        run,
+        (
             Item.id,
             Item.target,
             Item.task_key,
@@ -103,9 +104,16 @@ def item_cursor(run, limit=None, with_answer=True, timing=False):
             Item.tool_calls,
             Item.judge_scores,
             *(TIMING_COLUMNS if timing else ()),
-        )
-        .where(Item.run == run)
-        .order_by(Item.target, Item.task_key, Item.id)
+        ),
+        limit,
+    )
+
+
+def item_columns(run, columns, limit=None):
+    """The `columns` of `run`'s items as raw tuples, streamed in item_cursor's order (target,
+    task id, id: the index's, no sort), for a file that reads only some of them."""
+    query = (
+        Item.select(*columns).where(Item.run == run).order_by(Item.target, Item.task_key, Item.id)
     )
     if limit is not None:
         query = query.limit(limit)
@@ -215,13 +223,26 @@ def error_text(error_stage, error_msg):
     return error_msg
 
 
+# Where number()'s fixed-point text is repr(round(value, digits)) with its zeros cut: round() and
+# format's "f" give the same correctly rounded digits, and below 1e9 with at most 4 decimals repr
+# neither shortens them (a double holds 15 digits) nor writes an exponent (from 1e-5 down).
+_FIXED_BELOW = 1e9
+_FIXED_SPECS = {1: ".1f", 2: ".2f", 3: ".3f", 4: ".4f"}
+
+
 def number(value, digits=2):
     """Plain number text: integral values without decimals, others rounded; None -> ''."""
     if value is None:
         return ""
     if value.__class__ is int:
         return str(value)
-    rounded = round(float(value), digits)
+    value = float(value)
+    spec = _FIXED_SPECS.get(digits)
+    if spec and -_FIXED_BELOW < value < _FIXED_BELOW:
+        # One format call instead of round, is_integer and repr: five per row of a download.
+        text = format(value, spec).rstrip("0").rstrip(".")
+        return "0" if text == "-0" else text
+    rounded = round(value, digits)
     if rounded.is_integer():
         return str(int(rounded))
     # The shortest text for the rounded float: 40.5, 1067.25 (never 1067.2500000001).

@@ -12,7 +12,10 @@ the engine's thread never does either; and at the end of `llmbench run` (cli/wat
 for its run. A run is warm when its marker (a RunFigures row named WARM) holds the stamp of
 everything its files show (kept_files.body_stamp): a finish, a continue, a re-judge, a new
 rating or vote, an imported run all change it. Runs without a marker go first, newest first;
-then the ones checked longest ago, so every finished run is looked at again within a few passes.
+then the warmed ones in turn, RECHECK a pass in run id order, round and round from where the
+last pass stopped (a cursor this process keeps: the ones checked longest ago come next), so
+every finished run is looked at again within a few passes. Only a warm writes (its marker): a
+pass over unchanged runs writes nothing, so an idle server leaves its database alone.
 A warm that fails is logged and marked (not tried again until the run changes): its pages work
 the figures out on the request, as before. A live run is not warmed: its stamp changes every
 second.
@@ -25,7 +28,6 @@ import time
 
 from peewee import JOIN
 
-from ..clock import utcnow
 from ..db.connection import database
 from ..db.models import FINISHED
 from ..db.models import Run
@@ -71,6 +73,10 @@ RECHECK = 3
 
 _lock = threading.Lock()
 _state = {"passed": None, "thread": None}
+# The warmed run whose turn came last, by database: the next pass goes on after it. Kept in
+# memory, not written: a row updated per pass wrote to an idle server's database every 2 s.
+_turns = {}
+_MARKED = (RunFigures.run == Run.id) & (RunFigures.name == WARM)  # a run's marker, in a join
 
 
 def warm_run(run, composite_settings=DEFAULT_SETTINGS):
@@ -150,19 +156,19 @@ def keep_warm(run, composite_settings=DEFAULT_SETTINGS):
 
 def warm_due(composite_settings=DEFAULT_SETTINGS, limit=BATCH, recheck=RECHECK):
     """Check up to `limit` finished runs not warmed yet (newest first), else up to `recheck`
-    warmed ones (checked longest ago first) and warm the first that needs it; returns the run
-    ids warmed."""
-    warmed, checked = [], []
-    for run in _due(limit, recheck):
+    warmed ones (the next in turn) and warm the first that needs it (one run a pass: the next
+    pass is a few seconds away); returns the run ids warmed."""
+    unmarked = _unmarked(limit)
+    for run in unmarked:
         if keep_warm(run, composite_settings):
-            warmed.append(run.run_id)
-            break  # one run a pass: the next pass is a few seconds away
-        checked.append(run.id)
-    if checked:  # looked at now: the next passes look at the others first
-        RunFigures.update(computed_at=utcnow()).where(
-            RunFigures.run.in_(checked) & (RunFigures.name == WARM)
-        ).execute()
-    return warmed
+            return [run.run_id]
+    if unmarked:
+        return []
+    for run in _in_turn(recheck):
+        _turns[database.database] = run.id  # its turn taken: the next pass goes on after it
+        if keep_warm(run, composite_settings):
+            return [run.run_id]
+    return []
 
 
 def on_tick(config, now=None):
@@ -197,25 +203,26 @@ def _warm(composite_settings):
         log.exception("warming finished runs failed")
 
 
-def _due(limit, recheck):
-    marker = (RunFigures.run == Run.id) & (RunFigures.name == WARM)
-    unmarked = list(
+def _unmarked(limit):
+    """Up to `limit` finished runs without a marker, newest first."""
+    return list(
         Run.select()
-        .join(RunFigures, JOIN.LEFT_OUTER, on=marker)
+        .join(RunFigures, JOIN.LEFT_OUTER, on=_MARKED)
         .where((Run.status == FINISHED) & RunFigures.id.is_null())
         .order_by(Run.finished_at.desc(), Run.id.desc())
         .limit(limit)
     )
-    if unmarked:
-        return unmarked
-    checked = (
-        Run.select()
-        .join(RunFigures, on=marker)
-        .where(Run.status == FINISHED)
-        .order_by(RunFigures.computed_at, Run.id)
-        .limit(recheck)
-    )
-    return list(checked)
+
+
+def _in_turn(recheck):
+    """Up to `recheck` finished runs with a marker, the next after the last one whose turn
+    came (by run id, from the first again past the last)."""
+    after = _turns.get(database.database, 0)
+    marked = Run.select().join(RunFigures, on=_MARKED).where(Run.status == FINISHED)
+    runs = list(marked.where(Run.id > after).order_by(Run.id).limit(recheck))
+    if len(runs) < recheck:
+        runs.extend(marked.where(Run.id <= after).order_by(Run.id).limit(recheck - len(runs)))
+    return runs
 
 
 def _marker(run):

@@ -10,7 +10,6 @@ leaderboard.py's, between_people.py's and cards.py's."""
 
 import hashlib
 import json
-from pathlib import Path
 
 from peewee import fn
 
@@ -110,9 +109,7 @@ def _jobs_stamp(run):
 
 
 # The chart toolkit the report's charts are drawn with (its own modules are in _CODE).
-_TOOLKIT = hashlib.sha256(
-    b"".join(path.read_bytes() for path in sorted(Path(__file__).parent.parent.glob("charts/*.py")))
-).hexdigest()
+_TOOLKIT = code_stamp(__file__, ("../charts/*.py",))
 
 
 def kept_report_chart(run, name, narrow=False):

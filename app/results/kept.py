@@ -45,10 +45,15 @@ _SOURCES += ("system.py",)
 def code_stamp(module_file, names, version=""):
     """A hash of the source files `names` beside `module_file` (and a `version`): the code a
     kept figure was worked out by, in its stamp, so figures kept by older code are worked out
-    again, not shown in an older shape."""
+    again, not shown in an older shape. A name may be a path from that folder or a glob
+    ("../charts/*.py": each file it matches, in name order, so a module added there counts)."""
     folder = Path(module_file).parent
-    sources = b"".join((folder / name).read_bytes() for name in names)
-    return hashlib.sha256(f"{version}".encode() + sources).hexdigest()
+    digest = hashlib.sha256(f"{version}".encode())
+    for name in names:
+        paths = sorted(folder.glob(name)) if any(c in name for c in "*?[") else [folder / name]
+        for path in paths:
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 _CODE = code_stamp(__file__, _SOURCES, FIGURES_VERSION)

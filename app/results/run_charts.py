@@ -1,9 +1,6 @@
 """The charts a run's page and report.html show: each read from the database (only what that chart
 needs) and drawn by app.results.charts."""
 
-import hashlib
-from pathlib import Path
-
 from ..db.models import FINISHED
 from ..db.target_name import target_name
 from .averages import breakdown
@@ -17,14 +14,12 @@ from .charts import category_chart
 from .charts import latency_chart
 from .charts import score_chart
 from .charts import speed_chart
+from .kept import code_stamp
 from .kept import kept_figures
 
 CHARTS = ("score", "speed", "latency", "category")
 # The code that draws them, in the stamp of a kept chart (kept_run_chart).
-_HERE = Path(__file__).parent
-_DRAWN_BY = [_HERE / "charts.py", _HERE / "run_charts.py"]
-_DRAWN_BY += sorted((_HERE.parent / "charts").glob("*.py"))
-_CODE = hashlib.sha256(b"".join(path.read_bytes() for path in _DRAWN_BY)).hexdigest()
+_CODE = code_stamp(__file__, ("charts.py", "run_charts.py", "../charts/*.py"))
 
 
 def kept_run_chart(run, name, narrow=False, estimates=False):

@@ -2,9 +2,7 @@
 figures, which are cached, or one query on the answers' timing columns) and is drawn by
 app.results.speed_charts."""
 
-import hashlib
 from array import array
-from pathlib import Path
 
 from ..db.connection import database
 from ..latency import bucket_value
@@ -13,6 +11,7 @@ from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import I
 from .averages import model_averages
 from .goodput import run_goodput
+from .kept import code_stamp
 from .kept import kept_figures
 from .speed import run_speed
 from .speed_charts import TIMELINE_MAX
@@ -69,10 +68,8 @@ def speed_chart_names(run, speed):
 # target, under the run's stamp and the code that draws them: a page shows up to a dozen, and
 # the distributions decode every answer's gaps (seconds on a 100 000-item run), so a finished
 # run's charts are drawn once (exports/warm.py draws them before anyone looks), not per view.
-_HERE = Path(__file__).parent
-_DRAWN_BY = [_HERE / name for name in ("speed_charts.py", "run_speed_charts.py", "speed.py")]
-_DRAWN_BY += [_HERE / "goodput.py", *sorted((_HERE.parent / "charts").glob("*.py"))]
-_CODE = hashlib.sha256(b"".join(path.read_bytes() for path in _DRAWN_BY)).hexdigest()
+_DRAWN_BY = ("speed_charts.py", "run_speed_charts.py", "speed.py", "goodput.py", "../charts/*.py")
+_CODE = code_stamp(__file__, _DRAWN_BY)
 
 
 def speed_chart(run, name, narrow=False, *, target=None, averages=None, speed=None):

@@ -2,18 +2,17 @@
 answers (settings.repeats), and how much the judge's score for one answer moves between its J
 judgements (settings.judgeRepeats)."""
 
-import hashlib
 import statistics
-from pathlib import Path
 
 from ..db.models import COMPLETED
 from ..runs.outcomes import I
 from ..runs.outcomes import T
+from .kept import code_stamp
 from .kept import kept_figures
 
 # A task whose K scores lie further apart than this (score points) counts as unstable.
 UNSTABLE_SPAN = 20.0
-_CODE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()  # in a kept stability's stamp
+_CODE = code_stamp(__file__, ("stability.py",))  # in a kept stability's stamp
 
 
 def spread(scores):
