@@ -20,6 +20,7 @@ from app.db.models import Item
 from app.db.models import Rating
 from app.db.models import Run
 from app.db.models import RunFigures
+from app.db.models import RunTarget
 from app.exports import warm
 from app.exports.kept_files import kept_markdown
 from app.exports.kept_files import kept_report_text
@@ -190,6 +191,9 @@ def test_a_kept_report_says_when_it_was_downloaded(app):
 
 def test_a_warmed_runs_pages_and_files_work_nothing_out(app, client):
     run = random_run(7)
+    # As the engine records them: an answered item has an answer (Evaluate shows its card).
+    answered = (Item.run == run) & Item.answered_at.is_null(False)
+    Item.update(answer="an answer").where(answered & Item.answer.is_null()).execute()
     warm.keep_warm(run)
     RunFigures.update(computed_at=T0).execute()
     before = kept_rows(run)
@@ -200,6 +204,9 @@ def test_a_warmed_runs_pages_and_files_work_nothing_out(app, client):
     pages += [f"{base}/charts/{name}.svg" for name in ("score", "speed", "latency", "category")]
     pages += [f"{base}/speed-charts/{name}.svg" for name in ("quality-speed", "ttft", "itl")]
     pages += [f"{base}/{name}" for name in ("summary.json", "report.html", "results.md")]
+    pages.append(f"/evaluate?run={run.run_id}")
+    first, second = RunTarget.select().where(RunTarget.run == run).order_by(RunTarget.position)[:2]
+    pages.append(f"/ab?runA={run.run_id}&targetA={first.id}&targetB={second.id}")
     for page in pages:
         response = client.get(page)
         assert response.status_code == 200, page

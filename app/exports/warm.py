@@ -21,6 +21,7 @@ the figures out on the request, as before. A live run is not warmed: its stamp c
 second.
 """
 
+import itertools
 import json
 import logging
 import threading
@@ -32,10 +33,16 @@ from ..db.connection import database
 from ..db.models import FINISHED
 from ..db.models import Run
 from ..db.models import RunFigures
+from ..db.models import RunTarget
+from ..ratings.cards import parse_filters
 from ..ratings.charts import CHARTS as REPORT_CHARTS
+from ..ratings.kept import kept_choices
 from ..ratings.kept import kept_judge_check
+from ..ratings.kept import kept_progress
 from ..ratings.kept import kept_report_chart
 from ..ratings.kept import kept_run_report
+from ..ratings.pair_queue import scope_pairs
+from ..ratings.votes import Scope
 from ..results.averages import breakdown
 from ..results.averages import kept_latency_samples
 from ..results.averages import model_averages
@@ -65,6 +72,9 @@ log = logging.getLogger(__name__)
 WARM = "warm"  # the RunFigures name of a run's marker
 WARM_SECONDS = 2.0  # a pass at most this often
 BATCH = 20  # finished runs without a marker checked per pass (a stamp: a few index reads each)
+# A/B's pairs are kept for each two targets of a run (A before B in the run's order) up to this
+# many targets: 15 pairs, ~1 s of CPU and ~3 MB each at a million items a run.
+AB_TARGETS = 6
 # Warmed runs looked at again per pass, the ones checked longest ago: a stamp costs ~8 ms of CPU
 # (100k items), so a server idle with many finished runs spends ~1 % of a core on it, not ~8 %.
 # A run changed meanwhile (a rating, a re-judge) is shown right all the same: its pages work
@@ -81,8 +91,8 @@ _MARKED = (RunFigures.run == Run.id) & (RunFigures.name == WARM)  # a run's mark
 
 def warm_run(run, composite_settings=DEFAULT_SETTINGS):
     """Work out and keep, under the run's current stamp, every figure its results page, run
-    page, charts and its summary.json, report.html and results.md read, by the functions they
-    call."""
+    page, charts, Evaluate and A/B and its summary.json, report.html and results.md read, by the
+    functions they call."""
     token = one_stamp_per_run()
     try:
         averages = model_averages(run)
@@ -113,8 +123,22 @@ def warm_run(run, composite_settings=DEFAULT_SETTINGS):
         kept_report_text(run, composite_settings)
         for _head in kept_markdown(run, detailed=False, composite_settings=composite_settings):
             pass
+        _warm_ratings(run)
     finally:
         stamps_as_read(token)
+
+
+def _warm_ratings(run):
+    """Evaluate's counts and categories for the run picked alone (a person not signed in, as
+    on a local server), and A/B's pairs of each two of its targets: a first view of either
+    read every answer of the run (1.5 s of CPU each at a million items)."""
+    filters = parse_filters({"run": run.run_id})
+    kept_choices(filters)
+    kept_progress(filters)
+    targets = list(RunTarget.select().where(RunTarget.run == run.id).order_by(RunTarget.position))
+    if len(targets) <= AB_TARGETS:
+        for target_a, target_b in itertools.combinations(targets, 2):
+            scope_pairs(Scope(run, target_a, run, target_b))
 
 
 def is_warm(run, composite_settings=DEFAULT_SETTINGS):
