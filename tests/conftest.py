@@ -68,6 +68,7 @@ ALSO_ON_POSTGRES = {
     "test_kept_figures",
     "test_export_streams",
     "test_run_creation",
+    "test_compare_same_as_before",
 }
 PG_TEMPLATE = "llmbench_migrated"
 DB_CHOICES = ("sqlite", "postgres", "both")
