@@ -174,16 +174,28 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
         a, b = avg_a[key], avg_b[key]
         ta, tb = a["target_id"], b["target_id"]
         label = target_name(*key)
-        # One target's pairs at a time: its arrays are let go before the next target's.
+        # One target's pairs at a time, let go before its bootstraps (which take their own
+        # buffers) and before the next target's.
         pairs = read_pairs(run_a, run_b, ta, tb)
         scored = (pairs.outcome_a == SCORED) & (pairs.outcome_b == SCORED)
         scored &= pairs.set("score_a") & pairs.set("score_b")
         timed = (pairs.outcome_a != ANSWER_FAILED) & (pairs.outcome_b != ANSWER_FAILED)
         timed &= pairs.set("time_a") & pairs.set("time_b")
-        score = verdict_of_differences(pairs.score_b[scored] - pairs.score_a[scored])
-        timing = verdict_of_differences(pairs.time_b[timed] - pairs.time_a[timed])
+        score_diffs = pairs.score_b[scored] - pairs.score_a[scored]
+        time_diffs = pairs.time_b[timed] - pairs.time_a[timed]
         failures.append(_judge_failures(pairs, label, limit, positions[ta]))
-        changes.append(_changes(pairs, scored, score["verdict"], limit, label, key, a["model"]))
+        moved = _moved(pairs, scored)
+        tallies = {
+            "sharedTasks": len(pairs),
+            "judge": _failed(pairs, JUDGE_FAILED),
+            "answer": _failed(pairs, ANSWER_FAILED),
+            "asked": int(np.count_nonzero(pairs.asked_differently)),
+        }
+        del pairs, scored, timed
+        score = verdict_of_differences(score_diffs)
+        timing = verdict_of_differences(time_diffs)
+        del score_diffs, time_diffs
+        changes.append(_changes(moved, score["verdict"], limit, label, key, a["model"]))
         side_a, side_b = _side(a, comp_a.get(ta)), _side(b, comp_b.get(tb))
         paired = {k: score[k] for k in ("n", "meanDiff", "ciLow", "ciHigh", "significant")}
         paired_time = {k: timing[k] for k in ("n", "meanDiff", "ciLow", "ciHigh", "significant")}
@@ -200,22 +212,21 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
                 "tokensPerSecondDelta": _delta(
                     a["avg_tokens_per_second"], b["avg_tokens_per_second"]
                 ),
-                "sharedTasks": len(pairs),
+                "sharedTasks": tallies["sharedTasks"],
                 "pairedScore": paired,
                 "signTestP": score["signTestP"],
                 "pairedTimeMs": paired_time,
-                "sharedJudgeFailures": _failed(pairs, JUDGE_FAILED),
-                "sharedAnswerFailures": _failed(pairs, ANSWER_FAILED),
+                "sharedJudgeFailures": tallies["judge"],
+                "sharedAnswerFailures": tallies["answer"],
                 "verdict": score["verdict"],
                 "verdictWhy": score["why"],
                 "regressionAlert": score["regression"],
-                "askedDifferently": int(np.count_nonzero(pairs.asked_differently)),
+                "askedDifferently": tallies["asked"],
                 "speed": compare_speed(
                     speed_a.get(ta), speed_b.get(tb), goodput_a.get(ta), goodput_b.get(tb)
                 ),
             }
         )
-        del pairs
     keys = item_keys([c["itemA"] for listed in changes for c in listed["rows"]])
     keys.update(item_keys([f["itemA"] for found in failures for f in found["rows"]]))
     lists = _listed_changes(changes, keys, limit)
@@ -269,14 +280,19 @@ def _judge_failures(pairs, label, limit, position):
     return {"count": int(np.count_nonzero(mask)), "rows": rows, "position": position}
 
 
-def _changes(pairs, scored, word, limit, label, key, model):
+def _moved(pairs, scored):
+    """The scored pairs whose score moved: (item A ids, item B ids, scores A, scores B)."""
+    where = np.flatnonzero(scored)
+    score_a, score_b = pairs.score_a[where], pairs.score_b[where]
+    where = where[score_a != score_b]
+    return pairs.id_a[where], pairs.id_b[where], pairs.score_a[where], pairs.score_b[where]
+
+
+def _changes(moved, word, limit, label, key, model):
     """A target's changed scores as its verdict `word` lists them (LIST_RULE): the counts, and
     the rows that can be among the first `limit` of each list it goes to (ties of the change
     are kept: the task key, read later, breaks them)."""
-    where = np.flatnonzero(scored)
-    score_a, score_b = pairs.score_a[where], pairs.score_b[where]
-    moved = score_a != score_b
-    where, score_a, score_b = where[moved], score_a[moved], score_b[moved]
+    id_a, id_b, score_a, score_b = moved
     delta = score_b - score_a
     drop, rise = delta < -REGRESSION_POINTS, delta > REGRESSION_POINTS
     if word == "worse":
@@ -293,15 +309,14 @@ def _changes(pairs, scored, word, limit, label, key, model):
     for name, (mask, order) in lists.items():
         at = np.flatnonzero(mask)
         for i in at[smallest(order[at], limit)].tolist():
-            row = where[i]
             rows.append(
                 {
                     "list": name,
                     "label": label,
                     "providerName": key[0],
                     "model": model,
-                    "itemA": int(pairs.id_a[row]),
-                    "itemB": int(pairs.id_b[row]),
+                    "itemA": int(id_a[i]),
+                    "itemB": int(id_b[i]),
                     "scoreA": float(score_a[i]),
                     "scoreB": float(score_b[i]),
                     "delta": float(delta[i]),
