@@ -33,13 +33,15 @@ _IDS_PER_QUERY = 500
 
 
 def _outcome(item):
+    """The side's outcome as SQL: a failure not at the judge stage (none given too) is the
+    answer's, anything neither completed nor failed is pending (3)."""
     failed = item.status.in_(FAILED_STATUSES)
-    return Case(
-        None,
-        [(item.status == COMPLETED, SCORED), (failed & (item.error_stage == "judge"), JUDGE_FAILED)]
-        + [(failed, ANSWER_FAILED)],
-        3,
-    )
+    whens = [
+        (item.status == COMPLETED, SCORED),
+        (failed & (item.error_stage == "judge"), JUDGE_FAILED),
+        (failed, ANSWER_FAILED),
+    ]
+    return Case(None, whens, 3)
 
 
 def _null(field, bit):
