@@ -70,6 +70,7 @@ ALSO_ON_POSTGRES = {
     "test_run_creation",
     "test_ab_pairs_kept",
     "test_evaluate_kept",
+    "test_compare_same_as_before",
 }
 PG_TEMPLATE = "llmbench_migrated"
 DB_CHOICES = ("sqlite", "postgres", "both")

@@ -6,6 +6,7 @@ the same seeded generator, each resample summed left to right; on values with fe
 import random
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from app.results import stats
@@ -94,3 +95,23 @@ def test_histogram_resampling_gives_the_same_means_as_binomial_calls(distinct, n
     assert stats.bootstrap_means(values, resamples=100) == _histogram_python_means(
         values, resamples=100
     )
+
+
+@pytest.mark.parametrize("kind", ["uniform", "integers", "mixed sizes", "few"])
+@pytest.mark.parametrize("n", [1, 16, 1_500, 6_000])
+def test_differences_in_a_numpy_array_give_the_same_figures_as_in_a_list(kind, n):
+    # Both bootstrap paths ("few": 21 distinct differences, the histogram from 315 values on),
+    # and the mean difference summed in the same order: mixed sizes round otherwise.
+    rng = random.Random(f"array-{kind}-{n}")
+    if kind == "few":
+        diffs = [rng.randint(-10, 10) * 5.0 for _ in range(n)]
+    else:
+        diffs = [float(d) for d in _random_values(rng, kind, n)]
+    assert stats.paired_differences(np.array(diffs)) == stats.paired_differences(diffs)
+
+
+def test_negative_zeros_in_a_numpy_array_sum_as_in_a_list():
+    diffs = [-0.0, -0.0, 1e-300, -1e-300, -0.0]
+    figures = stats.paired_differences(np.array(diffs))
+    assert figures == stats.paired_differences(diffs)
+    assert str(figures["meanDiff"]) == str(sum(diffs) / len(diffs)) == "0.0"

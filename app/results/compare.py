@@ -1,15 +1,23 @@
 """Compare two runs: per-model deltas, paired significance over shared tasks, per-task changes."""
 
+import numpy as np
+
 from ..clock import isoformat
-from ..db.models import COMPLETED
-from ..db.models import Item
 from ..db.models import Run
 from ..db.models import RunTarget
 from ..db.target_name import target_name
-from ..runs.outcomes import FAILED_STATUSES
 from ..runs.state import run_state
 from . import stats
 from .averages import model_averages
+from .compare_pairs import ANSWER_FAILED
+from .compare_pairs import JUDGE_FAILED
+from .compare_pairs import OUTCOMES
+from .compare_pairs import SCORED
+from .compare_pairs import first
+from .compare_pairs import item_keys
+from .compare_pairs import rank_in_sql
+from .compare_pairs import read_pairs
+from .compare_pairs import smallest
 from .compare_speed import RULE as SPEED_RULE
 from .compare_speed import compare_speed
 from .compare_speed import speed_by_target
@@ -56,9 +64,20 @@ def verdict(pairs, *, min_n=MIN_PAIRED_TASKS, alpha=ALPHA, regression_points=REG
     otherwise "no significant change", "too few shared tasks" or "no shared scored tasks".
     `regression` is a "worse" verdict whose mean drop is more than `regression_points`.
     """
-    paired = stats.paired_bootstrap(pairs)
+    diffs = [b - a for a, b in pairs]
+    return verdict_of_differences(
+        diffs, min_n=min_n, alpha=alpha, regression_points=regression_points
+    )
+
+
+def verdict_of_differences(
+    diffs, *, min_n=MIN_PAIRED_TASKS, alpha=ALPHA, regression_points=REGRESSION_POINTS
+):
+    """verdict() from the paired differences b - a in the pairs' order (a list or a numpy
+    array: the same verdict)."""
+    paired = stats.paired_differences(diffs)
     n, mean = paired["n"], paired["meanDiff"]
-    p = stats.sign_test([b - a for a, b in pairs]) if n else None
+    p = stats.sign_test(diffs) if n else None
     significant = False
     if n == 0:
         word, why = "no shared scored tasks", "no task was scored in both runs"
@@ -105,14 +124,6 @@ def run_choices(limit=200):
     ]
 
 
-def _outcome(status, error_stage):
-    if status == COMPLETED:
-        return "scored"
-    if status in FAILED_STATUSES:
-        return "judge_failed" if error_stage == "judge" else "answer_failed"
-    return "pending"
-
-
 def _side(row, composite=None):
     return {
         "compositeScore": composite.score if composite else None,
@@ -139,48 +150,6 @@ def _composite_delta(side_a, side_b):
     return None if change is None else round(change, 1)
 
 
-def _pairs(run_a, run_b):
-    """Rows for every task both runs gave the same target (provider and label, so the same model
-    with the same params): one join, no per-row query. The rows come straight from the cursor:
-    the columns are text, integers and floats the driver already gives as str, int and float,
-    and peewee's per-value conversion of 16 columns x 100 000 rows took seconds."""
-    ia, ib = Item.alias("ia"), Item.alias("ib")
-    ta, tb = RunTarget.alias("ta"), RunTarget.alias("tb")
-    query = (
-        ia.select(
-            ta.provider_name,
-            ta.label,
-            ia.task_key,
-            ia.category,
-            ia.id,
-            ia.status,
-            ia.error_stage,
-            ia.evaluation_score,
-            ia.time_taken_ms,
-            ia.context_hash,
-            ib.id,
-            ib.status,
-            ib.error_stage,
-            ib.evaluation_score,
-            ib.time_taken_ms,
-            ib.context_hash,
-        )
-        .join(ta, on=(ia.target == ta.id))
-        .join(
-            tb,
-            on=(
-                (tb.run == run_b.id)
-                & (tb.provider_name == ta.provider_name)
-                & (tb.label == ta.label)
-            ),
-        )
-        .join(ib, on=((ib.run == run_b.id) & (ib.target == tb.id) & (ib.task_key == ia.task_key)))
-        .where(ia.run == run_a.id)
-        .order_by(ta.position, ia.task_key)
-    )
-    return Item._meta.database.execute(query)
-
-
 def _keyed(run, composite_settings):
     """({(provider, label): averages row}, {target id: Composite or None}) of one run."""
     rows = model_averages(run)
@@ -195,95 +164,46 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
     avg_a, comp_a = _keyed(run_a, composite_settings)
     avg_b, comp_b = _keyed(run_b, composite_settings)
     shared_keys = [k for k in avg_a if k in avg_b]
-    per_model = {
-        k: {
-            "scores": [],
-            "times": [],
-            "judge": {"a": 0, "b": 0},
-            "answer": {"a": 0, "b": 0},
-            "tasks": 0,
-            "changed": 0,  # shared tasks asked differently (their context hashes differ)
-        }
-        for k in shared_keys
-    }
-    changes = _Changes(limit)
-    judge_failures = []
-    for (
-        provider,
-        label,
-        task_key,
-        category,
-        id_a,
-        status_a,
-        stage_a,
-        score_a,
-        time_a,
-        hash_a,
-        id_b,
-        status_b,
-        stage_b,
-        score_b,
-        time_b,
-        hash_b,
-    ) in _pairs(run_a, run_b):
-        bucket = per_model.get((provider, label))
-        if bucket is None:
-            continue
-        bucket["tasks"] += 1
-        if hash_a and hash_b and hash_a != hash_b:
-            bucket["changed"] += 1
-        out_a, out_b = _outcome(status_a, stage_a), _outcome(status_b, stage_b)
-        for side, out in (("a", out_a), ("b", out_b)):
-            if out == "judge_failed":
-                bucket["judge"][side] += 1
-            elif out == "answer_failed":
-                bucket["answer"][side] += 1
-        if "judge_failed" in (out_a, out_b):
-            judge_failures.append(
-                {
-                    "label": target_name(provider, label),
-                    "taskKey": task_key,
-                    "itemA": id_a,
-                    "itemB": id_b,
-                    "outcomeA": out_a,
-                    "outcomeB": out_b,
-                }
-            )
-        if out_a != "answer_failed" and out_b != "answer_failed" and None not in (time_a, time_b):
-            bucket["times"].append((time_a, time_b))
-        if out_a == "scored" and out_b == "scored" and None not in (score_a, score_b):
-            bucket["scores"].append((score_a, score_b))
-            if score_a != score_b:
-                changes.add(
-                    {
-                        "label": target_name(provider, label),
-                        "providerName": provider,
-                        "model": avg_a[(provider, label)]["model"],
-                        "taskKey": task_key,
-                        "category": category,
-                        "itemA": id_a,
-                        "itemB": id_b,
-                        "scoreA": score_a,
-                        "scoreB": score_b,
-                        "delta": score_b - score_a,
-                    }
-                )
     speed_a, goodput_a = speed_by_target(run_a)
     speed_b, goodput_b = speed_by_target(run_b)
-    models = []
+    models, changes, failures = [], [], []
+    positions = dict(
+        RunTarget.select(RunTarget.id, RunTarget.position).where(RunTarget.run == run_a.id).tuples()
+    )
     for key in shared_keys:
-        a, b, bucket = avg_a[key], avg_b[key], per_model[key]
+        a, b = avg_a[key], avg_b[key]
         ta, tb = a["target_id"], b["target_id"]
-        side_a, side_b = _side(a, comp_a.get(a["target_id"])), _side(b, comp_b.get(b["target_id"]))
-        score = verdict(bucket["scores"])
-        timing = verdict(bucket["times"])
+        label = target_name(*key)
+        # One target's pairs at a time, let go before its bootstraps (which take their own
+        # buffers) and before the next target's.
+        pairs = read_pairs(run_a, run_b, ta, tb)
+        scored = (pairs.outcome_a == SCORED) & (pairs.outcome_b == SCORED)
+        scored &= pairs.set("score_a") & pairs.set("score_b")
+        timed = (pairs.outcome_a != ANSWER_FAILED) & (pairs.outcome_b != ANSWER_FAILED)
+        timed &= pairs.set("time_a") & pairs.set("time_b")
+        score_diffs = pairs.score_b[scored] - pairs.score_a[scored]
+        time_diffs = pairs.time_b[timed] - pairs.time_a[timed]
+        failures.append(_judge_failures(pairs, label, limit, positions[ta]))
+        moved = _moved(pairs, scored)
+        tallies = {
+            "sharedTasks": len(pairs),
+            "judge": _failed(pairs, JUDGE_FAILED),
+            "answer": _failed(pairs, ANSWER_FAILED),
+            "asked": int(np.count_nonzero(pairs.asked_differently)),
+        }
+        del pairs, scored, timed
+        score = verdict_of_differences(score_diffs)
+        timing = verdict_of_differences(time_diffs)
+        del score_diffs, time_diffs
+        changes.append(_changes(moved, score["verdict"], limit, label, key, a["model"]))
+        side_a, side_b = _side(a, comp_a.get(ta)), _side(b, comp_b.get(tb))
         paired = {k: score[k] for k in ("n", "meanDiff", "ciLow", "ciHigh", "significant")}
         paired_time = {k: timing[k] for k in ("n", "meanDiff", "ciLow", "ciHigh", "significant")}
         models.append(
             {
                 "providerName": key[0],
                 "model": a["model"],
-                "label": target_name(*key),
+                "label": label,
                 "a": side_a,
                 "b": side_b,
                 "scoreDelta": _delta(a["avg_score"], b["avg_score"]),
@@ -292,23 +212,25 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
                 "tokensPerSecondDelta": _delta(
                     a["avg_tokens_per_second"], b["avg_tokens_per_second"]
                 ),
-                "sharedTasks": bucket["tasks"],
+                "sharedTasks": tallies["sharedTasks"],
                 "pairedScore": paired,
                 "signTestP": score["signTestP"],
                 "pairedTimeMs": paired_time,
-                "sharedJudgeFailures": bucket["judge"],
-                "sharedAnswerFailures": bucket["answer"],
+                "sharedJudgeFailures": tallies["judge"],
+                "sharedAnswerFailures": tallies["answer"],
                 "verdict": score["verdict"],
                 "verdictWhy": score["why"],
                 "regressionAlert": score["regression"],
-                "askedDifferently": bucket["changed"],
+                "askedDifferently": tallies["asked"],
                 "speed": compare_speed(
                     speed_a.get(ta), speed_b.get(tb), goodput_a.get(ta), goodput_b.get(tb)
                 ),
             }
         )
-    lists = changes.split({m["label"]: m["verdict"] for m in models})
-    regressions, improvements, below = lists["regressions"], lists["improvements"], lists["below"]
+    keys = item_keys([c["itemA"] for listed in changes for c in listed["rows"]])
+    keys.update(item_keys([f["itemA"] for found in failures for f in found["rows"]]))
+    lists = _listed_changes(changes, keys, limit)
+    judge_failures = _listed_failures(failures, keys, limit)
     return {
         "a": _run_info(run_a),
         "b": _run_info(run_b),
@@ -321,16 +243,149 @@ def compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
         "onlyInB": [f"{p}/{m}" for (p, m) in avg_b if (p, m) not in avg_a],
         "regressionsCount": lists["regressionsCount"],
         "improvementsCount": lists["improvementsCount"],
-        "regressions": regressions[:limit],
-        "improvements": improvements[:limit],
+        "regressions": lists["regressions"],
+        "improvements": lists["improvements"],
         "listRule": LIST_RULE,
         "speedRule": SPEED_RULE,
         "belowThresholdCount": lists["belowCount"],
-        "belowThreshold": below[:limit],
-        "judgeFailuresCount": len(judge_failures),
-        "judgeFailures": judge_failures[:limit],
+        "belowThreshold": lists["below"],
+        "judgeFailuresCount": sum(found["count"] for found in failures),
+        "judgeFailures": judge_failures,
         "warnings": comparability_warnings(run_a, run_b, models),
     }
+
+
+def _failed(pairs, outcome):
+    """How many of a target's shared tasks failed that way in A and in B."""
+    return {
+        "a": int(np.count_nonzero(pairs.outcome_a == outcome)),
+        "b": int(np.count_nonzero(pairs.outcome_b == outcome)),
+    }
+
+
+def _judge_failures(pairs, label, limit, position):
+    """A target's shared tasks the judge failed in either run: their count, and the first
+    `limit` in row order (only those can be listed)."""
+    mask = (pairs.outcome_a == JUDGE_FAILED) | (pairs.outcome_b == JUDGE_FAILED)
+    rows = [
+        {
+            "label": label,
+            "itemA": int(pairs.id_a[at]),
+            "itemB": int(pairs.id_b[at]),
+            "outcomeA": OUTCOMES[pairs.outcome_a[at]],
+            "outcomeB": OUTCOMES[pairs.outcome_b[at]],
+        }
+        for at in first(mask, limit)
+    ]
+    return {"count": int(np.count_nonzero(mask)), "rows": rows, "position": position}
+
+
+def _moved(pairs, scored):
+    """The scored pairs whose score moved: (item A ids, item B ids, scores A, scores B)."""
+    where = np.flatnonzero(scored)
+    score_a, score_b = pairs.score_a[where], pairs.score_b[where]
+    where = where[score_a != score_b]
+    return pairs.id_a[where], pairs.id_b[where], pairs.score_a[where], pairs.score_b[where]
+
+
+def _changes(moved, word, limit, label, key, model):
+    """A target's changed scores as its verdict `word` lists them (LIST_RULE): the counts, and
+    the rows that can be among the first `limit` of each list it goes to (ties of the change
+    are kept: the task key, read later, breaks them)."""
+    id_a, id_b, score_a, score_b = moved
+    delta = score_b - score_a
+    drop, rise = delta < -REGRESSION_POINTS, delta > REGRESSION_POINTS
+    if word == "worse":
+        lists = {"regressions": (drop, delta), "below": (~drop, -np.abs(delta))}
+        counts = {"regressionsCount": int(np.count_nonzero(drop))}
+    elif word == "better":
+        lists = {"improvements": (rise, -delta), "below": (~rise, -np.abs(delta))}
+        counts = {"improvementsCount": int(np.count_nonzero(rise))}
+    else:
+        lists = {"below": (np.ones(len(delta), dtype=bool), -np.abs(delta))}
+        counts = {}
+    counts["belowCount"] = len(delta) - sum(counts.values())
+    rows = []
+    for name, (mask, order) in lists.items():
+        at = np.flatnonzero(mask)
+        for i in at[smallest(order[at], limit)].tolist():
+            rows.append(
+                {
+                    "list": name,
+                    "label": label,
+                    "providerName": key[0],
+                    "model": model,
+                    "itemA": int(id_a[i]),
+                    "itemB": int(id_b[i]),
+                    "scoreA": float(score_a[i]),
+                    "scoreB": float(score_b[i]),
+                    "delta": float(delta[i]),
+                }
+            )
+    return {"counts": counts, "rows": rows}
+
+
+def _change(row, keys):
+    task_key, category = keys[row["itemA"]]
+    return {
+        "label": row["label"],
+        "providerName": row["providerName"],
+        "model": row["model"],
+        "taskKey": task_key,
+        "category": category,
+        "itemA": row["itemA"],
+        "itemB": row["itemB"],
+        "scoreA": row["scoreA"],
+        "scoreB": row["scoreB"],
+        "delta": row["delta"],
+    }
+
+
+def _listed_changes(changes, keys, limit):
+    """split_changes' lists of every target's kept rows (each cut at `limit`) and the counts."""
+    out = {"regressions": [], "improvements": [], "below": []}
+    counts = {"regressionsCount": 0, "improvementsCount": 0, "belowCount": 0}
+    for target in changes:
+        for name, count in target["counts"].items():
+            counts[name] += count
+        for row in target["rows"]:
+            out[row["list"]].append(_change(row, keys))
+    # sorted() is stable and each key ends in the task: the order split_changes gives, ties (a
+    # task's repeats) in row order.
+    return {
+        "regressions": sorted(out["regressions"], key=_by_drop)[:limit],
+        "improvements": sorted(out["improvements"], key=_by_rise)[:limit],
+        "below": sorted(out["below"], key=_by_size)[:limit],
+        **counts,
+    }
+
+
+def _listed_failures(failures, keys, limit):
+    """The first `limit` judge failures of all targets in compare's row order: by the target's
+    position, then in each target's own order (the database's ORDER BY gave it)."""
+    positions = [found["position"] for found in failures if found["rows"]]
+    rows = [row for found in failures for row in found["rows"]]
+    if len(set(positions)) == len(positions):
+        order = {
+            id(row): (found["position"], n)
+            for found in failures
+            for n, row in enumerate(found["rows"])
+        }
+        rows.sort(key=lambda row: order[id(row)])
+    else:  # targets that share a position interleave by task key, in the database's collation
+        rank = rank_in_sql([row["itemA"] for row in rows])
+        rows.sort(key=lambda row: (rank[row["itemA"]], row["itemB"]))
+    return [
+        {
+            "label": row["label"],
+            "taskKey": keys[row["itemA"]][0],
+            "itemA": row["itemA"],
+            "itemB": row["itemB"],
+            "outcomeA": row["outcomeA"],
+            "outcomeB": row["outcomeB"],
+        }
+        for row in rows[:limit]
+    ]
 
 
 def _by_drop(c):
@@ -343,87 +398,6 @@ def _by_rise(c):
 
 def _by_size(c):
     return (-abs(c["delta"]), c["label"], c["taskKey"])
-
-
-class _Changes:
-    """The task changes of a compare, holding per target only what split_changes could list
-    first under `limit` whatever the target's verdict turns out to be, and the counts. Keeping
-    every change took ~1 GiB at a million shared tasks; the verdicts are known only once every
-    pair is read, so each target keeps its candidates for all three verdicts."""
-
-    PRUNE_AT = 1000  # changes a target holds before it is cut back to its candidates
-
-    def __init__(self, limit, points=REGRESSION_POINTS):
-        self.limit, self.points = limit, points
-        self.targets = {}  # label: {"drops", "rises", "aboveDrop", "belowRise", "all", counts}
-
-    def add(self, change):
-        """One changed task (a compare row's dict)."""
-        kept = self.targets.get(change["label"])
-        if kept is None:
-            kept = self.targets[change["label"]] = {
-                "drops": [],
-                "rises": [],
-                "notDrops": [],
-                "notRises": [],
-                "all": [],
-                "n": 0,
-                "nDrops": 0,
-                "nRises": 0,
-            }
-        kept["n"] += 1
-        delta = change["delta"]
-        kept["all"].append(change)
-        if delta < -self.points:
-            kept["nDrops"] += 1
-            kept["drops"].append(change)
-        else:
-            kept["notDrops"].append(change)
-        if delta > self.points:
-            kept["nRises"] += 1
-            kept["rises"].append(change)
-        else:
-            kept["notRises"].append(change)
-        if self.limit is not None and len(kept["all"]) > max(4 * self.limit, self.PRUNE_AT):
-            self._prune(kept)
-
-    def _prune(self, kept):
-        # sorted() is stable and each key ends in the task, so the first `limit` are the ones
-        # split_changes would list, in the same order, ties by arrival as before
-        for name, key in (
-            ("drops", _by_drop),
-            ("rises", _by_rise),
-            ("notDrops", _by_size),
-            ("notRises", _by_size),
-            ("all", _by_size),
-        ):
-            kept[name] = sorted(kept[name], key=key)[: self.limit]
-
-    def split(self, verdicts):
-        """split_changes' lists (each cut at `limit` if there is one) and their full counts."""
-        regressions, improvements, below = [], [], []
-        counts = {"regressionsCount": 0, "improvementsCount": 0, "belowCount": 0}
-        for label, kept in self.targets.items():
-            word = verdicts.get(label)
-            if word == "worse":
-                regressions += kept["drops"]
-                below += kept["notDrops"]
-                counts["regressionsCount"] += kept["nDrops"]
-                counts["belowCount"] += kept["n"] - kept["nDrops"]
-            elif word == "better":
-                improvements += kept["rises"]
-                below += kept["notRises"]
-                counts["improvementsCount"] += kept["nRises"]
-                counts["belowCount"] += kept["n"] - kept["nRises"]
-            else:
-                below += kept["all"]
-                counts["belowCount"] += kept["n"]
-        return {
-            "regressions": sorted(regressions, key=_by_drop),
-            "improvements": sorted(improvements, key=_by_rise),
-            "below": sorted(below, key=_by_size),
-            **counts,
-        }
 
 
 def split_changes(changes, verdicts, points=REGRESSION_POINTS):

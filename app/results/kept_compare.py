@@ -12,7 +12,7 @@ from .kept import code_stamp
 from .kept import kept_across
 
 # The code of the comparison, in its stamp: one kept by an older version is worked out again.
-_CODE = code_stamp(__file__, ("compare.py", "stats.py"))
+_CODE = code_stamp(__file__, ("compare.py", "compare_pairs.py", "stats.py"))
 
 
 def kept_compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
