@@ -8,10 +8,21 @@ time (rusage) is its own and the fake server's is not in it:
 - llmbench: `llmbench run -c config.yml --quiet` (provider max_concurrency 4) on a fresh db;
 - baseline (--baseline DIR): the same from another source tree (`git archive main | tar -x`).
 
-They alternate, medians of --runs. Per call: wall ms (the whole command, start-up and the end
-included, as issue 9 counts it), the engine's own ms (the run's created_at -> finished_at in
-its database), CPU ms (user + sys of the child: what a busy machine cannot blur much), and the
-overhead over the floor for each. Peak RSS is the child's own (ru_maxrss).
+They alternate, medians of --runs. Calls are of two kinds, as many of each: answers (llmbench
+streams them, SSE) and judgements (plain JSON); every figure per call is over both kinds.
+
+The first table is the whole command: wall ms (start-up and the end included, as issue 9
+counts it), the engine's own ms (the run's created_at -> finished_at in its database), CPU ms
+(user + sys of the child, from rusage), each over the floor. Its CPU and wall include what is
+not per call (imports, the dataset import, the end's warm exports: ~20 % of a 12k-call run's
+CPU), while the floor times only its calls. Peak RSS is the child's own.
+
+The second table is llmbench's own process while it calls (issue 33's per-call figure): the
+child samples its CPU (time.process_time, every thread of it) beside the wall clock every
+20 ms, and its CPU from its first model call to its last (their arrival at the fake server)
+is divided by the calls between them. Against two floors, each timing only its calls: every
+call plain JSON, and the answers streamed as llmbench asks for them (each SSE event's JSON
+read), the judgements plain. The fake server's CPU is in none of the figures.
 
 Throughput: the fake answering in 200 ms, concurrency 16 for answers and judgements: calls per
 second in each phase against the limit 16 / 0.2 s = 80/s (issue 9: >= 0.9 of it).
@@ -339,8 +350,10 @@ def sizes_table(fake, sizes, runs, baseline, no_psycopg):
                 + f"; streamed floor {streamed[-1]['wall']:.2f} s / {streamed[-1]['cpu']:.2f} s",
                 flush=True,
             )
+            if n + 1 < runs:  # what is measured so far, in case a long run is cut short
+                print_during_calls([*rows, (tasks, got, floor, streamed)])
         rows.append((tasks, got, floor, streamed))
-        if tasks != sizes[-1]:  # what is measured so far, in case a long run is cut short
+        if tasks != sizes[-1]:
             print_sizes(rows, runs, no_psycopg)
     print_sizes(rows, runs, no_psycopg)
 
