@@ -39,6 +39,14 @@ at load 4-10: CPU ms per call over the floor at 12k calls +0.88 against main's +
 +0.82 against +2.38 (wall +1.04 / +2.62 and +0.51 / +2.37); between the sizes +0.81 against
 +2.37. At load 15-30 wall time doubled within one run and said nothing; CPU still did.
 
+Measured 2026-11-28 15:37-15:47 (branch percall3 against main at 3e45272, `--tasks 750,3000
+--runs 3`, load 2-7), llmbench's own CPU per call while it calls: 3k calls 2.26 ms (main 2.35)
+against the floor's 1.75 (+0.51 / +0.60), the streamed floor's 1.62 (+0.64 / +0.72); 12k calls
+2.29 (main 2.40) against 1.38 (+0.92 / +1.03) and 1.41 (+0.89 / +1.00). Run-to-run spread
++-0.3 ms: the two trees are within it. Most of what is left is the SQLite record and claim
+(~0.9 ms of worker-thread CPU per call at load ~20, each section timed by its thread's CPU
+clock), not the Python around them.
+
 --no-psycopg runs llmbench as a SQLite-only install would (psycopg not importable): peewee and
 app/db.py import psycopg when it is installed, and its libpq and OpenSSL cost ~20 MiB of RSS.
 Kept out of the test suite.
