@@ -28,7 +28,9 @@ WAIT_SECONDS = 20.0
 
 
 @pytest.fixture(autouse=True)
-def _sqlite_only():
+def _sqlite_only(app):
+    # After `app`, which binds the test's database: before it, `database` was still the one
+    # an earlier test module left bound (SQLite), and a PostgreSQL test went on.
     if database.is_postgres:
         pytest.skip("PostgreSQL records each outcome in a transaction of its own")
 

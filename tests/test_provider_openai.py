@@ -5,6 +5,7 @@ import threading
 from email.utils import formatdate
 
 import pytest
+import requests
 
 from app.providers.base import parse_retry_after
 from app.providers.interface import Cancelled
@@ -96,6 +97,28 @@ def test_each_call_sends_its_own_body(fake, adapter):
     assert first["body"]["messages"][0]["content"] == "first"
     assert second["body"]["messages"][0]["content"] == "second"
     assert second["headers"]["Content-Length"] == str(len(second["raw"].encode()))
+
+
+def test_the_body_and_headers_are_what_requests_would_send(fake, adapter):
+    messages = [{"role": "user", "content": "caf\u00e9 \u2014 \U0001f600?"}]
+    adapter.chat("m", messages, {"temperature": 0.5})
+    expected = requests.Session()
+    expected.headers.update(adapter.session.headers)
+    want = expected.prepare_request(
+        requests.Request(
+            "POST", adapter.url(adapter.inference_endpoint), json=fake.calls[-1]["body"]
+        )
+    )
+    call = fake.calls[-1]
+    assert call["raw"].encode() == want.body
+    sent = [(k, v) for k, v in call["headers"].items() if k not in ("Host",)]
+    assert sent == list(want.headers.items())
+
+
+def test_a_body_that_is_not_json_is_refused_before_it_is_sent(fake, adapter):
+    with pytest.raises(requests.exceptions.InvalidJSONError):
+        adapter.chat("m", HI, {"temperature": float("nan")})
+    assert fake.chat_calls() == []
 
 
 def test_a_cookie_the_session_got_later_is_sent(fake, adapter):

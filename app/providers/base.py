@@ -306,6 +306,25 @@ class Transport(requests.adapters.HTTPAdapter):
         return target
 
 
+# requests' JSON body (prepare_body: json.dumps(body, allow_nan=False) as UTF-8), one encoder
+# kept rather than one built per call.
+_JSON_BODY = json.JSONEncoder(allow_nan=False).encode
+
+
+def _json_body(prepared, body):
+    """Set a prepared request's JSON body as requests' prepare_body(json=body) sets it: the
+    same bytes and headers, in the same order, and the same error for a body that is not
+    JSON (NaN, infinity)."""
+    try:
+        data = _JSON_BODY(body).encode("utf-8")
+    except ValueError as exc:
+        raise requests.exceptions.InvalidJSONError(exc, request=prepared) from None
+    prepared.headers["Content-Length"] = str(len(data))
+    if "content-type" not in prepared.headers:
+        prepared.headers["Content-Type"] = "application/json"
+    prepared.body = data
+
+
 def _items(mapping):
     """A dict as something hashable (a cache key)."""
     return tuple(sorted(mapping.items())) if mapping else ()
@@ -525,9 +544,16 @@ class HttpAdapter(WireFormat):
         if template is None:
             template = self.session.prepare_request(requests.Request(method, url))
             self._prepared[(method, url)] = template
-        prepared = template.copy()
+        # template.copy() without its copy of the cookie jar (a new jar per call): the jar is
+        # empty (no cookie is held, above) and nothing writes to a prepared request's jar;
+        # its cookies go out only as the Cookie header prepare_request set, copied here.
+        prepared = requests.PreparedRequest()
+        prepared.method, prepared.url = template.method, template.url
+        prepared.hooks = template.hooks
+        prepared.headers = template.headers.copy()
+        prepared._cookies = template._cookies
         if json_body is not None:
-            prepared.prepare_body(None, None, json_body)
+            _json_body(prepared, json_body)
         return prepared
 
     def get_json(self, endpoint, *, cancel=None, timeout=None):
