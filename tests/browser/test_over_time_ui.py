@@ -6,11 +6,13 @@ and 390 px go to screenshots/ (git-ignored)."""
 import datetime as dt
 import random
 import re
+import threading
 
 import pytest
 
 from app.db.connection import database
 from app.db.models import Collection
+from app.db.models import Provider
 from app.engine import scheduler
 from app.schedules import service
 from app.schedules.digest import digest_finished
@@ -137,9 +139,12 @@ def test_a_template_from_a_run_runs_now_queues_and_leaves_the_queue(page, server
     from playwright.sync_api import expect
 
     base = server["base"]
-    # Every model call takes 5 s: the run started here stays running for the whole test, so
-    # the template's run must wait in the queue.
-    server["fake"].default_latency = 5.0
+    # The run started here stays running for the whole test, so the template's run must wait
+    # in the queue: its first model call is held until the test ends (a fixed 5 s latency
+    # was within the provider's 5 s timeout, and a busy machine saw the run end mid-test).
+    release = threading.Event()
+    server["fake"].responder = lambda call: release.wait(120) and None  # then the default
+    _provider_timeout(server["pid"], 300.0)
     response = page.request.post(
         base + "/api/runs",
         data={
@@ -175,4 +180,11 @@ def test_a_template_from_a_run_runs_now_queues_and_leaves_the_queue(page, server
         expect(page.locator("#queue")).to_have_count(0)
     finally:
         page.request.post(f"{base}/api/runs/{run_id}/stop")
-        server["fake"].default_latency = 0.05
+        release.set()
+        server["fake"].responder = None
+        _provider_timeout(server["pid"], 5.0)
+
+
+def _provider_timeout(provider_id, seconds):
+    with database.connection_context():
+        Provider.update(timeout_seconds=seconds).where(Provider.id == provider_id).execute()
