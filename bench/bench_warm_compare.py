@@ -39,10 +39,10 @@ def child(args):
 
     app = bench_app(args.db)
     a, b = f"full-a-{args.items}", f"full-b-{args.items}"
-    with app.app_context(), database.connection_context():
-        if args.child == "warm":
-            from app.exports import warm
+    if args.child == "warm":
+        from app.exports import warm
 
+        with app.app_context(), database.connection_context():
             RunFigures.delete().where(RunFigures.name.startswith("compare:")).execute()
             cpu, wall = time.process_time(), time.perf_counter()
             warm.warm_run(get_run(b), settings_from(app.config))
@@ -50,17 +50,21 @@ def child(args):
             took["compares"] = (
                 RunFigures.select().where(RunFigures.name.startswith("compare:")).count()
             )
-            print(json.dumps(took))
-            return
-        writes = RunFigures.select().count()
+        print(json.dumps(took))
+        return
+    # The request opens and closes its own connection (the app's teardown), as a server's does.
+    with app.app_context():
+        rows = RunFigures.select().count()
         client = app.test_client()
         cpu, wall = time.process_time(), time.perf_counter()
         response = client.get(f"/compare?a={a}&b={b}")
         body = response.get_data()
         took = {"cpu": time.process_time() - cpu, "wall": time.perf_counter() - wall}
         took.update(status=response.status_code, bytes=len(body))
-        took["rowsAdded"] = RunFigures.select().count() - writes
-        print(json.dumps(took))
+        took["rowsAdded"] = RunFigures.select().count() - rows
+        if not database.is_closed():
+            database.close()
+    print(json.dumps(took))
 
 
 def _run_child(args, mode):
