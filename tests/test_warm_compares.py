@@ -172,3 +172,10 @@ def test_a_compare_that_fails_to_warm_is_logged_and_the_runs_own_figures_are_kep
         assert warm.keep_warm(newer)
     assert f"compare of runs {older.run_id} and {newer.run_id} not warmed" in caplog.text
     assert warm.is_warm(newer)
+
+
+def test_two_runs_without_a_dataset_hash_are_comparable(app):
+    older = finished(1, hours=0, dataset_hash=None)
+    newer = finished(2, hours=1, dataset_hash=None)
+    digest_finished()
+    assert previous_comparable_run(newer) == older
