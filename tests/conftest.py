@@ -71,6 +71,7 @@ ALSO_ON_POSTGRES = {
     "test_ab_pairs_kept",
     "test_evaluate_kept",
     "test_compare_same_as_before",
+    "test_warm_compares",
 }
 PG_TEMPLATE = "llmbench_migrated"
 DB_CHOICES = ("sqlite", "postgres", "both")

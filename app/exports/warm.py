@@ -19,6 +19,10 @@ pass over unchanged runs writes nothing, so an idle server leaves its database a
 A warm that fails is logged and marked (not tried again until the run changes): its pages work
 the figures out on the request, as before. A live run is not warmed: its stamp changes every
 second.
+
+With its own figures, a run's likely compares are worked out too (schedules/comparable.py):
+against the previous comparable run and its collections' baselines, the earlier run as A, as the
+compare page reads them. A pair nobody is likely to open is still worked out on its first view.
 """
 
 import itertools
@@ -53,6 +57,7 @@ from ..results.composite_figures import target_composites
 from ..results.kept import one_stamp_per_run
 from ..results.kept import stamps_as_read
 from ..results.kept import store_figures
+from ..results.kept_compare import kept_compare_runs
 from ..results.kept_runs import kept_goodput
 from ..results.run_charts import CHARTS
 from ..results.run_charts import kept_run_chart
@@ -62,6 +67,8 @@ from ..results.speed import run_speed
 from ..results.stability import has_repeats
 from ..results.stability import kept_stability
 from ..results.system import system_view
+from ..runs.queries import get_run
+from ..schedules.comparable import likely_compares
 from .kept_files import body_stamp
 from .kept_files import kept_markdown
 from .kept_files import kept_report_text
@@ -75,6 +82,9 @@ BATCH = 20  # finished runs without a marker checked per pass (a stamp: a few in
 # A/B's pairs are kept for each two targets of a run (A before B in the run's order) up to this
 # many targets: 15 pairs, ~1 s of CPU and ~3 MB each at a million items a run.
 AB_TARGETS = 6
+# The compare page's and its Markdown's number of task changes listed (web/compare.py): part of
+# the kept compare's name, so a warmed compare is the one the page reads.
+COMPARE_LIMIT = 25
 # Warmed runs looked at again per pass, the ones checked longest ago: a stamp costs ~8 ms of CPU
 # (100k items), so a server idle with many finished runs spends ~1 % of a core on it, not ~8 %.
 # A run changed meanwhile (a rating, a re-judge) is shown right all the same: its pages work
@@ -91,8 +101,9 @@ _MARKED = (RunFigures.run == Run.id) & (RunFigures.name == WARM)  # a run's mark
 
 def warm_run(run, composite_settings=DEFAULT_SETTINGS):
     """Work out and keep, under the run's current stamp, every figure its results page, run
-    page, charts, Evaluate and A/B and its summary.json, report.html and results.md read, by the
-    functions they call."""
+    page, charts, Evaluate and A/B and its summary.json, report.html and results.md read, and
+    its compares with the previous comparable run and its baselines, by the functions they
+    call."""
     token = one_stamp_per_run()
     try:
         averages = model_averages(run)
@@ -124,6 +135,7 @@ def warm_run(run, composite_settings=DEFAULT_SETTINGS):
         for _head in kept_markdown(run, detailed=False, composite_settings=composite_settings):
             pass
         _warm_ratings(run)
+        _warm_compares(run, composite_settings)
     finally:
         stamps_as_read(token)
 
@@ -139,6 +151,23 @@ def _warm_ratings(run):
     if len(targets) <= AB_TARGETS:
         for target_a, target_b in itertools.combinations(targets, 2):
             scope_pairs(Scope(run, target_a, run, target_b))
+
+
+def _warm_compares(run, composite_settings):
+    """The compares a person is likely to open next (schedules/comparable.py: the previous
+    comparable run's and each baseline's, A before B), as the compare page reads them: a first
+    view of a new pair worked it out on the request, 4.9 s of CPU at 100 000 items a run. One
+    that fails is logged: the run's own figures are kept all the same, and the page works the
+    compare out itself."""
+    for before, after in likely_compares(run):
+        try:
+            # Read as the page reads them (get_run): each run's row is part of the kept stamp.
+            run_a, run_b = get_run(before.run_id), get_run(after.run_id)
+            kept_compare_runs(
+                run_a, run_b, limit=COMPARE_LIMIT, composite_settings=composite_settings
+            )
+        except Exception:
+            log.exception("compare of runs %s and %s not warmed", before.run_id, after.run_id)
 
 
 def is_warm(run, composite_settings=DEFAULT_SETTINGS):

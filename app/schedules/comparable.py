@@ -1,0 +1,76 @@
+"""The runs a finished run is most likely compared with: the previous comparable run (same judge
+key and task set, finished before it: the run alerts and Trends set it against) and the pinned
+baselines of its collections. exports/warm.py works out those compares before anyone opens them.
+
+The run's own keys come from its digest, else from the run itself as digest.py would store them:
+the warm pass may reach a run a moment before the digest pass does.
+"""
+
+from ..db.models import FINISHED
+from ..db.models import Baseline
+from ..db.models import Run
+from ..db.models import RunCollection
+from ..db.models import RunDigest
+from .digest import judge_key
+
+BASELINES = 3  # baselines per run at most (one per collection it ran): each compare costs seconds
+
+
+def _keys(run):
+    """(judge key, tasks key, finished at) of a finished run, as its digest has them."""
+    digest = RunDigest.get_or_none(RunDigest.run == run.id)
+    if digest is not None:
+        return digest.judge_key, digest.tasks_key, digest.finished_at
+    return judge_key(run), run.dataset_hash, run.finished_at
+
+
+def previous_comparable_run(run):
+    """The latest finished run with the same judge key and task set that finished before `run`
+    (the lower id first at the same time, as alerts order them), or None."""
+    judge, tasks, finished = _keys(run)
+    if finished is None:
+        return None
+    earlier = (RunDigest.finished_at < finished) | (
+        (RunDigest.finished_at == finished) & (RunDigest.run < run.id)
+    )
+    return (
+        Run.select()
+        .join(RunDigest, on=(RunDigest.run == Run.id))
+        .where(
+            (RunDigest.judge_key == judge)
+            # Peewee writes `== None` as IS NULL: two runs without a dataset hash are alike,
+            # as Trends and alerts take them.
+            & (RunDigest.tasks_key == tasks)
+            & (Run.id != run.id)
+            & (Run.status == FINISHED)
+            & earlier
+        )
+        .order_by(RunDigest.finished_at.desc(), RunDigest.run.desc())
+        .first()
+    )
+
+
+def baseline_runs(run, limit=BASELINES):
+    """The finished runs pinned as baselines of `run`'s collections (not `run` itself), by id."""
+    collections = RunCollection.select(RunCollection.collection).where(
+        (RunCollection.run == run.id) & RunCollection.collection.is_null(False)
+    )
+    pinned = Baseline.select(Baseline.run).where(Baseline.collection.in_(collections))
+    return list(
+        Run.select()
+        .where(Run.id.in_(pinned) & (Run.id != run.id) & (Run.status == FINISHED))
+        .order_by(Run.id)
+        .limit(limit)
+    )
+
+
+def likely_compares(run):
+    """The (run A, run B) pairs a person is likely to open for `run`: (previous comparable, run)
+    then (baseline, run) for each baseline not already that previous run. A is the before, B the
+    after, as the compare page, the run history's picks and a baseline's links order them."""
+    before = []
+    previous = previous_comparable_run(run)
+    if previous is not None:
+        before.append(previous)
+    before += [base for base in baseline_runs(run) if previous is None or base.id != previous.id]
+    return [(other, run) for other in before]
