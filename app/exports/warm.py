@@ -57,6 +57,7 @@ from ..results.composite_figures import target_composites
 from ..results.kept import one_stamp_per_run
 from ..results.kept import stamps_as_read
 from ..results.kept import store_figures
+from ..results.kept_compare import PAGE_LIMIT
 from ..results.kept_compare import kept_compare_runs
 from ..results.kept_runs import kept_goodput
 from ..results.run_charts import CHARTS
@@ -82,9 +83,6 @@ BATCH = 20  # finished runs without a marker checked per pass (a stamp: a few in
 # A/B's pairs are kept for each two targets of a run (A before B in the run's order) up to this
 # many targets: 15 pairs, ~1 s of CPU and ~3 MB each at a million items a run.
 AB_TARGETS = 6
-# The compare page's and its Markdown's number of task changes listed (web/compare.py): part of
-# the kept compare's name, so a warmed compare is the one the page reads.
-COMPARE_LIMIT = 25
 # Warmed runs looked at again per pass, the ones checked longest ago: a stamp costs ~8 ms of CPU
 # (100k items), so a server idle with many finished runs spends ~1 % of a core on it, not ~8 %.
 # A run changed meanwhile (a rating, a re-judge) is shown right all the same: its pages work
@@ -163,9 +161,7 @@ def _warm_compares(run, composite_settings):
         try:
             # Read as the page reads them (get_run): each run's row is part of the kept stamp.
             run_a, run_b = get_run(before.run_id), get_run(after.run_id)
-            kept_compare_runs(
-                run_a, run_b, limit=COMPARE_LIMIT, composite_settings=composite_settings
-            )
+            kept_compare_runs(run_a, run_b, limit=PAGE_LIMIT, composite_settings=composite_settings)
         except Exception:
             log.exception("compare of runs %s and %s not warmed", before.run_id, after.run_id)
 

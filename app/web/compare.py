@@ -20,6 +20,7 @@ from ..results.compare_many import newer_default
 from ..results.compare_many import pick_baseline
 from ..results.compare_many import runs_in_order
 from ..results.composite import settings_from
+from ..results.kept_compare import PAGE_LIMIT
 from ..results.kept_compare import kept_compare_runs
 from ..runs.queries import get_run
 
@@ -78,7 +79,7 @@ def show():
         try:
             run_a, run_b = get_run(a_id), get_run(b_id)
             context["result"] = kept_compare_runs(
-                run_a, run_b, limit=25, composite_settings=settings_from(current_app.config)
+                run_a, run_b, limit=PAGE_LIMIT, composite_settings=settings_from(current_app.config)
             )
         except NotFound as exc:
             context["error"], status = exc.message, 404
@@ -128,6 +129,9 @@ def markdown():
     if not a_id or not b_id:
         raise ValidationError.field("a", "name two runs to compare: ?a=<run id>&b=<run id>")
     result = kept_compare_runs(
-        get_run(a_id), get_run(b_id), limit=25, composite_settings=settings_from(current_app.config)
+        get_run(a_id),
+        get_run(b_id),
+        limit=PAGE_LIMIT,
+        composite_settings=settings_from(current_app.config),
     )
     return Response(compare_markdown(result), mimetype="text/markdown")
