@@ -15,6 +15,9 @@ from app.db.models import Run
 from app.db.models import RunFigures
 from app.exports import warm
 from app.results import kept
+from app.results.kept_compare import PAGE_LIMIT
+from app.results.kept_compare import compare_is_kept
+from app.results.kept_compare import kept_compare_runs
 from app.runs.queries import get_run
 from app.runs.retries import rejudge_item
 from app.schedules.baselines import pin_baseline
@@ -184,3 +187,12 @@ def test_a_later_run_not_warmed_yet_is_left_to_its_own_warm(app):
     digest_finished()
     warm.warm_run(older)  # as `llmbench run` ends, before the pass reaches the newer run
     assert compare_rows() == {}
+
+
+def test_a_compare_is_kept_once_worked_out_and_not_after_a_change_in_either_run(app):
+    older, newer = finished(1, hours=0), finished(2, hours=1)
+    assert not compare_is_kept(older, newer, PAGE_LIMIT)
+    kept_compare_runs(older, newer, limit=PAGE_LIMIT)
+    assert compare_is_kept(older, newer, PAGE_LIMIT)
+    assert not compare_is_kept(older, newer, 50)  # another page's limit: another kept compare
+    assert not compare_is_kept(rejudged(older), get_run(newer.run_id), PAGE_LIMIT)

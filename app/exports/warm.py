@@ -12,10 +12,13 @@ the engine's thread never does either; and at the end of `llmbench run` (cli/wat
 for its run. A run is warm when its marker (a RunFigures row named WARM) holds the stamp of
 everything its files show (kept_files.body_stamp): a finish, a continue, a re-judge, a new
 rating or vote, an imported run all change it. Runs without a marker go first, newest first;
-then the warmed ones in turn, RECHECK a pass in run id order, round and round from where the
-last pass stopped (a cursor this process keeps: the ones checked longest ago come next), so
-every finished run is looked at again within a few passes. Only a warm writes (its marker): a
-pass over unchanged runs writes nothing, so an idle server leaves its database alone.
+then warmed runs that finished again since their marker (a re-judge, a retry, a continue: one
+join, REFINISHED of them); then baselines pinned or changed since this process last looked
+(warm_pinned); then the warmed ones in turn, RECHECK a pass in run id order, round and round
+from where the last pass stopped (a cursor this process keeps: the ones checked longest ago
+come next), so every finished run is looked at again within a few passes (a new rating is
+seen this way). Only a warm writes (its marker): a pass over unchanged runs writes nothing, so
+an idle server leaves its database alone.
 A warm that fails is logged and marked (not tried again until the run changes): its pages work
 the figures out on the request, as before. A live run is not warmed: its stamp changes every
 second.
@@ -23,6 +26,11 @@ second.
 With its own figures, a run's likely compares are worked out too (schedules/comparable.py):
 against the previous comparable run and its collections' baselines, the earlier run as A, as the
 compare page reads them. A pair nobody is likely to open is still worked out on its first view.
+What changes later is warmed again by the same pass: a run warmed again warms the compares
+later runs have it in as A (its next comparable run's, and those of the runs it is the
+baseline of: comparable.later_compares); a baseline pinned after its collection's runs
+finished gets its compares with the newest FOLLOWERS of them (comparable.runs_shown_with). A
+compare already kept is checked (its runs' stamps, one index read), not worked out again.
 """
 
 import itertools
