@@ -104,6 +104,9 @@ RECHECK = 3
 # Warmed runs finished again since their warm (a re-judge, a retry, a continue) looked at per
 # pass, ahead of their turn: found by one join of the runs with their markers.
 REFINISHED = 3
+# Baselines not handled yet by this process checked per pass (after a restart: every one; a
+# check reads a few stamps, and the compares only where they are not kept).
+PINS = 5
 
 _lock = threading.Lock()
 _state = {"passed": None, "thread": None}
@@ -329,29 +332,31 @@ def _marker(run):
 _pins = {}
 
 
-def warm_pinned(composite_settings=DEFAULT_SETTINGS):
+def warm_pinned(composite_settings=DEFAULT_SETTINGS, limit=PINS):
     """Warm the compares a newly pinned or changed baseline shows up in: with the newest
     finished runs of its collection (comparable.runs_shown_with), before anyone opens them.
-    Reads the baselines (a row per collection) and goes through those this process has not
-    handled in that state, until one worked a compare out (the next pass takes the rest);
-    returns the runs (B) whose compare with it was worked out."""
+    Reads the baselines (a row per collection) and goes through up to `limit` of those this
+    process has not handled in that state, until one worked a compare out (the next pass
+    takes the rest); returns the runs (B) whose compare with it was worked out."""
     seen = _pins.setdefault(database.database, {})
     pins = Baseline.select(Baseline.collection, Baseline.run, Baseline.pinned_at).tuples()
     pins = {collection: (run, at) for collection, run, at in pins}
     for gone in set(seen) - set(pins):
         del seen[gone]
-    for collection, pin in sorted(pins.items()):
-        if seen.get(collection) == pin:
-            continue
-        warmed = _warm_pin(collection, pin[0], composite_settings)
-        seen[collection] = pin  # handled, warmed or failed: not tried again until it changes
-        if warmed:
-            return warmed
+    new = [(c, pin) for c, pin in sorted(pins.items()) if seen.get(c) != pin][:limit]
+    token = one_stamp_per_run()  # a run's stamp read once however many pins it is shown with
+    try:
+        for collection, pin in new:
+            warmed = _warm_pin(collection, pin[0], composite_settings)
+            seen[collection] = pin  # handled, warmed or failed: not again until it changes
+            if warmed:
+                return warmed
+    finally:
+        stamps_as_read(token)
     return []
 
 
 def _warm_pin(collection, run_pk, composite_settings):
-    token = one_stamp_per_run()
     try:
         base = Run.get_or_none(Run.id == run_pk)
         if base is None or base.status != FINISHED:  # continued since: warmed as it finishes
@@ -361,8 +366,6 @@ def _warm_pin(collection, run_pk, composite_settings):
     except Exception:  # the run deleted meanwhile, a database busy: its pages work it out
         log.exception("compares with the baseline of collection %s not warmed", collection)
         return []
-    finally:
-        stamps_as_read(token)
 
 
 def _warm_refinished(composite_settings, limit=REFINISHED):
