@@ -1,6 +1,8 @@
 """The runs a finished run is most likely compared with: the previous comparable run (same judge
 key and task set, finished before it: the run alerts and Trends set it against) and the pinned
-baselines of its collections. exports/warm.py works out those compares before anyone opens them.
+baselines of its collections. exports/warm.py works out those compares before anyone opens them,
+and again when a later change makes them stale: the other way round, the runs that have a run as
+their previous comparable run or baseline (later_compares, runs_shown_with).
 
 The run's own keys come from its digest, else from the run itself as digest.py would store them:
 the warm pass may reach a run a moment before the digest pass does.
@@ -113,8 +115,8 @@ def next_comparable_run(run):
 
 def runs_shown_with(base, collections=None, limit=FOLLOWERS):
     """The runs whose likely compares include `base` as their baseline: of each collection it
-    is pinned for (or of `collections` only), the `limit` newest finished runs (not `base`)
-    that count it among their baselines (baseline_runs), newest first, each once."""
+    is pinned for (or of `collections` only), those of its `limit` newest finished runs (not
+    `base`) that count it among their baselines (baseline_runs), newest first, each once."""
     pinned = Baseline.select(Baseline.collection).where(Baseline.run == base.id)
     if collections is not None:
         pinned = pinned.where(Baseline.collection.in_(list(collections)))
