@@ -72,6 +72,7 @@ ALSO_ON_POSTGRES = {
     "test_evaluate_kept",
     "test_compare_same_as_before",
     "test_warm_compares",
+    "test_rewarm",
 }
 PG_TEMPLATE = "llmbench_migrated"
 DB_CHOICES = ("sqlite", "postgres", "both")

@@ -12,10 +12,13 @@ the engine's thread never does either; and at the end of `llmbench run` (cli/wat
 for its run. A run is warm when its marker (a RunFigures row named WARM) holds the stamp of
 everything its files show (kept_files.body_stamp): a finish, a continue, a re-judge, a new
 rating or vote, an imported run all change it. Runs without a marker go first, newest first;
-then the warmed ones in turn, RECHECK a pass in run id order, round and round from where the
-last pass stopped (a cursor this process keeps: the ones checked longest ago come next), so
-every finished run is looked at again within a few passes. Only a warm writes (its marker): a
-pass over unchanged runs writes nothing, so an idle server leaves its database alone.
+then warmed runs that finished again since their marker (a re-judge, a retry, a continue: one
+join, REFINISHED of them); then baselines pinned or changed since this process last looked
+(warm_pinned); then the warmed ones in turn, RECHECK a pass in run id order, round and round
+from where the last pass stopped (a cursor this process keeps: the ones checked longest ago
+come next), so every finished run is looked at again within a few passes (a new rating is
+seen this way). Only a warm writes (its marker): a pass over unchanged runs writes nothing, so
+an idle server leaves its database alone.
 A warm that fails is logged and marked (not tried again until the run changes): its pages work
 the figures out on the request, as before. A live run is not warmed: its stamp changes every
 second.
@@ -23,6 +26,11 @@ second.
 With its own figures, a run's likely compares are worked out too (schedules/comparable.py):
 against the previous comparable run and its collections' baselines, the earlier run as A, as the
 compare page reads them. A pair nobody is likely to open is still worked out on its first view.
+What changes later is warmed again by the same pass: a run warmed again warms the compares
+later runs have it in as A (its next comparable run's, and those of the runs it is the
+baseline of: comparable.later_compares); a baseline pinned after its collection's runs
+finished gets its compares with the newest FOLLOWERS of them (comparable.runs_shown_with). A
+compare already kept is checked (its runs' stamps, one index read), not worked out again.
 """
 
 import itertools
@@ -33,8 +41,10 @@ import time
 
 from peewee import JOIN
 
+from ..clock import utcnow
 from ..db.connection import database
 from ..db.models import FINISHED
+from ..db.models import Baseline
 from ..db.models import Run
 from ..db.models import RunFigures
 from ..db.models import RunTarget
@@ -58,6 +68,7 @@ from ..results.kept import one_stamp_per_run
 from ..results.kept import stamps_as_read
 from ..results.kept import store_figures
 from ..results.kept_compare import PAGE_LIMIT
+from ..results.kept_compare import compare_is_kept
 from ..results.kept_compare import kept_compare_runs
 from ..results.kept_runs import kept_goodput
 from ..results.run_charts import CHARTS
@@ -69,7 +80,9 @@ from ..results.stability import has_repeats
 from ..results.stability import kept_stability
 from ..results.system import system_view
 from ..runs.queries import get_run
+from ..schedules.comparable import later_compares
 from ..schedules.comparable import likely_compares
+from ..schedules.comparable import runs_shown_with
 from .kept_files import body_stamp
 from .kept_files import kept_markdown
 from .kept_files import kept_report_text
@@ -88,6 +101,12 @@ AB_TARGETS = 6
 # A run changed meanwhile (a rating, a re-judge) is shown right all the same: its pages work
 # out what is not kept yet.
 RECHECK = 3
+# Warmed runs finished again since their warm (a re-judge, a retry, a continue) looked at per
+# pass, ahead of their turn: found by one join of the runs with their markers.
+REFINISHED = 3
+# Baselines not handled yet by this process checked per pass (after a restart: every one; a
+# check reads a few stamps, and the compares only where they are not kept).
+PINS = 5
 
 _lock = threading.Lock()
 _state = {"passed": None, "thread": None}
@@ -134,6 +153,7 @@ def warm_run(run, composite_settings=DEFAULT_SETTINGS):
             pass
         _warm_ratings(run)
         _warm_compares(run, composite_settings)
+        _warm_later_compares(run, composite_settings)
     finally:
         stamps_as_read(token)
 
@@ -158,12 +178,34 @@ def _warm_compares(run, composite_settings):
     that fails is logged: the run's own figures are kept all the same, and the page works the
     compare out itself."""
     for before, after in likely_compares(run):
-        try:
-            # Read as the page reads them (get_run): each run's row is part of the kept stamp.
-            run_a, run_b = get_run(before.run_id), get_run(after.run_id)
-            kept_compare_runs(run_a, run_b, limit=PAGE_LIMIT, composite_settings=composite_settings)
-        except Exception:
-            log.exception("compare of runs %s and %s not warmed", before.run_id, after.run_id)
+        _warm_compare(before, after, composite_settings)
+
+
+def _warm_later_compares(run, composite_settings):
+    """The compares other warmed runs are likely opened with that have this run as A (with the
+    run it is the previous comparable run of, and with the newest runs of the collections it
+    is the baseline of: comparable.later_compares): a re-judge, a continue or a rating of this
+    run left them stale, and the later run's own warm does not look at them while that run
+    is unchanged. A later run not warmed yet works its compares out in its own warm."""
+    for before, after in later_compares(run):
+        if _marker(after) is not None:
+            _warm_compare(before, after, composite_settings)
+
+
+def _warm_compare(before, after, composite_settings):
+    """Keep the compare of `before` (A) with `after` (B) as the compare page reads it, unless it
+    is kept already; True when it was worked out. One that fails is logged."""
+    try:
+        # Read as the page reads them (get_run): each run's row is part of the kept stamp.
+        run_a, run_b = get_run(before.run_id), get_run(after.run_id)
+        args = (run_a, run_b, PAGE_LIMIT, composite_settings)
+        if compare_is_kept(*args):
+            return False
+        kept_compare_runs(*args)
+        return True
+    except Exception:
+        log.exception("compare of runs %s and %s not warmed", before.run_id, after.run_id)
+        return False
 
 
 def is_warm(run, composite_settings=DEFAULT_SETTINGS):
@@ -213,6 +255,9 @@ def warm_due(composite_settings=DEFAULT_SETTINGS, limit=BATCH, recheck=RECHECK):
             return [run.run_id]
     if unmarked:
         return []
+    warmed = _warm_refinished(composite_settings) or warm_pinned(composite_settings)
+    if warmed:
+        return warmed
     for run in _in_turn(recheck):
         _turns[database.database] = run.id  # its turn taken: the next pass goes on after it
         if keep_warm(run, composite_settings):
@@ -280,3 +325,67 @@ def _marker(run):
         .where((RunFigures.run == run) & (RunFigures.name == WARM))
         .scalar()
     )
+
+
+# The baselines warm_pinned has handled, by database: {collection id: (run id, pinned at)}.
+# In memory: a process's first pass checks every baseline (stamps only where all is kept).
+_pins = {}
+
+
+def warm_pinned(composite_settings=DEFAULT_SETTINGS, limit=PINS):
+    """Warm the compares a newly pinned or changed baseline shows up in: with the newest
+    finished runs of its collection (comparable.runs_shown_with), before anyone opens them.
+    Reads the baselines (a row per collection) and goes through up to `limit` of those this
+    process has not handled in that state, until one worked a compare out (the next pass
+    takes the rest); returns the runs (B) whose compare with it was worked out."""
+    seen = _pins.setdefault(database.database, {})
+    pins = Baseline.select(Baseline.collection, Baseline.run, Baseline.pinned_at).tuples()
+    pins = {collection: (run, at) for collection, run, at in pins}
+    for gone in set(seen) - set(pins):
+        del seen[gone]
+    new = [(c, pin) for c, pin in sorted(pins.items()) if seen.get(c) != pin][:limit]
+    token = one_stamp_per_run()  # a run's stamp read once however many pins it is shown with
+    try:
+        for collection, pin in new:
+            warmed = _warm_pin(collection, pin[0], composite_settings)
+            seen[collection] = pin  # handled, warmed or failed: not again until it changes
+            if warmed:
+                return warmed
+    finally:
+        stamps_as_read(token)
+    return []
+
+
+def _warm_pin(collection, run_pk, composite_settings):
+    try:
+        base = Run.get_or_none(Run.id == run_pk)
+        if base is None or base.status != FINISHED:  # continued since: warmed as it finishes
+            return []
+        shown = runs_shown_with(base, [collection])
+        return [run.run_id for run in shown if _warm_compare(base, run, composite_settings)]
+    except Exception:  # the run deleted meanwhile, a database busy: its pages work it out
+        log.exception("compares with the baseline of collection %s not warmed", collection)
+        return []
+
+
+def _warm_refinished(composite_settings, limit=REFINISHED):
+    """Warm the first of up to `limit` warmed runs that finished again since their warm (a
+    re-judge, a retry, a continue), the latest first, not waiting for their turn; returns
+    its run id in a list. One found unchanged has its marker's time moved on: not looked at
+    again until it finishes again."""
+    refinished = (
+        Run.select()
+        .join(RunFigures, on=_MARKED)
+        .where((Run.status == FINISHED) & (Run.finished_at > RunFigures.computed_at))
+        .order_by(Run.finished_at.desc(), Run.id.desc())
+        .limit(limit)
+    )
+    for run in list(refinished):
+        if keep_warm(run, composite_settings):
+            return [run.run_id]
+        # Not before its finish (a clock ahead elsewhere): else it would be found every pass.
+        moved_on = max(utcnow(), run.finished_at)
+        RunFigures.update(computed_at=moved_on).where(
+            (RunFigures.run == run.id) & (RunFigures.name == WARM)
+        ).execute()
+    return []

@@ -221,10 +221,36 @@ def kept_across(runs, name, compute, also="", memory=True):
     of each other run and a closing `|`, so deleting any of them deletes the row
     (runs/lifecycle.delete_run). Scopes too many to name are worked out each view. `memory` as
     kept_figures has it."""
+    across = _across(runs, name, also)
+    if across is None:
+        return json.loads(json.dumps(compute(), default=_plain))
+    first, full, also = across
+    return kept_figures(first, full, compute, also=also, memory=memory)
+
+
+def _across(runs, name, also):
+    """(the run, the full name, the `also`) kept_across keeps figures of `runs` under, or None
+    when the name would not fit."""
     first, others = runs[0], runs[1:]
     full = name + "".join(f"|{r.id}" for r in others) + ("|" if others else "")
     if len(full) > NAME_MAX:
-        return json.loads(json.dumps(compute(), default=_plain))
+        return None
     stamps = "|".join(stamp(r) for r in others)
-    also = f"{stamps}|{also}" if others else also
-    return kept_figures(first, full, compute, also=also, memory=memory)
+    return first, full, (f"{stamps}|{also}" if others else also)
+
+
+def is_kept_across(runs, name, also=""):
+    """Whether kept_across(runs, name, …, also) would read its figures back now, not work them
+    out: a stored row under every run's current stamp (the stamps and one index read; what
+    exports/warm.py checks before it works a compare out again)."""
+    across = _across(runs, name, also)
+    if across is None:
+        return False
+    first, full, also = across
+    run_stamp = full_stamp(first, also)
+    return (
+        RunFigures.select(RunFigures.id)
+        .where((RunFigures.run == first) & (RunFigures.name == full))
+        .where(RunFigures.stamp == run_stamp)
+        .exists()
+    )

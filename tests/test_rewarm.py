@@ -1,0 +1,198 @@
+"""What a later change makes stale is warmed again by the warm pass (exports/warm.py), so the
+first view after it reads kept rows: a baseline pinned after its collection's runs finished (its
+compares with the newest of them), and a run re-judged after it finished (its own figures, its
+compare with the previous comparable run, and the compares later runs have it in as A)."""
+
+import datetime as dt
+import logging
+
+from app.clock import utcnow
+from app.db.models import COMPLETED
+from app.db.models import FINISHED
+from app.db.models import Collection
+from app.db.models import Item
+from app.db.models import Run
+from app.db.models import RunFigures
+from app.exports import warm
+from app.results import kept
+from app.results.kept_compare import PAGE_LIMIT
+from app.results.kept_compare import compare_is_kept
+from app.results.kept_compare import kept_compare_runs
+from app.runs.queries import get_run
+from app.runs.retries import rejudge_item
+from app.schedules.baselines import pin_baseline
+from app.schedules.comparable import FOLLOWERS
+from app.schedules.comparable import later_compares
+from app.schedules.comparable import next_comparable_run
+from app.schedules.comparable import runs_shown_with
+from app.schedules.digest import digest_finished
+from tests.factories import T0
+from tests.test_warm import WRITES
+from tests.test_warm_compares import cold_page
+from tests.test_warm_compares import compare_rows
+from tests.test_warm_compares import finished
+from tests.test_warm_compares import in_collection
+from tests.test_warm_compares import kept_rows
+from tests.test_warm_compares import page
+from tests.test_warm_compares import pinned
+
+
+def all_warm():
+    """Every pass until one warms nothing (each warms one run, or one baseline's compares)."""
+    while warm.warm_due():
+        pass
+
+
+def rejudged(run, score=3.0):
+    """`run` after a re-judge of its first completed item that gave `score`: reopened, the item
+    judged again, the run finished again (as the engine leaves it)."""
+    item = (
+        Item.select()
+        .where((Item.run == run.id) & (Item.status == COMPLETED))
+        .order_by(Item.id)
+        .first()
+    )
+    rejudge_item(run.run_id, item.id)
+    now = utcnow()
+    Item.update(
+        status=COMPLETED, evaluation_score=score, judged_at=now, updated_at=now, last_attempt_at=now
+    ).where(Item.id == item.id).execute()
+    Run.update(status=FINISHED, finished_at=now).where(Run.id == run.id).execute()
+    return get_run(run.run_id)
+
+
+def works_nothing_out(client, a, b):
+    """The compare page of A and B, viewed by a new process, adds or changes no kept row and
+    shows what a cold view shows."""
+    RunFigures.update(computed_at=T0).execute()
+    before = kept_rows()
+    kept.forget()
+    shown = page(client, a, b)
+    assert kept_rows() == before
+    assert shown == cold_page(client, a, b)
+
+
+def baseline_and_run():
+    """A run and, not comparable with it, another of its collection (not pinned yet), both
+    warmed; returns (the other, the run, their collection)."""
+    base = finished(1, hours=0, judge_model="another-judge")  # not the run's previous
+    run = finished(2, hours=1)
+    collection = Collection.create(name="bench")
+    in_collection(base, collection)
+    in_collection(run, collection)
+    digest_finished()
+    all_warm()
+    return base, run, collection
+
+
+def test_pinning_a_baseline_warms_its_compare_with_the_runs_of_its_collection(app, client):
+    base, run, collection = baseline_and_run()
+    assert not any(name.endswith(f"|{run.id}|") for _, name in compare_rows() if _ == base.id)
+    pin_baseline(collection.id, base.run_id)
+    assert warm.warm_due() == [run.run_id]
+    works_nothing_out(client, get_run(base.run_id), run)
+
+
+def test_changing_a_baseline_warms_the_new_ones_compares(app, client):
+    base, run, collection = baseline_and_run()
+    pin_baseline(collection.id, run.run_id)
+    assert warm.warm_due() == [base.run_id]  # the older run is shown with it too
+    pin_baseline(collection.id, base.run_id)
+    assert warm.warm_due() == [run.run_id]
+    works_nothing_out(client, get_run(base.run_id), run)
+
+
+def test_a_pin_the_pass_has_warmed_is_not_looked_at_again(app, caplog):
+    base, run, collection = baseline_and_run()
+    pin_baseline(collection.id, base.run_id)
+    all_warm()
+    before = list(RunFigures.select().order_by(RunFigures.id).tuples())
+    with caplog.at_level(logging.DEBUG, logger="peewee"):
+        assert warm.warm_due() == []
+        assert warm.warm_due() == []
+    statements = [r.msg[0] for r in caplog.records if r.name == "peewee" and r.msg]
+    assert [s for s in statements if s.split(None, 1)[0].upper() in WRITES] == []
+    assert list(RunFigures.select().order_by(RunFigures.id).tuples()) == before
+
+
+def test_a_new_process_finds_the_compares_of_a_pinned_baseline_kept_and_works_nothing_out(
+    app, monkeypatch
+):
+    base, run, collection = baseline_and_run()
+    pin_baseline(collection.id, base.run_id)
+    all_warm()
+    monkeypatch.setattr(warm, "_pins", {})  # a restarted server: every baseline looks new
+    assert warm.warm_pinned() == []
+
+
+def test_a_baseline_is_shown_with_the_newest_finished_runs_of_its_collection(app):
+    base = finished(1, hours=0, judge_model="another-judge")
+    collection = pinned(base)
+    runs = [finished(2 + n, hours=1 + n) for n in range(FOLLOWERS + 2)]
+    for run in runs:
+        in_collection(run, collection)
+    digest_finished()
+    newest = list(reversed(runs))[:FOLLOWERS]
+    assert [r.id for r in runs_shown_with(base)] == [r.id for r in newest]
+
+
+def test_rejudging_a_run_warms_its_figures_and_its_compare_with_the_previous_run(app, client):
+    older, newer = finished(1, hours=0), finished(2, hours=1)
+    digest_finished()
+    all_warm()
+    newer = rejudged(newer)
+    assert not warm.is_warm(newer)
+    assert warm.warm_due(recheck=0) == [newer.run_id]  # at once, not when its turn comes
+    assert warm.is_warm(newer)
+    works_nothing_out(client, get_run(older.run_id), newer)
+
+
+def test_rejudging_a_run_warms_its_compare_with_the_next_comparable_run(app, client):
+    older, newer = finished(1, hours=0), finished(2, hours=1)
+    digest_finished()
+    all_warm()
+    assert next_comparable_run(older) == newer
+    older = rejudged(older)
+    assert warm.warm_due() == [older.run_id]
+    works_nothing_out(client, older, get_run(newer.run_id))
+
+
+def test_rejudging_a_baseline_warms_its_compares_with_the_runs_it_is_shown_with(app, client):
+    base, run, collection = baseline_and_run()
+    pin_baseline(collection.id, base.run_id)
+    all_warm()
+    base = rejudged(base)
+    assert later_compares(base) == [(base, run)]
+    assert warm.warm_due() == [base.run_id]
+    works_nothing_out(client, base, get_run(run.run_id))
+
+
+def test_a_run_finished_on_a_clock_ahead_is_warmed_once_then_left_alone(app, caplog):
+    run = finished(1, hours=0)
+    digest_finished()
+    all_warm()
+    ahead = utcnow() + dt.timedelta(hours=1)  # another machine's clock: after every warm
+    Run.update(finished_at=ahead).where(Run.id == run.id).execute()
+    assert warm.warm_due() == [run.run_id]
+    assert warm.warm_due() == []  # found warm: not looked at again until it finishes again
+    with caplog.at_level(logging.DEBUG, logger="peewee"):
+        assert warm.warm_due() == []
+    statements = [r.msg[0] for r in caplog.records if r.name == "peewee" and r.msg]
+    assert [s for s in statements if s.split(None, 1)[0].upper() in WRITES] == []
+
+
+def test_a_later_run_not_warmed_yet_is_left_to_its_own_warm(app):
+    older = finished(1, hours=0)
+    finished(2, hours=1)
+    digest_finished()
+    warm.warm_run(older)  # as `llmbench run` ends, before the pass reaches the newer run
+    assert compare_rows() == {}
+
+
+def test_a_compare_is_kept_once_worked_out_and_not_after_a_change_in_either_run(app):
+    older, newer = finished(1, hours=0), finished(2, hours=1)
+    assert not compare_is_kept(older, newer, PAGE_LIMIT)
+    kept_compare_runs(older, newer, limit=PAGE_LIMIT)
+    assert compare_is_kept(older, newer, PAGE_LIMIT)
+    assert not compare_is_kept(older, newer, 50)  # another page's limit: another kept compare
+    assert not compare_is_kept(rejudged(older), get_run(newer.run_id), PAGE_LIMIT)
