@@ -409,13 +409,12 @@ def settled(proc, quiet_ms=20, limit_s=60):
     thread, about 1.5 s of CPU): the walk times what a person arriving then waits for, not
     that thread's CPU, which the worker's CPU counts too."""
     deadline = time.monotonic() + limit_s
-    last = cpu_ms(proc)
+    last = cpu_mark(proc)
     while time.monotonic() < deadline:
         time.sleep(1.0)
-        now = cpu_ms(proc)
-        if now - last < quiet_ms:
+        if cpu_ms(proc, since=last) < quiet_ms:
             return
-        last = now
+        last = cpu_mark(proc)
 
 
 def memory_mib(proc):
@@ -426,21 +425,38 @@ def memory_mib(proc):
     return now, peak
 
 
-def cpu_ms(proc):
-    """The worker's CPU time in ms: the nanoseconds each of its threads ran (schedstat), where
-    the kernel gives them; its user + system time otherwise, in 10 ms ticks (a page of 20 ms
-    then reads 10 or 30, and medians of a few GETs hide a change of a few ms)."""
-    total, read = 0, False
+def thread_cpu_ns(proc):
+    """{thread id: nanoseconds it ran} of `proc`'s live threads (schedstat), or None where the
+    kernel gives no schedstat."""
+    times = {}
     for task in Path(f"/proc/{proc.pid}/task").iterdir():
         try:
-            total += int((task / "schedstat").read_text().split()[0])
-            read = True
+            times[task.name] = int((task / "schedstat").read_text().split()[0])
         except (OSError, ValueError, IndexError):  # a thread gone meanwhile, or no schedstat
             continue
-    if read:
-        return total / 1e6
+    return times or None
+
+
+def cpu_ms(proc, since=None):
+    """The worker's CPU time in ms (since=None), or its CPU since `since` (an earlier
+    cpu_mark): per thread, so a thread that ended in between (serve's scheduler starts a
+    short-lived warm pass every 2 s) takes nothing away: a sum of the live threads'
+    times went down by that thread's whole time and read a page's CPU as -3 ms. Its user +
+    system time in 10 ms ticks where there is no schedstat (a page of 20 ms then reads 10 or
+    30, and medians of a few GETs hide a change of a few ms)."""
+    now = cpu_mark(proc)
+    if since is None:
+        return now[1] if now[0] is None else sum(now[0].values()) / 1e6
+    before, after = since[0], now[0]
+    if before is None or after is None:
+        return now[1] - since[1]
+    return sum(ns - before.get(tid, 0) for tid, ns in after.items()) / 1e6
+
+
+def cpu_mark(proc):
+    """What cpu_ms(proc, since=...) measures from: each thread's ns, and the process's ms."""
     times = proc.cpu_times()
-    return (times.user + times.system) * 1000
+    return thread_cpu_ns(proc), (times.user + times.system) * 1000
 
 
 def postmaster_of(db):
@@ -479,7 +495,7 @@ def cluster_cpu_ms(postmaster):
 def get(session, url, proc, postmaster=None):
     """GET `url` whole (a download streamed to the end); (ms, status, size, server CPU ms,
     PostgreSQL CPU ms)."""
-    cpu, pg = cpu_ms(proc), cluster_cpu_ms(postmaster)
+    cpu, pg = cpu_mark(proc), cluster_cpu_ms(postmaster)
     started = time.perf_counter()
     response = session.get(url, stream=True)
     size = 0
@@ -487,7 +503,7 @@ def get(session, url, proc, postmaster=None):
         size += len(block)
     ms = (time.perf_counter() - started) * 1000
     pg = cluster_cpu_ms(postmaster) - pg
-    return ms, response.status_code, size, cpu_ms(proc) - cpu, pg
+    return ms, response.status_code, size, cpu_ms(proc, since=cpu), pg
 
 
 def pages_of(base, runs, targets, item, items):
