@@ -2,12 +2,15 @@
 
 import pytest
 from bs4 import BeautifulSoup
+from flask import url_for
 
 from app.db.connection import database
 from app.db.models import FAILED
 from app.db.models import NEW
 from app.db.models import Item
 from app.db.models import Run
+from app.web.results import _ITEM_MARK
+from app.web.results import Links
 from tests.conftest import make_app
 from tests.factories import add_item
 from tests.factories import bulk_items
@@ -274,6 +277,26 @@ def test_retry_judge_button_only_on_judge_failed_rows(client, run_with_items):
     assert len(forms) == 1
     assert forms[0]["action"] == f"/runs/r1/items/{jf.id}/retry-judge"
     assert forms[0]["method"] == "post"
+
+
+def test_retry_judge_form_returns_to_the_page_it_is_on(client, run_with_items):
+    _run, _t1, _t2, jf = run_with_items
+    page = soup(client.get("/runs/r1/results?status=judge_failed&sort=score"))
+    form = page.select_one("#results-table form.rs-retry")
+    assert form.select_one('input[name="next"]')["value"] == (
+        "/runs/r1/results?sort=score&status=judge_failed"
+    )
+    assert form.select_one('input[name="csrf_token"]')["value"]
+
+
+def test_item_links_are_the_item_urls_whatever_the_run_id(app):
+    # The id goes where url_for puts it, even in a run id made of the same digits.
+    with app.test_request_context():
+        for run_id in ("r1", str(_ITEM_MARK), f"{_ITEM_MARK}.{_ITEM_MARK}"):
+            links = Links(run_id, {})
+            for endpoint in ("results.item", "results.retry_judge"):
+                expected = url_for(endpoint, run_id=run_id, item_id=7)
+                assert links.item(7, endpoint) == expected
 
 
 def test_retry_judge_requeues_the_item_and_redirects_back(client, run_with_items):
