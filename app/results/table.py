@@ -1,12 +1,14 @@
 """The detailed results table: whitelisted URL state, filters, sorted and paginated in SQL."""
 
 import math
+from array import array
 from dataclasses import dataclass
 from dataclasses import field
 
 from peewee import SQL
 from peewee import fn
 
+from ..db.connection import database
 from ..db.models import ITEM_STATUSES
 from ..errors import ValidationError
 from ..ids import digits_number
@@ -16,13 +18,15 @@ from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import IS_JUDGE_FAILED
 from ..runs.outcomes import I
 from ..runs.outcomes import T
+from .kept import stamp
 from .keyset import INDEXES
 from .keyset import SORTS
 from .keyset import cursor_row
-from .keyset import keys_query
+from .keyset import key_rows
 from .keyset import segments
 from .keyset import sorted_ids
 from .keyset import walk
+from .recent import Recent
 
 JUDGE_FAILED = "judge_failed"
 ANSWER_FAILED = "answer_failed"
@@ -220,6 +224,24 @@ def _conditions(run, filters, score="index", targets=None):
     return cond
 
 
+# The small sets' ids in page order, of a few runs and filters, by the run's stamp (kept.py):
+# each view of a filtered set read every match's row (1 000 judge failures at 100 000 items:
+# 8 ms, more than the rest of the table). Ids only (a few KB), not rows: memory stays flat.
+_small_sets = Recent(16)
+
+
+def _small_set(run, cond, sort, desc, filters, order):
+    """The ids of the items `cond` matches (table.SMALL_SET at most) in the order of the
+    segments `order` in direction `desc` (keyset.sorted_ids), kept while the run's stamp holds."""
+    key = (database.database, run.id, stamp(run), sort, desc, repr(sorted(filters.items())))
+    ordered = _small_sets.get(key)
+    if ordered is None:
+        rows = key_rows(cond, sort)
+        ordered = array("q", sorted_ids(rows, order, desc, len(rows)))
+        _small_sets.put(key, ordered)
+    return ordered
+
+
 def results_page(
     run,
     sort=DEFAULT_SORT,
@@ -255,12 +277,18 @@ def results_page(
     ahead = segments(run, sort, desc, filters, targets)
     back = [*reversed(ahead)]
     if filters and total <= SMALL_SET:
-        # Few matches: read them all by the filter's own index and sort them here; walking the
-        # sort's index for them could pass most of the run.
-        rows = list(keys_query(cond, sort).dicts())
+        # Few matches: read them all by the filter's own index and sort them here (kept per
+        # state of the run); walking the sort's index for them could pass most of the run.
+        ordered = _small_set(run, cond, sort, desc, filters, ahead)
 
         def read(order, desc, limit, start=None, offset=0):
-            return sorted_ids(rows, order, desc, limit, start, offset)
+            found = ordered if order is ahead else ordered[::-1]
+            if start is not None:
+                try:
+                    found = found[found.index(start["id"]) + 1 :]
+                except ValueError:  # a cursor outside the filter (the filter changed): by its key
+                    return sorted_ids(key_rows(cond, sort), order, desc, limit, start, offset)
+            return found[offset : offset + limit].tolist()
     else:
         score = "none" if sort == "score" else "hidden"
         cond = _conditions(run, filters, score, targets)
