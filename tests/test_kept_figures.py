@@ -17,9 +17,12 @@ from app.db.models import NEW
 from app.db.models import PENDING
 from app.db.models import WAITING_FOR_JUDGE
 from app.db.models import Item
+from app.db.models import JudgeCall
+from app.db.models import JudgeJob
 from app.db.models import Rating
 from app.db.models import RunFigures
 from app.ratings.judge_check import judge_check
+from app.ratings.kept import _judge_check_stamp
 from app.ratings.kept import kept_judge_check
 from app.ratings.kept import kept_run_report
 from app.ratings.report import run_report
@@ -244,6 +247,41 @@ def test_the_kept_judge_check_equals_todays_and_follows_a_new_rating(app):
     check = kept_judge_check(run)
     assert check == json.loads(json.dumps(judge_check(run.run_id)))
     assert check["humanAgreement"]["n"] == 1
+
+
+def test_the_judge_check_stamp_sees_each_change_it_depends_on(app):
+    # Read in one statement: a rating, a vote on either side, a changed vote, a judge job and
+    # its calls' progress each make another stamp.
+    run, (left_t, right_t) = make_run("check", targets=[("local", "m1"), ("local", "m2")])
+    left = add_item(run, left_t, "t1", status=COMPLETED, evaluation_score=80.0)
+    right = add_item(run, right_t, "t1", status=COMPLETED, evaluation_score=40.0)
+    seen = [_judge_check_stamp(run)]
+
+    def changed():
+        seen.append(_judge_check_stamp(run))
+        return seen[-1] != seen[-2]
+
+    Rating.create(item=left, run=run, rating=4)
+    assert changed()
+    Rating.update(rating=2, updated_at=T0 + dt.timedelta(days=1)).execute()
+    assert changed()
+    vote = record_vote({"pairToken": shown_pair(left.id, right.id), "winner": "LEFT"}, "human")
+    assert changed()
+    record_vote(
+        {"pairToken": shown_pair(right.id, left.id, "human:bo"), "winner": "TIE"}, "human:bo"
+    )
+    assert changed()
+    change_vote(vote.id, {"winner": "RIGHT"}, "human")
+    assert changed()
+    job = JudgeJob.create(run=run, kind="reference", judge_provider_name="j", judge_model="m")
+    assert changed()
+    call = JudgeCall.create(job=job, run=run, item=left)
+    assert changed()
+    JudgeCall.update(status=COMPLETED).where(JudgeCall.id == call.id).execute()
+    assert changed()
+    JudgeCall.update(status=FAILED).where(JudgeCall.id == call.id).execute()
+    assert changed()
+    assert not changed()
 
 
 def test_deleting_a_run_deletes_its_kept_figures(app):
