@@ -9,6 +9,7 @@ from app.db.models import FAILED
 from app.db.models import NEW
 from app.db.models import Item
 from app.db.models import Run
+from app.runs.retries import retryable_answer_failures
 from app.web.results import _ITEM_MARK
 from app.web.results import Links
 from tests.conftest import make_app
@@ -340,6 +341,20 @@ def test_retry_failed_answers_sits_next_to_retry_judgements_and_requeues_them(
     assert response.status_code == 302
     item = Item.get(Item.task_key == "no-answer")
     assert item.status == "NEW"
+
+
+def test_retry_failed_answers_counts_answer_and_warm_up_failures_not_the_judges(
+    client, run_with_items
+):
+    # The count comes from the kept counts: the same items the retry asks again.
+    run, t1, t2, _ = run_with_items
+    add_item(run, t1, "no-answer", status=FAILED, error_stage="answer", error_msg="timeout")
+    add_item(run, t2, "no-warm-up", status=FAILED, error_stage="warmup", error_msg="refused")
+    add_item(run, t2, "cut", status="CANT_BE_FINISHED", error_stage="answer", error_msg="cut")
+    page = soup(client.get("/runs/r1/results"))
+    form = page.find("form", action="/runs/r1/results/retry-answers")
+    assert retryable_answer_failures(run) == 2
+    assert "Retry failed answers (2)" in form.get_text()
 
 
 def test_no_retry_failed_answers_button_without_failed_answers(client, run_with_items):

@@ -9,6 +9,7 @@ from peewee import SQL
 from peewee import fn
 
 from ..db.connection import database
+from ..db.models import FAILED
 from ..db.models import ITEM_STATUSES
 from ..errors import ValidationError
 from ..ids import digits_number
@@ -18,6 +19,8 @@ from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import IS_JUDGE_FAILED
 from ..runs.outcomes import I
 from ..runs.outcomes import T
+from ..runs.retries import ANSWER_STAGES
+from .kept import item_reads
 from .kept import stamp
 from .keyset import INDEXES
 from .keyset import SORTS
@@ -186,6 +189,18 @@ def category_total(by_category, filters):
         if row["key"] == filters["category"]:
             return sum(cell["item_count"] for cell in row["cells"])
     return 0
+
+
+def retryable_answers(run):
+    """How many items "Retry failed answers" would ask again (as
+    retries.retryable_answer_failures counts them), from the kept counts the page's stamp reads
+    anyway (kept.item_reads): a count of its own was one more statement on every view."""
+    _latest, counts = item_reads(run)
+    return sum(
+        sums["n"]
+        for (_target, status, stage), sums in counts.items()
+        if status == FAILED and stage in ANSWER_STAGES
+    )
 
 
 def count_query(cond):

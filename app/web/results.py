@@ -42,6 +42,7 @@ from ..results.table import STATUS_FILTERS
 from ..results.table import category_total
 from ..results.table import parse_table_args
 from ..results.table import results_page
+from ..results.table import retryable_answers
 from ..runs import retries
 from ..runs.item_speed import columns_of
 from ..runs.item_speed import item_speed
@@ -49,7 +50,6 @@ from ..runs.lifecycle import delete_run
 from ..runs.queries import get_run
 from ..runs.retries import retry_failed_answers
 from ..runs.retries import retry_failed_judgements
-from ..runs.retries import retryable_answer_failures
 from ..runs.state import run_state
 from ..runs.state import state_label
 from .extensions import htmx
@@ -260,7 +260,7 @@ def show(run_id):
             "statuses": STATUS_FILTERS,
             "per_page_choices": PER_PAGE_CHOICES,
             "chart_names": run_charts.CHARTS,
-            "retryable_answers": retryable_answer_failures(run),
+            "retryable_answers": retryable_answers(run),
             "sys": system_view(run),
             "speed": speed,
             "speed_chart_names": run_speed_charts.speed_chart_names(run, speed),
