@@ -40,6 +40,7 @@ from app.results.composite_figures import target_composites
 from app.results.kept_compare import kept_compare_runs
 from app.results.system import system_view
 from app.runs.lifecycle import delete_run
+from app.sysmetrics.store import SampleStore
 from tests.factories import T0
 from tests.factories import add_item
 from tests.factories import make_run
@@ -210,6 +211,22 @@ def test_one_row_per_run_and_kind_the_latest_figures(app):
     assert sorted(names) == ["averages", "throughput"]
     row = RunFigures.get((RunFigures.run == run) & (RunFigures.name == "averages"))
     assert json.loads(row.figures)[0]["item_count"] == 2
+
+
+def test_the_system_charts_follow_a_new_sample_and_a_new_answer(app):
+    # Drawn once per state of the run: its items (the throughput) and its samples.
+    run, (t,) = make_run("kept-system")
+    add_item(run, t, "a", score=10.0, **tried(tokens_per_second=20.0))
+    store = SampleStore(run.id)
+    store({"t": 1000.0, "cpuPercent": 10.0, "ramUsedGb": 4.0, "rssMb": 100.0})
+    first = system_view(run)["charts"]
+    assert system_view(run)["charts"] == first
+    store({"t": 1002.0, "cpuPercent": 90.0, "ramUsedGb": 4.0, "rssMb": 100.0})
+    second = system_view(run)["charts"]
+    assert second["load"] != first["load"]
+    later = T0 + dt.timedelta(seconds=50)
+    add_item(run, t, "b", score=30.0, **tried(later, tokens_per_second=80.0))
+    assert system_view(run)["charts"]["throughput"] != second["throughput"]
 
 
 def test_the_kept_report_equals_todays_and_follows_a_new_rating(app):
