@@ -11,6 +11,9 @@ from app.db.models import Item
 from app.db.models import Run
 from app.runs.retries import retryable_answer_failures
 from app.web.results import _ITEM_MARK
+from app.web.results import AVERAGE_DEFAULTS
+from app.web.results import FILTER_KEYS
+from app.web.results import TABLE_DEFAULTS
 from app.web.results import Links
 from tests.conftest import make_app
 from tests.factories import add_item
@@ -298,6 +301,24 @@ def test_item_links_are_the_item_urls_whatever_the_run_id(app):
             for endpoint in ("results.item", "results.retry_judge"):
                 expected = url_for(endpoint, run_id=run_id, item_id=7)
                 assert links.item(7, endpoint) == expected
+
+
+def test_links_are_the_urls_url_for_writes(app):
+    # Links encodes the query itself (url_for once per page): the same URLs, odd values too.
+    state = {**TABLE_DEFAULTS, **AVERAGE_DEFAULTS, **dict.fromkeys(FILTER_KEYS, "")}
+    odd = {"category": "a/b c&d=é+ü?#", "model": "ollama/llama3:8b", "min_score": "2.5"}
+    changes = [{}, {"page": 3, "after": 1234}, {"sort": "score", "dir": "desc"}, odd]
+    with app.test_request_context():
+        for change in changes:
+            links = Links("r-1.x", {**state, **change})
+            keys = (*TABLE_DEFAULTS, *FILTER_KEYS, *AVERAGE_DEFAULTS)
+            params = links._params(keys, {})
+            assert links.page() == url_for("results.show", run_id="r-1.x", **params)
+            table_params = links._params((*TABLE_DEFAULTS, *FILTER_KEYS), {"page": 1})
+            expected = url_for("results.table", run_id="r-1.x", **table_params)
+            assert links.table(page=1) == expected
+            averages = links.averages(avg_sort="score")
+            assert averages == url_for("results.averages", run_id="r-1.x", avg_sort="score")
 
 
 def test_retry_judge_requeues_the_item_and_redirects_back(client, run_with_items):
