@@ -303,6 +303,16 @@ def test_item_links_are_the_item_urls_whatever_the_run_id(app):
                 assert links.item(7, endpoint) == expected
 
 
+def test_the_number_filter_writes_what_the_num_macro_writes(app):
+    # The results table writes its numbers with the filter, the other pages with the macro.
+    env = app.jinja_env
+    macro = env.from_string('{% from "_macros.html" import num %}{{ num(v, d) }}')
+    ours = env.from_string("{{ v|number(d) }}")
+    for value in (None, 0, 0.05, -1234.5678, 12, 1e9, 99.95, float("nan")):
+        for digits in (0, 1, 2, 4):
+            assert ours.render(v=value, d=digits) == macro.render(v=value, d=digits)
+
+
 def test_links_are_the_urls_url_for_writes(app):
     # Links encodes the query itself (url_for once per page): the same URLs, odd values too.
     state = {**TABLE_DEFAULTS, **AVERAGE_DEFAULTS, **dict.fromkeys(FILTER_KEYS, "")}

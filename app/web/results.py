@@ -14,6 +14,7 @@ from flask import redirect
 from flask import render_template
 from flask import request
 from flask import url_for
+from markupsafe import Markup
 
 from ..api.replies import attachment
 from ..clock import isoformat
@@ -89,6 +90,19 @@ def utc(value, seconds=False):
 def iso(value):
     """A stored time for a <time datetime>: ISO 8601 with a Z."""
     return isoformat(value)
+
+
+_NO_NUMBER = Markup('<span class="muted">–</span>')
+
+
+@bp.app_template_filter("number")
+def number(value, digits=1):
+    """A number as the `num` macro of _macros.html writes it ("1,234.5"; none: a muted "–"),
+    for the tables that write hundreds of them (the results table: 300 a page): a filter
+    costs a fraction of a macro call."""
+    if value is None:
+        return _NO_NUMBER
+    return f"{value:,.{digits}f}"
 
 
 @bp.app_template_filter("pretty_json")
