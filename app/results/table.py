@@ -9,6 +9,8 @@ from peewee import SQL
 from peewee import fn
 
 from ..db.connection import database
+from ..db.connection import in_values
+from ..db.connection import tuples_once
 from ..db.models import FAILED
 from ..db.models import ITEM_STATUSES
 from ..errors import ValidationError
@@ -257,6 +259,75 @@ def _small_set(run, cond, sort, desc, filters, order):
     return ordered
 
 
+# The table's columns of one page of items, as each row names them.
+ROW_COLUMNS = (
+    "id",
+    "task_key",
+    "category",
+    "difficulty",
+    "status",
+    "error_stage",
+    "attempts",
+    "error_preview",
+    "time_taken_ms",
+    "ttft_ms",
+    "tokens_generated",
+    "tokens_estimated",
+    "tokens_per_second",
+    "evaluation_score",
+    "cost_usd",
+    "reason_preview",
+    "reason_truncated",
+    "target_id",
+    "provider_name",
+    "model",
+    "label",
+)
+
+
+def _rows_query(count):
+    """The SELECT of ROW_COLUMNS for `count` item ids (bound in order); the preview length
+    written into the SQL, so the ids are its only values."""
+    preview = SQL(str(PREVIEW_CHARS))
+    return (
+        I.select(
+            I.id,
+            I.task_key,
+            I.category,
+            I.difficulty,
+            I.status,
+            I.error_stage,
+            I.attempts,
+            fn.SUBSTR(I.error_msg, SQL("1"), preview).alias("error_preview"),
+            I.time_taken_ms,
+            I.ttft_ms,
+            I.tokens_generated,
+            I.tokens_estimated,
+            I.tokens_per_second,
+            I.evaluation_score,
+            I.cost_usd,
+            fn.SUBSTR(I.evaluation_reason, SQL("1"), preview).alias("reason_preview"),
+            (fn.LENGTH(I.evaluation_reason) > preview).alias("reason_truncated"),
+            I.target.alias("target_id"),
+            T.provider_name,
+            T.model,
+            T.label,
+        )
+        .join(T, on=(I.target == T.id))
+        .where(in_values(I.id, [0] * count))
+    )
+
+
+def _page_rows(ids):
+    """The page's rows (dicts of ROW_COLUMNS) in the order of `ids`. Its SQL is built once per
+    page size (connection.tuples_once): peewee wrote the 21 columns' SQL anew on every view."""
+    if not ids:
+        return []
+    found = tuples_once(("results page rows", len(ids)), lambda: _rows_query(len(ids)), ids)
+    by_id = {row[0]: dict(zip(ROW_COLUMNS, row, strict=True)) for row in found}
+    return [by_id[item_id] for item_id in ids if item_id in by_id]
+
+
 def results_page(
     run,
     sort=DEFAULT_SORT,
@@ -329,36 +400,7 @@ def results_page(
         else:  # nearer the end: walk the segments backwards
             ids = read(back, not desc, end - skipped, offset=total - end)[::-1]
         has_prev, has_next = page > 1, page < pages
-    query = (
-        I.select(
-            I.id,
-            I.task_key,
-            I.category,
-            I.difficulty,
-            I.status,
-            I.error_stage,
-            I.attempts,
-            fn.SUBSTR(I.error_msg, 1, PREVIEW_CHARS).alias("error_preview"),
-            I.time_taken_ms,
-            I.ttft_ms,
-            I.tokens_generated,
-            I.tokens_estimated,
-            I.tokens_per_second,
-            I.evaluation_score,
-            I.cost_usd,
-            fn.SUBSTR(I.evaluation_reason, 1, PREVIEW_CHARS).alias("reason_preview"),
-            (fn.LENGTH(I.evaluation_reason) > PREVIEW_CHARS).alias("reason_truncated"),
-            I.target.alias("target_id"),
-            T.provider_name,
-            T.model,
-            T.label,
-        )
-        .join(T, on=(I.target == T.id))
-        .where(I.id.in_(ids))
-        .dicts()
-    )
-    place = {item_id: n for n, item_id in enumerate(ids)}
-    rows = sorted(query, key=lambda row: place[row["id"]]) if ids else []
+    rows = _page_rows(ids)
     for row in rows:
         row["judge_failed"] = row["status"] in FAILED_STATUSES and row["error_stage"] == "judge"
     return ResultsPage(
