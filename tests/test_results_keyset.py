@@ -184,3 +184,15 @@ def test_a_filtered_table_follows_a_change_of_the_run(mixed):
     now = _ids(results_page(mixed, "task", filters, 1, 100))
     assert sorted(now) == sorted([*shown, item.id])
     assert now == _expected(mixed, "task", False, filters)
+
+
+def test_the_count_of_a_model_or_status_filter_is_the_items_it_matches(mixed):
+    # Read from the kept counts: the same number as counting the items the filter matches.
+    failed = Item.select().where((Item.run == mixed) & (Item.status == FAILED))
+    Item.update(error_stage="judge").where(Item.id.in_([i.id for i in failed][:2])).execute()
+    target = str(Item.select().where(Item.run == mixed).first().target_id)
+    for status in ("", FAILED, "COMPLETED", "NEW", "judge_failed", "answer_failed"):
+        for model in ("", target):
+            filters = {k: v for k, v in (("status", status), ("model", model)) if v}
+            counted = Item.select().where(table._conditions(mixed, filters)).count()
+            assert results_page(mixed, "task", filters, 1, 5).total == counted, filters

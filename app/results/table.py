@@ -15,7 +15,6 @@ from ..db.models import FAILED
 from ..db.models import ITEM_STATUSES
 from ..errors import ValidationError
 from ..ids import digits_number
-from ..runs.counts import count_items
 from ..runs.outcomes import FAILED_STATUSES
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import IS_JUDGE_FAILED
@@ -172,10 +171,23 @@ def _total(run, filters, cond, targets):
         return count_query(cond).scalar() or 0
     status = filters.get("status")
     if status == JUDGE_FAILED:
-        return count_items(run, targets, FAILED_STATUSES, stage="judge")
+        return _kept_count(run, targets, FAILED_STATUSES, stage="judge")
     if status == ANSWER_FAILED:
-        return count_items(run, targets, FAILED_STATUSES, stage="answer")
-    return count_items(run, targets, status or None)
+        return _kept_count(run, targets, FAILED_STATUSES, stage="answer")
+    return _kept_count(run, targets, (status,) if status else None)
+
+
+def _kept_count(run, targets, statuses, stage=None):
+    """counts.count_items(run, targets, statuses, stage) from the kept counts as the page's
+    stamp read them (kept.item_reads, once a page): no statement of its own."""
+    _latest, counts = item_reads(run)
+    return sum(
+        sums["n"]
+        for (target, status, at), sums in counts.items()
+        if (targets is None or target in targets)
+        and (statuses is None or status in statuses)
+        and (stage is None or (at == "judge") == (stage == "judge"))
+    )
 
 
 def category_total(by_category, filters):
