@@ -17,9 +17,12 @@ from app.db.models import NEW
 from app.db.models import PENDING
 from app.db.models import WAITING_FOR_JUDGE
 from app.db.models import Item
+from app.db.models import JudgeCall
+from app.db.models import JudgeJob
 from app.db.models import Rating
 from app.db.models import RunFigures
 from app.ratings.judge_check import judge_check
+from app.ratings.kept import _judge_check_stamp
 from app.ratings.kept import kept_judge_check
 from app.ratings.kept import kept_run_report
 from app.ratings.report import run_report
@@ -37,6 +40,7 @@ from app.results.composite_figures import target_composites
 from app.results.kept_compare import kept_compare_runs
 from app.results.system import system_view
 from app.runs.lifecycle import delete_run
+from app.sysmetrics.store import SampleStore
 from tests.factories import T0
 from tests.factories import add_item
 from tests.factories import make_run
@@ -209,6 +213,22 @@ def test_one_row_per_run_and_kind_the_latest_figures(app):
     assert json.loads(row.figures)[0]["item_count"] == 2
 
 
+def test_the_system_charts_follow_a_new_sample_and_a_new_answer(app):
+    # Drawn once per state of the run: its items (the throughput) and its samples.
+    run, (t,) = make_run("kept-system")
+    add_item(run, t, "a", score=10.0, **tried(tokens_per_second=20.0))
+    store = SampleStore(run.id)
+    store({"t": 1000.0, "cpuPercent": 10.0, "ramUsedGb": 4.0, "rssMb": 100.0})
+    first = system_view(run)["charts"]
+    assert system_view(run)["charts"] == first
+    store({"t": 1002.0, "cpuPercent": 90.0, "ramUsedGb": 4.0, "rssMb": 100.0})
+    second = system_view(run)["charts"]
+    assert second["load"] != first["load"]
+    later = T0 + dt.timedelta(seconds=50)
+    add_item(run, t, "b", score=30.0, **tried(later, tokens_per_second=80.0))
+    assert system_view(run)["charts"]["throughput"] != second["throughput"]
+
+
 def test_the_kept_report_equals_todays_and_follows_a_new_rating(app):
     run = random_run(7)
     assert kept_run_report(run) == run_report(run)
@@ -244,6 +264,41 @@ def test_the_kept_judge_check_equals_todays_and_follows_a_new_rating(app):
     check = kept_judge_check(run)
     assert check == json.loads(json.dumps(judge_check(run.run_id)))
     assert check["humanAgreement"]["n"] == 1
+
+
+def test_the_judge_check_stamp_sees_each_change_it_depends_on(app):
+    # Read in one statement: a rating, a vote on either side, a changed vote, a judge job and
+    # its calls' progress each make another stamp.
+    run, (left_t, right_t) = make_run("check", targets=[("local", "m1"), ("local", "m2")])
+    left = add_item(run, left_t, "t1", status=COMPLETED, evaluation_score=80.0)
+    right = add_item(run, right_t, "t1", status=COMPLETED, evaluation_score=40.0)
+    seen = [_judge_check_stamp(run)]
+
+    def changed():
+        seen.append(_judge_check_stamp(run))
+        return seen[-1] != seen[-2]
+
+    Rating.create(item=left, run=run, rating=4)
+    assert changed()
+    Rating.update(rating=2, updated_at=T0 + dt.timedelta(days=1)).execute()
+    assert changed()
+    vote = record_vote({"pairToken": shown_pair(left.id, right.id), "winner": "LEFT"}, "human")
+    assert changed()
+    record_vote(
+        {"pairToken": shown_pair(right.id, left.id, "human:bo"), "winner": "TIE"}, "human:bo"
+    )
+    assert changed()
+    change_vote(vote.id, {"winner": "RIGHT"}, "human")
+    assert changed()
+    job = JudgeJob.create(run=run, kind="reference", judge_provider_name="j", judge_model="m")
+    assert changed()
+    call = JudgeCall.create(job=job, run=run, item=left)
+    assert changed()
+    JudgeCall.update(status=COMPLETED).where(JudgeCall.id == call.id).execute()
+    assert changed()
+    JudgeCall.update(status=FAILED).where(JudgeCall.id == call.id).execute()
+    assert changed()
+    assert not changed()
 
 
 def test_deleting_a_run_deletes_its_kept_figures(app):

@@ -5,6 +5,7 @@ import random
 
 import pytest
 
+from app.clock import utcnow
 from app.db.models import DIFFICULTIES
 from app.db.models import FAILED
 from app.db.models import Item
@@ -150,3 +151,48 @@ def test_a_cursor_from_another_run_is_refused(mixed):
     stranger = Item.select().where(Item.run == other).first().id
     with pytest.raises(Exception, match="not in this run"):
         results_page(mixed, "task", {}, 2, PER_PAGE, after=stranger)
+
+
+@pytest.mark.parametrize("sort", ["model", "score", "difficulty", "task"])
+def test_previous_links_of_a_few_filtered_items_read_them_backwards(mixed, sort):
+    # A filter's few matches are sorted in memory and kept: read backwards from the last page.
+    filters = {"min_score": 1.0, "max_score": 3.0}
+    expected = _expected(mixed, sort, True, filters)
+    page = results_page(mixed, sort, filters, 99, 3, direction="desc")
+    seen = _ids(page)
+    while page.has_prev:
+        page = results_page(mixed, sort, filters, page.page - 1, 3, "desc", before=page.before)
+        seen = _ids(page) + seen
+    assert seen == expected
+
+
+def test_a_cursor_outside_the_filter_continues_after_its_place(mixed):
+    # A Next link kept from before the filter changed: its item matches no more, and the page
+    # goes on after its place in the sort.
+    filters = {"min_score": 1.0, "max_score": 3.0}
+    expected = _expected(mixed, "score", False, filters)
+    outside = Item.select().where((Item.run == mixed) & (Item.evaluation_score == 0)).first()
+    page = results_page(mixed, "score", filters, 2, 3, after=outside.id)
+    assert _ids(page) == expected[:3]
+
+
+def test_a_filtered_table_follows_a_change_of_the_run(mixed):
+    filters = {"status": FAILED}
+    shown = _ids(results_page(mixed, "task", filters, 1, 100))
+    item = Item.select().where((Item.run == mixed) & (Item.status != FAILED)).first()
+    Item.update(status=FAILED, updated_at=utcnow()).where(Item.id == item.id).execute()
+    now = _ids(results_page(mixed, "task", filters, 1, 100))
+    assert sorted(now) == sorted([*shown, item.id])
+    assert now == _expected(mixed, "task", False, filters)
+
+
+def test_the_count_of_a_model_or_status_filter_is_the_items_it_matches(mixed):
+    # Read from the kept counts: the same number as counting the items the filter matches.
+    failed = Item.select().where((Item.run == mixed) & (Item.status == FAILED))
+    Item.update(error_stage="judge").where(Item.id.in_([i.id for i in failed][:2])).execute()
+    target = str(Item.select().where(Item.run == mixed).first().target_id)
+    for status in ("", FAILED, "COMPLETED", "NEW", "judge_failed", "answer_failed"):
+        for model in ("", target):
+            filters = {k: v for k, v in (("status", status), ("model", model)) if v}
+            counted = Item.select().where(table._conditions(mixed, filters)).count()
+            assert results_page(mixed, "task", filters, 1, 5).total == counted, filters

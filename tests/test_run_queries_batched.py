@@ -2,7 +2,11 @@
 
 import datetime as dt
 
+from app.db.models import CONTROL_PAUSED
+from app.db.models import CONTROL_RUNNING
+from app.db.models import CONTROL_STOPPED
 from app.db.models import NEW
+from app.db.models import PENDING
 from app.db.models import Item
 from app.db.models import RunCollection
 from app.runs import progress as run_progress
@@ -12,6 +16,7 @@ from app.runs.progress import RATE_WINDOW
 from app.runs.progress import _answer_paces
 from app.runs.progress import _interval
 from app.runs.progress import _latest_answers
+from app.runs.queries import active_run
 from app.runs.queries import summaries
 from tests.factories import add_item
 from tests.factories import make_run
@@ -86,3 +91,16 @@ def test_the_runs_latest_answers_are_the_newest_of_all_its_targets(app):
         .tuples()
     )
     assert [(at, target) for at, _, _, _, target in latest[:RATE_WINDOW]] == list(newest)
+
+
+def test_the_active_run_is_the_running_one_else_the_newest_paused(app):
+    assert active_run() is None
+    make_run("done")
+    make_run("stopped", status=PENDING, control=CONTROL_STOPPED)
+    assert active_run() is None
+    make_run("paused-old", status=PENDING, control=CONTROL_PAUSED)
+    later = T0 + dt.timedelta(hours=1)
+    make_run("paused-new", status=PENDING, control=CONTROL_PAUSED, created_at=later)
+    assert (active_run().run_id, active_run().state) == ("paused-new", "paused")
+    make_run("running", status=PENDING, control=CONTROL_RUNNING)
+    assert (active_run().run_id, active_run().state) == ("running", "running")

@@ -2,12 +2,19 @@
 
 import pytest
 from bs4 import BeautifulSoup
+from flask import url_for
 
 from app.db.connection import database
 from app.db.models import FAILED
 from app.db.models import NEW
 from app.db.models import Item
 from app.db.models import Run
+from app.runs.retries import retryable_answer_failures
+from app.web.results import _ITEM_MARK
+from app.web.results import AVERAGE_DEFAULTS
+from app.web.results import FILTER_KEYS
+from app.web.results import TABLE_DEFAULTS
+from app.web.results import Links
 from tests.conftest import make_app
 from tests.factories import add_item
 from tests.factories import bulk_items
@@ -276,6 +283,54 @@ def test_retry_judge_button_only_on_judge_failed_rows(client, run_with_items):
     assert forms[0]["method"] == "post"
 
 
+def test_retry_judge_form_returns_to_the_page_it_is_on(client, run_with_items):
+    _run, _t1, _t2, jf = run_with_items
+    page = soup(client.get("/runs/r1/results?status=judge_failed&sort=score"))
+    form = page.select_one("#results-table form.rs-retry")
+    assert form.select_one('input[name="next"]')["value"] == (
+        "/runs/r1/results?sort=score&status=judge_failed"
+    )
+    assert form.select_one('input[name="csrf_token"]')["value"]
+
+
+def test_item_links_are_the_item_urls_whatever_the_run_id(app):
+    # The id goes where url_for puts it, even in a run id made of the same digits.
+    with app.test_request_context():
+        for run_id in ("r1", str(_ITEM_MARK), f"{_ITEM_MARK}.{_ITEM_MARK}"):
+            links = Links(run_id, {})
+            for endpoint in ("results.item", "results.retry_judge"):
+                expected = url_for(endpoint, run_id=run_id, item_id=7)
+                assert links.item(7, endpoint) == expected
+
+
+def test_the_number_filter_writes_what_the_num_macro_writes(app):
+    # The results table writes its numbers with the filter, the other pages with the macro.
+    env = app.jinja_env
+    macro = env.from_string('{% from "_macros.html" import num %}{{ num(v, d) }}')
+    ours = env.from_string("{{ v|number(d) }}")
+    for value in (None, 0, 0.05, -1234.5678, 12, 1e9, 99.95, float("nan")):
+        for digits in (0, 1, 2, 4):
+            assert ours.render(v=value, d=digits) == macro.render(v=value, d=digits)
+
+
+def test_links_are_the_urls_url_for_writes(app):
+    # Links encodes the query itself (url_for once per page): the same URLs, odd values too.
+    state = {**TABLE_DEFAULTS, **AVERAGE_DEFAULTS, **dict.fromkeys(FILTER_KEYS, "")}
+    odd = {"category": "a/b c&d=é+ü?#", "model": "ollama/llama3:8b", "min_score": "2.5"}
+    changes = [{}, {"page": 3, "after": 1234}, {"sort": "score", "dir": "desc"}, odd]
+    with app.test_request_context():
+        for change in changes:
+            links = Links("r-1.x", {**state, **change})
+            keys = (*TABLE_DEFAULTS, *FILTER_KEYS, *AVERAGE_DEFAULTS)
+            params = links._params(keys, {})
+            assert links.page() == url_for("results.show", run_id="r-1.x", **params)
+            table_params = links._params((*TABLE_DEFAULTS, *FILTER_KEYS), {"page": 1})
+            expected = url_for("results.table", run_id="r-1.x", **table_params)
+            assert links.table(page=1) == expected
+            averages = links.averages(avg_sort="score")
+            assert averages == url_for("results.averages", run_id="r-1.x", avg_sort="score")
+
+
 def test_retry_judge_requeues_the_item_and_redirects_back(client, run_with_items):
     _run, _t1, _t2, jf = run_with_items
     response = client.post(
@@ -317,6 +372,20 @@ def test_retry_failed_answers_sits_next_to_retry_judgements_and_requeues_them(
     assert response.status_code == 302
     item = Item.get(Item.task_key == "no-answer")
     assert item.status == "NEW"
+
+
+def test_retry_failed_answers_counts_answer_and_warm_up_failures_not_the_judges(
+    client, run_with_items
+):
+    # The count comes from the kept counts: the same items the retry asks again.
+    run, t1, t2, _ = run_with_items
+    add_item(run, t1, "no-answer", status=FAILED, error_stage="answer", error_msg="timeout")
+    add_item(run, t2, "no-warm-up", status=FAILED, error_stage="warmup", error_msg="refused")
+    add_item(run, t2, "cut", status="CANT_BE_FINISHED", error_stage="answer", error_msg="cut")
+    page = soup(client.get("/runs/r1/results"))
+    form = page.find("form", action="/runs/r1/results/retry-answers")
+    assert retryable_answer_failures(run) == 2
+    assert "Retry failed answers (2)" in form.get_text()
 
 
 def test_no_retry_failed_answers_button_without_failed_answers(client, run_with_items):

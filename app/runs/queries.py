@@ -2,6 +2,8 @@
 
 import datetime as dt
 
+from peewee import SQL
+from peewee import Case
 from peewee import fn
 
 from ..db.connection import built_once
@@ -73,19 +75,27 @@ def state_condition(state):
     return (Run.status == PENDING) & (Run.control == control)
 
 
+def _active_query():
+    """The running run first, else the newest paused one: values bound in the order status,
+    running, paused, running (the order's), limit."""
+    running_first = Case(None, [(Run.control == "", SQL("0"))], SQL("1"))
+    return (
+        Run.select()
+        .where((Run.status == "") & Run.control.in_(["", ""]))
+        .order_by(running_first, Run.created_at.desc())
+        .limit(1)
+    )
+
+
 def active_run():
-    """The run that is running, else the newest paused one (several may wait), or None."""
-    for control in (CONTROL_RUNNING, CONTROL_PAUSED):
-        run = (
-            Run.select()
-            .where((Run.status == PENDING) & (Run.control == control))
-            .order_by(Run.created_at.desc())
-            .first()
-        )
-        if run is not None:
-            run.state = run_state(run)
-            return run
-    return None
+    """The run that is running, else the newest paused one (several may wait), or None. One
+    statement, built once: every page's status pill asks (two, built anew, before)."""
+    sql = built_once("active run", _active_query)
+    values = (PENDING, CONTROL_RUNNING, CONTROL_PAUSED, CONTROL_RUNNING, 1)
+    run = next(iter(Run.raw(sql, *values)), None)
+    if run is not None:
+        run.state = run_state(run)
+    return run
 
 
 def running_run():

@@ -194,9 +194,13 @@ def retry_failed_judgements(run_id, now=None):
     return count
 
 
+# The stages of the failures "Retry failed answers" asks again (an answer's, a warm-up's).
+ANSWER_STAGES = ("answer", "warmup")
+
+
 def _failed_answers(run):
     """The items whose answer or warm-up FAILED: what "Retry failed answers" asks again."""
-    return (Item.run == run) & (Item.status == FAILED) & Item.error_stage.in_(["answer", "warmup"])
+    return (Item.run == run) & (Item.status == FAILED) & Item.error_stage.in_(list(ANSWER_STAGES))
 
 
 def retryable_answer_failures(run):

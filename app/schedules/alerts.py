@@ -12,10 +12,13 @@ points as the score alert's; the composite is 0-100 as well), and says so. It is
 metric "composite" and no interval.
 """
 
+from peewee import SQL
 from peewee import fn
 
 from ..clock import isoformat
 from ..clock import utcnow
+from ..db.connection import built_once
+from ..db.connection import database
 from ..db.models import ALERT_DISMISSED
 from ..db.models import ALERT_OPEN
 from ..db.models import COMPLETED
@@ -235,6 +238,22 @@ def _insert(run, template, row, kind, other, result, threshold, message, now, me
         & (Alert.against == kind)
         & (Alert.metric == metric)
     )
+
+
+def any_open_alerts(run=None):
+    """Whether any alert is open (of `run`, a Run, or of any run): one seek, its SQL built
+    once. Most pages show no alert, and the banner's full read (the alerts with their runs'
+    columns) was written anew by peewee on every page."""
+    if run is None:
+        sql = built_once("open alert", lambda: Alert.select(SQL("1")).where(Alert.state == ""))
+        values = (ALERT_OPEN,)
+    else:
+        sql = built_once(
+            "open alert of a run",
+            lambda: Alert.select(SQL("1")).where((Alert.state == "") & (Alert.run == 0)),
+        )
+        values = (ALERT_OPEN, getattr(run, "id", run))
+    return database.execute_sql(f"{sql} LIMIT 1", values).fetchone() is not None
 
 
 def list_alerts(state=None, run=None):

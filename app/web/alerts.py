@@ -6,6 +6,7 @@ from flask import request
 from flask import url_for
 
 from ..db.models import ALERT_OPEN
+from ..schedules.alerts import any_open_alerts
 from ..schedules.alerts import dismiss_alert
 from ..schedules.alerts import list_alerts
 from .back import local_path
@@ -17,7 +18,10 @@ SHOWN = 5  # alerts in a banner at most; the rest are counted
 @bp.app_context_processor
 def _banner_data():
     def open_alerts(run=None):
-        """The open alerts to show: the run's, or all of them (newest first)."""
+        """The open alerts to show: the run's, or all of them (newest first); read only when
+        there is one (most pages have none)."""
+        if not any_open_alerts(run):
+            return []
         return list_alerts(state=ALERT_OPEN, run=run)
 
     return {"open_alerts": open_alerts, "alerts_shown": SHOWN}
