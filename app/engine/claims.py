@@ -545,6 +545,14 @@ INDEXED = frozenset(
     for field in index._expressions
     if hasattr(field, "name")
 )
+# Item's indexes: (its fields, the text of its WHERE or None).
+_INDEXES = tuple(
+    (
+        frozenset(f.name for f in index._expressions if hasattr(f, "name")),
+        None if index._where is None else getattr(index._where, "sql", str(index._where)),
+    )
+    for index in Item._meta.fields_to_index()
+)
 _UPDATE_SQL = {}  # (set, cleared, postgres) -> both statements: built once, used per record
 
 
@@ -555,7 +563,11 @@ def update_claimed(item_id, status, attempts, fields):
     Indexed fields to be NULL (INDEXED) are left out of the UPDATE and cleared by a second one
     that changes the row only where one of them is not NULL yet: SQLite rewrites every index on
     a column the SET names, whatever the value, and they are mostly NULL already (an answer
-    with no price has no cost_usd, and had none before)."""
+    with no price has no cost_usd, and had none before). Not those whose every index the UPDATE
+    rewrites anyway (error_stage: only in item_figures, which the status rewrites): they are
+    set in it, and most records are then one statement. PostgreSQL sets them all in one
+    statement: an index entry changes there only when its value does, and each statement is a
+    round trip."""
     columns = Item._meta.fields
     values = {n: columns[n].db_value(v) for n, v in fields.items()}
     values["claimed_until"] = None  # ours, so set: the claim ends here
@@ -578,15 +590,32 @@ def update_claimed(item_id, status, attempts, fields):
 
 
 def _update_sql(names, cleared, postgres):
-    """The record's UPDATE setting `names`, and the one clearing `cleared` (None if none)."""
+    """The record's UPDATE setting `names` (and the fields of `cleared` it rewrites no index
+    for: rewritten_anyway), and the one clearing the rest of `cleared` (None if none)."""
     verb = UPDATE_VERB[postgres]
     guard = '"id" = ? AND "status" = ? AND "attempts" = ?'
-    set_sql = f'{verb} "item" SET {", ".join(f"{_column(n)} = ?" for n in names)} WHERE {guard}'
+    folded = cleared if postgres else tuple(n for n in cleared if rewritten_anyway(n, names))
+    cleared = tuple(n for n in cleared if n not in folded)
+    sets = [f"{_column(n)} = ?" for n in names] + [f"{_column(n)} = NULL" for n in folded]
+    set_sql = f'{verb} "item" SET {", ".join(sets)} WHERE {guard}'
     if not cleared:
         return set_sql, None
     nulls = ", ".join(f"{_column(n)} = NULL" for n in cleared)
     some_set = " OR ".join(f"{_column(n)} IS NOT NULL" for n in cleared)
     return set_sql, f'{verb} "item" SET {nulls} WHERE {guard} AND ({some_set})'
+
+
+def rewritten_anyway(name, names):
+    """True when SQLite rewrites every index over field `name` for an UPDATE that sets `names`
+    (each holds one of them too) and no partial index has it in its columns or WHERE: setting
+    `name` as well costs no index work of its own."""
+    column = Item._meta.fields[name].column_name
+    for fields, where in _INDEXES:
+        if where is not None and (name in fields or column in where):
+            return False
+        if where is None and name in fields and not fields.intersection(names):
+            return False
+    return True
 
 
 def _column(name):
