@@ -173,6 +173,16 @@ def test_validate_loads_no_dataset_exporter(tmp_path):
     assert "app.datasets.exporter" not in imported
 
 
+def test_validate_against_an_up_to_date_database_loads_no_schema_migrator(tmp_path):
+    # Peewee's migrator (with its CockroachDB and PostgreSQL extras) is for a migration that
+    # runs: a database made by an earlier command has them all.
+    imported = modules_imported_by(
+        "validate", str(small_dataset(tmp_path)), env=made_database(tmp_path)
+    )
+    assert "app.datasets.importer" in imported
+    assert "playhouse.migrate" not in imported
+
+
 def run_config(tmp_path, fake):
     fake.models = ["m1"]
     config = tmp_path / "llmbench.yml"
