@@ -157,7 +157,7 @@ def test_validate_of_a_dataset_against_a_database_without_secrets_loads_no_ciphe
 
 def test_validate_of_a_jsonl_dataset_reads_no_yaml(tmp_path):
     # YAML is read only for a YAML file (a dataset, a config, checks written as YAML) or for an
-    # empty database's built-in tasks: yaml was ~6 % of a 10-task validate's instructions.
+    # empty database's built-in tasks: yaml was ~16 % of a 10-task validate's instructions.
     imported = modules_imported_by(
         "validate", str(small_dataset(tmp_path)), env=made_database(tmp_path)
     )

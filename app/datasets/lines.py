@@ -45,7 +45,7 @@ def _construct_map(loader, node):
 @functools.cache
 def _line_loader():
     """libyaml's safe loader (PyYAML's own without it) that builds LineDicts: made on first use,
-    so a JSON or JSONL dataset's check never imports yaml (~17 % of a `validate`'s CPU)."""
+    so a JSON or JSONL dataset's check never imports yaml (~16 % of a `validate`'s CPU)."""
     import yaml
 
     class LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):

@@ -78,7 +78,7 @@ def _dialect(db):
 
 def _migrator(db):
     """The dialect's schema migrator (SQLite or PostgreSQL) for the database behind the proxy."""
-    # Lazy: playhouse.migrate (with its CockroachDB and PostgreSQL extras, ~3 % of a 10-task
+    # Lazy: playhouse.migrate (with its CockroachDB and PostgreSQL extras, ~2 % of a 10-task
     # `validate`) only for a migration that runs; a database already up to date needs none.
     from playhouse.migrate import SchemaMigrator
 
