@@ -1,7 +1,8 @@
 """What a command costs before it does anything: `llmbench --version`, `--help` and `validate`
 of a 10-task file, wall and CPU time (medians of --runs subprocesses; CPU time holds up on a
-busy machine), and the heavy modules each one
-imported (numpy, psycopg, Flask, pygal, gunicorn, requests, Jinja, peewee).
+busy machine), the sum of `python -X importtime`'s self times (the imports' own share, median;
+importtime's own overhead included) and the heavy modules each one imported (numpy, psycopg,
+Flask, pygal, gunicorn, requests, Jinja, peewee).
 
     .venv/bin/python bench/bench_cli_start.py [--runs 5]
     BENCH_SRC=/tmp/main .venv/bin/python bench/bench_cli_start.py     # another source tree
@@ -87,6 +88,22 @@ def imported(args, env, src):
     return len(modules), sorted({m.split(".")[0] for m in modules} & set(HEAVY))
 
 
+def import_seconds(args, env, src):
+    """The sum of the self times `python -X importtime` reports for one command (s)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "app.cli", *args],
+        cwd=src,
+        env={**env, "PYTHONPATH": str(src)},
+        capture_output=True,
+        text=True,
+    )
+    micros = 0
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "self [us]" not in line:
+            micros += int(line[len("import time:") :].split("|")[0])
+    return micros / 1e6
+
+
 def timed(args, env, src, label):
     """(wall s, CPU s) of one command in a child process, run from the source tree src."""
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -150,20 +167,23 @@ def main():
     print(f"sources: {', '.join(map(str, sources))}\nload average at start: {os.getloadavg()}")
     subprocess.run([sys.executable, "-m", "app.cli", "--version"], cwd=ROOT, env=env, check=True)
     print(
-        "| command | source | wall s (median) | CPU s (median) | modules | heavy modules imported |"
-        "\n|---|---|---|---|---|---|"
+        "| command | source | wall s (median) | CPU s (median) | importtime s (median) | modules "
+        "| heavy modules imported |\n|---|---|---|---|---|---|---|"
     )
     for label, (args, env) in commands.items():
         times = {src: [] for src in sources}
+        imports = {src: [] for src in sources}
         for _ in range(options.runs):
             for src in sources:
                 times[src].append(timed(args, env, src, label))
+                imports[src].append(import_seconds(args, env, src))
         for src in sources:
             wall = statistics.median(t for t, _ in times[src])
             cpu = statistics.median(c for _, c in times[src])
             count, heavy = imported(args, {**env, "PYTHONPATH": str(src)}, src)
+            own = statistics.median(imports[src])
             print(
-                f"| {label} | {src.name} | {wall:.3f} | {cpu:.3f} | {count} "
+                f"| {label} | {src.name} | {wall:.3f} | {cpu:.3f} | {own:.3f} | {count} "
                 f"| {', '.join(heavy) or 'none'} |",
                 flush=True,
             )

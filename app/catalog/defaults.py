@@ -3,8 +3,6 @@
 import logging
 from pathlib import Path
 
-import yaml
-
 from ..clock import utcnow
 from ..db.connection import database
 from ..db.connection import in_values
@@ -58,7 +56,11 @@ def load_builtin(path=None):
         log.warning("built-in task bank %s not found: no built-in tasks loaded", path)
         return [], []
     # libyaml's safe loader where installed: the pure-Python one took ~0.3 s of a first start
-    # (and of a `validate` without a database, which checks against the built-ins).
+    # (and of a `validate` without a database, which checks against the built-ins). Imported
+    # here: only an empty database reads the bank, and a command on one that has it reads no
+    # YAML for it (datasets/lines.py).
+    import yaml
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     doc = yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}  # noqa: S506 - safe
     errors, tasks = [], []

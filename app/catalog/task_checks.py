@@ -7,8 +7,6 @@ the tools' shape (OpenAI function schemas) and that a tool-call check names an o
 import json
 import re
 
-import yaml
-
 from .. import jsontext
 from ..scoring.checks.spec import COMMON
 from ..scoring.checks.spec import REFERENCES
@@ -33,6 +31,10 @@ def from_text(value, field):
             return jsontext.loads(value)
         except ValueError:
             pass  # YAML's flow style ([{type: number, value: 4}]) is read below
+    # Lazy: every task's fields pass through this module, and only checks or tools given as
+    # YAML text need yaml (a JSON or JSONL dataset's check reads none: datasets/lines.py).
+    import yaml
+
     try:
         _check_tokens(value, field)
         return yaml.safe_load(value)
@@ -43,24 +45,24 @@ def from_text(value, field):
         raise CheckError.field(field, f"not valid YAML or JSON{where}: {problem}") from None
 
 
-_OPENS = (
-    yaml.BlockSequenceStartToken,
-    yaml.BlockMappingStartToken,
-    yaml.FlowSequenceStartToken,
-    yaml.FlowMappingStartToken,
-)
-_CLOSES = (yaml.BlockEndToken, yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken)
-
-
 def _check_tokens(text, field):
     """Refuse YAML that would blow up when loaded, before loading it (the scan is flat): an
     alias repeats a node without copying it (a few lines could stand for millions), and deep
     nesting overflows the loader's stack."""
+    import yaml  # lazy, as in from_text
+
+    opens = (
+        yaml.BlockSequenceStartToken,
+        yaml.BlockMappingStartToken,
+        yaml.FlowSequenceStartToken,
+        yaml.FlowMappingStartToken,
+    )
+    closes = (yaml.BlockEndToken, yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken)
     depth = 0
     for token in yaml.scan(text):
         if isinstance(token, yaml.AliasToken):
             raise CheckError.field(field, "YAML aliases (*name) are not accepted here")
-        depth += isinstance(token, _OPENS) - isinstance(token, _CLOSES)
+        depth += isinstance(token, opens) - isinstance(token, closes)
         if depth > jsontext.MAX_DEPTH:
             raise CheckError.field(field, f"nests deeper than {jsontext.MAX_DEPTH} levels")
 
@@ -176,6 +178,8 @@ def as_text(value):
     """Checks or tools as YAML for a form's box (it reads best there; YAML or JSON comes back)."""
     if not value:
         return ""
+    import yaml  # lazy, as in from_text
+
     return yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100)
 
 

@@ -3,9 +3,7 @@
 from pathlib import Path
 
 import click
-import yaml
 
-from ..datasets import exporter
 from ..datasets import importer
 from ..errors import LlmbenchError
 from ..files.private import open_private
@@ -22,6 +20,9 @@ from .output import db_context
 from .output import emit
 from .output import translate
 
+# The exporter only for `export`: `validate` and `import` never write a dataset.
+EXPORT_TASKS = "app.datasets.exporter:export_tasks"
+
 
 def _is_config(path):
     """A YAML/JSON file whose top level has run/judge/targets (or an apocbench-style
@@ -30,6 +31,8 @@ def _is_config(path):
     path = Path(path)
     if path.is_dir() or path.suffix.lower() not in (".yml", ".yaml", ".json"):
         return False
+    import yaml  # lazy: a JSONL or CSV dataset's check reads no YAML (datasets/lines.py)
+
     try:
         doc = yaml.load(
             path.read_text(encoding="utf-8-sig"),
@@ -184,7 +187,7 @@ def export(fmt, collection, output):
     open_db()
     with db_context():
         try:
-            chunks = exporter.export_tasks(fmt, collection)
+            chunks = load(EXPORT_TASKS)(fmt, collection)
             if output:
                 try:
                     with open_private(output, "w", encoding="utf-8", newline="") as handle:

@@ -7,7 +7,7 @@ tags, vars, template_version, checks, tools) are optional keys, so every task su
 and re-import.
 """
 
-import yaml
+import functools
 
 from .common import Dataset
 from .common import ParsedTask
@@ -137,17 +137,23 @@ def _task(raw, n, file, problems):
     return task
 
 
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
 def _str(dumper, value):
     # Multi-line text as a literal block: readable and diff-friendly.
     style = "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
-_Dumper.add_representer(str, _str)
+@functools.cache
+def _dumper():
+    """The safe dumper writing multi-line text as blocks; made on first export, so reading a
+    dataset that is not YAML never imports yaml (lines._line_loader)."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    Dumper.add_representer(str, _str)
+    return Dumper
 
 
 def task_entry(t):
@@ -176,5 +182,7 @@ def task_entry(t):
 
 def dump(tasks, collections=None):
     """Tasks as a task-list YAML list (always a list, so task-list tools read it as is)."""
+    import yaml  # lazy, as _dumper
+
     entries = [task_entry(t) for t in tasks]
-    return yaml.dump(entries, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    return yaml.dump(entries, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100)

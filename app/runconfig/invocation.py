@@ -11,8 +11,6 @@ import os
 import re
 from dataclasses import dataclass
 
-import yaml
-
 from ..datasets.lines import LineDict
 
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
@@ -55,6 +53,10 @@ PATH_KEYS = ("out_dir", "outDir", "dataset", "datasetPath")
 def _value(text):
     """A typed value as YAML reads it (`3`, `0.5`, `[a, b]`, `{provider: p, model: m}`,
     `true`), else the text itself; its mappings are the config's own kind (LineDict)."""
+    # Lazy: every command with --set imports this module, and a dataset's `validate` reads no
+    # YAML (datasets/lines.py).
+    import yaml
+
     try:
         return _lined(yaml.safe_load(text)) if text.strip() else text
     except (yaml.YAMLError, RecursionError, ValueError):  # too deep, or a number too long
