@@ -166,7 +166,10 @@ def norm_difficulty(value):
     """'Easy' / 'MEDIUM' / ' hard ' -> 'easy' / 'medium' / 'hard', and other benches' words
     ('Expert' -> 'hard', DIFFICULTY_WORDS); other values pass through (the check names them)."""
     if isinstance(value, str):
-        lowered = " ".join(value.strip().lower().split())
+        lowered = value.lower()
+        if lowered in DIFFICULTIES:  # most files' own words: nothing more to tidy
+            return lowered
+        lowered = " ".join(lowered.split())
         if lowered in DIFFICULTIES:
             return lowered
         return DIFFICULTY_WORDS.get(lowered, value)
