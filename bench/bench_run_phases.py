@@ -1,7 +1,8 @@
 """Where a big run's peak RSS comes from: `llmbench run` at N calls (bench_first_call.py's run on
 the instant fake) with the child's RSS sampled every 10 ms beside the phase its main and run
 threads are in (read from their Python stacks: the dataset's check, the run's creation, the
-calls, the digest, the warm), so each phase's peak and what it starts from are printed.
+calls, the digest, the warm), so each phase's peak and what it starts from are printed. A
+spike shorter than 10 ms is seen only in the whole run's peak (VmHWM).
 
     .venv/bin/python bench/bench_run_phases.py [--calls 60000] [--runs 1] [--keep DIR]
     BENCH_SRC=/tmp/main .venv/bin/python bench/bench_run_phases.py     # another source tree
@@ -40,9 +41,13 @@ PHASES = (
     ("check", "read_plan"),
 )
 SAMPLER = """
-import atexit, os, sys, threading, time
+import array, atexit, os, sys, threading, time
 _phases = %r
-_log = []
+_names_of = [phase for phase, _name in _phases] + ["other"]
+# Kept compact (arrays of numbers, not a list of tuples): the log of a long run must not add to
+# the peak it measures. Each phase's peak and start are folded in as sampled, nothing else kept.
+_peak = array.array("d", [0.0] * len(_names_of))
+_start = array.array("d", [-1.0] * len(_names_of))
 def _names(frame):
     while frame is not None:
         yield frame.f_code.co_name
@@ -51,23 +56,30 @@ def _phase():
     seen = set()
     for frame in list(sys._current_frames().values()):
         seen.update(_names(frame))
-    for phase, name in _phases:
+    for n, (phase, name) in enumerate(_phases):
         if name in seen:
-            return phase
-    return "other"
+            return n
+    return len(_phases)
 def _sample():
     status = open('/proc/self/statm')
     page = os.sysconf('SC_PAGE_SIZE') / 1048576
     while True:
         status.seek(0)
         rss = int(status.read().split()[1]) * page
-        _log.append((time.time(), rss, _phase()))
+        n = _phase()
+        if _start[n] < 0:
+            _start[n] = rss
+        if rss > _peak[n]:
+            _peak[n] = rss
         time.sleep(0.01)
 threading.Thread(target=_sample, daemon=True, name='bench-rss').start()
 def _write():
+    hwm = open('/proc/self/status').read().split('VmHWM:')[1].split()[0]
     with open(os.environ['BENCH_PHASES'], 'w') as out:
-        out.write(''.join(f'{t!r} {r!r} {p}\\n' for t, r, p in _log))
-        out.write('hwm ' + open('/proc/self/status').read().split('VmHWM:')[1].split()[0] + '\\n')
+        for n, name in enumerate(_names_of):
+            if _start[n] >= 0:
+                out.write(f'{name} {_start[n]!r} {_peak[n]!r}\\n')
+        out.write('hwm ' + hwm + '\\n')
 atexit.register(_write)
 """ % (PHASES,)  # noqa: UP031
 
@@ -101,10 +113,8 @@ def one_run(fake, tasks, keep=None):
         hwm = int(lines[-1].split()[1]) / 1024
         peaks, starts = {}, {}
         for line in lines[:-1]:
-            _t, rss, phase = line.split()
-            rss = float(rss)
-            starts.setdefault(phase, rss)
-            peaks[phase] = max(peaks.get(phase, 0.0), rss)
+            phase, start, peak = line.split()
+            starts[phase], peaks[phase] = float(start), float(peak)
         return hwm, peaks, starts, time.time() - started
 
 
