@@ -240,19 +240,20 @@ def norm_str_list(value, label, task, problems, name):
     """A list of non-empty strings (auto-fail rules, tags); a single string becomes a list."""
     if value is None or value == []:
         return None
-    line, _ = task.where(name)
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list):
-        problems.add(label, "must be a list of strings", line)
+        problems.add(label, "must be a list of strings", task.where(name)[0])
         return None
     out = []
     for n, item in enumerate(value):
         item = as_text(item)
-        if not isinstance(item, str) or not item.strip():
-            problems.add(f"{label}[{n}]", "must be a non-empty string", line)
+        # Stripped once, and the line looked up only for a problem: an import asks per task.
+        text = item.strip() if isinstance(item, str) else ""
+        if not text:
+            problems.add(f"{label}[{n}]", "must be a non-empty string", task.where(name)[0])
             continue
-        out.append(item.strip())
+        out.append(text)
     return out or None
 
 
