@@ -134,3 +134,19 @@ def test_every_type_is_known_to_the_evaluator():
     from app.scoring.checks.evaluate import EVALUATORS
 
     assert set(TYPES) == set(EVALUATORS)
+
+
+def test_a_json_schema_taken_as_valid_still_must_be_an_object():
+    with pytest.raises(CheckError) as caught:
+        parse_checks([{"type": "json-schema", "value": "not a schema"}], check_schemas=False)
+    assert caught.value.message.startswith("checks[0] (json-schema).value")
+
+
+def test_a_json_schema_taken_as_valid_is_neither_checked_nor_compiled():
+    # For the built-in bank, whose schemas a test checks (test_defaults.py): a schema only a
+    # full check refuses passes, and no validator is built for it.
+    bad = {"type": "json-schema", "value": {"type": 12}}
+    with pytest.raises(CheckError):
+        parse_checks([bad])
+    (check,) = parse_checks([bad], check_schemas=False)
+    assert (check.value, check.compiled) == ({"type": 12}, None)

@@ -67,13 +67,14 @@ def _check_tokens(text, field):
             raise CheckError.field(field, f"nests deeper than {jsontext.MAX_DEPTH} levels")
 
 
-def clean_checks(value, *, has_reference, tools=None):
+def clean_checks(value, *, has_reference, tools=None, check_schemas=True):
     """The checks list as given (plain JSON), or None for none; CheckError names the check
-    (`checks[i] (type).field`). A tool-call check must name one of the task's tools."""
+    (`checks[i] (type).field`). A tool-call check must name one of the task's tools.
+    `check_schemas`: as parse_checks takes it."""
     value = from_text(value, "checks")
     if value in (None, []):
         return None
-    checks = parse_checks(value, has_reference=has_reference)
+    checks = parse_checks(value, has_reference=has_reference, check_schemas=check_schemas)
     offered = {t["function"]["name"] for t in tools or []}
     for index, check in enumerate(checks):
         if check.type != "tool-call":

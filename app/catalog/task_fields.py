@@ -80,11 +80,12 @@ def _maybe_json(value):
     return value
 
 
-def clean_task(data, *, line=None, file=None, require_reference=True):
+def clean_task(data, *, line=None, file=None, require_reference=True, check_schemas=True):
     """Validate a task given with model field names; returns cleaned values or ValidationError.
 
     `require_reference=False` (imports) accepts a task with neither a reference answer nor a
     rubric: LLM Runner files have none, and the judge then grades on the question alone.
+    `check_schemas=False` takes its json-schema checks' schemas as valid (parse_checks).
     """
     errors = []
 
@@ -100,26 +101,11 @@ def clean_task(data, *, line=None, file=None, require_reference=True):
         err(None, "a task must be an object with task_id, category, question, ...")
         raise ValidationError(errors)
     out = {}
-
-    def text(field, *, required=False, limit=TEXT_LIMIT, default="", null=False):
-        value = _str(data.get(field))
-        if value is None:
-            err(field, "must be text")
-            return
-        value = value.strip()
-        if required and not value:
-            err(field, "required")
-        elif len(value) > limit:
-            err(field, f"at most {limit} characters")
-        else:
-            out[field] = value or (None if null else default)
-
-    text("task_id", required=True, limit=200)
+    _texts(data, _ID_TEXT, out, err)
     if out.get("task_id") and not TASK_ID_RE.match(out["task_id"]):
         err("task_id", "letters, digits and _ . : - only (no spaces)")
         out.pop("task_id")
-    text("category", required=True, limit=100)
-    text("subcategory", limit=100)
+    _texts(data, _HEAD_TEXT, out, err)
     difficulty = _str(data.get("difficulty"))
     if difficulty is None:
         err("difficulty", "must be text (easy, medium or hard)")
@@ -127,22 +113,18 @@ def clean_task(data, *, line=None, file=None, require_reference=True):
         err("difficulty", f"must be easy, medium or hard, not {difficulty!r}")
     else:
         out["difficulty"] = difficulty
-    text("question", required=True)
-    text("system_prompt", null=True)
-    for field in ("excellent", "good", "pass_answer", "incorrect_direction"):
-        text(field)
-    text("template_version", limit=50, null=True)
+    _texts(data, _BODY_TEXT, out, err)
 
     out["rubric"] = _clean_rubric(_maybe_json(data.get("rubric")), err)
     out["auto_fail"] = _clean_strings(data.get("auto_fail"), "auto_fail", "\n", err)
     out["tags"] = _clean_strings(data.get("tags"), "tags", ",", err, unique=True, limit=100)
     out["vars"] = _clean_vars(_maybe_json(data.get("vars")), err)
-    out["tools"], out["checks"] = _clean_checks_and_tools(data, out, err)
+    out["tools"], out["checks"] = _clean_checks_and_tools(data, out, err, check_schemas)
 
-    refs = [out.get(f) for f in ("excellent", "good", "pass_answer")]
+    refs = out.get("excellent") or out.get("good") or out.get("pass_answer")
     # Checks score an answer by rule: a task with them needs no reference for a judge.
     # (Checks given but not valid are reported above; a missing reference would only echo it.)
-    scored = any(refs) or out["rubric"] or data.get("checks") not in (None, "", [])
+    scored = refs or out["rubric"] or data.get("checks") not in (None, "", [])
     if require_reference and not scored and "excellent" in out:
         err(
             "excellent",
@@ -165,9 +147,55 @@ def clean_task(data, *, line=None, file=None, require_reference=True):
     return out
 
 
-def _clean_checks_and_tools(data, out, err):
+# A task's text fields: (field, required, at most this many characters, None when empty
+# rather than ""), in the order their problems are listed: the task_id's pattern is checked
+# after the first, difficulty before the last.
+_ID_TEXT = (("task_id", True, 200, False),)
+_HEAD_TEXT = (
+    ("category", True, 100, False),
+    ("subcategory", False, 100, False),
+)
+_BODY_TEXT = (
+    ("question", True, TEXT_LIMIT, False),
+    ("system_prompt", False, TEXT_LIMIT, True),
+    ("excellent", False, TEXT_LIMIT, False),
+    ("good", False, TEXT_LIMIT, False),
+    ("pass_answer", False, TEXT_LIMIT, False),
+    ("incorrect_direction", False, TEXT_LIMIT, False),
+    ("template_version", False, 50, True),
+)
+
+
+def _texts(data, rules, out, err):
+    """The text fields of `rules` into `out`, stripped; a problem is err'd and its field left
+    out. One loop over a table, not a call per field: an import checks ten per task."""
+    for field, required, limit, null in rules:
+        value = data.get(field)
+        if value is None:  # not given: most of a file's optional fields
+            if required:
+                err(field, "required")
+            else:
+                out[field] = None if null else ""
+            continue
+        if value.__class__ is not str:  # text as given mostly; else as _str reads it
+            value = _str(value)
+            if value is None:
+                err(field, "must be text")
+                continue
+        value = value.strip()
+        if required and not value:
+            err(field, "required")
+        elif len(value) > limit:
+            err(field, f"at most {limit} characters")
+        else:
+            out[field] = value or (None if null else "")
+
+
+def _clean_checks_and_tools(data, out, err, check_schemas=True):
     """(tools, checks) as given, or None each; a problem is reported naming the task (a file's
     or a form's error list then says which task), the check and its field."""
+    if data.get("tools") is None and data.get("checks") is None:
+        return None, None  # most tasks of a file: nothing to read or name
     tools = checks = None
     named = f" (task {out['task_id']})" if out.get("task_id") else ""
     try:
@@ -179,7 +207,10 @@ def _clean_checks_and_tools(data, out, err):
     try:
         # Reference metrics with no value of their own compare with the excellent answer.
         checks = clean_checks(
-            data.get("checks"), has_reference=bool(out.get("excellent")), tools=tools
+            data.get("checks"),
+            has_reference=bool(out.get("excellent")),
+            tools=tools,
+            check_schemas=check_schemas,
         )
     except ValidationError as exc:
         for entry in exc.errors:
@@ -232,14 +263,19 @@ def _clean_strings(value, field, sep, err, unique=False, limit=TEXT_LIMIT):
         return None
     if isinstance(value, str):
         value = value.split(sep)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list):
         err(field, "a list of text values")
         return None
-    items = [v.strip() for v in value if v.strip()]
+    items = []  # checked and stripped in one pass: an import asks twice per task
+    for v in value:
+        if not isinstance(v, str):
+            err(field, "a list of text values")
+            return None
+        if v := v.strip():
+            items.append(v)
     if unique:
         items = list(dict.fromkeys(items))
-    too_long = [v for v in items if len(v) > limit]
-    if too_long:
+    if max(map(len, items), default=0) > limit:
         err(field, f"each at most {limit} characters")
         return None
     return items or None

@@ -166,7 +166,10 @@ def norm_difficulty(value):
     """'Easy' / 'MEDIUM' / ' hard ' -> 'easy' / 'medium' / 'hard', and other benches' words
     ('Expert' -> 'hard', DIFFICULTY_WORDS); other values pass through (the check names them)."""
     if isinstance(value, str):
-        lowered = " ".join(value.strip().lower().split())
+        lowered = value.lower()
+        if lowered in DIFFICULTIES:  # most files' own words: nothing more to tidy
+            return lowered
+        lowered = " ".join(lowered.split())
         if lowered in DIFFICULTIES:
             return lowered
         return DIFFICULTY_WORDS.get(lowered, value)
@@ -237,19 +240,20 @@ def norm_str_list(value, label, task, problems, name):
     """A list of non-empty strings (auto-fail rules, tags); a single string becomes a list."""
     if value is None or value == []:
         return None
-    line, _ = task.where(name)
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list):
-        problems.add(label, "must be a list of strings", line)
+        problems.add(label, "must be a list of strings", task.where(name)[0])
         return None
     out = []
     for n, item in enumerate(value):
         item = as_text(item)
-        if not isinstance(item, str) or not item.strip():
-            problems.add(f"{label}[{n}]", "must be a non-empty string", line)
+        # Stripped once, and the line looked up only for a problem: an import asks per task.
+        text = item.strip() if isinstance(item, str) else ""
+        if not text:
+            problems.add(f"{label}[{n}]", "must be a non-empty string", task.where(name)[0])
             continue
-        out.append(item.strip())
+        out.append(text)
     return out or None
 
 

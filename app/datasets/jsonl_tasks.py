@@ -85,17 +85,20 @@ def iter_tasks(lines, file, problems):
 
 
 def _task(raw, line, file, problems):
-    task = ParsedTask({}, line, file)
+    # Every field is on the task's own line: `where` falls back to it (a dict copied, not
+    # built per line).
+    task = ParsedTask({}, line, file, dict(_FIELDS))
     before = len(problems.entries)
-    for key in sorted(set(raw) - ALLOWED):
-        problems.add(key, "unknown key; allowed: " + ", ".join(sorted(ALLOWED)), line)
-    for key in REQUIRED:
-        if key not in raw:
-            problems.add(key, _MISSING.get(key, "is required"), line)
+    if not ALLOWED.issuperset(raw):
+        for key in sorted(set(raw) - ALLOWED):
+            problems.add(key, "unknown key; allowed: " + ", ".join(sorted(ALLOWED)), line)
+    if not _REQUIRED.issubset(raw):
+        for key in REQUIRED:
+            if key not in raw:
+                problems.add(key, _MISSING.get(key, "is required"), line)
     for key, name in _TEXT.items():
         if key in raw:
             task.data[name] = as_text(raw[key])
-    task.fields = {name: (line, label) for name, label in _LABELS}
     task.data["question"] = _question(raw, line, problems)
     task.data["difficulty"] = norm_difficulty(task.data.get("difficulty"))
     rubric = raw.get("rubric")
@@ -122,10 +125,11 @@ def _task(raw, line, file, problems):
 
 
 _KEY_OF_TEXT = {name: key for key, name in _TEXT.items()}
-# (model field, this format's key) of every field a task's problems may name: worked out once,
-# not per line (it was a tenth of a line's check).
-_LABELS = tuple(
-    (name, KEY_OF.get(name, _KEY_OF_TEXT.get(name, name)))
+_REQUIRED = frozenset(REQUIRED)
+# Model field -> (its line: the task's, this format's key) of every field a task's problems may
+# name: worked out once, not per line (it was a tenth of a line's check).
+_FIELDS = {
+    name: (None, KEY_OF.get(name, _KEY_OF_TEXT.get(name, name)))
     for name in (
         *_TEXT.values(),
         "question",
@@ -136,7 +140,7 @@ _LABELS = tuple(
         "checks",
         "tools",
     )
-)
+}
 _MISSING = {
     "scenario": "is required: a list of bullet strings ([] for none)",
     "rubric": "is required: a list of rubric items {id, text, weight?, maxScore?} ([] for none)",

@@ -10,7 +10,7 @@ _TEXT_FIELDS = frozenset(TEXT_FIELDS)  # asked of every field of every task of a
 
 def finish(task, problems):
     """Validated model-field dict for a ParsedTask, or None after adding its problems."""
-    data = dict(task.data)
+    data = task.data  # read, not changed: clean_task returns new values
     # The task store reads a list or mapping in a text field as "not given" (difficulty would
     # quietly become medium): name it here instead.
     shapes = [

@@ -20,6 +20,7 @@ from ..db.models import RunAggregate
 from ..db.models import RunDigest
 from ..hashing import canonical_params
 from ..hashing import sha256_json
+from ..heap import give_back
 from ..results.aggregates import OVERALL
 from ..results.aggregates import run_aggregates
 from ..results.composite import DEFAULT_SETTINGS
@@ -106,6 +107,9 @@ def digest_run(run, now=None, composite_settings=DEFAULT_SETTINGS):
         evaluate_run(run, digest, overall, now, composite_settings)
     except Exception:  # the aggregates stay; Trends shows the run even without its check
         log.exception("regression check of run %s failed", run.run_id)
+    # What the aggregates read and freed goes back first: the speed figures read every answer
+    # again and otherwise grew on top of it (a 60k-call run's peak, heap.py).
+    give_back()
     try:
         # Its speed figures, worked out now so that the first view of its speed page (any
         # process's) reads one row, not every item.

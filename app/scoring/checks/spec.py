@@ -75,19 +75,22 @@ class Check:
         }
 
 
-def parse_checks(raw, *, has_reference=False):
+def parse_checks(raw, *, has_reference=False, check_schemas=True):
     """Validated Checks from a task's raw `checks` list; raises CheckError naming the field.
-    `has_reference`: the task has an excellent answer for reference metrics to compare with."""
+    `has_reference`: the task has an excellent answer for reference metrics to compare with.
+    `check_schemas=False` takes a json-schema check's schema as valid and compiles no validator
+    (its `compiled` is None: such checks are for storing, not evaluating): for the built-in
+    bank, whose schemas a test checks, so that a new database need not import jsonschema."""
     if not isinstance(raw, list):
         raise CheckError.field("checks", "must be a list of checks")
-    return [_parse(i, item, has_reference) for i, item in enumerate(raw)]
+    return [_parse(i, item, has_reference, check_schemas) for i, item in enumerate(raw)]
 
 
 def _is_number(value):
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _parse(index, item, has_reference):
+def _parse(index, item, has_reference, check_schemas=True):
     where = f"checks[{index}]"
     if not isinstance(item, dict):
         raise CheckError.field(where, "must be an object with a `type`")
@@ -126,7 +129,8 @@ def _parse(index, item, has_reference):
         fail("negate", "must be true or false")
     if negate:
         chosen["negate"] = True  # kept only when set: stored checks without it are unchanged
-    value, compiled = _VALUES[_family(kind)](kind, item, chosen, fail, has_reference)
+    read = _VALUES[_family(kind)] if check_schemas or kind != "json-schema" else _schema_shape
+    value, compiled = read(kind, item, chosen, fail, has_reference)
     return Check(kind, value, float(weight), float(threshold), gate, chosen, compiled)
 
 
@@ -226,6 +230,15 @@ def _schema_value(kind, item, options, fail, has_reference):
         fail("value", f"invalid JSON schema: {exc.message}")
     except Exception as exc:  # e.g. an unknown $schema dialect
         fail("value", f"invalid JSON schema: {exc}")
+
+
+def _schema_shape(kind, item, options, fail, has_reference):
+    """A json-schema check's value checked as _schema_value does, but for the schema itself."""
+    schema = item.get("value")
+    if not isinstance(schema, dict | bool):
+        fail("value", "must be a JSON schema (an object)")
+    _check_anywhere(options, fail)
+    return schema, None
 
 
 def _length_value(kind, item, options, fail, has_reference):
