@@ -26,6 +26,7 @@ from app.engine import claims
 from app.engine import scheduler
 from app.results.table import results_page
 from app.runs import counts
+from app.runs import retries
 from app.runs.progress import progress
 from tests.engine_helpers import FakeClock
 from tests.engine_helpers import drive
@@ -112,6 +113,25 @@ def test_kept_counts_equal_a_recount_after_random_operations_and_crashes(app):
         _step(rng, run, targets, now)
     claims.release_all([run.id])  # a dead holder's claims given back
     _same(counts.kept(run), counts.recount(run))
+
+
+def test_counts_already_read_give_what_count_items_and_the_retry_count_give(app):
+    rng = random.Random(4)
+    run, targets = _pending_run("read-once", 30)
+    now = T0
+    for _ in range(200):
+        now += dt.timedelta(seconds=rng.choice([0, 1, 40]))
+        _step(rng, run, targets, now)
+    claims.release_all([run.id])
+    counts.fold()
+    kept = counts.kept(run)
+    one = [targets[0].id]
+    for target_ids in (None, one):
+        for status in (None, FAILED, (FAILED, CANT_BE_FINISHED), COMPLETED, NEW):
+            for stage in (None, "judge", "answer"):
+                expected = counts.count_items(run, target_ids, status, stage)
+                assert counts.count_in(kept, target_ids, status, stage) == expected
+    assert retries.retryable_in(kept) == retries.retryable_answer_failures(run)
 
 
 def test_a_deleted_run_leaves_no_counts(app):

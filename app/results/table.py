@@ -11,16 +11,16 @@ from peewee import fn
 from ..db.connection import database
 from ..db.connection import in_values
 from ..db.connection import tuples_once
-from ..db.models import FAILED
 from ..db.models import ITEM_STATUSES
 from ..errors import ValidationError
 from ..ids import digits_number
+from ..runs.counts import count_in
 from ..runs.outcomes import FAILED_STATUSES
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import IS_JUDGE_FAILED
 from ..runs.outcomes import I
 from ..runs.outcomes import T
-from ..runs.retries import ANSWER_STAGES
+from ..runs.retries import retryable_in
 from .kept import item_reads
 from .kept import stamp
 from .keyset import INDEXES
@@ -178,16 +178,9 @@ def _total(run, filters, cond, targets):
 
 
 def _kept_count(run, targets, statuses, stage=None):
-    """counts.count_items(run, targets, statuses, stage) from the kept counts as the page's
-    stamp read them (kept.item_reads, once a page): no statement of its own."""
-    _latest, counts = item_reads(run)
-    return sum(
-        sums["n"]
-        for (target, status, at), sums in counts.items()
-        if (targets is None or target in targets)
-        and (statuses is None or status in statuses)
-        and (stage is None or (at == "judge") == (stage == "judge"))
-    )
+    """counts.count_items from the kept counts as the page's stamp read them (kept.item_reads,
+    once a page): no statement of its own."""
+    return count_in(item_reads(run)[1], targets, statuses, stage)
 
 
 def category_total(by_category, filters):
@@ -206,15 +199,9 @@ def category_total(by_category, filters):
 
 
 def retryable_answers(run):
-    """How many items "Retry failed answers" would ask again (as
-    retries.retryable_answer_failures counts them), from the kept counts the page's stamp reads
-    anyway (kept.item_reads): a count of its own was one more statement on every view."""
-    _latest, counts = item_reads(run)
-    return sum(
-        sums["n"]
-        for (_target, status, stage), sums in counts.items()
-        if status == FAILED and stage in ANSWER_STAGES
-    )
+    """How many items "Retry failed answers" would ask again, from the kept counts the page's
+    stamp reads anyway (kept.item_reads): a count of its own was one more statement a view."""
+    return retryable_in(item_reads(run)[1])
 
 
 def count_query(cond):

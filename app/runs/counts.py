@@ -175,6 +175,19 @@ def count_items(run, target_ids=None, status=None, stage=None):
     return query.scalar() or 0
 
 
+def count_in(counts, target_ids=None, status=None, stage=None):
+    """count_items over counts already read in kept()'s shape ({(target id, status, stage):
+    {"n": …}}): for a page whose stamp read them anyway, no statement of its own."""
+    statuses = None if status is None else ({status} if isinstance(status, str) else set(status))
+    return sum(
+        sums["n"]
+        for (target, item_status, at), sums in counts.items()
+        if (target_ids is None or target in target_ids)
+        and (statuses is None or item_status in statuses)
+        and (stage is None or (at == "judge") == (stage == "judge"))
+    )
+
+
 def run_totals():
     """A subquery of every run's (rid, n items), for sorting the history by them."""
     counts = _kept_counts()

@@ -208,6 +208,15 @@ def retryable_answer_failures(run):
     return Item.select().where(_failed_answers(run)).count()
 
 
+def retryable_in(counts):
+    """retryable_answer_failures from counts already read in counts.kept()'s shape."""
+    return sum(
+        sums["n"]
+        for (_target, status, stage), sums in counts.items()
+        if status == FAILED and stage in ANSWER_STAGES
+    )
+
+
 def retry_failed_answers(run_id, now=None):
     """Ask again every item whose answer or warm-up failed (attempts reset); returns how many.
 
