@@ -25,11 +25,9 @@ ROOT = Path(os.environ.get("BENCH_SRC") or HERE)
 sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(HERE / "bench"))
 
-from bench_first_call import JUDGEMENT  # noqa: E402
 from bench_first_call import KEY  # noqa: E402
 from bench_first_call import write_config  # noqa: E402
-
-from tests import fakeserver  # noqa: E402
+from bench_overhead import start_fake  # noqa: E402
 
 # Phases by the functions on a thread's stack, the first found from the top of this list.
 PHASES = (
@@ -124,13 +122,7 @@ def main():
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--keep", help="keep the last run's database in this folder")
     options = parser.parse_args()
-    fake = fakeserver.FakeServer().start()
-    fake.models = ["judge", "m1", "m2"]
-    fake.responder = lambda call: (
-        {"text": JUDGEMENT, "latency": fake.default_latency}
-        if isinstance(call["body"], dict) and call["body"].get("model") == "judge"
-        else None
-    )
+    fake = start_fake()
     print(f"source: {ROOT}\nload average at start: {os.getloadavg()}")
     try:
         got = [one_run(fake, options.calls // 4, options.keep) for _ in range(options.runs)]

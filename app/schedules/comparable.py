@@ -29,12 +29,25 @@ def _keys(run):
 def previous_comparable_run(run):
     """The latest finished run with the same judge key and task set that finished before `run`
     (the lower id first at the same time, as alerts order them), or None."""
+    return _comparable_beside(run, after=False)
+
+
+def _comparable_beside(run, after):
+    """The finished run with `run`'s judge key and task set next to it in finish order (ties
+    by id): the one just before it, or with `after` the one just after it; or None."""
     judge, tasks, finished = _keys(run)
     if finished is None:
         return None
-    earlier = (RunDigest.finished_at < finished) | (
-        (RunDigest.finished_at == finished) & (RunDigest.run < run.id)
-    )
+    if after:
+        side = (RunDigest.finished_at > finished) | (
+            (RunDigest.finished_at == finished) & (RunDigest.run > run.id)
+        )
+        order = (RunDigest.finished_at, RunDigest.run)
+    else:
+        side = (RunDigest.finished_at < finished) | (
+            (RunDigest.finished_at == finished) & (RunDigest.run < run.id)
+        )
+        order = (RunDigest.finished_at.desc(), RunDigest.run.desc())
     return (
         Run.select()
         .join(RunDigest, on=(RunDigest.run == Run.id))
@@ -45,9 +58,9 @@ def previous_comparable_run(run):
             & (RunDigest.tasks_key == tasks)
             & (Run.id != run.id)
             & (Run.status == FINISHED)
-            & earlier
+            & side
         )
-        .order_by(RunDigest.finished_at.desc(), RunDigest.run.desc())
+        .order_by(*order)
         .first()
     )
 
@@ -87,25 +100,7 @@ LATER = 4
 def next_comparable_run(run):
     """The run whose previous comparable run is `run` (the earliest finished after it with the
     same judge key and task set), or None."""
-    judge, tasks, finished = _keys(run)
-    if finished is None:
-        return None
-    later = (RunDigest.finished_at > finished) | (
-        (RunDigest.finished_at == finished) & (RunDigest.run > run.id)
-    )
-    found = (
-        Run.select()
-        .join(RunDigest, on=(RunDigest.run == Run.id))
-        .where(
-            (RunDigest.judge_key == judge)
-            & (RunDigest.tasks_key == tasks)
-            & (Run.id != run.id)
-            & (Run.status == FINISHED)
-            & later
-        )
-        .order_by(RunDigest.finished_at, RunDigest.run)
-        .first()
-    )
+    found = _comparable_beside(run, after=True)
     if found is None:
         return None
     # `run` is its previous only when `run` itself is finished and digested, as alerts see it.
