@@ -10,6 +10,7 @@ setup(
     package_dir={"app.templates": "templates", "app.static": "static"},
     package_data={
         "app.catalog": ["data/*"],
+        "app.db": ["fresh_sqlite.sql"],
         "app.templates": ["**/*.html", "*.html"],
         "app.static": ["**/*"],
     },
