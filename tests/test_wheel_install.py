@@ -73,6 +73,9 @@ def installed(tmp_path_factory):
             str(python),
             "install",
             "--no-deps",
+            # The checkout's editable llmbench is visible through deps.pth: without this, a pip
+            # that finds it "already satisfied" installs nothing (pip 26.3 did).
+            "--force-reinstall",
             "-q",
             str(wheel),
         ],
