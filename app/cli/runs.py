@@ -13,7 +13,7 @@ from ..engine import lease
 from ..errors import Conflict
 from ..errors import LlmbenchError
 from ..runconfig import run_plan
-from ..runs.lifecycle import resume_run
+from ..runs.control import resume_run
 from ..runs.queries import get_run
 from ..runs.queries import latest_unfinished
 from ..runs.records import record_invocation
@@ -41,6 +41,7 @@ from .output import emit
 from .output import translate
 from .plans import read_plan
 from .progress import make_output
+from .server_options import server_options
 from .watched_run import conclude
 from .watched_run import run_in_foreground
 from .watched_run import say_waiting
@@ -125,7 +126,7 @@ def _kept(outputs):
 @gate_options
 @file_options
 @ci_options
-@remote.server_options
+@server_options
 def run(
     config_path,
     template_ref,

@@ -219,7 +219,7 @@ def kept_across(runs, name, compute, also="", memory=True):
     """kept_figures for figures of several runs (a leaderboard, a compare, Trends' counts):
     stored with the first run under every run's stamp (and `also`), named `name` then `|<id>`
     of each other run and a closing `|`, so deleting any of them deletes the row
-    (runs/lifecycle.delete_run). Scopes too many to name are worked out each view. `memory` as
+    (runs/control.delete_run). Scopes too many to name are worked out each view. `memory` as
     kept_figures has it."""
     across = _across(runs, name, also)
     if across is None:
