@@ -1,8 +1,9 @@
-"""What a command costs before it does anything: `llmbench --version`, `--help` and `validate`
-of a 10-task file, wall and CPU time (medians of --runs subprocesses; CPU time holds up on a
-busy machine), the sum of `python -X importtime`'s self times (the imports' own share, median;
-importtime's own overhead included) and the heavy modules each one imported (numpy, psycopg,
-Flask, pygal, gunicorn, requests, Jinja, peewee).
+"""What a command costs before it does anything: `llmbench --version`, `--help`, `validate`
+of a 10-task file, a 10-task `run`, `runs` and `show` of a finished run, wall and CPU time
+(medians of --runs subprocesses; CPU time holds up on a busy machine), the sum of `python -X
+importtime`'s self times (the imports' own share, median; importtime's own overhead included)
+and the heavy modules each one imported (numpy, psycopg, Flask, pygal, gunicorn, requests,
+Jinja, peewee).
 
     .venv/bin/python bench/bench_cli_start.py [--runs 5]
     BENCH_SRC=/tmp/main .venv/bin/python bench/bench_cli_start.py     # another source tree
@@ -15,7 +16,8 @@ an installed llmbench never does. The table also counts the modules each command
 `validate` runs twice: with no database yet (it checks against a throwaway one, migrated and
 given the built-in tasks) and with one (made first by `reset-defaults`, as a second command
 finds it); a 10-task `run` (one target, judged) on the fake server in this process, answering
-at once, uses that database too.
+at once, uses that database too, as do `runs` (the runs made by then) and `show` of a run made
+before the first timing.
 """
 
 import argparse
@@ -72,6 +74,25 @@ def run_config(folder, tasks, url):
     path = folder / "llmbench.yml"
     path.write_text(yaml.safe_dump(doc))
     return path
+
+
+def finished_run(config, env):
+    """The id of a 10-task run made (and finished) first, for `show`."""
+    subprocess.run(
+        [sys.executable, "-m", "app.cli", "run", "-c", str(config), "-q"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "runs", "--json", "--limit", "1"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(done.stdout)["runId"]
 
 
 def imported(args, env, src):
@@ -154,15 +175,16 @@ def main():
     subprocess.run(
         [sys.executable, "-m", "app.cli", "reset-defaults"], cwd=ROOT, env=kept, check=True
     )
+    config = run_config(tmp, tasks, fake.url)
+    shown = finished_run(config, kept)
     commands = {
         "--version": (["--version"], env),
         "--help": (["--help"], env),
         "validate (10 tasks, no database yet)": (["validate", str(tasks)], env),
         "validate (10 tasks)": (["validate", str(tasks)], kept),
-        "run (10 tasks, instant fake)": (
-            ["run", "-c", str(run_config(tmp, tasks, fake.url)), "-q"],
-            kept,
-        ),
+        "run (10 tasks, instant fake)": (["run", "-c", str(config), "-q"], kept),
+        "runs": (["runs"], kept),
+        "show (a finished 10-task run)": (["show", shown], kept),
     }
     print(f"sources: {', '.join(map(str, sources))}\nload average at start: {os.getloadavg()}")
     subprocess.run([sys.executable, "-m", "app.cli", "--version"], cwd=ROOT, env=env, check=True)

@@ -1,9 +1,9 @@
 """The per-target rows a run's end prints (`llmbench run`, `show`, the files' summary): the
 averages in summary.json's shape with the speed and SLO figures. Apart from output.py, which
-every command imports, because these read a run's figures (numpy, the exporters)."""
+every command imports, because these read a run's figures (numpy)."""
 
 from ..config import load as load_config
-from ..exports.summary import averages_to_dict
+from ..results.averages import averages_to_dict
 from ..results.averages import model_averages
 from ..results.check_figures import target_check_figures
 from ..results.composite import settings_from

@@ -65,6 +65,33 @@ def model_averages(run, sort=None, direction="asc", estimates=False):
     return sort_averages(rows, sort, direction)
 
 
+def averages_to_dict(row):
+    """One model's averages with camelCase keys (API and summary.json)."""
+    return {
+        "providerName": row["provider_name"],
+        "model": row["model"],
+        "label": row["label"],
+        "targetLabel": row["target_label"],
+        "items": row["item_count"],
+        "completed": row["completed"],
+        "pending": row["pending"],
+        "failedAnswer": row["failed_answer"],
+        "failedWarmup": row["failed_warmup"],
+        "failedJudge": row["failed_judge"],
+        "avgTimeMs": row["avg_time_ms"],
+        "avgTtftMs": row["avg_ttft_ms"],
+        "avgTokensPerSecond": row["avg_tokens_per_second"],
+        # Estimated rates (token count guessed from the stream) left out of the average.
+        "tokensPerSecondEstimated": row["tps_estimated"],
+        "avgScore": row["avg_score"],
+        "scoredItems": row["score_n"],
+        "scoreCi95": ([row["ci_low"], row["ci_high"]] if row["ci_low"] is not None else None),
+        "costUsd": row["cost_usd"],
+        "promptTokens": row["prompt_tokens"] or 0,
+        "tokensGenerated": row["tokens_generated"] or 0,
+    }
+
+
 # ---- the run's items in one grouped pass ----------------------------------------------------
 
 # What every figure of this module is worked out from: the run's items counted and summed per
