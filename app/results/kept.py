@@ -92,7 +92,7 @@ def stamp(run):
 def item_reads(run):
     """(The latest updated_at of the run's items tried, its kept item counts and sums per
     target, status and stage): what a stamp of its items is made of (this module's, and its
-    speed figures': speed.stamp). Read once per run inside one_stamp_per_run(), as the stamp
+    speed figures': kept_speed.stamp). Read once per run inside one_stamp_per_run(), as the stamp
     is: the results page stamps both, and each read is a round trip to PostgreSQL."""
     seen = _stamps.get()
     key = (database.database, run.id, "items")

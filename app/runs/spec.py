@@ -471,6 +471,12 @@ def clean_score_weights(raw, errors):
     return weights
 
 
+def run_slo(run):
+    """The run's SLO as clean_slo kept it in its settings ({} when it has none)."""
+    slo = (run.settings or {}).get("slo")
+    return dict(slo) if isinstance(slo, dict) else {}
+
+
 def clean_slo(raw, path, errors):
     """settings.slo: {ttftP90Ms, itlP90Ms, e2eP95Ms (ms above 0), minScore (0-100)}, each
     optional; {} when none is given. Errors name the field (settings.slo.ttftP90Ms)."""
