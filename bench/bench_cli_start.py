@@ -17,7 +17,8 @@ an installed llmbench never does. The table also counts the modules each command
 given the built-in tasks) and with one (made first by `reset-defaults`, as a second command
 finds it); a 10-task `run` (one target, judged) on the fake server in this process, answering
 at once, uses that database too, as do `runs` (the runs made by then) and `show` of a run made
-before the first timing.
+before the first timing (from a copy of the database per source: the first show of each works
+its figures out and keeps them, the median one reads them back).
 """
 
 import argparse
@@ -26,6 +27,7 @@ import compileall
 import json
 import os
 import resource
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -93,6 +95,13 @@ def finished_run(config, env):
         text=True,
     )
     return json.loads(done.stdout)["runId"]
+
+
+def copied(path, to):
+    """`to`, a copy of the SQLite database `path` (through SQLite's backup: its WAL too)."""
+    with sqlite3.connect(path) as source, sqlite3.connect(to) as target:
+        source.backup(target)
+    return str(to)
 
 
 def imported(args, env, src):
@@ -177,6 +186,12 @@ def main():
     )
     config = run_config(tmp, tasks, fake.url)
     shown = finished_run(config, kept)
+    # Each source shows the run from its own copy of the database: the figures one keeps are
+    # under its code's stamp, and the other's would work them out again every time.
+    showing = {
+        src: {**kept, "LLMBENCH_DB": copied(tmp / "kept.db", tmp / f"show-{n}.db")}
+        for n, src in enumerate(sources)
+    }
     commands = {
         "--version": (["--version"], env),
         "--help": (["--help"], env),
@@ -184,7 +199,7 @@ def main():
         "validate (10 tasks)": (["validate", str(tasks)], kept),
         "run (10 tasks, instant fake)": (["run", "-c", str(config), "-q"], kept),
         "runs": (["runs"], kept),
-        "show (a finished 10-task run)": (["show", shown], kept),
+        "show (a finished 10-task run)": (["show", shown], showing),
     }
     print(f"sources: {', '.join(map(str, sources))}\nload average at start: {os.getloadavg()}")
     subprocess.run([sys.executable, "-m", "app.cli", "--version"], cwd=ROOT, env=env, check=True)
@@ -195,11 +210,13 @@ def main():
     for label, (args, env) in commands.items():
         times = {src: [] for src in sources}
         imports = {src: [] for src in sources}
+        envs = {src: env.get(src, env) for src in sources}  # (per source, or one for all)
         for _ in range(options.runs):
             for src in sources:
-                times[src].append(timed(args, env, src, label))
-                imports[src].append(import_seconds(args, env, src))
+                times[src].append(timed(args, envs[src], src, label))
+                imports[src].append(import_seconds(args, envs[src], src))
         for src in sources:
+            env = envs[src]
             wall = statistics.median(t for t, _ in times[src])
             cpu = statistics.median(c for _, c in times[src])
             count, heavy = imported(args, {**env, "PYTHONPATH": str(src)}, src)
