@@ -1,8 +1,9 @@
-"""What a command costs before it does anything: `llmbench --version`, `--help` and `validate`
-of a 10-task file, wall and CPU time (medians of --runs subprocesses; CPU time holds up on a
-busy machine), the sum of `python -X importtime`'s self times (the imports' own share, median;
-importtime's own overhead included) and the heavy modules each one imported (numpy, psycopg,
-Flask, pygal, gunicorn, requests, Jinja, peewee).
+"""What a command costs before it does anything: `llmbench --version`, `--help`, `validate`
+of a 10-task file, a 10-task `run`, `runs` and `show` of a finished run, wall and CPU time
+(medians of --runs subprocesses; CPU time holds up on a busy machine), the sum of `python -X
+importtime`'s self times (the imports' own share, median; importtime's own overhead included)
+and the heavy modules each one imported (numpy, psycopg, Flask, pygal, gunicorn, requests,
+Jinja, peewee).
 
     .venv/bin/python bench/bench_cli_start.py [--runs 5]
     BENCH_SRC=/tmp/main .venv/bin/python bench/bench_cli_start.py     # another source tree
@@ -15,7 +16,9 @@ an installed llmbench never does. The table also counts the modules each command
 `validate` runs twice: with no database yet (it checks against a throwaway one, migrated and
 given the built-in tasks) and with one (made first by `reset-defaults`, as a second command
 finds it); a 10-task `run` (one target, judged) on the fake server in this process, answering
-at once, uses that database too.
+at once, uses that database too, as do `runs` (the runs made by then) and `show` of a run made
+before the first timing (from a copy of the database per source: the first show of each works
+its figures out and keeps them, the median one reads them back).
 """
 
 import argparse
@@ -24,6 +27,7 @@ import compileall
 import json
 import os
 import resource
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -72,6 +76,32 @@ def run_config(folder, tasks, url):
     path = folder / "llmbench.yml"
     path.write_text(yaml.safe_dump(doc))
     return path
+
+
+def finished_run(config, env):
+    """The id of a 10-task run made (and finished) first, for `show`."""
+    subprocess.run(
+        [sys.executable, "-m", "app.cli", "run", "-c", str(config), "-q"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "runs", "--json", "--limit", "1"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(done.stdout)["runId"]
+
+
+def copied(path, to):
+    """`to`, a copy of the SQLite database `path` (through SQLite's backup: its WAL too)."""
+    with sqlite3.connect(path) as source, sqlite3.connect(to) as target:
+        source.backup(target)
+    return str(to)
 
 
 def imported(args, env, src):
@@ -154,15 +184,22 @@ def main():
     subprocess.run(
         [sys.executable, "-m", "app.cli", "reset-defaults"], cwd=ROOT, env=kept, check=True
     )
+    config = run_config(tmp, tasks, fake.url)
+    shown = finished_run(config, kept)
+    # Each source shows the run from its own copy of the database: the figures one keeps are
+    # under its code's stamp, and the other's would work them out again every time.
+    showing = {
+        src: {**kept, "LLMBENCH_DB": copied(tmp / "kept.db", tmp / f"show-{n}.db")}
+        for n, src in enumerate(sources)
+    }
     commands = {
         "--version": (["--version"], env),
         "--help": (["--help"], env),
         "validate (10 tasks, no database yet)": (["validate", str(tasks)], env),
         "validate (10 tasks)": (["validate", str(tasks)], kept),
-        "run (10 tasks, instant fake)": (
-            ["run", "-c", str(run_config(tmp, tasks, fake.url)), "-q"],
-            kept,
-        ),
+        "run (10 tasks, instant fake)": (["run", "-c", str(config), "-q"], kept),
+        "runs": (["runs"], kept),
+        "show (a finished 10-task run)": (["show", shown], showing),
     }
     print(f"sources: {', '.join(map(str, sources))}\nload average at start: {os.getloadavg()}")
     subprocess.run([sys.executable, "-m", "app.cli", "--version"], cwd=ROOT, env=env, check=True)
@@ -173,11 +210,13 @@ def main():
     for label, (args, env) in commands.items():
         times = {src: [] for src in sources}
         imports = {src: [] for src in sources}
+        envs = {src: env.get(src, env) for src in sources}  # (per source, or one for all)
         for _ in range(options.runs):
             for src in sources:
-                times[src].append(timed(args, env, src, label))
-                imports[src].append(import_seconds(args, env, src))
+                times[src].append(timed(args, envs[src], src, label))
+                imports[src].append(import_seconds(args, envs[src], src))
         for src in sources:
+            env = envs[src]
             wall = statistics.median(t for t, _ in times[src])
             cpu = statistics.median(c for _, c in times[src])
             count, heavy = imported(args, {**env, "PYTHONPATH": str(src)}, src)

@@ -35,6 +35,7 @@ from app.db.models import Run  # noqa: E402
 from app.factory import create_app  # noqa: E402
 from app.results import averages  # noqa: E402
 from app.results import kept  # noqa: E402
+from app.results import kept_speed  # noqa: E402
 from app.results import speed  # noqa: E402
 
 KEY = base64.b64encode(b"b" * 32).decode()
@@ -45,7 +46,7 @@ def nothing_kept():
     for table in ("runfigures", "runspeed"):
         database.execute_sql(f"DELETE FROM {table}")
     kept.forget()
-    speed._cache.clear()
+    kept_speed._cache.clear()
     for name in ("_CI_CACHE", "_GROUPS"):  # (a tree may have either)
         cache = getattr(averages, name, None)
         if cache is not None:

@@ -20,7 +20,7 @@ from app.db.connection import database
 from app.db.models import RunSpeed
 from app.results.compare import compare_runs
 from app.results.compare_speed import speed_by_target
-from app.results.speed import _cache as speed_cache
+from app.results.kept_speed import _cache as speed_cache
 from bench import bench_speed_page as seeded
 
 

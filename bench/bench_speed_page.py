@@ -48,7 +48,7 @@ from app.latency import histogram
 from app.latency import pack
 from app.latency import unpack_lists
 from app.latency_arrays import merged_by_group
-from app.results.speed import _cache as speed_cache
+from app.results.kept_speed import _cache as speed_cache
 from app.results.speed import _read
 from app.results.speed import compute_speed
 from app.results.speed import run_speed

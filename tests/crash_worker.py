@@ -13,7 +13,7 @@ import time
 
 from app.config import load
 from app.engine.foreground import run_foreground
-from app.runs.lifecycle import resume_run
+from app.runs.control import resume_run
 from app.runs.queries import get_run
 from app.runs.state import run_state
 

@@ -28,8 +28,8 @@ from app.providers.interface import ProviderConfig
 from app.providers.interface import ProviderError
 from app.providers.ollama import OllamaAdapter
 from app.providers.openai import OpenAIAdapter
+from app.runs.control import resume_run
 from app.runs.judge_jobs import queue_pairwise
-from app.runs.lifecycle import resume_run
 from app.runs.progress import progress
 from tests.engine_helpers import ENDPOINTS
 from tests.engine_helpers import FakeClock

@@ -247,3 +247,90 @@ def test_peewee_gets_the_postgresql_driver_once_llmbench_loads_its_postgresql_cl
     )
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found == {"before": False, "binary": True, "json": True, "idle": True}
+
+
+# What `runs`, `show`, `pause`, `stop` and `delete` read or write is a few rows: none calls a
+# model server, works a figure out of every item nor shows a page.
+NOT_FOR_A_RUNS_ROWS = ("numpy", "requests", "flask", "jinja2", "pygal", "gunicorn", *DRIVERS)
+
+
+def heavy_in(imported, heavy=NOT_FOR_A_RUNS_ROWS):
+    return {m for m in imported if m.split(".")[0] in heavy}
+
+
+def finished_run(tmp_path, fake):
+    """(the environment, the id) of a judged run finished on the fake server by an earlier
+    command, which printed its rows."""
+    env = made_database(tmp_path)
+    fake.models = ["m1", "judge"]
+    tasks = tmp_path / "judged.jsonl"
+    fields = {"category": "math", "difficulty": "Easy", "scenario": [], "rubric": []}
+    tasks.write_text(
+        "".join(
+            json.dumps({"id": f"t{n}", **fields, "auto_fail": [], "prompt": f"{n} + {n}?"}) + "\n"
+            for n in range(3)
+        )
+    )
+    config = tmp_path / "judged.yml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "run": {"name": "judged", "dataset": str(tasks)},
+                "providers": [{"name": "fake", "type": "OPENAI", "base_url": fake.url}],
+                "judge": {"provider": "fake", "model": "judge"},
+                "targets": [{"provider": "fake", "model": "m1"}],
+            }
+        )
+    )
+    ran = subprocess.run(
+        [sys.executable, "-m", "app.cli", "run", "-c", str(config)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert ran.returncode == 0, ran.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "runs", "--json"],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return env, json.loads(done.stdout)["runId"]
+
+
+def test_runs_imports_no_numpy_http_client_web_app_charts_nor_driver(tmp_path):
+    imported = modules_imported_by("runs", env=made_database(tmp_path))
+    assert "app.runs.history" in imported  # the command ran
+    assert not heavy_in(imported)
+
+
+def rows_command(command):
+    """The arguments of `runs`, or of a control of a run that does not exist (the command reads
+    it and says so, having loaded all it uses)."""
+    if command == "runs":
+        return ["runs"]
+    return [command, "no-such-run", *(["--yes"] if command == "delete" else [])]
+
+
+@pytest.mark.parametrize("command", ["pause", "stop", "delete"])
+def test_a_runs_control_imports_no_numpy_http_client_web_app_charts_nor_driver(tmp_path, command):
+    imported = modules_imported_by(*rows_command(command), env=made_database(tmp_path))
+    assert "app.runs.control" in imported  # the command ran
+    assert not heavy_in(imported)
+
+
+@pytest.mark.parametrize("command", ["runs", "pause", "stop", "delete"])
+def test_a_runs_rows_command_loads_neither_the_engine_nor_the_results_figures(tmp_path, command):
+    imported = modules_imported_by(*rows_command(command), env=made_database(tmp_path))
+    assert "app.cli.manage" in imported
+    assert not {m for m in imported if m.startswith(("app.engine", "app.results", "app.exports"))}
+
+
+def test_show_of_a_finished_run_whose_figures_are_kept_works_nothing_out_with_numpy(tmp_path, fake):
+    # The end of a run that prints its rows keeps them; the digest keeps its speed figures.
+    env, run_id = finished_run(tmp_path, fake)
+    imported = modules_imported_by("show", run_id, env=env)
+    assert "app.cli.target_rows" in imported
+    assert not heavy_in(imported)
+    assert not {m for m in imported if m.startswith("app.engine")}

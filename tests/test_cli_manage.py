@@ -6,6 +6,9 @@ import pytest
 
 from app.db.models import Item
 from app.db.models import Run
+from app.db.models import RunFigures
+from app.results import kept
+from app.results import kept_speed
 from tests.cli_helpers import events
 from tests.cli_helpers import judge_scores
 from tests.cli_helpers import make_cli
@@ -81,6 +84,15 @@ def test_show_gives_a_speed_line_per_target(cli, two_runs):
     assert result.stdout.count("TTFT p50") == 2 and "req/s" in result.stdout
     data = json.loads(cli("show", two_runs[0], "--json").stdout)
     assert "ttftP50Ms" in data["models"][0]["speed"]
+
+
+def test_show_prints_the_same_rows_read_back_kept_as_worked_out(cli, two_runs):
+    finished, _paused = two_runs  # run with --quiet: its rows were neither shown nor kept
+    worked_out = cli("show", finished, "--json").stdout
+    assert rows(RunFigures, RunFigures.name == "averages")  # kept by that first show
+    kept.forget()
+    kept_speed._cache.clear()
+    assert cli("show", finished, "--json").stdout == worked_out
 
 
 def test_stop_ends_a_budget_paused_run(cli, two_runs):

@@ -28,9 +28,9 @@ from app.engine import metrics
 from app.engine.claims import claim
 from app.engine.orchestrator import tick
 from app.errors import Conflict
-from app.runs.lifecycle import pause_run
-from app.runs.lifecycle import resume_run
-from app.runs.lifecycle import stop_run
+from app.runs.control import pause_run
+from app.runs.control import resume_run
+from app.runs.control import stop_run
 from app.runs.retries import retry_failed_judgements
 from app.runs.retries import retry_judge
 from tests.engine_helpers import FakeClock

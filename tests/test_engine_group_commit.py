@@ -13,8 +13,8 @@ from app.db.models import Item
 from app.db.models import RunLog
 from app.engine import claims
 from app.engine.orchestrator import tick
-from app.runs.lifecycle import resume_run
-from app.runs.lifecycle import stop_run
+from app.runs.control import resume_run
+from app.runs.control import stop_run
 from tests.engine_helpers import FakeClock
 from tests.engine_helpers import calls
 from tests.engine_helpers import drive

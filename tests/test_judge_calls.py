@@ -25,11 +25,11 @@ from app.engine import call_claims
 from app.engine.calls import combine
 from app.engine.orchestrator import tick
 from app.errors import Conflict
+from app.runs.control import resume_run
+from app.runs.control import stop_run
 from app.runs.judge_jobs import job_progress
 from app.runs.judge_jobs import queue_pairwise
 from app.runs.judge_jobs import queue_reference_check
-from app.runs.lifecycle import resume_run
-from app.runs.lifecycle import stop_run
 from app.runs.queries import spent_usd
 from app.runs.state import run_state
 from tests.engine_helpers import FakeClock

@@ -13,8 +13,8 @@ from app.db.models import Price
 from app.db.models import Run
 from app.db.models import RunLog
 from app.exports.summary import summary_json
+from app.runs.control import resume_run
 from app.runs.dto import run_summary
-from app.runs.lifecycle import resume_run
 from app.runs.queries import spent_usd
 from tests.engine_helpers import FakeClock
 from tests.engine_helpers import call_kind

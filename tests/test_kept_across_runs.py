@@ -34,7 +34,7 @@ from app.results.composite_figures import on_target_counts
 from app.results.goodput import run_goodput
 from app.results.kept_runs import kept_goodput
 from app.results.kept_runs import kept_on_target_counts
-from app.runs.lifecycle import delete_run
+from app.runs.control import delete_run
 from app.schedules.digest import digest_finished
 from app.schedules.trends import trends
 from tests.factories import T0

@@ -39,7 +39,7 @@ from app.results.compare import compare_runs
 from app.results.composite_figures import target_composites
 from app.results.kept_compare import kept_compare_runs
 from app.results.system import system_view
-from app.runs.lifecycle import delete_run
+from app.runs.control import delete_run
 from app.sysmetrics.store import SampleStore
 from tests.factories import T0
 from tests.factories import add_item

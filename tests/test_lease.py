@@ -18,10 +18,10 @@ from app.engine.claims import claim
 from app.engine.foreground import run_foreground
 from app.engine.orchestrator import tick
 from app.errors import Conflict
+from app.runs.control import pause_run
+from app.runs.control import resume_run
+from app.runs.control import stop_run
 from app.runs.lifecycle import create_run
-from app.runs.lifecycle import pause_run
-from app.runs.lifecycle import resume_run
-from app.runs.lifecycle import stop_run
 from app.runs.state import run_state
 from tests.engine_helpers import FakeClock
 from tests.engine_helpers import calls

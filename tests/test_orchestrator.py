@@ -19,11 +19,11 @@ from app.db.models import Run
 from app.db.models import RunLog
 from app.db.models import RunTarget
 from app.engine.orchestrator import tick
+from app.runs.control import pause_run
+from app.runs.control import resume_run
+from app.runs.control import stop_run
 from app.runs.dto import item_to_dict
 from app.runs.dto import run_summary
-from app.runs.lifecycle import pause_run
-from app.runs.lifecycle import resume_run
-from app.runs.lifecycle import stop_run
 from app.runs.retries import rejudge_item
 from app.runs.retries import retry_failed_judgements
 from app.runs.state import run_state

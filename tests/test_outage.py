@@ -29,9 +29,9 @@ from app.engine.memory import memory_for
 from app.engine.orchestrator import tick
 from app.providers.interface import ProviderConfig
 from app.providers.openai import OpenAIAdapter
+from app.runs.control import resume_run
 from app.runs.dto import run_summary
 from app.runs.judge_jobs import queue_pairwise
-from app.runs.lifecycle import resume_run
 from app.runs.progress import progress
 from app.runs.state import run_state
 from tests.engine_helpers import FakeClock

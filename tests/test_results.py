@@ -6,7 +6,7 @@ from app.db.models import FAILED
 from app.db.models import NEW
 from app.db.models import Item
 from app.errors import ValidationError
-from app.results import averages
+from app.results import clustered
 from app.results.averages import breakdown
 from app.results.averages import latency_samples
 from app.results.averages import model_averages
@@ -120,7 +120,7 @@ def test_model_averages_ci_is_cached_without_refetching_scores(run3, monkeypatch
     run, _, _ = run3
     first = model_averages(run)
     calls = []
-    monkeypatch.setattr(averages, "histogram_mean_ci", lambda *a: calls.append(a) or (0, 0))
+    monkeypatch.setattr(clustered, "histogram_mean_ci", lambda *a: calls.append(a) or (0, 0))
     second = model_averages(run)
     assert calls == []
     assert [r["ci_low"] for r in first] == [r["ci_low"] for r in second]

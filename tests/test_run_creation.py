@@ -18,11 +18,12 @@ from app.engine.orchestrator import tick
 from app.errors import ValidationError
 from app.runs import creation
 from app.runs import lifecycle
+from app.runs.control import delete_run
+from app.runs.control import pause_run
+from app.runs.control import resume_run
+from app.runs.control import stop_run
 from app.runs.counts import tally
 from app.runs.dto import run_summary
-from app.runs.lifecycle import pause_run
-from app.runs.lifecycle import resume_run
-from app.runs.lifecycle import stop_run
 from tests.engine_helpers import FakeClock
 from tests.engine_helpers import calls
 from tests.engine_helpers import drive
@@ -179,7 +180,7 @@ def test_a_run_stopped_while_items_are_made_makes_the_rest_when_continued(
 def test_a_deleted_run_takes_its_items_still_to_make_with_it(app, fake, small_batches):
     run = start(fake)
     stop_run(run.run_id)
-    lifecycle.delete_run(run.run_id)
+    delete_run(run.run_id)
     assert PendingItems.select().count() == 0
 
 

@@ -17,7 +17,7 @@ from app.db.models import Item
 from app.db.models import PendingItems
 from app.db.models import Run
 from app.db.models import Task
-from app.runs.lifecycle import pause_run
+from app.runs.control import pause_run
 from tests import pg_databases
 from tests.cli_helpers import cli_env
 from tests.cli_helpers import make_cli

@@ -18,10 +18,10 @@ from app.engine import lease
 from app.engine.orchestrator import tick
 from app.errors import Conflict
 from app.errors import ValidationError
+from app.runs.control import resume_run
+from app.runs.control import stop_run
 from app.runs.dto import run_summary
 from app.runs.lifecycle import create_run
-from app.runs.lifecycle import resume_run
-from app.runs.lifecycle import stop_run
 from app.runs.retries import retry_failed_answers
 from app.runs.state import NO_ORCHESTRATOR
 from app.runs.state import run_state

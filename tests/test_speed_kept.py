@@ -18,7 +18,7 @@ from app.db.models import Item
 from app.db.models import RunSpeed
 from app.latency import histogram
 from app.latency import pack
-from app.results import speed
+from app.results import kept_speed
 from app.results.speed import compute_speed
 from app.results.speed import run_speed
 from app.schedules.digest import digest_finished
@@ -84,7 +84,7 @@ def random_run(seed, run_id=None):
 
 def forget():
     """What a new process (another gunicorn worker, the CLI) starts with: no cached figures."""
-    speed._cache.clear()
+    kept_speed._cache.clear()
 
 
 def stored(run):
@@ -233,7 +233,7 @@ def test_figures_stored_by_other_figure_code_are_worked_out_again(app, monkeypat
     forget()
     marked = {**stored(run), "runId": "older code"}
     RunSpeed.update(figures=json.dumps(marked)).where(RunSpeed.run == run).execute()
-    monkeypatch.setattr(speed, "_CODE", "another version")
+    monkeypatch.setattr(kept_speed, "_CODE", "another version")
     assert run_speed(run)["runId"] == "kept-code"
 
 

@@ -5,8 +5,8 @@ import pytest
 from app.catalog.tasks import update_task
 from app.db.models import Item
 from app.db.models import Task
+from app.runs.control import stop_run
 from app.runs.lifecycle import create_run
-from app.runs.lifecycle import stop_run
 from tests.engine_helpers import make_provider
 from tests.engine_helpers import make_tasks
 

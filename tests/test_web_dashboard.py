@@ -11,8 +11,8 @@ from app.db.models import COMPLETED
 from app.db.models import Run
 from app.db.models import RunTarget
 from app.runs import spec
-from app.runs.lifecycle import pause_run
-from app.runs.lifecycle import stop_run
+from app.runs.control import pause_run
+from app.runs.control import stop_run
 from app.runs.state import run_state
 from tests.conftest import make_app
 from tests.factories import add_item

@@ -16,9 +16,9 @@ from app.db.models import FINISHED
 from app.db.models import Item
 from app.db.models import Run
 from app.runlog import log_event
+from app.runs.control import pause_run
+from app.runs.control import stop_run
 from app.runs.lifecycle import create_run
-from app.runs.lifecycle import pause_run
-from app.runs.lifecycle import stop_run
 from app.runs.progress import progress
 from app.runs.queries import list_logs
 from app.runs.state import run_state

@@ -33,9 +33,9 @@ from app.engine import claims
 from app.engine import lease
 from app.engine.claims import claim_sql
 from app.engine.orchestrator import tick
-from app.runs.lifecycle import pause_run
-from app.runs.lifecycle import resume_run
-from app.runs.lifecycle import stop_run
+from app.runs.control import pause_run
+from app.runs.control import resume_run
+from app.runs.control import stop_run
 from tests import pg_databases
 from tests.conftest import PG_TEMPLATE
 from tests.conftest import TEST_KEY_B64

@@ -1,6 +1,6 @@
 """The `llmbench` command line: the group. Each command lives beside its kind and is imported
 only when it runs (LazyGroup): runs.py (run, resume), results.py (report, diff), manage.py
-(runs, show, pause, stop, delete), datasets.py (validate, import, export), database.py (db),
+(runs, pause, stop, delete), show.py, datasets.py (validate, import, export), database.py (db),
 worker.py, serve.py, defaults.py (reset-defaults). So `llmbench run` never imports Flask, the
 charts or the exporters. Domain errors become ClickExceptions in this package and nowhere else."""
 
@@ -30,7 +30,7 @@ COMMANDS = {
     "report": "app.cli.results:report",
     "diff": "app.cli.results:diff",
     "runs": "app.cli.manage:runs_cmd",
-    "show": "app.cli.manage:show",
+    "show": "app.cli.show:show",
     "pause": "app.cli.manage:pause",
     "stop": "app.cli.manage:stop",
     "delete": "app.cli.manage:delete",

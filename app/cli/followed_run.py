@@ -7,8 +7,8 @@ import threading
 
 from ..db.models import RunLog
 from ..engine import lease
+from ..runs.control import pause_run
 from ..runs.dto import run_summary
-from ..runs.lifecycle import pause_run
 from ..runs.queries import get_run
 from ..runs.queue import cancel_queued
 from ..runs.queue import queued_runs

@@ -1,6 +1,7 @@
 """`--server URL --token T` (or LLMBENCH_SERVER, LLMBENCH_TOKEN): `runs`, `show`, `pause`,
 `stop`, `report` and `run --template` against a remote llmbench through its JSON API, with a
-token's role, instead of opening a database here."""
+token's role, instead of opening a database here. The options are server_options.py's: a
+command loads this module (and requests) only when it is given a server."""
 
 import json
 import re
@@ -30,20 +31,6 @@ REPORT_FILES = (
     ("report.md", {"format": "MD", "includeDetailed": True}),
     ("results.jsonl", {"format": "JSONL"}),
 )
-
-
-def server_options(command):
-    """Add --server and --token to a command (both read from the environment too)."""
-    command = click.option(
-        "--token",
-        envvar="LLMBENCH_TOKEN",
-        help="A token for --server (`llmbench tokens create`; env LLMBENCH_TOKEN).",
-    )(command)
-    return click.option(
-        "--server",
-        envvar="LLMBENCH_SERVER",
-        help="A remote llmbench's URL: use its API, not a database here (env LLMBENCH_SERVER).",
-    )(command)
 
 
 def _request(server, token, method, path, params=None, body=None, stream=False):

@@ -26,6 +26,7 @@ from .reports import OUTPUT_KINDS
 from .reports import write_junit_file
 from .reports import write_one
 from .reports import write_reports
+from .server_options import server_options
 
 WORSE = compare_files.WORSE  # compare.py's verdict for a target significantly worse in B
 
@@ -58,7 +59,7 @@ WORSE = compare_files.WORSE  # compare.py's verdict for a target significantly w
     help="Write only this file, its format from the extension (.jsonl, .json, .csv, .xml, "
     ".md, .html), instead of the folder. Repeatable.",
 )
-@remote.server_options
+@server_options
 def report(run_id, out_dir, junit, pass_score, as_json, output_files, server=None, token=None):
     """Write summary.json, report.html, results.jsonl and results.csv for a run (or, with -o,
     just the files asked for).

@@ -13,7 +13,7 @@ from ..engine import lease
 from ..errors import Conflict
 from ..errors import LlmbenchError
 from ..runconfig import run_plan
-from ..runs.lifecycle import resume_run
+from ..runs.control import resume_run
 from ..runs.queries import get_run
 from ..runs.queries import latest_unfinished
 from ..runs.records import record_invocation
@@ -22,10 +22,10 @@ from ..runs.state import run_state
 from ..schedules.known_secrets import known_redactor
 from ..schedules.template_start import find_template
 from ..schedules.template_start import start_template
-from . import remote
 from .exit_codes import EXIT_CODES_HELP
 from .followed_run import follow_in_server
 from .followed_run import server_holder
+from .lazy import load
 from .open_database import missing_db_note
 from .open_database import open_db
 from .options import file_options
@@ -41,6 +41,7 @@ from .output import emit
 from .output import translate
 from .plans import read_plan
 from .progress import make_output
+from .server_options import server_options
 from .watched_run import conclude
 from .watched_run import run_in_foreground
 from .watched_run import say_waiting
@@ -125,7 +126,7 @@ def _kept(outputs):
 @gate_options
 @file_options
 @ci_options
-@remote.server_options
+@server_options
 def run(
     config_path,
     template_ref,
@@ -190,7 +191,8 @@ def run(
             )
         _refuse_local_options(config_path, template_ref, gates, junit, output_files, summary_md)
         stop_paused = in_ci(ci) and not keep_paused
-        sys.exit(remote.run_template(server, token, template_ref, as_json, quiet, stop_paused))
+        run_template = load("app.cli.remote:run_template")
+        sys.exit(run_template(server, token, template_ref, as_json, quiet, stop_paused))
     if (config_path is None) == (template_ref is None):
         raise CliError("give either -c CONFIG or --template NAME", EXIT_INVALID)
     if template_ref is not None:

@@ -6,7 +6,7 @@ import sys
 from rich.console import Console
 
 from ..errors import LlmbenchError
-from ..runs.lifecycle import pause_run
+from ..runs.control import pause_run
 from ..runs.queries import get_run
 from ..runs.watch import snapshot
 from .output import db_context

@@ -1,17 +1,25 @@
 """The per-target rows a run's end prints (`llmbench run`, `show`, the files' summary): the
 averages in summary.json's shape with the speed and SLO figures. Apart from output.py, which
-every command imports, because these read a run's figures (numpy, the exporters)."""
+every command imports, because these read a run's figures.
+
+A finished run's figures are kept (results/kept.py, kept_speed.py): read back, they need no
+numpy, so the speed figures (speed.py) and the SLO's (goodput.py), which work them out with
+numpy, are loaded only when they are not kept or the run has an SLO."""
 
 from ..config import load as load_config
-from ..exports.summary import averages_to_dict
+from ..results.averages import averages_to_dict
 from ..results.averages import model_averages
 from ..results.check_figures import target_check_figures
 from ..results.composite import settings_from
 from ..results.composite_figures import target_composites
 from ..results.figures import target_figures
-from ..results.goodput import run_goodput
-from ..results.speed import run_speed
+from ..results.kept_speed import kept_speed
 from ..runs.queries import get_run
+from ..runs.spec import run_slo
+from .lazy import load
+
+RUN_SPEED = "app.results.speed:run_speed"
+RUN_GOODPUT = "app.results.goodput:run_goodput"
 
 
 def averages(run_id, composite_settings=None):
@@ -26,9 +34,11 @@ def averages(run_id, composite_settings=None):
     figures = target_figures(run)
     composites = target_composites(run, composite_settings, averages_rows)
     checks = target_check_figures(run)
-    speeds = run_speed(run, averages_rows)
+    speeds = kept_speed(run)
+    if speeds is None:
+        speeds = load(RUN_SPEED)(run, averages_rows)
     speed = {t["targetId"]: t for t in speeds["targets"]}
-    goodput = run_goodput(run, speed=speeds) or {"targets": []}
+    goodput = (load(RUN_GOODPUT)(run, speed=speeds) if run_slo(run) else None) or {"targets": []}
     slo = {t["targetId"]: t for t in goodput["targets"]}
     rows = []
     for raw in averages_rows:

@@ -10,9 +10,8 @@ from ..engine.foreground import run_foreground
 from ..errors import LlmbenchError
 from ..heap import give_back
 from ..results.composite import settings_from
+from ..runs.control import stop_run
 from ..runs.dto import run_summary
-from ..runs.lifecycle import stop_run
-from ..runs.live import budget_halt
 from ..runs.queries import get_run
 from ..runs.queries import waiting_runs
 from ..runs.state import control_reason
@@ -26,6 +25,7 @@ from .output import CliError
 from .output import db_context
 from .output import emit
 from .output import translate
+from .resume_hint import resume_hint
 
 # The files' writers (report.html's Jinja templates and pygal charts among them) are imported
 # only when the run has files to write: most runs write none.
@@ -147,14 +147,6 @@ def stop_paused_in_ci(run_id, out):
         emit({"event": "run_stopped", "runId": run_id, "message": reason, "level": "WARNING"})
     else:
         out.note(f"Stopped {run_id} as the CI job ends (it was paused: {reason})")
-
-
-def resume_hint(run):
-    """How to continue an interrupted run; with a higher budget when the budget stopped it."""
-    halt = budget_halt(run)
-    if halt is not None:
-        return f"llmbench resume {run.run_id} --max-budget-usd {halt['suggested']:.2f}"
-    return f"llmbench resume {run.run_id}"
 
 
 def conclude(run_id, out, code, outputs, gates):

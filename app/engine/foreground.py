@@ -9,9 +9,9 @@ import time
 from ..clock import utcnow
 from ..db.models import CONTROL_STOPPED
 from ..errors import Conflict
+from ..runs.control import resume_run
+from ..runs.control import set_control
 from ..runs.dto import run_summary
-from ..runs.lifecycle import resume_run
-from ..runs.lifecycle import set_control
 from ..runs.queries import get_run
 from ..runs.state import run_state
 from . import lease

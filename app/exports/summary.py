@@ -6,6 +6,7 @@ from ..clock import isoformat
 from ..db.models import Item
 from ..db.models import RunCollection
 from ..db.models import RunTarget
+from ..results.averages import averages_to_dict
 from ..results.averages import breakdown
 from ..results.averages import model_averages
 from ..results.averages import targets_from_averages
@@ -30,33 +31,6 @@ from ..sysmetrics.store import run_samples
 from .ratings import ratings_summary
 
 SCHEMA = "llmbench.summary/1"
-
-
-def averages_to_dict(row):
-    """One model's averages with camelCase keys (API and summary.json)."""
-    return {
-        "providerName": row["provider_name"],
-        "model": row["model"],
-        "label": row["label"],
-        "targetLabel": row["target_label"],
-        "items": row["item_count"],
-        "completed": row["completed"],
-        "pending": row["pending"],
-        "failedAnswer": row["failed_answer"],
-        "failedWarmup": row["failed_warmup"],
-        "failedJudge": row["failed_judge"],
-        "avgTimeMs": row["avg_time_ms"],
-        "avgTtftMs": row["avg_ttft_ms"],
-        "avgTokensPerSecond": row["avg_tokens_per_second"],
-        # Estimated rates (token count guessed from the stream) left out of the average.
-        "tokensPerSecondEstimated": row["tps_estimated"],
-        "avgScore": row["avg_score"],
-        "scoredItems": row["score_n"],
-        "scoreCi95": ([row["ci_low"], row["ci_high"]] if row["ci_low"] is not None else None),
-        "costUsd": row["cost_usd"],
-        "promptTokens": row["prompt_tokens"] or 0,
-        "tokensGenerated": row["tokens_generated"] or 0,
-    }
 
 
 def breakdown_to_list(table):

@@ -16,8 +16,8 @@ from ..runs.judge_jobs import PAIRWISE
 from ..runs.judge_jobs import job_progress
 from ..runs.judge_jobs import judge_voter
 from ..runs.judge_jobs import queue_pairwise
-from ..runs.spec import check_models
 from ..runs.spec import clean_params
+from ..runs.spec_check import check_models
 from .leaderboard import consistency
 from .votes import scope
 

@@ -21,9 +21,6 @@ from ..errors import ValidationError
 from ..runs.outcomes import FAILED_STATUSES
 from ..runs.outcomes import I
 from ..runs.outcomes import T
-from .clustered import cluster_bootstrap_mean_ci
-from .clustered import histogram_mean_ci
-from .clustered import merged_histogram
 from .kept import kept_figures
 from .kept import stamp
 from .recent import Recent
@@ -63,6 +60,33 @@ def model_averages(run, sort=None, direction="asc", estimates=False):
     name = "averages+estimates" if estimates else "averages"
     rows = kept_figures(run, name, lambda: compute_averages(run, estimates))
     return sort_averages(rows, sort, direction)
+
+
+def averages_to_dict(row):
+    """One model's averages with camelCase keys (API and summary.json)."""
+    return {
+        "providerName": row["provider_name"],
+        "model": row["model"],
+        "label": row["label"],
+        "targetLabel": row["target_label"],
+        "items": row["item_count"],
+        "completed": row["completed"],
+        "pending": row["pending"],
+        "failedAnswer": row["failed_answer"],
+        "failedWarmup": row["failed_warmup"],
+        "failedJudge": row["failed_judge"],
+        "avgTimeMs": row["avg_time_ms"],
+        "avgTtftMs": row["avg_ttft_ms"],
+        "avgTokensPerSecond": row["avg_tokens_per_second"],
+        # Estimated rates (token count guessed from the stream) left out of the average.
+        "tokensPerSecondEstimated": row["tps_estimated"],
+        "avgScore": row["avg_score"],
+        "scoredItems": row["score_n"],
+        "scoreCi95": ([row["ci_low"], row["ci_high"]] if row["ci_low"] is not None else None),
+        "costUsd": row["cost_usd"],
+        "promptTokens": row["prompt_tokens"] or 0,
+        "tokensGenerated": row["tokens_generated"] or 0,
+    }
 
 
 # ---- the run's items in one grouped pass ----------------------------------------------------
@@ -272,27 +296,36 @@ def _target_figures(groups, estimates):
 def _attach_cis(run, rows, scores):
     """Fill ci_low/ci_high: a bootstrap of each target's scores (clustered.histogram_mean_ci,
     from their histogram), or of its tasks when the run repeats them (read then, one query)."""
+    # Lazy: the bootstrap and numpy (~0.1 s of CPU to import) only when the figures are worked
+    # out; a kept run's rows are read back without them (`llmbench show` of a finished run).
+    from . import clustered
+
     scored = [row for row in rows if row["score_n"]]
     if int((run.settings or {}).get("repeats") or 1) > 1:
-        _attach_cluster_cis(run, scored)
+        # Resampling tasks, not answers: the K repeats of a task are one cluster. Not cached
+        # apart (which task holds which score is not in the histogram): the averages are.
+        clusters = _task_clusters(run, scored)
+        for row in scored:
+            result = clustered.cluster_bootstrap_mean_ci(list(clusters[row["target_id"]].values()))
+            if result:
+                row["ci_low"], row["ci_high"] = result["ciLow"], result["ciHigh"]
         return
     for row in scored:
-        values, counts = merged_histogram(*scores[row["target_id"]])
+        values, counts = clustered.merged_histogram(*scores[row["target_id"]])
         digest = hashlib.sha256(values.tobytes() + counts.tobytes()).hexdigest()
         key = (database.database, run.id, row["target_id"], digest)
         ci = _CI_CACHE.get(key)
         if ci is None:
-            ci = histogram_mean_ci(values, counts)
+            ci = clustered.histogram_mean_ci(values, counts)
             _CI_CACHE.put(key, ci)
         row["ci_low"], row["ci_high"] = ci
 
 
-def _attach_cluster_cis(run, rows):
-    """CIs that resample tasks, not answers: the K repeats of a task are one cluster. Not
-    cached apart (which task holds which score is not in the histogram): the averages are."""
-    if not rows:
-        return
+def _task_clusters(run, rows):
+    """{target id: {task key: [its scores]}} of the rows' targets (none read without rows)."""
     clusters = {row["target_id"]: {} for row in rows}
+    if not rows:
+        return clusters
     query = (
         I.select(I.target, I.task_key, I.evaluation_score)
         .where(
@@ -305,10 +338,7 @@ def _attach_cluster_cis(run, rows):
     )
     for target_id, task_key, score in database.execute(query):
         clusters[target_id].setdefault(task_key, []).append(score)
-    for row in rows:
-        result = cluster_bootstrap_mean_ci(list(clusters[row["target_id"]].values()))
-        if result:
-            row["ci_low"], row["ci_high"] = result["ciLow"], result["ciHigh"]
+    return clusters
 
 
 def sort_averages(rows, sort=None, direction="asc"):

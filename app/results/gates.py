@@ -11,6 +11,7 @@ percentiles and results/goodput.py: goodput against the run's SLO, or, in a run 
 against these gates' own latency bounds. The limits asked for are a Gates (gate_limits.py).
 """
 
+from ..runs.spec import run_slo
 from .averages import model_averages
 from .composite import DEFAULT_SETTINGS
 from .composite_figures import target_composites
@@ -18,7 +19,6 @@ from .figures import overall_figures
 from .figures import target_figures
 from .goodput import number
 from .goodput import run_goodput
-from .goodput import run_slo
 from .goodput import slo_words
 from .speed import run_speed
 

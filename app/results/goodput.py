@@ -33,9 +33,10 @@ from ..latency import unpack_lists
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import SCORE
 from ..runs.outcomes import I
+from ..runs.spec import run_slo
+from .kept_speed import stamp as speed_stamp
 from .recent import Recent
 from .speed import run_speed
-from .speed import stamp as speed_stamp
 from .speed import window
 
 # (SLO key, speed figure, percentile name, words): the latency bounds, in the order shown.
@@ -46,12 +47,6 @@ BOUNDS = (
 )
 LOAD_WORDS = {"concurrency": "concurrency {load}", "rate": "{load} requests/s"}
 NO_STEP = "no step met the SLO"
-
-
-def run_slo(run):
-    """The run's SLO ({} when it has none)."""
-    slo = (run.settings or {}).get("slo")
-    return dict(slo) if isinstance(slo, dict) else {}
 
 
 def number(value):

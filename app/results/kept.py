@@ -92,7 +92,7 @@ def stamp(run):
 def item_reads(run):
     """(The latest updated_at of the run's items tried, its kept item counts and sums per
     target, status and stage): what a stamp of its items is made of (this module's, and its
-    speed figures': speed.stamp). Read once per run inside one_stamp_per_run(), as the stamp
+    speed figures': kept_speed.stamp). Read once per run inside one_stamp_per_run(), as the stamp
     is: the results page stamps both, and each read is a round trip to PostgreSQL."""
     seen = _stamps.get()
     key = (database.database, run.id, "items")
@@ -219,7 +219,7 @@ def kept_across(runs, name, compute, also="", memory=True):
     """kept_figures for figures of several runs (a leaderboard, a compare, Trends' counts):
     stored with the first run under every run's stamp (and `also`), named `name` then `|<id>`
     of each other run and a closing `|`, so deleting any of them deletes the row
-    (runs/lifecycle.delete_run). Scopes too many to name are worked out each view. `memory` as
+    (runs/control.delete_run). Scopes too many to name are worked out each view. `memory` as
     kept_figures has it."""
     across = _across(runs, name, also)
     if across is None:

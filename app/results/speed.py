@@ -7,30 +7,22 @@ Read in one query per run (the answers' timing columns as plain tuples, each fai
 worked out in SQL), every answer's gap histogram decoded at once (app/latency_arrays.py), then
 worked out with numpy: a 100 000-item run takes a second or more, most of it SQLite reading
 the wide item rows. So the figures are kept: per process (a small cache) and in the database
-(RunSpeed, one row per run, stored when a finished run is digested or first viewed), each
-under a stamp that an index seek and the kept item counts give; a view whose stamp still holds
-reads one row (bench/bench_speed_page.py). Items from before the timing columns (or answers
-that were not streamed) still give what they have; the window figures need send times and say
-so when there are none.
+(RunSpeed, one row per run, stored when a finished run is digested or first viewed:
+kept_speed.py), each under a stamp that an index seek and the kept item counts give; a view
+whose stamp still holds reads one row (bench/bench_speed_page.py). Items from before the timing
+columns (or answers that were not streamed) still give what they have; the window figures need
+send times and say so when there are none.
 """
 
-import hashlib
 import json
-import logging
 import math
-from pathlib import Path
 
 import numpy as np
 from peewee import SQL
 from peewee import Case
-from peewee import DatabaseError
 from peewee import fn
 
-from ..clock import utcnow
 from ..db.connection import database
-from ..db.models import CONTROL_RUNNING
-from ..db.models import FINISHED
-from ..db.models import RunSpeed
 from ..db.models import RunTarget
 from ..db.target_name import target_name
 from ..latency import bucket_value
@@ -39,13 +31,15 @@ from ..latency_arrays import merged_by_group
 from ..runs.outcomes import IS_ANSWER_FAILED
 from ..runs.outcomes import I
 from .clustered import percentile_ci
-from .kept import item_reads
-from .recent import Recent
+from .kept_speed import kept
+from .kept_speed import remember
+from .kept_speed import stamp
+from .kept_speed import store
+from .kept_speed import stored
+from .kept_speed import working
 from .stats import CONFIDENCE
 from .stats import RESAMPLES
 from .stats import SEED
-
-log = logging.getLogger(__name__)
 
 # The figures each distribution reports besides n, mean and max.
 SPEED_QUANTILES = (("p50", 0.50), ("p90", 0.90), ("p95", 0.95), ("p99", 0.99))
@@ -94,19 +88,17 @@ def run_speed(run, averages=None):
     A run whose items have not changed since its figures were last worked out (the stamp: its
     latest item change, found by index, and its kept item counts) is not read again: the
     figures come from a small per-process cache, else from the run's RunSpeed row (one row, for
-    every process). Otherwise they are worked out, and kept unless the run is still working."""
+    every process: kept_speed.py). Otherwise they are worked out, and kept unless the run is
+    still working."""
     run_stamp = stamp(run)
     if run_stamp is None:
         return compute_speed(run, averages)
-    key = (run.id, run.run_id, run_stamp)
-    figures = _cache.get(key)
-    if figures is None:
-        figures = _stored(run, run_stamp)
+    figures = kept(run, run_stamp)
     if figures is None:
         figures = compute_speed(run, averages)
-        if not _working(run):
-            _store(run, run_stamp, figures)
-    _cache.put(key, figures)
+        if not working(run):
+            store(run, run_stamp, json.dumps(figures, default=_plain))
+        remember(run, run_stamp, figures)
     return figures
 
 
@@ -114,8 +106,8 @@ def keep_speed(run):
     """Work out and store a run's speed figures unless its stored ones still hold (a finished
     run, when it is digested: its first view is then one row)."""
     run_stamp = stamp(run)
-    if run_stamp is not None and _stored(run, run_stamp) is None:
-        _store(run, run_stamp, compute_speed(run))
+    if run_stamp is not None and stored(run, run_stamp) is None:
+        store(run, run_stamp, json.dumps(compute_speed(run), default=_plain))
 
 
 def compute_speed(run, averages=None):
@@ -157,70 +149,6 @@ def compute_speed(run, averages=None):
     if load:
         _add_steps(run, load, out, columns, step_failures)
     return {"runId": run.run_id, "targets": out}
-
-
-# Which code worked the stored figures out: this module's source and a version to bump when
-# figure code elsewhere changes what run_speed gives. Part of the stamp, so figures stored by
-# an older version are worked out again on their next view, not shown in an older shape.
-FIGURES_VERSION = 1
-_CODE = f"{FIGURES_VERSION}:{hashlib.sha256(Path(__file__).read_bytes()).hexdigest()}"
-
-# The latest figures of a few runs, by (run, stamp with its database): a page and its exports
-# in this process read the RunSpeed row (or the items) once, not on every view.
-_cache = Recent(16)
-
-
-def stamp(run):
-    """(database, what the figures were worked out from as a hash): the code (_CODE), the
-    latest updated_at of a tried item (an index seek: item_run_id_updated_at_tried) and the
-    run's kept item counts per target, status and stage with their answer-time, token and score
-    counts (a few rows), so a change that left updated_at behind (another machine's clock, a
-    retry in the same instant) is seen too. None when no item was tried (nothing worth
-    keeping). The hash is what RunSpeed keeps; the database tells one process's caches apart."""
-    latest, counts = item_reads(run)  # (read once per page with the results' own stamp)
-    if latest is None:
-        return None
-    parts = [_CODE, str(latest)]
-    for (target, status, stage), sums in sorted(counts.items()):
-        parts.append(f"{target}:{status}:{stage}:{sums['n']}:{sums['answer_ms_n']}")
-        # Sums of floats as PostgreSQL folds them may differ in the last digits: rounded.
-        parts.append(
-            f"{sums['tokens_generated']}:{sums['score_n']}:{float(sums['score'] or 0):.6g}"
-        )
-    return (database.database, hashlib.sha256("|".join(parts).encode()).hexdigest())
-
-
-def _working(run):
-    """Whether the run is answering or judging now: its items change every second, so figures
-    kept for them would be stale by the next view (the per-process cache still serves views
-    in between)."""
-    return run.status != FINISHED and run.control == CONTROL_RUNNING
-
-
-def _stored(run, stamp):
-    """The run's stored figures if they were worked out for `stamp`, else None."""
-    row = (
-        RunSpeed.select(RunSpeed.figures)
-        .where((RunSpeed.run == run) & (RunSpeed.stamp == stamp[1]))
-        .tuples()
-        .first()
-    )
-    return None if row is None else json.loads(row[0])
-
-
-def _store(run, stamp, figures):
-    """Keep `figures` as the run's, for `stamp` (replacing older ones). A database that takes
-    no write now (read-only, locked past its wait, a full disk, the run deleted meanwhile) only
-    costs the next view a computation: the figures are shown all the same."""
-    text, now, stamp = json.dumps(figures, default=_plain), utcnow(), stamp[1]
-    try:
-        with database.atomic():
-            RunSpeed.insert(run=run.id, stamp=stamp, figures=text, computed_at=now).on_conflict(
-                conflict_target=[RunSpeed.run],
-                update={RunSpeed.stamp: stamp, RunSpeed.figures: text, RunSpeed.computed_at: now},
-            ).execute()
-    except DatabaseError:
-        log.warning("speed figures of run %s not stored", run.run_id, exc_info=True)
 
 
 def _plain(value):

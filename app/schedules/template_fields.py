@@ -9,7 +9,7 @@ import math
 from urllib.parse import urlsplit
 
 from ..errors import ValidationError
-from ..runs.spec import clean_spec
+from ..runs.spec_check import clean_spec
 from . import cron
 
 NAME_MAX = 200

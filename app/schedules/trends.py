@@ -21,11 +21,11 @@ from ..errors import ValidationError
 from ..ids import is_db_id
 from ..results.composite import DEFAULT_SETTINGS
 from ..results.composite_figures import aggregate_composite
-from ..results.goodput import run_slo
 from ..results.kept_runs import kept_goodput
 from ..results.kept_runs import kept_on_target_counts
 from ..results.speed import run_speed
 from ..runs.dto import NO_JUDGE
+from ..runs.spec import run_slo
 
 A = RunAggregate
 # A judge-free run digested before its label was NO_JUDGE has "/" (empty provider and model).

@@ -46,9 +46,9 @@ from ..results.table import parse_table_args
 from ..results.table import results_page
 from ..results.table import retryable_answers
 from ..runs import retries
+from ..runs.control import delete_run
 from ..runs.item_speed import columns_of
 from ..runs.item_speed import item_speed
-from ..runs.lifecycle import delete_run
 from ..runs.queries import get_run
 from ..runs.retries import retry_failed_answers
 from ..runs.retries import retry_failed_judgements

@@ -16,13 +16,13 @@ from ..errors import LlmbenchError
 from ..results.composite import settings_from
 from ..results.composite_figures import target_composites
 from ..results.system import system_view
+from ..runs.control import pause_run
+from ..runs.control import resume_run
+from ..runs.control import stop_run
 from ..runs.history import RUN_STATES
 from ..runs.history import history
 from ..runs.history import judge_models
 from ..runs.history import parse_date
-from ..runs.lifecycle import pause_run
-from ..runs.lifecycle import resume_run
-from ..runs.lifecycle import stop_run
 from ..runs.live import budget_halt
 from ..runs.live import items_mark
 from ..runs.live import latest_items
