@@ -26,8 +26,9 @@ a first pass (the server's earlier ones: untimed), then a person's rating of one
 answers (a value that differs from its last: its report, labels and judge check change), then
 the next pass, timed, with recheck=0: the pass right after a rating when it is not the run's
 turn (RECHECK=3 of 50 runs a pass: 47 times in 50 on a server); then the first view of
-/runs/full-a-N/report and of /runs/full-a-N/results, each in a fresh process. Then --case idle:
-15 passes in one process, nothing changed (default recheck), median CPU.
+full-a's pages a rating changes (VIEWS: the report, the results page, a report chart, Evaluate,
+the downloads), each after a rating of its own, in a fresh process. --case idle: 15 passes in
+one process, nothing changed (default recheck), median CPU.
 
     cp /tmp/walk41_100k.db /tmp/rewarm100k.db
     .venv/bin/python bench/bench_rewarm.py --db /tmp/rewarm100k.db --items 100000
@@ -46,6 +47,17 @@ within the noise). (--case pin counted rows added then; rowsWritten counts repla
 own figures), the compare's first view 3 399 ms CPU / 13 932 ms wall (worked out, one row
 replaced). This branch: the pass 22 600 ms CPU (its figures and the compare with full-b), the
 view 190 ms CPU / 793 ms wall, no row written; the same 26 366 bytes.
+
+--case rating, measured 2026-11-28, 100k items a run, 48 small runs beside, load average 5-14
+on 2 cores (shared), five sittings of each source alternated (main: BENCH_SRC=a detached main
+worktree), CPU ms of each first view after a rating, median of the five: main / this branch:
+report.html 1 667 / 47, summary.json 1 242 / 31, the report's ratings chart 487 / 9, results.md
+294 / 28, the in-app report 160 / 93, Evaluate 121 / 105, the results page 260 / 260 (a rating
+changes little there: its judge check is cheap). The pass right after the rating (not the run's
+turn): main 2 ms (warms nothing), this branch 7 538 ms in the background (three sittings), then
+3 360 ms (two) once the report's charts read the kept answer times. --case idle, median of 15
+passes in one process, three sittings each: main 17.0 / 15.6 / 15.7 ms, this branch 16.7 /
+15.3 / 14.2 / 17.4 ms (within the noise: one statement of four primary-key maxima, 0.4 ms).
 """
 
 import argparse
@@ -65,6 +77,16 @@ sys.path.insert(1, str(HERE))
 COLLECTION = "rewarm-bench"
 FILLERS = 48  # small finished runs beside full-a and full-b (--case rating and idle)
 IDLE_PASSES = 15
+# --case rating: what a rating changes, each page's first view in a fresh process.
+VIEWS = {
+    "view-report": "/runs/{a}/report",
+    "view-results": "/runs/{a}/results",
+    "view-ratings-chart": "/runs/{a}/report/ratings.svg",
+    "view-evaluate": "/evaluate?run={a}",
+    "view-summary": "/runs/{a}/summary.json",
+    "view-report-html": "/runs/{a}/report.html",
+    "view-results-md": "/runs/{a}/results.md",
+}
 
 
 def _timed(work):
@@ -166,11 +188,7 @@ def child(args):
             took.update(warmed=warmed, idleCpu=took_idle["cpu"], idleWarmed=idle)
         print(json.dumps(took))
         return
-    url = {
-        "view": f"/compare?a={a}&b={b}",
-        "view-report": f"/runs/{a}/report",
-        "view-results": f"/runs/{a}/results",
-    }[args.child]
+    url = f"/compare?a={a}&b={b}" if args.child == "view" else VIEWS[args.child].format(a=a)
     # The request opens and closes its own connection (the app's teardown), as a server's does.
     with app.app_context():
         rows = set(RunFigures.select(RunFigures.run, RunFigures.name, RunFigures.stamp).tuples())
@@ -322,13 +340,13 @@ def _rating_case(args):
         for _ in range(args.repeat):
             print(f"  idle passes {json.dumps(_run_child(args, 'idle'))}", flush=True)
         return
-    steps = ("rating", "view-report", "rating", "view-results")
-    took = {step: [] for step in steps}
+    took = {step: [] for step in ("rating", *VIEWS)}
     for _ in range(args.repeat):
-        for step in steps:
-            took[step].append(_run_child(args, step))
-            print(f"  {step} {json.dumps(took[step][-1])}", flush=True)
-    for step in ("rating", "view-report", "view-results"):
+        for view in VIEWS:  # a rating before each: every view is its page's first after one
+            for step in ("rating", view):
+                took[step].append(_run_child(args, step))
+                print(f"  {step} {json.dumps(took[step][-1])}", flush=True)
+    for step in took:
         cpu = statistics.median(r["cpu"] for r in took[step]) * 1000
         wall = statistics.median(r["wall"] for r in took[step]) * 1000
         print(f"{step}: median of {len(took[step])}: cpu {cpu:,.0f} ms, wall {wall:,.0f} ms")
