@@ -20,6 +20,16 @@ finishes again, as the engine leaves it), times the next warm pass, then the vie
 /compare?a=full-a-N&b=full-b-N. On main the pass warms full-a's own figures (its turn comes
 first in a fresh process) but not that compare.
 
+--case rating: full-a and full-b warmed beside FILLERS small finished runs (2 targets x 100
+items each, seeded once), as on a server with 50 finished runs. Each repeat, in a fresh process:
+a first pass (the server's earlier ones: untimed), then a person's rating of one of full-a's
+answers (a value that differs from its last: its report, labels and judge check change), then
+the next pass, timed, with recheck=0: the pass right after a rating when it is not the run's
+turn (RECHECK=3 of 50 runs a pass: 47 times in 50 on a server); then the first view of
+full-a's pages a rating changes (VIEWS: the report, the results page, a report chart, Evaluate,
+the downloads), each after a rating of its own, in a fresh process. --case idle: 15 passes in
+one process, nothing changed (default recheck), median CPU.
+
     cp /tmp/walk41_100k.db /tmp/rewarm100k.db
     .venv/bin/python bench/bench_rewarm.py --db /tmp/rewarm100k.db --items 100000
     BENCH_SRC=/work/main .venv/bin/python bench/bench_rewarm.py --db /tmp/rewarm100k.db
@@ -37,6 +47,17 @@ within the noise). (--case pin counted rows added then; rowsWritten counts repla
 own figures), the compare's first view 3 399 ms CPU / 13 932 ms wall (worked out, one row
 replaced). This branch: the pass 22 600 ms CPU (its figures and the compare with full-b), the
 view 190 ms CPU / 793 ms wall, no row written; the same 26 366 bytes.
+
+--case rating, measured 2026-11-28, 100k items a run, 48 small runs beside, load average 5-14
+on 2 cores (shared), five sittings of each source alternated (main: BENCH_SRC=a detached main
+worktree), CPU ms of each first view after a rating, median of the five: main / this branch:
+report.html 1 667 / 47, summary.json 1 242 / 31, the report's ratings chart 487 / 9, results.md
+294 / 28, the in-app report 160 / 93, Evaluate 121 / 105, the results page 260 / 260 (a rating
+changes little there: its judge check is cheap). The pass right after the rating (not the run's
+turn): main 2 ms (warms nothing), this branch 7 538 ms in the background (three sittings), then
+3 360 ms (two) once the report's charts read the kept answer times. --case idle, median of 15
+passes in one process, three sittings each: main 17.0 / 15.6 / 15.7 ms, this branch 16.7 /
+15.3 / 14.2 / 17.4 ms (within the noise: one statement of four primary-key maxima, 0.4 ms).
 """
 
 import argparse
@@ -54,6 +75,18 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(HERE))
 
 COLLECTION = "rewarm-bench"
+FILLERS = 48  # small finished runs beside full-a and full-b (--case rating and idle)
+IDLE_PASSES = 15
+# --case rating: what a rating changes, each page's first view in a fresh process.
+VIEWS = {
+    "view-report": "/runs/{a}/report",
+    "view-results": "/runs/{a}/results",
+    "view-ratings-chart": "/runs/{a}/report/ratings.svg",
+    "view-evaluate": "/evaluate?run={a}",
+    "view-summary": "/runs/{a}/summary.json",
+    "view-report-html": "/runs/{a}/report.html",
+    "view-results-md": "/runs/{a}/results.md",
+}
 
 
 def _timed(work):
@@ -67,7 +100,9 @@ def child(args):
     from bench_full_pages import bench_app
 
     from app.db.connection import database
+    from app.db.models import FINISHED
     from app.db.models import Collection
+    from app.db.models import Run
     from app.db.models import RunCollection
     from app.db.models import RunDigest
     from app.db.models import RunFigures
@@ -101,6 +136,30 @@ def child(args):
             took.update(warmed=warmed, idleCpu=took_idle["cpu"], idleWarmed=idle)
         print(json.dumps(took))
         return
+    if args.child == "setup-rating":
+        with app.app_context(), database.connection_context():
+            _fillers()
+            digest_finished()
+            for run in Run.select().where(Run.status == FINISHED).order_by(Run.id):
+                warm.keep_warm(run, settings)
+        print(json.dumps({"setup": True}))
+        return
+    if args.child == "rating":
+        with app.app_context(), database.connection_context():
+            warm.warm_due(settings, recheck=0)  # the passes before the rating
+            _rate(get_run(a))
+            warmed, took = _timed(lambda: warm.warm_due(settings, recheck=0))
+            idle, took_idle = _timed(lambda: warm.warm_due(settings, recheck=0))
+            took.update(warmed=warmed, idleCpu=took_idle["cpu"], idleWarmed=idle)
+        print(json.dumps(took))
+        return
+    if args.child == "idle":
+        with app.app_context(), database.connection_context():
+            warm.warm_due(settings)  # a first pass: whatever a process looks at once
+            passes = [_timed(lambda: warm.warm_due(settings)) for _ in range(IDLE_PASSES)]
+        cpus = [took["cpu"] for _, took in passes]
+        print(json.dumps({"cpu": statistics.median(cpus), "warmed": [w for w, _ in passes]}))
+        return
     if args.child == "setup":
         with app.app_context(), database.connection_context():
             collection, _ = Collection.get_or_create(name=COLLECTION)
@@ -129,11 +188,12 @@ def child(args):
             took.update(warmed=warmed, idleCpu=took_idle["cpu"], idleWarmed=idle)
         print(json.dumps(took))
         return
+    url = f"/compare?a={a}&b={b}" if args.child == "view" else VIEWS[args.child].format(a=a)
     # The request opens and closes its own connection (the app's teardown), as a server's does.
     with app.app_context():
         rows = set(RunFigures.select(RunFigures.run, RunFigures.name, RunFigures.stamp).tuples())
         client = app.test_client()
-        response, took = _timed(lambda: client.get(f"/compare?a={a}&b={b}"))
+        response, took = _timed(lambda: client.get(url))
         took.update(status=response.status_code, bytes=len(response.get_data()))
         after = RunFigures.select(RunFigures.run, RunFigures.name, RunFigures.stamp).tuples()
         took["rowsWritten"] = len(set(after) - rows)  # added, or replaced under a new stamp
@@ -161,6 +221,76 @@ def _rejudge(run):
     Run.update(status=FINISHED, finished_at=now).where(Run.id == run.id).execute()
 
 
+def _fillers():
+    """FILLERS small finished runs (2 targets x 100 answered, judged items), unless there."""
+    import datetime as dt
+
+    from app.db.connection import insert_rows
+    from app.db.models import COMPLETED
+    from app.db.models import FINISHED
+    from app.db.models import Item
+    from app.db.models import Run
+    from app.db.models import RunTarget
+
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    for n in range(FILLERS):
+        run_id = f"rewarm-small-{n:02d}"
+        if Run.get_or_none(Run.run_id == run_id) is not None:
+            continue
+        at = start + dt.timedelta(hours=n)
+        run = Run.create(
+            run_id=run_id,
+            name="rewarm-small",
+            judge_provider_name="local",
+            judge_model="judge-1",
+            status=FINISHED,
+            phase="JUDGING",
+            created_at=at,
+            started_at=at,
+            finished_at=at + dt.timedelta(minutes=5),
+            dataset_hash="d" * 64,
+            prompt_hash="p" * 64,
+        )
+        for position in range(2):
+            target = RunTarget.create(
+                run=run, provider_name="local", model=f"small-{position}", position=position
+            )
+            rows = [
+                {
+                    "run": run.id,
+                    "target": target.id,
+                    "task_key": f"t{k:03d}",
+                    "category": ("math", "code")[k % 2],
+                    "question": f"Question {k}?",
+                    "status": COMPLETED,
+                    "answer": "an answer",
+                    "time_taken_ms": 500.0 + k,
+                    "evaluation_score": float((k * 37 + position * 11) % 101),
+                    "answered_at": at,
+                    "judged_at": at,
+                    "last_attempt_at": at,
+                    "created_at": at,
+                    "updated_at": at,
+                }
+                for k in range(100)
+            ]
+            insert_rows(Item, rows)
+
+
+def _rate(run):
+    """A person's rating of the run's first completed answer: one point up (5 back to 1)."""
+    from app.db.models import COMPLETED
+    from app.db.models import HUMAN
+    from app.db.models import Item
+    from app.db.models import Rating
+    from app.ratings.store import put_rating
+
+    item = Item.select().where((Item.run == run.id) & (Item.status == COMPLETED)).first()
+    now = Rating.get_or_none((Rating.item == item.id) & (Rating.rater == HUMAN))
+    value = 1 if now is None or now.rating in (None, 5) else now.rating + 1
+    put_rating(run.run_id, item.id, {"rating": value})
+
+
 def _run_child(args, mode):
     command = [sys.executable, __file__, "--child", mode, "--db", args.db]
     command += ["--items", str(args.items)]
@@ -175,7 +305,7 @@ def main():
     parser.add_argument("--db", required=True)
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--case", choices=("pin", "rejudge"), default="pin")
+    parser.add_argument("--case", choices=("pin", "rejudge", "rating", "idle"), default="pin")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -183,6 +313,9 @@ def main():
         return
     print(f"source: {ROOT}\ndatabase: {args.db}\nload average at start: {os.getloadavg()}")
     print(f"case: {args.case}")
+    if args.case in ("rating", "idle"):
+        _rating_case(args)
+        return
     _run_child(args, "setup" if args.case == "pin" else "setup-rejudge")
     passes, views = [], []
     for _ in range(args.repeat):
@@ -196,6 +329,27 @@ def main():
         print(f"{label}: median of {len(runs)}: cpu {cpu:,.0f} ms, wall {wall:,.0f} ms")
     idle = statistics.median(r["idleCpu"] for r in passes) * 1000
     print(f"the next (idle) pass: median cpu {idle:,.1f} ms")
+    print(f"load average at end: {os.getloadavg()}")
+
+
+def _rating_case(args):
+    """--case rating: the pass after a rating and the report's and results page's first views;
+    --case idle: an idle server's passes."""
+    _run_child(args, "setup-rating")
+    if args.case == "idle":
+        for _ in range(args.repeat):
+            print(f"  idle passes {json.dumps(_run_child(args, 'idle'))}", flush=True)
+        return
+    took = {step: [] for step in ("rating", *VIEWS)}
+    for _ in range(args.repeat):
+        for view in VIEWS:  # a rating before each: every view is its page's first after one
+            for step in ("rating", view):
+                took[step].append(_run_child(args, step))
+                print(f"  {step} {json.dumps(took[step][-1])}", flush=True)
+    for step in took:
+        cpu = statistics.median(r["cpu"] for r in took[step]) * 1000
+        wall = statistics.median(r["wall"] for r in took[step]) * 1000
+        print(f"{step}: median of {len(took[step])}: cpu {cpu:,.0f} ms, wall {wall:,.0f} ms")
     print(f"load average at end: {os.getloadavg()}")
 
 

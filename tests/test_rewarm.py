@@ -1,19 +1,33 @@
 """What a later change makes stale is warmed again by the warm pass (exports/warm.py), so the
 first view after it reads kept rows: a baseline pinned after its collection's runs finished (its
-compares with the newest of them), and a run re-judged after it finished (its own figures, its
-compare with the previous comparable run, and the compares later runs have it in as A)."""
+compares with the newest of them, tried again on a later pass when they failed), a run re-judged
+after it finished (its own figures, its compare with the previous comparable run, and the
+compares later runs have it in as A), and a run rated or voted on (at once, not in its turn)."""
 
+import contextlib
 import datetime as dt
 import logging
+import sqlite3
+
+import pytest
 
 from app.clock import utcnow
+from app.db.connection import PRAGMAS
+from app.db.connection import database
 from app.db.models import COMPLETED
 from app.db.models import FINISHED
+from app.db.models import PENDING
 from app.db.models import Collection
 from app.db.models import Item
 from app.db.models import Run
 from app.db.models import RunFigures
+from app.db.models import RunTarget
+from app.db.pg_sql import WRITE_LOCK_KEY
 from app.exports import warm
+from app.ratings.store import put_rating
+from app.ratings.votes import change_vote
+from app.ratings.votes import record_vote
+from app.ratings.votes import undo_last_vote
 from app.results import kept
 from app.results.kept_compare import PAGE_LIMIT
 from app.results.kept_compare import compare_is_kept
@@ -27,7 +41,12 @@ from app.schedules.comparable import next_comparable_run
 from app.schedules.comparable import runs_shown_with
 from app.schedules.digest import digest_finished
 from tests.factories import T0
+from tests.factories import add_item
+from tests.factories import make_run
+from tests.factories import shown_pair
+from tests.test_kept_figures import tried
 from tests.test_warm import WRITES
+from tests.test_warm import looked_at
 from tests.test_warm_compares import cold_page
 from tests.test_warm_compares import compare_rows
 from tests.test_warm_compares import finished
@@ -196,3 +215,163 @@ def test_a_compare_is_kept_once_worked_out_and_not_after_a_change_in_either_run(
     assert compare_is_kept(older, newer, PAGE_LIMIT)
     assert not compare_is_kept(older, newer, 50)  # another page's limit: another kept compare
     assert not compare_is_kept(rejudged(older), get_run(newer.run_id), PAGE_LIMIT)
+
+
+@contextlib.contextmanager
+def another_write_open(app):
+    """Another connection's write transaction open on the database (a long write elsewhere)
+    and this connection's wait for the write lock cut short: its writes fail, as past a wait."""
+    if database.is_postgres:
+        import psycopg  # only the PostgreSQL half needs the driver
+
+        holder = psycopg.connect(app.config["DB"])
+        holder.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+        short, back = "SET lock_timeout = '1ms'", "RESET lock_timeout"
+    else:
+        holder = sqlite3.connect(app.config["DB"], isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        short, back = "PRAGMA busy_timeout = 0", f"PRAGMA busy_timeout = {PRAGMAS['busy_timeout']}"
+    database.execute_sql(short)
+    try:
+        yield
+    finally:
+        holder.rollback()
+        holder.close()
+        database.execute_sql(back)
+
+
+def test_a_pin_whose_compares_failed_is_warmed_by_a_later_pass(app, client, caplog):
+    base, run, collection = baseline_and_run()
+    pin_baseline(collection.id, base.run_id)
+    with another_write_open(app):
+        assert warm.warm_due() == []  # worked out, but not stored
+    assert "not stored" in caplog.text
+    assert warm.warm_due() == [run.run_id]
+    works_nothing_out(client, get_run(base.run_id), run)
+
+
+def test_a_pin_whose_compares_keep_failing_is_tried_a_few_times_then_left(app, caplog):
+    base, run, collection = baseline_and_run()
+    pin_baseline(collection.id, base.run_id)
+    with another_write_open(app), caplog.at_level(logging.WARNING, logger=warm.__name__):
+        for _ in range(2**warm.PIN_TRIES):  # more passes than the tries and their waits
+            assert warm.warm_pinned() == []
+    failed = [r for r in caplog.records if r.getMessage().endswith(" not all kept")]
+    assert len(failed) == warm.PIN_TRIES
+    assert caplog.text.count("given up") == 1
+    assert warm.warm_pinned() == []  # left to the pages, until it is pinned again
+    assert not compare_is_kept(get_run(base.run_id), get_run(run.run_id), PAGE_LIMIT)
+
+
+def two_target_runs(count):
+    """`count` finished runs whose two targets answered the same two tasks, every one warmed
+    (in run id order)."""
+    runs = []
+    for n in range(count):
+        run, targets = make_run(f"labelled-{n}", targets=[("local", "m1"), ("local", "m2")])
+        for position, target in enumerate(targets):
+            for task in ("t1", "t2"):
+                add_item(run, target, task, score=40.0 + 10 * position + n, **tried())
+        runs.append(get_run(run.run_id))
+    digest_finished()
+    all_warm()
+    return runs
+
+
+def answers(run, task="t1"):
+    """The run's two items of `task`, its first target's first."""
+    targets = RunTarget.select(RunTarget.id).where(RunTarget.run == run.id)
+    items = Item.select().where((Item.target.in_(targets)) & (Item.task_key == task))
+    return list(items.order_by(Item.target))
+
+
+def markers():
+    return {
+        row.run_id: (row.stamp, row.computed_at)
+        for row in RunFigures.select().where(RunFigures.name == warm.WARM)
+    }
+
+
+def warmed_at_once(run):
+    """The next pass warms `run`, not waiting for its turn, and no other run."""
+    before = markers()
+    assert warm.warm_due(recheck=0) == [run.run_id]
+    after = markers()
+    assert [pk for pk in after if after[pk] != before[pk]] == [run.id]
+    assert warm.is_warm(run)
+
+
+def test_a_new_rating_makes_the_next_pass_warm_its_run_and_only_it(app):
+    rated = two_target_runs(4)[1]
+    put_rating(rated.run_id, answers(rated)[0].id, {"rating": 4})
+    warmed_at_once(rated)
+
+
+def test_a_new_vote_makes_the_next_pass_warm_its_run_and_only_it(app):
+    voted = two_target_runs(4)[2]
+    left, right = answers(voted)
+    record_vote({"pairToken": shown_pair(left.id, right.id), "winner": "LEFT"})
+    warmed_at_once(voted)
+
+
+@pytest.mark.parametrize("change", [{"rating": 2}, {}])  # changed, cleared
+def test_a_changed_or_cleared_rating_makes_the_next_pass_warm_its_run(app, change):
+    runs = two_target_runs(3)
+    item = answers(runs[0])[0]
+    put_rating(runs[0].run_id, item.id, {"rating": 4})
+    all_warm()
+    put_rating(runs[0].run_id, item.id, change)
+    warmed_at_once(runs[0])
+
+
+@pytest.mark.parametrize("undone", [False, True])
+def test_a_changed_or_undone_vote_makes_the_next_pass_warm_its_run(app, undone):
+    runs = two_target_runs(3)
+    left, right = answers(runs[0])
+    vote = record_vote({"pairToken": shown_pair(left.id, right.id), "winner": "LEFT"})
+    all_warm()
+    if undone:
+        undo_last_vote()
+    else:
+        change_vote(vote.id, {"winner": "TIE"})
+    # A changed vote is in every run's stamp (ratings/kept._votes_stamp): the others are
+    # warmed again in their turn, the voted run first.
+    assert warm.warm_due(recheck=0) == [runs[0].run_id]
+    assert warm.is_warm(runs[0])
+
+
+def test_a_vote_across_two_runs_makes_the_next_passes_warm_both(app):
+    first, second = two_target_runs(3)[:2]
+    left, right = answers(first)[0], answers(second)[1]
+    record_vote({"pairToken": shown_pair(left.id, right.id), "winner": "RIGHT"})
+    passes = [warm.warm_due(recheck=0), warm.warm_due(recheck=0)]  # one run a pass
+    assert sorted(passes) == sorted([[first.run_id], [second.run_id]])
+
+
+def test_a_rating_made_before_the_server_started_is_found_by_its_first_pass(app, monkeypatch):
+    rated = two_target_runs(3)[2]
+    put_rating(rated.run_id, answers(rated)[1].id, {"rating": 5, "notes": "while it was down"})
+    monkeypatch.setattr(warm, "_labels", {})  # a server started since: nothing seen yet
+    warmed_at_once(rated)
+
+
+def test_a_rated_run_once_warmed_is_not_looked_at_again(app, monkeypatch, caplog):
+    rated = two_target_runs(3)[0]
+    put_rating(rated.run_id, answers(rated)[0].id, {"rating": 3})
+    assert warm.warm_due(recheck=0) == [rated.run_id]
+    looked = looked_at(monkeypatch)
+    with caplog.at_level(logging.DEBUG, logger="peewee"):
+        assert warm.warm_due(recheck=0) == []
+        assert warm.warm_due(recheck=0) == []
+    statements = [r.msg[0] for r in caplog.records if r.name == "peewee" and r.msg]
+    assert [s for s in statements if s.split(None, 1)[0].upper() in WRITES] == []
+    assert looked == []
+
+
+def test_a_rating_on_a_working_run_is_left_to_its_finish(app):
+    run = two_target_runs(1)[0]
+    Run.update(status=PENDING).where(Run.id == run.id).execute()
+    put_rating(run.run_id, answers(run)[0].id, {"rating": 1})
+    assert warm.warm_due(recheck=0) == []
+    Run.update(status=FINISHED, finished_at=utcnow()).where(Run.id == run.id).execute()
+    assert warm.warm_due(recheck=0) == [run.run_id]

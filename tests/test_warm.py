@@ -296,7 +296,10 @@ def test_a_changed_run_is_warmed_again_when_its_turn_comes(app, monkeypatch):
     assert warm.warm_due(recheck=2) == []
     last = Run.get_by_id(looked[-1])
     item = Item.select().where((Item.run == last) & (Item.status == COMPLETED)).first()
-    Rating.create(item=item, run=last, rating=4)  # changed, but checked the most recently
+    # Changed, but checked the most recently (an item scored again in place: no finish, no
+    # rating, nothing a query finds ahead of its turn).
+    later = T0 + dt.timedelta(hours=1)
+    Item.update(evaluation_score=1.0, updated_at=later).where(Item.id == item.id).execute()
     assert warm.warm_due(recheck=2) == []  # the other two runs' turn
     assert warm.warm_due(recheck=2) == [last.run_id]
     assert warm.is_warm(last)

@@ -13,15 +13,19 @@ for its run. A run is warm when its marker (a RunFigures row named WARM) holds t
 everything its files show (kept_files.body_stamp): a finish, a continue, a re-judge, a new
 rating or vote, an imported run all change it. Runs without a marker go first, newest first;
 then warmed runs that finished again since their marker (a re-judge, a retry, a continue: one
-join, REFINISHED of them); then baselines pinned or changed since this process last looked
-(warm_pinned); then the warmed ones in turn, RECHECK a pass in run id order, round and round
-from where the last pass stopped (a cursor this process keeps: the ones checked longest ago
-come next), so every finished run is looked at again within a few passes (a new rating is
-seen this way). Only a warm writes (its marker): a pass over unchanged runs writes nothing, so
-an idle server leaves its database alone.
+join, REFINISHED of them); then runs whose ratings or votes changed since this process last
+looked (ratings/changes.py: the rows the labels tables gained, whichever process wrote them,
+LABELLED of them a pass; a process's first look goes back CATCH_UP rows of each table); then
+baselines pinned or changed since this process last looked (warm_pinned); then the warmed ones
+in turn, RECHECK a pass in run id order, round and round from where the last pass stopped (a
+cursor this process keeps: the ones checked longest ago come next), so every finished run is
+looked at again within a few passes (what no query above finds is seen this way). Only a warm
+writes (its marker): a pass over unchanged runs writes nothing, so an idle server leaves its
+database alone.
 A warm that fails is logged and marked (not tried again until the run changes): its pages work
-the figures out on the request, as before. A live run is not warmed: its stamp changes every
-second.
+the figures out on the request, as before. A baseline's compares that fail (a database busy)
+are tried again on later passes, PIN_TRIES times in all, waiting longer after each failure. A
+live run is not warmed: its stamp changes every second.
 
 With its own figures, a run's likely compares are worked out too (schedules/comparable.py):
 against the previous comparable run and its collections' baselines, the earlier run as A, as the
@@ -49,6 +53,8 @@ from ..db.models import Run
 from ..db.models import RunFigures
 from ..db.models import RunTarget
 from ..ratings.cards import parse_filters
+from ..ratings.changes import changed_runs
+from ..ratings.changes import latest_ids
 from ..ratings.charts import CHARTS as REPORT_CHARTS
 from ..ratings.kept import kept_choices
 from ..ratings.kept import kept_judge_check
@@ -104,9 +110,18 @@ RECHECK = 3
 # Warmed runs finished again since their warm (a re-judge, a retry, a continue) looked at per
 # pass, ahead of their turn: found by one join of the runs with their markers.
 REFINISHED = 3
+# Runs whose ratings or votes changed checked per pass, ahead of their turn (a stamp each).
+LABELLED = 3
+# How far back, in rows of each labels table, a process's first pass looks for changed runs: a
+# rating made while the server was down is found too, a restart costs a bounded read.
+CATCH_UP = 10_000
 # Baselines not handled yet by this process checked per pass (after a restart: every one; a
 # check reads a few stamps, and the compares only where they are not kept).
 PINS = 5
+# Passes at a baseline whose compares failed (a database busy, a run deleted meanwhile), the
+# first included: each failure waits twice as many passes (0, 1, 3) before the next; after the
+# last, its pages work the compares out, as before.
+PIN_TRIES = 4
 
 _lock = threading.Lock()
 _state = {"passed": None, "thread": None}
@@ -194,18 +209,22 @@ def _warm_later_compares(run, composite_settings):
 
 def _warm_compare(before, after, composite_settings):
     """Keep the compare of `before` (A) with `after` (B) as the compare page reads it, unless it
-    is kept already; True when it was worked out. One that fails is logged."""
+    is kept already; True when it was worked out and kept, False when it was kept already,
+    None when it failed (logged), or was worked out but could not be stored (a database that
+    took no write: store_figures logs it and the view goes on)."""
     try:
         # Read as the page reads them (get_run): each run's row is part of the kept stamp.
         run_a, run_b = get_run(before.run_id), get_run(after.run_id)
         args = (run_a, run_b, PAGE_LIMIT, composite_settings)
         if compare_is_kept(*args):
             return False
-        kept_compare_runs(*args)
-        return True
+        # In the database only: one this process could not store (a database busy) is worked
+        # out and stored again on a later try, not read back from this process's memory.
+        kept_compare_runs(*args, memory=False)
+        return True if compare_is_kept(*args) else None
     except Exception:
         log.exception("compare of runs %s and %s not warmed", before.run_id, after.run_id)
-        return False
+        return None
 
 
 def is_warm(run, composite_settings=DEFAULT_SETTINGS):
@@ -255,7 +274,11 @@ def warm_due(composite_settings=DEFAULT_SETTINGS, limit=BATCH, recheck=RECHECK):
             return [run.run_id]
     if unmarked:
         return []
-    warmed = _warm_refinished(composite_settings) or warm_pinned(composite_settings)
+    warmed = (
+        _warm_refinished(composite_settings)
+        or _warm_labelled(composite_settings)
+        or warm_pinned(composite_settings)
+    )
     if warmed:
         return warmed
     for run in _in_turn(recheck):
@@ -330,6 +353,9 @@ def _marker(run):
 # The baselines warm_pinned has handled, by database: {collection id: (run id, pinned at)}.
 # In memory: a process's first pass checks every baseline (stamps only where all is kept).
 _pins = {}
+# The baselines whose compares failed, not handled yet, by database: {collection id: (the pin,
+# failures so far, passes still to wait)}.
+_failed_pins = {}
 
 
 def warm_pinned(composite_settings=DEFAULT_SETTINGS, limit=PINS):
@@ -337,18 +363,25 @@ def warm_pinned(composite_settings=DEFAULT_SETTINGS, limit=PINS):
     finished runs of its collection (comparable.runs_shown_with), before anyone opens them.
     Reads the baselines (a row per collection) and goes through up to `limit` of those this
     process has not handled in that state, until one worked a compare out (the next pass
-    takes the rest); returns the runs (B) whose compare with it was worked out."""
+    takes the rest); returns the runs (B) whose compare with it was worked out. One that
+    failed is looked at again on a later pass (PIN_TRIES)."""
     seen = _pins.setdefault(database.database, {})
+    failed = _failed_pins.setdefault(database.database, {})
     pins = Baseline.select(Baseline.collection, Baseline.run, Baseline.pinned_at).tuples()
     pins = {collection: (run, at) for collection, run, at in pins}
     for gone in set(seen) - set(pins):
         del seen[gone]
-    new = [(c, pin) for c, pin in sorted(pins.items()) if seen.get(c) != pin][:limit]
+    for gone in set(failed) - set(pins):
+        del failed[gone]
+    new = [(c, pin) for c, pin in sorted(pins.items()) if seen.get(c) != pin]
+    new = [(c, pin) for c, pin in new if _pin_due(failed, c, pin)][:limit]
     token = one_stamp_per_run()  # a run's stamp read once however many pins it is shown with
     try:
         for collection, pin in new:
-            warmed = _warm_pin(collection, pin[0], composite_settings)
-            seen[collection] = pin  # handled, warmed or failed: not again until it changes
+            warmed, ok = _warm_pin(collection, pin[0], composite_settings)
+            if ok or _given_up(failed, collection, pin):
+                seen[collection] = pin  # handled: not again until it changes
+                failed.pop(collection, None)
             if warmed:
                 return warmed
     finally:
@@ -356,16 +389,42 @@ def warm_pinned(composite_settings=DEFAULT_SETTINGS, limit=PINS):
     return []
 
 
+def _pin_due(failed, collection, pin):
+    """Whether this pass looks at a baseline not handled yet: yes, unless its compares failed
+    on a pass a moment ago and its wait is not over (counted down here)."""
+    pin_failed, failures, wait = failed.get(collection, (None, 0, 0))
+    if pin_failed != pin or not wait:
+        return True
+    failed[collection] = (pin, failures, wait - 1)
+    return False
+
+
+def _given_up(failed, collection, pin):
+    """Count a failure of the baseline's compares: True when it was the last try (PIN_TRIES),
+    else it waits twice as many passes as the time before (none the first time)."""
+    pin_failed, failures, _ = failed.get(collection, (None, 0, 0))
+    failures = failures + 1 if pin_failed == pin else 1
+    log.warning("compares with the baseline of collection %s not all kept", collection)
+    if failures >= PIN_TRIES:
+        log.warning("compares with the baseline of collection %s given up", collection)
+        return True
+    failed[collection] = (pin, failures, 2 ** (failures - 1) - 1)
+    return False
+
+
 def _warm_pin(collection, run_pk, composite_settings):
+    """(the runs whose compare with the collection's baseline was worked out, whether every
+    one is kept now)."""
     try:
         base = Run.get_or_none(Run.id == run_pk)
         if base is None or base.status != FINISHED:  # continued since: warmed as it finishes
-            return []
+            return [], True
         shown = runs_shown_with(base, [collection])
-        return [run.run_id for run in shown if _warm_compare(base, run, composite_settings)]
-    except Exception:  # the run deleted meanwhile, a database busy: its pages work it out
+        done = [(run, _warm_compare(base, run, composite_settings)) for run in shown]
+        return [run.run_id for run, worked in done if worked], None not in (w for _, w in done)
+    except Exception:  # a database busy: tried again on a later pass
         log.exception("compares with the baseline of collection %s not warmed", collection)
-        return []
+        return [], False
 
 
 def _warm_refinished(composite_settings, limit=REFINISHED):
@@ -388,4 +447,33 @@ def _warm_refinished(composite_settings, limit=REFINISHED):
         RunFigures.update(computed_at=moved_on).where(
             (RunFigures.run == run.id) & (RunFigures.name == WARM)
         ).execute()
+    return []
+
+
+# The labels tables' newest ids this process has looked at, and the runs changed up to them not
+# looked at yet, by database: {"seen": latest_ids(), "runs": {run id: None}}. In memory, as
+# _turns: a first pass goes back CATCH_UP rows, so the database tells what changed meanwhile.
+_labels = {}
+
+
+def _warm_labelled(composite_settings, limit=LABELLED):
+    """Warm the first of up to `limit` runs whose ratings or votes changed (ratings/changes.py)
+    since this process last looked, not waiting for their turn; returns its run id in a list.
+    Reads the labels tables' newest ids (one statement), and their new rows only when they
+    moved."""
+    latest = latest_ids()
+    state = _labels.get(database.database)
+    if state is None:
+        seen = tuple(max(0, n - CATCH_UP) for n in latest)
+        state = _labels[database.database] = {"seen": seen, "runs": {}}
+    if latest != state["seen"]:
+        # A table whose newest rows went (an undone vote) looks from its newest id again.
+        state["runs"].update(dict.fromkeys(changed_runs(state["seen"], latest)))
+        state["seen"] = latest
+    runs = state["runs"]
+    for run_pk in list(runs)[:limit]:
+        del runs[run_pk]  # looked at: a run changed again is found again
+        run = Run.get_or_none(Run.id == run_pk)
+        if run is not None and keep_warm(run, composite_settings):
+            return [run.run_id]
     return []

@@ -19,15 +19,16 @@ PAGE_LIMIT = 25
 _CODE = code_stamp(__file__, ("compare.py", "compare_pairs.py", "stats.py"))
 
 
-def kept_compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS):
+def kept_compare_runs(run_a, run_b, limit=50, composite_settings=DEFAULT_SETTINGS, memory=True):
     """compare_runs(run_a, run_b, limit, composite_settings), read back while both runs (their
-    rows and items) and the settings hold."""
+    rows and items) and the settings hold; `memory` as results/kept.kept_figures has it."""
     name, also = _kept_as(run_a, run_b, limit, composite_settings)
     return kept_across(
         [run_a, run_b],
         name,
         lambda: compare_runs(run_a, run_b, limit=limit, composite_settings=composite_settings),
         also=also,
+        memory=memory,
     )
 
 
