@@ -263,6 +263,13 @@ def test_a_pin_whose_compares_keep_failing_is_tried_a_few_times_then_left(app, c
     assert not compare_is_kept(get_run(base.run_id), get_run(run.run_id), PAGE_LIMIT)
 
 
+@pytest.fixture(autouse=True)
+def labels_warmed_without_waiting(monkeypatch):
+    """Most tests here look at the pass right after a change: the quiet passes a run's labels
+    wait (warm.LABELS_QUIET) have a test of their own."""
+    monkeypatch.setattr(warm, "LABELS_QUIET", 0)
+
+
 def two_target_runs(count):
     """`count` finished runs whose two targets answered the same two tasks, every one warmed
     (in run id order)."""
@@ -304,6 +311,19 @@ def warmed_at_once(run):
 def test_a_new_rating_makes_the_next_pass_warm_its_run_and_only_it(app):
     rated = two_target_runs(4)[1]
     put_rating(rated.run_id, answers(rated)[0].id, {"rating": 4})
+    warmed_at_once(rated)
+
+
+def test_a_run_rated_again_and_again_is_warmed_once_its_labels_stay_unchanged(app, monkeypatch):
+    monkeypatch.setattr(warm, "LABELS_QUIET", 2)
+    rated = two_target_runs(3)[1]
+    first, second = answers(rated)[:2]
+    put_rating(rated.run_id, first.id, {"rating": 4})
+    assert warm.warm_due(recheck=0) == []  # found: waits two passes
+    put_rating(rated.run_id, second.id, {"rating": 2})
+    assert warm.warm_due(recheck=0) == []  # rated again: waits two passes from now
+    assert warm.warm_due(recheck=0) == []
+    assert not warm.is_warm(rated)
     warmed_at_once(rated)
 
 

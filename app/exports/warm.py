@@ -15,7 +15,8 @@ rating or vote, an imported run all change it. Runs without a marker go first, n
 then warmed runs that finished again since their marker (a re-judge, a retry, a continue: one
 join, REFINISHED of them); then runs whose ratings or votes changed since this process last
 looked (ratings/changes.py: the rows the labels tables gained, whichever process wrote them,
-LABELLED of them a pass; a process's first look goes back CATCH_UP rows of each table); then
+LABELLED of them a pass, each once its labels stayed unchanged LABELS_QUIET passes; a
+process's first look goes back CATCH_UP rows of each table); then
 baselines pinned or changed since this process last looked (warm_pinned); then the warmed ones
 in turn, RECHECK a pass in run id order, round and round from where the last pass stopped (a
 cursor this process keeps: the ones checked longest ago come next), so every finished run is
@@ -112,6 +113,10 @@ RECHECK = 3
 REFINISHED = 3
 # Runs whose ratings or votes changed checked per pass, ahead of their turn (a stamp each).
 LABELLED = 3
+# Passes a run's labels must stay unchanged before it is re-warmed (about 8 s): a person rating
+# item after item has the run re-warmed once when they pause, not after every rating (a re-warm
+# is ~3.4 s of CPU at 100 000 items, on the thread the pages share the interpreter with).
+LABELS_QUIET = 4
 # How far back, in rows of each labels table, a process's first pass looks for changed runs: a
 # rating made while the server was down is found too, a restart costs a bounded read.
 CATCH_UP = 10_000
@@ -451,27 +456,33 @@ def _warm_refinished(composite_settings, limit=REFINISHED):
 
 
 # The labels tables' newest ids this process has looked at, and the runs changed up to them not
-# looked at yet, by database: {"seen": latest_ids(), "runs": {run id: None}}. In memory, as
-# _turns: a first pass goes back CATCH_UP rows, so the database tells what changed meanwhile.
+# looked at yet, by database: {"seen": latest_ids(), "runs": {run id: passes still to wait}}.
+# In memory, as _turns: a first pass goes back CATCH_UP rows, so the database tells what changed
+# meanwhile.
 _labels = {}
 
 
 def _warm_labelled(composite_settings, limit=LABELLED):
     """Warm the first of up to `limit` runs whose ratings or votes changed (ratings/changes.py)
-    since this process last looked, not waiting for their turn; returns its run id in a list.
-    Reads the labels tables' newest ids (one statement), and their new rows only when they
-    moved."""
+    since this process last looked and then stayed unchanged for LABELS_QUIET passes, not
+    waiting for their turn; returns its run id in a list. Reads the labels tables' newest ids
+    (one statement), and their new rows only when they moved."""
     latest = latest_ids()
     state = _labels.get(database.database)
     if state is None:
         seen = tuple(max(0, n - CATCH_UP) for n in latest)
         state = _labels[database.database] = {"seen": seen, "runs": {}}
+    runs = state["runs"]
     if latest != state["seen"]:
         # A table whose newest rows went (an undone vote) looks from its newest id again.
-        state["runs"].update(dict.fromkeys(changed_runs(state["seen"], latest)))
+        for run_pk in changed_runs(state["seen"], latest):
+            runs.pop(run_pk, None)  # changed again: waits its quiet passes from now, last
+            runs[run_pk] = LABELS_QUIET
         state["seen"] = latest
-    runs = state["runs"]
-    for run_pk in list(runs)[:limit]:
+    quiet = [run_pk for run_pk, wait in runs.items() if wait <= 0]
+    for run_pk in runs.keys() - set(quiet):
+        runs[run_pk] -= 1
+    for run_pk in quiet[:limit]:
         del runs[run_pk]  # looked at: a run changed again is found again
         run = Run.get_or_none(Run.id == run_pk)
         if run is not None and keep_warm(run, composite_settings):
