@@ -122,7 +122,8 @@ def _built(key, build):
     got = _BUILT.get(full)
     if got is None:
         query = build()
-        convert = [getattr(column, "python_value", None) for column in query.selected_columns]
+        columns = getattr(query, "selected_columns", None) or ()  # none for an INSERT
+        convert = [getattr(column, "python_value", None) for column in columns]
         got = _BUILT[full] = (query.sql()[0], convert)
     return got
 
