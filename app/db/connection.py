@@ -11,6 +11,7 @@ takes no such lock (row locks only: claims with FOR UPDATE SKIP LOCKED).
 
 import logging
 import sqlite3
+from itertools import chain
 from pathlib import Path
 
 from peewee import SQL
@@ -194,7 +195,7 @@ def insert_values(model, fields, rows):
     with __exception_wrapper__:
         for start in range(0, len(rows), per):
             chunk = rows[start : start + per]
-            params = [value for row in chunk for value in row]
+            params = list(chain.from_iterable(chunk))
             cursor.execute(head + ", ".join([one] * len(chunk)) + tail, params)
     return len(rows)
 
