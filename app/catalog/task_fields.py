@@ -115,11 +115,21 @@ def clean_task(data, *, line=None, file=None, require_reference=True, check_sche
         out["difficulty"] = difficulty
     _texts(data, _BODY_TEXT, out, err)
 
-    out["rubric"] = _clean_rubric(_maybe_json(data.get("rubric")), err)
-    out["auto_fail"] = _clean_strings(data.get("auto_fail"), "auto_fail", "\n", err)
-    out["tags"] = _clean_strings(data.get("tags"), "tags", ",", err, unique=True, limit=100)
-    out["vars"] = _clean_vars(_maybe_json(data.get("vars")), err)
-    out["tools"], out["checks"] = _clean_checks_and_tools(data, out, err, check_schemas)
+    # A list or mapping not given (most of a file's tasks leave several out) is settled here,
+    # not by the calls that would find nothing in it: the same values and problems.
+    rubric, auto_fail, tags, variables = map(data.get, _STRUCTURED)
+    out["rubric"] = None if rubric is None else _clean_rubric(_maybe_json(rubric), err)
+    out["auto_fail"] = (
+        None if auto_fail is None else _clean_strings(auto_fail, "auto_fail", "\n", err)
+    )
+    out["tags"] = (
+        None if tags is None else _clean_strings(tags, "tags", ",", err, unique=True, limit=100)
+    )
+    out["vars"] = None if variables is None else _clean_vars(_maybe_json(variables), err)
+    if data.get("tools") is None and data.get("checks") is None:
+        out["tools"] = out["checks"] = None
+    else:
+        out["tools"], out["checks"] = _clean_checks_and_tools(data, out, err, check_schemas)
 
     refs = out.get("excellent") or out.get("good") or out.get("pass_answer")
     # Checks score an answer by rule: a task with them needs no reference for a judge.
@@ -166,6 +176,9 @@ _BODY_TEXT = (
 )
 
 
+_STRUCTURED = ("rubric", "auto_fail", "tags", "vars")
+
+
 def _texts(data, rules, out, err):
     """The text fields of `rules` into `out`, stripped; a problem is err'd and its field left
     out. One loop over a table, not a call per field: an import checks ten per task."""
@@ -193,9 +206,8 @@ def _texts(data, rules, out, err):
 
 def _clean_checks_and_tools(data, out, err, check_schemas=True):
     """(tools, checks) as given, or None each; a problem is reported naming the task (a file's
-    or a form's error list then says which task), the check and its field."""
-    if data.get("tools") is None and data.get("checks") is None:
-        return None, None  # most tasks of a file: nothing to read or name
+    or a form's error list then says which task), the check and its field. Asked only when
+    either is given (clean_task settles most tasks of a file, which give neither)."""
     tools = checks = None
     named = f" (task {out['task_id']})" if out.get("task_id") else ""
     try:

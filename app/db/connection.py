@@ -11,6 +11,7 @@ takes no such lock (row locks only: claims with FOR UPDATE SKIP LOCKED).
 
 import logging
 import sqlite3
+from itertools import chain
 from pathlib import Path
 
 from peewee import SQL
@@ -122,7 +123,8 @@ def _built(key, build):
     got = _BUILT.get(full)
     if got is None:
         query = build()
-        convert = [getattr(column, "python_value", None) for column in query.selected_columns]
+        columns = getattr(query, "selected_columns", None) or ()  # none for an INSERT
+        convert = [getattr(column, "python_value", None) for column in columns]
         got = _BUILT[full] = (query.sql()[0], convert)
     return got
 
@@ -193,7 +195,7 @@ def insert_values(model, fields, rows):
     with __exception_wrapper__:
         for start in range(0, len(rows), per):
             chunk = rows[start : start + per]
-            params = [value for row in chunk for value in row]
+            params = list(chain.from_iterable(chunk))
             cursor.execute(head + ", ".join([one] * len(chunk)) + tail, params)
     return len(rows)
 

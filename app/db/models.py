@@ -43,7 +43,34 @@ CONTROL_QUEUED = "queued"
 
 # json.dumps with options builds a new encoder for every value (half the cost of a short one,
 # and a recorded answer stores several); one encoder, the same options, the same text.
-_JSON_TEXT = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+_JSON_TEXT = _ENCODER.encode
+# encode() still makes its C encoder anew for every value (two thirds of a short list's cost):
+# one made once, the same options, for acyclic_json_text. It keeps no circular-reference
+# markers (those a failed value left behind would refuse a later one).
+_C_ENCODER = (
+    json.encoder.c_make_encoder(
+        None,
+        _ENCODER.default,
+        json.encoder.encode_basestring,
+        None,
+        _ENCODER.key_separator,
+        _ENCODER.item_separator,
+        True,
+        False,
+        True,
+    )
+    if json.encoder.c_make_encoder is not None
+    else None
+)
+
+
+def acyclic_json_text(value):
+    """JSONField's text for a value known to hold no cycle (a checked task's lists and
+    mappings, made by the task store's cleaners): the same text as db_value, made cheaper."""
+    if _C_ENCODER is None or value.__class__ is str:
+        return _JSON_TEXT(value)
+    return "".join(_C_ENCODER(value, 0))
 
 
 class JSONField(TextField):
