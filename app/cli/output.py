@@ -157,3 +157,14 @@ def speed_line(speed):
         f"{num(speed['requestsPerSecond'], 2)} req/s · "
         f"concurrency {num(speed['achievedConcurrency'], 2)}"
     )
+
+
+def target_lines(row):
+    """The lines under a target's figures, as `show` and a run's end print them: quality
+    (if any), speed, SLO (if any) and the load steps' table."""
+    quality = quality_line(row)
+    lines = [quality] if quality else []
+    lines.append(speed_line(row.get("speed")))
+    if row.get("slo"):
+        lines.append(slo_line(row["slo"]))
+    return [*lines, *step_table(row.get("steps"))]

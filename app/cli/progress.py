@@ -15,10 +15,7 @@ from .output import EXIT_GATE
 from .output import db_context
 from .output import emit
 from .output import num
-from .output import quality_line
-from .output import slo_line
-from .output import speed_line
-from .output import step_table
+from .output import target_lines
 
 # The output for people, with the live screen, is loaded (with rich) only when people may
 # watch: --json and --quiet show no screen, and a run's start-up spent ~40 ms importing rich.
@@ -228,12 +225,7 @@ class Output:
                 f"{num(row['avgTimeMs'], 0):>8} {num(row['avgTokensPerSecond']):>7} "
                 f"{('-' if rate is None else f'{rate:.1f}%'):>8}"
             )
-            if quality_line(row):
-                click.echo(f"  {quality_line(row)}")
-            click.echo(f"  {speed_line(row.get('speed'))}")
-            if row.get("slo"):
-                click.echo(f"  {slo_line(row['slo'])}")
-            for line in step_table(row.get("steps")):
+            for line in target_lines(row):
                 click.echo(f"  {line}")
 
 

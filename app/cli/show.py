@@ -17,10 +17,7 @@ from .lazy import load
 from .open_database import open_db
 from .output import db_context
 from .output import num
-from .output import quality_line
-from .output import slo_line
-from .output import speed_line
-from .output import step_table
+from .output import target_lines
 from .output import translate
 from .resume_hint import resume_hint
 from .server_options import server_options
@@ -91,12 +88,7 @@ def show(run_id, as_json, server=None, token=None):
             f"  {row['target']}: score {num(row['avgScore'])}, {row['completed']} completed, "
             f"{row['failed']} failed, auto-fail {'-' if rate is None else f'{rate:.1f} %'}"
         )
-        if quality_line(row):
-            click.echo(f"    {quality_line(row)}")
-        click.echo(f"    {speed_line(row.get('speed'))}")
-        if row.get("slo"):
-            click.echo(f"    {slo_line(row['slo'])}")
-        for line in step_table(row.get("steps")):
+        for line in target_lines(row):
             click.echo(f"    {line}")
     for message in errors:
         click.echo(f"  error: {message}")
