@@ -1,5 +1,6 @@
-"""The downloads with one row per item (results.md, the detailed results.csv, results.jsonl) and
-report.csv, made in-process from a seeded database, timed by CPU and wall time per download.
+"""The downloads with one row per item (results.md, the detailed results.csv, results.jsonl),
+report.csv and the results.csv `llmbench report` writes (results_csv), made in-process from a
+seeded database, timed by CPU and wall time per download.
 
 Reads an existing file seeded by bench_full_pages.py (runs full-a-N and full-b-N); its kept
 heads and figures are used as a warm server would (the first download of each kind warms them
@@ -27,11 +28,12 @@ sys.path.insert(0, str(ROOT))
 from app.db.connection import database  # noqa: E402
 from app.db.models import Run  # noqa: E402
 from app.exports import files  # noqa: E402
+from app.exports.item_results import results_csv  # noqa: E402
 from app.factory import create_app  # noqa: E402
 from app.results.composite import settings_from  # noqa: E402
 
 KEY = base64.b64encode(b"b" * 32).decode()
-KINDS = ("markdown", "detailed_csv", "report_csv", "results_jsonl")
+KINDS = ("markdown", "detailed_csv", "report_csv", "results_jsonl", "results_csv")
 # With --http: each kind's page, as the web app serves it (masking and the streamed reply too).
 ROUTES = {
     "markdown": "/runs/{}/results.md",
@@ -43,7 +45,10 @@ ROUTES = {
 def body(run, kind, settings, out=None):
     """Make the download whole; (CPU s, wall s, bytes)."""
     cpu, started = time.process_time(), time.perf_counter()
-    chunks, filename, _ = files.download(run, kind, settings)
+    if kind == "results_csv":  # the CLI's file (llmbench report), not a web download
+        chunks, filename = results_csv(run), "results.csv"
+    else:
+        chunks, filename, _ = files.download(run, kind, settings)
     size = 0
     sink = open(out / filename, "wb") if out else None  # noqa: SIM115 - closed below
     try:

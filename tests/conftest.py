@@ -60,6 +60,7 @@ ALSO_ON_POSTGRES = {
     "test_api_exports",
     "test_claim_batches",
     "test_exports",
+    "test_row_files_golden",
     "test_orchestrator",
     "test_postgres",
     "test_indexes",

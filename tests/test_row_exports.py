@@ -1,13 +1,18 @@
 """The per-row shortcuts of the downloads with a row per item (results.md, the detailed CSV)
 write the same bytes as the plain way: a number's text, a Markdown row, a CSV line."""
 
+import io
 import random
 
 from app.exports.csvfiles import _chunks
 from app.exports.csvfiles import _fast_chunks
 from app.exports.markdown import _row
 from app.exports.markdown import _text_row
+from app.exports.rows import REMEMBERED
 from app.exports.rows import number
+from app.exports.rows import number_memo
+from app.files.csvcells import SafeWriter
+from app.files.csvcells import mixed_lines
 
 
 def rounded_text(value, digits=2):
@@ -78,3 +83,44 @@ def test_fast_csv_lines_match_the_csv_module_for_formulas_and_plain_rows():
         rows.append(tuple(fields))
     header = ("a", "b", "c")
     assert "".join(_fast_chunks(header, rows)) == "".join(_chunks(header, rows))
+
+
+def test_a_remembered_numbers_text_is_numbers_text_for_every_value_and_its_equals():
+    rng = random.Random(5)
+    values = numbers(rng, 2000)
+    values += [1, 1.0, True, 0, -0.0, 10**16, 1e16, None] * 3
+    for digits in (1, 2):
+        text = number_memo(digits)
+        for value in values + values:
+            assert text(value) == number(value, digits), (value, digits)
+
+
+def test_a_remembered_numbers_texts_stay_few():
+    text = number_memo()
+    for n in range(3 * REMEMBERED):
+        text(n + 0.5)
+    (memo,) = [c.cell_contents for c in text.__closure__ if isinstance(c.cell_contents, dict)]
+    assert 0 < len(memo) <= REMEMBERED
+
+
+def test_mixed_csv_lines_match_the_csv_module_for_text_numbers_and_none():
+    rng = random.Random(13)
+    starts = ["=", "+", "-", "@", "\t", "\r", "'", "''=", "\uff1d", ""]
+    texts = ["a", "é ✓", ",", '"', "\n", "\r\n", "1.5", " ", ""]
+    numbers_ = [0, -1, 7, 2.5, -0.25, 1e-05, 1e22, float("inf"), float("-inf"), float("nan")]
+    rows = []
+    for _ in range(3000):
+        row = []
+        for _ in range(rng.randint(1, 10)):
+            kind = rng.random()
+            if kind < 0.2:
+                row.append(None)
+            elif kind < 0.5:
+                row.append(rng.choice(numbers_))
+            else:
+                row.append(rng.choice(starts) + "".join(rng.choices(texts, k=rng.randint(0, 4))))
+        rows.append(tuple(row))
+    rows = [row for row in rows if row not in ((None,), ("",))]  # csv quotes a lone empty cell
+    buffer = io.StringIO()
+    SafeWriter(buffer).writerows(rows)
+    assert mixed_lines(rows) == buffer.getvalue()

@@ -24,6 +24,7 @@ from .rows import item_cursor
 from .rows import json_value
 from .rows import judge_score
 from .rows import number
+from .rows import number_memo
 from .rows import targets
 from .rows import task_name
 from .rows import tool_calls_text
@@ -71,6 +72,8 @@ DETAILED_COLUMNS = (
     "judge_score",
 )
 CHUNK_ROWS = 500
+ITL_CELLS = ("p50", "p90")
+NO_GAPS = dict.fromkeys(ITL_CELLS)
 
 
 def _chunks(header, rows):
@@ -128,43 +131,23 @@ def csv_average(run, composite_settings=DEFAULT_SETTINGS):
     yield from _chunks(AVERAGE_COLUMNS, rows)
 
 
-def _timing_cells(time_ms, ttft_ms, tokens, first_answer_ms, itl_hist, queue_ms, sent_ts):
-    """The detailed CSV's timing cells of one item (DETAILED_COLUMNS' last six)."""
-    gaps = itl(itl_hist, ("p50", "p90")) or {}
-    return (
-        number(first_answer_ms),
-        number(gaps.get("p50")),
-        number(gaps.get("p90")),
-        number(tpot_ms(time_ms, ttft_ms, tokens)),
-        number(queue_ms),
-        sent_at(sent_ts) or "",
-    )
-
-
 def csv_detailed(run):
     """Detailed CSV: one line per item, streamed from one cursor."""
     names = {tid: (provider, model) for tid, provider, model in targets(run)}
-    rows = (
+    yield from _fast_chunks(
+        DETAILED_COLUMNS, map(_detailed_cells(names), item_cursor(run, timing=True))
+    )
+
+
+def _detailed_cells(names):
+    """The function that gives one item's detailed CSV cells (DETAILED_COLUMNS) from its raw
+    item_cursor(timing=True) tuple: the columns whose values repeat (scores, token counts, ITL
+    buckets) through number_memo, the rest through number; JSON read only when there is some."""
+    score_text, tokens_text, gap_text = number_memo(), number_memo(), number_memo()
+    no_names = ("", "")
+
+    def cells(row):
         (
-            *names.get(target_id, ("", "")),
-            task_id,
-            task_name(question),
-            status,
-            number(time_ms),
-            number(tokens),
-            number(tps),
-            number(score),
-            reason or "",
-            answer or "",
-            error_text(stage, error),
-            number(check_score),
-            check_line(json_value(check_results)),
-            auto_fail_reason or "",
-            tool_calls_text(json_value(tool_calls)),
-            *_timing_cells(time_ms, ttft_ms, tokens, first_answer_ms, itl_hist, queue_ms, sent_ts),
-            number(judge_score(score, check_score, json_value(judge_scores))),
-        )
-        for (
             _id,
             target_id,
             task_id,
@@ -191,6 +174,33 @@ def csv_detailed(run):
             itl_hist,
             queue_ms,
             sent_ts,
-        ) in item_cursor(run, timing=True)
-    )
-    yield from _fast_chunks(DETAILED_COLUMNS, rows)
+        ) = row
+        gaps = (itl(itl_hist, ITL_CELLS) if itl_hist else None) or NO_GAPS
+        provider, model = names.get(target_id, no_names)
+        return (
+            provider,
+            model,
+            task_id,
+            task_name(question),
+            status,
+            number(time_ms),
+            tokens_text(tokens),
+            number(tps),
+            score_text(score),
+            reason or "",
+            answer or "",
+            error_text(stage, error) if error else "",
+            score_text(check_score),
+            "" if check_results is None else check_line(json_value(check_results)),
+            auto_fail_reason or "",
+            "" if tool_calls is None else tool_calls_text(json_value(tool_calls)),
+            number(first_answer_ms),
+            gap_text(gaps["p50"]),
+            gap_text(gaps["p90"]),
+            number(tpot_ms(time_ms, ttft_ms, tokens)),
+            number(queue_ms),
+            "" if sent_ts is None else sent_at(sent_ts),
+            score_text(judge_score(score, check_score, json_value(judge_scores))),
+        )
+
+    return cells

@@ -2,15 +2,18 @@
 score, reason, rubric scores, auto-fail, metrics, cost, error, the checks' score and results,
 why it auto-failed and the tool calls the answer made), streamed from one cursor."""
 
-import io
 import json
+from itertools import islice
 
 from ..db.connection import stream_rows
 from ..db.models import Item
-from ..files.csvcells import SafeWriter
+from ..files.csvcells import mixed_lines
 from ..runs.item_speed import ITL_FIGURES
 from ..runs.item_speed import api_fields
 from ..runs.item_speed import item_speed
+from ..runs.item_speed import itl
+from ..runs.item_speed import sent_at
+from ..runs.item_speed import tpot_ms
 from .rows import judge_score
 from .rows import targets
 
@@ -94,18 +97,20 @@ _COLUMNS = (
     Item.judge_scores,
 )
 CHUNK_ROWS = 200
+CSV_CHUNK_ROWS = 500  # results.csv's lines a chunk: a few hundred KB with their answers
+
+
+def _item_query(run):
+    """The _COLUMNS of `run`'s items, ordered by target and task id (the index's order)."""
+    return (
+        Item.select(*_COLUMNS).where(Item.run == run).order_by(Item.target, Item.task_key, Item.id)
+    )
 
 
 def item_records(run):
     """One dict per item, ordered by target and task id (the index's order: no sort), streamed
     (a server-side cursor on PostgreSQL: memory stays flat)."""
     names = {tid: f"{provider}/{model}" for tid, provider, model in targets(run)}
-    query = (
-        Item.select(*_COLUMNS)
-        .where(Item.run == run)
-        .order_by(Item.target, Item.task_key, Item.id)
-        .tuples()
-    )
     for (
         target,
         task_id,
@@ -142,7 +147,7 @@ def item_records(run):
         itl_hist,
         queue_ms,
         judge_scores,
-    ) in stream_rows(query):
+    ) in stream_rows(_item_query(run)):
         speed = item_speed(
             {
                 "time_taken_ms": time_ms,
@@ -209,6 +214,8 @@ def results_jsonl(run):
 
 
 def _cell(value):
+    """A results.csv cell as csv.writer takes it: None empty, booleans as JSON's, lists and
+    objects as sorted compact-key JSON, text and numbers as they are."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -218,62 +225,105 @@ def _cell(value):
     return value
 
 
-def _csv_row(r):
-    metrics, error, reused = r["metrics"], r["error"] or {}, r["reused"] or {}
-    itl = metrics["itl"] or {}
-    kinds = [
-        k for k, v in (("answer", "answerFrom"), ("judgement", "judgementFrom")) if reused.get(v)
-    ]
-    return [
-        _cell(v)
-        for v in (
-            r["taskId"],
-            r["category"],
-            r["difficulty"],
-            r["target"],
-            r["status"],
-            r["score"],
-            r["reason"],
-            r["rubricScores"],
-            r["autoFail"],
-            metrics["timeMs"],
-            metrics["ttftMs"],
-            metrics["promptTokens"],
-            metrics["tokensGenerated"],
-            metrics["tokensPerSecond"],
-            r["costUsd"],
-            r["judgeCostUsd"],
-            error.get("stage"),
-            error.get("message"),
-            "+".join(kinds) or None,
-            r["answer"],
-            r["checkScore"],
-            r["checkResults"],  # JSON text (_cell)
-            r["autoFailReason"],
-            r["toolCalls"],  # JSON text (_cell)
-            metrics["firstAnswerMs"],
-            metrics["lastTokenMs"],
-            metrics["sentAt"],
-            metrics["chunks"],
-            metrics["reasoningTokens"],
-            *(itl.get(name) for name in ITL_FIGURES),
-            metrics["itlMeasurable"],
-            metrics["tpotMs"],
-            metrics["queueMs"],
-            r["judgeScore"],
-        )
-    ]
+def _json_cell(text):
+    """_cell of a JSON column's value, from the cursor's text."""
+    return _cell(json.loads(text)) if text else ""
+
+
+_NO_GAPS = dict.fromkeys(ITL_FIGURES)
+
+
+def _csv_cells(row, names):
+    """One item's results.csv cells (CSV_COLUMNS) from its raw _COLUMNS tuple: the cells
+    item_records' dict gives, worked out without the dicts (item_speed's figures included).
+    The cursor's values are text, numbers or None (mixed_lines writes None empty, as csv.writer
+    does); only parsed JSON and booleans go through _cell."""
+    (
+        target,
+        task_id,
+        category,
+        difficulty,
+        status,
+        answer,
+        score,
+        reason,
+        rubric,
+        auto_fail,
+        time_ms,
+        ttft_ms,
+        prompt_tokens,
+        tokens,
+        tps,
+        _tps_source,
+        cost,
+        judge_cost,
+        stage,
+        error,
+        answer_from,
+        judgement_from,
+        check_score,
+        check_results,
+        auto_fail_reason,
+        tool_calls,
+        _tokens_estimated,
+        first_answer_ms,
+        last_token_ms,
+        sent_ts,
+        chunks,
+        reasoning_tokens,
+        itl_hist,
+        queue_ms,
+        judge_scores,
+    ) = row
+    gaps = itl(itl_hist) if itl_hist else None
+    measurable = None if chunks is None and gaps is None else gaps is not None
+    if answer_from and judgement_from:
+        reused = "answer+judgement"
+    else:
+        reused = "answer" if answer_from else "judgement" if judgement_from else ""
+    return (
+        task_id,
+        category,
+        difficulty,
+        names.get(target, ""),
+        status,
+        score,
+        reason,
+        _json_cell(rubric),
+        "" if auto_fail is None else "true" if auto_fail else "false",
+        time_ms,
+        ttft_ms,
+        prompt_tokens,
+        tokens,
+        tps,
+        cost,
+        judge_cost,
+        stage if error else None,
+        error or None,
+        reused,
+        answer,
+        check_score,
+        _json_cell(check_results),
+        auto_fail_reason,
+        _json_cell(tool_calls),
+        first_answer_ms,
+        last_token_ms,
+        sent_at(sent_ts),
+        chunks,
+        reasoning_tokens,
+        *(gaps or _NO_GAPS).values(),
+        _cell(measurable),
+        tpot_ms(time_ms, ttft_ms, tokens),
+        queue_ms,
+        _cell(judge_score(score, check_score, json.loads(judge_scores) if judge_scores else None)),
+    )
 
 
 def results_csv(run):
-    """results.csv as text chunks (RFC 4180, CRLF, header first, formula cells neutralised)."""
-    buffer = io.StringIO()
-    writer = SafeWriter(buffer)
-    writer.writerow(CSV_COLUMNS)
-    for n, record in enumerate(item_records(run), start=1):
-        writer.writerow(_csv_row(record))
-        if n % CHUNK_ROWS == 0:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-    yield buffer.getvalue()
+    """results.csv as text chunks (RFC 4180, CRLF, header first, formula cells neutralised),
+    CSV_CHUNK_ROWS lines a chunk."""
+    names = {tid: f"{provider}/{model}" for tid, provider, model in targets(run)}
+    yield mixed_lines([CSV_COLUMNS])
+    rows = iter(stream_rows(_item_query(run)))
+    while batch := list(islice(rows, CSV_CHUNK_ROWS)):
+        yield mixed_lines([_csv_cells(row, names) for row in batch])

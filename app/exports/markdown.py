@@ -23,6 +23,7 @@ from .rows import item_columns
 from .rows import json_value
 from .rows import judge_score
 from .rows import number
+from .rows import number_memo
 from .rows import status_label
 
 AVERAGE_HEADER = (
@@ -112,11 +113,12 @@ def _composites(run, averages, settings):
     yield f"\n{cell(composite_rule(settings))}.\n"
 
 
-def _judge_cell(judged, score, check_score, judge_scores):
-    """The judge's score of an item, or that the run has no judge (its checks score it)."""
+def _judge_cell(judged, score, check_score, judge_scores, text=number):
+    """The judge's score of an item, or that the run has no judge (its checks score it);
+    `text`: number, or a number_memo of it."""
     if not judged:
         return NO_JUDGE
-    return number(judge_score(score, check_score, json_value(judge_scores)))
+    return text(judge_score(score, check_score, json_value(judge_scores)))
 
 
 def _checks_cell(check_score, check_results):
@@ -211,6 +213,8 @@ def markdown_details(run, labels):
     """The detail rows, each target's inside <details> (`labels`: detail_labels), streamed."""
     labels = dict(labels)
     judged = bool(run.judge_model)
+    # Scores and token counts repeat down a run: their texts are remembered, not formatted anew.
+    score_text, tokens_text = number_memo(), number_memo()
     yield "\n## Detailed results\n"
     current = None
     piece = []
@@ -248,13 +252,13 @@ def markdown_details(run, labels):
                     difficulty,
                     status_label(status, stage),
                     number(time_ms),
-                    number(tokens),
+                    tokens_text(tokens),
                     number(tps),
-                    number(score),
-                    _judge_cell(judged, score, check_score, judge_scores),
-                    _checks_cell(check_score, check_results),
-                    _reason_cell(reason, auto_fail_reason),
-                    error_text(stage, error),
+                    score_text(score),
+                    _judge_cell(judged, score, check_score, judge_scores, score_text),
+                    "" if check_results is None else _checks_cell(check_score, check_results),
+                    _reason_cell(reason, auto_fail_reason) if auto_fail_reason else reason or "",
+                    error_text(stage, error) if error else "",
                 )
             )
         )

@@ -247,3 +247,23 @@ def number(value, digits=2):
         return str(int(rounded))
     # The shortest text for the rounded float: 40.5, 1067.25 (never 1067.2500000001).
     return repr(rounded)
+
+
+REMEMBERED = 4096  # texts a number_memo keeps before it starts afresh: memory stays flat
+
+
+def number_memo(digits=2):
+    """number(value, digits) as a function that remembers the texts of the values it was given,
+    for a column whose values repeat down a file (scores, token counts, ITL buckets): a dict
+    lookup instead of a format call. Values equal as numbers (1, 1.0, True) have one text."""
+    memo = {}
+
+    def text(value):
+        got = memo.get(value)
+        if got is None:
+            if len(memo) >= REMEMBERED:
+                memo.clear()
+            got = memo[value] = number(value, digits)
+        return got
+
+    return text
