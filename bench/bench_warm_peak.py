@@ -18,7 +18,10 @@ imports and the app). main: warm_run(full-a) peak RSS 306 MiB (run_speed 247, su
 report.html 303, A/B pairs 298), CPU 158 s; warm_run(full-b) 309 MiB, 167 s. warmpeak: full-a
 peak 204 MiB (run_speed 204, then 139 after give_back; summary/report 161-163; A/B pairs 147),
 RSS after 130 MiB, CPU 146 s; its 51 kept rows the same bytes as main's (pygal's chart ids
-aside). The run's speed columns (run_speed: ~115 MiB over the start) are now the peak.
+aside). full-b alone in a fresh process: peak 235 MiB in its compare with full-a (which works
+out full-a's compare figures there: main's 278 came after full-a's warm in the same process, so
+the two are not alike), its 51 own kept rows the same bytes as main's. The run's speed columns
+(~115 MiB over the start) and the compare are now the peaks.
 
 --trace adds tracemalloc (slower, and its own records count in RSS): the Python heap's peak per
 step and, with --top N, the biggest allocation sites at the highest peak.
