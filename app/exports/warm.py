@@ -53,6 +53,7 @@ from ..db.models import Baseline
 from ..db.models import Run
 from ..db.models import RunFigures
 from ..db.models import RunTarget
+from ..heap import give_back
 from ..ratings.cards import parse_filters
 from ..ratings.changes import changed_runs
 from ..ratings.changes import latest_ids
@@ -148,6 +149,7 @@ def warm_run(run, composite_settings=DEFAULT_SETTINGS):
         breakdown(run, "category", targets=targets)
         breakdown(run, "difficulty", targets=targets)
         speed = run_speed(run, averages)
+        give_back()  # its columns (~70 MiB at a million answers): not held beside the pages'
         kept_goodput(run, speed=speed)
         for narrow in (False, True):  # the page's and its phone width's (and report.html's)
             for name in speed_chart_names(run, speed):
@@ -171,11 +173,16 @@ def warm_run(run, composite_settings=DEFAULT_SETTINGS):
         kept_report_text(run, composite_settings)
         for _head in kept_markdown(run, detailed=False, composite_settings=composite_settings):
             pass
+        give_back()
         _warm_ratings(run)
+        give_back()
         _warm_compares(run, composite_settings)
         _warm_later_compares(run, composite_settings)
     finally:
         stamps_as_read(token)
+        # What it freed handed back: on the warm thread's own malloc arena, a server's
+        # requests could not reuse it, and warm + a page walk peaked at the sum of both.
+        give_back()
 
 
 def _warm_ratings(run):

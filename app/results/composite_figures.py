@@ -6,6 +6,7 @@ when the caller has read them); one more query reads the measured answer times f
 """
 
 import statistics
+from array import array
 
 from peewee import Case
 
@@ -46,8 +47,13 @@ def _time_figures(run):
     target = latency_target_ms(run)
     times = {}
     query = I.select(I.target, I.time_taken_ms).where((I.run == run) & _MEASURED).tuples()
+    # Packed doubles, not a list of float objects: a quarter of the memory (32 -> 8 MiB at a
+    # million answers); the median sorts one target's values at a time.
     for target_id, ms in database.execute(query):
-        times.setdefault(target_id, []).append(ms)
+        values = times.get(target_id)
+        if values is None:
+            values = times[target_id] = array("d")
+        values.append(ms)
     return [
         [
             target_id,

