@@ -16,6 +16,7 @@ from array import array
 import numpy as np
 
 from ..db.connection import database
+from ..db.connection import stream_rows
 from ..db.models import Item
 from ..db.models import Vote
 from ..results.kept import code_stamp
@@ -66,17 +67,16 @@ def pairs_query(scope):
 def _pairs_now(scope):
     """The scope's pairs from the database, packed: {"dtype", "ids": base64 of (A, B) rows}."""
     # Read a chunk at a time into packed integers: every row's tuple and task text held at
-    # once were ~70 MiB at a million items a run, the largest part of a warm's peak.
+    # once were ~70 MiB at a million items a run, the largest part of a warm's peak. Streamed
+    # (stream_rows): on PostgreSQL a plain cursor's fetchmany still had the whole result read.
     pairs, group = array("q"), array("q")
     task_number, last_task = -1, None
-    cursor = database.execute(pairs_query(scope))
-    while rows := cursor.fetchmany(_CHUNK):
-        for a_id, b_id, task in rows:
-            if task != last_task or task_number < 0:
-                task_number, last_task = task_number + 1, task
-            pairs.append(a_id)
-            pairs.append(b_id)
-            group.append(task_number)
+    for a_id, b_id, task in stream_rows(pairs_query(scope), _CHUNK):
+        if task != last_task or task_number < 0:
+            task_number, last_task = task_number + 1, task
+        pairs.append(a_id)
+        pairs.append(b_id)
+        group.append(task_number)
     ids = np.frombuffer(pairs, dtype=np.int64).reshape(-1, 2)
     if len(ids) > 1:
         # Within a task (as the database orders tasks) by A's item id, then B's.
