@@ -28,7 +28,6 @@ from app.ratings.store import put_rating
 from app.ratings.votes import change_vote
 from app.ratings.votes import record_vote
 from app.ratings.votes import undo_last_vote
-from app.results import kept
 from app.results.kept_compare import PAGE_LIMIT
 from app.results.kept_compare import compare_is_kept
 from app.results.kept_compare import kept_compare_runs
@@ -40,20 +39,17 @@ from app.schedules.comparable import later_compares
 from app.schedules.comparable import next_comparable_run
 from app.schedules.comparable import runs_shown_with
 from app.schedules.digest import digest_finished
-from tests.factories import T0
 from tests.factories import add_item
 from tests.factories import make_run
 from tests.factories import shown_pair
 from tests.test_kept_figures import tried
 from tests.test_warm import WRITES
 from tests.test_warm import looked_at
-from tests.test_warm_compares import cold_page
 from tests.test_warm_compares import compare_rows
 from tests.test_warm_compares import finished
 from tests.test_warm_compares import in_collection
-from tests.test_warm_compares import kept_rows
-from tests.test_warm_compares import page
 from tests.test_warm_compares import pinned
+from tests.test_warm_compares import works_nothing_out
 
 
 def all_warm():
@@ -78,17 +74,6 @@ def rejudged(run, score=3.0):
     ).where(Item.id == item.id).execute()
     Run.update(status=FINISHED, finished_at=now).where(Run.id == run.id).execute()
     return get_run(run.run_id)
-
-
-def works_nothing_out(client, a, b):
-    """The compare page of A and B, viewed by a new process, adds or changes no kept row and
-    shows what a cold view shows."""
-    RunFigures.update(computed_at=T0).execute()
-    before = kept_rows()
-    kept.forget()
-    shown = page(client, a, b)
-    assert kept_rows() == before
-    assert shown == cold_page(client, a, b)
 
 
 def baseline_and_run():
