@@ -25,7 +25,6 @@ import os
 import pstats
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +34,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = Path(os.environ.get("BENCH_SRC") or HERE.parent)
 sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(HERE))
+
+from bench_full_pages import run_child  # noqa: E402
 
 DERIVED = ("runfigures", "runspeed", "keptfigures")
 
@@ -108,17 +109,6 @@ def child(args):
     print(json.dumps(result))
 
 
-def _run_child(args, mode, out=None):
-    command = [sys.executable, __file__, "--child", mode, "--db", args.db]
-    command += ["--items", str(args.items)] + (["--out", out] if out else [])
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode:
-        sys.exit(f"{mode} failed:\n{done.stderr[-4000:]}")
-    if mode == "profile":
-        print(done.stderr)
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", required=True)
@@ -140,7 +130,7 @@ def main():
     print(f"source: {ROOT}\ndatabase: {args.db}\nload average at start: {os.getloadavg()}")
     if args.check:
         with tempfile.TemporaryDirectory() as out:
-            took = _run_child(args, "check", out)
+            took = run_child(__file__, args, "check", out)
             same = filecmp.cmp(f"{out}/new.json", f"{out}/before.json", shallow=False)
             size = os.path.getsize(f"{out}/new.json")
             print(
@@ -153,10 +143,10 @@ def main():
         return
     mode = "cold" if args.cold else "pair"
     if not args.cold:
-        _run_child(args, "warm")
+        run_child(__file__, args, "warm")
     results = []
     for n in range(args.repeat):
-        result = _run_child(args, mode)
+        result = run_child(__file__, args, mode)
         results.append(result)
         print(
             f"repeat {n + 1}: cpu {result['cpu']:.2f} s, wall {result['wall']:.2f} s, peak RSS"
@@ -170,7 +160,7 @@ def main():
         f" peak RSS {median['rssPeak']:.0f} MiB (load {os.getloadavg()[0]:.1f})"
     )
     if args.profile:
-        _run_child(args, "profile")
+        run_child(__file__, args, "profile", show_stderr=True)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ import base64
 import contextlib
 import datetime as dt
 import importlib
+import json
 import os
 import random
 import re
@@ -299,6 +300,20 @@ def seed(run_id, size, rng, targets=4, clone_of=None):
     counts.fold()
     digest_run(Run.get_by_id(run.id))
     return target_pks
+
+
+def run_child(script, args, mode, out=None, show_stderr=False):
+    """The JSON a bench `script`'s child printed last: the script run again as
+    `--child MODE --db DB --items N [--out OUT]` (a process of its own, so its CPU and memory
+    are the step's alone); exits with its stderr when it failed."""
+    command = [sys.executable, str(script), "--child", mode, "--db", args.db]
+    command += ["--items", str(args.items)] + (["--out", out] if out else [])
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode:
+        sys.exit(f"{mode} failed:\n{done.stderr[-4000:]}")
+    if show_stderr:
+        print(done.stderr)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def bench_app(db):

@@ -64,7 +64,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -73,6 +72,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = Path(os.environ.get("BENCH_SRC") or HERE.parent)
 sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(HERE))
+
+from bench_full_pages import run_child  # noqa: E402
 
 COLLECTION = "rewarm-bench"
 FILLERS = 48  # small finished runs beside full-a and full-b (--case rating and idle)
@@ -291,15 +292,6 @@ def _rate(run):
     put_rating(run.run_id, item.id, {"rating": value})
 
 
-def _run_child(args, mode):
-    command = [sys.executable, __file__, "--child", mode, "--db", args.db]
-    command += ["--items", str(args.items)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode:
-        sys.exit(f"{mode} failed:\n{done.stderr[-4000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", required=True)
@@ -316,11 +308,11 @@ def main():
     if args.case in ("rating", "idle"):
         _rating_case(args)
         return
-    _run_child(args, "setup" if args.case == "pin" else "setup-rejudge")
+    run_child(__file__, args, "setup" if args.case == "pin" else "setup-rejudge")
     passes, views = [], []
     for _ in range(args.repeat):
-        passes.append(_run_child(args, "pass" if args.case == "pin" else "rejudge"))
-        views.append(_run_child(args, "view"))
+        passes.append(run_child(__file__, args, "pass" if args.case == "pin" else "rejudge"))
+        views.append(run_child(__file__, args, "view"))
         print(f"  pass {json.dumps(passes[-1])}\n  view {json.dumps(views[-1])}", flush=True)
     labels = (f"warm pass after the {args.case}", "compare page, first view")
     for label, runs in zip(labels, (passes, views), strict=True):
@@ -335,16 +327,16 @@ def main():
 def _rating_case(args):
     """--case rating: the pass after a rating and the report's and results page's first views;
     --case idle: an idle server's passes."""
-    _run_child(args, "setup-rating")
+    run_child(__file__, args, "setup-rating")
     if args.case == "idle":
         for _ in range(args.repeat):
-            print(f"  idle passes {json.dumps(_run_child(args, 'idle'))}", flush=True)
+            print(f"  idle passes {json.dumps(run_child(__file__, args, 'idle'))}", flush=True)
         return
     took = {step: [] for step in ("rating", *VIEWS)}
     for _ in range(args.repeat):
         for view in VIEWS:  # a rating before each: every view is its page's first after one
             for step in ("rating", view):
-                took[step].append(_run_child(args, step))
+                took[step].append(run_child(__file__, args, step))
                 print(f"  {step} {json.dumps(took[step][-1])}", flush=True)
     for step in took:
         cpu = statistics.median(r["cpu"] for r in took[step]) * 1000

@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,6 +32,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = Path(os.environ.get("BENCH_SRC") or HERE.parent)
 sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(HERE))
+
+from bench_full_pages import run_child  # noqa: E402
 
 
 def child(args):
@@ -74,15 +75,6 @@ def child(args):
     print(json.dumps(took))
 
 
-def _run_child(args, mode):
-    command = [sys.executable, __file__, "--child", mode, "--db", args.db]
-    command += ["--items", str(args.items)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode:
-        sys.exit(f"{mode} failed:\n{done.stderr[-4000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def comparable(args):
     """Whether full-b's previous comparable run is full-a (by their digests), printed."""
     from bench_full_pages import bench_app
@@ -118,11 +110,11 @@ def main():
         return
     print(f"source: {ROOT}\ndatabase: {args.db}\nload average at start: {os.getloadavg()}")
     comparable(args)
-    _run_child(args, "warm")  # the runs' own figures kept by this code, as after a finish
+    run_child(__file__, args, "warm")  # the runs' own figures kept by this code, as after a finish
     warms, views = [], []
     for _ in range(args.repeat):
-        warms.append(_run_child(args, "warm"))
-        views.append(_run_child(args, "view"))
+        warms.append(run_child(__file__, args, "warm"))
+        views.append(run_child(__file__, args, "view"))
         print(f"  warm {json.dumps(warms[-1])}\n  view {json.dumps(views[-1])}", flush=True)
     for label, runs in (("warm_run(full-b)", warms), ("compare page, first view", views)):
         cpu = statistics.median(r["cpu"] for r in runs) * 1000
